@@ -1,0 +1,5 @@
+import sys
+
+from dpcheck.cli import main
+
+sys.exit(main())

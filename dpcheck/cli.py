@@ -1,0 +1,66 @@
+"""``dpcheck`` command line: one sub-command per module in ``dpcheck.commands``.
+
+Each command module defines ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``run(args) -> int``. Exit codes: 0 clean, 1 findings/violations, 2 usage or internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+import traceback
+from collections.abc import Sequence
+
+from dpcheck import __version__
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed without a traceback, exit 2."""
+
+
+def _commands() -> list:
+    import dpcheck.commands as pkg
+
+    modules = [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
+    return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: getattr(m, "ORDER", 50))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dpcheck", description="Find privacy bugs in differentially private code.")
+    parser.add_argument("--version", action="version", version=f"dpcheck {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _commands():
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return EXIT_ERROR
+    try:
+        return int(args._run(args))
+    except UsageError as exc:
+        print(f"dpcheck: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("dpcheck: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001 - an internal error must never look like "no findings"
+        print("dpcheck: internal error:", file=sys.stderr)
+        traceback.print_exc()
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sub-commands of the dpcheck CLI (see dpcheck.cli)."""

@@ -1,0 +1,165 @@
+"""The lint-rule interface and the per-file analysis that runs rules over one parsed tree.
+
+A rule is a libcst ``BatchableCSTVisitor``: every selected rule visits the same tree in one
+traversal. Rules report nodes; positions are resolved only when something was reported.
+Deep metadata (scopes, qualified names) is resolved lazily through ``self.ctx.metadata(...)``
+so files and functions that cannot contain the bug never pay for it.
+
+Code cases: ``VALID`` strings must produce no finding of the rule. In ``INVALID`` strings every
+line carrying the marker comment ``# <-`` must produce at least one finding of the rule and no
+unmarked line may produce one.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, ProviderT
+
+from dpcheck.categories import check_category
+from dpcheck.finding import Finding
+
+MARKER = "# <-"
+
+
+@dataclass
+class Report:
+    node: cst.CSTNode
+    message: str
+    category: str
+
+
+@dataclass
+class FileContext:
+    """What a rule may know about the file it visits. Metadata is resolved at most once."""
+
+    path: str
+    source: str
+    wrapper: MetadataWrapper
+    _resolved: dict[ProviderT, Mapping[cst.CSTNode, Any]] = field(default_factory=dict)
+
+    @property
+    def module(self) -> cst.Module:
+        return self.wrapper.module
+
+    def metadata(self, provider: ProviderT) -> Mapping[cst.CSTNode, Any]:
+        if provider not in self._resolved:
+            self._resolved[provider] = self.wrapper.resolve(provider)
+        return self._resolved[provider]
+
+
+class Rule(cst.BatchableCSTVisitor):
+    id: ClassVar[str]
+    name: ClassVar[str]
+    category: ClassVar[str]
+    severity: ClassVar[str] = "error"
+    summary: ClassVar[str]
+    #: longer explanation for ``dpcheck explain`` (what, why it breaks privacy, the fix)
+    rationale: ClassVar[str] = ""
+    VALID: ClassVar[Sequence[str]] = ()
+    INVALID: ClassVar[Sequence[str]] = ()
+    #: cheap prefilter: the rule runs on a file only if one of these substrings occurs in it
+    #: (empty = always run)
+    TRIGGERS: ClassVar[Sequence[str]] = ()
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.reports: list[Report] = []
+
+    def report(self, node: cst.CSTNode, message: str, *, category: str | None = None) -> None:
+        self.reports.append(Report(node, message, check_category(category or self.category)))
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        return not cls.TRIGGERS or any(t in source for t in cls.TRIGGERS)
+
+
+def expected_lines(case: str) -> set[int]:
+    return {i for i, line in enumerate(case.splitlines(), 1) if MARKER in line}
+
+
+def run_rules(
+    source: str, rules: Iterable[type[Rule]], path: str = "<string>", module: cst.Module | None = None
+) -> list[Finding]:
+    """Parse ``source`` once (unless ``module`` is given) and run ``rules`` on it.
+
+    Raises ``libcst.ParserSyntaxError`` for unparsable source; rule crashes propagate as
+    ``RuleCrash`` naming the rule.
+    """
+    selected = [r for r in rules if r.applies_to(source)]
+    if not selected:
+        return []
+    if module is None:
+        module = cst.parse_module(source)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    ctx = FileContext(path, source, wrapper)
+    visitors: list[Rule] = []
+    for rule_cls in selected:
+        try:
+            visitors.append(rule_cls(ctx))
+        except Exception as exc:  # noqa: BLE001 - reported with the rule id
+            raise RuleCrash(rule_cls.id, exc) from exc
+    try:
+        wrapper.visit_batched(visitors)
+    except Exception as exc:  # noqa: BLE001
+        culprit = _culprit(exc, visitors)
+        raise RuleCrash(culprit, exc) from exc
+    findings: list[Finding] = []
+    if any(v.reports for v in visitors):
+        positions = ctx.metadata(PositionProvider)
+        lines = source.splitlines()
+        for visitor in visitors:
+            for rep in visitor.reports:
+                pos = positions[rep.node]
+                snippet = lines[pos.start.line - 1].strip() if pos.start.line <= len(lines) else ""
+                findings.append(
+                    Finding(
+                        path=path,
+                        line=pos.start.line,
+                        col=pos.start.column + 1,
+                        end_line=pos.end.line,
+                        end_col=pos.end.column + 1,
+                        rule=visitor.id,
+                        name=visitor.name,
+                        category=rep.category,
+                        severity=visitor.severity,
+                        message=rep.message,
+                        snippet=snippet,
+                    )
+                )
+    return sorted(set(findings))
+
+
+class RuleCrash(Exception):
+    def __init__(self, rule_id: str, exc: BaseException) -> None:
+        super().__init__(f"rule {rule_id} crashed: {type(exc).__name__}: {exc}")
+        self.rule_id = rule_id
+        self.original = exc
+
+
+def _culprit(exc: BaseException, visitors: Sequence[Rule]) -> str:
+    """Find which rule's code raised, from the traceback's frames."""
+    tb = exc.__traceback__
+    culprit = "?"
+    while tb is not None:
+        self_obj = tb.tb_frame.f_locals.get("self")
+        if isinstance(self_obj, Rule):
+            culprit = self_obj.id
+        tb = tb.tb_next
+    return culprit
+
+
+_SUPPRESS = re.compile(r"#\s*dpcheck:\s*ignore(?:\[(?P<ids>[A-Za-z0-9_,\s]+)\])?")
+
+
+def suppressed_ids(line: str) -> set[str] | None:
+    """``None`` = no suppression; empty set = suppress everything; else the ids listed."""
+    match = _SUPPRESS.search(line)
+    if match is None:
+        return None
+    ids = match.group("ids")
+    return set() if ids is None else {i.strip().upper() for i in ids.split(",") if i.strip()}
