@@ -83,14 +83,20 @@ def expected_lines(case: str) -> set[int]:
 
 
 def run_rules(
-    source: str, rules: Iterable[type[Rule]], path: str = "<string>", module: cst.Module | None = None
+    source: str,
+    rules: Iterable[type[Rule]],
+    path: str = "<string>",
+    module: cst.Module | None = None,
+    *,
+    prefiltered: bool = False,
 ) -> list[Finding]:
     """Parse ``source`` once (unless ``module`` is given) and run ``rules`` on it.
 
+    ``prefiltered=True`` says the caller already kept only rules whose triggers occur.
     Raises ``libcst.ParserSyntaxError`` for unparsable source; rule crashes propagate as
     ``RuleCrash`` naming the rule.
     """
-    selected = [r for r in rules if r.applies_to(source)]
+    selected = list(rules) if prefiltered else [r for r in rules if r.applies_to(source)]
     if not selected:
         return []
     if module is None:

@@ -1,0 +1,111 @@
+"""Membership attacks: featurise a synthetic dataset, then a random forest guesses the world.
+
+* ``querybased`` (Houssiau et al. 2022): the count of every cell of the (small, integer)
+  domain in the synthetic data; values are rounded to the nearest integer first, rows outside
+  the domain count nowhere.
+* ``groundhog`` (Stadler et al. 2022) with F_naive: per column min, max, mean, median and
+  standard deviation.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcheck.audit import stats
+from dpcheck.audit.datasets import AuditDataset
+from dpcheck.audit.spec import WORLD_IN, split_sizes
+
+MAX_QUERY_CELLS = 4096
+FOREST_TREES = 100
+
+
+def querybased_features(synth: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    lo, hi = np.rint(lower).astype(int), np.rint(upper).astype(int)
+    sizes = tuple(int(s) for s in hi - lo + 1)
+    cells = int(np.prod(np.asarray(sizes, dtype=float)))
+    if cells > MAX_QUERY_CELLS:
+        raise ValueError(f"querybased needs a small integer domain; this one has {cells} cells "
+                         f"(limit {MAX_QUERY_CELLS}); use the groundhog attack")
+    if synth.size == 0:
+        return np.zeros(cells)
+    rounded = np.rint(np.nan_to_num(synth, nan=np.inf)).astype(float)
+    inside = np.all((rounded >= lo) & (rounded <= hi), axis=1)
+    codes = np.ravel_multi_index(tuple((rounded[inside].astype(int) - lo).T), sizes)
+    return np.bincount(codes, minlength=cells).astype(float)
+
+
+def groundhog_features(synth: np.ndarray) -> np.ndarray:
+    if synth.shape[0] == 0:
+        return np.zeros(5 * synth.shape[1])
+    x = synth.astype(float)
+    feats = np.concatenate([x.min(axis=0), x.max(axis=0), x.mean(axis=0),
+                            np.median(x, axis=0), x.std(axis=0)])
+    return np.nan_to_num(feats, nan=0.0, posinf=1e12, neginf=-1e12)
+
+
+def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
+    synth = np.asarray(synth, dtype=float)
+    if synth.ndim == 1:
+        synth = synth.reshape(-1, len(dataset.columns))
+    if attack == "querybased":
+        return querybased_features(synth, dataset.lower, dataset.upper)
+    if attack == "groundhog":
+        return groundhog_features(synth)
+    raise ValueError(f"unknown attack {attack!r}")
+
+
+def querybased_domain(dataset: AuditDataset) -> list[tuple[int, ...]]:
+    lo, hi = np.rint(dataset.lower).astype(int), np.rint(dataset.upper).astype(int)
+    return list(itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi))))
+
+
+@dataclass(frozen=True)
+class AttackOutcome:
+    threshold: float
+    counts: stats.Counts  # on the test part
+    auc: float
+    train: int
+    validation: int
+    test: int  # runs per world in each part
+
+
+def forest(seed: int):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=FOREST_TREES, random_state=seed, n_jobs=1)
+
+
+def run_attack(features: dict[int, np.ndarray], *, split: tuple[float, float, float], seed: int,
+               delta: float, confidence: float) -> AttackOutcome:
+    """``features[world]`` holds one row per run, ordered by run index; both worlds equally many.
+
+    The first part of each world's runs trains the classifier, the next picks the threshold,
+    the last is the test part that every reported number comes from.
+    """
+    from sklearn.metrics import roc_auc_score
+
+    runs = len(features[WORLD_IN])
+    if any(len(f) != runs for f in features.values()):
+        raise ValueError("both worlds need the same number of runs")
+    n_train, n_val, n_test = split_sizes(runs, split)
+    parts = {}
+    for name, start, stop in (("train", 0, n_train), ("val", n_train, n_train + n_val),
+                              ("test", n_train + n_val, runs)):
+        x = np.vstack([features[w][start:stop] for w in sorted(features)])
+        y = np.concatenate([np.full(stop - start, int(w == WORLD_IN)) for w in sorted(features)])
+        parts[name] = (x, y)
+    clf = forest(seed).fit(*parts["train"])
+    member = list(clf.classes_).index(1) if 1 in clf.classes_ else None
+
+    def score(x: np.ndarray) -> np.ndarray:
+        return clf.predict_proba(x)[:, member] if member is not None else np.zeros(len(x))
+
+    val_scores = score(parts["val"][0])
+    threshold = stats.best_threshold(val_scores, parts["val"][1], delta=delta, confidence=confidence)
+    test_x, test_y = parts["test"]
+    test_scores = score(test_x)
+    auc = float(roc_auc_score(test_y, test_scores)) if len(set(test_y)) == 2 else float("nan")
+    return AttackOutcome(threshold, stats.counts_at(test_scores, test_y, threshold), auc,
+                         n_train, n_val, n_test)

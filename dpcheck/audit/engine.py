@@ -1,0 +1,227 @@
+"""The distinguishing game: shadow runs → stored synthetic data → attack → ε_emp → AuditResult."""
+from __future__ import annotations
+
+import math
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpcheck.audit import attacks, datasets, stats
+from dpcheck.audit.executor import Task
+from dpcheck.audit.progress import NullProgress
+from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
+from dpcheck.audit.store import RunRecord, Store
+
+DEFAULT_CHECKPOINTS = (100, 250, 500, 1000)
+
+
+class AuditRunError(RuntimeError):
+    """A shadow run raised: the implementation cannot be audited with this spec."""
+
+
+@dataclass
+class CheckpointResult:
+    runs: int
+    eps_cp: float
+    eps_bayes: float
+    auc: float
+    certifiable_cp: float
+    violation: bool
+
+
+@dataclass
+class AuditResult:
+    impl: str
+    attack: str
+    dataset: str
+    target: int
+    runs: int  # per world, used for the final numbers
+    runs_planned: int
+    epsilon: float
+    delta: float
+    confidence: float  # joint confidence the user asked for
+    bound_confidence: float  # confidence of each reported bound (after the Bonferroni split)
+    eps_cp: float
+    eps_bayes: float
+    auc: float
+    fp: int
+    fn: int
+    test_per_world: int
+    threshold: float
+    certifiable_cp: float
+    certifiable_bayes: float
+    verdict: str  # violation | pass | underpowered
+    until_verdict: bool
+    checkpoints: list[CheckpointResult] = field(default_factory=list)
+    output_size: dict[str, Any] | None = None  # separate finding when the row count leaks
+    spec_hash: str = ""
+    synth_rows: int = 0
+    runs_executed: int = 0  # by this invocation
+    runs_reused: int = 0
+    run_seconds_mean: float = 0.0
+    seconds: float = 0.0
+    executor: str = ""
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def violation(self) -> bool:
+        return self.verdict == "violation"
+
+    def to_dict(self) -> dict[str, Any]:
+        return _json_safe(asdict(self))
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN → None and ±inf → "inf"/"-inf", so the JSON is strict."""
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else str(value)
+    return value
+
+
+def check_impl_name(name: str) -> None:
+    """Fail early (in the parent) on names no worker could resolve."""
+    from dpcheck.audit.mechanisms import known_names
+
+    if name in known_names():
+        return
+    if ":" in name:
+        from dpcheck.impls import load_factory
+
+        load_factory(name)
+        return
+    raise ValueError(f"unknown implementation {name!r}; known: {', '.join(known_names())}; "
+                     "or pass package.module:Factory")
+
+
+def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, progress: Any = None,
+                 session: str = "", label: str = "") -> tuple[int, int]:
+    """Make sure runs 0..runs-1 of both worlds are stored; returns (executed now, reused)."""
+    progress = progress or NullProgress()
+    generation = spec.generation()
+    spec_hash = spec.generation_hash()
+    store.register(spec_hash, generation)
+    done = store.done(spec_hash, runs)
+    todo = [Task(generation, w, i) for i in range(runs) for w in WORLDS if (w, i) not in done]
+    progress.begin(label or f"{spec.impl} {spec.attack}", 2 * runs, len(done))
+    executed = 0
+    if todo:
+        outcomes = executor.imap(todo)
+        try:
+            for out in outcomes:
+                if out.error is not None or out.synth is None:
+                    raise AuditRunError(f"{spec.impl}: shadow run (world {out.world}, index {out.index}, "
+                                        f"seed {out.seed}) failed: {out.error}")
+                if store.put(spec_hash, out.world, out.index, seed=out.seed, rows_requested=out.rows_requested,
+                             synth=out.synth, seconds=out.seconds, worker=out.worker, session=session):
+                    executed += 1
+                progress.advance()
+        finally:
+            close = getattr(outcomes, "close", None)
+            if close:
+                close()
+    progress.end()
+    return executed, len(done)
+
+
+def output_size_finding(records: list[RunRecord], requested: int) -> dict[str, Any] | None:
+    sizes = {w: sorted({int(r.synth.shape[0]) for r in records if r.world == w}) for w in WORLDS}
+    if sizes[WORLD_IN] == sizes[WORLD_OUT] and sizes[WORLD_IN] == [requested]:
+        return None
+    reveals = sizes[WORLD_IN] != sizes[WORLD_OUT]
+    message = (f"asked for {requested} synthetic rows in both worlds; got {sizes[WORLD_IN]} with the target "
+               f"and {sizes[WORLD_OUT]} without")
+    if reveals:
+        message += ": the output size reveals the input size (membership leaks through the row count)"
+    return {"category": "general", "reveals_input_size": reveals, "requested": requested,
+            "rows_with_target": sizes[WORLD_IN], "rows_without_target": sizes[WORLD_OUT], "message": message}
+
+
+def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.AuditDataset,
+                runs: int) -> dict[int, np.ndarray]:
+    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
+    for r in records:
+        if r.index < runs:
+            feats[r.world].append(attacks.featurize(spec.attack, r.synth[: r.rows_requested], dataset))
+    for w in WORLDS:
+        if len(feats[w]) != runs:
+            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
+    return {w: np.vstack(f) for w, f in feats.items()}
+
+
+def evaluate(spec: AuditSpec, records: list[RunRecord], runs: int, *,
+             bound_confidence: float) -> tuple[attacks.AttackOutcome, float, float, float, float]:
+    """(attack outcome, ε_CP, ε_Bayes, certifiable CP, certifiable Bayes) on the first ``runs``."""
+    dataset = datasets.load(spec.dataset, spec.target)
+    outcome = attacks.run_attack(features_of(spec, records, dataset, runs), split=spec.split, seed=spec.seed,
+                                 delta=spec.delta, confidence=bound_confidence)
+    c = outcome.counts
+    eps_cp = stats.eps_clopper_pearson(c.fp, c.negatives, c.fn, c.positives, delta=spec.delta,
+                                       confidence=bound_confidence)
+    eps_bayes = stats.eps_bayesian(c.fp, c.negatives, c.fn, c.positives, delta=spec.delta,
+                                   confidence=bound_confidence)
+    cert_cp, cert_bayes = stats.certifiable_max(c.negatives, c.positives, delta=spec.delta,
+                                                confidence=bound_confidence)
+    return outcome, eps_cp, eps_bayes, cert_cp, cert_bayes
+
+
+def checkpoint_plan(runs: int, checkpoints: tuple[int, ...] | list[int] | None) -> list[int]:
+    """Checkpoints fixed before any run: those below ``runs``, then ``runs`` itself."""
+    return sorted({c for c in (checkpoints or ()) if 5 <= c < runs} | {runs})
+
+
+def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = None,
+              until_verdict: bool = False, checkpoints: tuple[int, ...] | list[int] | None = None) -> AuditResult:
+    """Run (or resume) the audit described by ``spec`` and analyse it.
+
+    With ``until_verdict`` the analysis runs at each fixed checkpoint with the error probability
+    split evenly across them (Bonferroni), and stops at the first checkpoint whose bound proves
+    ε_emp > ε; the reported bounds hold jointly over all checkpoints at ``spec.confidence``.
+    """
+    if spec.target is None and spec.dataset != "worstcase":
+        raise ValueError("resolve the target first (dpcheck.audit.targets.resolve_target)")
+    progress = progress or NullProgress()
+    started = time.perf_counter()
+    session = uuid.uuid4().hex[:12]
+    plan = checkpoint_plan(spec.runs, checkpoints if until_verdict else None)
+    bound_confidence = 1.0 - (1.0 - spec.confidence) / len(plan)
+    executed = 0
+    history: list[CheckpointResult] = []
+    for runs in plan:
+        now, _ = execute_runs(spec, runs, store=store, executor=executor, progress=progress, session=session,
+                                   label=f"{spec.impl} · {spec.dataset} · R={runs}")
+        executed += now
+        records = store.load(spec.generation_hash(), runs)
+        outcome, eps_cp, eps_bayes, cert_cp, cert_bayes = evaluate(spec, records, runs,
+                                                                    bound_confidence=bound_confidence)
+        history.append(CheckpointResult(runs, eps_cp, eps_bayes, outcome.auc, cert_cp, eps_cp > spec.epsilon))
+        if until_verdict and len(plan) > 1:
+            progress.note(f"checkpoint R={runs}: ε_emp(CP) = {eps_cp:.3f} at confidence {bound_confidence:.4f}"
+                          f" (Bonferroni over {len(plan)} checkpoints), AUC {outcome.auc:.3f}")
+        if eps_cp > spec.epsilon:
+            break
+    if eps_cp > spec.epsilon:
+        verdict = "violation"
+    elif cert_cp <= spec.epsilon:
+        verdict = "underpowered"
+    else:
+        verdict = "pass"
+    requested = records[0].rows_requested if records else 0
+    return AuditResult(
+        impl=spec.impl, attack=spec.attack, dataset=spec.dataset,
+        target=datasets.load(spec.dataset, spec.target).target_index, runs=runs, runs_planned=spec.runs,
+        epsilon=spec.epsilon, delta=spec.delta, confidence=spec.confidence, bound_confidence=bound_confidence,
+        eps_cp=eps_cp, eps_bayes=eps_bayes, auc=outcome.auc, fp=outcome.counts.fp, fn=outcome.counts.fn,
+        test_per_world=outcome.test, threshold=outcome.threshold, certifiable_cp=cert_cp,
+        certifiable_bayes=cert_bayes, verdict=verdict, until_verdict=until_verdict, checkpoints=history,
+        output_size=output_size_finding(records, requested), spec_hash=spec.generation_hash(),
+        synth_rows=requested, runs_executed=executed, runs_reused=2 * runs - executed,
+        run_seconds_mean=float(np.mean([r.seconds for r in records])) if records else 0.0,
+        seconds=time.perf_counter() - started, executor=getattr(executor, "description", ""),
+        spec=spec.to_dict())

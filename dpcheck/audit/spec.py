@@ -1,0 +1,103 @@
+"""What an audit is: the specification, its canonical hash, and per-run seeds.
+
+A shadow run is a pure function of (generation spec, world, run index). The generation spec is
+everything that changes the synthetic data (implementation, dataset, target, ε, δ,
+hyperparameters, synthetic rows, seed) and excludes what only changes the analysis (attack,
+number of runs, split, confidence), so stored runs are reused by every attack and by a larger R.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+WORLD_OUT, WORLD_IN = 0, 1  # D' = D − target, D
+WORLDS = (WORLD_OUT, WORLD_IN)
+DEFAULT_SPLIT = (0.4, 0.2, 0.4)
+ATTACKS = ("querybased", "groundhog")
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    impl: str
+    dataset: str = "worstcase"
+    attack: str = "querybased"
+    #: index of the target row in the dataset's D; None = dataset default (worst case) or auto
+    target: int | None = None
+    epsilon: float = 1.0
+    delta: float = 1e-5
+    runs: int = 1000  # R per world
+    synth_rows: int | None = None  # None = dataset default
+    seed: int = 0
+    hyperparams: dict[str, Any] = field(default_factory=dict)
+    split: tuple[float, float, float] = DEFAULT_SPLIT
+    confidence: float = 0.95
+    #: "audit", or "select" for the target-selection mini-audits (their own, fresh runs)
+    phase: str = "audit"
+
+    def __post_init__(self) -> None:
+        if self.attack not in ATTACKS:
+            raise ValueError(f"unknown attack {self.attack!r}; choose from {', '.join(ATTACKS)}")
+        if self.runs < 5:
+            raise ValueError(f"runs per world must be at least 5, got {self.runs}")
+        if not (self.epsilon > 0 and 0 <= self.delta < 1):
+            raise ValueError(f"need epsilon > 0 and 0 <= delta < 1, got {self.epsilon}, {self.delta}")
+        if not 0 < self.confidence < 1:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
+        if len(self.split) != 3 or min(self.split) <= 0 or abs(sum(self.split) - 1) > 1e-9:
+            raise ValueError(f"split must be three positive fractions summing to 1, got {self.split}")
+
+    def generation(self) -> dict[str, Any]:
+        """The part of the spec that determines every shadow run's synthetic data."""
+        return _canonical({
+            "impl": self.impl, "dataset": self.dataset, "target": self.target,
+            "epsilon": float(self.epsilon), "delta": float(self.delta),
+            "synth_rows": self.synth_rows, "seed": int(self.seed),
+            "hyperparams": dict(self.hyperparams), "phase": self.phase,
+        })
+
+    def generation_hash(self) -> str:
+        return spec_hash(self.generation())
+
+    def with_(self, **changes: Any) -> "AuditSpec":
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["split"] = list(self.split)
+        return _canonical(d)
+
+
+def spec_hash(generation: dict[str, Any]) -> str:
+    text = json.dumps(_canonical(generation), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def run_seed(generation: dict[str, Any], world: int, index: int) -> int:
+    """The seed of one shadow run: independent of executor, worker count and order."""
+    digest = int(spec_hash(generation)[:8], 16)
+    seq = np.random.SeedSequence([int(generation["seed"]), digest, world, index])
+    return int(seq.generate_state(1, dtype=np.uint32)[0] & 0x7FFFFFFF)
+
+
+def split_sizes(runs: int, split: tuple[float, float, float]) -> tuple[int, int, int]:
+    """Runs per world in (attack training, threshold validation, test); each at least one."""
+    train = max(1, int(round(runs * split[0])))
+    val = max(1, int(round(runs * split[1])))
+    test = runs - train - val
+    if test < 1:
+        raise ValueError(f"{runs} runs per world leave no test runs with split {split}")
+    return train, val, test

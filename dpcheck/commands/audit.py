@@ -1,0 +1,162 @@
+"""``dpcheck audit``: black-box ε audit (shadow runs + membership attack → ε lower bound)."""
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
+
+NAME = "audit"
+HELP = "Black-box epsilon audit: shadow runs on D and D-target, a membership attack, an epsilon lower bound."
+ORDER = 40
+
+#: the audit paper's settings (Section 6.2): 2 teachers on the worst case, 5 on cervical
+DATASET_DEFAULTS: dict[str, dict[str, Any]] = {
+    "worstcase": {"num_teachers": 2, "max_iterations": 100, "lamda": 0.001},
+    "cervical": {"num_teachers": 5, "max_iterations": 1000, "lamda": 0.001},
+}
+ATTACK_DATASET = {"querybased": "worstcase", "groundhog": "cervical"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("what to audit")
+    g.add_argument("--impl", action="append", metavar="NAME", required=True,
+                   help="implementation (repeatable): a built-in name, 'buggy', 'twins', a reference mechanism "
+                        "(ref-laplace, ref-broken, ref-marginals, ref-leaky-bounds) or package.module:Factory")
+    g.add_argument("--attack", action="append", choices=("querybased", "groundhog"),
+                   help="membership attack (repeatable; default querybased)")
+    g.add_argument("--dataset", choices=("worstcase", "cervical"),
+                   help="default: worstcase for querybased, cervical for groundhog")
+    g.add_argument("--target", type=int, help="row index of the target in D (cervical); default: choose the "
+                                              "most vulnerable record by mini-audits and cache the choice")
+    g.add_argument("--candidates", type=int, default=64, help="target selection: farthest records tried (64)")
+    g.add_argument("--mini-runs", type=int, default=100, help="target selection: runs per world per candidate")
+    g.add_argument("--epsilon", type=float, default=1.0)
+    g.add_argument("--delta", type=float, default=1e-5)
+    g.add_argument("--runs", type=int, default=1000, help="shadow runs per world, R (default 1000)")
+    g.add_argument("--synth-rows", type=int, help="synthetic rows released per run, the same in both worlds "
+                                                  "(default 100 on worstcase, |D'| on cervical)")
+    g.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE",
+                   help="hyperparameter passed to fit() (repeatable), e.g. --hp max_iterations=100")
+    g.add_argument("--seed", type=int, default=0)
+    s = p.add_argument_group("statistics")
+    s.add_argument("--confidence", type=float, default=0.95, help="joint confidence of the bounds (0.95)")
+    s.add_argument("--split", default="40/20/40", help="attack training/validation/test percentages")
+    s.add_argument("--until-verdict", action="store_true",
+                   help="stop at the first fixed checkpoint that proves a violation (Bonferroni over checkpoints)")
+    s.add_argument("--checkpoints", default="100,250,500,1000", help="checkpoints for --until-verdict")
+    e = p.add_argument_group("execution")
+    e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local worker processes (cores)")
+    e.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
+    e.add_argument("--cluster", choices=("local",), help="start a Dask LocalCluster with --workers workers")
+    e.add_argument("--store", default=".dpcheck/audit.sqlite", help="SQLite store of finished runs")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", dest="json_out", metavar="FILE", help="write results as JSON")
+    o.add_argument("--plot", metavar="FILE.png", help="write a PNG of ε_emp per implementation vs claimed ε")
+    o.add_argument("--no-progress", action="store_true", help="no progress bar (plain progress lines instead)")
+
+
+def _value(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def parse_hyperparams(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--hp expects KEY=VALUE, got {item!r}")
+        out[key.strip()] = _value(value.strip())
+    return out
+
+
+def parse_split(text: str) -> tuple[float, float, float]:
+    try:
+        parts = [float(x) for x in text.split("/")]
+    except ValueError:
+        raise UsageError(f"--split expects three percentages like 40/20/40, got {text!r}") from None
+    if len(parts) != 3 or min(parts) <= 0:
+        raise UsageError(f"--split expects three positive percentages like 40/20/40, got {text!r}")
+    total = sum(parts)
+    return (parts[0] / total, parts[1] / total, parts[2] / total)
+
+
+def build_specs(args: argparse.Namespace) -> list:
+    from dpcheck import impls
+    from dpcheck.audit.engine import check_impl_name
+    from dpcheck.audit.spec import AuditSpec
+
+    names = impls.resolve(args.impl)
+    hyper_user = parse_hyperparams(args.hp)
+    specs = []
+    for attack in args.attack or ["querybased"]:
+        dataset = args.dataset or ATTACK_DATASET[attack]
+        if attack == "querybased" and dataset != "worstcase":
+            raise UsageError("the querybased attack needs a small integer domain: use --dataset worstcase")
+        for name in names:
+            try:
+                check_impl_name(name)
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+            hyper = {**DATASET_DEFAULTS[dataset], **hyper_user}
+            try:
+                specs.append(AuditSpec(impl=name, dataset=dataset, attack=attack, target=args.target,
+                                       epsilon=args.epsilon, delta=args.delta, runs=args.runs,
+                                       synth_rows=args.synth_rows, seed=args.seed, hyperparams=hyper,
+                                       split=parse_split(args.split), confidence=args.confidence))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
+    return specs
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpcheck.audit import report
+    from dpcheck.audit.engine import AuditRunError, run_audit
+    from dpcheck.audit.executor import make_executor
+    from dpcheck.audit.progress import RichProgress, TextProgress
+    from dpcheck.audit.store import Store, StoreError
+    from dpcheck.audit.targets import resolve_target
+
+    if args.scheduler and args.cluster:
+        raise UsageError("use either --scheduler or --cluster, not both")
+    if args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    specs = build_specs(args)
+    try:
+        checkpoints = [int(c) for c in args.checkpoints.split(",") if c.strip()]
+    except ValueError:
+        raise UsageError(f"--checkpoints expects integers like 100,250,500,1000, got {args.checkpoints!r}") from None
+    try:
+        store = Store(args.store)
+    except StoreError as exc:
+        raise UsageError(str(exc)) from None
+    progress = TextProgress() if args.no_progress or not sys.stderr.isatty() else RichProgress()
+    executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster)
+    results = []
+    try:
+        for spec in specs:
+            try:
+                spec, _ = resolve_target(spec, store=store, executor=executor, progress=progress,
+                                         candidates=args.candidates, mini_runs=args.mini_runs)
+                results.append(run_audit(spec, store=store, executor=executor, progress=progress,
+                                         until_verdict=args.until_verdict, checkpoints=checkpoints))
+            except (AuditRunError, StoreError, ValueError) as exc:
+                raise UsageError(str(exc)) from None
+    finally:
+        progress.end()
+        executor.close()
+        store.close()
+    report.print_table(results)
+    if args.json_out:
+        report.write_json(results, Path(args.json_out))
+    if args.plot:
+        report.plot(results, Path(args.plot))
+    leaks = any(r.violation or (r.output_size or {}).get("reveals_input_size") for r in results)
+    return EXIT_FINDINGS if leaks else EXIT_OK

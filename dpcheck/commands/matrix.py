@@ -1,0 +1,78 @@
+"""``dpcheck matrix``: static + property (+ audit) evidence joined into the violation matrix."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dpcheck import impls
+from dpcheck.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
+
+NAME = "matrix"
+HELP = "Build the violation matrix (implementations x categories) with the evidence behind every cell."
+ORDER = 50
+
+REPORT_STEM = "violation_matrix"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--impl", nargs="+", default=["all"], metavar="NAME",
+                   help="'all' (default), 'buggy', 'twins', built-in names, or package.module:Factory")
+    p.add_argument("--quick", action="store_true", help="static + property evidence only, no audits")
+    p.add_argument("--out", default="reports", metavar="DIR", help="report folder (default: reports/)")
+    p.add_argument("--runs", type=int, default=None, metavar="R",
+                   help="audit runs per world (default: the audit's --until-verdict schedule)")
+    p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
+
+
+def run(args: argparse.Namespace) -> int:
+    from dpcheck.matrix.collect import build_row
+    from dpcheck.matrix.model import Matrix
+    from dpcheck.matrix.render import terminal
+
+    names = impls.resolve(args.impl)
+    for name in names:
+        if name not in impls.NAMES and ":" not in name:
+            raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)}")
+    root = Path.cwd()
+    rows = []
+    for i, name in enumerate(names, 1):
+        def progress(msg: str, i: int = i) -> None:
+            print(f"[{i}/{len(names)}] {msg}", file=sys.stderr, flush=True)
+
+        audit = None if args.quick else _audit(name, args.runs, progress)
+        rows.append(build_row(name, root=root, audit=audit, progress=progress))
+    command = "dpcheck matrix" + (" --quick" if args.quick else "") + (
+        "" if args.impl == ["all"] else " --impl " + " ".join(args.impl))
+    matrix = Matrix(rows, args.quick, command)
+    terminal(matrix)
+    if not args.no_write:
+        for path in write_reports(matrix, Path(args.out)):
+            print(f"wrote {path}", file=sys.stderr)
+    if any(row.errors for row in rows):
+        for row in rows:
+            for err in row.errors:
+                print(f"dpcheck: error: {row.impl}: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    marked = any(row.marked() for row in rows)
+    return EXIT_FINDINGS if marked and not args.exit_zero else EXIT_OK
+
+
+def write_reports(matrix, out: Path) -> list[Path]:  # noqa: ANN001 - a Matrix
+    from dpcheck.matrix.render import html_page, markdown, to_json
+
+    out.mkdir(parents=True, exist_ok=True)
+    images = sorted(out.glob("*.png"))
+    written = []
+    for suffix, text in ((".md", markdown(matrix)), (".json", to_json(matrix)), (".html", html_page(matrix, images))):
+        path = out / f"{REPORT_STEM}{suffix}"
+        tmp = path.with_suffix(suffix + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        written.append(path)
+    return written
+
+
+def _audit(name: str, runs: int | None, progress) -> dict | None:  # noqa: ANN001
+    raise UsageError("audit evidence is not wired yet: use --quick")

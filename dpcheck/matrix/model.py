@@ -1,0 +1,77 @@
+"""Matrix data model and its JSON form (schema documented in docs/matrix.md)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from dpcheck.categories import CATEGORIES, GENERAL
+
+COLUMNS: tuple[str, ...] = (*CATEGORIES, GENERAL)
+SCHEMA_VERSION = 1
+
+Kind = Literal["static", "property", "audit"]
+Status = Literal["V", "B", "F", "clean", "not checked"]  # F = finding outside Table 2 (general column)
+
+
+@dataclass
+class Evidence:
+    kind: Kind
+    passed: bool
+    ref: str  # rule id + file:line, check id, or audit attack
+    message: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Cell:
+    category: str
+    status: Status
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def marked(self) -> bool:
+        return self.status in ("V", "B")
+
+
+@dataclass
+class Row:
+    impl: str
+    cells: dict[str, Cell]
+    audit: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def marked(self) -> frozenset[str]:
+        return frozenset(c for c, cell in self.cells.items() if cell.marked and c in CATEGORIES)
+
+
+@dataclass
+class Matrix:
+    rows: list[Row]
+    quick: bool
+    generated_by: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION,
+            "generated_by": self.generated_by,
+            "quick": self.quick,
+            "columns": list(COLUMNS),
+            "rows": [
+                {
+                    "impl": r.impl,
+                    "cells": {c: asdict(cell) for c, cell in r.cells.items()},
+                    "audit": r.audit,
+                    "errors": r.errors,
+                }
+                for r in self.rows
+            ],
+            "totals": self.totals(),
+        }
+
+    def totals(self) -> dict[str, int]:
+        out = {"V": 0, "B": 0}
+        for row in self.rows:
+            for cell in row.cells.values():
+                if cell.status in out:
+                    out[cell.status] += 1
+        return out

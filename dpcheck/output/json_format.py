@@ -1,0 +1,52 @@
+"""Machine-readable output; the schema is documented in docs/scan.md and versioned."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from dpcheck import __version__
+from dpcheck.finding import Finding
+from dpcheck.scan.engine import ScanResult
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {
+        "rule": f.rule,
+        "name": f.name,
+        "category": f.category,
+        "severity": f.severity,
+        "path": f.path,
+        "span": {
+            "start": {"line": f.line, "column": f.col},
+            "end": {"line": f.end_line or f.line, "column": f.end_col or f.col},
+        },
+        "message": f.message,
+        "snippet": f.snippet,
+    }
+
+
+def payload(result: ScanResult) -> dict[str, Any]:
+    s = result.stats
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "dpcheck", "version": __version__},
+        "summary": {
+            "files": s.files,
+            "lines": s.lines,
+            "findings": len(result.findings),
+            "hidden_by_baseline": result.hidden_by_baseline,
+            "cache_hits": s.cache_hits,
+            "seconds": round(s.seconds, 3),
+            "internal_error": result.crashed,
+            "by_rule": dict(sorted(Counter(f.rule for f in result.findings).items())),
+            "by_category": dict(sorted(Counter(f.category for f in result.findings).items())),
+        },
+        "findings": [finding_dict(f) for f in result.findings],
+    }
+
+
+def render(result: ScanResult) -> str:
+    return json.dumps(payload(result), indent=2, ensure_ascii=False) + "\n"

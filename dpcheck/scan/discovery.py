@@ -1,0 +1,114 @@
+"""Find the Python files to scan without following symlink loops.
+
+Directories are walked with ``os.scandir``; symlinked folders are followed once (a folder
+already on the current path is a loop and yields a DP004 diagnostic). Default excludes apply
+to folders met while walking; ``exclude`` globs apply to everything met while walking.
+A file named on the command line is always scanned.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpcheck.scan.globs import matches_any
+
+PY_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A path to analyse: ``path`` is what is opened, ``display`` what findings show."""
+
+    path: str
+    display: str
+    #: set when discovery already knows the path cannot be analysed ("loop", "broken")
+    problem: str | None = None
+
+
+def display_path(path: str, cwd: str) -> str:
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, cwd) if absolute.startswith(cwd + os.sep) or absolute == cwd else absolute
+    return Path(rel).as_posix()
+
+
+def relative_to_root(path: str, root: str) -> str:
+    absolute = os.path.abspath(path)
+    if absolute.startswith(root + os.sep):
+        return Path(os.path.relpath(absolute, root)).as_posix()
+    return Path(absolute).as_posix().lstrip("/")
+
+
+def discover(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    root: Path,
+    exclude: Sequence[str] = (),
+    default_excludes: Sequence[str] = (),
+) -> Iterator[Candidate]:
+    cwd = os.getcwd()
+    root_s = str(root)
+    seen: set[str] = set()
+
+    def excluded(path: str, patterns: Sequence[str]) -> bool:
+        return bool(patterns) and matches_any(relative_to_root(path, root_s), patterns)
+
+    def emit(path: str, problem: str | None = None) -> Iterator[Candidate]:
+        key = os.path.abspath(path)
+        if key not in seen:
+            seen.add(key)
+            yield Candidate(path, display_path(path, cwd), problem)
+
+    def walk(folder: str, ancestors: frozenset[tuple[int, int]]) -> Iterator[Candidate]:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            return
+        for entry in entries:
+            path = entry.path
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if excluded(path, default_excludes) or excluded(path, exclude):
+                    continue
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                ident = (st.st_dev, st.st_ino)
+                if ident in ancestors:
+                    yield from emit(path, "loop")
+                    continue
+                yield from walk(path, ancestors | {ident})
+            elif entry.name.endswith(PY_SUFFIXES):
+                if excluded(path, exclude):
+                    continue
+                problem = _link_problem(path) if entry.is_symlink() else None
+                yield from emit(path, problem)
+
+    for given in paths:
+        path = os.fspath(given)
+        if os.path.isdir(path):
+            st = os.stat(path)
+            yield from walk(path, frozenset({(st.st_dev, st.st_ino)}))
+        elif os.path.lexists(path):
+            yield from emit(path, _link_problem(path) if os.path.islink(path) else None)
+        else:
+            raise FileNotFoundError(path)
+
+
+def _link_problem(path: str) -> str | None:
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return "loop" if exc.errno == errno.ELOOP else "broken"
+    return None
+
+
+def is_regular(st: os.stat_result) -> bool:
+    return stat.S_ISREG(st.st_mode)

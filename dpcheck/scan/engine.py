@@ -1,0 +1,335 @@
+"""The scan engine: discover files, reuse cached results, analyse the rest in parallel.
+
+Per file: stat → (cached by stat?) → read → (cached by content?) → decode (PEP 263) →
+trigger prefilter (no selected rule's ``TRIGGERS`` occur → done, never parsed) → one libcst
+parse → all applicable rules in one traversal → inline suppressions. Scanned code is only ever
+read as text: never imported, never executed.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import multiprocessing
+import os
+import sys
+import time
+import tokenize
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+
+from dpcheck import __version__
+from dpcheck.finding import Finding
+from dpcheck.rule import Rule, RuleCrash, run_rules, suppressed_ids
+from dpcheck.scan import diagnostics as diag
+from dpcheck.scan.cache import ResultCache, content_hash, from_rows, make_salt, to_rows
+from dpcheck.scan.config import DEFAULT_EXCLUDES, ScanConfig
+from dpcheck.scan.discovery import Candidate, discover, is_regular, relative_to_root
+from dpcheck.scan.globs import matches
+from dpcheck.scan.selection import is_enabled
+
+#: a chunk sent to a worker holds about this many bytes of source
+_CHUNK_BYTES = 256 * 1024
+
+
+@dataclass
+class ScanStats:
+    files: int = 0
+    lines: int = 0
+    cache_hits: int = 0
+    analysed: int = 0
+    parsed: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding]
+    stats: ScanStats
+    rules: list[type[Rule]]
+    #: a rule crashed somewhere (DP005): the exit code must be 2
+    crashed: bool = False
+    hidden_by_baseline: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Analysis:
+    findings: list[Finding]
+    parsed: bool
+    crashed: bool
+
+
+def _parse(source: str) -> cst.Module:
+    return cst.parse_module(source)
+
+
+def decode(data: bytes) -> str:
+    """Decode like the interpreter: BOM / PEP 263 cookie, else UTF-8. Raises ``ValueError``."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise ValueError(str(exc)) from exc
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(f"line {line}: byte {data[exc.start]:#04x} is not valid {encoding}") from exc
+    except LookupError as exc:
+        raise ValueError(f"unknown encoding {encoding!r}") from exc
+
+
+def analyse(data: bytes, path: str, rules: Sequence[type[Rule]]) -> Analysis:
+    """Findings of ``rules`` on one file's bytes (suppressions applied); never raises for bad input."""
+    try:
+        source = decode(data)
+    except ValueError as exc:
+        return Analysis([diag.diagnostic(diag.UNDECODABLE, path, f"cannot decode: {exc}")], False, False)
+    return analyse_source(source, path, [r for r in rules if r.applies_to(source)])
+
+
+def _valid_python(source: str) -> bool:
+    """CPython's own parser (to an AST only, ~10x faster than libcst): is the syntax valid?"""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(source, "<scanned>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def analyse_source(source: str, path: str, selected: Sequence[type[Rule]]) -> Analysis:
+    """Parse once and run ``selected`` (rules whose triggers occur in ``source``).
+
+    Without selected rules only the syntax is checked; a failure is confirmed with libcst
+    (whose grammar spans more Python versions) before DP000 is reported.
+    """
+    if not selected and _valid_python(source):
+        return Analysis([], False, False)
+    try:
+        module = _parse(source)
+    except cst.ParserSyntaxError as exc:
+        finding = diag.diagnostic(
+            diag.SYNTAX_ERROR, path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column
+        )
+        return Analysis([finding], True, False)
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return Analysis([diag.diagnostic(diag.SYNTAX_ERROR, path, f"cannot parse: {type(exc).__name__}: {exc}")], True, False)
+    findings: list[Finding] = []
+    crashed = False
+    remaining = list(selected)
+    while remaining:
+        try:
+            findings.extend(run_rules(source, remaining, path, module=module, prefiltered=True))
+            break
+        except RuleCrash as exc:
+            crashed = True
+            detail = f"{type(exc.original).__name__}: {exc.original}"
+            findings.append(diag.diagnostic(diag.RULE_CRASH, path, f"rule {exc.rule_id} crashed on this file: {detail}"))
+            survivors = [r for r in remaining if r.id != exc.rule_id]
+            if len(survivors) == len(remaining):
+                break
+            remaining = survivors
+    return Analysis(_unsuppressed(findings, source), True, crashed)
+
+
+def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
+    if "dpcheck" not in source:
+        return sorted(set(findings))
+    lines = source.splitlines()
+    kept = []
+    for f in findings:
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) and not diag.is_diagnostic_id(f.rule) else ""
+        ids = suppressed_ids(line)
+        if ids is None or (ids and not any(f.rule.startswith(i) for i in ids)):
+            kept.append(f)
+    return sorted(set(kept))
+
+
+def _analyse_chunk(chunk: list[tuple[str, str, list[int]]], rules: Sequence[type[Rule]]) -> list[Analysis]:
+    return [analyse_source(source, path, [rules[i] for i in which]) for path, source, which in chunk]
+
+
+def rule_code_files(rules: Iterable[type[Rule]]) -> list[str]:
+    files = [__file__, inspect.getfile(run_rules), diag.__file__]
+    for rule in rules:
+        try:
+            files.append(inspect.getfile(rule))
+        except TypeError:
+            pass
+    return files
+
+
+@dataclass
+class _Pending:
+    candidate: Candidate
+    st: os.stat_result
+    sha: str
+    lines: int
+    source: str
+    #: indices into the engine's rules of those whose triggers occur in the source
+    which: list[int]
+
+
+class Engine:
+    def __init__(
+        self,
+        config: ScanConfig,
+        rules: Sequence[type[Rule]],
+        *,
+        use_cache: bool = True,
+        jobs: int | None = None,
+    ) -> None:
+        self.config = config
+        self.rules = list(rules)
+        self.jobs = max(1, jobs or config.jobs or os.cpu_count() or 1)
+        self.cache: ResultCache | None = None
+        if use_cache:
+            salt = make_salt(
+                __version__, [r.id for r in self.rules], rule_code_files(self.rules), f"max={config.max_file_size}"
+            )
+            self.cache = ResultCache(config.default_cache_dir(), salt)
+
+    def scan(self, paths: Sequence[str | os.PathLike[str]]) -> ScanResult:
+        start = time.perf_counter()
+        stats = ScanStats()
+        findings: list[Finding] = []
+        crashed = False
+        root = str(self.config.root)
+        excludes = self.config.exclude
+
+        def collect(candidate_findings: list[Finding]) -> None:
+            findings.extend(self._post_filter(candidate_findings, root))
+
+        pending: list[_Pending] = []
+        for candidate in discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES):
+            stats.files += 1
+            result = self._prepare(candidate, stats)
+            if isinstance(result, list):
+                collect(result)
+            else:
+                pending.append(result)
+        for item, analysis in self._run(pending):
+            stats.parsed += analysis.parsed
+            crashed |= analysis.crashed
+            if self.cache is not None and not analysis.crashed:
+                self.cache.store(
+                    os.path.abspath(item.candidate.path), item.st, item.sha, item.lines, to_rows(analysis.findings)
+                )
+            collect(analysis.findings)
+        if self.cache is not None:
+            try:
+                self.cache.save()
+            except OSError as exc:
+                print(f"dpcheck: warning: cannot write cache {self.cache.directory}: {exc}", file=sys.stderr)
+        stats.seconds = time.perf_counter() - start
+        return ScanResult(sorted(findings), stats, self.rules, crashed)
+
+    def _prepare(self, candidate: Candidate, stats: ScanStats) -> list[Finding] | _Pending:
+        """Diagnostics or findings for ``candidate`` when no parse is needed, else what to parse."""
+        path, shown = candidate.path, candidate.display
+        if candidate.problem == "loop":
+            return [diag.diagnostic(diag.BAD_SYMLINK, shown, "symlink loop: the path resolves to itself or a parent folder")]
+        if candidate.problem == "broken":
+            return [diag.diagnostic(diag.BAD_SYMLINK, shown, f"broken symlink: target {os.readlink(path)!r} does not exist")]
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return [diag.diagnostic(diag.UNREADABLE, shown, f"cannot stat: {exc.strerror or exc}")]
+        if not is_regular(st):
+            return [diag.diagnostic(diag.NOT_A_FILE, shown, "not a regular file (FIFO, socket or device); skipped")]
+        if st.st_size > self.config.max_file_size:
+            return [diag.diagnostic(
+                diag.TOO_LARGE, shown, f"file is {st.st_size} bytes, above the limit of {self.config.max_file_size}; skipped"
+            )]
+        abspath = os.path.abspath(path)
+        cache = self.cache
+        if cache is not None:
+            hit = cache.by_stat(abspath, st)
+            if hit is not None:
+                stats.cache_hits += 1
+                stats.lines += hit[1]
+                return from_rows(hit[0], shown)
+        try:
+            data = read_bytes(path)
+        except OSError as exc:
+            return [diag.diagnostic(diag.UNREADABLE, shown, f"cannot read: {exc.strerror or exc}")]
+        lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+        stats.lines += lines
+        sha = content_hash(data)
+        if cache is not None:
+            rows = cache.by_content(sha)
+            if rows is not None:
+                stats.cache_hits += 1
+                cache.store(abspath, st, sha, lines, None)
+                return from_rows(rows, shown)
+        stats.analysed += 1
+        try:
+            source = decode(data)
+        except ValueError as exc:
+            found = [diag.diagnostic(diag.UNDECODABLE, shown, f"cannot decode: {exc}")]
+        else:
+            which = [i for i, rule in enumerate(self.rules) if rule.applies_to(source)]
+            return _Pending(candidate, st, sha, lines, source, which)
+        if cache is not None:
+            cache.store(abspath, st, sha, lines, to_rows(found))
+        return found
+
+    def _run(self, pending: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
+        if self.jobs == 1 or len(pending) < 2:
+            for item in pending:
+                yield item, analyse_source(item.source, item.candidate.display, [self.rules[i] for i in item.which])
+            return
+        chunks: list[list[_Pending]] = [[]]
+        size = 0
+        for item in pending:
+            if size >= _CHUNK_BYTES:
+                chunks.append([])
+                size = 0
+            chunks[-1].append(item)
+            size += len(item.source)
+        context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+
+        def submit(pool: ProcessPoolExecutor, chunk: list[_Pending]) -> Future[list[Analysis]]:
+            payload = [(p.candidate.display, p.source, p.which) for p in chunk]
+            return pool.submit(_analyse_chunk, payload, self.rules)
+
+        with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:
+            queue = iter(chunks)
+            futures = {submit(pool, chunk): chunk for _, chunk in zip(range(self.jobs * 2), queue)}
+            while futures:
+                done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                for future in done:
+                    chunk = futures.pop(future)
+                    yield from zip(chunk, future.result())
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        futures[submit(pool, nxt)] = nxt
+
+    def _post_filter(self, findings: list[Finding], root: str) -> list[Finding]:
+        """Path- and configuration-dependent filters, applied after the cache."""
+        if not findings:
+            return findings
+        cfg = self.config
+        out = findings
+        if cfg.per_file_ignores:
+            rel = relative_to_root(findings[0].path, root)
+            codes = [c for glob, ids in cfg.per_file_ignores if matches(rel, glob) for c in ids]
+            if codes:
+                out = [f for f in out if f.rule == diag.RULE_CRASH.id or not any(f.rule.startswith(c) for c in codes)]
+        out = [f for f in out if not diag.is_diagnostic_id(f.rule) or f.rule == diag.RULE_CRASH.id
+               or is_enabled(f.rule, cfg.select, cfg.ignore)]
+        if cfg.categories is not None:
+            out = [f for f in out if f.category in cfg.categories or diag.is_diagnostic_id(f.rule)]
+        return out
+
+
+def read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()

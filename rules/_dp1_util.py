@@ -1,0 +1,619 @@
+"""Expression helpers shared by the DP1xx rules (noise calibration and PATE accountant arithmetic).
+
+The scanned code is never imported. Values are followed syntactically inside one module: a name
+leads to every expression assigned to it in the enclosing function (else at module level),
+``self.x``/``cls.x`` to every ``self.x = …`` in the class, and a call of a function or method
+defined in the module to its ``return`` expressions.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+NUMERIC_ROOTS = frozenset(
+    {"numpy", "math", "cmath", "torch", "scipy", "tensorflow", "jax", "mpmath", "sympy", "cupy"}
+)
+LOG_NAMES = frozenset({"log", "log1p", "log2", "log10", "logsumexp", "logaddexp"})
+EXP_NAMES = frozenset({"exp", "expm1"})
+ABS_NAMES = frozenset({"abs", "absolute", "fabs"})
+POW_NAMES = frozenset({"pow", "power", "float_power"})
+E_NAMES = frozenset({"math.e", "np.e", "numpy.e", "torch.e", "e"})
+
+
+# ---------------------------------------------------------------- names and imports
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _ImportCollector(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self.aliases[alias.asname.name.value] = full
+            else:
+                root = full.split(".")[0]
+                self.aliases.setdefault(root, root)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        base = dotted(node.module)
+        if base is None:
+            return
+        for alias in node.names:
+            name = dotted(alias.name)
+            if name is None:
+                continue
+            local = name
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self.aliases[local] = f"{base}.{name}"
+
+
+_STATEMENT_PARTS = (
+    cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSuite, cst.ExceptHandler,
+    cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase,
+)
+
+
+def import_aliases(module: cst.Module) -> dict[str, str]:
+    """Local name → imported dotted name, from every import statement (expressions are not walked)."""
+    collector = _ImportCollector()
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, cst.Import):
+                    collector.visit_Import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    collector.visit_ImportFrom(small)
+        else:
+            stack.extend(c for c in node.children if isinstance(c, _STATEMENT_PARTS))
+    return collector.aliases
+
+
+def qualify(name: str, aliases: dict[str, str]) -> str:
+    head, _, rest = name.partition(".")
+    full = aliases.get(head, head)
+    return f"{full}.{rest}" if rest else full
+
+
+def call_parts(call: cst.Call, aliases: dict[str, str]) -> tuple[str | None, str]:
+    """(qualified dotted name or None for ``expr.method``, last name component)."""
+    func = call.func
+    name = dotted(func)
+    if name is not None:
+        full = qualify(name, aliases)
+        return full, full.rsplit(".", 1)[-1]
+    if isinstance(func, cst.Attribute):
+        return None, func.attr.value
+    return None, ""
+
+
+def is_math_call(call: cst.Call, aliases: dict[str, str], names: frozenset[str]) -> bool:
+    """A numeric library function in ``names`` (``np.log``, ``from math import log``, ``t.log()``)."""
+    full, last = call_parts(call, aliases)
+    if last not in names:
+        return False
+    if full is None or "." not in full:
+        return True  # method on an expression, builtin or bare imported name
+    root = full.split(".")[0]
+    if root in NUMERIC_ROOTS:
+        return True
+    # method on a local variable (tensor.log()), not on an unrelated imported module
+    head = dotted(call.func)
+    return head is not None and head.split(".")[0] not in aliases
+
+
+# ---------------------------------------------------------------- literals and shapes
+def number(node: cst.CSTNode) -> float | None:
+    """Value of a numeric literal (with unary minus), else None."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        inner = number(node.expression)
+        if inner is None:
+            return None
+        return -inner if isinstance(node.operator, cst.Minus) else inner
+    if isinstance(node, (cst.Integer, cst.Float)):
+        try:
+            return float(node.evaluated_value)
+        except (ValueError, OverflowError):
+            return None
+    return None
+
+
+def strip_unary(node: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return node
+
+
+def product_factors(node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int]]:
+    """Factors of a product/quotient as (factor, +1 numerator / -1 denominator)."""
+    node = strip_unary(node)
+    if isinstance(node, cst.BinaryOperation):
+        if isinstance(node.operator, (cst.Multiply, cst.MatrixMultiply)):
+            return product_factors(node.left) + product_factors(node.right)
+        if isinstance(node.operator, cst.Divide):
+            return product_factors(node.left) + [(f, -s) for f, s in product_factors(node.right)]
+        if isinstance(node.operator, cst.Power) and (number(node.right) or 0) < 0:
+            return [(f, -s) for f, s in product_factors(node.left)]
+    return [(node, 1)]
+
+
+def sum_terms(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return sum_terms(node.left) + sum_terms(node.right)
+    return [node]
+
+
+def is_one_minus(node: cst.CSTNode) -> bool:
+    """``1 - x`` (the ``1−q`` of the moment term)."""
+    return (
+        isinstance(node, cst.BinaryOperation)
+        and isinstance(node.operator, cst.Subtract)
+        and number(node.left) == 1.0
+    )
+
+
+def arg(call: cst.Call, index: int, keyword: str | tuple[str, ...]) -> cst.BaseExpression | None:
+    keywords = (keyword,) if isinstance(keyword, str) else keyword
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in keywords:
+            return a.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[index].value if index < len(positional) else None
+
+
+# ---------------------------------------------------------------- DP parameter names
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"[_\W\d]+", _CAMEL.sub("_", name).lower()) if t]
+
+
+def last_name(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Subscript):
+        # params["delta"], self.cfg['epsilon']
+        for el in node.slice:
+            if isinstance(el.slice, cst.Index) and isinstance(el.slice.value, cst.SimpleString):
+                return el.slice.value.evaluated_value if isinstance(el.slice.value.evaluated_value, str) else None
+    return None
+
+
+def has_token(node: cst.CSTNode, tokens: frozenset[str]) -> bool:
+    name = last_name(node)
+    return name is not None and (name in tokens or any(t in tokens for t in name_tokens(name)))
+
+
+# ---------------------------------------------------------------- value resolution
+@dataclass(frozen=True)
+class Scope:
+    func: cst.FunctionDef | None = None
+    cls: cst.ClassDef | None = None
+
+
+MODULE_SCOPE = Scope()
+Bindings = dict[str, list[tuple[cst.BaseExpression, Scope]]]
+
+
+class _Index(cst.CSTVisitor):
+    """Functions, methods, enclosing classes and assignments of one module, in one pass."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.methods: dict[int, dict[str, cst.FunctionDef]] = {}
+        self.class_attrs: dict[int, Bindings] = {}
+        self.local: dict[int, Bindings] = {}
+        self.returns: dict[int, list[cst.BaseExpression]] = {}
+        self.params: dict[int, list[str]] = {}
+        self.module_env: Bindings = {}
+        self.calls: dict[str, list[tuple[cst.Call, Scope]]] = {}
+        self.all_calls: list[tuple[cst.Call, Scope]] = []
+        self.products: list[tuple[cst.BinaryOperation, Scope]] = []
+        self._classes: list[cst.ClassDef] = []
+        self._funcs: list[cst.FunctionDef] = []
+        self._stack: list[cst.CSTNode] = []
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self._funcs[-1] if self._funcs else None, self._classes[-1] if self._classes else None)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+        self._stack.append(node)
+        self.methods[id(node)] = {}
+        self.class_attrs[id(node)] = {}
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+        self._stack.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._stack and isinstance(self._stack[-1], cst.ClassDef):
+            self.methods[id(self._stack[-1])][node.name.value] = node
+        elif not self._stack:
+            self.functions[node.name.value] = node
+        self._funcs.append(node)
+        self._stack.append(node)
+        self.local[id(node)] = {}
+        self.returns[id(node)] = []
+        p = node.params
+        self.params[id(node)] = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._funcs.pop()
+        self._stack.pop()
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        scope = self.scope
+        if isinstance(target, cst.Name):
+            env = self.local[id(scope.func)] if scope.func is not None else self.module_env
+            env.setdefault(target.value, []).append((value, scope))
+        elif (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value in ("self", "cls")
+            and scope.cls is not None
+        ):
+            self.class_attrs[id(scope.cls)].setdefault(target.attr.value, []).append((value, scope))
+        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if len(target.elements) == len(value.elements):
+                for t, v in zip(target.elements, value.elements):
+                    self._bind(t.value, v.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None and self._funcs:
+            self.returns[id(self._funcs[-1])].append(node.value)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Multiply):
+            self.products.append((node, self.scope))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.all_calls.append((node, self.scope))
+        name = dotted(node.func)
+        if name is not None:
+            self.calls.setdefault(name.rsplit(".", 1)[-1], []).append((node, self.scope))
+
+
+class Resolver:
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.aliases = import_aliases(module)
+        self._index: _Index | None = None
+
+    @property
+    def index(self) -> _Index:
+        if self._index is None:
+            self._index = _Index()
+            self.module.visit(self._index)
+        return self._index
+
+    def referents(self, node: cst.CSTNode, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]]:
+        idx = self.index
+        if isinstance(node, cst.Name):
+            if scope.func is not None:
+                bound = idx.local.get(id(scope.func), {}).get(node.value)
+                if bound:
+                    return bound
+            return idx.module_env.get(node.value, [])
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            if node.value.value in ("self", "cls") and scope.cls is not None:
+                return idx.class_attrs.get(id(scope.cls), {}).get(node.attr.value, [])
+            return []
+        if isinstance(node, cst.Call):
+            target = self.called_function(node, scope)
+            if target is not None:
+                fn, cls = target
+                return [(r, Scope(fn, cls)) for r in idx.returns.get(id(fn), [])]
+        return []
+
+    def called_function(self, call: cst.Call, scope: Scope) -> tuple[cst.FunctionDef, cst.ClassDef | None] | None:
+        func = call.func
+        if isinstance(func, cst.Name):
+            fn = self.index.functions.get(func.value)
+            return (fn, None) if fn is not None else None
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+            and scope.cls is not None
+        ):
+            fn = self.index.methods.get(id(scope.cls), {}).get(func.attr.value)
+            return (fn, scope.cls) if fn is not None else None
+        return None
+
+    def expand(
+        self,
+        expr: cst.CSTNode,
+        scope: Scope,
+        *,
+        stop: Callable[[cst.CSTNode], bool] | None = None,
+        max_hops: int = 6,
+        limit: int = 4000,
+    ) -> Iterator[tuple[cst.CSTNode, Scope]]:
+        """Every node of ``expr`` and of the values its names/calls refer to (not below ``stop``)."""
+        stack: list[tuple[cst.CSTNode, Scope, int]] = [(expr, scope, 0)]
+        seen: set[int] = set()
+        while stack and len(seen) < limit:
+            node, sc, hops = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            yield node, sc
+            if stop is not None and stop(node):
+                continue
+            if hops < max_hops and isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+                refs = self.referents(node, sc)
+                # a name re-bound to stop(value) (t = t1 + t2; t = log(t)) counts as stopped
+                if not (stop is not None and isinstance(node, (cst.Name, cst.Attribute)) and any(stop(v) for v, _ in refs)):
+                    for value, vsc in refs:
+                        stack.append((value, vsc, hops + 1))
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            for child in node.children:
+                stack.append((child, sc, hops))
+
+    def resolve_simple(self, expr: cst.BaseExpression, scope: Scope, hops: int = 6) -> tuple[cst.BaseExpression, Scope]:
+        """Follow a plain name/attribute while it has exactly one assigned value."""
+        for _ in range(hops):
+            if not isinstance(expr, (cst.Name, cst.Attribute)):
+                break
+            values = self.referents(expr, scope)
+            if len(values) != 1:
+                break
+            expr, scope = values[0]
+        return expr, scope
+
+
+_LAST: list[tuple[cst.Module, Resolver]] = []
+
+
+def resolver_for(rule: Rule) -> Resolver:
+    """One Resolver per parsed module, shared by the DP1xx rules running on it."""
+    module = rule.ctx.module
+    if _LAST and _LAST[0][0] is module:
+        return _LAST[0][1]
+    res = Resolver(module)
+    _LAST[:] = [(module, res)]
+    return res
+
+
+class ScopedRule(Rule):
+    """A Rule that knows the function and class it is currently visiting."""
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._funcs: list[cst.FunctionDef] = []
+        self._classes: list[cst.ClassDef] = []
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self._funcs[-1] if self._funcs else None, self._classes[-1] if self._classes else None)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._funcs.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._funcs.pop()
+
+    @property
+    def resolver(self) -> Resolver:
+        return resolver_for(self)
+
+    def src(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.ctx.module.code_for_node(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---------------------------------------------------------------- PATE moment term
+@dataclass
+class MomentShape:
+    """Pieces of ``(1−q)((1−q)/(1−e^{2λ}q))^l + q·e^{2λl}`` found in an expression."""
+
+    #: (node, exponent argument, scope) of exp(x) calls and e**x powers
+    exps: list[tuple[cst.CSTNode, cst.BaseExpression, Scope]]
+    #: (node, base, exponent, scope) of powers with a non-literal exponent (the order l)
+    powers: list[tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Scope]]
+    one_minus: int
+    #: a power ``base ** l`` with ``1 − …`` in its base and an ``exp(… l …)`` using the same order l
+    is_term: bool = False
+
+
+def power_parts(node: cst.CSTNode, aliases: dict[str, str]) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power):
+        return node.left, node.right
+    if isinstance(node, cst.Call):
+        full, last = call_parts(node, aliases)
+        if last in POW_NAMES and full is not None and len(node.args) >= 2:
+            return node.args[0].value, node.args[1].value
+        if last in ("pow", "pow_") and full is None and len(node.args) == 1 and isinstance(node.func, cst.Attribute):
+            return node.func.value, node.args[0].value  # tensor.pow(l)
+    return None
+
+
+def moment_shape(
+    res: Resolver, expr: cst.CSTNode, scope: Scope, stop: Callable[[cst.CSTNode], bool] | None = None
+) -> MomentShape:
+    shape = MomentShape([], [], 0)
+    for node, sc in res.expand(expr, scope, stop=stop):
+        if isinstance(node, cst.Call) and is_math_call(node, res.aliases, EXP_NAMES):
+            if node.args:
+                shape.exps.append((node, node.args[0].value, sc))
+            elif isinstance(node.func, cst.Attribute):
+                shape.exps.append((node, node.func.value, sc))  # tensor.exp()
+        parts = power_parts(node, res.aliases)
+        if parts is not None and dotted(parts[0]) in E_NAMES:
+            shape.exps.append((node, parts[1], sc))
+        elif parts is not None and number(parts[1]) is None:
+            shape.powers.append((node, parts[0], parts[1], sc))
+        if is_one_minus(node):
+            shape.one_minus += 1
+    if shape.exps and shape.powers and shape.one_minus:
+        shape.is_term = any(_is_moment_power(res, p, shape) for p in shape.powers)
+    return shape
+
+
+def names_in(res: Resolver, expr: cst.CSTNode, scope: Scope, *, follow: bool = False) -> set[str]:
+    nodes = res.expand(expr, scope, max_hops=3) if follow else ((n, scope) for n in _subtree(expr))
+    return {n.value for n, _ in nodes if isinstance(n, cst.Name)}
+
+
+def _subtree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _is_moment_power(
+    res: Resolver, power: tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Scope], shape: MomentShape
+) -> bool:
+    _, base, exponent, sc = power
+    order = names_in(res, exponent, sc)
+    if not order:
+        return False
+    if not any(is_one_minus(n) for n, _ in res.expand(base, sc, max_hops=3)):
+        return False
+    return any(order & names_in(res, argument, esc, follow=True) for _, argument, esc in shape.exps)
+
+
+# ---------------------------------------------------------------- parameter identity
+_WRAPPERS = frozenset({"tensor", "as_tensor", "array", "asarray", "float", "float32", "float64", "constant", "convert_to_tensor"})
+
+
+def unwrap(expr: cst.BaseExpression, aliases: dict[str, str]) -> cst.BaseExpression:
+    """``torch.tensor([x])``, ``np.array(x)``, ``float(x)``, ``[x]`` → ``x``."""
+    for _ in range(4):
+        if isinstance(expr, (cst.List, cst.Tuple)) and len(expr.elements) == 1:
+            expr = expr.elements[0].value
+        elif isinstance(expr, cst.Call) and expr.args and call_parts(expr, aliases)[1] in _WRAPPERS:
+            expr = expr.args[0].value
+        else:
+            break
+    return expr
+
+
+def identity_keys(res: Resolver, expr: cst.BaseExpression, scope: Scope, depth: int = 3) -> set[tuple[str, ...]]:
+    """Names under which one quantity travels through a module: the local/global name, the
+    ``self`` attribute, the ``cfg['key']``, the parameter name and the arguments passed to it."""
+    expr = unwrap(expr, res.aliases)
+    keys: set[tuple[str, ...]] = set()
+    if depth < 0:
+        return keys
+    idx = res.index
+    if isinstance(expr, cst.Name):
+        name = expr.value
+        fn = scope.func
+        if fn is not None and name in idx.params.get(id(fn), []):
+            keys.add(("param", name))
+            position = idx.params[id(fn)].index(name)
+            offset = 1 if scope.cls is not None and idx.params[id(fn)][:1] in (["self"], ["cls"]) else 0
+            for call, csc in idx.calls.get(fn.name.value, []):
+                passed = arg(call, position - offset, name)
+                if passed is not None:
+                    keys |= identity_keys(res, passed, csc, depth - 1)
+        if fn is not None and name in idx.local.get(id(fn), {}):
+            keys.add(("local", str(id(fn)), name))
+        elif fn is None or name not in idx.params.get(id(fn), []):
+            keys.add(("global", name))
+        for value, vsc in res.referents(expr, scope):
+            if isinstance(unwrap(value, res.aliases), (cst.Name, cst.Attribute, cst.Subscript)):
+                keys |= identity_keys(res, value, vsc, depth - 1)
+    elif isinstance(expr, cst.Attribute):
+        base = dotted(expr)
+        if base is not None and base.split(".")[0] in ("self", "cls"):
+            keys.add(("attr", expr.attr.value))
+            for value, vsc in res.referents(expr, scope):
+                if isinstance(unwrap(value, res.aliases), (cst.Name, cst.Attribute, cst.Subscript)):
+                    keys |= identity_keys(res, value, vsc, depth - 1)
+        elif base is not None:
+            keys.add(("dotted", base))
+    elif isinstance(expr, cst.Subscript):
+        key = last_name(expr)
+        if key is not None:
+            keys.add(("key", key))
+    return keys
+
+
+# ---------------------------------------------------------------- min / clamp forms
+_MIN_FUNCS = frozenset({"minimum", "fmin"})
+_CLAMP_FUNCS = frozenset({"clamp", "clip", "clamp_", "clip_", "clip_by_value"})
+_LIST_MIN = frozenset({"min", "amin", "nanmin", "reduce_min"})
+
+
+def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseExpression]:
+    """The operands a min/clamp/clip call bounds from above, or [] for other calls."""
+    full, last = call_parts(call, aliases)
+    local = dotted(call.func)
+    method = isinstance(call.func, cst.Attribute) and (local is None or local.split(".")[0] not in aliases)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if last in _MIN_FUNCS and len(positional) >= 2:
+        return positional[:2]
+    if last == "min" and full == "min":
+        if len(positional) >= 2:
+            return positional
+        if len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)):
+            return [e.value for e in positional[0].elements]
+        return []
+    if last in _LIST_MIN and positional and isinstance(positional[0], (cst.List, cst.Tuple)):
+        return [e.value for e in positional[0].elements]
+    if last == "min" and full is not None and full.startswith("torch.") and len(positional) == 2 and number(positional[1]) is None:
+        return positional
+    if last in _CLAMP_FUNCS or last in ("clamp_max", "clamp_max_"):
+        only_max = last.startswith("clamp_max")
+        if method and isinstance(call.func, cst.Attribute):
+            value: cst.BaseExpression | None = call.func.value  # t.clamp(max=a), t.clip(0, a)
+            upper = arg(call, 0, "max") if only_max else arg(call, 1, ("max", "a_max"))
+        else:
+            value = arg(call, 0, ("input", "a", "x", "t"))
+            upper = arg(call, 1, "max") if only_max else arg(call, 2, ("max", "a_max", "clip_value_max"))
+        return [value] if value is not None and upper is not None else []
+    return []
+

@@ -1,0 +1,330 @@
+"""Shared AST helpers for rules DP302-DP304 and DP401-DP403.
+
+One iterative walk per file builds a ``ModuleIndex`` (parent links, nodes by kind, import
+aliases); it is cached on the file context so the six rules share it, and it is built only when
+a rule's cheap textual check found a candidate.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from dpcheck.rule import FileContext
+
+FuncNode = cst.FunctionDef | cst.Lambda
+LoopNode = cst.For | cst.While
+
+
+@dataclass
+class ModuleIndex:
+    module: cst.Module
+    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    order: dict[cst.CSTNode, int] = field(default_factory=dict)
+    calls: list[cst.Call] = field(default_factory=list)
+    assigns: list[cst.Assign | cst.AnnAssign | cst.AugAssign] = field(default_factory=list)
+    functions: list[cst.FunctionDef] = field(default_factory=list)
+    returns: list[cst.Return] = field(default_factory=list)
+    compares: list[cst.Comparison] = field(default_factory=list)
+    binops: list[cst.BinaryOperation] = field(default_factory=list)
+    imports: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        stack: list[cst.CSTNode] = [self.module]
+        counter = 0
+        while stack:
+            node = stack.pop()
+            self.order[node] = counter
+            counter += 1
+            if isinstance(node, cst.Call):
+                self.calls.append(node)
+            elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                self.assigns.append(node)
+            elif isinstance(node, cst.FunctionDef):
+                self.functions.append(node)
+            elif isinstance(node, cst.Return):
+                self.returns.append(node)
+            elif isinstance(node, cst.Comparison):
+                self.compares.append(node)
+            elif isinstance(node, cst.BinaryOperation):
+                self.binops.append(node)
+            elif isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = dotted(alias.name) or ""
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        self.imports[alias.asname.name.value] = full
+                    else:
+                        head = full.split(".")[0]
+                        self.imports[head] = head
+            elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
+                base = dotted(node.module) or ""
+                if not isinstance(node.names, cst.ImportStar):
+                    for alias in node.names:
+                        name = dotted(alias.name) or ""
+                        local = name
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                            local = alias.asname.name.value
+                        self.imports[local] = f"{base}.{name}"
+            children = node.children
+            for child in children:
+                self.parents[child] = node
+            stack.extend(reversed(children))
+
+    # ---- ancestry -------------------------------------------------------------------------
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        cur = self.parents.get(node)
+        while cur is not None:
+            yield cur
+            cur = self.parents.get(cur)
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return anc
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for anc in self.ancestors(node):
+            if isinstance(anc, cst.ClassDef):
+                return anc
+        return None
+
+    def enclosing_loops(self, node: cst.CSTNode, stop_at_function: bool = True) -> list[LoopNode]:
+        loops: list[LoopNode] = []
+        child = node
+        for anc in self.ancestors(node):
+            if stop_at_function and isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                break
+            # only the loop *body* repeats; the iterable of a For is evaluated once
+            if isinstance(anc, (cst.For, cst.While)) and child in (anc.body,):
+                loops.append(anc)
+            child = anc
+        return loops
+
+    def enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode:
+        cur: cst.CSTNode = node
+        for anc in self.ancestors(node):
+            if isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return cur
+            cur = anc
+        return cur
+
+    # ---- names ----------------------------------------------------------------------------
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """Dotted name of ``expr`` with import aliases expanded (``np.exp`` -> ``numpy.exp``)."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        full = self.imports.get(head)
+        if full is None:
+            return name
+        return f"{full}.{rest}" if rest else full
+
+    def functions_named(self, name: str) -> list[cst.FunctionDef]:
+        return [f for f in self.functions if f.name.value == name]
+
+
+def index_for(ctx: FileContext) -> ModuleIndex:
+    cached = ctx.__dict__.get("_dp34_index")
+    if cached is None:
+        cached = ModuleIndex(ctx.module)
+        ctx.__dict__["_dp34_index"] = cached
+    return cached
+
+
+# ---- expression helpers ---------------------------------------------------------------------
+def dotted(expr: cst.CSTNode | None) -> str | None:
+    """``a.b.c`` for Name/Attribute chains, else None."""
+    parts: list[str] = []
+    cur = expr
+    while isinstance(cur, cst.Attribute):
+        parts.append(cur.attr.value)
+        cur = cur.value
+    if isinstance(cur, cst.Name):
+        parts.append(cur.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def target_key(expr: cst.BaseExpression) -> str | None:
+    """A stable key for an assignment target: ``q``, ``self.q``; ``q[i]`` -> ``q``."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return dotted(expr)
+
+
+def call_name(call: cst.Call) -> str:
+    """Last segment of the called name: ``np.random.laplace`` -> ``laplace``; '' if unknown."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    if isinstance(func, cst.Name):
+        return func.value
+    return ""
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
+
+
+def refs(expr: cst.CSTNode) -> set[str]:
+    """Every Name and dotted Attribute chain (``self.lamda``) read inside ``expr``."""
+    out: set[str] = set()
+    for node in walk(expr):
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            name = dotted(node)
+            if name is not None:
+                out.add(name)
+    return out
+
+
+def value_refs(expr: cst.CSTNode) -> set[str]:
+    """Names read as values (called functions and attribute names of calls excluded)."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Call):
+            # the receiver of a method call is a value: ``x.astype(int)`` reads x
+            if isinstance(node.func, cst.Attribute):
+                stack.append(node.func.value)
+            stack.extend(a.value for a in node.args)
+            continue
+        if isinstance(node, cst.Attribute):
+            name = dotted(node)
+            if name is not None:
+                out.add(name)
+                out.add(name.split(".")[0])
+                continue
+        if isinstance(node, cst.Name):
+            out.add(node.value)
+            continue
+        stack.extend(node.children)
+    return out
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def tokens(identifier: str) -> set[str]:
+    """``self.G_sample`` -> {'self', 'g', 'sample'}; ``netG`` -> {'net', 'g', 'netg'}."""
+    out: set[str] = set()
+    for part in re.split(r"[._]+", identifier):
+        if not part:
+            continue
+        out.add(part.lower())
+        out.update(p.lower() for p in _CAMEL.sub(" ", part).split())
+    return out
+
+
+def number(expr: cst.BaseExpression) -> float | None:
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return float(expr.value.replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def code(module: cst.Module, node: cst.CSTNode) -> str:
+    return re.sub(r"\s+", "", module.code_for_node(node))
+
+
+def assignments_in(func: cst.CSTNode, index: ModuleIndex) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
+    """(target key, value, statement) for simple assignments inside ``func``, in source order.
+
+    Tuple unpacking ``a, b = f()`` maps each name to the whole right-hand side.
+    """
+    out: list[tuple[str, cst.BaseExpression, cst.CSTNode]] = []
+    for node in walk(func):
+        if isinstance(node, cst.Assign):
+            for tgt in node.targets:
+                for key in _target_keys(tgt.target):
+                    out.append((key, node.value, node))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            key = target_key(node.target)
+            if key is not None:
+                out.append((key, node.value, node))
+        elif isinstance(node, cst.NamedExpr):
+            key = target_key(node.target)
+            if key is not None:
+                out.append((key, node.value, node))
+        elif isinstance(node, cst.For):
+            for key in _target_keys(node.target):
+                out.append((key, node.iter, node))
+    return out
+
+
+def _target_keys(expr: cst.BaseExpression) -> Iterable[str]:
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        for el in expr.elements:
+            inner = el.value.value if isinstance(el.value, cst.StarredElement) else el.value
+            yield from _target_keys(inner)
+        return
+    key = target_key(expr)
+    if key is not None:
+        yield key
+
+
+def taint(
+    assigns: list[tuple[str, cst.BaseExpression, cst.CSTNode]],
+    is_source: Callable[[cst.BaseExpression], bool],
+    seed: Iterable[str] = (),
+) -> set[str]:
+    """Names whose value derives (transitively, order-insensitive) from a source expression."""
+    tainted = set(seed)
+    changed = True
+    while changed:
+        changed = False
+        for key, value, _ in assigns:
+            if key in tainted:
+                continue
+            if is_source(value) or value_refs(value) & tainted:
+                tainted.add(key)
+                changed = True
+    return tainted
+
+
+# ---- generator output ------------------------------------------------------------------------
+GEN_TOKENS = {"g", "gen", "generator", "netg", "generated", "generate", "fake", "fakes", "synthetic", "synth"}
+# identifiers that contain a generator word but name something else (random bit generators,
+# code generators, python generators)
+_NOT_GEN = {
+    "bit", "bitgen", "rng", "random", "seed", "seeds", "state", "code", "codegen", "expr", "func",
+    "function", "fn", "config", "cfg", "name", "names", "id", "ids", "key", "keys", "type", "types",
+    "docs", "doc", "report", "html", "sql", "parser", "token", "tokens", "py", "c", "cpp", "torch",
+    "np", "numpy", "tf", "jax", "cuda", "graph", "script", "module", "api", "impl", "stub", "test",
+    "tests", "wrapper", "kernel", "kernels", "meta", "schema", "template",
+}
+
+
+def is_gen_identifier(name: str) -> bool:
+    toks = tokens(name)
+    return bool(toks & GEN_TOKENS) and not toks & _NOT_GEN
+
+
+def is_generator_call(call: cst.Call) -> bool:
+    """A call that produces generator output: ``G(z)``, ``self.generator(z)``,
+    ``sess.run(G_sample, …)``, ``model.generate(n)``."""
+    name = dotted(call.func)
+    if name is not None and is_gen_identifier(name):
+        return True
+    if call_name(call) == "run":
+        return any(
+            isinstance(a.value, (cst.Name, cst.Attribute)) and is_gen_identifier(dotted(a.value) or "")
+            for a in call.args
+        )
+    return False
+
+
+def contains_generator_call(expr: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and is_generator_call(n) for n in walk(expr))

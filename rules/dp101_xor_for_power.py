@@ -1,0 +1,146 @@
+"""DP101: ``^`` (bitwise XOR) written where exponentiation was meant."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.rules._dp1_util import EXP_NAMES, LOG_NAMES, ScopedRule, dotted, has_token, is_math_call, number
+
+#: identifier tokens that name a DP parameter
+DP_TOKENS = frozenset(
+    {"delta", "epsilon", "eps", "sigma", "lamda", "lambda", "lmbda", "lam", "rho", "privacy", "budget"}
+)
+#: tokens that name a noise quantity; these count only against a non-boolean operand
+NOISE_TOKENS = frozenset({"noise", "std", "stddev", "variance", "laplace", "gaussian", "scale"})
+_FLOAT_FUNCS = frozenset({"sqrt", *EXP_NAMES, *LOG_NAMES, "sin", "cos", "tanh", "mean", "std", "var"})
+
+
+def _is_power_of_ten(value: float | None) -> bool:
+    if value is None or value < 10 or value != int(value):
+        return False
+    n = int(value)
+    while n % 10 == 0:
+        n //= 10
+    return n == 1
+
+
+class XorForPower(ScopedRule):
+    id = "DP101"
+    name = "xor-for-power"
+    category = "delta_scale"
+    severity = "error"
+    summary = "`^` is bitwise XOR in Python, not a power; a DP parameter or float raised with `^` is miscomputed."
+    rationale = (
+        "In Python `a ^ b` is bitwise exclusive-or, not exponentiation. Code transcribed from maths "
+        "(`10^δ`, `2^-5`, `σ^2`) silently computes something unrelated on integers "
+        "(`10 ^ 5 == 15`, not 100000) and fails or misbehaves on floats. When the operand is a DP "
+        "parameter such as δ, ε, σ or λ, the noise calibration no longer matches the privacy "
+        "guarantee the code claims; PATE-GAN's 2018 release computed its noise std as "
+        "`sqrt(2*log(1.25*(10^delta)))/epsilon`. Fix: write `**` (or `pow`, `np.power`)."
+    )
+    TRIGGERS = ("^",)
+
+    VALID = (
+        "flags = flags ^ mask\n",
+        "def checksum(data):\n    h = 0\n    for b in data:\n        h = (h << 5) ^ b\n    return h ^ 0xFFFF\n",
+        "parity = bits[0] ^ bits[1] ^ int(flip)\nx ^= 1\n",
+        "import numpy as np\ndelta = 10 ** -5\nsigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n",
+        "toggled = a ^ b\nsame = (x > 0) ^ (y > 0)\nkey = hash(name) ^ hash(kind)\n",
+        "import numpy as np\nflipped = responses ^ (np.random.rand(n) < p)\nmixed = seed ^ 2654435761\n",
+        "pattern = r'^[a-z]+$'\n# 10^delta in a comment\n",
+    )
+    INVALID = (
+        "import numpy as np\n"
+        "def noise_std(epsilon, delta):\n"
+        "    lamda = np.sqrt(2 * np.log(1.25 * (10 ^ (delta)))) / epsilon  # <-\n"
+        "    return lamda\n",
+        "tol = 2 ^ -5  # <-\n",
+        "import math\nsigma = math.sqrt(2.0 * math.log(1.25 / 10 ^ self.delta)) / eps  # <-\n",
+        "variance = sigma ^ 2  # <-\n",
+        "def calibrate(cfg):\n    eps = cfg['epsilon']\n    scale = 1.0 / (eps ^ 2)  # <-\n    return scale\n",
+        "rate = 0.5 ^ steps  # <-\n",
+        "import numpy as np\nlamda = np.sqrt(2 * np.log(1.25 * (10 ^ int(delta)))) / epsilon  # <-\n",
+        "lr = 1e-3 * (10 ^ k)  # <-\n",
+        "err = (pred / total) ^ 2  # <-\n",
+        "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.BitXor):
+            self._check(node, node.left, node.right)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.BitXorAssign):
+            self._check(node, node.target, node.value)
+
+    def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        reason = self._reason(left, right)
+        if reason is None:
+            return
+        dp = any(has_token(n, DP_TOKENS) or has_token(n, NOISE_TOKENS) for n in _operand_names(left, right))
+        text = self.src(node)
+        quantity = ""
+        lv, rv = number(left), number(right)
+        if lv is not None and rv is not None and lv == int(lv) and rv == int(rv):
+            quantity = f" ({text} evaluates to {int(lv) ^ int(rv)}, not {lv ** rv:g})"
+        what = "the DP noise calibration is wrong" if dp else "the value is not the intended power"
+        self.report(
+            node,
+            f"`{text}` is bitwise XOR, not exponentiation ({reason}): {what}{quantity}; use `**`",
+            category=None if dp else "general",
+        )
+
+    def _reason(self, left: cst.BaseExpression, right: cst.BaseExpression) -> str | None:
+        for operand in (left, right):
+            value = number(operand)
+            if isinstance(operand, cst.Float) or (value is not None and value != int(value)):
+                return "float operand"
+            if value is not None and (value < -1 or (value == -1 and number(left) is not None)):
+                return "negative exponent"
+            if _is_power_of_ten(value) and operand is left:
+                return "power-of-ten base"
+            if dotted(operand) in ("math.e", "np.e", "numpy.e", "torch.e"):
+                return "base e"
+        names = _operand_names(left, right)
+        if any(has_token(n, DP_TOKENS) for n in names):
+            return "DP parameter operand"
+        literal_other = number(right) is not None and number(right) not in (0.0, 1.0)
+        if literal_other and any(has_token(n, NOISE_TOKENS) for n in names):
+            return "noise quantity operand"
+        if (self._floatish(left) and (self._floatish(right) or literal_other)) or (
+            self._floatish(right) and number(left) is not None
+        ):
+            return "float operand"
+        return None
+
+    def _floatish(self, node: cst.BaseExpression) -> bool:
+        """A true division, float literal or float-valued math call anywhere inside."""
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, cst.Float) or (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)):
+                return True
+            if isinstance(n, cst.Call):
+                if is_math_call(n, self.resolver.aliases, _FLOAT_FUNCS):
+                    return True
+                continue
+            if isinstance(n, (cst.Subscript, cst.Lambda)):
+                continue
+            stack.extend(n.children)
+        return False
+
+
+def _operand_names(*operands: cst.BaseExpression) -> list[cst.CSTNode]:
+    """The operands themselves and the names/attributes/subscripts directly combined in them."""
+    out: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = list(operands)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)):
+            out.append(n)
+        elif isinstance(n, cst.BinaryOperation) and not isinstance(n.operator, cst.BitXor):
+            stack.extend((n.left, n.right))
+        elif isinstance(n, cst.UnaryOperation):
+            stack.append(n.expression)
+        elif isinstance(n, cst.Call) and len(n.args) == 1:
+            stack.append(n.args[0].value)  # int(delta), float(eps)
+    return out

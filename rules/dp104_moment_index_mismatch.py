@@ -1,0 +1,189 @@
+"""DP104: terms of one moment-accountant update that use different moment orders."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.rules._dp1_util import (
+    LOG_NAMES,
+    Resolver,
+    Scope,
+    ScopedRule,
+    bounded_operands,
+    is_math_call,
+    moment_shape,
+    names_in,
+    number,
+    product_factors,
+    strip_unary,
+)
+
+
+def _order_offset(expr: cst.BaseExpression, order: set[str]) -> int | None:
+    """0 for ``l``, c for ``l + c`` / ``c + l``, −c for ``l − c``; None for anything else."""
+    expr = strip_unary(expr)
+    if isinstance(expr, cst.Name) and expr.value in order:
+        return 0
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        sign = 1 if isinstance(expr.operator, cst.Add) else -1
+        left, right = strip_unary(expr.left), number(expr.right)
+        if isinstance(left, cst.Name) and left.value in order and right is not None and right == int(right):
+            return sign * int(right)
+        lnum, r = number(expr.left), strip_unary(expr.right)
+        if sign > 0 and lnum is not None and lnum == int(lnum) and isinstance(r, cst.Name) and r.value in order:
+            return int(lnum)
+    return None
+
+
+def _slip(expr: cst.BaseExpression, order: set[str]) -> int | None:
+    """``2·λ·l + c``: an order offset c added outside the product it belongs in."""
+    expr = strip_unary(expr)
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract))):
+        return None
+    constant = number(expr.right)
+    if constant is None or constant != int(constant) or constant == 0:
+        return None
+    factors = product_factors(expr.left)
+    has_order = any(_order_offset(f, order) is not None for f, s in factors if s > 0)
+    others = [f for f, s in factors if _order_offset(f, order) is None and number(f) is None]
+    if has_order and others:
+        return int(constant) if isinstance(expr.operator, cst.Add) else -int(constant)
+    return None
+
+
+def _product_offset(expr: cst.BaseExpression, order: set[str]) -> int | None:
+    """Order offset of a product such as ``2·λ·(l+1)`` (None when no order factor)."""
+    offsets = [o for f, s in product_factors(expr) if s > 0 and (o := _order_offset(f, order)) is not None]
+    return min(offsets) if offsets else None
+
+
+class MomentIndexMismatch(ScopedRule):
+    id = "DP104"
+    name = "moment-index-mismatch"
+    category = "moments_accountant"
+    severity = "error"
+    summary = "Terms of one moment-accountant update use different moment orders (l vs l+1, 2λl+1)."
+    rationale = (
+        "Each moment α(l) of the PATE accountant is min(2λ²l(l+1), log((1−q)((1−q)/(1−e^{2λ}q))^l "
+        "+ q·e^{2λl})): the power, the exponential and the bound must all use the same order l. "
+        "Code that loops over a 0-based index often shifts it in one term (`** (l + 1)`) but not "
+        "in another, or slips the offset outside the product (`exp(2 * lamda * l + 1)` where "
+        "`exp(2 * lamda * (l + 1))` was meant, as in synthcity's PATE-GAN). The term is then no "
+        "bound on the moment at any order, and the ε̂ derived from it can be far too small. "
+        "Fix: use one order variable, e.g. `order = l + 1`, in every term."
+    )
+    TRIGGERS = ("exp(",)
+
+    VALID = (
+        "import numpy as np\n"
+        "for l_idx in range(L):\n"
+        "    l = l_idx + 1\n"
+        "    t = (1 - q) * ((1 - q) / (1 - np.exp(2 * lamda) * q)) ** l + q * np.exp(2 * lamda * l)\n"
+        "    alpha[l_idx] += np.clip(np.log(t), 0, 2 * lamda**2 * l * (l + 1))\n",
+        "import numpy as np\n"
+        "for i in range(L):\n"
+        "    term = (1 - q) * np.power((1 - q) / (1 - np.exp(2 * lam) * q), i + 1) + q * np.exp(2 * lam * (i + 1))\n"
+        "    alpha[i] += np.minimum(2 * lam**2 * (i + 1) * (i + 2), np.log(term))\n",
+        "import torch\n"
+        "def acc(q, lam, l):\n"
+        "    a = 2 * lam ** 2 * l * (l + 1)\n"
+        "    t_one = (1 - q) * torch.pow((1 - q) / (1 - torch.exp(2 * lam) * q), l)\n"
+        "    t_two = q * torch.exp(2 * lam * l)\n"
+        "    return torch.clamp(torch.log(t_one + t_two), max=a)\n",
+        "import numpy as np\ny = np.exp(2 * rate * t + 1)\nz = np.log(1 + np.exp(a * n + 1))\n",
+    )
+    INVALID = (
+        "import numpy as np\n"
+        "for l_idx in range(L):\n"
+        "    alpha[l_idx] += np.clip(\n"
+        "        np.log((1 - q) * np.power((1 - q) / (1 - np.exp(2 * lamda) * q), l_idx + 1)\n"
+        "               + q * np.exp(2 * lamda * l_idx + 1)),  # <-\n"
+        "        0, 2 * lamda**2 * (l_idx + 1) * (l_idx + 2))\n",
+        "import numpy as np\n"
+        "for l in range(L):\n"
+        "    t = (1 - q) * ((1 - q) / (1 - np.exp(2 * lam) * q)) ** (l + 1) + q * np.exp(2 * lam * l)  # <-\n"
+        "    alpha[l] += min(2 * lam**2 * (l + 1) * (l + 2), np.log(t))\n",
+        "import math\n"
+        "def moment(q, lam, l):\n"
+        "    first = (1 - q) * ((1 - q) / (1 - math.exp(2 * lam) * q)) ** l\n"
+        "    second = q * math.exp(2 * lam * (l + 1))  # <-\n"
+        "    return math.log(first + second)\n",
+        "import torch\n"
+        "def acc(q, lam, i):\n"
+        "    t_one = (1 - q) * torch.pow((1 - q) / (1 - torch.exp(2 * lam) * q), i + 1)\n"
+        "    t_two = q * torch.exp(2 * lam * i + 1)  # <-\n"
+        "    return torch.clamp(torch.log(t_one + t_two), max=2 * lam ** 2 * (i + 1) * (i + 2))\n",
+        "import numpy as np\n"
+        "for l in orders:\n"
+        "    t = np.log((1 - q) * ((1 - q) / (1 - np.exp(2 * lam) * q)) ** l + q * np.exp(2 * lam * l))\n"
+        "    alpha[l] += np.minimum(t, 2 * lam**2 * (l + 1) * (l + 2))  # <-\n",
+    )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._reported: set[int] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        res = self.resolver
+        if is_math_call(node, res.aliases, LOG_NAMES) and node.args:
+            self._check(res, [node.args[0].value], [])
+            return
+        operands = bounded_operands(node, res.aliases)
+        if operands:
+            extras = [a.value for a in node.args if all(a.value is not o for o in operands)]
+            self._check(res, operands, extras)
+
+    def _check(self, res: Resolver, operands: list[cst.BaseExpression], others: list[cst.BaseExpression]) -> None:
+        scope = self.scope
+        for operand in operands:
+            shape = moment_shape(res, operand, scope)
+            if not shape.is_term:
+                continue
+            for _, base, exponent, psc in shape.powers:
+                order = names_in(res, exponent, psc)
+                power_offset = _order_offset(exponent, order)
+                if power_offset is None:
+                    continue
+                self._compare_exps(res, shape.exps, order, power_offset, exponent)
+                bounds = [o for o in (*operands, *others) if o is not operand]
+                self._compare_bounds(res, bounds, scope, order, power_offset, exponent)
+                return
+
+    def _compare_exps(self, res, exps, order, power_offset, exponent) -> None:  # type: ignore[no-untyped-def]
+        power_text = self.src(exponent, 20)
+        for node, argument, esc in exps:
+            if id(node) in self._reported:
+                continue
+            argument, _ = res.resolve_simple(argument, esc)
+            slip = _slip(argument, order)
+            if slip is not None:
+                self._reported.add(id(node))
+                self.report(
+                    node,
+                    f"`{self.src(node)}` adds {slip} outside the product (e^{{{slip}}}·e^{{2λl}} instead of "
+                    f"e^{{2λ(l+{slip})}}) while the power uses order `{power_text}`: the moment term is "
+                    f"evaluated at no single order and ε̂ is wrong; write the offset inside, e.g. 2·λ·(l + {slip})",
+                )
+                continue
+            offset = _product_offset(argument, order)
+            if offset is not None and offset != power_offset:
+                self._reported.add(id(node))
+                self.report(
+                    node,
+                    f"`{self.src(node)}` uses moment order l{offset:+d} but the power term uses `{power_text}` "
+                    f"(l{power_offset:+d}): the two terms of one moment use different orders and ε̂ is wrong; "
+                    "use the same order in both",
+                )
+
+    def _compare_bounds(self, res, bounds, scope: Scope, order, power_offset, exponent) -> None:  # type: ignore[no-untyped-def]
+        for bound in bounds:
+            if id(bound) in self._reported:
+                continue
+            expr, _ = res.resolve_simple(bound, scope)
+            offsets = [o for f, s in product_factors(expr) if s > 0 and (o := _order_offset(f, order)) is not None]
+            if len(offsets) == 2 and min(offsets) != power_offset:
+                self._reported.add(id(bound))
+                self.report(
+                    bound,
+                    f"the bound `{self.src(bound)}` is 2λ²·l(l+1) at order l{min(offsets):+d} but the moment term "
+                    f"uses order `{self.src(exponent, 20)}`: the min compares different moments; use one order",
+                )

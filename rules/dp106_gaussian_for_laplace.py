@@ -1,0 +1,178 @@
+"""DP106: Gaussian noise where the PATE(-GAN) Laplace mechanism is claimed, or noise on 0/1 labels."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.rules._dp1_util import (
+    Scope,
+    ScopedRule,
+    arg,
+    call_parts,
+    has_token,
+    number,
+    product_factors,
+    strip_unary,
+)
+
+_GAUSS_SCALED = {"normal": (1, ("scale", "std", "stddev")), "random_normal": (2, ("stddev",))}
+_GAUSS_UNIT = frozenset({"randn", "randn_like", "standard_normal", "normal_"})
+_GAUSS_ROOTS = frozenset({"numpy", "torch", "tensorflow", "jax", "random", "cupy"})
+#: a noise std named or computed from these is a DP calibration
+_DP_TOKENS = frozenset({"epsilon", "eps", "delta", "lamda", "lambda", "lmbda", "lam", "lap", "laplace", "pate", "privacy"})
+_LABEL_TOKENS = frozenset({"label", "labels", "y", "target", "targets", "real", "fake", "r"})
+_VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist", "n0", "n1", "teacher", "teachers", "agg", "aggregate"})
+#: Gaussian-noise PATE variants that come with their own (Rényi) accounting
+_GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
+
+
+class GaussianForLaplace(ScopedRule):
+    id = "DP106"
+    name = "gaussian-for-laplace"
+    category = "laplace_noise"
+    severity = "error"
+    summary = "Gaussian noise added to 0/1 labels or to PATE vote counts that are accounted as the Laplace mechanism."
+    rationale = (
+        "PATE-GAN's PATE_λ answers each query by adding Laplace noise of scale 1/λ to the teachers' "
+        "vote counts n0, n1 and taking the noisy argmax; its moments accountant (q = (2 + λ|n0−n1|)"
+        "/(4·exp(λ|n0−n1|))) is derived for exactly that noise. Adding Gaussian noise instead breaks "
+        "the accounting, and adding it to the 0/1 real/fake labels rather than to vote counts is "
+        "not the PATE mechanism at all: the released label depends on one discriminator's data "
+        "with no bound on its influence (the 2018 PATE-GAN release and its reprosyn port did this). "
+        "Fix: draw Laplace(1/λ) noise on the vote counts; a Gaussian (GNMax) aggregator must be "
+        "accounted with Gaussian/Rényi DP."
+    )
+    TRIGGERS = ("normal(", "randn", "normal_(")
+
+    VALID = (
+        "import numpy as np\n"
+        "def gnmax(votes, sigma, orders):\n"
+        "    noisy = votes + np.random.normal(0.0, sigma, size=votes.shape)\n"
+        "    rdp = compute_rdp_gnmax(votes, sigma, orders)\n"
+        "    return np.argmax(noisy, axis=1), rdp\n",
+        "import numpy as np\n"
+        "def smooth(labels, n):\n"
+        "    return labels + 0.05 * np.random.randn(n)\n",
+        "import numpy as np\n"
+        "def pate(n0, n1, lamda):\n"
+        "    noisy_n1 = n1 + np.random.laplace(0.0, 1 / lamda, size=n1.shape)\n"
+        "    return noisy_n1 > n0\n",
+        "import torch\n"
+        "def sample(generator, n, dim, epsilon):\n"
+        "    z = torch.randn(n, dim)\n"
+        "    return generator(z + epsilon)\n",
+        "import numpy as np\nx = data + np.random.normal(0, noise_std, data.shape)\n",
+    )
+    INVALID = (
+        "import numpy as np\n"
+        "lamda = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
+        "noise_real = np.random.normal(0.0, lamda, size=[n, 1])\n"
+        "noise_fake = np.random.normal(0.0, lamda, size=[n, 1])\n"
+        "r_real = ((1.0 + noise_real) > 0.5).astype(np.float32)  # <-\n"
+        "r_fake = ((0.0 + noise_fake) > 0.5).astype(np.float32)  # <-\n",
+        "import numpy as np\n"
+        "def noisy_labels(y, epsilon, delta):\n"
+        "    std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
+        "    return (y + std * np.random.randn(*y.shape)) > 0.5  # <-\n",
+        "import torch\n"
+        "class Pate:\n"
+        "    def aggregate(self, votes):\n"
+        "        noisy = votes + torch.normal(0.0, 1.0 / self.lamda, size=votes.shape)  # <-\n"
+        "        return noisy.argmax(dim=1)\n"
+        "    def q(self, n0, n1):\n"
+        "        gap = torch.abs(n0 - n1)\n"
+        "        return (2 + self.lamda * gap) / (4 * torch.exp(self.lamda * gap))\n",
+        "import tensorflow as tf\n"
+        "def teacher_labels(labels, lamda):\n"
+        "    noise = tf.random.normal(tf.shape(labels), stddev=lamda)\n"
+        "    labels += noise  # <-\n"
+        "    return tf.cast(labels > 0.5, tf.float32)\n",
+        "import numpy as np\n"
+        "def pate_label(n0, n1, eps):\n"
+        "    n1_noisy = n1 + np.random.normal(scale=2.0 / eps)  # <-\n"
+        "    return n1_noisy > n0\n",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Add):
+            self._check(node, node.left, node.right)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, cst.AddAssign):
+            self._check(node, node.target, node.value)
+
+    def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        for noise_side, other in ((left, right), (right, left)):
+            scale = self._gaussian_scale(noise_side, self.scope, 3)
+            if scale is None or not self._dp_calibrated(scale):
+                continue
+            target = self._target_kind(other, self.scope)
+            if target == "labels":
+                self.report(
+                    node,
+                    f"`{self.src(node)}` adds Gaussian noise (std `{self.src(scale, 30)}`) to 0/1 labels: "
+                    "this is not the PATE mechanism and no accountant covers it; add Laplace(1/λ) noise "
+                    "to the teachers' vote counts instead",
+                )
+                return
+            if target == "votes" and not self._accounts_gaussian():
+                self.report(
+                    node,
+                    f"`{self.src(node)}` adds Gaussian noise (std `{self.src(scale, 30)}`) to vote counts, "
+                    "but the PATE accounting here is for Laplace noise: draw Laplace(1/λ) noise or "
+                    "account the Gaussian aggregator with Rényi DP (GNMax)",
+                )
+                return
+
+    def _gaussian_scale(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> cst.BaseExpression | None:
+        """The std of a Gaussian draw (directly, scaled, or through names); None if not Gaussian."""
+        res = self.resolver
+        expr = strip_unary(expr)
+        if isinstance(expr, cst.Call):
+            full, last = call_parts(expr, res.aliases)
+            root = (full or "").split(".")[0]
+            method = full is None or root not in _GAUSS_ROOTS
+            if last in _GAUSS_SCALED and (not method or last == "normal"):
+                index, keywords = _GAUSS_SCALED[last]
+                if root == "tensorflow":
+                    index = 2  # tf.random.normal(shape, mean, stddev)
+                if method and not isinstance(expr.func, cst.Attribute):
+                    return None
+                return arg(expr, index, keywords)
+            return None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            factors = product_factors(expr)
+            unit = [f for f, s in factors if s > 0 and isinstance(f, cst.Call) and call_parts(f, res.aliases)[1] in _GAUSS_UNIT]
+            scales = [f for f, s in factors if s > 0 and f not in unit and number(f) is None]
+            if unit and scales:
+                return scales[0]
+            return None
+        if depth > 0 and isinstance(expr, (cst.Name, cst.Attribute)):
+            for value, vscope in res.referents(expr, scope):
+                found = self._gaussian_scale(value, vscope, depth - 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _dp_calibrated(self, scale: cst.BaseExpression) -> bool:
+        for node, _ in self.resolver.expand(scale, self.scope, max_hops=4, limit=400):
+            if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and has_token(node, _DP_TOKENS):
+                return True
+        return False
+
+    def _target_kind(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
+        value = number(expr)
+        if value is not None:
+            return "labels" if value in (0.0, 1.0) else None
+        if isinstance(expr, cst.Call) and call_parts(expr, self.resolver.aliases)[1] in (
+            "ones", "zeros", "ones_like", "zeros_like"
+        ):
+            return "labels"
+        if has_token(expr, _LABEL_TOKENS):
+            return "labels"
+        if has_token(expr, _VOTE_TOKENS):
+            return "votes"
+        return None
+
+    def _accounts_gaussian(self) -> bool:
+        source = self.ctx.source.lower()
+        return any(marker in source for marker in _GNMAX_MARKERS)

@@ -1,0 +1,245 @@
+"""DP301: code that claims PATE/DP training but trains a fixed number of iterations, unaccounted."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp2_util import (
+    PATE_CLAIM_RE,
+    Dp2Index,
+    call_name,
+    dotted,
+    identifiers,
+    index_for,
+    params,
+    range_arg,
+    refs,
+    walk,
+    words,
+)
+
+_ACCOUNTING = re.compile(
+    r"(?i)accountant|moments_?acc|compute_rdp|rdp_|privacy_spent|get_epsilon|privacy_engine|"
+    r"make_private|eps(ilon)?_?hat|eps(ilon)?_spent|spent_eps|budget_spent|vote|aggregat|"
+    r"noise_multiplier|gnmax|confident"
+)
+_TRAIN_CALLS = {"backward", "minimize", "apply_gradients", "train_on_batch", "partial_fit", "fit", "step"}
+_SESSION = {"sess", "session", "self.sess", "self.session", "self._sess", "self._session"}
+
+
+def _is_eps(name: str) -> bool:
+    return bool(words(name.split(".")[-1]) & {"epsilon", "eps"})
+
+
+class NoPrivacyAccounting(Rule):
+    id = "DP301"
+    name = "no-privacy-accounting"
+    category = "pate"
+    severity = "error"
+    summary = "code claims PATE/DP training but runs a fixed iteration count with no accountant or noisy teacher votes"
+    rationale = (
+        "PATE-GAN's guarantee comes from three pieces working together: k teachers trained on "
+        "disjoint partitions, a noisy aggregation of their votes (PATE_λ) that labels the "
+        "student's data, and a moments accountant that charges every noisy answer and stops "
+        "training once the estimated ε̂ reaches the target ε. Code that is named and "
+        "parameterised as PATE-GAN (epsilon, delta, num_teachers) but trains one discriminator "
+        "for a fixed number of iterations, with neither vote aggregation nor accountant "
+        "(original, turing), spends an unbounded, unmeasured privacy budget: its epsilon "
+        "argument only scales some noise and nothing ties the output to (ε, δ). Fix: implement "
+        "the teacher ensemble with Laplace-noised vote counts and drive training with the "
+        "accountant (`while epsilon_hat < epsilon:`)."
+    )
+    TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "ifferential", "teacher")
+
+    VALID = (
+        # budget-driven loop with an accountant
+        """
+import numpy as np
+def pategan(x, epsilon, delta, k, lamda):
+    alpha = np.zeros(20)
+    epsilon_hat = 0.0
+    while epsilon_hat < epsilon:
+        for _ in range(5):
+            train_teachers(x, k)
+        alpha += moments(lamda)
+        epsilon_hat = np.min((alpha + np.log(1 / delta)) / np.arange(1, 21))
+""",
+        # fixed epochs, but teacher votes are noised and an accountant is queried
+        """
+import numpy as np
+class PATEGAN:
+    def fit(self, X):
+        for epoch in range(self.epochs):
+            votes = sum(t.predict(fake) for t in self.teachers)
+            noisy = votes + np.random.laplace(scale=1 / self.lamda, size=votes.shape)
+            self.student.fit(fake, noisy > len(self.teachers) / 2)
+            if self.accountant.epsilon(self.delta) > self.epsilon:
+                break
+""",
+        # no PATE/DP claim: an ordinary GAN training loop
+        """
+def train_gan(G, D, data, n_iters):
+    for it in range(n_iters):
+        D.train_on_batch(data)
+        G.train_on_batch(data)
+""",
+        # fixed iteration count with an explicit epsilon break
+        """
+def pate_train(model, data, epsilon, iters):
+    eps = 0.0
+    for it in range(iters):
+        model.step(data)
+        eps = model.spent()
+        if eps >= epsilon:
+            break
+""",
+        # PATE utility without a training loop
+        """
+import numpy as np
+def pate_labels(votes, lamda):
+    return np.argmax(votes + np.random.laplace(scale=1 / lamda, size=votes.shape), axis=1)
+""",
+    )
+
+    INVALID = (
+        # original: single WGAN-GP discriminator, fixed niter, no accountant
+        """
+import numpy as np
+def PATE_GAN(X_train, Y_train, epsilon, delta, niter, num_teachers):
+    lamda = np.sqrt(2 * np.log(1.25 * (10 ** delta))) / epsilon
+    for it in range(niter):  # <-
+        for _ in range(num_teachers):
+            sess.run(D_solver, feed_dict={X: X_train})
+        sess.run(G_solver, feed_dict={Z: z})
+""",
+        # turing: a class named PATEGAN trained for self.n_iters
+        """
+import numpy as np
+class PATEGAN:
+    def __init__(self, epsilon=1.0, delta=1e-5, num_teachers=10, n_iters=100):
+        self.epsilon, self.delta, self.num_teachers, self.n_iters = epsilon, delta, num_teachers, n_iters
+    def fit(self, data):
+        for it in range(self.n_iters):  # <-
+            for _ in range(self.num_teachers):
+                self.sess.run(self.D_solver, feed_dict={self.X: data})
+            self.sess.run(self.G_solver)
+""",
+        # torch, docstring claims differential privacy, fixed epochs with tqdm
+        '''
+from tqdm import tqdm
+class DPGan:
+    """Differentially private GAN in the PATE style."""
+    def train(self, loader, epsilon, epochs=300):
+        for epoch in tqdm(range(epochs)):  # <-
+            for real in loader:
+                d_loss = self.d_loss(real)
+                d_loss.backward()
+                self.opt_d.step()
+''',
+        # keras, teachers named but never aggregated, fixed iteration count
+        """
+def train(teachers, generator, data, epsilon, delta, iterations=1000):
+    for step in range(iterations):  # <-
+        for teacher in teachers:
+            teacher.train_on_batch(data, labels)
+        generator.train_on_batch(noise, ones)
+""",
+        # the training loop sits in a helper; the module claims PATE-GAN
+        """
+# PATE-GAN implementation
+def _loop(model, x, n):
+    for i in range(n):  # <-
+        model.fit(x)
+def fit(x, epsilon=1.0):
+    _loop(make_model(epsilon), x, 500)
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        src = self.ctx.source
+        claim = bool(PATE_CLAIM_RE.search(src)) or ("teacher" in src.lower() and "epsilon" in src.lower())
+        if not claim:
+            return
+        index = index_for(self.ctx)
+        loops = self._training_loops(index)
+        if not loops or self._accounted(index):
+            return
+        loop = self._pick(index, loops)
+        n = self._count_expr(loop)
+        self.report(
+            loop,
+            f"this PATE/DP model trains for a fixed {n} iterations with no teacher-vote "
+            "aggregation and no privacy accountant, so the spent (ε, δ) is neither tracked nor "
+            "bounded; aggregate Laplace-noised teacher votes and loop `while epsilon_hat < "
+            "epsilon` with a moments accountant",
+        )
+
+    @staticmethod
+    def _accounted(index: Dp2Index) -> bool:
+        ids = identifiers(index.module)
+        if any(_ACCOUNTING.search(name) for name in ids):
+            return True
+        for sub in walk(index.module):
+            if isinstance(sub, cst.While) and any(_is_eps(n) for n in refs(sub.test)):
+                return True
+            if isinstance(sub, cst.If) and any(_is_eps(n) for n in refs(sub.test)):
+                body = sub.body
+                if any(isinstance(s, (cst.Break, cst.Return, cst.Raise)) for s in walk(body)):
+                    return True
+            if isinstance(sub, cst.Comparison) and sum(1 for n in refs(sub) if _is_eps(n)) >= 2:
+                return True
+        return False
+
+    @staticmethod
+    def _training_loops(index: Dp2Index) -> list[cst.For]:
+        out: list[cst.For] = []
+        for loop in index.loops:
+            if not isinstance(loop, cst.For):
+                continue
+            count = range_arg(loop.iter)
+            if count is None or any(_is_eps(n) for n in refs(count)):
+                continue
+            if not _trains(loop.body):
+                continue
+            if any(isinstance(a, (cst.For, cst.While)) and a in out for a in index.ancestors(loop)):
+                continue
+            if any(isinstance(a, cst.For) and range_arg(a.iter) is not None and _trains(a.body)
+                   for a in index.ancestors(loop)):
+                continue
+            out.append(loop)
+        return out
+
+    @staticmethod
+    def _pick(index: Dp2Index, loops: list[cst.For]) -> cst.For:
+        def dp_function(loop: cst.For) -> bool:
+            fn = index.enclosing_function(loop)
+            if fn is None:
+                return False
+            names = set(params(fn)) | refs(fn.body)
+            return any(_is_eps(n) for n in names)
+
+        preferred = [lp for lp in loops if dp_function(lp)]
+        return (preferred or loops)[0]
+
+    def _count_expr(self, loop: cst.For) -> str:
+        count = range_arg(loop.iter)
+        return f"`{self.ctx.module.code_for_node(count)}`" if count is not None else "number of"
+
+
+def _trains(body: cst.CSTNode) -> bool:
+    for sub in walk(body, into_scopes=False):
+        if not isinstance(sub, cst.Call):
+            continue
+        name = call_name(sub)
+        if name in _TRAIN_CALLS:
+            if name == "step":
+                receiver = dotted(sub.func.value) if isinstance(sub.func, cst.Attribute) else None
+                if not receiver or not re.search(r"(?i)opt|solver|trainer|model|self$", receiver):
+                    continue
+            return True
+        if name == "run" and isinstance(sub.func, cst.Attribute) and (dotted(sub.func.value) or "") in _SESSION:
+            return True
+    return False

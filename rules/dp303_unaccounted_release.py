@@ -1,0 +1,295 @@
+"""DP303: a data-dependent answer released before (or without) charging the accountant."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp34_util import (
+    ModuleIndex,
+    assignments_in,
+    call_name,
+    dotted,
+    index_for,
+    target_key,
+    taint,
+    tokens,
+    value_refs,
+    walk,
+)
+
+_LEDGER = {"alpha", "alphas", "moment", "moments", "accountant", "budget", "epsilon", "privacy", "spent", "rdp", "eps", "ledger", "odometer"}
+_CHARGE_VERBS = {"step", "compose", "spend", "charge", "accumulate", "update", "add", "record", "consume", "track"}
+_CHARGE_WORDS = {"accountant", "account", "moments", "budget", "privacy", "charge", "spend"}
+_SOURCE_CALLS = {"laplace", "normal", "gaussian", "gumbel", "predict", "proba", "vote", "votes", "teacher", "teachers", "aggregate", "aggregation", "pate", "noisy", "lamda", "lambda"}
+_SOURCE_NAMES = {"vote", "votes", "n0", "n1", "noisy", "teacher", "teachers", "predictions", "preds"}
+_TEXT_SOURCES = re.compile(r"laplace|normal|predict|vote|teacher|gauss|noisy|aggregat")
+
+
+def _is_source(expr: cst.BaseExpression) -> bool:
+    for node in walk(expr):
+        if isinstance(node, cst.Call) and tokens(call_name(node)) & _SOURCE_CALLS:
+            return True
+        if isinstance(node, cst.Name) and tokens(node.value) & _SOURCE_NAMES:
+            return True
+        if isinstance(node, cst.Attribute) and tokens(node.attr.value) & _SOURCE_NAMES:
+            return True
+    return False
+
+
+def _direct_charge(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.AugAssign):
+        key = target_key(node.target)
+        return key is not None and bool(tokens(key) & _LEDGER)
+    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+        key = target_key(node.targets[0].target)
+        return key is not None and bool(tokens(key) & _LEDGER) and key in value_refs(node.value)
+    if isinstance(node, cst.Call):
+        name = call_name(node)
+        if tokens(name) & _CHARGE_WORDS:
+            return True
+        if name in _CHARGE_VERBS and isinstance(node.func, cst.Attribute):
+            receiver = dotted(node.func.value) or ""
+            return bool(tokens(receiver) & _LEDGER)
+    return False
+
+
+class UnaccountedRelease(Rule):
+    id = "DP303"
+    name = "unaccounted-release"
+    category = "general"
+    severity = "error"
+    summary = "a data-dependent branch releases its result before or without charging the privacy accountant"
+    rationale = (
+        "Every answer computed from the teachers' votes consumes privacy budget, including the "
+        "decision of which branch to take. When a function that labels samples with the noisy "
+        "teacher ensemble returns early (e.g. synthcity returns all-zero labels when the noisy "
+        "votes mark at least half of the batch as real) or skips to the next iteration before "
+        "the moments accountant is updated, that answer reaches the student/generator but is "
+        "never counted in ε̂, so the reported guarantee is too optimistic. Fix: charge the "
+        "accountant for every aggregation query before any return/continue that can release "
+        "teacher-derived output, or charge it on every branch."
+    )
+    TRIGGERS = ("alpha", "moment", "ccountant", "budget", "eps", "privacy", "rdp", "spent")
+
+    VALID = (
+        # accountant updated before the data-dependent early exit
+        """
+import numpy as np
+def label_batch(self, x):
+    n0, n1 = self.teachers.votes(x)
+    noisy = (n1 + np.random.laplace(scale=1 / self.lamda, size=n1.shape)) / (n0 + n1) > 0.5
+    q = (2 + self.lamda * np.abs(n0 - n1)) / (4 * np.exp(self.lamda * np.abs(n0 - n1)))
+    for l in range(self.L):
+        self.alpha[l] += self.moment_term(q, l)
+    if noisy.mean() >= 0.5:
+        return np.zeros(len(x))
+    return noisy.astype(float)
+""",
+        # guard on the input only (no teacher output involved)
+        """
+def aggregate(self, x):
+    if len(x) == 0:
+        return []
+    votes = self.teachers.predict(x)
+    self.accountant.step(votes)
+    return self.noisy_argmax(votes)
+""",
+        # both branches charge
+        """
+import numpy as np
+def charge(alpha, votes, lam, L):
+    n1 = votes.sum()
+    if n1 > len(votes) / 2:
+        alpha += np.full(L, 2 * lam ** 2)
+    else:
+        alpha += np.full(L, lam ** 2)
+    return alpha
+""",
+        # continue taken before any query was made
+        """
+def train(self, batches):
+    for batch in batches:
+        if batch is None:
+            continue
+        votes = self.teachers.vote(batch)
+        self.moments_accountant.update(votes)
+        labels = votes.argmax(1)
+        self.student.fit(batch, labels)
+""",
+        # no accountant in the function at all
+        """
+import numpy as np
+def noisy_labels(votes, scale):
+    noisy = votes + np.random.laplace(scale=scale, size=votes.shape)
+    if noisy.max() < 0:
+        return np.zeros(len(votes))
+    return noisy.argmax(1)
+""",
+    )
+
+    INVALID = (
+        # synthcity shape: all-zero labels returned and the accountant update skipped
+        """
+import numpy as np
+def _pate_label(self, X):
+    n0, n1, labels = self.teachers.pate_lamda(X)
+    if np.sum(labels) >= len(labels) / 2:
+        return np.zeros(len(X))  # <-
+    q = (2 + self.lamda * np.abs(n0 - n1)) / (4 * np.exp(self.lamda * np.abs(n0 - n1)))
+    for j in range(self.num_moments):
+        self.alpha[j] += np.log((1 - q) * ((1 - q) / (1 - q * np.exp(2 * self.lamda))) ** (j + 1) + q * np.exp(2 * self.lamda * (j + 1))).sum()
+    return labels
+""",
+        # early exit on noisy votes before an accountant object is charged
+        """
+import torch
+def query(self, x):
+    votes = torch.stack([t(x) > 0.5 for t in self.teachers]).sum(0)
+    noisy = votes + torch.distributions.Laplace(0, 1 / self.lam).sample(votes.shape)
+    if (noisy > len(self.teachers) / 2).all():
+        return torch.ones(len(x))  # <-
+    self.accountant.step(votes)
+    return (noisy > len(self.teachers) / 2).float()
+""",
+        # continue skips the moments update after the student already used the labels
+        """
+import numpy as np
+def train_student(self, steps):
+    for _ in range(steps):
+        fake = self.sample_fake()
+        preds = np.stack([t.predict(fake) for t in self.teachers])
+        labels = (preds.sum(0) + np.random.laplace(0, 1 / self.lamda, len(fake))) > len(self.teachers) / 2
+        self.student.train_on_batch(fake, labels)
+        if labels.all():
+            continue  # <-
+        self.update_moments(preds)
+""",
+        # conditional charge: the accountant is updated only on one data-dependent branch
+        """
+import numpy as np
+def label_and_account(x, teachers, alpha, lam, L):
+    votes = np.array([t.predict(x) for t in teachers]).sum(0)
+    noisy = votes + np.random.laplace(scale=1 / lam, size=votes.shape)
+    r = (noisy > len(teachers) / 2).astype(int)
+    if r.mean() < 0.5:  # <-
+        for l in range(L):
+            alpha[l] += 2 * lam ** 2 * l * (l + 1)
+    return r
+""",
+        # method-name charge, early return of the noisy vote tensor
+        """
+import numpy as np
+class Aggregator:
+    def answer(self, x):
+        counts = self.teacher_counts(x)
+        noisy = counts + np.random.normal(0, self.sigma, counts.shape)
+        if noisy.max() - np.sort(noisy)[-2] > self.margin:
+            return noisy.argmax()  # <-
+        self._charge_budget(counts)
+        return noisy.argmax()
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not _TEXT_SOURCES.search(self.ctx.source):
+            return
+        index = index_for(self.ctx)
+        chargers = _charging_functions(index)
+
+        def is_charge(n: cst.CSTNode) -> bool:
+            return _direct_charge(n) or isinstance(n, cst.Call) and call_name(n) in chargers
+
+        for func in index.functions:
+            charges = [n for n in walk(func.body) if is_charge(n) and index.enclosing_function(n) is func]
+            if charges:
+                self._check(func, charges, index)
+
+    def _check(self, func: cst.FunctionDef, charges: list[cst.CSTNode], index: ModuleIndex) -> None:
+        assigns = assignments_in(func, index)
+        params = {p.name.value for p in func.params.params}
+        seed = {p for p in params if tokens(p) & _SOURCE_NAMES}
+        tainted = taint(assigns, _is_source, seed)
+
+        def data_dependent(test: cst.BaseExpression) -> bool:
+            return bool(value_refs(test) & tainted) or _is_source(test)
+
+        first = min(index.order[c] for c in charges)
+        for node in walk(func.body):
+            if not isinstance(node, (cst.Return, cst.Continue)) or index.enclosing_function(node) is not func:
+                continue
+            if isinstance(node, cst.Return) and (
+                node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None")
+            ):
+                continue
+            if index.order[node] > first:
+                continue
+            guard = _enclosing_if(node, func, index)
+            if guard is None or not data_dependent(guard.test):
+                continue
+            if any(_inside(c, guard, index) for c in charges):
+                continue
+            if isinstance(node, cst.Continue):
+                loop = next(iter(index.enclosing_loops(node)), None)
+                if loop is None or not any(_inside(c, loop, index) for c in charges):
+                    continue
+            self.report(
+                node,
+                "a branch decided by the noisy teacher votes releases its result before the "
+                "privacy accountant is charged: that answer is never counted in ε̂; charge the "
+                "accountant before any return/continue that releases teacher-derived output",
+            )
+        # charges made on one data-dependent branch only
+        for node in walk(func.body):
+            if not isinstance(node, cst.If) or index.enclosing_function(node) is not func:
+                continue
+            if not data_dependent(node.test):
+                continue
+            inside = [c for c in charges if _inside(c, node.body, index)]
+            if not inside or (node.orelse is not None and any(_inside(c, node.orelse, index) for c in charges)):
+                continue
+            if any(index.order[c] > index.order[node] and not _inside(c, node, index) for c in charges):
+                continue
+            if any(index.order[c] < index.order[node] for c in charges if not _inside(c, node, index)):
+                continue
+            later_release = any(
+                isinstance(r, cst.Return) and r.value is not None and index.order[r] > index.order[node]
+                and not _inside(r, node, index) and index.enclosing_function(r) is func
+                for r in walk(func.body)
+            )
+            if later_release:
+                self.report(
+                    node.test,
+                    "the privacy accountant is charged only on one branch of a test on the noisy "
+                    "teacher votes, yet the result is returned on both: the uncharged answers are "
+                    "missing from ε̂; charge the accountant on every branch",
+                )
+
+
+def _charging_functions(index: ModuleIndex) -> set[str]:
+    """Names of functions of this module that charge the accountant, directly or via another."""
+    direct = {
+        f.name.value for f in index.functions
+        if any(_direct_charge(n) for n in walk(f.body))
+    }
+    for _ in range(2):
+        direct |= {
+            f.name.value for f in index.functions
+            if any(isinstance(n, cst.Call) and call_name(n) in direct for n in walk(f.body))
+        }
+    return direct
+
+
+def _enclosing_if(node: cst.CSTNode, func: cst.FunctionDef, index: ModuleIndex) -> cst.If | None:
+    for anc in index.ancestors(node):
+        if anc is func:
+            return None
+        if isinstance(anc, cst.If):
+            return anc
+    return None
+
+
+def _inside(node: cst.CSTNode, container: cst.CSTNode, index: ModuleIndex) -> bool:
+    return node is container or any(anc is container for anc in index.ancestors(node))

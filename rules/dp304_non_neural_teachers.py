@@ -1,0 +1,226 @@
+"""DP304: PATE teachers that are sklearn-style non-neural models re-fitted every iteration."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp34_util import ModuleIndex, call_name, index_for, refs, target_key, tokens, walk
+
+_MODELS = {
+    "LogisticRegression", "LogisticRegressionCV", "SGDClassifier", "LinearSVC", "RidgeClassifier",
+    "RidgeClassifierCV", "Perceptron", "PassiveAggressiveClassifier", "LinearDiscriminantAnalysis",
+    "GaussianNB", "BernoulliNB", "SVC", "KNeighborsClassifier", "DecisionTreeClassifier",
+    "RandomForestClassifier", "ExtraTreesClassifier", "GradientBoostingClassifier",
+    "HistGradientBoostingClassifier", "XGBClassifier", "LGBMClassifier",
+}
+_LIBRARIES = ("sklearn", "xgboost", "lightgbm")
+_TEACHER = {"teacher", "teachers"}
+_GENERATED = {"fake", "fakes", "gen", "generated", "synth", "synthetic", "hat", "g"}
+_COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+
+
+class NonNeuralTeachers(Rule):
+    id = "DP304"
+    name = "non-neural-teachers"
+    category = "teachers"
+    severity = "warning"
+    summary = "PATE teachers are sklearn linear (non-neural) models re-fitted from scratch every iteration"
+    rationale = (
+        "In PATE-GAN each teacher is a neural discriminator trained by SGD on its own partition "
+        "against the generator's current samples, so the teachers improve together with the "
+        "generator. Implementations that create sklearn models (LogisticRegression, "
+        "SGDClassifier, LinearSVC, …) and fit them from scratch on every iteration (updated, "
+        "synthcity) run a different algorithm: a linear teacher cannot separate the generator's "
+        "samples from real ones once marginals match, the votes carry little signal and the "
+        "utility and privacy results reported for PATE-GAN do not apply. Fix: use neural "
+        "teacher discriminators, created once and updated by gradient steps each iteration."
+    )
+    TRIGGERS = tuple(sorted(_MODELS))
+
+    VALID = (
+        # neural teachers
+        """
+import torch.nn as nn
+class PATEGAN:
+    def __init__(self, d, k):
+        self.teachers = [nn.Sequential(nn.Linear(d, d // 2), nn.ReLU(), nn.Linear(d // 2, 1)) for _ in range(k)]
+""",
+        # classic PATE on a classification task: sklearn teachers fitted once on their partition
+        """
+from sklearn.linear_model import LogisticRegression
+def train_teachers(parts):
+    teachers = []
+    for x, y in parts:
+        teacher = LogisticRegression(max_iter=500)
+        teacher.fit(x, y)
+        teachers.append(teacher)
+    return teachers
+""",
+        # sklearn model in a loop, but not a teacher
+        """
+from sklearn.linear_model import LogisticRegression
+def evaluate(synthetic_sets, x_test, y_test):
+    scores = []
+    for _ in range(5):
+        for xs, ys in synthetic_sets:
+            clf = LogisticRegression()
+            clf.fit(xs, ys)
+            scores.append(clf.score(x_test, y_test))
+    return scores
+""",
+        # a local (neural) class with the same name
+        """
+import torch
+class LogisticRegression(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.lin = torch.nn.Linear(d, 1)
+def make_teachers(d, k, rounds):
+    for _ in range(rounds):
+        teachers = [LogisticRegression(d) for _ in range(k)]
+    return teachers
+""",
+    )
+
+    INVALID = (
+        # updated shape: a fresh LogisticRegression per teacher inside the budget loop
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def pategan(x, k, epsilon, generator):
+    eps_hat = 0
+    while eps_hat < epsilon:
+        fake = generator(len(x) // k)
+        for i in range(k):
+            teacher = LogisticRegression()  # <-
+            teacher.fit(np.vstack([parts[i], fake]), np.r_[np.ones(len(parts[i])), np.zeros(len(fake))])
+            teachers[i] = teacher
+""",
+        # synthcity shape: Teachers.fit builds new models each call; the plugin calls it every iteration
+        """
+from sklearn.linear_model import LogisticRegression
+class Teachers:
+    def fit(self, X, X_fake):
+        self.models = []
+        for part in self.partitions(X):
+            model = LogisticRegression(solver="lbfgs")  # <-
+            model.fit(part, X_fake)
+            self.models.append(model)
+
+class PATEGAN:
+    def train(self, X):
+        for it in range(self.max_iter):
+            X_fake = self.generate(len(X))
+            self.teachers.fit(X, X_fake)
+""",
+        # module alias, SGDClassifier, list comprehension of teachers
+        """
+import sklearn.linear_model as lm
+def step(self, real_parts, fake):
+    for t in range(self.n_teacher_iters):
+        self.teachers = [lm.SGDClassifier(loss="log_loss").fit(p, fake) for p in real_parts]  # <-
+""",
+        # LinearSVC teachers fitted on generated rows (re-created each call on fresh fakes)
+        """
+from sklearn.svm import LinearSVC
+def fit_teachers(partitions, generated):
+    teachers = []
+    for part in partitions:
+        clf = LinearSVC()  # <-
+        clf.fit(stack(part, generated), labels_for(part, generated))
+        teachers.append(clf)
+    return teachers
+""",
+        # fully qualified RidgeClassifier in nested loops
+        """
+import sklearn
+def run(data, k, iters):
+    for _ in range(iters):
+        for idx in range(k):
+            teacher_model = sklearn.linear_model.RidgeClassifier()  # <-
+            teacher_model.fit(data[idx], y[idx])
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        src = self.ctx.source
+        if "eacher" not in src:
+            return
+        index = index_for(self.ctx)
+        local_classes = {n.name.value for n in walk(node) if isinstance(n, cst.ClassDef)}
+        for call in index.calls:
+            qual = index.qualify(call.func) or call_name(call)
+            model = qual.split(".")[-1]
+            if model not in _MODELS or model in local_classes:
+                continue
+            if "." in qual and not qual.startswith(_LIBRARIES):
+                continue
+            if "." not in qual and model not in index.imports:
+                continue
+            if not self._teacher_context(call, index):
+                continue
+            if not self._refitted(call, index):
+                continue
+            self.report(
+                call,
+                f"PATE teachers are sklearn {model} models re-fitted from scratch every "
+                "iteration instead of neural discriminators trained by SGD on their partition: "
+                "the votes do not follow the PATE-GAN algorithm; use neural teacher "
+                "discriminators created once and updated each iteration",
+            )
+
+    @staticmethod
+    def _context_names(call: cst.Call, index: ModuleIndex) -> set[str]:
+        names: set[str] = set()
+        stmt = index.enclosing_statement(call)
+        names |= refs(stmt) if not isinstance(stmt, cst.BaseCompoundStatement) else set()
+        for anc in index.ancestors(call):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                names.add(anc.name.value)
+            elif isinstance(anc, cst.For):
+                names |= refs(anc.target) | refs(anc.iter)
+            elif isinstance(anc, cst.While):
+                names |= refs(anc.test)
+            elif isinstance(anc, _COMPREHENSIONS):
+                names |= refs(anc.for_in)
+        # the name the model is bound to, and where that name goes next
+        if isinstance(stmt, cst.Assign):
+            func = index.enclosing_function(call)
+            bound = {k for t in stmt.targets if (k := target_key(t.target)) is not None}
+            if func is not None and bound:
+                for node in walk(func.body):
+                    if isinstance(node, (cst.Assign, cst.Expr)) and refs(node) & bound:
+                        names |= refs(node)
+        return names
+
+    def _teacher_context(self, call: cst.Call, index: ModuleIndex) -> bool:
+        return any(tokens(n) & _TEACHER for n in self._context_names(call, index))
+
+    @staticmethod
+    def _refitted(call: cst.Call, index: ModuleIndex) -> bool:
+        loops = 0
+        for anc in index.ancestors(call):
+            if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(anc, cst.While):
+                return True
+            if isinstance(anc, (cst.For, *_COMPREHENSIONS)):
+                loops += 1
+        if loops >= 2:
+            return True
+        func = index.enclosing_function(call)
+        if func is None:
+            return False
+        # fitted on generator output: must be redone whenever the generator changes
+        for node in walk(func.body):
+            if isinstance(node, cst.Call) and call_name(node) == "fit":
+                if any(tokens(n) & _GENERATED for a in node.args for n in refs(a.value)):
+                    return True
+        # the enclosing function is itself called inside a loop of this module
+        fname = func.name.value
+        for other in index.calls:
+            if call_name(other) == fname and index.enclosing_function(other) is not func:
+                if index.enclosing_loops(other):
+                    return True
+        return False

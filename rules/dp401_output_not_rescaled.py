@@ -1,0 +1,286 @@
+"""DP401: data scaled before training, generator output returned without the inverse transform."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp34_util import (
+    is_gen_identifier,
+    ModuleIndex,
+    assignments_in,
+    call_name,
+    contains_generator_call,
+    dotted,
+    index_for,
+    target_key,
+    taint,
+    tokens,
+    value_refs,
+    walk,
+)
+
+_SCALERS = {"MinMaxScaler", "StandardScaler", "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "PowerTransformer", "minmax_scale"}
+_SCALE_FUNCS = {"normalize", "normalization", "normalise", "normalisation", "standardize", "standardise", "minmax"}
+_INVERSE_WORDS = {
+    "inverse", "denormalize", "denormalise", "denormalization", "renormalize", "renormalise",
+    "renormalization", "unscale", "rescale", "descale", "unnormalize", "denorm", "decode",
+    "reverse", "postprocess", "untransform", "destandardize",
+}
+# functions that hand synthetic data back to the caller
+_OUTPUT_FUNCS = {"postprocess", "post", "decode", "output", "sample", "generate", "synthesize", "synthesise", "finalize", "finalise", "format", "export"}
+_CALL_KIND = {
+    "min": "min", "amin": "min", "nanmin": "min",
+    "max": "max", "amax": "max", "nanmax": "max",
+    "mean": "mean", "nanmean": "mean", "average": "mean",
+    "std": "std", "nanstd": "std", "ptp": "range",
+}
+_NAME_KIND = [
+    (re.compile(r"(^|_)(min|mins|minimum|minima|lo|low|lower|lb)(_|$)|min$|^min"), "min"),
+    (re.compile(r"(^|_)(max|maxs|maximum|maxima|hi|high|upper|ub)(_|$)|max$|^max"), "max"),
+    (re.compile(r"(^|_)(mean|means|mu|avg)(_|$)"), "mean"),
+    (re.compile(r"(^|_)(std|stds|stdev|scale)(_|$)"), "std"),
+    (re.compile(r"(^|_)(range|ranges|ptp|span)(_|$)"), "range"),
+]
+
+
+class OutputNotRescaled(Rule):
+    id = "DP401"
+    name = "output-not-rescaled"
+    category = "processing"
+    severity = "warning"
+    summary = "training data is scaled but the generator output is returned without the inverse transform"
+    rationale = (
+        "A generator trained on min-max (or standardised) data produces samples in [0, 1] (or "
+        "unit scale). When the implementation scales its input — `(x - min)/(max - min)`, "
+        "`MinMaxScaler().fit_transform(x)` — and returns the generator output as-is (updated, "
+        "borealis), the synthetic data is not in the input's units, so every downstream use "
+        "(utility metrics, audits, released tables) is wrong. Fix: keep the transform (with "
+        "public or DP bounds) and apply its inverse — `x * (max - min) + min`, "
+        "`scaler.inverse_transform(x)` — before returning samples."
+    )
+    TRIGGERS = ("min", "Scaler", "normali", "mean", "std")
+
+    VALID = (
+        # original 2018 shape: scaled, then mapped back
+        """
+import numpy as np
+def pategan(x, generator, n):
+    mn, mx = np.min(x, 0), np.max(x, 0)
+    x = (x - mn) / (mx - mn + 1e-8)
+    train(x)
+    out = generator(np.random.uniform(0, 1, (n, 4)))
+    return out * (mx - mn + 1e-8) + mn
+""",
+        # sklearn scaler and inverse_transform
+        """
+from sklearn.preprocessing import MinMaxScaler
+class Synth:
+    def fit(self, data):
+        self.scaler = MinMaxScaler()
+        self.train(self.scaler.fit_transform(data))
+    def sample(self, n):
+        z = self.noise(n)
+        return self.scaler.inverse_transform(self.generator(z).detach().numpy())
+""",
+        # no scaling at all
+        """
+import torch
+class GAN:
+    def sample(self, n):
+        z = torch.randn(n, self.dim)
+        return self.generator(z).detach().numpy()
+""",
+        # a named denormalisation helper
+        """
+import numpy as np
+def normalization(data):
+    lo, hi = np.nanmin(data, 0), np.nanmax(data, 0)
+    return (data - lo) / (hi - lo + 1e-6), (lo, hi)
+
+def renormalization(data, params):
+    lo, hi = params
+    return data * (hi - lo + 1e-6) + lo
+
+def run(data, G):
+    norm, params = normalization(data)
+    fit(norm)
+    return renormalization(G(len(data)), params)
+""",
+        # scaling of something that is not returned from a generator
+        """
+import numpy as np
+def zscore(x):
+    return (x - np.mean(x)) / np.std(x)
+def summary(x):
+    return zscore(x).max()
+""",
+    )
+
+    INVALID = (
+        # updated shape: min-max scaled with data bounds, output returned as generated
+        """
+import numpy as np
+def pate_gan(x_train, params):
+    data_min = np.min(x_train, axis=0)
+    data_max = np.max(x_train, axis=0)
+    x_train = (x_train - data_min) / (data_max - data_min + 1e-8)
+    train_loop(x_train, params)
+    x_hat = sess.run(G_sample, feed_dict={Z: sample_z(len(x_train), params["dim"])})
+    return x_hat  # <-
+""",
+        # borealis shape: torch model scales with MinMaxScaler, generate() returns raw output
+        """
+import torch
+from sklearn.preprocessing import MinMaxScaler
+class PATE_GAN:
+    def train(self, x):
+        x = MinMaxScaler().fit_transform(x)
+        self.fit_loop(torch.tensor(x))
+    def generate(self, n):
+        z = torch.rand(n, self.z_dim)
+        synthetic = self.generator(z)
+        return synthetic.detach().cpu().numpy()  # <-
+""",
+        # attribute bounds in __init__-like fit, method-call min/max, separate range variable
+        """
+class Model:
+    def fit(self, X):
+        self.lo = X.min(axis=0)
+        rng = X.max(axis=0) - self.lo
+        X = (X - self.lo) / rng
+        self._train(X)
+    def sample(self, n):
+        return self.gen(self._latent(n)).numpy()  # <-
+""",
+        # standardisation, output of a netG call returned through an intermediate
+        """
+import numpy as np
+def fit_and_sample(data, n, netG):
+    mu, sd = data.mean(0), data.std(0)
+    data = (data - mu) / sd
+    train(data)
+    fake = netG(np.random.randn(n, 16))
+    out = np.asarray(fake)
+    return out  # <-
+""",
+        # torch min/max with .values
+        """
+import torch
+def train_and_generate(x, generator, n):
+    lo = torch.min(x, dim=0).values
+    hi = torch.max(x, dim=0).values
+    x = (x - lo) / (hi - lo)
+    optimise(generator, x)
+    return generator(torch.randn(n, 8))  # <-
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        index = index_for(self.ctx) if self._worth_it() else None
+        if index is None:
+            return
+        if not self._scales(index) or self._inverts(index):
+            return
+        for func in index.functions:
+            releases = self._releases(func, index)
+            for ret in releases:
+                self.report(
+                    ret,
+                    "the training data is scaled before training but this generator output is "
+                    "returned without the inverse transform, so samples are not in the input's "
+                    "units; map them back with the stored transform (x·(max−min)+min or "
+                    "scaler.inverse_transform)",
+                )
+
+    def _worth_it(self) -> bool:
+        src = self.ctx.source
+        return bool(re.search(r"[Gg]en|G_|netG|[Ff]ake|[Ss]ynth|\bG\(", src)) and "return" in src
+
+    # ---- forward scaling ----------------------------------------------------------------------
+    def _kinds(self, expr: cst.CSTNode, index: ModuleIndex, depth: int = 2) -> set[str]:
+        out: set[str] = set()
+        for node in walk(expr):
+            if isinstance(node, cst.Call):
+                kind = _CALL_KIND.get(call_name(node))
+                if kind:
+                    out.add(kind)
+            elif isinstance(node, (cst.Name, cst.Attribute)):
+                name = dotted(node)
+                if name is None:
+                    continue
+                last = name.split(".")[-1].lower()
+                out.update(kind for pat, kind in _NAME_KIND if pat.search(last))
+                if depth > 0:
+                    for value in self._values(index).get(name, ()):
+                        out |= self._kinds(value, index, depth - 1)
+        return out
+
+    def _values(self, index: ModuleIndex) -> dict[str, list[cst.BaseExpression]]:
+        cache = getattr(self, "_value_map", None)
+        if cache is None:
+            cache = {}
+            for key, value, stmt in assignments_in(index.module, index):
+                if not isinstance(stmt, cst.For):
+                    cache.setdefault(key, []).append(value)
+            self._value_map = cache
+        return cache
+
+    def _scales(self, index: ModuleIndex) -> bool:
+        for call in index.calls:
+            name = call_name(call)
+            if name in _SCALERS:
+                return True
+            if tokens(name) & _SCALE_FUNCS and index.functions_named(name):
+                return True
+        for binop in index.binops:
+            if not isinstance(binop.operator, cst.Divide):
+                continue
+            left = binop.left
+            if not (isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Subtract)):
+                continue
+            if not self._kinds(left.right, index) & {"min", "mean"}:
+                continue
+            if self._kinds(binop.right, index) & {"max", "std", "range"}:
+                return True
+        return False
+
+    def _inverts(self, index: ModuleIndex) -> bool:
+        for call in index.calls:
+            if tokens(call_name(call)) & _INVERSE_WORDS:
+                return True
+        for binop in index.binops:
+            if not isinstance(binop.operator, cst.Add):
+                continue
+            if not any(
+                isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Multiply)
+                for side in (binop.left, binop.right)
+            ):
+                continue
+            if self._kinds(binop, index, depth=1) & {"min", "mean"}:
+                return True
+        return False
+
+    # ---- releases -----------------------------------------------------------------------------
+    def _releases(self, func: cst.FunctionDef, index: ModuleIndex) -> list[cst.Return]:
+        rets = [
+            r for r in walk(func.body)
+            if isinstance(r, cst.Return) and r.value is not None and index.enclosing_function(r) is func
+        ]
+        if not rets:
+            return []
+        assigns = assignments_in(func, index)
+        seed: set[str] = set()
+        if tokens(func.name.value) & _OUTPUT_FUNCS:
+            seed = {p.name.value for p in func.params.params if is_gen_identifier(p.name.value)}
+        tainted = taint(assigns, contains_generator_call, seed)
+        out = []
+        for ret in rets:
+            value = ret.value
+            if isinstance(value, cst.Name) and value.value in {"None", "self"}:
+                continue
+            if contains_generator_call(value) or value_refs(value) & tainted:
+                out.append(ret)
+        return out

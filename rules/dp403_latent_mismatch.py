@@ -1,0 +1,295 @@
+"""DP403: latent noise drawn from one distribution in training and another at generation."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp34_util import (
+    ModuleIndex,
+    call_name,
+    dotted,
+    index_for,
+    is_generator_call,
+    target_key,
+    tokens,
+    value_refs,
+    walk,
+)
+
+_UNIFORM = {"rand", "rand_like", "uniform", "uniform_", "random", "random_sample", "random_uniform", "Uniform"}
+_NORMAL = {"randn", "randn_like", "normal", "normal_", "standard_normal", "random_normal", "gauss", "Normal", "truncated_normal"}
+_LATENT = {"z", "zs", "latent", "latents", "codes"}
+_TRAIN = {"fit", "train", "training", "step", "update", "learn", "optimize", "optimise", "epoch", "iteration", "loop"}
+_GENERATE = {"sample", "samples", "generate", "generation", "synthesize", "synthesise", "produce", "draw", "inference", "infer", "predict"}
+_UNIFORM_TEXT = re.compile(r"\brand\(|rand_like|uniform|random\(|random_sample")
+_NORMAL_TEXT = re.compile(r"randn|normal|gauss")
+
+
+def _family_of_draw(call: cst.Call) -> str | None:
+    name = call_name(call)
+    if name in _UNIFORM:
+        return "uniform"
+    if name in _NORMAL:
+        return "normal"
+    return None
+
+
+class LatentMismatch(Rule):
+    id = "DP403"
+    name = "latent-mismatch"
+    category = "general"
+    severity = "warning"
+    summary = "latent noise drawn from one distribution in training and another at generation (rand vs randn)"
+    rationale = (
+        "A generator learns a map from its training latent distribution P_Z to the data. If "
+        "training feeds uniform noise (`torch.rand`, `np.random.uniform`) but generation feeds "
+        "normal noise (`torch.randn`, `np.random.normal`), or the reverse, the released samples "
+        "come from inputs the generator never saw (negative and >1 values), so they do not "
+        "follow the distribution that training — and any utility or audit result — refers to "
+        "(smartnoise trains with `rand` and generates with `randn`). Fix: draw latent noise with "
+        "one sampler, ideally one helper used by both training and generation."
+    )
+    TRIGGERS = ("rand", "uniform", "normal")
+
+    VALID = (
+        # one helper for both
+        """
+import numpy as np
+def sample_Z(m, n):
+    return np.random.uniform(-1.0, 1.0, size=[m, n])
+class GAN:
+    def fit(self, x):
+        for _ in range(100):
+            self.step(x, sample_Z(64, self.z_dim))
+    def sample(self, n):
+        return self.G(sample_Z(n, self.z_dim))
+""",
+        # randn in both places
+        """
+import torch
+class Synth:
+    def train(self, loader):
+        for x in loader:
+            z = torch.randn(len(x), self.dim)
+            loss = self.d(self.generator(z)).mean()
+    def generate(self, n):
+        z = torch.randn(n, self.dim)
+        return self.generator(z)
+""",
+        # uniform interpolation weight in WGAN-GP is not latent noise
+        """
+import torch
+class WGAN:
+    def train(self, real):
+        for _ in range(10):
+            z = torch.randn(len(real), 16)
+            fake = self.generator(z)
+            alpha = torch.rand(len(real), 1)
+            inter = alpha * real + (1 - alpha) * fake
+            gp = self.penalty(self.critic(inter))
+    def sample(self, n):
+        return self.generator(torch.randn(n, 16))
+""",
+        # Gaussian label noise in training, uniform latent in both
+        """
+import numpy as np
+class PG:
+    def fit(self, x):
+        for it in range(self.iters):
+            z = np.random.uniform(0, 1, (64, self.dim))
+            fake = self.G(z)
+            labels = np.ones(64) + np.random.normal(0, self.lamda, 64)
+    def generate(self, n):
+        z = np.random.uniform(0, 1, (n, self.dim))
+        return self.G(z)
+""",
+    )
+
+    INVALID = (
+        # smartnoise shape
+        """
+import torch
+class PATEGAN:
+    def train(self, data):
+        for epoch in range(self.epochs):
+            noise = torch.rand(self.batch_size, self.latent_dim)
+            fake = self.generator(noise)
+            self.update(fake)
+    def generate(self, n):
+        noise = torch.randn(n, self.latent_dim)  # <-
+        return self.generator(noise).detach().numpy()
+""",
+        # numpy spellings, the reverse direction
+        """
+import numpy as np
+class Model:
+    def fit(self, X):
+        for it in range(self.n_iter):
+            Z_mb = np.random.normal(size=(self.batch, self.z_dim))
+            self.train_step(X, Z_mb)
+    def sample(self, n):
+        z = np.random.uniform(0.0, 1.0, size=(n, self.z_dim))  # <-
+        return self.sess.run(self.G_sample, feed_dict={self.Z: z})
+""",
+        # training helper sampler vs direct randn at generation, aliased imports
+        """
+import numpy as npr
+def sample_z(m, n):
+    return npr.random.uniform(0.0, 1.0, size=[m, n])
+def pategan(x, params, n_out):
+    eps_hat = 0.0
+    while eps_hat < params["epsilon"]:
+        Z_mb = sample_z(params["batch_size"], params["z_dim"])
+        eps_hat = train_step(x, Z_mb)
+    latent = npr.random.randn(n_out, params["z_dim"])  # <-
+    return sess.run(G_sample, feed_dict={Z: latent})
+""",
+        # in-place torch initialisers, draw passed straight into the generator
+        """
+import torch
+class Gen:
+    def fit(self, loader):
+        for x in loader:
+            fake = self.netG(torch.empty(len(x), 32).uniform_(-1, 1))
+            self.opt_step(fake, x)
+    def sample(self, n):
+        return self.netG(torch.empty(n, 32).normal_())  # <-
+""",
+        # rng generator object, rand_like vs randn_like
+        """
+import torch
+class CondGen:
+    def training_step(self, batch):
+        z = torch.rand_like(batch[:, : self.zdim])
+        return self.generator(z)
+    def synthesize(self, template):
+        z = torch.randn_like(template[:, : self.zdim])  # <-
+        return self.generator(z)
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        src = self.ctx.source
+        if not (_UNIFORM_TEXT.search(src) and _NORMAL_TEXT.search(src)):
+            return
+        index = index_for(self.ctx)
+        helpers = self._helpers(index)
+        groups: dict[cst.ClassDef | None, dict[str, list[tuple[cst.Call, str]]]] = {}
+        for call in index.calls:
+            family = _family_of_draw(call)
+            func = index.enclosing_function(call)
+            if family is None:
+                helper = helpers.get(call_name(call))
+                if helper is None or (func is not None and func.name.value == call_name(call)):
+                    continue
+                family = helper
+            elif func is not None and func.name.value in helpers:
+                continue  # the sampler's own definition; its call sites are counted
+            if not self._latent(call, func, index):
+                continue
+            phase = self._phase(call, func, index)
+            if phase is None:
+                continue
+            group = groups.setdefault(index.enclosing_class(call), {"train": [], "generate": []})
+            group[phase].append((call, family))
+        for group in groups.values():
+            train_families = {f for _, f in group["train"]}
+            if len(train_families) != 1:
+                continue
+            (trained,) = train_families
+            example = next(c for c, f in group["train"])
+            train_code = _short(index.module.code_for_node(example.func))
+            for call, family in group["generate"]:
+                if family == trained:
+                    continue
+                self.report(
+                    call,
+                    f"latent noise is {family} at generation (`{_short(index.module.code_for_node(call.func))}`) "
+                    f"but {trained} in training (`{train_code}`): the generator is evaluated off "
+                    "its training distribution; draw latent noise with the same sampler in both",
+                )
+
+    @staticmethod
+    def _helpers(index: ModuleIndex) -> dict[str, str]:
+        """Functions that return a draw (directly or through one local name) -> its family."""
+        out: dict[str, str] = {}
+        for func in index.functions:
+            local: dict[str, str] = {}
+            families: set[str] = set()
+            for n in walk(func.body):
+                if isinstance(n, cst.Assign) and isinstance(n.value, cst.Call):
+                    fam = _family_of_draw(n.value)
+                    if fam:
+                        for t in n.targets:
+                            key = target_key(t.target)
+                            if key:
+                                local[key] = fam
+                elif isinstance(n, cst.Return) and n.value is not None:
+                    v = n.value
+                    if isinstance(v, cst.Call) and _family_of_draw(v):
+                        families.add(_family_of_draw(v) or "")
+                    elif isinstance(v, cst.Name) and v.value in local:
+                        families.add(local[v.value])
+            if len(families) == 1:
+                out[func.name.value] = families.pop()
+        return out
+
+    @staticmethod
+    def _latent(call: cst.Call, func: cst.FunctionDef | None, index: ModuleIndex) -> bool:
+        stmt = None
+        for anc in index.ancestors(call):
+            if isinstance(anc, cst.Call) and is_generator_call(anc):
+                return True
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                stmt = anc
+                break
+        if not isinstance(stmt, cst.Assign) or stmt.value is not call and not _is_chain_of(stmt.value, call):
+            return False
+        keys = {k for t in stmt.targets if (k := target_key(t.target)) is not None}
+        if any(tokens(k) & _LATENT for k in keys):
+            return True
+        scope = func.body if func is not None else index.module
+        for n in walk(scope):
+            if isinstance(n, cst.Call) and is_generator_call(n):
+                if any(value_refs(a.value) & keys for a in n.args):
+                    return True
+        return False
+
+    @staticmethod
+    def _phase(call: cst.Call, func: cst.FunctionDef | None, index: ModuleIndex) -> str | None:
+        name_tokens = tokens(func.name.value) if func is not None else set()
+        is_train = bool(name_tokens & _TRAIN)
+        is_gen = bool(name_tokens & _GENERATE)
+        if is_gen and not is_train:
+            return "generate"
+        if is_train and is_gen:
+            return None
+        if index.enclosing_loops(call):
+            return "train"
+        # a function that trains in a loop and then generates after it (TF1 scripts)
+        scope = func.body if func is not None else index.module
+        loops = [n for n in walk(scope) if isinstance(n, (cst.For, cst.While))]
+        if any(index.order[loop] < index.order[call] for loop in loops):
+            return "generate"
+        return "train" if is_train else None
+
+
+def _is_chain_of(value: cst.BaseExpression, call: cst.Call) -> bool:
+    """``torch.empty(n, d).uniform_()`` / ``torch.randn(n, d).to(device)``: ``call`` inside a method chain."""
+    cur: cst.BaseExpression = value
+    while isinstance(cur, cst.Call):
+        if cur is call:
+            return True
+        func = cur.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        cur = func.value
+    return cur is call
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 30 else text[:27] + "..."

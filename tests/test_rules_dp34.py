@@ -1,0 +1,158 @@
+"""Rules DP302-DP304 and DP401-DP403: cross-function flows and the vendored implementations."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpcheck.rule import run_rules
+from dpcheck.rules import by_id
+
+IDS = ("DP302", "DP303", "DP304", "DP401", "DP402", "DP403")
+RULES = [by_id(i) for i in IDS]
+VENDORED = Path(__file__).resolve().parents[1] / "vendored_impls"
+
+#: what the six rules must report on each upstream rebuild (Table 2 + Appendix A.2 + extras)
+EXPECTED_UPSTREAM = {
+    "original": set(),
+    "updated": {"DP302", "DP304", "DP401"},
+    "synthcity": {"DP302", "DP303", "DP304"},
+    "turing": {"DP402"},
+    "borealis": {"DP302", "DP401"},
+    "smartnoise": {"DP302", "DP403"},
+}
+
+
+def scan(source: str, rule_id: str | None = None) -> list:
+    found = run_rules(source, RULES)
+    return [f for f in found if rule_id is None or f.rule == rule_id]
+
+
+def _files(impl: str, prefix: str) -> list[Path]:
+    return sorted((VENDORED / impl).glob(f"{prefix}*.py"))
+
+
+@pytest.mark.parametrize("impl", sorted(EXPECTED_UPSTREAM))
+def test_upstream_findings(impl):
+    files = _files(impl, "upstream")
+    assert files, f"no vendored upstream files for {impl}"
+    found = {f.rule for p in files for f in run_rules(p.read_text(), RULES, str(p))}
+    assert found == EXPECTED_UPSTREAM[impl]
+
+
+@pytest.mark.parametrize("impl", sorted(EXPECTED_UPSTREAM))
+def test_fixed_twins_clean_in_table2(impl):
+    files = _files(impl, "fixed")
+    assert files, f"no vendored fixed files for {impl}"
+    table2 = [
+        (p.name, f.line, f.rule)
+        for p in files
+        for f in run_rules(p.read_text(), RULES, str(p))
+        if f.category != "general"
+    ]
+    assert table2 == []
+
+
+def test_dp302_condition_checked_in_a_helper_that_receives_q():
+    src = """
+import numpy as np
+def is_valid(q_value, lam):
+    return q_value < (np.exp(2 * lam) - 1) / (np.exp(4 * lam) - 1)
+
+def term(n0, n1, lam, l):
+    q = (2 + lam * np.abs(n0 - n1)) / (4 * np.exp(lam * np.abs(n0 - n1)))
+    if is_valid(q, lam):
+        return np.log((1 - q) * ((1 - q) / (1 - np.exp(2 * lam) * q)) ** l + q * np.exp(2 * lam * l))
+    return 2 * lam ** 2 * l * (l + 1)
+"""
+    assert scan(src, "DP302") == []
+    unchecked = src.replace("    if is_valid(q, lam):\n", "    if True:\n")
+    found = scan(unchecked, "DP302")
+    assert [f.line for f in found] == [7]
+    assert "e^{2λ}" in found[0].message and "2λ²l(l+1)" in found[0].message
+
+
+def test_dp303_charge_through_a_method_that_updates_the_moments():
+    src = """
+import numpy as np
+class Plugin:
+    def _charge(self, n0, n1):
+        self.alpha_dict += np.ones(5) * np.abs(n0 - n1).sum()
+
+    def _labels(self, x):
+        n0, n1, y = self.teachers.pate_lamda(x)
+        if y.mean() > 0.5:
+            return np.zeros(len(x))
+        self._charge(n0, n1)
+        return y
+"""
+    found = scan(src, "DP303")
+    assert [f.line for f in found] == [10]
+    moved = src.replace(
+        "        if y.mean() > 0.5:\n            return np.zeros(len(x))\n        self._charge(n0, n1)\n",
+        "        self._charge(n0, n1)\n        if y.mean() > 0.5:\n            return np.zeros(len(x))\n",
+    )
+    assert scan(moved, "DP303") == []
+
+
+def test_dp304_teachers_refitted_by_a_method_called_from_the_training_loop():
+    src = """
+from sklearn.linear_model import LogisticRegression as LR
+class Ensemble:
+    def refit_teachers(self, parts):
+        self.teachers = [LR() for _ in parts]
+        for t, p in zip(self.teachers, parts):
+            t.fit(p[0], p[1])
+
+def train(ensemble, parts, iters):
+    for _ in range(iters):
+        ensemble.refit_teachers(parts)
+"""
+    assert [f.line for f in scan(src, "DP304")] == [5]
+    once = src.replace("    for _ in range(iters):\n        ensemble.refit_teachers(parts)\n", "    ensemble.refit_teachers(parts)\n")
+    assert scan(once, "DP304") == []
+
+
+def test_dp401_inverse_anywhere_in_the_module_silences_it():
+    src = """
+import numpy as np
+class M:
+    def fit(self, x):
+        self.lo, self.hi = x.min(0), x.max(0)
+        self.train((x - self.lo) / (self.hi - self.lo))
+    def sample(self, n):
+        out = self.generator(np.random.rand(n, 4))
+        return out
+"""
+    assert [f.line for f in scan(src, "DP401")] == [9]
+    fixed = src.replace("        return out\n", "        return out * (self.hi - self.lo) + self.lo\n")
+    assert scan(fixed, "DP401") == []
+
+
+def test_dp402_rounded_intermediate_is_not_truncation():
+    src = """
+import numpy as np
+def decode(self, fake):
+    rounded = np.round(fake[:, 2])
+    fake[:, 2] = rounded.astype(int)
+    fake[:, 3] = fake[:, 3].astype(int)
+    return fake
+"""
+    assert [f.line for f in scan(src, "DP402")] == [6]
+
+
+def test_dp403_message_names_both_samplers():
+    src = """
+import torch
+class G:
+    def fit(self, data):
+        for _ in range(3):
+            z = torch.rand(8, 4)
+            self.step(self.generator(z))
+    def sample(self, n):
+        return self.generator(torch.randn(n, 4))
+"""
+    (finding,) = scan(src, "DP403")
+    assert finding.line == 9
+    assert "torch.randn" in finding.message and "torch.rand" in finding.message
+    assert scan(src.replace("torch.randn(n, 4)", "torch.rand(n, 4)"), "DP403") == []

@@ -1,0 +1,1 @@
+"""original: the 2018 PATE-GAN code release (TensorFlow 1) and its corrected twin."""

@@ -1,0 +1,1 @@
+"""synthcity PATE-GAN (PyTorch): buggy rebuild and corrected twin."""

@@ -1,0 +1,1 @@
+"""turing: reprosyn's PATE-GAN (TensorFlow 1) and its corrected twin."""

@@ -1,0 +1,1 @@
+"""updated: the 2021 PATE-GAN code release (TensorFlow 1) and its corrected twin."""
