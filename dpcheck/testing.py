@@ -115,22 +115,21 @@ def _ints(value: IntOrStrategy | tuple[int, int] | None, default: tuple[int, int
     return st.just(int(value))
 
 
-@st.composite
-def _vote_row(draw: st.DrawFn, k: int, m: int) -> list[int]:
-    if m == 2:
-        n1 = draw(st.one_of(st.sampled_from(sorted({0, k, k // 2, (k + 1) // 2})), st.integers(0, k)))
-        return [k - n1, n1]
-    cuts = sorted(draw(st.lists(st.integers(0, k), min_size=m - 1, max_size=m - 1)))
-    bounds = [0, *cuts, k]
-    return [bounds[i + 1] - bounds[i] for i in range(m)]
+def _n1(k: int) -> st.SearchStrategy[int]:
+    return st.one_of(st.sampled_from(sorted({0, k, k // 2, (k + 1) // 2})), st.integers(0, k))
 
 
 @st.composite
 def _vote_counts(draw: st.DrawFn, num_teachers: st.SearchStrategy[int], size: st.SearchStrategy[int], m: int) -> np.ndarray:
     k = draw(num_teachers)
     n = draw(size)
-    rows = draw(st.lists(_vote_row(k, m), min_size=n, max_size=n))
-    return np.asarray(rows, dtype=np.int64).reshape(n, m)
+    if m == 2:
+        n1 = np.asarray(draw(st.lists(_n1(k), min_size=n, max_size=n)), dtype=np.int64)
+        return np.stack([k - n1, n1], axis=1)
+    cuts = np.sort(np.asarray(draw(st.lists(st.integers(0, k), min_size=n * (m - 1), max_size=n * (m - 1))),
+                              dtype=np.int64).reshape(n, m - 1), axis=1)
+    edges = np.concatenate([np.zeros((n, 1), np.int64), cuts, np.full((n, 1), k, np.int64)], axis=1)
+    return np.diff(edges, axis=1)
 
 
 def vote_counts(
@@ -339,7 +338,7 @@ def _check_shape(alpha: np.ndarray, grid: np.ndarray) -> None:
 
 
 def _show_orders(grid: np.ndarray) -> str:
-    if grid.size > 1 and np.array_equal(grid, np.arange(1, grid.size + 1)):
+    if np.array_equal(grid, np.arange(1, grid.size + 1)):
         return f"1..{grid.size}"
     return "[" + ", ".join(f"{o:g}" for o in grid) + "]"
 

@@ -38,7 +38,7 @@ def dotted(node: cst.BaseExpression) -> str | None:
     return None
 
 
-class _ImportCollector(cst.CSTVisitor):
+class _ImportCollector:
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
 
@@ -602,6 +602,13 @@ def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseEx
         if len(positional) == 1 and isinstance(positional[0], (cst.List, cst.Tuple)):
             return [e.value for e in positional[0].elements]
         return []
+    if last == "where" and len(positional) == 3 and isinstance(positional[0], cst.Comparison):
+        test = positional[0]
+        if len(test.comparisons) == 1 and not isinstance(test.comparisons[0].operator, (cst.Equal, cst.NotEqual)):
+            sides = {_code(test.left), _code(test.comparisons[0].comparator)}
+            if {_code(positional[1]), _code(positional[2])} == sides:
+                return positional[1:]  # where(t < a, t, a)
+        return []
     if last in _LIST_MIN and positional and isinstance(positional[0], (cst.List, cst.Tuple)):
         return [e.value for e in positional[0].elements]
     if last == "min" and full is not None and full.startswith("torch.") and len(positional) == 2 and number(positional[1]) is None:
@@ -617,3 +624,7 @@ def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseEx
         return [value] if value is not None and upper is not None else []
     return []
 
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()

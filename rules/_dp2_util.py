@@ -327,3 +327,36 @@ def line_of(ctx: FileContext, node: cst.CSTNode) -> int:
     from libcst.metadata import PositionProvider
 
     return ctx.metadata(PositionProvider)[node].start.line
+
+
+_TRAIN_CALLS = {"backward", "minimize", "apply_gradients", "train_on_batch", "partial_fit", "fit", "step"}
+_SESSION = {"sess", "session", "self.sess", "self.session", "self._sess", "self._session"}
+
+
+def trains(body: cst.CSTNode) -> bool:
+    """Does ``body`` contain a training step (backward/optimizer step/minimize/TF1 session run/fit)?"""
+    for sub in walk(body, into_scopes=False):
+        if not isinstance(sub, cst.Call):
+            continue
+        name = call_name(sub)
+        if name in _TRAIN_CALLS:
+            if name == "step":
+                receiver = dotted(sub.func.value) if isinstance(sub.func, cst.Attribute) else None
+                if not receiver or not re.search(r"(?i)opt|solver|trainer|model|self$", receiver):
+                    continue
+            return True
+        if name == "run" and isinstance(sub.func, cst.Attribute) and (dotted(sub.func.value) or "") in _SESSION:
+            return True
+    return False
+
+
+DATA_WORDS = {
+    "x", "xs", "data", "df", "dataset", "train", "training", "real", "records", "table",
+    "features", "raw", "inputs", "input", "samples", "rows", "orig", "original",
+}
+
+
+def data_like(name: str) -> bool:
+    """Does an identifier look like a dataset (``X_train``, ``df``, ``real_data``, ``self.data``)?"""
+    last = name.split(".")[-1]
+    return bool(words(last) & DATA_WORDS) or last in {"X", "x", "D"}

@@ -6,8 +6,9 @@ a rule's cheap textual check found a candidate.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -32,6 +33,9 @@ class ModuleIndex:
     imports: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        # libcst computes ``node.children`` with a visitor on every access (slow); read the
+        # dataclass fields once here and let ``walk`` reuse them for the rest of this file
+        _KIDS.clear()
         stack: list[cst.CSTNode] = [self.module]
         counter = 0
         while stack:
@@ -67,7 +71,8 @@ class ModuleIndex:
                         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                             local = alias.asname.name.value
                         self.imports[local] = f"{base}.{name}"
-            children = node.children
+            children = _field_children(node)
+            _KIDS[node] = children
             for child in children:
                 self.parents[child] = node
             stack.extend(reversed(children))
@@ -123,6 +128,13 @@ class ModuleIndex:
             return name
         return f"{full}.{rest}" if rest else full
 
+    def simple_assigns(self, scope: cst.CSTNode) -> list[cst.Assign]:
+        """Plain ``=`` statements inside ``scope`` (cached per scope)."""
+        cache = self.__dict__.setdefault("_simple_assigns", {})
+        if scope not in cache:
+            cache[scope] = [n for n in walk(scope) if isinstance(n, cst.Assign)]
+        return cache[scope]
+
     def functions_named(self, name: str) -> list[cst.FunctionDef]:
         return [f for f in self.functions if f.name.value == name]
 
@@ -166,12 +178,50 @@ def call_name(call: cst.Call) -> str:
     return ""
 
 
+#: children of every node of the module indexed last (one file is analysed at a time)
+_KIDS: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+# layout-only fields (whitespace, brackets, punctuation, operators): never analysed, never walked
+_LAYOUT = {
+    "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
+    "comma", "dot", "colon", "semicolon", "equal", "operator", "asynchronous", "star", "header", "footer",
+    "trailing_whitespace", "newline", "first_line", "empty_lines", "indent", "whitespace", "between",
+    "equal_sign", "arrow", "posonly_ind",
+}
+
+
+def _field_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Child nodes in field order (source order except decorators/bases, which come last)."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(
+            f.name for f in dataclasses.fields(kind)
+            if f.name not in _LAYOUT and not f.name.startswith("whitespace")
+        )
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
+
+
+def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    kids = _KIDS.get(node)
+    return _field_children(node) if kids is None else kids
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         cur = stack.pop()
         yield cur
-        stack.extend(reversed(cur.children))
+        stack.extend(reversed(_children(cur)))
 
 
 def refs(expr: cst.CSTNode) -> set[str]:
@@ -208,7 +258,7 @@ def value_refs(expr: cst.CSTNode) -> set[str]:
         if isinstance(node, cst.Name):
             out.add(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(_children(node))
     return out
 
 
@@ -258,7 +308,7 @@ def assignments_in(func: cst.CSTNode, index: ModuleIndex) -> list[tuple[str, cst
             key = target_key(node.target)
             if key is not None:
                 out.append((key, node.value, node))
-        elif isinstance(node, cst.For):
+        elif isinstance(node, (cst.For, cst.CompFor)):
             for key in _target_keys(node.target):
                 out.append((key, node.iter, node))
     return out
@@ -303,8 +353,13 @@ _NOT_GEN = {
     "function", "fn", "config", "cfg", "name", "names", "id", "ids", "key", "keys", "type", "types",
     "docs", "doc", "report", "html", "sql", "parser", "token", "tokens", "py", "c", "cpp", "torch",
     "np", "numpy", "tf", "jax", "cuda", "graph", "script", "module", "api", "impl", "stub", "test",
-    "tests", "wrapper", "kernel", "kernels", "meta", "schema", "template",
+    "tests", "wrapper", "kernel", "kernels", "meta", "schema", "template", "int", "ints", "integer",
+    "integers", "index", "indices", "idx", "mask", "masks", "bool", "bools",
 }
+
+
+#: textual prefilter: some identifier that can name generator output
+GEN_TEXT = re.compile(r"\b(?:G|netG|gen|g_sample|G_sample)\b|[Gg]enerat|[Ff]ake|[Ss]ynth|\bG\(")
 
 
 def is_gen_identifier(name: str) -> bool:

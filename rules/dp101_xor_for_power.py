@@ -54,6 +54,7 @@ class XorForPower(ScopedRule):
         "    lamda = np.sqrt(2 * np.log(1.25 * (10 ^ (delta)))) / epsilon  # <-\n"
         "    return lamda\n",
         "tol = 2 ^ -5  # <-\n",
+        "import numpy as np\nsigma = np.sqrt(2 * np.log(1.25 / 10 ^ -5)) / eps  # <-\n",
         "import math\nsigma = math.sqrt(2.0 * math.log(1.25 / 10 ^ self.delta)) / eps  # <-\n",
         "variance = sigma ^ 2  # <-\n",
         "def calibrate(cfg):\n    eps = cfg['epsilon']\n    scale = 1.0 / (eps ^ 2)  # <-\n    return scale\n",
@@ -63,6 +64,16 @@ class XorForPower(ScopedRule):
         "err = (pred / total) ^ 2  # <-\n",
         "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
     )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._statement: cst.SimpleStatementLine | None = None
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._statement = node
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._statement = None
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.BitXor):
@@ -77,11 +88,16 @@ class XorForPower(ScopedRule):
         if reason is None:
             return
         dp = any(has_token(n, DP_TOKENS) or has_token(n, NOISE_TOKENS) for n in _operand_names(left, right))
+        if not dp and self._statement is not None:
+            # sigma = sqrt(2*log(1.25 / 10^-5)) / eps: the XOR feeds a DP calibration
+            dp = any(has_token(n, DP_TOKENS) for n in _names_in_statement(self._statement))
         text = self.src(node)
         quantity = ""
         lv, rv = number(left), number(right)
         if lv is not None and rv is not None and lv == int(lv) and rv == int(rv):
             quantity = f" ({text} evaluates to {int(lv) ^ int(rv)}, not {lv ** rv:g})"
+        elif dp:
+            quantity = " (e.g. 10 ^ 5 == 15, not 100000)"
         what = "the DP noise calibration is wrong" if dp else "the value is not the intended power"
         self.report(
             node,
@@ -143,4 +159,17 @@ def _operand_names(*operands: cst.BaseExpression) -> list[cst.CSTNode]:
             stack.append(n.expression)
         elif isinstance(n, cst.Call) and len(n.args) == 1:
             stack.append(n.args[0].value)  # int(delta), float(eps)
+    return out
+
+
+def _names_in_statement(statement: cst.SimpleStatementLine) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)):
+            out.append(n)
+            if isinstance(n, cst.Name):
+                continue
+        stack.extend(n.children)
     return out

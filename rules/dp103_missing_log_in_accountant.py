@@ -29,7 +29,7 @@ class MissingLogInAccountant(ScopedRule):
         "bound, so the reported privacy budget is not the one actually spent (the borealis and "
         "smartnoise PATE-GANs did this). Fix: clamp `log(t_one + t_two)`."
     )
-    TRIGGERS = ("exp(",)
+    TRIGGERS = ("exp(", ".e*", ".e *")
 
     VALID = (
         "import torch\n"
@@ -51,6 +51,18 @@ class MissingLogInAccountant(ScopedRule):
         "    return min(2 * lam * lam * l * (l + 1), t)\n",
         "import numpy as np\nprobs = np.clip(np.exp(logits) / (1 - p) ** k, 0, 1)\ny = np.minimum(x, 1 - np.exp(-rate * t))\n",
         "import torch\nloss = torch.clamp(1 - torch.exp(-d), min=0)\nscaled = torch.minimum(w ** n, limit)\n",
+        "import math\n"
+        "def log_moment(q, gamma, order):\n"
+        "    if q < 0.5:\n"
+        "        first = (1 - q) * math.pow((1 - q) / (1 - math.exp(gamma) * q), order)\n"
+        "        second = q * math.exp(gamma * order)\n"
+        "        try:\n"
+        "            result = math.log(first + second)\n"
+        "        except ValueError:\n"
+        "            result = gamma * order\n"
+        "    else:\n"
+        "        result = gamma * order\n"
+        "    return min(0.5 * gamma ** 2 * order * (order + 1), result, gamma * order)\n",
     )
     INVALID = (
         "import torch\n"
@@ -96,6 +108,11 @@ class MissingLogInAccountant(ScopedRule):
         "    t = (1 - q) * np.power((1 - q) / (1 - np.exp(2 * lam) * q), l) + q * np.exp(2 * lam * l)\n"
         "    a = 2 * lam ** 2 * l * (l + 1)\n"
         "    return a if t > a else t  # <-\n",
+        "import torch\n"
+        "def acc(q, lam, l):\n"
+        "    t = (1 - q) * torch.pow((1 - q) / (1 - torch.exp(2 * lam) * q), l) + q * torch.exp(2 * lam * l)\n"
+        "    a = 2 * lam ** 2 * l * (l + 1)\n"
+        "    return torch.where(t < a, t, a).sum()  # <-\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

@@ -71,7 +71,7 @@ class MomentIndexMismatch(ScopedRule):
         "bound on the moment at any order, and the ε̂ derived from it can be far too small. "
         "Fix: use one order variable, e.g. `order = l + 1`, in every term."
     )
-    TRIGGERS = ("exp(",)
+    TRIGGERS = ("exp(", ".e*", ".e *")
 
     VALID = (
         "import numpy as np\n"
@@ -160,8 +160,8 @@ class MomentIndexMismatch(ScopedRule):
                 self.report(
                     node,
                     f"`{self.src(node)}` adds {slip} outside the product (e^{{{slip}}}·e^{{2λl}} instead of "
-                    f"e^{{2λ(l+{slip})}}) while the power uses order `{power_text}`: the moment term is "
-                    f"evaluated at no single order and ε̂ is wrong; write the offset inside, e.g. 2·λ·(l + {slip})",
+                    f"e^{{2λ(l+{slip})}}, off by a factor e^{{{slip}−2λ}}) while the power uses order "
+                    f"`{power_text}`: the moment term mixes orders and ε̂ is wrong; write 2·λ·(l + {slip})",
                 )
                 continue
             offset = _product_offset(argument, order)

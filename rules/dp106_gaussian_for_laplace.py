@@ -1,6 +1,8 @@
 """DP106: Gaussian noise where the PATE(-GAN) Laplace mechanism is claimed, or noise on 0/1 labels."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.rules._dp1_util import (
@@ -22,6 +24,7 @@ _DP_TOKENS = frozenset({"epsilon", "eps", "delta", "lamda", "lambda", "lmbda", "
 _LABEL_TOKENS = frozenset({"label", "labels", "y", "target", "targets", "real", "fake", "r"})
 _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist", "n0", "n1", "teacher", "teachers", "agg", "aggregate"})
 #: Gaussian-noise PATE variants that come with their own (Rényi) accounting
+_LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
 _GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
 
 
@@ -30,7 +33,7 @@ class GaussianForLaplace(ScopedRule):
     name = "gaussian-for-laplace"
     category = "laplace_noise"
     severity = "error"
-    summary = "Gaussian noise added to 0/1 labels or to PATE vote counts that are accounted as the Laplace mechanism."
+    summary = "Gaussian noise on PATE vote counts accounted as the Laplace mechanism, or DP noise added to 0/1 labels."
     rationale = (
         "PATE-GAN's PATE_λ answers each query by adding Laplace noise of scale 1/λ to the teachers' "
         "vote counts n0, n1 and taking the noisy argmax; its moments accountant (q = (2 + λ|n0−n1|)"
@@ -41,7 +44,7 @@ class GaussianForLaplace(ScopedRule):
         "Fix: draw Laplace(1/λ) noise on the vote counts; a Gaussian (GNMax) aggregator must be "
         "accounted with Gaussian/Rényi DP."
     )
-    TRIGGERS = ("normal(", "randn", "normal_(")
+    TRIGGERS = ("normal(", "randn", "normal_(", "laplace(")
 
     VALID = (
         "import numpy as np\n"
@@ -87,6 +90,15 @@ class GaussianForLaplace(ScopedRule):
         "    labels += noise  # <-\n"
         "    return tf.cast(labels > 0.5, tf.float32)\n",
         "import numpy as np\n"
+        "def aggregate(votes, sigma, lamda, n0, n1):\n"
+        "    noisy = votes + np.random.normal(0, sigma, votes.shape)  # <-\n"
+        "    q = (2 + lamda * np.abs(n0 - n1)) / (4 * np.exp(lamda * np.abs(n0 - n1)))\n"
+        "    return noisy, q\n",
+        "import numpy as np\n"
+        "def pate_labels(lamda, n):\n"
+        "    y = np.ones(n)\n"
+        "    return (y + np.random.laplace(0, 1 / lamda, n)) > 0.5  # <-\n",
+        "import numpy as np\n"
         "def pate_label(n0, n1, eps):\n"
         "    n1_noisy = n1 + np.random.normal(scale=2.0 / eps)  # <-\n"
         "    return n1_noisy > n0\n",
@@ -103,18 +115,23 @@ class GaussianForLaplace(ScopedRule):
     def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
         for noise_side, other in ((left, right), (right, left)):
             scale = self._gaussian_scale(noise_side, self.scope, 3)
-            if scale is None or not self._dp_calibrated(scale):
+            kind = "Gaussian"
+            if scale is None:
+                scale, kind = self._laplace_scale(noise_side, self.scope, 3), "Laplace"
+            if scale is None:
                 continue
             target = self._target_kind(other, self.scope)
+            if target is None or not (self._dp_calibrated(scale) or (target == "votes" and self._laplace_accounted())):
+                continue
             if target == "labels":
                 self.report(
                     node,
-                    f"`{self.src(node)}` adds Gaussian noise (std `{self.src(scale, 30)}`) to 0/1 labels: "
+                    f"`{self.src(node)}` adds {kind} noise (scale `{self.src(scale, 30)}`) to 0/1 labels: "
                     "this is not the PATE mechanism and no accountant covers it; add Laplace(1/λ) noise "
                     "to the teachers' vote counts instead",
                 )
                 return
-            if target == "votes" and not self._accounts_gaussian():
+            if target == "votes" and kind == "Gaussian" and not self._accounts_gaussian():
                 self.report(
                     node,
                     f"`{self.src(node)}` adds Gaussian noise (std `{self.src(scale, 30)}`) to vote counts, "
@@ -153,6 +170,17 @@ class GaussianForLaplace(ScopedRule):
                     return found
         return None
 
+    def _laplace_scale(self, expr: cst.BaseExpression, scope: Scope, depth: int) -> cst.BaseExpression | None:
+        expr = strip_unary(expr)
+        if isinstance(expr, cst.Call) and call_parts(expr, self.resolver.aliases)[1] == "laplace":
+            return arg(expr, 1, "scale")
+        if depth > 0 and isinstance(expr, (cst.Name, cst.Attribute)):
+            for value, vscope in self.resolver.referents(expr, scope):
+                found = self._laplace_scale(value, vscope, depth - 1)
+                if found is not None:
+                    return found
+        return None
+
     def _dp_calibrated(self, scale: cst.BaseExpression) -> bool:
         for node, _ in self.resolver.expand(scale, self.scope, max_hops=4, limit=400):
             if isinstance(node, (cst.Name, cst.Attribute, cst.Subscript)) and has_token(node, _DP_TOKENS):
@@ -172,6 +200,10 @@ class GaussianForLaplace(ScopedRule):
         if has_token(expr, _VOTE_TOKENS):
             return "votes"
         return None
+
+    def _laplace_accounted(self) -> bool:
+        """The module carries the PATE Laplace accountant's q = (2 + λ|n0−n1|)/(4·exp(λ|n0−n1|))."""
+        return _LAPLACE_Q.search(self.ctx.source) is not None
 
     def _accounts_gaussian(self) -> bool:
         source = self.ctx.source.lower()

@@ -13,6 +13,7 @@ from ._dp2_util import (
     assigned,
     bound_in,
     call_name,
+    data_like,
     dotted,
     functions_by_name,
     index_for,
@@ -229,6 +230,12 @@ def build(data, n_teachers):
     # ---- 1. stale loop variable ------------------------------------------------------------
     def _stale_index(self, index: Dp2Index) -> None:
         bindings: dict[cst.CSTNode, list[tuple[str, int]]] = {}
+        by_var: dict[str, list[cst.For]] = {}
+        for lp in index.loops:
+            if isinstance(lp, cst.For):
+                for name in target_names(lp.target):
+                    by_var.setdefault(name, []).append(lp)
+        bound_cache: dict[cst.CSTNode, set[str]] = {}
         for sub in walk(index.module):
             if not isinstance(sub, cst.Subscript):
                 continue
@@ -247,9 +254,9 @@ def build(data, n_teachers):
                 continue
             scope = index.scope_of(sub)
             for var in keys:
-                if any(var in loop_targets(lp) for lp in index.enclosing_loops(sub)):
+                if var not in by_var or any(var in loop_targets(lp) for lp in index.enclosing_loops(sub)):
                     continue
-                source = self._stale_source(index, scope, sub, var, loops, bindings)
+                source = self._stale_source(index, scope, sub, var, loops, by_var[var], bindings, bound_cache)
                 if source is None:
                     continue
                 if not (_populated_in(source, container) or _PARTITION_NAME.search(container.split(".")[-1])):
@@ -269,21 +276,24 @@ def build(data, n_teachers):
         read: cst.CSTNode,
         var: str,
         loops: list[cst.CSTNode],
+        candidates: list[cst.For],
         cache: dict[cst.CSTNode, list[tuple[str, int]]],
+        bound_cache: dict[cst.CSTNode, set[str]],
     ) -> cst.For | None:
         at = index.order[read]
-        sources = [
-            lp for lp in index.loops
-            if isinstance(lp, cst.For) and index.last[lp] < at and var in target_names(lp.target)
-            and index.scope_of(lp) is scope
-        ]
+        sources = [lp for lp in candidates if index.last[lp] < at and index.scope_of(lp) is scope]
         if not sources:
             return None
         source = max(sources, key=lambda lp: index.order[lp])
         end = index.last[source]
         later = [lp for lp in loops if index.order[lp] > end]
-        if not later or any(var in bound_in(lp) for lp in later):
+        if not later:
             return None
+        for lp in later:
+            if lp not in bound_cache:
+                bound_cache[lp] = bound_in(lp)
+            if var in bound_cache[lp]:
+                return None
         if scope not in cache:
             cache[scope] = _binding_sites(index, scope)
         if any(name == var and end < pos < at for name, pos in cache[scope]):
@@ -348,9 +358,15 @@ def build(data, n_teachers):
             body = loop.body if isinstance(loop, cst.For) else loop
             local = _bound_locally(loop)
             for call in walk(body, into_scopes=False):
+                if isinstance(call, cst.For) and _shared_loader(call.iter, taints.get(loop) or _per_teacher_names(loop), local):
+                    self._emit(call.iter, _LOADER_MSG)
+                    continue
                 if not isinstance(call, cst.Call):
                     continue
                 name = call_name(call)
+                if name == "next" and call.args and _shared_loader(call.args[0].value, _per_teacher_names(loop), local):
+                    self._emit(call, _LOADER_MSG)
+                    continue
                 if name not in samplers and name not in _INDEX_DRAW:
                     continue
                 tainted: set[str] = set()
@@ -368,6 +384,11 @@ def build(data, n_teachers):
                     if pos < len(args) and _shared_data(args[pos], tainted, local):
                         self._emit(call, _WHOLE_MSG)
                     continue
+                if name in {"choice", "sample"}:
+                    pool = _drawn_from(call)
+                    if pool is not None and data_like(dotted(pool) or "") and _shared_data(pool, tainted, local):
+                        self._emit(call, _WHOLE_MSG)
+                        continue
                 if name == "sample" and not isinstance(call.func, cst.Name) and not _is_random_module(call.func):
                     continue
                 target = _indexed_data(call, body)
@@ -408,6 +429,22 @@ _WHOLE_MSG = (
     "its own partition: every teacher sees every record; sample teacher i's batch only from "
     "partition i"
 )
+
+
+_LOADER_MSG = (
+    "inside the teacher loop every teacher iterates over the same data loader of the whole "
+    "dataset, not over its own partition: every teacher sees every record; build one loader per "
+    "disjoint partition and let teacher i read only loader i"
+)
+
+
+def _shared_loader(expr: cst.BaseExpression, tainted: set[str], local: set[str]) -> bool:
+    if isinstance(expr, cst.Call) and call_name(expr) in {"iter", "enumerate", "tqdm", "cycle"} and expr.args:
+        expr = expr.args[0].value
+    name = dotted(expr)
+    if name is None or name in tainted or name in local:
+        return False
+    return bool(words(name.split(".")[-1]) & {"loader", "dataloader", "loaders"}) and not _generated(expr)
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -616,6 +653,16 @@ def _sampler_functions(index: Dp2Index) -> dict[str, int | None]:
                 out[fn.name.value] = None
             break
     return out
+
+
+def _drawn_from(call: cst.Call) -> cst.BaseExpression | None:
+    """The array a ``choice``/``sample`` call draws rows from directly (not an index range)."""
+    args = [a.value for a in call.args if a.keyword is None]
+    if call_name(call) == "sample" and isinstance(call.func, cst.Attribute) and not _is_random_module(call.func):
+        return call.func.value
+    if args and isinstance(args[0], (cst.Name, cst.Attribute)):
+        return args[0]
+    return None
 
 
 def _is_random_module(func: cst.BaseExpression) -> bool:

@@ -69,7 +69,10 @@ class NonPrivateBounds(Rule):
         "Fix: take bounds as public metadata (parameters, a schema) or estimate them with a DP "
         "mechanism and charge that to the budget."
     )
-    TRIGGERS = ("min", "max", "Scaler", "quantile", "percentile", "unique", "Encoder", "Discretizer")
+    TRIGGERS = (
+        "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
+        "rivate data", "rivate-data", "rivate_data", "epsilon",
+    )
 
     VALID = (
         # bounds passed in as public parameters
@@ -199,13 +202,15 @@ def pategan(real_data, epsilon, delta):
                 continue
             if not _used_for_scaling(call, index) and call_name(call) not in _FIT:
                 continue
-            what = self._what(call)
+            if call_name(call) in _FIT:
+                lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"
+            else:
+                lead = f"{self._what(call)} is read from"
             self.report(
                 call,
-                f"{what} of the training data `{self.ctx.module.code_for_node(data)}` is read "
-                "without any DP mechanism and used to scale/encode it, so the bounds leak "
-                "outside the privacy budget; pass public bounds (metadata) or estimate them "
-                "with a DP mechanism",
+                f"{lead} the training data `{self.ctx.module.code_for_node(data)}` with no DP "
+                "mechanism and the data is scaled/encoded with it, so the bounds leak outside the "
+                "privacy budget; pass public bounds (metadata) or estimate them with a DP mechanism",
             )
 
     @staticmethod
@@ -248,9 +253,6 @@ def pategan(real_data, epsilon, delta):
     @staticmethod
     def _what(call: cst.Call) -> str:
         name = call_name(call) or ""
-        if name in _FIT:
-            ctor = call.func.value if isinstance(call.func, cst.Attribute) else None
-            return f"a {call_name(ctor) if isinstance(ctor, cst.Call) else 'fitted scaler/encoder'} fit"
         if "unique" in name:
             return "the set of categories"
         if "quantile" in name or "percentile" in name:
@@ -361,10 +363,13 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
     names = assigned(stmt)[0]
     if any("." in n for n in names):
         return True
+    categories = call_name(call) in {"unique", "nunique"}
     scope = index.enclosing_function(call) or index.module
     for sub in walk(scope):
-        if sub is stmt or index.order.get(sub, -1) <= index.order[stmt]:
+        if index.order.get(sub, -1) <= index.order[stmt] or index.inside(sub, stmt):
             continue
+        if categories and isinstance(sub, (cst.Name, cst.Attribute)) and dotted(sub) in names:
+            return True
         if isinstance(sub, cst.BinaryOperation) and refs(sub) & names:
             if not has_noise(sub):
                 return True

@@ -10,13 +10,12 @@ from dpcheck.rule import Rule
 from ._dp2_util import (
     PATE_CLAIM_RE,
     Dp2Index,
-    call_name,
-    dotted,
     identifiers,
     index_for,
     params,
     range_arg,
     refs,
+    trains,
     walk,
     words,
 )
@@ -26,8 +25,6 @@ _ACCOUNTING = re.compile(
     r"make_private|eps(ilon)?_?hat|eps(ilon)?_spent|spent_eps|budget_spent|vote|aggregat|"
     r"noise_multiplier|gnmax|confident"
 )
-_TRAIN_CALLS = {"backward", "minimize", "apply_gradients", "train_on_batch", "partial_fit", "fit", "step"}
-_SESSION = {"sess", "session", "self.sess", "self.session", "self._sess", "self._session"}
 
 
 def _is_eps(name: str) -> bool:
@@ -202,11 +199,11 @@ def fit(x, epsilon=1.0):
             count = range_arg(loop.iter)
             if count is None or any(_is_eps(n) for n in refs(count)):
                 continue
-            if not _trains(loop.body):
+            if not trains(loop.body):
                 continue
             if any(isinstance(a, (cst.For, cst.While)) and a in out for a in index.ancestors(loop)):
                 continue
-            if any(isinstance(a, cst.For) and range_arg(a.iter) is not None and _trains(a.body)
+            if any(isinstance(a, cst.For) and range_arg(a.iter) is not None and trains(a.body)
                    for a in index.ancestors(loop)):
                 continue
             out.append(loop)
@@ -227,19 +224,3 @@ def fit(x, epsilon=1.0):
     def _count_expr(self, loop: cst.For) -> str:
         count = range_arg(loop.iter)
         return f"`{self.ctx.module.code_for_node(count)}`" if count is not None else "number of"
-
-
-def _trains(body: cst.CSTNode) -> bool:
-    for sub in walk(body, into_scopes=False):
-        if not isinstance(sub, cst.Call):
-            continue
-        name = call_name(sub)
-        if name in _TRAIN_CALLS:
-            if name == "step":
-                receiver = dotted(sub.func.value) if isinstance(sub.func, cst.Attribute) else None
-                if not receiver or not re.search(r"(?i)opt|solver|trainer|model|self$", receiver):
-                    continue
-            return True
-        if name == "run" and isinstance(sub.func, cst.Attribute) and (dotted(sub.func.value) or "") in _SESSION:
-            return True
-    return False

@@ -1,14 +1,16 @@
 """DP302: the data-dependent PATE bound used without its validity condition on q."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.rule import Rule
 from ._dp34_util import (
     ModuleIndex,
-    assignments_in,
     call_name,
     code,
+    dotted,
     index_for,
     number,
     target_key,
@@ -17,6 +19,13 @@ from ._dp34_util import (
     walk,
 )
 
+# tensor conversions that leave the value unchanged: ``(4 * torch.exp(x)).to(device)``
+_PASSTHROUGH = {"to", "double", "float", "cuda", "cpu", "detach", "type", "squeeze", "unsqueeze", "reshape", "view", "clone"}
+_TWO_PLUS = re.compile(r"\b2(?:\.0*)?\s*\+")
+# the 4 next to the exponential (or log 4 in log space), on one line
+_FOUR_EXP = re.compile(
+    r"\b4(?:\.0*)?\s*\*\s*[\w.]*(?:exp\b|e\s*\*\*)|exp\b[^\n]*[*/]\s*4(?:\.0*)?\b|log\(\s*4|1\.386"
+)
 _CHECK_WORDS = {"valid", "validity", "check", "condition", "applicable", "admissible", "smooth", "holds"}
 
 
@@ -42,7 +51,11 @@ def is_pate_q(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
     stack: list[cst.BaseExpression] = [expr]
     while stack:
         cur = stack.pop()
-        if isinstance(cur, cst.BinaryOperation):
+        if isinstance(cur, cst.BinaryOperation) and isinstance(cur.operator, cst.Power):
+            # ``math.e ** x`` is exp(x)
+            if (dotted(cur.left) or "").split(".")[-1] == "e":
+                exps.append(cur.right)
+        elif isinstance(cur, cst.BinaryOperation):
             if isinstance(cur.operator, cst.Add):
                 for a, b in ((cur.left, cur.right), (cur.right, cur.left)):
                     if number(a) == 2.0:
@@ -54,6 +67,8 @@ def is_pate_q(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
             exponent = _is_exp(cur, index)
             if exponent is not None:
                 exps.append(exponent)
+            elif isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _PASSTHROUGH:
+                stack.append(cur.func.value)
         elif number(cur) == 4.0:
             has_four = True
     if not (has_four and adds and exps):
@@ -128,7 +143,7 @@ class UncheckedBoundCondition(Rule):
         "compare q with (exp(2γ)−1)/(exp(4γ)−1) and use the data-independent bound 2γ²l(l+1) "
         "(PATE also takes γl) whenever the condition fails."
     )
-    TRIGGERS = ("exp(",)
+    TRIGGERS = ("exp(", "e **", "e**")
 
     VALID = (
         # condition checked inline
@@ -248,6 +263,31 @@ def moments(alpha, n0, n1, lam, L):
     for l in range(L):
         alpha[l] += np.minimum(2 * lam ** 2 * l * (l + 1), np.log((1 - q) * ((1 - q) / (1 - np.exp(2 * lam) * q)) ** l + q * np.exp(2 * lam * l))).sum()
 """,
+        # log-space computation of q, then exponentiated (synthcity)
+        """
+import numpy as np
+def update_alpha(self, n0, n1):
+    q = np.log(2 + self.lamda * np.abs(n0 - n1)) - np.log(4.0) - self.lamda * np.abs(n0 - n1)  # <-
+    q = np.exp(q)
+    for j in range(self.alpha):
+        self.alpha_dict[j] += np.log((1 - q) * ((1 - q) / (1 - q * np.exp(2 * self.lamda))) ** (j + 1) + q * np.exp(2 * self.lamda * (j + 1))).sum()
+""",
+        # device move around the denominator (smartnoise)
+        """
+import torch
+def moments_acc(k, votes, lap_scale, l_list, device="cpu"):
+    q = (2 + lap_scale * torch.abs(2 * votes - k)) / (4 * torch.exp(lap_scale * torch.abs(2 * votes - k))).to(device)  # <-
+    t = (1 - q) * torch.pow((1 - q) / (1 - q * torch.exp(torch.tensor(2 * lap_scale))), l_list) + q * torch.exp(2 * lap_scale * l_list)
+    return torch.clamp(torch.log(t), max=2 * lap_scale ** 2 * l_list * (l_list + 1)).sum(1)
+""",
+        # Euler's number spelled as a power
+        """
+import math
+def q_of(votes, lam):
+    gap = abs(votes[1] - votes[0])
+    q = (2 + lam * gap) / (4 * math.e ** (lam * gap))  # <-
+    return q
+""",
         # tensorflow spelling
         """
 import tensorflow as tf
@@ -258,9 +298,17 @@ def tf_moment(n0, n1, lamda, l):
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool(_TWO_PLUS.search(src) and _FOUR_EXP.search(src))
+
     def visit_Module(self, node: cst.Module) -> None:
-        src = self.ctx.source
-        if "4" not in src or "2" not in src:
+        if not self.gate(self.ctx.source):
             return
         index = index_for(self.ctx)
         for binop in index.binops:

@@ -25,7 +25,8 @@ _CHARGE_VERBS = {"step", "compose", "spend", "charge", "accumulate", "update", "
 _CHARGE_WORDS = {"accountant", "account", "moments", "budget", "privacy", "charge", "spend"}
 _SOURCE_CALLS = {"laplace", "normal", "gaussian", "gumbel", "predict", "proba", "vote", "votes", "teacher", "teachers", "aggregate", "aggregation", "pate", "noisy", "lamda", "lambda"}
 _SOURCE_NAMES = {"vote", "votes", "n0", "n1", "noisy", "teacher", "teachers", "predictions", "preds"}
-_TEXT_SOURCES = re.compile(r"laplace|normal|predict|vote|teacher|gauss|noisy|aggregat")
+_TEXT_SOURCES = re.compile(r"laplace|vote|teacher|noisy|pate|[Nn]oise")
+_TEXT_LEDGER = re.compile(r"ccountant|moment|alpha|budget|epsilon|privacy|rdp|spent|ledger|odometer")
 
 
 def _is_source(expr: cst.BaseExpression) -> bool:
@@ -72,7 +73,7 @@ class UnaccountedRelease(Rule):
         "accountant for every aggregation query before any return/continue that can release "
         "teacher-derived output, or charge it on every branch."
     )
-    TRIGGERS = ("alpha", "moment", "ccountant", "budget", "eps", "privacy", "rdp", "spent")
+    TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
 
     VALID = (
         # accountant updated before the data-dependent early exit
@@ -193,8 +194,17 @@ class Aggregator:
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool(_TEXT_SOURCES.search(src) and _TEXT_LEDGER.search(src))
+
     def visit_Module(self, node: cst.Module) -> None:
-        if not _TEXT_SOURCES.search(self.ctx.source):
+        if not self.gate(self.ctx.source):
             return
         index = index_for(self.ctx)
         chargers = _charging_functions(index)
@@ -270,15 +280,17 @@ class Aggregator:
 
 def _charging_functions(index: ModuleIndex) -> set[str]:
     """Names of functions of this module that charge the accountant, directly or via another."""
-    direct = {
-        f.name.value for f in index.functions
-        if any(_direct_charge(n) for n in walk(f.body))
-    }
+    direct: set[str] = set()
+    calls: dict[str, set[str]] = {}
+    for f in index.functions:
+        called = calls.setdefault(f.name.value, set())
+        for n in walk(f.body):
+            if _direct_charge(n):
+                direct.add(f.name.value)
+            if isinstance(n, cst.Call):
+                called.add(call_name(n))
     for _ in range(2):
-        direct |= {
-            f.name.value for f in index.functions
-            if any(isinstance(n, cst.Call) and call_name(n) in direct for n in walk(f.body))
-        }
+        direct |= {name for name, called in calls.items() if called & direct}
     return direct
 
 

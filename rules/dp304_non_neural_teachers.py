@@ -143,9 +143,17 @@ def run(data, k, iters):
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool("eacher" in src)
+
     def visit_Module(self, node: cst.Module) -> None:
-        src = self.ctx.source
-        if "eacher" not in src:
+        if not self.gate(self.ctx.source):
             return
         index = index_for(self.ctx)
         local_classes = {n.name.value for n in walk(node) if isinstance(n, cst.ClassDef)}

@@ -8,20 +8,21 @@ import libcst as cst
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
-    is_gen_identifier,
+    GEN_TEXT,
     ModuleIndex,
     assignments_in,
     call_name,
     contains_generator_call,
     dotted,
     index_for,
-    target_key,
+    is_gen_identifier,
     taint,
     tokens,
     value_refs,
     walk,
 )
 
+_SCALE_TEXT = re.compile(r"Scaler|minmax|min_max|normali[sz]|standardi[sz]|\bmin\b|min\(|mean\(|_min|min_|lo\b")
 _SCALERS = {"MinMaxScaler", "StandardScaler", "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "PowerTransformer", "minmax_scale"}
 _SCALE_FUNCS = {"normalize", "normalization", "normalise", "normalisation", "standardize", "standardise", "minmax"}
 _INVERSE_WORDS = {
@@ -61,7 +62,8 @@ class OutputNotRescaled(Rule):
         "public or DP bounds) and apply its inverse — `x * (max - min) + min`, "
         "`scaler.inverse_transform(x)` — before returning samples."
     )
-    TRIGGERS = ("min", "Scaler", "normali", "mean", "std")
+    # a release needs generator output (scaling words are far too common to prefilter on)
+    TRIGGERS = ("gen", "Gen", "GEN", "G_", "G(", "netG", "fake", "Fake", "synth", "Synth")
 
     VALID = (
         # original 2018 shape: scaled, then mapped back
@@ -178,10 +180,19 @@ def train_and_generate(x, generator, n):
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool("return" in src and GEN_TEXT.search(src) and _SCALE_TEXT.search(src))
+
     def visit_Module(self, node: cst.Module) -> None:
-        index = index_for(self.ctx) if self._worth_it() else None
-        if index is None:
+        if not self.gate(self.ctx.source):
             return
+        index = index_for(self.ctx)
         if not self._scales(index) or self._inverts(index):
             return
         for func in index.functions:
@@ -195,10 +206,6 @@ def train_and_generate(x, generator, n):
                     "scaler.inverse_transform)",
                 )
 
-    def _worth_it(self) -> bool:
-        src = self.ctx.source
-        return bool(re.search(r"[Gg]en|G_|netG|[Ff]ake|[Ss]ynth|\bG\(", src)) and "return" in src
-
     # ---- forward scaling ----------------------------------------------------------------------
     def _kinds(self, expr: cst.CSTNode, index: ModuleIndex, depth: int = 2) -> set[str]:
         out: set[str] = set()
@@ -211,19 +218,30 @@ def train_and_generate(x, generator, n):
                 name = dotted(node)
                 if name is None:
                     continue
-                last = name.split(".")[-1].lower()
-                out.update(kind for pat, kind in _NAME_KIND if pat.search(last))
-                if depth > 0:
-                    for value in self._values(index).get(name, ()):
-                        out |= self._kinds(value, index, depth - 1)
+                out |= self._name_kinds(name, index, depth)
         return out
+
+    def _name_kinds(self, name: str, index: ModuleIndex, depth: int) -> set[str]:
+        cache: dict[tuple[str, int], set[str]] = self.__dict__.setdefault("_kind_cache", {})
+        key = (name, depth)
+        if key not in cache:
+            cache[key] = set()  # cycles (``x = x - x.min()``) resolve to "nothing known"
+            last = name.split(".")[-1].lower()
+            out = {kind for pat, kind in _NAME_KIND if pat.search(last)}
+            values = self._values(index).get(name, ())
+            # names rebound many times are generic (``x``, ``out``): their values say nothing
+            if depth > 0 and len(values) <= 4:
+                for value in values:
+                    out |= self._kinds(value, index, depth - 1)
+            cache[key] = out
+        return cache[key]
 
     def _values(self, index: ModuleIndex) -> dict[str, list[cst.BaseExpression]]:
         cache = getattr(self, "_value_map", None)
         if cache is None:
             cache = {}
             for key, value, stmt in assignments_in(index.module, index):
-                if not isinstance(stmt, cst.For):
+                if not isinstance(stmt, (cst.For, cst.CompFor)):
                     cache.setdefault(key, []).append(value)
             self._value_map = cache
         return cache

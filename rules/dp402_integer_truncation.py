@@ -8,13 +8,14 @@ import libcst as cst
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
-    is_gen_identifier,
+    GEN_TEXT,
     ModuleIndex,
     assignments_in,
     call_name,
     contains_generator_call,
     dotted,
     index_for,
+    is_gen_identifier,
     number,
     refs,
     taint,
@@ -23,7 +24,9 @@ from ._dp34_util import (
     walk,
 )
 
-_INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48])$")
+_TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|cast\(|int(?:8|16|32|64)|torch\.long")
+_DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|post|reverse|denormal|untransform|sample|generat|synthes|restore|recover)", re.I)
+_INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(Long|Int)Tensor)$")
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
 _TRUNC_LIBS = ("numpy", "math", "torch", "tensorflow", "jax", "np", "tf")
 _ROUNDERS = {"rint", "round", "around", "round_", "nearbyint"}
@@ -37,7 +40,7 @@ _WRAPPERS = {
 }
 _DECODE_FUNCS = {
     "decode", "decoding", "inverse", "postprocess", "post", "reverse", "denormalize", "untransform",
-    "sample", "samples", "generate", "synthesize", "synthesise", "restore", "recover", "detransform",
+    "sample", "samples", "generate", "synthesize", "synthesise", "restore", "recover",
 }
 _INT_MARKERS = {"int", "ints", "integer", "integers", "discrete", "ordinal", "count", "counts"}
 
@@ -67,6 +70,10 @@ def truncation_operand(call: cst.Call, index: ModuleIndex) -> cst.BaseExpression
         return args[0].value
     if name == "int" and isinstance(func, cst.Name) and len(args) == 1:
         return args[0].value
+    if isinstance(func, cst.Attribute) and len(args) == 1 and _INT_DTYPE.match(name) and name != "int":
+        # numpy scalar constructors truncate too: ``np.int64(x)``
+        if (index.qualify(func) or "").split(".")[0] in {"numpy", "torch"}:
+            return args[0].value
     if name in _TRUNC_FUNCS:
         if receiver is not None and not call.args:
             qual = index.qualify(receiver) or ""
@@ -93,7 +100,11 @@ class IntegerTruncation(Rule):
         "Fix: round first, then cast: `np.rint(x).astype(int)`, `int(round(x))`, "
         "`torch.round(x).long()`."
     )
-    TRIGGERS = ("astype", "int(", "floor", "trunc", "long()", "cast(", ".to(", ".type(")
+    # generator output or a decoding function must be in sight
+    TRIGGERS = (
+        "gen", "Gen", "GEN", "G_", "G(", "netG", "fake", "Fake", "synth", "Synth", "decod", "inverse",
+        "post", "sample", "restore", "recover", "reverse", "denormal", "untransform",
+    )
 
     VALID = (
         # rounding then cast
@@ -190,6 +201,13 @@ def inverse_transform(self, synthetic):
         df[col] = df[col].astype("int32")  # <-
     return df
 """,
+        # numpy scalar constructor
+        """
+import numpy as np
+def sample_rows(self, n):
+    rows = self.generator.predict(self.noise(n))
+    return [np.int64(r[0]) for r in rows]  # <-
+""",
         # trunc and tf.cast
         """
 import numpy as np
@@ -201,7 +219,18 @@ def restore(generated, kinds):
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool(_TRUNC_TEXT.search(src) and (GEN_TEXT.search(src) or _DECODE_TEXT.search(src)))
+
     def visit_Module(self, node: cst.Module) -> None:
+        if not self.gate(self.ctx.source):
+            return
         index = index_for(self.ctx)
         taints: dict[cst.CSTNode | None, set[str]] = {}
         for call in index.calls:
@@ -221,8 +250,8 @@ def restore(generated, kinds):
             self.report(
                 call,
                 "integer column restored by truncating continuous generator output "
-                f"(`{_short(index.module.code_for_node(call))}`): values are rounded down, biasing "
-                "the column by −0.5 on average; round first, e.g. np.rint(x).astype(int)",
+                f"(`{_short(index.module.code_for_node(call))}`): values are cut toward zero (2.9 → 2), biasing "
+                "the column by about −0.5; round first, e.g. np.rint(x).astype(int)",
             )
 
     @staticmethod
@@ -260,8 +289,8 @@ def restore(generated, kinds):
         if depth > 0 and func is not None and isinstance(core, (cst.Name, cst.Attribute, cst.Subscript)):
             key = dotted(core.value if isinstance(core, cst.Subscript) else core)
             values = [
-                n.value for n in walk(func)
-                if isinstance(n, cst.Assign) and any(dotted(t.target) == key for t in n.targets)
+                n.value for n in index.simple_assigns(func)
+                if any(dotted(t.target) == key for t in n.targets)
             ]
             if values and all(self._integral(v, func, index, depth - 1) for v in values):
                 return True

@@ -8,9 +8,9 @@ import libcst as cst
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
+    GEN_TEXT,
     ModuleIndex,
     call_name,
-    dotted,
     index_for,
     is_generator_call,
     target_key,
@@ -52,7 +52,7 @@ class LatentMismatch(Rule):
         "(smartnoise trains with `rand` and generates with `randn`). Fix: draw latent noise with "
         "one sampler, ideally one helper used by both training and generation."
     )
-    TRIGGERS = ("rand", "uniform", "normal")
+    TRIGGERS = ("randn", "normal", "gauss", "Normal")
 
     VALID = (
         # one helper for both
@@ -171,9 +171,17 @@ class CondGen:
 """,
     )
 
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The trigger substrings, then a textual check the finding cannot exist without."""
+        return super().applies_to(source) and cls.gate(source)
+
+    @staticmethod
+    def gate(src: str) -> bool:
+        return bool(_UNIFORM_TEXT.search(src) and _NORMAL_TEXT.search(src) and GEN_TEXT.search(src))
+
     def visit_Module(self, node: cst.Module) -> None:
-        src = self.ctx.source
-        if not (_UNIFORM_TEXT.search(src) and _NORMAL_TEXT.search(src)):
+        if not self.gate(self.ctx.source):
             return
         index = index_for(self.ctx)
         helpers = self._helpers(index)

@@ -53,11 +53,13 @@ def cluster(tmp_path):
     finally:
         for p in reversed(procs):
             p.terminate()
+        deadline = time.time() + 5
         for p in procs:
             try:
-                p.wait(timeout=20)
+                p.wait(timeout=max(0.1, deadline - time.time()))
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait(timeout=10)
         for log in logs:
             log.close()
 
@@ -69,7 +71,7 @@ def test_dask_scheduler_with_two_workers_matches_the_local_result(cluster, tmp_p
                  "--store", str(store_path), "--json", str(out), "--no-progress"])
     distributed = json.loads(out.read_text())["results"][0]
 
-    spec = AuditSpec("ref-broken", runs=40, hyperparams={"num_teachers": 2, "max_iterations": 100, "lamda": 0.001})
+    spec = AuditSpec("ref-broken", runs=40)
     with Store(tmp_path / "local.sqlite") as store:
         local = run_audit(spec, store=store, executor=InlineExecutor())
         local_runs = store.load(spec.generation_hash(), 40)
@@ -82,3 +84,21 @@ def test_dask_scheduler_with_two_workers_matches_the_local_result(cluster, tmp_p
         remote_runs = store.load(spec.generation_hash(), 40)
     assert len({r.worker for r in remote_runs}) == 2  # both workers did work
     assert all(np.array_equal(a.synth, b.synth) and a.seed == b.seed for a, b in zip(local_runs, remote_runs))
+
+
+def test_local_dask_cluster_matches_inline(tmp_path):
+    from dpcheck.audit.executor import make_executor
+
+    spec = AuditSpec("ref-laplace", runs=10)
+    executor = make_executor(cluster="local", workers=2)
+    try:
+        with Store(tmp_path / "dask.sqlite") as store:
+            run_audit(spec, store=store, executor=executor)
+            remote = store.load(spec.generation_hash(), 10)
+    finally:
+        executor.close()
+    with Store(tmp_path / "local.sqlite") as store:
+        run_audit(spec, store=store, executor=InlineExecutor())
+        local = store.load(spec.generation_hash(), 10)
+    assert [(r.world, r.index, r.seed) for r in remote] == [(r.world, r.index, r.seed) for r in local]
+    assert all(np.array_equal(a.synth, b.synth) for a, b in zip(local, remote))

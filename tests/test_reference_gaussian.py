@@ -46,7 +46,7 @@ def test_classic_is_sufficient_below_one(params: tuple[float, float]) -> None:
 
 def test_classic_is_not_sufficient_for_large_epsilon() -> None:
     # ε = 10, δ = 1e-3: classic σ = √(2 ln 1250)/10 = √14.2654/10 = 0.3776; the analytic minimum is 0.4061,
-    # so the classic calibration is NOT (10, 1e-3)-DP: its true δ is about 3.8e-3.
+    # so the classic calibration is NOT (10, 1e-3)-DP: its true δ is 3.36e-3.
     sigma = classic_sigma(10.0, 1e-3)
     assert sigma == pytest.approx(math.sqrt(2 * math.log(1250)) / 10, rel=1e-14)
     assert sigma < analytic_sigma(10.0, 1e-3)

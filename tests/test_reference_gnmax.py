@@ -131,3 +131,20 @@ def test_totals_group_identical_queries() -> None:
     one_by_one = sum(gnmax.gnmax_rdp_data_dependent(row, 6.0, ORDERS) for row in counts)
     np.testing.assert_allclose(total, one_by_one, rtol=1e-14)
     np.testing.assert_allclose(gnmax.gnmax_rdp(counts, 6.0, ORDERS, data_dependent=False), 4 * np.array(ORDERS) / 36, rtol=1e-14)
+
+
+def test_pate2017_formula_transplanted_to_gnmax_is_not_a_bound() -> None:
+    # PATE-TabTransGAN (Eq. 2) charges GNMax with the PATE 2017 moment formula, 2γ := 2/σ², l := a − 1,
+    # divided by l. GNMax is not (2/σ², 0)-DP, so Theorem 2 of PATE 2017 does not apply — and indeed
+    # at σ = 10, vote advantage 100, order 20 the true divergence to the neighbour with advantage 102
+    # is 1.25e-5 while that formula claims 3.4e-14; Theorem 6 (this oracle) gives 2.5e-5.
+    from dpcheck.reference import pate2017
+
+    sigma, a = 10.0, 20.0
+    log_q = float(gnmax.gnmax_log_q([100, 0], sigma))
+    transplanted = pate2017.data_dependent_moment(log_q, 1 / sigma**2, [a - 1])[0] / (a - 1)
+    exact = _renyi_bernoulli(_gnmax_two_class(100, sigma), _gnmax_two_class(102, sigma), a)
+    ours = gnmax.gnmax_rdp_data_dependent([100, 0], sigma, [a])[0]
+    assert transplanted < 1e-12
+    assert exact == pytest.approx(1.2549e-5, rel=1e-3)
+    assert ours == pytest.approx(2.5442e-5, rel=1e-3) and exact <= ours

@@ -166,7 +166,7 @@ def test_moments_are_nonnegative_below_data_independent_and_increasing_in_order(
     assert np.all(np.diff(alpha) >= -1e-12 * alpha[1:])
 
 
-@given(k=st.integers(1, 200), lam=lambdas(1e-5, 0.34), L=st.integers(1, 50))
+@given(k=st.integers(1, 200), lam=lambdas(1e-5, 20.0), L=st.integers(1, 50))
 def test_larger_vote_gap_never_costs_more(k: int, lam: float, L: int) -> None:
     gaps = np.arange(k % 2, k + 1, 2)  # reachable |n0 − n1| for k teachers
     n0 = (k + gaps) // 2
@@ -179,6 +179,22 @@ def test_tie_cost_increases_with_lambda(k: int, lam_small: float, factor: float,
     small = pategan_moments([k], [k], lam_small, L)
     large = pategan_moments([k], [k], lam_small * factor, L)
     assert np.all(large >= small * (1 - 1e-12))
+
+
+def test_cost_is_not_monotone_in_lambda_away_from_ties() -> None:
+    # More noise (smaller λ) is not always cheaper: at |n0 − n1| = 100, λ = 0.01 gives q = 3/(4e) = 0.276,
+    # no data-dependent discount, α(1) = 2·0.01²·2 = 4e-4; λ = 0.1 gives q = 12/(4e^{10}) = 1.36e-4 and
+    # α(1) ≈ q·(2e^{0.2} − 2) = 6.0e-5. Monotonicity in λ holds for the data-independent term and at ties.
+    low, high = pategan_moments([100, 100], [0, 0], 0.01, 1)[0], pategan_moments([100, 100], [0, 0], 0.1, 1)[0]
+    assert low == pytest.approx(8e-4, rel=1e-12)
+    assert high == pytest.approx(2 * 12 / (4 * math.exp(10)) * (2 * math.exp(0.2) - 2), rel=1e-3)
+    assert high < low
+
+
+@given(votes=vote_counts(), lam=lambdas(), L=st.integers(1, 100))
+def test_more_orders_never_increase_epsilon(votes: np.ndarray, lam: float, L: int) -> None:
+    alpha = pategan_moments(votes[:, 0], votes[:, 1], lam, L + 1)
+    assert pategan_epsilon(alpha, 1e-5) <= pategan_epsilon(alpha[:L], 1e-5)
 
 
 @given(votes=vote_counts(size=(2, 20)), lam=lambdas(), L=st.integers(1, 30), seed=st.integers(0, 2**32 - 1))

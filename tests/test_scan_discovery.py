@@ -85,3 +85,15 @@ def test_symlinked_folder_outside_the_tree_is_followed_once(tmp_path):
     os.symlink(tmp_path / "shared", tmp_path / "proj" / "link2")
     found = names(tmp_path / "proj")
     assert found == ["link1/s.py", "link2/s.py"]
+
+
+def test_default_excludes_apply_below_the_scanned_folder_only(tmp_path):
+    # scanning a tree that itself lives inside a virtualenv (e.g. site-packages) must work
+    tree = tmp_path / ".venv" / "lib" / "site-packages" / "pkg"
+    write(tree, "a.py", "x = 1\n")
+    write(tree, "build/b.py", "x = 1\n")
+    write(tree, "sub/c.py", "x = 1\n")
+    project(tmp_path / "elsewhere")
+    found = sorted(Path(c.path).name for c in discover(
+        [tree], root=tmp_path / "elsewhere", exclude=["sub/**"], default_excludes=DEFAULT_EXCLUDES))
+    assert found == ["a.py"]

@@ -9,7 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from test_scan_support import TEST_RULES, LeakCall, project, scan, triples, write
 
 from dpcheck.scan import engine
@@ -267,3 +266,41 @@ def test_two_concurrent_cli_scans_share_one_cache(tmp_path):
     third = subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=120)
     data = json.loads(third.stdout)
     assert data["findings"] == first and data["summary"]["cache_hits"] == 40
+
+
+def test_engine_failure_on_one_file_is_a_crash_finding(tmp_path, monkeypatch):
+    project(tmp_path)
+    write(tmp_path, "a.py", "leak(x)\n")
+    write(tmp_path, "b.py", "noisy = 1\n")
+
+    def broken(findings, source):
+        if "leak" in source:
+            raise RuntimeError("engine bug")
+        return findings
+
+    monkeypatch.setattr(engine, "_unsuppressed", broken)
+    result = scan(tmp_path)
+    assert result.crashed
+    assert triples(result) == [("a.py", 1, "DP005"), ("b.py", 1, "DP992")]
+    assert "RuntimeError: engine bug" in result.findings[0].message
+
+
+PARENT = os.getpid()
+
+
+class DiesInWorker(LeakCall):
+    id = "DP994"
+
+    def visit_Call(self, node) -> None:
+        if os.getpid() != PARENT:
+            os._exit(1)  # a worker killed mid-file (e.g. by the OOM killer)
+        super().visit_Call(node)
+
+
+def test_dead_worker_falls_back_to_serial(tmp_path):
+    project(tmp_path)
+    for i in range(6):
+        write(tmp_path, f"m{i}.py", "leak(x)\n" * (i + 1))
+    serial = scan(tmp_path, rules=(DiesInWorker,), jobs=1)
+    parallel = scan(tmp_path, rules=(DiesInWorker,), jobs=2)
+    assert parallel.findings == serial.findings and len(serial.findings) == 21

@@ -15,6 +15,7 @@ def graph_session(seed: int) -> tuple[Any, Any, Any]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
 
+    tf.get_logger().setLevel("ERROR")
     tf1 = tf.compat.v1
     graph = tf.Graph()
     with graph.as_default():

@@ -81,7 +81,10 @@ def seed_torch(seed: int) -> np.random.Generator:
     return rng
 
 
-def round_integer_columns(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    out = np.array(values, dtype=np.float64, copy=True)
-    out[:, mask] = np.rint(out[:, mask])
-    return out
+def single_threaded() -> Any:
+    """Context limiting BLAS/OpenMP pools (numpy, scipy, sklearn) to one thread: tiny problems only
+    lose time to thread wake-ups, and the machine's cores are shared by parallel shadow runs."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1)
+

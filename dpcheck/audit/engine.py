@@ -12,10 +12,9 @@ import numpy as np
 from dpcheck.audit import attacks, datasets, stats
 from dpcheck.audit.executor import Task
 from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
+from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
 from dpcheck.audit.store import RunRecord, Store
 
-DEFAULT_CHECKPOINTS = (100, 250, 500, 1000)
 
 
 class AuditRunError(RuntimeError):
@@ -189,7 +188,7 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     progress = progress or NullProgress()
     started = time.perf_counter()
     session = uuid.uuid4().hex[:12]
-    plan = checkpoint_plan(spec.runs, checkpoints if until_verdict else None)
+    plan = checkpoint_plan(spec.runs, (checkpoints or DEFAULT_CHECKPOINTS) if until_verdict else None)
     bound_confidence = 1.0 - (1.0 - spec.confidence) / len(plan)
     executed = 0
     history: list[CheckpointResult] = []

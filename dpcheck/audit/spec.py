@@ -18,6 +18,8 @@ WORLD_OUT, WORLD_IN = 0, 1  # D' = D − target, D
 WORLDS = (WORLD_OUT, WORLD_IN)
 DEFAULT_SPLIT = (0.4, 0.2, 0.4)
 ATTACKS = ("querybased", "groundhog")
+#: where --until-verdict looks (runs per world), fixed before any run
+DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
 
 
 def _canonical(value: Any) -> Any:

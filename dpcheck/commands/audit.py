@@ -8,13 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from dpcheck.audit.spec import DEFAULT_CHECKPOINTS
 from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
 
 NAME = "audit"
 HELP = "Black-box epsilon audit: shadow runs on D and D-target, a membership attack, an epsilon lower bound."
 ORDER = 40
 
-#: the audit paper's settings (Section 6.2): 2 teachers on the worst case, 5 on cervical
+#: the audit paper's settings (Section 6.2) for the built-in PATE-GANs: 2 teachers on the worst
+#: case, 5 on cervical; ε = 1, δ = 1e-5, λ = 1e-3
 DATASET_DEFAULTS: dict[str, dict[str, Any]] = {
     "worstcase": {"num_teachers": 2, "max_iterations": 100, "lamda": 0.001},
     "cervical": {"num_teachers": 5, "max_iterations": 1000, "lamda": 0.001},
@@ -48,7 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--split", default="40/20/40", help="attack training/validation/test percentages")
     s.add_argument("--until-verdict", action="store_true",
                    help="stop at the first fixed checkpoint that proves a violation (Bonferroni over checkpoints)")
-    s.add_argument("--checkpoints", default="100,250,500,1000", help="checkpoints for --until-verdict")
+    s.add_argument("--checkpoints", default=",".join(map(str, DEFAULT_CHECKPOINTS)),
+                   help="runs per world at which --until-verdict looks, fixed in advance (default %(default)s)")
     e = p.add_argument_group("execution")
     e.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="local worker processes (cores)")
     e.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
@@ -105,7 +108,9 @@ def build_specs(args: argparse.Namespace) -> list:
                 check_impl_name(name)
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
-            hyper = {**DATASET_DEFAULTS[dataset], **hyper_user}
+            # the paper's PATE-GAN knobs go to the built-in PATE-GANs only; other adapters get --hp alone
+            defaults = DATASET_DEFAULTS[dataset] if name in impls.NAMES else {}
+            hyper = {**defaults, **hyper_user}
             try:
                 specs.append(AuditSpec(impl=name, dataset=dataset, attack=attack, target=args.target,
                                        epsilon=args.epsilon, delta=args.delta, runs=args.runs,

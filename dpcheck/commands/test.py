@@ -79,10 +79,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_results(results: list[CheckResult], *, verbose: bool) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from dpcheck.console import console as make_console
+
+    console = make_console()
     table = Table(title="dpcheck test — dynamic checks")
     for col in ("implementation", "category", "verdict", "evidence"):
         table.add_column(col, overflow="fold")

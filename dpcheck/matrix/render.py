@@ -58,8 +58,9 @@ def to_json(matrix: Matrix) -> str:
 
 
 def terminal(matrix: Matrix) -> None:
-    from rich.console import Console
     from rich.table import Table
+
+    from dpcheck.console import console
 
     table = Table(title="dpcheck violation matrix", caption=LEGEND)
     table.add_column("impl")
@@ -70,7 +71,7 @@ def terminal(matrix: Matrix) -> None:
     for row in matrix.rows:
         table.add_row(row.impl, *(f"[{style[row.cells[c].status]}]{_cell_text(row.cells[c])}[/]" for c in COLUMNS),
                       _audit_text(row.audit))
-    Console().print(table)
+    console().print(table)
 
 
 def html_page(matrix: Matrix, images: list[Path] | None = None) -> str:

@@ -78,11 +78,14 @@ def pategan_moment_increments(
     check_validity: bool = False,
     third_term: bool = False,
 ) -> Float:
-    """Per-sample increments of ``α(l)``, shape ``n0.shape + (L,)``."""
+    """Per-sample increments of ``α(l)``, shape ``n0.shape + (L,)`` (evaluated once per distinct gap)."""
     lam = _check_lambda(lam)
-    return pate2017.moment_bound(
-        pategan_log_q(n0, n1, lam), lam, orders, check_validity=check_validity, third_term=third_term
+    gaps = _gaps(n0, n1)
+    unique, inverse = np.unique(gaps.ravel(), return_inverse=True)
+    per_gap = pate2017.moment_bound(
+        pate2017.log_q_from_gap(unique, lam), lam, orders, check_validity=check_validity, third_term=third_term
     )
+    return per_gap[inverse.ravel()].reshape(gaps.shape + per_gap.shape[-1:])
 
 
 def pategan_moments(

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpcheck.scan.globs import matches_any
+from dpcheck.scan.globs import matches, matches_any
 
 PY_SUFFIXES = (".py", ".pyi")
 
@@ -53,8 +53,13 @@ def discover(
     root_s = str(root)
     seen: set[str] = set()
 
-    def excluded(path: str, patterns: Sequence[str]) -> bool:
-        return bool(patterns) and matches_any(relative_to_root(path, root_s), patterns)
+    def excluded(path: str, base: str) -> bool:
+        """``exclude`` globs, relative to the project root (or to the scanned folder outside it)."""
+        if not exclude:
+            return False
+        absolute = os.path.abspath(path)
+        anchor = root_s if absolute.startswith(root_s + os.sep) else base
+        return matches_any(Path(os.path.relpath(absolute, anchor)).as_posix(), exclude)
 
     def emit(path: str, problem: str | None = None) -> Iterator[Candidate]:
         key = os.path.abspath(path)
@@ -62,7 +67,7 @@ def discover(
             seen.add(key)
             yield Candidate(path, display_path(path, cwd), problem)
 
-    def walk(folder: str, ancestors: frozenset[tuple[int, int]]) -> Iterator[Candidate]:
+    def walk(folder: str, base: str, ancestors: frozenset[tuple[int, int]]) -> Iterator[Candidate]:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -74,7 +79,7 @@ def discover(
             except OSError:
                 is_dir = False
             if is_dir:
-                if excluded(path, default_excludes) or excluded(path, exclude):
+                if any(matches(entry.name, p) for p in default_excludes) or excluded(path, base):
                     continue
                 try:
                     st = os.stat(path)
@@ -84,9 +89,9 @@ def discover(
                 if ident in ancestors:
                     yield from emit(path, "loop")
                     continue
-                yield from walk(path, ancestors | {ident})
+                yield from walk(path, base, ancestors | {ident})
             elif entry.name.endswith(PY_SUFFIXES):
-                if excluded(path, exclude):
+                if excluded(path, base):
                     continue
                 problem = _link_problem(path) if entry.is_symlink() else None
                 yield from emit(path, problem)
@@ -95,7 +100,7 @@ def discover(
         path = os.fspath(given)
         if os.path.isdir(path):
             st = os.stat(path)
-            yield from walk(path, frozenset({(st.st_dev, st.st_ino)}))
+            yield from walk(path, os.path.abspath(path), frozenset({(st.st_dev, st.st_ino)}))
         elif os.path.lexists(path):
             yield from emit(path, _link_problem(path) if os.path.islink(path) else None)
         else:

@@ -18,8 +18,8 @@ import tokenize
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import libcst as cst
 
@@ -152,8 +152,17 @@ def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     return sorted(set(kept))
 
 
+def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]]) -> Analysis:
+    """``analyse_source``, with any engine failure on this file turned into a DP005 finding."""
+    try:
+        return analyse_source(source, path, selected)
+    except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
+        message = f"internal error while analysing this file: {type(exc).__name__}: {exc}"
+        return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], True, True)
+
+
 def _analyse_chunk(chunk: list[tuple[str, str, list[int]]], rules: Sequence[type[Rule]]) -> list[Analysis]:
-    return [analyse_source(source, path, [rules[i] for i in which]) for path, source, which in chunk]
+    return [safe_analyse(source, path, [rules[i] for i in which]) for path, source, which in chunk]
 
 
 def rule_code_files(rules: Iterable[type[Rule]]) -> list[str]:
@@ -283,8 +292,7 @@ class Engine:
 
     def _run(self, pending: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
         if self.jobs == 1 or len(pending) < 2:
-            for item in pending:
-                yield item, analyse_source(item.source, item.candidate.display, [self.rules[i] for i in item.which])
+            yield from self._run_inline(pending)
             return
         chunks: list[list[_Pending]] = [[]]
         size = 0
@@ -295,22 +303,32 @@ class Engine:
             chunks[-1].append(item)
             size += len(item.source)
         context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
+        finished_ids: set[int] = set()
 
         def submit(pool: ProcessPoolExecutor, chunk: list[_Pending]) -> Future[list[Analysis]]:
             payload = [(p.candidate.display, p.source, p.which) for p in chunk]
             return pool.submit(_analyse_chunk, payload, self.rules)
 
-        with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:
-            queue = iter(chunks)
-            futures = {submit(pool, chunk): chunk for _, chunk in zip(range(self.jobs * 2), queue)}
-            while futures:
-                done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                for future in done:
-                    chunk = futures.pop(future)
-                    yield from zip(chunk, future.result())
-                    nxt = next(queue, None)
-                    if nxt is not None:
-                        futures[submit(pool, nxt)] = nxt
+        try:
+            with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:
+                queue = iter(chunks)
+                futures = {submit(pool, chunk): chunk for _, chunk in zip(range(self.jobs * 2), queue)}
+                while futures:
+                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        chunk = futures.pop(future)
+                        yield from zip(chunk, future.result())
+                        finished_ids.update(id(item) for item in chunk)
+                        nxt = next(queue, None)
+                        if nxt is not None:
+                            futures[submit(pool, nxt)] = nxt
+        except BrokenProcessPool:
+            # a worker died (e.g. killed for memory): finish the rest in this process
+            yield from self._run_inline([item for item in pending if id(item) not in finished_ids])
+
+    def _run_inline(self, items: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
+        for item in items:
+            yield item, safe_analyse(item.source, item.candidate.display, [self.rules[i] for i in item.which])
 
     def _post_filter(self, findings: list[Finding], root: str) -> list[Finding]:
         """Path- and configuration-dependent filters, applied after the cache."""

@@ -136,7 +136,7 @@ def test_delta_enters_only_the_accountant_in_twin():
 # --- labels_distribution ----------------------------------------------------------------
 def test_training_labels_fed_to_generation_in_original(buggy):
     _, probe, samples = buggy
-    (event,) = probe.of("generation_labels")
+    event = probe.of("generation_labels")[0]
     labels = tiny_data()[:, 2]
     assert event.kwargs["source"] == "training"
     np.testing.assert_array_equal(event.args[0], labels[np.arange(60) % labels.size])
@@ -145,6 +145,6 @@ def test_training_labels_fed_to_generation_in_original(buggy):
 
 def test_public_label_ratio_at_generation_in_twin(twin):
     _, probe, samples = twin
-    (event,) = probe.of("generation_labels")
+    event = probe.of("generation_labels")[0]
     assert event.kwargs["source"] == "public"
     assert samples[:, 2].mean() == pytest.approx(0.9, abs=0.06)  # training ratio is about 0.3

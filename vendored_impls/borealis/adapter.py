@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._common import as_numeric_array
-from .._torch import integer_columns, merge_hyperparams, public_bounds, require_bounds, seed_torch
+from .._torch import integer_columns, merge_hyperparams, public_bounds, require_bounds, seed_torch, single_threaded
 
 _HERE = Path(__file__).parent
 
@@ -68,11 +68,9 @@ class _BorealisAdapter:
         public_ratios = None
         if conditional and self._fixed:
             classes = np.asarray(params["label_values"], dtype=np.float64)
-            lookup = {float(v): i for i, v in enumerate(classes)}
-            unknown = sorted({float(v) for v in x[:, label_col]} - set(lookup))
-            if unknown:
-                raise ValueError(f"{self.name}: label values {unknown[:5]} are not among the public label_values")
-            labels = np.array([lookup[float(v)] for v in x[:, label_col]], dtype=np.float64)
+            if not np.isin(x[:, label_col], classes).all():
+                raise ValueError(f"{self.name}: some labels are not among the public label_values {classes.tolist()}")
+            labels = np.argmax(x[:, label_col][:, None] == classes[None, :], axis=1).astype(np.float64)
             ratios = params["class_ratios"]
             public_ratios = (np.full(len(classes), 1.0 / len(classes)) if ratios is None
                              else np.asarray(ratios, dtype=np.float64))
@@ -98,10 +96,11 @@ class _BorealisAdapter:
             num_student_iters=int(params["student_iters"]), num_moments=int(params["num_moments"]),
             lap_scale=float(params["lamda"]), lr=float(params["lr"]), max_iterations=int(params["max_iterations"]),
         )
-        if self._fixed:
-            model.train(scaled, labels, hp, public_class_ratios=public_ratios)
-        else:
-            model.train(scaled, labels, hp)
+        with single_threaded():
+            if self._fixed:
+                model.train(scaled, labels, hp, public_class_ratios=public_ratios)
+            else:
+                model.train(scaled, labels, hp)
         self._model, self._scaler, self._classes = model, scaler, classes
         self._ints, self._label_col, self._d, self._probe = ints, label_col, d, probe
         self._seed, self._draws = seed, 0
@@ -123,7 +122,7 @@ class _BorealisAdapter:
             out = evaluate.postprocess(synthetic, self._scaler, self._probe)
         out = np.asarray(out, dtype=np.float64)
         if self._label_col is not None:
-            out = np.insert(out, self._label_col, self._classes[categories.astype(np.int64)], axis=1)
+            out = np.insert(out, self._label_col, self._classes[np.rint(categories).astype(np.int64)], axis=1)
         return out
 
     def accountant_update(self, n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:

@@ -28,13 +28,14 @@ def moments_increment(n0: np.ndarray, n1: np.ndarray, lamda: float, L: int) -> n
     gap = lamda * np.abs(np.asarray(n0, np.float64) - np.asarray(n1, np.float64))
     q = (2.0 + gap) / (4.0 * np.exp(gap))
     increment = np.zeros(L)
+    # the data-dependent term is only defined while 1 - e^{2λ}q > 0 (always, for λ < ln(2)/2)
+    defined = 1.0 - np.exp(2.0 * lamda) * q > 0.0
+    safe_q = np.where(defined, q, 0.0)
     for l in range(1, L + 1):
         data_independent = 2.0 * lamda ** 2 * l * (l + 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            inner = (1.0 - q) * ((1.0 - q) / (1.0 - np.exp(2.0 * lamda) * q)) ** l + q * np.exp(2.0 * lamda * l)
-            data_dependent = np.log(inner)
-        # where the data-dependent expression is undefined (λ > ln(2)/2) only the other term holds
-        term = np.where(np.isfinite(data_dependent), np.minimum(data_independent, data_dependent), data_independent)
+        data_dependent = np.log((1.0 - safe_q) * ((1.0 - safe_q) / (1.0 - np.exp(2.0 * lamda) * safe_q)) ** l
+                                + safe_q * np.exp(2.0 * lamda * l))
+        term = np.where(defined, np.minimum(data_independent, data_dependent), data_independent)
         increment[l - 1] = np.sum(term)
     return increment
 

@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from .._common import as_numeric_array
-from .._torch import integer_columns, merge_hyperparams, public_bounds, require_bounds, seed_torch
+from .._torch import (integer_columns, merge_hyperparams, public_bounds, require_bounds, seed_torch,
+                      single_threaded)
 
 _HERE = Path(__file__).parent
 
@@ -63,7 +64,7 @@ class _SynthcityAdapter:
         import sklearn
 
         # the data is already validated: skip sklearn's per-call re-validation (pure overhead here)
-        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True):
+        with sklearn.config_context(assume_finite=True, skip_parameter_validation=True), single_threaded():
             model.fit(x)
         self._model, self._seed, self._draws = model, seed, 0
         return self

@@ -158,10 +158,11 @@ class PATEGAN:
     def _train_epoch(self, n_batches: int) -> None:
         ones = torch.ones(self.samples_per_iter)
         for _ in range(n_batches):
-            fake = self.generator(torch.randn(self.samples_per_iter, self.n_noise))
-            labels = self._fake_labels_generator(fake.detach().numpy())
+            with torch.no_grad():
+                fake = self.generator(torch.randn(self.samples_per_iter, self.n_noise))
+            labels = self._fake_labels_generator(fake.numpy())
             self.optimizer_d.zero_grad()
-            loss_d = self.criterion(self.discriminator(fake.detach()).squeeze(1), labels)
+            loss_d = self.criterion(self.discriminator(fake).squeeze(1), labels)
             loss_d.backward()
             self.optimizer_d.step()
 

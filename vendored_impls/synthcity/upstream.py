@@ -72,7 +72,9 @@ class Teachers:
         return self
 
     def pate_lamda(self, x: np.ndarray, iteration: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        y_pred = np.stack([teacher.predict(x) for teacher in self.model])
+        # teacher.predict(x) for 0/1 targets, without sklearn's per-call input validation
+        y_pred = np.stack([(x @ teacher.coef_[0] + teacher.intercept_[0] > 0).astype(np.float64)
+                           for teacher in self.model])
         n0 = np.sum(y_pred == 0, axis=0).astype(np.float64)
         n1 = np.sum(y_pred == 1, axis=0).astype(np.float64)
         lap_noise = np.random.laplace(loc=0.0, scale=1 / self.lamda, size=n1.shape)
@@ -146,10 +148,11 @@ class PATEGAN:
     def _train_epoch(self, n_batches: int) -> None:
         ones = torch.ones(self.samples_per_iter)
         for _ in range(n_batches):
-            fake = self.generator(torch.randn(self.samples_per_iter, self.n_noise))
-            labels = self._fake_labels_generator(fake.detach().numpy())
+            with torch.no_grad():
+                fake = self.generator(torch.randn(self.samples_per_iter, self.n_noise))
+            labels = self._fake_labels_generator(fake.numpy())
             self.optimizer_d.zero_grad()
-            loss_d = self.criterion(self.discriminator(fake.detach()).squeeze(1), labels)
+            loss_d = self.criterion(self.discriminator(fake).squeeze(1), labels)
             loss_d.backward()
             self.optimizer_d.step()
 

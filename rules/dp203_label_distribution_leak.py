@@ -1,0 +1,457 @@
+"""DP203: the training labels (or their class ratios) reach the generator at sampling time."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.rule import Rule
+
+from ._dp2_util import (
+    Dp2Index,
+    call_name,
+    dotted,
+    has_noise,
+    index_for,
+    params,
+    refs,
+    trains,
+    walk,
+    words,
+)
+
+_LABEL_WORDS = {"y", "labels", "label", "targets", "target", "classes", "class", "cond", "conditions", "condition"}
+_NOT_LABEL = {
+    "ratio", "ratios", "prior", "priors", "public", "pub", "dim", "dims", "col", "column", "cols",
+    "columns", "idx", "index", "indices", "name", "names", "num", "n", "count", "fake", "gen",
+    "generated", "synth", "synthetic", "pred", "preds", "hat", "size", "noise", "noisy", "dp",
+    "encoder", "smooth", "real", "fn", "key", "type", "dtype", "shape", "loss", "weight", "weights",
+}
+_SAMPLING_FUNC = {"sample", "samples", "generate", "gen", "synth", "synthesize", "synthesise", "synthetic", "produce"}
+_RATIO_FUNCS = {"mean", "bincount", "value_counts", "Counter", "average", "histogram", "nanmean"}
+_DRAW_FUNCS = {"choice", "multinomial", "binomial", "bernoulli", "categorical", "Categorical", "sample", "Bernoulli", "Multinomial", "OneHotCategorical"}
+_PRESERVE = {
+    "reshape", "asarray", "array", "tensor", "as_tensor", "from_numpy", "astype", "float", "long",
+    "to", "cpu", "numpy", "copy", "one_hot", "to_categorical", "repeat", "tile", "concatenate", "cat",
+    "hstack", "vstack", "column_stack", "stack", "expand_dims", "unsqueeze", "squeeze", "ravel",
+    "flatten", "view", "permutation", "get_dummies", "FloatTensor", "LongTensor", "Tensor", "type",
+    "transform", "expand", "repeat_interleave", "to_numpy", "double", "int", "c_", "r_", "list",
+    "sum", "detach", "clone", "convert_to_tensor", "constant", "cast",
+}
+_GENERATOR_WORDS = {"generator", "gen", "g", "netg", "decoder", "generate"}
+_LABELS, _RATIOS = "labels", "class ratios"
+
+
+class LabelDistributionLeak(Rule):
+    id = "DP203"
+    name = "label-distribution-leak"
+    category = "labels_distribution"
+    severity = "error"
+    summary = "training labels or class ratios computed from the training data are fed to the generator at sampling time"
+    rationale = (
+        "A conditional generator needs labels to condition on when it samples. Feeding it the "
+        "real training labels (one synthetic row per real row with the same label, as "
+        "`original` does) or labels drawn from the exact class ratios of the training data "
+        "(`np.bincount(y) / len(y)`, `value_counts(normalize=True)`, `y.mean()`) releases the "
+        "label distribution of the private data unperturbed: it never went through the "
+        "PATE mechanism, so it is outside the (ε, δ) guarantee and the synthetic data "
+        "reproduces it exactly. Fix: sample labels from a DP estimate of the class ratios "
+        "(noisy counts charged to the budget) or take them as public input."
+    )
+    TRIGGERS = (
+        "netG", "G_sample", "run(G", "run([G", "generator(", "Generator(", "enerator.", ".G(", " G(",
+        "gen(", "self.gen", "gen.predict", "ecoder(", ".generate(", ".sample(", ".synthesi",
+        "def sample", "def generate", "def synth", "def _sample", "def _generate",
+    )
+
+    VALID = (
+        # labels from a DP estimate of the class ratios
+        """
+import numpy as np
+class CondPATEGAN:
+    def fit(self, X, y, epsilon):
+        counts = np.bincount(y, minlength=self.k) + np.random.laplace(scale=2 / epsilon, size=self.k)
+        self.ratios = np.clip(counts, 0, None) / np.clip(counts, 0, None).sum()
+    def sample(self, n):
+        y = np.random.choice(self.k, size=n, p=self.ratios)
+        return self.generator(self.z(n), y)
+""",
+        # labels supplied by the caller as public input
+        """
+class CondGAN:
+    def fit(self, X, y):
+        self.y_train = y
+    def sample(self, n, labels):
+        return self.generator(self.latent(n), labels)
+""",
+        # conditioning on the real batch labels during training is fine
+        """
+import torch
+def train(G, D, x_train, y_train, iters, opt):
+    for it in range(iters):
+        idx = torch.randint(0, len(x_train), (64,))
+        fake = G(torch.randn(64, 8), y_train[idx])
+        loss = D(fake).mean()
+        loss.backward()
+        opt.step()
+""",
+        # uniform over the classes seen (the class set, not its distribution)
+        """
+import numpy as np
+class Model:
+    def fit(self, X, y):
+        self.classes = np.unique(y)
+    def generate(self, n):
+        c = np.random.choice(self.classes, n)
+        return self.generator(np.random.randn(n, 4), c)
+""",
+        # ratios as a parameter of generate (borealis)
+        """
+import torch
+class PATE_GAN:
+    def generate(self, num_rows, class_ratios=None):
+        categories = torch.multinomial(class_ratios, num_rows, replacement=True).float()
+        return self.generator(self._latent(num_rows, categories))
+""",
+    )
+
+    INVALID = (
+        # original: generation fed the real training labels, one row per real row
+        """
+import numpy as np
+def PATE_GAN(X_train, Y_train, epsilon, delta, niter):
+    No = len(X_train)
+    for it in range(niter):
+        sess.run(D_solver, feed_dict={X: X_train})
+    def generate(n):
+        New_Y_train = Y_train[np.arange(n) % No]
+        New_X_train = sess.run(G_sample, feed_dict={Z: sample_Z(n), Y: np.reshape(New_Y_train, [n, 1])})  # <-
+        return New_X_train, New_Y_train
+    return generate
+""",
+        # stored training labels resampled at generation time (torch)
+        """
+import torch
+import torch.nn.functional as F
+class CGAN:
+    def fit(self, x, y):
+        self.y = torch.as_tensor(y)
+    def sample(self, n):
+        labels = self.y[torch.randint(0, len(self.y), (n,))]
+        z = torch.randn(n, self.z_dim)
+        return self.generator(torch.cat([z, F.one_hot(labels, self.k)], 1))  # <-
+""",
+        # exact class ratios of the training labels
+        """
+import numpy as np
+class PATEGAN:
+    def fit(self, X, y):
+        self.class_ratios = np.bincount(y) / len(y)
+    def sample(self, n):
+        c = np.random.choice(len(self.class_ratios), n, p=self.class_ratios)
+        return self.G(self.noise(n), c)  # <-
+""",
+        # pandas value_counts of the label column, keras generator
+        """
+import numpy as np
+class Synth:
+    def train(self, df, target="label"):
+        self.p = df[target].value_counts(normalize=True)
+    def generate(self, n):
+        y = np.random.choice(self.p.index, size=n, p=self.p.values)
+        return self.gen.predict([np.random.normal(size=(n, 16)), y])  # <-
+""",
+        # label column of the training data returned with the synthetic features
+        """
+import numpy as np
+class Model:
+    def fit(self, data):
+        self.labels = data[:, -1]
+    def sample(self, n):
+        x = self.generator(np.random.rand(n, 8))
+        return np.column_stack([x, self.labels[:n]])  # <-
+""",
+        # Bernoulli prior from the training labels' mean, after the training loop
+        """
+import torch
+def run(x_train, y_train, netG, opt, epochs, n):
+    for _ in range(epochs):
+        loss = netG(x_train).mean()
+        loss.backward()
+        opt.step()
+    prior = y_train.float().mean()
+    y_syn = torch.bernoulli(prior.expand(n))
+    return netG(torch.randn(n, 4), y_syn)  # <-
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        src = self.ctx.source
+        index = index_for(self.ctx)
+        class_env: dict[cst.ClassDef, dict[str, str]] = {}
+        for cls in index.classes:
+            env: dict[str, str] = {}
+            methods = [m for m in cls.body.body if isinstance(m, cst.FunctionDef)]
+            for _ in range(2):
+                for fn in methods:
+                    local = _function_env(fn, dict(env), index)
+                    env.update({k: v for k, v in local.items() if k.startswith("self.")})
+            class_env[cls] = env
+        envs: dict[cst.FunctionDef, dict[str, str]] = {}
+        for fn in index.functions:  # pre-order: outer functions come before nested ones
+            outer = index.enclosing_function(fn)
+            cls = index.enclosing_class(fn)
+            start: dict[str, str] = {}
+            if cls is not None and (outer is None or index.inside(outer, cls)):
+                start.update(class_env.get(cls, {}))
+            if outer is not None and outer in envs:
+                start.update(envs[outer])
+            for p in params(fn):
+                start.pop(p, None)
+            envs[fn] = _function_env(fn, start, index)
+            self._check(fn, envs[fn], index)
+        self._check(index.module, _module_env(index.module), index)
+
+    def _check(self, scope: cst.CSTNode, env: dict[str, str], index: Dp2Index) -> None:
+        tainted = set(env)
+        if not tainted:
+            return
+        fn = scope if isinstance(scope, cst.FunctionDef) else None
+        body = fn.body if fn is not None else scope
+        sampling = fn is not None and bool(words(fn.name.value) & _SAMPLING_FUNC)
+        train_loops = [lp for lp in index.loops if index.enclosing_function(lp) is fn and trains(lp)]
+        reported = False
+        for call in walk(body, into_scopes=False):
+            if not isinstance(call, cst.Call):
+                continue
+            if any(index.inside(call, lp) for lp in train_loops):
+                continue
+            if _is_generator_call(call):
+                if not sampling and not any(index.last[lp] < index.order[call] for lp in train_loops):
+                    continue
+            elif sampling or not _is_sampling_call(call):
+                continue
+            hit = _tainted_in_args(call, tainted)
+            if hit is None:
+                continue
+            self._report(call, hit, env[hit])
+            reported = True
+        if reported or not sampling:
+            return
+        for ret in walk(body, into_scopes=False):
+            if isinstance(ret, cst.Return) and ret.value is not None:
+                hits = [n for n in refs(ret.value) if env.get(n) == _LABELS]
+                if hits:
+                    self._report(ret, hits[0], _LABELS)
+
+    def _report(self, node: cst.CSTNode, name: str, kind: str) -> None:
+        what = "the training labels" if kind == _LABELS else "the class ratios of the training labels"
+        self.report(
+            node,
+            f"{what} (`{name}`) reach the generator at sampling time, so the synthetic data "
+            "reproduces the real label distribution outside the privacy budget; sample labels "
+            "from a DP estimate of the class ratios or take them as public input",
+        )
+
+
+def _is_label_name(name: str) -> bool:
+    ws = words(name.split(".")[-1])
+    return bool(ws & _LABEL_WORDS) and not (ws & _NOT_LABEL) and not (ws & {"x", "z"})
+
+
+def _is_data_name(name: str) -> bool:
+    ws = words(name.split(".")[-1])
+    return bool(ws & {"x", "data", "df", "dataset", "train", "table", "records"}) and not (ws & {"fake", "gen", "synth", "z"})
+
+
+def _function_env(fn: cst.FunctionDef, env: dict[str, str], index: Dp2Index) -> dict[str, str]:
+    if not (words(fn.name.value) & _SAMPLING_FUNC):
+        for p in params(fn):
+            if _is_label_name(p):
+                env[p] = _LABELS
+    data_params = {p for p in params(fn) if _is_data_name(p)}
+    for sub in walk(fn.body, into_scopes=False):
+        if isinstance(sub, (cst.Assign, cst.AnnAssign)) and sub.value is not None:
+            targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]
+            for target in targets:
+                if isinstance(target, (cst.Tuple, cst.List)) and isinstance(sub.value, (cst.Tuple, cst.List)) \
+                        and len(target.elements) == len(sub.value.elements):
+                    for t_el, v_el in zip(target.elements, sub.value.elements):
+                        _bind(env, t_el.value, _kind(v_el.value, env, data_params))
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    kind = _kind(sub.value, env, data_params)
+                    elements = [el.value for el in target.elements]
+                    if isinstance(sub.value, cst.Call) and call_name(sub.value) == "unique":
+                        for el in elements[:-1]:
+                            _bind(env, el, None)
+                        _bind(env, elements[-1], kind)
+                    else:
+                        for el in elements:
+                            _bind(env, el, kind)
+                else:
+                    _bind(env, target, _kind(sub.value, env, data_params))
+    return env
+
+
+def _module_env(module: cst.Module) -> dict[str, str]:
+    """Script code: label-like names assigned at top level hold the training labels."""
+    env: dict[str, str] = {}
+    data: set[str] = set()
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if not isinstance(small, (cst.Assign, cst.AnnAssign)) or small.value is None:
+                continue
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            for target in targets:
+                if isinstance(target, (cst.Tuple, cst.List)) and isinstance(small.value, (cst.Tuple, cst.List)) \
+                        and len(target.elements) == len(small.value.elements):
+                    pairs.extend((t.value, v.value) for t, v in zip(target.elements, small.value.elements))
+                elif isinstance(target, (cst.Tuple, cst.List)):
+                    pairs.extend((t.value, small.value) for t in target.elements)
+                else:
+                    pairs.append((target, small.value))
+            for target, value in pairs:
+                name = dotted(target)
+                if name is None:
+                    continue
+                kind = _kind(value, env, data)
+                literal = isinstance(value, (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.SimpleString,
+                                             cst.Integer, cst.Float)) or (
+                    isinstance(value, cst.Call) and call_name(value) in {"list", "tuple", "dict", "set", "range"})
+                if kind is None and _is_label_name(name) and not has_noise(value) and not literal:
+                    env[name] = _LABELS
+                elif kind is not None:
+                    env[name] = kind
+                else:
+                    env.pop(name, None)
+                if _is_data_name(name):
+                    data.add(name)
+    return env
+
+
+_SAMPLING_CALLS = {
+    "generate", "sample", "synthesize", "synthesise", "generate_data", "generate_samples",
+    "sample_data", "synthesize_data", "generate_synthetic",
+}
+
+
+def _is_sampling_call(call: cst.Call) -> bool:
+    name = call_name(call)
+    if name not in _SAMPLING_CALLS or not isinstance(call.func, cst.Attribute):
+        return name in _SAMPLING_CALLS and isinstance(call.func, cst.Name)
+    receiver = dotted(call.func.value) or ""
+    last = receiver.split(".")[-1]
+    if receiver.split(".")[0] in {"np", "numpy", "random", "torch", "rng", "tf"} or _is_data_name(last):
+        return False
+    return True
+
+
+def _bind(env: dict[str, str], target: cst.BaseExpression, kind: str | None) -> None:
+    name = dotted(target)
+    if name is None:
+        return
+    if kind is None:
+        env.pop(name, None)
+    else:
+        env[name] = kind
+
+
+def _kind(expr: cst.BaseExpression, env: dict[str, str], data: set[str]) -> str | None:
+    if has_noise(expr):
+        return None
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        name = dotted(expr)
+        if name in env:
+            return env[name]
+        if isinstance(expr, cst.Attribute) and expr.attr.value in {"values", "T", "index"}:
+            return _kind(expr.value, env, data)
+        return None
+    if isinstance(expr, cst.Subscript):
+        inner = _kind(expr.value, env, data)
+        if inner is not None:
+            return inner
+        if dotted(expr.value) in data or (isinstance(expr.value, cst.Attribute) and dotted(expr.value.value) in data):
+            if _label_column(expr, env):
+                return _LABELS
+        if isinstance(expr.value, cst.Call) and call_name(expr.value) in {"eye", "identity"}:
+            for el in expr.slice:
+                if isinstance(el.slice, cst.Index) and _kind(el.slice.value, env, data) == _LABELS:
+                    return _LABELS
+        return None
+    if isinstance(expr, cst.Call):
+        name = call_name(expr) or ""
+        parts = [a.value for a in expr.args]
+        if isinstance(expr.func, cst.Attribute):
+            parts.append(expr.func.value)
+        kinds = [k for k in (_kind(p, env, data) for p in parts) if k is not None]
+        if name in {"unique"}:
+            counts = any(a.keyword is not None and a.keyword.value == "return_counts" for a in expr.args)
+            return _RATIOS if counts and _LABELS in kinds else None
+        if name == "pop" and isinstance(expr.func, cst.Attribute) and dotted(expr.func.value) in data and expr.args:
+            return _LABELS if _label_key(expr.args[0].value, env) else None
+        if not kinds:
+            return None
+        if name in _RATIO_FUNCS:
+            return _RATIOS
+        if name in _DRAW_FUNCS:
+            return _LABELS
+        if name in _PRESERVE:
+            return _LABELS if _LABELS in kinds else _RATIOS
+        return None
+    if isinstance(expr, cst.BinaryOperation):
+        kinds = {_kind(expr.left, env, data), _kind(expr.right, env, data)} - {None}
+        if not kinds:
+            return None
+        if isinstance(expr.operator, cst.Divide):
+            return _RATIOS
+        return _LABELS if _LABELS in kinds else _RATIOS
+    if isinstance(expr, cst.Comparison):
+        kinds = {_kind(expr.left, env, data)} | {_kind(c.comparator, env, data) for c in expr.comparisons}
+        return _LABELS if _RATIOS in kinds else None
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        kinds = {_kind(el.value, env, data) for el in expr.elements} - {None}
+        return (_LABELS if _LABELS in kinds else _RATIOS) if kinds else None
+    if isinstance(expr, cst.IfExp):
+        kinds = {_kind(expr.body, env, data), _kind(expr.orelse, env, data)} - {None}
+        return (_LABELS if _LABELS in kinds else _RATIOS) if kinds else None
+    return None
+
+
+def _label_key(expr: cst.BaseExpression, env: dict[str, str]) -> bool:
+    if isinstance(expr, cst.SimpleString):
+        return bool(words(expr.evaluated_value or "") & _LABEL_WORDS)
+    name = dotted(expr)
+    return name is not None and bool(words(name.split(".")[-1]) & (_LABEL_WORDS | {"col", "column"})) and \
+        bool(words(name.split(".")[-1]) & _LABEL_WORDS)
+
+
+def _label_column(expr: cst.Subscript, env: dict[str, str]) -> bool:
+    elements = list(expr.slice)
+    if not elements or not isinstance(elements[-1].slice, cst.Index):
+        return False
+    key = elements[-1].slice.value
+    if isinstance(key, cst.UnaryOperation) and isinstance(key.operator, cst.Minus) and isinstance(key.expression, cst.Integer):
+        return key.expression.value == "1"
+    return _label_key(key, env)
+
+
+def _is_generator_call(call: cst.Call) -> bool:
+    func = call.func
+    name = call_name(call) or ""
+    if name == "run" and call.args:
+        return any(words(n.split(".")[-1]) & {"g", "gen", "generator", "generated"} for n in refs(call.args[0].value))
+    if name in {"predict", "sample", "forward", "__call__"} and isinstance(func, cst.Attribute):
+        receiver = dotted(func.value) or ""
+        return bool(words(receiver.split(".")[-1]) & _GENERATOR_WORDS) or receiver.split(".")[-1] in {"G", "netG"}
+    if name in {"G", "netG", "net_G"}:
+        return True
+    return bool(words(name) & {"generator", "netg", "decoder"})
+
+
+def _tainted_in_args(call: cst.Call, tainted: set[str]) -> str | None:
+    for arg in call.args:
+        for name in sorted(refs(arg.value)):
+            if name in tainted:
+                return name
+    return None

@@ -1,0 +1,1 @@
+"""smartnoise PATE-GAN (PyTorch, OpenDP smartnoise-synth): buggy rebuild and corrected twin."""
