@@ -9,7 +9,10 @@ public bounds of the dataset, and as many synthetic rows as the dataset has.
 
 Every run is a fresh subprocess pinned to one CPU core, so the framework import is not counted in
 the run time and the memory figures are per run: ``peak_rss`` is the process peak, ``delta_rss``
-its growth over the state right after the imports. The target is ≤ 10 s per worst-case run.
+its growth over the state right after the imports. The target is ≤ 10 s per worst-case run; the
+verdict uses the run's CPU time (the process is single-threaded and pinned to one core, so on an
+idle core CPU time and wall time agree, while on a shared machine the wall time also counts the
+time the core spent on other processes — the load average is printed for that reason).
 
     python benchmarks/shadow_run.py                         # all twelve, both datasets
     python benchmarks/shadow_run.py --impl original turing-fixed --dataset worstcase
@@ -118,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     header = (f"{'implementation':18s} {'dataset':10s} {'fit s':>7s} {'run s':>7s} {'cpu s':>7s} "
-              f"{'peak MiB':>9s} {'Δ MiB':>7s}  {'≤10 s':5s}")
+              f"{'peak MiB':>9s} {'Δ MiB':>7s}  {'cpu ≤10 s':9s}")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(header)
     print("-" * len(header))
     for dataset in args.dataset:
@@ -128,16 +132,16 @@ def main(argv: list[str] | None = None) -> int:
             if not r["ok"]:
                 print(f"{impl:18s} {dataset:10s} unavailable: {r['error']}", flush=True)
                 continue
-            within = "yes" if r["run_s"] <= TARGET_SECONDS else "NO"
+            within = "yes" if r["cpu_s"] <= TARGET_SECONDS else "NO"
             print(f"{impl:18s} {dataset:10s} {r['fit_s']:7.2f} {r['run_s']:7.2f} {r['cpu_s']:7.2f} "
                   f"{r['peak_rss_mib']:9.0f} {r['delta_rss_mib']:7.1f}  {within if dataset == 'worstcase' else '':5s}",
                   flush=True)
     worst = [r for r in results if r["ok"] and r["dataset"] == "worstcase"]
     if worst:
-        slowest = max(worst, key=lambda r: r["run_s"])
-        print(f"\nworst case: {sum(r['run_s'] <= TARGET_SECONDS for r in worst)}/{len(worst)} within "
-              f"{TARGET_SECONDS:g} s; slowest {slowest['impl']} {slowest['run_s']:.2f} s "
-              f"({slowest['run_s'] / TARGET_SECONDS:.2f}× the target)")
+        slowest = max(worst, key=lambda r: r["cpu_s"])
+        print(f"\nworst case: {sum(r['cpu_s'] <= TARGET_SECONDS for r in worst)}/{len(worst)} within "
+              f"{TARGET_SECONDS:g} s of CPU; slowest {slowest['impl']} {slowest['cpu_s']:.2f} s "
+              f"({slowest['cpu_s'] / TARGET_SECONDS:.2f}× the target; wall {slowest['run_s']:.2f} s)")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=2)

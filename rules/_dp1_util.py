@@ -7,6 +7,7 @@ defined in the module to its ``return`` expressions.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -135,9 +136,10 @@ def number(node: cst.CSTNode) -> float | None:
         return -inner if isinstance(node.operator, cst.Minus) else inner
     if isinstance(node, (cst.Integer, cst.Float)):
         try:
-            return float(node.evaluated_value)
+            value = float(node.evaluated_value)
         except (ValueError, OverflowError):
             return None
+        return value if math.isfinite(value) else None
     return None
 
 

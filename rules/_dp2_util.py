@@ -7,6 +7,7 @@ over libcst nodes. Scanned code is never imported or executed.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class Dp2Index:
     loops: list[cst.CSTNode] = field(default_factory=list)
     calls: list[cst.Call] = field(default_factory=list)
     imports: dict[str, str] = field(default_factory=dict)
+    children: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = field(default_factory=dict)
+    _code: dict[cst.CSTNode, str] = field(default_factory=dict)
+    _words: dict[cst.CSTNode, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         counter = 0
@@ -43,22 +47,23 @@ class Dp2Index:
                 continue
             self.order[node] = counter
             counter += 1
-            if isinstance(node, cst.Call):
+            kind = type(node)
+            if kind is cst.Call:
                 self.calls.append(node)
-            elif isinstance(node, (cst.For, cst.While)):
+            elif kind is cst.For or kind is cst.While:
                 self.loops.append(node)
-            elif isinstance(node, cst.FunctionDef):
+            elif kind is cst.FunctionDef:
                 self.functions.append(node)
-            elif isinstance(node, cst.ClassDef):
+            elif kind is cst.ClassDef:
                 self.classes.append(node)
-            elif isinstance(node, cst.Import):
+            elif kind is cst.Import:
                 for alias in node.names:
                     full = dotted(alias.name) or ""
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         self.imports[alias.asname.name.value] = full
                     else:
                         self.imports.setdefault(full.split(".")[0], full.split(".")[0])
-            elif isinstance(node, cst.ImportFrom) and node.module is not None:
+            elif kind is cst.ImportFrom and node.module is not None:
                 base = dotted(node.module) or ""
                 if not isinstance(node.names, cst.ImportStar):
                     for alias in node.names:
@@ -68,7 +73,8 @@ class Dp2Index:
                             local = alias.asname.name.value
                         self.imports[local] = f"{base}.{name}"
             stack.append((node, True))
-            children = node.children
+            children = kids(node)
+            self.children[node] = children
             for child in children:
                 self.parents[child] = node
             stack.extend((c, False) for c in reversed(children))
@@ -119,14 +125,40 @@ class Dp2Index:
         return f"{full}.{rest}" if rest else full
 
     def code(self, node: cst.CSTNode) -> str:
-        return self.module.code_for_node(node)
+        text = self._code.get(node)
+        if text is None:
+            text = self._code[node] = self.module.code_for_node(node)
+        return text
+
+
+    def text_of(self, node: cst.CSTNode) -> str:
+        """Identifiers and string literals of ``node``, one per line (a cheap stand-in for its code)."""
+        text = self._words.get(node)
+        if text is None:
+            parts: list[str] = []
+            if type(node) in (cst.FunctionDef, cst.ClassDef):
+                parts.append(node.name.value)
+            for sub in walk(node):
+                kind = type(sub)
+                if kind is cst.Name:
+                    parts.append(sub.value)
+                elif kind is cst.SimpleString:
+                    parts.append(sub.value)
+            text = self._words[node] = "\n".join(parts)
+        return text
+
+
+#: children of the file being analysed (set by ``index_for``), so ``walk`` skips recomputing them
+_CHILDREN: dict[cst.CSTNode, tuple[cst.CSTNode, ...]] = {}
 
 
 def index_for(ctx: FileContext) -> Dp2Index:
+    global _CHILDREN
     cached = getattr(ctx, "_dp2_index", None)
     if cached is None:
         cached = Dp2Index(ctx.module)
         ctx._dp2_index = cached  # type: ignore[attr-defined]
+    _CHILDREN = cached.children
     return cached
 
 
@@ -155,24 +187,69 @@ def call_name(call: cst.Call) -> str | None:
     return last_name(call.func)
 
 
+_FORMAT_PREFIXES = (
+    "whitespace", "lpar", "rpar", "leading_lines", "lines_after", "semicolon", "comma", "equal",
+    "colon", "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous", "header", "footer", "dot",
+    "operator", "trailing_whitespace", "newline", "first_line", "empty_lines", "star",
+)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def kids(node: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """Syntactic children of ``node`` without whitespace/punctuation, in field order.
+
+    Much cheaper than ``CSTNode.children``, which runs libcst's visitor machinery per call.
+    """
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(node) if not f.name.startswith(_FORMAT_PREFIXES))
+        _FIELDS[type(node)] = names
+    out: list[cst.CSTNode] = []
+    for name in names:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is list or kind is tuple:
+            out.extend(v for v in value if _is_node(type(v)))
+        elif _is_node(kind):
+            out.append(value)
+    return tuple(out)
+
+
+_NODE_TYPES: dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    known = _NODE_TYPES.get(kind)
+    if known is None:
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+    return known
+
+
+_SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
     """Pre-order nodes of ``node``'s subtree (``node`` included)."""
     stack = [node]
     while stack:
         cur = stack.pop()
         yield cur
-        if not into_scopes and cur is not node and isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if not into_scopes and cur is not node and type(cur) in _SCOPE_TYPES:
             continue
-        stack.extend(reversed(cur.children))
+        children = _CHILDREN.get(cur)
+        if children is None:
+            children = kids(cur)
+        stack.extend(reversed(children))
 
 
 def refs(node: cst.CSTNode) -> set[str]:
     """Names and dotted attribute chains (``self.x``) read or written in ``node``."""
     out: set[str] = set()
     for sub in walk(node):
-        if isinstance(sub, cst.Name):
+        kind = type(sub)
+        if kind is cst.Name:
             out.add(sub.value)
-        elif isinstance(sub, cst.Attribute):
+        elif kind is cst.Attribute:
             name = dotted(sub)
             if name is not None:
                 out.add(name)
@@ -301,6 +378,7 @@ def any_word(names: Iterable[str], pattern: re.Pattern[str]) -> bool:
 
 # ---- DP vocabulary -------------------------------------------------------------------------
 TEACHER_RE = re.compile(r"(?i)teacher")
+PATE_RE = re.compile(r"(?<![A-Za-z])(?:pate|PATE|Pate)(?=$|[^a-z]|gan)")
 PATE_CLAIM_RE = re.compile(
     r"(?<![A-Za-z])(?:pate|PATE|Pate)(?=$|[^a-z]|gan)|(?i:differential(?:ly)?[ _-]priva)|\bDP[- ]?GAN\b"
 )

@@ -15,7 +15,6 @@ import libcst as cst
 
 from dpcheck.rule import FileContext
 
-FuncNode = cst.FunctionDef | cst.Lambda
 LoopNode = cst.For | cst.While
 
 
@@ -345,7 +344,18 @@ def taint(
 
 
 # ---- generator output ------------------------------------------------------------------------
-GEN_TOKENS = {"g", "gen", "generator", "netg", "generated", "generate", "fake", "fakes", "synthetic", "synth"}
+#: words that name generator output anywhere inside an identifier (``fake_data``, ``x_synthetic``)
+GEN_TOKENS = {"generated", "netg", "fake", "fakes", "synthetic", "synth"}
+#: whole identifier segments that name the GAN generator or its output: ``G(z)``,
+#: ``model.generate(n)``, ``self.generator_net``, ``gen_out`` — but not ``apply_series_generator``
+#: or ``_io_to_generator`` (Python generators), where the word comes last in a compound
+_GEN_SEGMENT = re.compile(r"_*(?:G|generate|netG|G_\w+|\w+_G|[Gg]en|[Gg]enerator|[Gg]en_\w+|[Gg]enerator_?\w*|\w*_gen)")
+#: methods of random number generators (often named ``generator``): their output is not a GAN's
+_RNG_METHODS = {
+    "uniform", "normal", "standard_normal", "randn", "rand", "randint", "integers", "random", "permutation",
+    "choice", "shuffle", "binomial", "poisson", "multinomial", "beta", "gamma", "exponential", "laplace",
+    "manual_seed", "seed", "get_state", "set_state", "bytes", "random_sample", "spawn", "bit_generator",
+}
 # identifiers that contain a generator word but name something else (random bit generators,
 # code generators, python generators)
 _NOT_GEN = {
@@ -357,20 +367,27 @@ _NOT_GEN = {
     "integers", "index", "indices", "idx", "mask", "masks", "bool", "bools",
 }
 
-
 #: textual prefilter: some identifier that can name generator output
-GEN_TEXT = re.compile(r"\b(?:G|netG|gen|g_sample|G_sample)\b|[Gg]enerat|[Ff]ake|[Ss]ynth|\bG\(")
+GEN_TEXT = re.compile(
+    r"\b(?:G|netG|gen|generate)\b|\bG_\w|\w_G\b|[Gg]enerator|[Gg]enerated|[Ff]ake|[Ss]ynth|\bgen_|_gen\b"
+)
 
 
 def is_gen_identifier(name: str) -> bool:
-    toks = tokens(name)
-    return bool(toks & GEN_TOKENS) and not toks & _NOT_GEN
+    if tokens(name) & _NOT_GEN:
+        return False
+    for segment in name.split("."):
+        if _GEN_SEGMENT.fullmatch(segment) or tokens(segment) & GEN_TOKENS:
+            return True
+    return False
 
 
 def is_generator_call(call: cst.Call) -> bool:
     """A call that produces generator output: ``G(z)``, ``self.generator(z)``,
     ``sess.run(G_sample, …)``, ``model.generate(n)``."""
     name = dotted(call.func)
+    if call_name(call) in _RNG_METHODS:
+        return False
     if name is not None and is_gen_identifier(name):
         return True
     if call_name(call) == "run":

@@ -3,7 +3,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.rules._dp1_util import EXP_NAMES, LOG_NAMES, ScopedRule, dotted, has_token, is_math_call, number
+from dpcheck.rules._dp1_util import (
+    EXP_NAMES,
+    LOG_NAMES,
+    ScopedRule,
+    dotted,
+    has_token,
+    is_math_call,
+    number,
+    strip_unary,
+)
 
 #: identifier tokens that name a DP parameter
 DP_TOKENS = frozenset(
@@ -94,8 +103,9 @@ class XorForPower(ScopedRule):
         text = self.src(node)
         quantity = ""
         lv, rv = number(left), number(right)
-        if lv is not None and rv is not None and lv == int(lv) and rv == int(rv):
-            quantity = f" ({text} evaluates to {int(lv) ^ int(rv)}, not {lv ** rv:g})"
+        integers = all(isinstance(strip_unary(o), cst.Integer) for o in (left, right))
+        if integers and lv is not None and rv is not None and abs(rv) <= 300:
+            quantity = f" ({text} evaluates to {int(lv) ^ int(rv)}, not {_power(lv, rv)})"
         elif dp:
             quantity = " (e.g. 10 ^ 5 == 15, not 100000)"
         what = "the DP noise calibration is wrong" if dp else "the value is not the intended power"
@@ -173,3 +183,10 @@ def _names_in_statement(statement: cst.SimpleStatementLine) -> list[cst.CSTNode]
                 continue
         stack.extend(n.children)
     return out
+
+
+def _power(base: float, exponent: float) -> str:
+    try:
+        return f"{base ** exponent:g}"
+    except (OverflowError, ZeroDivisionError):
+        return f"{base:g}**{exponent:g}"

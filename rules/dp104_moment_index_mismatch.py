@@ -90,6 +90,11 @@ class MomentIndexMismatch(ScopedRule):
         "    t_two = q * torch.exp(2 * lam * l)\n"
         "    return torch.clamp(torch.log(t_one + t_two), max=a)\n",
         "import numpy as np\ny = np.exp(2 * rate * t + 1)\nz = np.log(1 + np.exp(a * n + 1))\n",
+        "import math\n"
+        "def log_moment(q, gamma, order):\n"
+        "    first = (1 - q) * math.pow((1 - q) / (1 - math.exp(gamma) * q), order)\n"
+        "    second = q * math.exp(gamma * order)\n"
+        "    return min(0.5 * gamma ** 2 * order * (order + 1), math.log(first + second), gamma * order)\n",
     )
     INVALID = (
         "import numpy as np\n"
@@ -116,6 +121,17 @@ class MomentIndexMismatch(ScopedRule):
         "for l in orders:\n"
         "    t = np.log((1 - q) * ((1 - q) / (1 - np.exp(2 * lam) * q)) ** l + q * np.exp(2 * lam * l))\n"
         "    alpha[l] += np.minimum(t, 2 * lam**2 * (l + 1) * (l + 2))  # <-\n",
+        "import torch\n"
+        "def acc(q, lam, ls):\n"
+        "    t = (1 - q) * ((1 - q) / (1 - (2 * lam).exp() * q)) ** (ls + 1) + q * (2 * lam * ls + 1).exp()  # <-\n"
+        "    return torch.log(t)\n",
+        "import math\n"
+        "class Moments:\n"
+        "    def term(self, q, k):\n"
+        "        first = (1 - q) * ((1 - q) / (1 - math.e ** (2 * self.lam) * q)) ** k\n"
+        "        return first + q * math.e ** (2 * self.lam * (k - 1))  # <-\n"
+        "    def add(self, q, k):\n"
+        "        self.alpha[k] += min(2 * self.lam ** 2 * k * (k + 1), math.log(self.term(q, k)))\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,6 @@ import libcst as cst
 from dpcheck.rules._dp1_util import (
     ABS_NAMES,
     EXP_NAMES,
-    Scope,
     ScopedRule,
     arg,
     call_parts,

@@ -21,7 +21,9 @@ _GAUSS_UNIT = frozenset({"randn", "randn_like", "standard_normal", "normal_"})
 _GAUSS_ROOTS = frozenset({"numpy", "torch", "tensorflow", "jax", "random", "cupy"})
 #: a noise std named or computed from these is a DP calibration
 _DP_TOKENS = frozenset({"epsilon", "eps", "delta", "lamda", "lambda", "lmbda", "lam", "lap", "laplace", "pate", "privacy"})
-_LABEL_TOKENS = frozenset({"label", "labels", "y", "target", "targets", "real", "fake", "r"})
+_LABEL_TOKENS = frozenset({"label", "labels", "target", "targets", "real", "fake"})
+#: short names that count as labels only when the noisy sum is thresholded (``(y + noise) > 0.5``)
+_WEAK_LABEL_TOKENS = frozenset({"y", "r", "t"})
 _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist", "n0", "n1", "teacher", "teachers", "agg", "aggregate"})
 #: Gaussian-noise PATE variants that come with their own (Rényi) accounting
 _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
@@ -64,6 +66,10 @@ class GaussianForLaplace(ScopedRule):
         "    z = torch.randn(n, dim)\n"
         "    return generator(z + epsilon)\n",
         "import numpy as np\nx = data + np.random.normal(0, noise_std, data.shape)\n",
+        "import numpy as np\n"
+        "def output_perturbation(y, sensitivity, epsilon, delta):\n"
+        "    sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
+        "    return y + np.random.normal(0, sigma, y.shape)\n",
     )
     INVALID = (
         "import numpy as np\n"
@@ -104,6 +110,14 @@ class GaussianForLaplace(ScopedRule):
         "    return n1_noisy > n0\n",
     )
 
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._thresholded: set[int] = set()
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        if len(node.comparisons) == 1 and number(node.comparisons[0].comparator) is not None:
+            self._thresholded.add(id(node.left))
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, cst.Add):
             self._check(node, node.left, node.right)
@@ -120,7 +134,7 @@ class GaussianForLaplace(ScopedRule):
                 scale, kind = self._laplace_scale(noise_side, self.scope, 3), "Laplace"
             if scale is None:
                 continue
-            target = self._target_kind(other, self.scope)
+            target = self._target_kind(other, thresholded=id(node) in self._thresholded)
             if target is None or not (self._dp_calibrated(scale) or (target == "votes" and self._laplace_accounted())):
                 continue
             if target == "labels":
@@ -187,7 +201,7 @@ class GaussianForLaplace(ScopedRule):
                 return True
         return False
 
-    def _target_kind(self, expr: cst.BaseExpression, scope: Scope) -> str | None:
+    def _target_kind(self, expr: cst.BaseExpression, *, thresholded: bool) -> str | None:
         value = number(expr)
         if value is not None:
             return "labels" if value in (0.0, 1.0) else None
@@ -195,7 +209,7 @@ class GaussianForLaplace(ScopedRule):
             "ones", "zeros", "ones_like", "zeros_like"
         ):
             return "labels"
-        if has_token(expr, _LABEL_TOKENS):
+        if has_token(expr, _LABEL_TOKENS) or (thresholded and has_token(expr, _WEAK_LABEL_TOKENS)):
             return "labels"
         if has_token(expr, _VOTE_TOKENS):
             return "votes"

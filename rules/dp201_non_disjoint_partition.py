@@ -315,7 +315,7 @@ def build(data, n_teachers):
             cut_loops = set(index.enclosing_loops(cut))
             per_teacher = [lp for lp in loops if lp in cut_loops and _slices_by(cut, lp)]
             if per_teacher:
-                if _CONTEXT.search(index.code(per_teacher[0])):
+                if _CONTEXT.search(index.text_of(per_teacher[0])):
                     self._emit(
                         call,
                         "each teacher draws its own random subset of all rows, so the subsets "
@@ -325,7 +325,7 @@ def build(data, n_teachers):
                 continue
             outer = [lp for lp in loops if index.inside(cut, lp)]
             if outer:
-                if _CONTEXT.search(index.code(outer[0])) or _CONTEXT.search(_context_code(index, call)):
+                if _CONTEXT.search(index.text_of(outer[0])) or _CONTEXT.search(_context_code(index, call)):
                     self._emit(
                         call,
                         f"the teacher partition is re-drawn on every pass of the loop on line "
@@ -338,7 +338,7 @@ def build(data, n_teachers):
             caller = _called_in_loop(index, scope, by_name)
             if caller is None:
                 continue
-            if not (_CONTEXT.search(_context_code(index, call)) or _CONTEXT.search(index.code(caller))):
+            if not (_CONTEXT.search(_context_code(index, call)) or _CONTEXT.search(index.text_of(caller))):
                 continue
             self._emit(
                 call,
@@ -357,16 +357,24 @@ def build(data, n_teachers):
                 continue
             body = loop.body if isinstance(loop, cst.For) else loop
             local = _bound_locally(loop)
+            if loop not in taints:
+                taints[loop] = _per_teacher_names(loop)
+            own = taints[loop]
             for call in walk(body, into_scopes=False):
-                if isinstance(call, cst.For) and _shared_loader(call.iter, taints.get(loop) or _per_teacher_names(loop), local):
+                if isinstance(call, cst.For) and _shared_loader(call.iter, own, local):
                     self._emit(call.iter, _LOADER_MSG)
                     continue
                 if not isinstance(call, cst.Call):
                     continue
                 name = call_name(call)
-                if name == "next" and call.args and _shared_loader(call.args[0].value, _per_teacher_names(loop), local):
+                if name == "next" and call.args and _shared_loader(call.args[0].value, own, local):
                     self._emit(call, _LOADER_MSG)
                     continue
+                if name == "DataLoader" and call.args:
+                    pool = call.args[0].value
+                    if data_like(dotted(pool) or "") and _shared_data(pool, own, local):
+                        self._emit(call, _LOADER_MSG)
+                        continue
                 if name not in samplers and name not in _INDEX_DRAW:
                     continue
                 tainted: set[str] = set()
@@ -549,12 +557,12 @@ def _context_code(index: Dp2Index, node: cst.CSTNode) -> str:
     parts = []
     fn = index.enclosing_function(node)
     if fn is not None:
-        parts.append(index.code(fn))
+        parts.append(index.text_of(fn))
     cls = index.enclosing_class(node)
     if cls is not None:
         parts.append(cls.name.value)
     if fn is None and cls is None:
-        parts.append(index.code(node))
+        parts.append(index.text_of(node))
     return "\n".join(parts)
 
 
@@ -629,7 +637,7 @@ def _sampler_functions(index: Dp2Index) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for fn in index.functions:
         draws = [c for c in walk(fn.body) if isinstance(c, cst.Call) and call_name(c) in _INDEX_DRAW]
-        if not draws or len(index.code(fn.body)) > 1500:
+        if not draws:
             continue
         names = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
         if names and names[0] in {"self", "cls"}:

@@ -22,7 +22,7 @@ from ._dp2_util import (
 
 _DP_CONTEXT = re.compile(
     r"(?i)\bprivacy\b|differential(?:ly)?[ _-]priva|private[ _-]data|\bdp[_-]?(?:sgd|gan|synth)|"
-    r"privacy_engine|\bdelta\b[^\n]*\bepsilon\b|\bepsilon\b[^\n]*\bdelta\b"
+    r"privacy_engine|def\s+\w+\s*\([^)]*\b(?:epsilon|eps)\b[^)]*\bdelta\b"
 )
 _BOUND_FUNCS = {
     "min", "max", "amin", "amax", "nanmin", "nanmax", "ptp", "quantile", "percentile",
@@ -200,9 +200,9 @@ def pategan(real_data, epsilon, delta):
                 continue
             if _dp_estimated(call, index):
                 continue
-            if not _used_for_scaling(call, index) and call_name(call) not in _FIT:
+            if not _used_for_scaling(call, index) and call_name(call) not in _FIT | _SCALE_FUNCS:
                 continue
-            if call_name(call) in _FIT:
+            if call_name(call) in _FIT | _SCALE_FUNCS:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"
             else:
                 lead = f"{self._what(call)} is read from"
@@ -218,6 +218,8 @@ def pategan(real_data, epsilon, delta):
         name = call_name(call)
         func = call.func
         args = [a.value for a in call.args if a.keyword is None]
+        if name in _SCALE_FUNCS:
+            return args[0] if args else None
         if name in _FIT and isinstance(func, cst.Attribute):
             receiver = func.value
             ctor = receiver if isinstance(receiver, cst.Call) else None
@@ -286,7 +288,9 @@ def _fitted_names(index: Dp2Index) -> set[str]:
 
 
 _WRAPPER_METHODS = {"to_numpy", "astype", "float", "double", "numpy", "cpu", "detach", "copy", "dropna"}
-_WRAPPER_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray"}
+_WRAPPER_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray", "abs", "absolute", "fabs", "norm"}
+#: functions that scale/bin their argument with bounds or quantiles taken from it
+_SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
 
 
 def _data_root(expr: cst.BaseExpression) -> str | None:

@@ -24,6 +24,7 @@ _NOT_LABEL = {
     "columns", "idx", "index", "indices", "name", "names", "num", "n", "count", "fake", "gen",
     "generated", "synth", "synthetic", "pred", "preds", "hat", "size", "noise", "noisy", "dp",
     "encoder", "smooth", "real", "fn", "key", "type", "dtype", "shape", "loss", "weight", "weights",
+    "test", "val", "valid", "validation", "eval", "holdout",
 }
 _SAMPLING_FUNC = {"sample", "samples", "generate", "gen", "synth", "synthesize", "synthesise", "synthetic", "produce"}
 _RATIO_FUNCS = {"mean", "bincount", "value_counts", "Counter", "average", "histogram", "nanmean"}
@@ -227,7 +228,7 @@ def run(x_train, y_train, netG, opt, epochs, n):
             if _is_generator_call(call):
                 if not sampling and not any(index.last[lp] < index.order[call] for lp in train_loops):
                     continue
-            elif sampling or not _is_sampling_call(call):
+            elif not _is_sampling_call(call):
                 continue
             hit = _tainted_in_args(call, tainted)
             if hit is None:

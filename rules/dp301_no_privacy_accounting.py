@@ -8,7 +8,7 @@ import libcst as cst
 from dpcheck.rule import Rule
 
 from ._dp2_util import (
-    PATE_CLAIM_RE,
+    PATE_RE,
     Dp2Index,
     identifiers,
     index_for,
@@ -49,7 +49,7 @@ class NoPrivacyAccounting(Rule):
         "the teacher ensemble with Laplace-noised vote counts and drive training with the "
         "accountant (`while epsilon_hat < epsilon:`)."
     )
-    TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "ifferential", "teacher")
+    TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "teacher", "Teacher")
 
     VALID = (
         # budget-driven loop with an accountant
@@ -157,7 +157,8 @@ def fit(x, epsilon=1.0):
 
     def visit_Module(self, node: cst.Module) -> None:
         src = self.ctx.source
-        claim = bool(PATE_CLAIM_RE.search(src)) or ("teacher" in src.lower() and "epsilon" in src.lower())
+        lowered = src.lower()
+        claim = bool(PATE_RE.search(src)) or ("teacher" in lowered and "epsilon" in lowered)
         if not claim:
             return
         index = index_for(self.ctx)

@@ -29,7 +29,7 @@ _FOUR_EXP = re.compile(
 _CHECK_WORDS = {"valid", "validity", "check", "condition", "applicable", "admissible", "smooth", "holds"}
 
 
-def _is_exp(call: cst.Call, index: ModuleIndex) -> cst.BaseExpression | None:
+def _is_exp(call: cst.Call) -> cst.BaseExpression | None:
     """The exponent of ``exp(y)`` / ``y.exp()`` in any library spelling, else None."""
     if call_name(call) != "exp":
         return None
@@ -64,7 +64,7 @@ def is_pate_q(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
         elif isinstance(cur, cst.UnaryOperation):
             stack.append(cur.expression)
         elif isinstance(cur, cst.Call):
-            exponent = _is_exp(cur, index)
+            exponent = _is_exp(cur)
             if exponent is not None:
                 exps.append(exponent)
             elif isinstance(cur.func, cst.Attribute) and cur.func.attr.value in _PASSTHROUGH:
@@ -98,6 +98,8 @@ def is_pate_log_q(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
         value = number(leaf)
         if value is not None and abs(value - 1.3862943611198906) < 1e-3:
             has_log4 = True
+        if isinstance(leaf, (cst.Name, cst.Attribute)) and _is_log4_name(dotted(leaf) or "", index):
+            has_log4 = True
         if not (isinstance(leaf, cst.Call) and call_name(leaf) in {"log", "log1p"} and leaf.args):
             continue
         arg = leaf.args[0].value
@@ -110,6 +112,22 @@ def is_pate_log_q(expr: cst.BaseExpression, index: ModuleIndex) -> bool:
     if not (has_log4 and gaps):
         return False
     return any(_factors(leaf, index) in gaps for leaf in leaves)
+
+
+def _is_log4_name(name: str, index: ModuleIndex) -> bool:
+    """A constant bound to ``log(4)`` somewhere in the module (``_LOG4 = np.log(4.0)``)."""
+    if not name:
+        return False
+    for stmt in index.assigns:
+        if isinstance(stmt, cst.Assign) and any(target_key(t.target) == name for t in stmt.targets):
+            value = stmt.value
+            if isinstance(value, cst.Call) and call_name(value) == "log" and value.args and number(value.args[0].value) == 4.0:
+                return True
+            if isinstance(value, cst.Call) and call_name(value) == "float" and value.args:
+                inner = value.args[0].value
+                if isinstance(inner, cst.Call) and call_name(inner) == "log" and inner.args and number(inner.args[0].value) == 4.0:
+                    return True
+    return False
 
 
 def _factors(expr: cst.BaseExpression, index: ModuleIndex) -> list[str]:
@@ -280,6 +298,17 @@ def moments_acc(k, votes, lap_scale, l_list, device="cpu"):
     t = (1 - q) * torch.pow((1 - q) / (1 - q * torch.exp(torch.tensor(2 * lap_scale))), l_list) + q * torch.exp(2 * lap_scale * l_list)
     return torch.clamp(torch.log(t), max=2 * lap_scale ** 2 * l_list * (l_list + 1)).sum(1)
 """,
+        # log space with a named log(4) constant, q returned by a helper
+        """
+import numpy as np
+LOG4 = np.log(4.0)
+def log_q_from_gap(gap, gamma):
+    x = gamma * np.asarray(gap)
+    return np.log(2.0 + x) - LOG4 - x  # <-
+def term(gap, gamma, l):
+    lq = log_q_from_gap(gap, gamma)
+    return np.logaddexp(np.log1p(-np.exp(lq)) * (l + 1), lq + 2 * gamma * l)
+""",
         # Euler's number spelled as a power
         """
 import math
@@ -316,6 +345,8 @@ def tf_moment(n0, n1, lamda, l):
                 continue
             if not (is_pate_q(binop, index) or is_pate_log_q(binop, index)):
                 continue
+            if any(isinstance(a, (cst.Comparison, cst.Assert)) for a in index.ancestors(binop)):
+                continue  # the value is being compared (a test against a reference), not used
             checked = self._q_names(binop, index)
             if checked and self._is_checked(checked, index):
                 continue
@@ -356,6 +387,10 @@ def tf_moment(n0, n1, lamda, l):
         return names
 
     def _is_checked(self, names: set[str], index: ModuleIndex) -> bool:
+        # a module that defines its own validity predicate is assumed to apply it
+        for func in index.functions:
+            if tokens(func.name.value) & _CHECK_WORDS and any(isinstance(n, cst.Comparison) for n in walk(func.body)):
+                return True
         for cmp in index.compares:
             read = value_refs(cmp)
             if not read & names:

@@ -30,6 +30,10 @@ _INVERSE_WORDS = {
     "renormalization", "unscale", "rescale", "descale", "unnormalize", "denorm", "decode",
     "reverse", "postprocess", "untransform", "destandardize",
 }
+_TRAINING_FUNCS = {
+    "fit", "train", "training", "step", "update", "loss", "forward", "backward", "optimize", "optimise",
+    "epoch", "iteration", "discriminator", "critic", "penalty", "teacher", "teachers", "student",
+}
 # functions that hand synthetic data back to the caller
 _OUTPUT_FUNCS = {"postprocess", "post", "decode", "output", "sample", "generate", "synthesize", "synthesise", "finalize", "finalise", "format", "export"}
 _CALL_KIND = {
@@ -283,6 +287,9 @@ def train_and_generate(x, generator, n):
 
     # ---- releases -----------------------------------------------------------------------------
     def _releases(self, func: cst.FunctionDef, index: ModuleIndex) -> list[cst.Return]:
+        name_tokens = tokens(func.name.value)
+        if name_tokens & _TRAINING_FUNCS and not name_tokens & _OUTPUT_FUNCS:
+            return []  # generator output used inside training is not a release
         rets = [
             r for r in walk(func.body)
             if isinstance(r, cst.Return) and r.value is not None and index.enclosing_function(r) is func

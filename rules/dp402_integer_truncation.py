@@ -33,10 +33,12 @@ _ROUNDERS = {"rint", "round", "around", "round_", "nearbyint"}
 _INT_VALUED = {
     "argmax", "argmin", "argsort", "searchsorted", "digitize", "len", "count_nonzero", "bincount",
     "nonzero", "randint", "integers", "ceil", "multinomial", "choice", "categorical", "idxmax", "codes",
+    "shape", "size", "ndim", "numel", "prod", "count", "index",
 }
 _WRAPPERS = {
     "values", "to_numpy", "numpy", "cpu", "detach", "squeeze", "flatten", "ravel", "reshape", "copy",
     "clone", "clip", "clamp", "minimum", "maximum", "abs", "asarray", "array", "tensor", "data", "view",
+    "astype", "nan_to_num", "float", "double", "item", "tolist",
 }
 _DECODE_FUNCS = {
     "decode", "decoding", "inverse", "postprocess", "post", "reverse", "denormalize", "untransform",
@@ -284,7 +286,9 @@ def restore(generated, kinds):
                 return True
             if name in {"int", "long"} or truncation_operand(core, index) is not None:
                 return True
-        if isinstance(core, (cst.Integer,)):
+        if isinstance(core, cst.Integer):
+            return True
+        if isinstance(core, cst.Attribute) and core.attr.value in {"shape", "size", "ndim", "itemsize", "nbytes", "n_features_in_"}:
             return True
         if depth > 0 and func is not None and isinstance(core, (cst.Name, cst.Attribute, cst.Subscript)):
             key = dotted(core.value if isinstance(core, cst.Subscript) else core)

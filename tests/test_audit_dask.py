@@ -67,11 +67,11 @@ def cluster(tmp_path):
 def test_dask_scheduler_with_two_workers_matches_the_local_result(cluster, tmp_path):
     out = tmp_path / "dask.json"
     store_path = tmp_path / "dask.sqlite"
-    code = main(["audit", "--impl", "ref-broken", "--runs", "40", "--scheduler", cluster,
+    code = main(["audit", "--impl", "ref-broken", "--runs", "40", "--hp", "delay=0.02", "--scheduler", cluster,
                  "--store", str(store_path), "--json", str(out), "--no-progress"])
     distributed = json.loads(out.read_text())["results"][0]
 
-    spec = AuditSpec("ref-broken", runs=40)
+    spec = AuditSpec("ref-broken", runs=40, hyperparams={"delay": 0.02})
     with Store(tmp_path / "local.sqlite") as store:
         local = run_audit(spec, store=store, executor=InlineExecutor())
         local_runs = store.load(spec.generation_hash(), 40)

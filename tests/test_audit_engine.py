@@ -63,7 +63,7 @@ def test_second_attack_reuses_runs_of_the_same_spec(store):
 
 
 def test_process_pool_gives_the_same_runs_as_inline(tmp_path):
-    spec = AuditSpec("ref-broken", runs=30)
+    spec = AuditSpec("ref-broken", runs=30, hyperparams={"delay": 0.02})  # slow enough for both workers to help
     with Store(tmp_path / "a.sqlite") as a, Store(tmp_path / "b.sqlite") as b:
         inline = run_audit(spec, store=a, executor=InlineExecutor())
         pool = ProcessExecutor(2)

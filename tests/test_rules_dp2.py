@@ -113,6 +113,17 @@ def train(dataset, teachers, sizes, epochs):
     assert lines("DP201", src) == [5]
 
 
+def test_dp201_dataloader_over_all_rows_per_teacher():
+    src = """
+from torch.utils.data import DataLoader, Subset
+def train(train_data, teachers, parts):
+    for i, teacher in enumerate(teachers):
+        shared = DataLoader(train_data, batch_size=64, shuffle=True)
+        own = DataLoader(Subset(train_data, parts[i]), batch_size=64)
+"""
+    assert lines("DP201", src) == [5]
+
+
 # ---- DP202 ---------------------------------------------------------------------------------
 def test_dp202_bounds_stored_in_fit_and_used_in_another_method():
     src = """
@@ -157,6 +168,18 @@ def pategan(X, y, epsilon, delta):
     assert lines("DP202", labels) == []
 
 
+def test_dp202_scaling_helpers_and_norm_bounds():
+    src = """
+import numpy as np
+from sklearn.preprocessing import minmax_scale
+# PATE-GAN preprocessing
+def prepare(X):
+    clip = np.max(np.linalg.norm(X, axis=1))
+    return minmax_scale(X) / clip
+"""
+    assert lines("DP202", src) == [6, 7]
+
+
 # ---- DP203 ---------------------------------------------------------------------------------
 def test_dp203_categorical_distribution_and_unique_counts():
     src = """
@@ -185,6 +208,26 @@ def pategan(X_train, Y_train, epsilon, delta, niter, label_ratio=0.5):
     return generate
 """
     assert lines("DP203", src) == []
+
+
+def test_dp203_wrapped_model_generate_and_script_level_call():
+    wrapped = """
+class Wrapper:
+    def fit(self, X, y):
+        self.y_train = y
+    def sample(self, n):
+        return self.model.generate(n, cond=self.y_train[:n])
+"""
+    script = """
+import pandas as pd
+df = pd.read_csv("train.csv")
+X_train, y_train = df.drop(columns="label"), df["label"]
+model = PATEGAN(epsilon=1.0)
+model.fit(X_train, y_train)
+synthetic = model.generate(len(X_train), y_train)
+"""
+    assert lines("DP203", wrapped) == [6]
+    assert lines("DP203", script) == [7]
 
 
 # ---- DP301 ---------------------------------------------------------------------------------

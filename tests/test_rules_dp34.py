@@ -66,7 +66,7 @@ def term(n0, n1, lam, l):
     return 2 * lam ** 2 * l * (l + 1)
 """
     assert scan(src, "DP302") == []
-    unchecked = src.replace("    if is_valid(q, lam):\n", "    if True:\n")
+    unchecked = src.replace("    if is_valid(q, lam):\n", "    if True:\n").replace("def is_valid", "def _unused")
     found = scan(unchecked, "DP302")
     assert [f.line for f in found] == [7]
     assert "e^{2λ}" in found[0].message and "2λ²l(l+1)" in found[0].message
@@ -156,3 +156,37 @@ class G:
     assert finding.line == 9
     assert "torch.randn" in finding.message and "torch.rand" in finding.message
     assert scan(src.replace("torch.randn(n, 4)", "torch.rand(n, 4)"), "DP403") == []
+
+
+def test_dp401_generator_output_inside_training_is_not_a_release():
+    src = """
+import numpy as np
+class M:
+    def fit(self, x):
+        x = (x - x.min(0)) / (x.max(0) - x.min(0))
+        for _ in range(10):
+            self.train_step(x)
+    def train_step(self, x):
+        fake = self.generator(np.random.rand(len(x), 4))
+        return fake
+"""
+    assert scan(src, "DP401") == []
+    released = src + """    def sample(self, n):
+        return self.generator(np.random.rand(n, 4))
+"""
+    assert [f.line for f in scan(released, "DP401")] == [12]
+
+
+def test_generator_words_need_generator_identifiers():
+    # ``_generate_example`` / ``bit_generator`` are not generator output
+    src = """
+import numpy as np
+def _generate_example(n):
+    return np.linspace(0, 1, n)
+def table(x, bit_generator):
+    x = (x - x.min()) / (x.max() - x.min())
+    ex = _generate_example(5)
+    addr = int(bit_generator.state["state"])
+    return ex, addr
+"""
+    assert scan(src) == []

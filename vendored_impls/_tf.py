@@ -21,6 +21,8 @@ def graph_session(seed: int) -> tuple[Any, Any, Any]:
     with graph.as_default():
         tf1.set_random_seed(seed % 2**31)
     config = tf1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
+    # Grappler's graph rewrites cost more than they save on these tiny, short-lived graphs
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
     session = tf1.Session(graph=graph, config=config)
     return tf1, graph, session
 

@@ -1,5 +1,5 @@
-"""processing: sampled data comes back in the input's scale and types — values in the range of
-the input columns, integer columns restored by rounding (not truncation)."""
+"""processing: sampled data comes back in the input's scale — values in the range of the input
+columns — and integer columns, where restored, are rounded rather than truncated."""
 from __future__ import annotations
 
 import numpy as np
@@ -35,10 +35,9 @@ def check(impl: str) -> CheckResult:
                                 f"[{lo:g}, {hi:g}] (sample spans [{col.min():.3g}, {col.max():.3g}]): output not "
                                 "mapped back to the input scale")
             if j in pd_.integer_columns:
-                integral = bool(np.all(np.isclose(col, np.round(col))))
-                info["integral"] = integral
-                if not integral:
-                    problems.append(f"column {j} is integer in the input but not in the output")
+                # Table 2 does not count un-restored integer types as a bug (original returns
+                # floats); only truncation is, and that is read from the output transform.
+                info["integral"] = bool(np.all(np.isclose(col, np.round(col))))
             columns.append(info)
     transforms = [str(e.args[0]) for e in obs.probe.of("output_transform")]
     if any("trunc" in t for t in transforms):
@@ -47,4 +46,4 @@ def check(impl: str) -> CheckResult:
     if problems:
         return CheckResult(impl, "processing", CHECK_ID, "fail", "; ".join(problems), evidence)
     return CheckResult(impl, "processing", CHECK_ID, "pass",
-                       "output in the input's scale; integer columns integral and rounded", evidence)
+                       "output in the input's scale; no truncation of integer columns", evidence)

@@ -98,6 +98,8 @@ def build_specs(args: argparse.Namespace) -> list:
 
     names = impls.resolve(args.impl)
     hyper_user = parse_hyperparams(args.hp)
+    if "bounds" in hyper_user:
+        raise UsageError("bounds are the dataset's public domain and are passed by the audit; do not set them with --hp")
     specs = []
     for attack in args.attack or ["querybased"]:
         dataset = args.dataset or ATTACK_DATASET[attack]

@@ -77,8 +77,7 @@ class _BorealisAdapter:
             if public_ratios.shape != classes.shape or not np.isclose(public_ratios.sum(), 1.0):
                 raise ValueError(f"{self.name}: class_ratios must be {len(classes)} probabilities summing to 1")
         elif conditional:
-            classes, labels = np.unique(x[:, label_col], return_inverse=True)
-            labels = labels.astype(np.float64)
+            classes, labels = self._modules()[0].encode_labels(x[:, label_col])
 
         seed_torch(seed)
         evaluate, _, pate_gan = self._modules()

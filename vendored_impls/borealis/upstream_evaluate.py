@@ -17,6 +17,12 @@ def preprocess(x_train: np.ndarray, probe: Any = None) -> tuple[np.ndarray, MinM
     return x_scaled, scaler
 
 
+def encode_labels(y_train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Class values found in the training labels and each row's class index (conditional mode)."""
+    classes, codes = np.unique(y_train, return_inverse=True)
+    return classes, codes.astype(np.float64)
+
+
 def postprocess(x_synthetic: np.ndarray, scaler: MinMaxScaler, probe: Any = None) -> np.ndarray:
     if probe is not None:
         probe.output_transform("none")

@@ -85,6 +85,8 @@ class Upstream(_Base):
 
 class Fixed(_Base):
     name = "original-fixed"
+    source_files = [str(HERE / "fixed.py")]
+    _defaults = FIXED_DEFAULTS
 
     @staticmethod
     def accountant_update(n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:
@@ -92,8 +94,6 @@ class Fixed(_Base):
         from dpcheck.vendored_impls.original.fixed import moments_increment
 
         return moments_increment(n0, n1, lamda, num_moments)
-    source_files = [str(HERE / "fixed.py")]
-    _defaults = FIXED_DEFAULTS
 
     def _train(self, array, features, label, epsilon, delta, hp, tf1, sess, probe):  # type: ignore[no-untyped-def]
         from dpcheck.vendored_impls.original import fixed

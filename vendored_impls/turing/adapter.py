@@ -72,6 +72,7 @@ class Upstream(_Base):
 
 class Fixed(_Base):
     name = "turing-fixed"
+    source_files = [str(HERE / "fixed.py"), str(HERE.parent / "original" / "fixed.py")]
 
     @staticmethod
     def accountant_update(n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:
@@ -79,7 +80,6 @@ class Fixed(_Base):
         from dpcheck.vendored_impls.original.fixed import moments_increment
 
         return moments_increment(n0, n1, lamda, num_moments)
-    source_files = [str(HERE / "fixed.py"), str(HERE.parent / "original" / "fixed.py")]
 
     def _model_class(self) -> Any:
         from dpcheck.vendored_impls.turing.fixed import PATEGAN

@@ -1,0 +1,1 @@
+"""The scan engine: file discovery, configuration, result cache and baseline, rule execution."""
