@@ -143,6 +143,7 @@ def index_for(ctx: FileContext) -> ModuleIndex:
     if cached is None:
         cached = ModuleIndex(ctx.module)
         ctx.__dict__["_dp34_index"] = cached
+    _STATE.gan_context = bool(_GAN_TEXT.search(ctx.source))
     return cached
 
 
@@ -346,10 +347,25 @@ def taint(
 # ---- generator output ------------------------------------------------------------------------
 #: words that name generator output anywhere inside an identifier (``fake_data``, ``x_synthetic``)
 GEN_TOKENS = {"generated", "netg", "fake", "fakes", "synthetic", "synth"}
+#: "fake" also names FakeTensors, fake quantisation, mocks: it counts only in GAN code
+_GAN_TEXT = re.compile(
+    r"\b[Dd]iscriminator|\bnetD\b|\b[Cc]ritic\b|\b[Ll]atent|\b[Tt]eacher|\bG_sample\b|\bnetG\b|\bG\("
+    r"|\b(?:self\.)?generator\(|\bGenerator\("
+)
+
+
+class _FileState:
+    gan_context = True
+
+
+_STATE = _FileState()
 #: whole identifier segments that name the GAN generator or its output: ``G(z)``,
 #: ``model.generate(n)``, ``self.generator_net``, ``gen_out`` — but not ``apply_series_generator``
 #: or ``_io_to_generator`` (Python generators), where the word comes last in a compound
-_GEN_SEGMENT = re.compile(r"_*(?:G|generate|netG|G_\w+|\w+_G|[Gg]en|[Gg]enerator|[Gg]en_\w+|[Gg]enerator_?\w*|\w*_gen)")
+_GEN_SEGMENT = re.compile(
+    r"_*(?:G|generate|netG|G_\w+|\w+_G|[Gg]en|[Gg]enerator|[Gg]enerator_?\w*|\w*_gen"
+    r"|[Gg]en_(?:out|output|outputs|data|samples?|model|net|network|x|z|batch|rows|imgs|images|fake|synth)\w*)"
+)
 #: methods of random number generators (often named ``generator``): their output is not a GAN's
 _RNG_METHODS = {
     "uniform", "normal", "standard_normal", "randn", "rand", "randint", "integers", "random", "permutation",
@@ -365,6 +381,11 @@ _NOT_GEN = {
     "np", "numpy", "tf", "jax", "cuda", "graph", "script", "module", "api", "impl", "stub", "test",
     "tests", "wrapper", "kernel", "kernels", "meta", "schema", "template", "int", "ints", "integer",
     "integers", "index", "indices", "idx", "mask", "masks", "bool", "bools",
+    # compiler / tracing vocabulary (torch FakeTensor, fake quantisation, code generation)
+    "mode", "modes", "quant", "quantize", "fakequant", "tensor", "tensors", "args", "kwargs", "alias",
+    "aliases", "info", "infos", "op", "ops", "prop", "backend", "device", "mesh", "export", "trace",
+    "artifact", "node", "nodes", "proxy", "shape", "shapes", "dtype", "guard", "guards", "symbol",
+    "base", "bases", "view", "views", "aliased",
 }
 
 #: textual prefilter: some identifier that can name generator output
@@ -374,7 +395,10 @@ GEN_TEXT = re.compile(
 
 
 def is_gen_identifier(name: str) -> bool:
-    if tokens(name) & _NOT_GEN:
+    toks = tokens(name)
+    if toks & _NOT_GEN:
+        return False
+    if not _STATE.gan_context and toks & {"fake", "fakes"}:
         return False
     for segment in name.split("."):
         if _GEN_SEGMENT.fullmatch(segment) or tokens(segment) & GEN_TOKENS:

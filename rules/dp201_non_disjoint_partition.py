@@ -567,9 +567,10 @@ def _context_code(index: Dp2Index, node: cst.CSTNode) -> str:
 
 
 def _called_in_loop(
-    index: Dp2Index, fn: cst.FunctionDef, by_name: dict[str, list[cst.FunctionDef]]
+    index: Dp2Index, fn: cst.FunctionDef, by_name: dict[str, list[cst.FunctionDef]], depth: int = 0
 ) -> cst.CSTNode | None:
-    """The loop around a call of ``fn`` made from elsewhere in the module, if any."""
+    """The loop around a call of ``fn`` made from elsewhere in the module (up to two helper
+    functions in between), if any."""
     name = fn.name.value
     cls = index.enclosing_class(fn)
     for call in index.calls:
@@ -594,6 +595,11 @@ def _called_in_loop(
         loops = [lp for lp in index.enclosing_loops(call) if not _in_header(index, call, lp)]
         if loops:
             return loops[-1]
+        caller = index.enclosing_function(call)
+        if caller is not None and caller is not fn and depth < 2:
+            outer = _called_in_loop(index, caller, by_name, depth + 1)
+            if outer is not None:
+                return outer
     return None
 
 

@@ -347,7 +347,7 @@ def _statement(node: cst.CSTNode, index: Dp2Index) -> cst.CSTNode | None:
 
 
 def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
-    child: cst.CSTNode = call
+    """Is the bound used in arithmetic/clipping, kept on the object, or handed on as metadata?"""
     for anc in index.ancestors(call):
         if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Subtract, cst.Divide, cst.Add, cst.Multiply)):
             return True
@@ -357,7 +357,6 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
             return _stored(anc, index)
         if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             break
-        child = anc
     parent = index.parents.get(call)
     stmt = parent
     while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
@@ -388,11 +387,8 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
 
 
 def _stored(node: cst.CSTNode, index: Dp2Index) -> bool:
+    """A dict/dict-comprehension of bounds that is assigned or returned (kept as metadata)."""
     stmt = index.parents.get(node)
     while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return, cst.SimpleStatementLine)):
         stmt = index.parents.get(stmt)
-    if isinstance(stmt, cst.Return):
-        return True
-    if isinstance(stmt, (cst.Assign, cst.AnnAssign)):
-        return any("." in n for n in assigned(stmt)[0]) or True
-    return False
+    return isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return))

@@ -18,7 +18,7 @@ from ._dp2_util import (
     words,
 )
 
-_LABEL_WORDS = {"y", "labels", "label", "targets", "target", "classes", "class", "cond", "conditions", "condition"}
+_LABEL_WORDS = {"y", "labels", "label", "targets", "target"}
 _NOT_LABEL = {
     "ratio", "ratios", "prior", "priors", "public", "pub", "dim", "dims", "col", "column", "cols",
     "columns", "idx", "index", "indices", "name", "names", "num", "n", "count", "fake", "gen",

@@ -25,7 +25,7 @@ from ._dp34_util import (
 )
 
 _TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|cast\(|int(?:8|16|32|64)|torch\.long")
-_DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|post|reverse|denormal|untransform|sample|generat|synthes|restore|recover)", re.I)
+_DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|sample|generat|synthes|restore|recover)", re.I)
 _INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(Long|Int)Tensor)$")
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
 _TRUNC_LIBS = ("numpy", "math", "torch", "tensorflow", "jax", "np", "tf")
@@ -41,7 +41,7 @@ _WRAPPERS = {
     "astype", "nan_to_num", "float", "double", "item", "tolist",
 }
 _DECODE_FUNCS = {
-    "decode", "decoding", "inverse", "postprocess", "post", "reverse", "denormalize", "untransform",
+    "decode", "decoding", "inverse", "postprocess", "denormalize", "untransform",
     "sample", "samples", "generate", "synthesize", "synthesise", "restore", "recover",
 }
 _INT_MARKERS = {"int", "ints", "integer", "integers", "discrete", "ordinal", "count", "counts"}

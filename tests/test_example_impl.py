@@ -3,6 +3,7 @@ no static finding in a Table 2 category, every dynamic check passes, ``dpcheck t
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -61,7 +62,7 @@ def test_adapter_protocol_and_registry() -> None:
     adapter = impls.get(SPEC)
     assert isinstance(adapter, impls.Implementation)
     assert adapter.framework == "numpy"
-    assert impls.source_files(adapter) == [ROOT / "examples" / "tiny_pate" / "model.py"]
+    assert [p.resolve() for p in impls.source_files(adapter)] == [ROOT / "examples" / "tiny_pate" / "model.py"]
 
 
 def test_own_accountant_matches_the_oracle_and_epsilon_is_tracked() -> None:
@@ -102,3 +103,60 @@ def test_unknown_hyperparameter_is_rejected() -> None:
     data = probe_dataset()
     with pytest.raises(TypeError, match="num_teacher"):
         TinyPate().fit(data.data, epsilon=1.0, delta=1e-5, seed=0, bounds=(data.lower, data.upper), num_teacher=3)
+
+
+MUTANTS = '''
+import numpy as np
+
+from examples.tiny_pate.model import TinyPate
+
+
+class InvertedScale(TinyPate):
+    """Laplace noise drawn with scale lamda instead of 1/lamda (the audit's DP105 bug)."""
+
+    @staticmethod
+    def _vote_noise(lamda, shape, rng):
+        return rng.laplace(0.0, lamda, size=shape), lamda
+
+
+class OverlappingTeachers(TinyPate):
+    """Every teacher trains on a random half of all rows."""
+
+    @staticmethod
+    def _partition(rows, teachers, rng):
+        return [np.sort(rng.choice(rows, rows // 2, replace=False)) for _ in range(teachers)]
+
+
+class MissingLog(TinyPate):
+    """The data-dependent moment term used without its log (the audit's DP103 bug)."""
+
+    @staticmethod
+    def accountant_update(n0, n1, *, lamda, num_moments):
+        gap = np.abs(np.asarray(n0, float) - np.asarray(n1, float)).reshape(-1, 1)
+        l = np.arange(1, num_moments + 1, dtype=float)
+        q = (2 + lamda * gap) / (4 * np.exp(lamda * gap))
+        with np.errstate(all="ignore"):
+            t = (1 - q) * ((1 - q) / (1 - np.exp(2 * lamda) * q)) ** l + q * np.exp(2 * lamda * l)
+        return np.minimum(2 * lamda**2 * l * (l + 1), t).sum(axis=0)
+'''
+
+
+@pytest.fixture(scope="module")
+def mutants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("mutants")
+    (folder / "tiny_pate_mutants.py").write_text(MUTANTS)
+    sys.path.insert(0, str(folder))
+    yield "tiny_pate_mutants"
+    sys.path.remove(str(folder))
+    sys.modules.pop("tiny_pate_mutants", None)
+
+
+@pytest.mark.parametrize("mutant, category", [
+    ("InvertedScale", "laplace_noise"),
+    ("OverlappingTeachers", "data_partition"),
+    ("MissingLog", "moments_accountant"),
+])
+def test_checks_catch_a_bug_planted_in_the_example(mutants: str, mutant: str, category: str) -> None:
+    """The example passes because it is correct: the same checks fail each one-line mutation."""
+    result = get_check(category)(f"{mutants}:{mutant}")
+    assert result.status == "fail", (result.summary, result.evidence)

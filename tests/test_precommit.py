@@ -101,7 +101,8 @@ def test_hook_refuses_dp101_commit_and_accepts_clean_one(tmp_path: Path) -> None
     (project / "calibration.py").write_text(CLEAN)
     _run(["git", "add", "-A"], project, env)
     accepted = _run(["git", "commit", "-m", "add calibration"], project, env, timeout=600)
-    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
-    assert "dpcheck" in accepted.stdout and "Passed" in accepted.stdout
+    output = accepted.stdout + accepted.stderr
+    assert accepted.returncode == 0, output
+    assert "dpcheck (differential-privacy lint)" in output and "Passed" in output, output
     committed = _run(["git", "show", "--name-only", "--format=", "HEAD"], project, env).stdout.split()
     assert sorted(committed) == [".pre-commit-config.yaml", "README.txt", "calibration.py"]

@@ -58,6 +58,25 @@ def fit(X, k, iters):
     assert lines("DP201", src) == []
 
 
+def test_dp201_partition_redrawn_through_a_helper_called_every_iteration():
+    src = """
+import numpy as np
+class Teachers:
+    def fit(self, X):
+        perm = np.random.permutation(len(X))
+        for t in range(self.n_teachers):
+            self.models[t].fit(X[perm[t * self.m:(t + 1) * self.m]])
+class PATEGAN:
+    def _train_teachers(self, X):
+        self.teachers.fit(X)
+    def fit(self, X):
+        for it in range(self.max_iter):
+            self._train_teachers(X)
+            self._train_student()
+"""
+    assert lines("DP201", src) == [5]
+
+
 def test_dp201_stale_index_inside_budget_loop_and_nested_subscript():
     src = """
 def pategan(x, k, epsilon):

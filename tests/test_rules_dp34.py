@@ -132,11 +132,11 @@ class M:
 def test_dp402_rounded_intermediate_is_not_truncation():
     src = """
 import numpy as np
-def decode(self, fake):
-    rounded = np.round(fake[:, 2])
-    fake[:, 2] = rounded.astype(int)
-    fake[:, 3] = fake[:, 3].astype(int)
-    return fake
+def decode(self, synthetic):
+    rounded = np.round(synthetic[:, 2])
+    synthetic[:, 2] = rounded.astype(int)
+    synthetic[:, 3] = synthetic[:, 3].astype(int)
+    return synthetic
 """
     assert [f.line for f in scan(src, "DP402")] == [6]
 

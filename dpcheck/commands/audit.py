@@ -145,7 +145,11 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise UsageError(str(exc)) from None
     progress = TextProgress() if args.no_progress or not sys.stderr.isatty() else RichProgress()
-    executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster)
+    try:
+        executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster)
+    except (RuntimeError, OSError, TimeoutError) as exc:
+        store.close()
+        raise UsageError(f"cannot start the executor: {exc}") from None
     results = []
     try:
         for spec in specs:
@@ -164,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json_out:
         report.write_json(results, Path(args.json_out))
     if args.plot:
-        report.plot(results, Path(args.plot))
+        try:
+            report.plot(results, Path(args.plot))
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'dpcheck[test]'") from None
     leaks = any(r.violation or (r.output_size or {}).get("reveals_input_size") for r in results)
     return EXIT_FINDINGS if leaks else EXIT_OK

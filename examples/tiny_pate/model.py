@@ -188,7 +188,7 @@ class TinyPate:
         unit = np.clip((records - self._lower) / self._width, 0.0, 1.0)
         real = one_hot(np.minimum((unit * bins).astype(np.int64), bins - 1), bins)
         dims = real.shape[1]
-        partition = np.array_split(rng.permutation(records.shape[0]), k)
+        partition = self._partition(records.shape[0], k, rng)
         teachers = [Logistic(np.zeros(dims)) for _ in range(k)]
         student = Logistic(np.zeros(dims))
         generator = BinGenerator(records.shape[1], bins)
@@ -209,13 +209,13 @@ class TinyPate:
             queries = one_hot(generator.draw_bins(batch, rng), bins)
             n1 = np.sum([teacher.logits(queries) > 0.0 for teacher in teachers], axis=0).astype(np.float64)
             n0 = k - n1
-            noise = rng.laplace(0.0, 1.0 / lamda, size=(2, batch))
+            noise, scale = self._vote_noise(lamda, (2, batch), rng)
             labels = (n1 + noise[1] > n0 + noise[0]).astype(np.float64)
-            alpha += moments_increment(n0, n1, lamda, alpha.size)
+            alpha += self.accountant_update(n0, n1, lamda=lamda, num_moments=alpha.size)
             eps_hat = epsilon_estimate(alpha, delta)
             if probe is not None:
                 probe.votes(n0, n1, iteration=iteration)
-                probe.noise(noise.ravel(), distribution="laplace", scale=1.0 / lamda, applied_to="votes",
+                probe.noise(noise.ravel(), distribution="laplace", scale=scale, applied_to="votes",
                             iteration=iteration)
                 probe.accountant(alpha.copy(), eps_hat, iteration=iteration)
 
@@ -227,6 +227,16 @@ class TinyPate:
             probe.training_end(iteration, reason="budget" if eps_hat >= epsilon else "max_iterations")
         self._generator = generator
         return self
+
+    @staticmethod
+    def _partition(rows: int, teachers: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """One fixed split of the row indices into disjoint slices, one per teacher."""
+        return np.array_split(rng.permutation(rows), teachers)
+
+    @staticmethod
+    def _vote_noise(lamda: float, shape: tuple[int, int], rng: np.random.Generator) -> tuple[np.ndarray, float]:
+        """Laplace noise for the vote counts (row 0: fake, row 1: real) and its scale 1/lamda."""
+        return rng.laplace(0.0, 1.0 / lamda, size=shape), 1.0 / lamda
 
     @staticmethod
     def _integer_columns(records: np.ndarray, declared: Any) -> list[int]:
