@@ -35,10 +35,9 @@ def runs_per_minute(impl: str, workers: int, sample: int, store_dir: Path, seed:
     spec = AuditSpec(impl, runs=max(sample, 5), seed=seed, hyperparams=WORST_CASE_HYPERPARAMS)
     executor = make_executor(workers=workers)
     try:
-        # warm-up: one run per worker so imports and process start-up are not counted
+        # warm-up: two runs per worker so imports and process start-up are mostly not counted
         with Store(store_dir / f"warm-{impl}-{workers}.sqlite") as store:
-            execute_runs(spec.with_(seed=seed + 10_000), max(1, workers // 2 + workers % 2), store=store,
-                         executor=executor)
+            execute_runs(spec.with_(seed=seed + 10_000), workers, store=store, executor=executor)
         with Store(store_dir / f"rate-{impl}-{workers}.sqlite") as store:
             start = time.perf_counter()
             executed, _ = execute_runs(spec, sample, store=store, executor=executor)

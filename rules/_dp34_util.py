@@ -363,9 +363,12 @@ _STATE = _FileState()
 #: ``model.generate(n)``, ``self.generator_net``, ``gen_out`` — but not ``apply_series_generator``
 #: or ``_io_to_generator`` (Python generators), where the word comes last in a compound
 _GEN_SEGMENT = re.compile(
-    r"_*(?:G|generate|netG|G_\w+|\w+_G|[Gg]en|[Gg]enerator|[Gg]enerator_?\w*|\w*_gen"
+    r"_*(?:netG|G_\w+|[Gg]en|[Gg]enerator|[Gg]enerator_?\w*|\w*_gen"
     r"|[Gg]en_(?:out|output|outputs|data|samples?|model|net|network|x|z|batch|rows|imgs|images|fake|synth)\w*)"
 )
+#: ambiguous outside GAN code (``G`` is a group size, ``generate`` a template method, ``fake`` a
+#: FakeTensor): they count only in files that also mention discriminators, latents, teachers…
+_WEAK_GEN_SEGMENT = re.compile(r"_*(?:G|generate|\w+_G)")
 #: methods of random number generators (often named ``generator``): their output is not a GAN's
 _RNG_METHODS = {
     "uniform", "normal", "standard_normal", "randn", "rand", "randint", "integers", "random", "permutation",
@@ -398,10 +401,12 @@ def is_gen_identifier(name: str) -> bool:
     toks = tokens(name)
     if toks & _NOT_GEN:
         return False
-    if not _STATE.gan_context and toks & {"fake", "fakes"}:
-        return False
+    weak_ok = _STATE.gan_context
     for segment in name.split("."):
-        if _GEN_SEGMENT.fullmatch(segment) or tokens(segment) & GEN_TOKENS:
+        seg_tokens = tokens(segment)
+        if _GEN_SEGMENT.fullmatch(segment) or seg_tokens & GEN_TOKENS - {"fake", "fakes"}:
+            return True
+        if weak_ok and (_WEAK_GEN_SEGMENT.fullmatch(segment) or seg_tokens & {"fake", "fakes"}):
             return True
     return False
 

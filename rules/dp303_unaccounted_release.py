@@ -192,6 +192,20 @@ class Aggregator:
         self._charge_budget(counts)
         return noisy.argmax()
 """,
+        # the accountant lives in a method; the early return skips it
+        """
+import numpy as np
+import torch
+class Plugin:
+    def _update_alpha(self, n0, n1):
+        self.alpha_dict += np.log1p(np.abs(n0 - n1)).sum()
+    def _fake_labels(self, X):
+        n0, n1, y_mb = self.teachers.pate_lamda(X)
+        if np.sum(y_mb) >= len(X) / 2:
+            return torch.zeros(len(X))  # <-
+        self._update_alpha(n0, n1)
+        return torch.from_numpy(y_mb)
+""",
     )
 
     @classmethod

@@ -141,6 +141,19 @@ def run(data, k, iters):
             teacher_model = sklearn.linear_model.RidgeClassifier()  # <-
             teacher_model.fit(data[idx], y[idx])
 """,
+        # gradient-boosted teachers rebuilt inside the budget loop
+        """
+from xgboost import XGBClassifier
+def train(parts, eps, sample_fake):
+    spent = 0.0
+    while spent < eps:
+        teachers = []
+        for part in parts:
+            t = XGBClassifier(n_estimators=10)  # <-
+            t.fit(part, sample_fake(len(part)))
+            teachers.append(t)
+        spent += 0.1
+""",
     )
 
     @classmethod

@@ -182,6 +182,19 @@ def train_and_generate(x, generator, n):
     optimise(generator, x)
     return generator(torch.randn(n, 8))  # <-
 """,
+        # StandardScaler, netG output returned from a sampling method
+        """
+from sklearn.preprocessing import StandardScaler
+import torch
+class DPGAN:
+    def fit(self, X):
+        self.scaler = StandardScaler().fit(X)
+        self._loop(self.scaler.transform(X))
+    def sample(self, n):
+        with torch.no_grad():
+            rows = self.netG(torch.randn(n, self.nz))
+        return rows.numpy()  # <-
+""",
     )
 
     @classmethod

@@ -25,7 +25,7 @@ from ._dp34_util import (
 )
 
 _TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|cast\(|int(?:8|16|32|64)|torch\.long")
-_DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|sample|generat|synthes|restore|recover)", re.I)
+_DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|restore|recover)", re.I)
 _INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(Long|Int)Tensor)$")
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
 _TRUNC_LIBS = ("numpy", "math", "torch", "tensorflow", "jax", "np", "tf")
@@ -40,10 +40,9 @@ _WRAPPERS = {
     "clone", "clip", "clamp", "minimum", "maximum", "abs", "asarray", "array", "tensor", "data", "view",
     "astype", "nan_to_num", "float", "double", "item", "tolist",
 }
-_DECODE_FUNCS = {
-    "decode", "decoding", "inverse", "postprocess", "denormalize", "untransform",
-    "sample", "samples", "generate", "synthesize", "synthesise", "restore", "recover",
-}
+# functions that map model output back to table values (generation functions are covered by
+# following the generator output itself)
+_DECODE_FUNCS = {"decode", "decoding", "inverse", "postprocess", "denormalize", "untransform", "restore", "recover"}
 _INT_MARKERS = {"int", "ints", "integer", "integers", "discrete", "ordinal", "count", "counts"}
 
 
@@ -310,7 +309,7 @@ def restore(generated, kinds):
                 break
             context: cst.CSTNode | None = None
             # the branch/loop must guard the truncation, not contain it in its test
-            if isinstance(anc, cst.If) and child is not anc.test:
+            if isinstance(anc, cst.If) and child is not anc.test and not _type_check(anc.test):
                 context = anc.test
             elif isinstance(anc, cst.For) and child is anc.body:
                 context = anc.iter
@@ -323,6 +322,11 @@ def restore(generated, kinds):
             if any(tokens(r) & _INT_MARKERS for r in refs(context)):
                 return True
         return False
+
+
+def _type_check(test: cst.BaseExpression) -> bool:
+    """``isinstance(x, int)`` asks what a value is; it does not select integer columns."""
+    return any(isinstance(n, cst.Call) and call_name(n) in {"isinstance", "issubclass"} for n in walk(test))
 
 
 def _unwrap(expr: cst.BaseExpression, index: ModuleIndex) -> cst.BaseExpression:

@@ -169,6 +169,17 @@ class CondGen:
         z = torch.randn_like(template[:, : self.zdim])  # <-
         return self.generator(z)
 """,
+        # TF2 Keras: uniform latents in train_step, normal in sample
+        """
+import tensorflow as tf
+class KerasPG:
+    def train_step(self, real):
+        z = tf.random.uniform((self.batch, self.zdim))
+        return self.generator(z, training=True)
+    def sample(self, n):
+        z = tf.random.normal((n, self.zdim))  # <-
+        return self.generator(z, training=False).numpy()
+""",
     )
 
     @classmethod

@@ -75,4 +75,19 @@ def write_reports(matrix, out: Path) -> list[Path]:  # noqa: ANN001 - a Matrix
 
 
 def _audit(name: str, runs: int | None, progress) -> dict | None:  # noqa: ANN001
-    raise UsageError("audit evidence is not wired yet: use --quick")
+    """The worst-case Querybased audit of ``dpcheck audit`` for one implementation."""
+    import json
+    import tempfile
+
+    from dpcheck.cli import main as cli_main
+
+    progress(f"{name}: audit (worst case, Querybased)")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "audit.json"
+        argv = ["audit", "--impl", name, "--json", str(out), "--no-progress"]
+        argv += ["--runs", str(runs)] if runs else ["--until-verdict"]
+        code = cli_main(argv)
+        if code not in (EXIT_OK, EXIT_FINDINGS) or not out.exists():
+            return {"verdict": "error", "exit_code": code}
+        result = json.loads(out.read_text())["results"][0]
+    return {"epsilon_emp": result.get("eps_cp"), **result}
