@@ -157,7 +157,9 @@ class UncheckedBoundCondition(Rule):
         "log((1−q)((1−q)/(1−e^{2γ}q))^l + q·e^{2γl}). That bound only holds when "
         "q < (e^{2γ}−1)/(e^{4γ}−1); PATE-GAN's Theorem 5 and every implementation with an "
         "accountant drop the condition (audit paper, Appendix A.2), so for close votes the "
-        "accountant adds a term that is not an upper bound and ε̂ can be underestimated. Fix: "
+        "accountant adds a term the theorem does not cover; it stays sound only while the vote "
+        "noise really is Laplace of scale 1/γ (then the term is at least 2γl), and any other "
+        "departure (noise scale, sensitivity) goes unchecked. Fix: "
         "compare q with (exp(2γ)−1)/(exp(4γ)−1) and use the data-independent bound 2γ²l(l+1) "
         "(PATE also takes γl) whenever the condition fails."
     )
@@ -353,8 +355,8 @@ def tf_moment(n0, n1, lamda, l):
             self.report(
                 binop,
                 "data-dependent PATE bound uses q = (2+λΔ)/(4·e^{λΔ}) without checking "
-                "q < (e^{2λ}−1)/(e^{4λ}−1): outside that range the log-moment term is not an upper "
-                "bound and ε̂ is underestimated; check the condition and fall back to the "
+                "q < (e^{2λ}−1)/(e^{4λ}−1): outside that range the theorem behind the term does not "
+                "apply, so ε̂ rests on an unproven bound; check the condition and fall back to the "
                 "data-independent bound 2λ²l(l+1) when it fails",
             )
 

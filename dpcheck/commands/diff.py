@@ -18,7 +18,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--impl", nargs="+", default=["all"], metavar="NAME")
     p.add_argument("--iterations", type=int, default=None,
                    help="iterations (default: 1000 for accountant, 20 for partition)")
-    p.add_argument("--teachers", type=int, default=5)
+    p.add_argument("--teachers", type=int, default=None,
+                   help="teachers (default: 50 for accountant, so consensus votes exercise the data-dependent term; 5 for partition)")
+    p.add_argument("--lamda", type=float, default=0.1,
+                   help="λ for the accountant view (default 0.1: at λ=1e-3 the data-independent term "
+                        "2λ²l(l+1) wins every min and all accountants agree)")
     p.add_argument("--out", default="reports", metavar="DIR", help="where the PNG goes (default: reports/)")
 
 
@@ -30,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--iterations must be ≥ 1")
     out = Path(args.out)
     if args.view == "accountant":
-        view = diffviews.accountant_view(names, iterations=args.iterations or 1000, teachers=args.teachers)
+        view = diffviews.accountant_view(names, iterations=args.iterations or 1000, teachers=args.teachers or 50,
+                                         lamda=args.lamda)
         path = diffviews.plot_accountant(view, out / "diff_accountant.png")
         ref = view.reference
         print(f"{'implementation':<24} {'drive':<11} {'ε̂ at end':>14} {'ratio to ref':>13} {'α(1) at end':>14}")
@@ -43,9 +48,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<24} skipped: {why}")
     else:
         rows = 200
-        counts = diffviews.partition_view(names, iterations=args.iterations or 20, teachers=args.teachers, rows=rows)
+        teachers = args.teachers or 5
+        counts = diffviews.partition_view(names, iterations=args.iterations or 20, teachers=teachers, rows=rows)
         path = diffviews.plot_partition(counts, rows, out / "diff_partition.png")
-        print(f"distinct records seen per teacher ({rows} records, {args.teachers} teachers)")
+        print(f"distinct records seen per teacher ({rows} records, {teachers} teachers)")
         for name, per_teacher in counts.items():
             shown = per_teacher if isinstance(per_teacher, str) else " ".join(f"t{t}={n}" for t, n in per_teacher.items())
             print(f"  {name:<22} {shown}")

@@ -1,0 +1,99 @@
+"""The committed reports equal Table 2 exactly; regenerating them gives the same cells."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from dpcheck import impls
+from dpcheck.categories import CATEGORIES
+from dpcheck.matrix.cells import make_cells, property_evidence, static_evidence
+from dpcheck.matrix.model import Evidence
+from dpcheck.table2 import expected_cells, totals
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORTS = ROOT / "reports"
+
+
+def _committed() -> dict:
+    return json.loads((REPORTS / "violation_matrix.json").read_text())
+
+
+def _marked(row: dict) -> set[str]:
+    return {c for c, cell in row["cells"].items() if c in CATEGORIES and cell["status"] in ("V", "B")}
+
+
+def test_committed_matrix_equals_table2() -> None:
+    data = _committed()
+    rows = {r["impl"]: r for r in data["rows"]}
+    assert set(rows) == set(impls.NAMES)
+    for name, row in rows.items():
+        assert _marked(row) == set(expected_cells(name)), name
+        assert not row["errors"], (name, row["errors"])
+        for c in CATEGORIES:
+            status = row["cells"][c]["status"]
+            assert status != "not checked", f"{name}/{c} was not checked"
+            if status in ("V", "B"):
+                assert status == CATEGORIES[c]
+                assert any(not e["passed"] for e in row["cells"][c]["evidence"]), f"{name}/{c} has no evidence"
+    buggy = [rows[n] for n in impls.BUGGY]
+    v = sum(1 for r in buggy for c in _marked(r) if CATEGORIES[c] == "V")
+    b = sum(1 for r in buggy for c in _marked(r) if CATEGORIES[c] == "B")
+    assert (v, b) == totals() == (19, 5)
+    assert data["totals"] == {"V": 19, "B": 5}
+
+
+def test_committed_markdown_and_html_agree_with_json() -> None:
+    md = (REPORTS / "violation_matrix.md").read_text()
+    html = (REPORTS / "violation_matrix.html").read_text()
+    for row in _committed()["rows"]:
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {row['impl']} |"))
+        cells = [c.strip() for c in line.strip("|").split("|")][1:len(row["cells"]) + 1]
+        expected = [{"V": "V", "B": "B", "F": "F", "clean": "·", "not checked": "?"}[row["cells"][c]["status"]]
+                    for c in row["cells"]]
+        assert cells == expected, row["impl"]
+        assert f"<th>{row['impl']}</th>" in html
+
+
+def test_cells_need_a_check_that_ran() -> None:
+    cells = make_cells(static_evidence([], [], {}), property_evidence([]))
+    assert all(cell.status == "not checked" for cell in cells.values())
+    ok = {"pate": [Evidence("property", True, "pate.framework_present", "ok")]}
+    bad = {"pate": [Evidence("static", False, "DP301 x.py:3", "fixed loop")]}
+    assert make_cells(ok)["pate"].status == "clean"
+    assert make_cells(ok, bad)["pate"].status == "V"
+
+
+def test_user_implementation_row(capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        from dpcheck.cli import main
+
+        code = main(["matrix", "--quick", "--no-write", "--impl", "examples.tiny_pate.model:TinyPate"])
+    finally:
+        sys.path.remove(str(ROOT))
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "TinyPate" in out or "tiny_pate" in out
+
+
+@pytest.mark.slow
+def test_regenerated_quick_matrix_equals_committed(tmp_path: Path) -> None:
+    from dpcheck.cli import main
+
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        main(["matrix", "--quick", "--exit-zero", "--out", str(tmp_path)])
+    finally:
+        os.chdir(cwd)
+    fresh = json.loads((tmp_path / "violation_matrix.json").read_text())
+
+    def digest(data: dict) -> dict:
+        return {r["impl"]: {c: (cell["status"], sorted((e["kind"], e["passed"], e["ref"]) for e in cell["evidence"]))
+                            for c, cell in r["cells"].items()} for r in data["rows"]}
+
+    assert digest(fresh) == digest(_committed())
