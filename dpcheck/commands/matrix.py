@@ -61,11 +61,16 @@ def run(args: argparse.Namespace) -> int:
 
 def write_reports(matrix, out: Path) -> list[Path]:  # noqa: ANN001 - a Matrix
     from dpcheck.matrix.render import html_page, markdown, to_json
+    from dpcheck.output import sarif
+    from dpcheck.rules import all_rules
+    from dpcheck.scan.engine import ScanResult, ScanStats
 
     out.mkdir(parents=True, exist_ok=True)
     images = sorted(out.glob("*.png"))
+    static = ScanResult(sorted({f for row in matrix.rows for f in row.findings}), ScanStats(), list(all_rules()))
     written = []
-    for suffix, text in ((".md", markdown(matrix)), (".json", to_json(matrix)), (".html", html_page(matrix, images))):
+    for suffix, text in ((".md", markdown(matrix)), (".json", to_json(matrix)), (".html", html_page(matrix, images)),
+                         (".sarif", sarif.render(static))):
         path = out / f"{REPORT_STEM}{suffix}"
         tmp = path.with_suffix(suffix + ".tmp")
         tmp.write_text(text, encoding="utf-8")

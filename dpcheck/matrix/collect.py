@@ -58,4 +58,4 @@ def build_row(name: str, *, root: Path, property_results: list | None = None, au
         property_results = run_checks([name], list(CHECK_MODULES), progress=False)
     errors.extend(f"{r.category}: {r.summary}" for r in property_results if r.status == "error")
     cells = make_cells(static, property_evidence(property_results))
-    return Row(name, cells, audit, errors)
+    return Row(name, cells, audit, errors, findings)

@@ -39,6 +39,8 @@ class Row:
     cells: dict[str, Cell]
     audit: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
+    #: the static findings behind the row (for the SARIF report; not part of the JSON)
+    findings: list[Any] = field(default_factory=list, repr=False)
 
     def marked(self) -> frozenset[str]:
         return frozenset(c for c, cell in self.cells.items() if cell.marked and c in CATEGORIES)
