@@ -70,13 +70,22 @@ def write_reports(matrix, out: Path) -> list[Path]:  # noqa: ANN001 - a Matrix
     static = ScanResult(sorted({f for row in matrix.rows for f in row.findings}), ScanStats(), list(all_rules()))
     written = []
     for suffix, text in ((".md", markdown(matrix)), (".json", to_json(matrix)), (".html", html_page(matrix, images)),
-                         (".sarif", sarif.render(static))):
+                         (".sarif", _portable_sarif(sarif.payload(static)))):
         path = out / f"{REPORT_STEM}{suffix}"
         tmp = path.with_suffix(suffix + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
         written.append(path)
     return written
+
+
+def _portable_sarif(log: dict) -> str:
+    """Committed reports must not depend on where the repository was checked out."""
+    import json
+
+    for run in log["runs"]:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "the repository root"}}}
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
 def _audit(name: str, runs: int | None, progress) -> dict | None:  # noqa: ANN001
