@@ -114,3 +114,17 @@ def test_matrix_sarif_validates(tmp_path: Path) -> None:
     jsonschema.validate(log, schema)
     rules = {r["ruleId"] for r in log["runs"][0]["results"]}
     assert "DP103" in rules, rules
+
+
+def test_matrix_consumes_test_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcheck.checks.result import CheckResult
+    from dpcheck.cli import main
+    from dpcheck.commands.test import write_json
+
+    failing = CheckResult("smartnoise-fixed", "pate", "pate.framework_present", "fail", "planted failure")
+    write_json([failing], tmp_path / "t.json")
+    code = main(["matrix", "--quick", "--no-write", "--impl", "smartnoise-fixed", "--test-results", str(tmp_path / "t.json")])
+    out = capsys.readouterr().out
+    assert code == 1, out  # the planted property failure marks the pate cell
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["matrix", "--quick", "--no-write", "--impl", "smartnoise", "--test-results", str(tmp_path / "bad.json")]) == 2

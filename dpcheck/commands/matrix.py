@@ -22,6 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="reports", metavar="DIR", help="report folder (default: reports/)")
     p.add_argument("--runs", type=int, default=None, metavar="R",
                    help="audit runs per world (default: the audit's --until-verdict schedule)")
+    p.add_argument("--test-results", metavar="FILE",
+                   help="reuse property-check results written by `dpcheck test --json FILE` instead of re-running them")
     p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
 
@@ -36,13 +38,22 @@ def run(args: argparse.Namespace) -> int:
         if name not in impls.NAMES and ":" not in name:
             raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)}")
     root = Path.cwd()
+    reused: dict[str, list] = {}
+    if args.test_results:
+        from dpcheck.commands.test import read_json
+
+        try:
+            for result in read_json(Path(args.test_results)):
+                reused.setdefault(result.impl, []).append(result)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"cannot read --test-results {args.test_results}: {exc}") from exc
     rows = []
     for i, name in enumerate(names, 1):
         def progress(msg: str, i: int = i) -> None:
             print(f"[{i}/{len(names)}] {msg}", file=sys.stderr, flush=True)
 
         audit = None if args.quick else _audit(name, args.runs, progress)
-        rows.append(build_row(name, root=root, audit=audit, progress=progress))
+        rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
     command = "dpcheck matrix" + (" --quick" if args.quick else "") + (
         "" if args.impl == ["all"] else " --impl " + " ".join(args.impl))
     matrix = Matrix(rows, args.quick, command)
