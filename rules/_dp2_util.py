@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from dpcheck.rules._ancestry import Ancestry
+
 from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
@@ -22,7 +24,7 @@ SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef, *COMPREHENSIONS)
 
 
 @dataclass
-class Dp2Index:
+class Dp2Index(Ancestry):
     module: cst.Module
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     order: dict[cst.CSTNode, int] = field(default_factory=dict)
@@ -79,27 +81,9 @@ class Dp2Index:
                 self.parents[child] = node
             stack.extend((c, False) for c in reversed(children))
 
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        cur = self.parents.get(node)
-        while cur is not None:
-            yield cur
-            cur = self.parents.get(cur)
-
     def inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         pos = self.order[node]
         return self.order[container] <= pos <= self.last[container]
-
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                return anc
-        return None
-
-    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
-                return anc
-        return None
 
     def enclosing_loops(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """Loops (for/while/comprehension) around ``node`` inside its function, innermost first."""

@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from dpcheck.rules._ancestry import Ancestry
+
 from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
 
 
 @dataclass
-class ModuleIndex:
+class ModuleIndex(Ancestry):
     module: cst.Module
     parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     order: dict[cst.CSTNode, int] = field(default_factory=dict)
@@ -77,24 +79,6 @@ class ModuleIndex:
             stack.extend(reversed(children))
 
     # ---- ancestry -------------------------------------------------------------------------
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        cur = self.parents.get(node)
-        while cur is not None:
-            yield cur
-            cur = self.parents.get(cur)
-
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.FunctionDef):
-                return anc
-        return None
-
-    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
-        for anc in self.ancestors(node):
-            if isinstance(anc, cst.ClassDef):
-                return anc
-        return None
-
     def enclosing_loops(self, node: cst.CSTNode, stop_at_function: bool = True) -> list[LoopNode]:
         loops: list[LoopNode] = []
         child = node
