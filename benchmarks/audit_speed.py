@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from dpcheck import impls
-from dpcheck.audit.calibration import WORST_CASE_HYPERPARAMS
+from dpcheck.audit.settings import paper_hyperparams
 from dpcheck.audit.engine import execute_runs, run_audit
 from dpcheck.audit.executor import make_executor
 from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, AuditSpec
@@ -32,7 +32,7 @@ FULL_TARGET_MIN = 30.0
 
 
 def runs_per_minute(impl: str, workers: int, sample: int, store_dir: Path, seed: int) -> float:
-    spec = AuditSpec(impl, runs=max(sample, 5), seed=seed, hyperparams=WORST_CASE_HYPERPARAMS)
+    spec = AuditSpec(impl, runs=max(sample, 5), seed=seed, hyperparams=paper_hyperparams(impl, "worstcase"))
     executor = make_executor(workers=workers)
     try:
         # warm-up: two runs per worker so imports and process start-up are mostly not counted
@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
                 executor = make_executor(workers=max(args.workers))
                 try:
                     with Store(store_dir / f"audit-{name}.sqlite") as store:
-                        spec = AuditSpec(name, runs=args.runs, hyperparams=WORST_CASE_HYPERPARAMS)
+                        spec = AuditSpec(name, runs=args.runs, hyperparams=paper_hyperparams(name, "worstcase"))
                         if args.verdict:
                             start = time.perf_counter()
                             res = run_audit(spec, store=store, executor=executor, until_verdict=True,

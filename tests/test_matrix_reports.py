@@ -128,3 +128,28 @@ def test_matrix_consumes_test_json(tmp_path: Path, capsys: pytest.CaptureFixture
     assert code == 1, out  # the planted property failure marks the pate cell
     (tmp_path / "bad.json").write_text("{}")
     assert main(["matrix", "--quick", "--no-write", "--impl", "smartnoise", "--test-results", str(tmp_path / "bad.json")]) == 2
+
+
+@pytest.mark.slow
+def test_full_matrix_row_carries_the_audit_and_reuses_stored_runs(tmp_path: Path) -> None:
+    from dpcheck.cli import main
+
+    store = tmp_path / "audit.sqlite"
+    argv = ["matrix", "--impl", "updated", "--runs", "10", "--store", str(store), "--workers", "1",
+            "--exit-zero", "--out", str(tmp_path / "r")]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        assert main(argv) == 0
+        first = json.loads((tmp_path / "r" / "violation_matrix.json").read_text())["rows"][0]
+        assert main(argv) == 0
+        again = json.loads((tmp_path / "r" / "violation_matrix.json").read_text())["rows"][0]
+    finally:
+        os.chdir(cwd)
+    audit = first["audit"]
+    assert audit["impl"] == "updated" and audit["runs"] == 10 and audit["runs_executed"] == 20
+    # R=10 leaves 4 test runs per world: too few to certify anything, and the bound says so
+    assert audit["epsilon_emp"] == audit["eps_cp"] <= audit["certifiable_cp"] and audit["verdict"]
+    assert again["audit"]["runs_reused"] == 20 and again["audit"]["eps_cp"] == audit["eps_cp"]
+    assert _marked(first) == _marked(again) == expected_cells("updated")
+    assert "audit ε_emp" in (tmp_path / "r" / "violation_matrix.md").read_text()

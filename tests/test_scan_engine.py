@@ -304,3 +304,17 @@ def test_dead_worker_falls_back_to_serial(tmp_path):
     serial = scan(tmp_path, rules=(DiesInWorker,), jobs=1)
     parallel = scan(tmp_path, rules=(DiesInWorker,), jobs=2)
     assert parallel.findings == serial.findings and len(serial.findings) == 21
+
+
+def test_type_stubs_are_syntax_checked_but_never_analysed(tmp_path, monkeypatch):
+    project(tmp_path)
+    write(tmp_path, "lib.py", "leak(x)\n")
+    write(tmp_path, "lib.pyi", "def leak(x: int = ...) -> None: ...\nleak(x)\n")
+    write(tmp_path, "broken.pyi", "def f(:\n")
+    parses: list[str] = []
+    real = engine._parse
+    monkeypatch.setattr(engine, "_parse", lambda src: parses.append(src) or real(src))
+    result = scan(tmp_path)
+    assert triples(result) == [("broken.pyi", 1, "DP000"), ("lib.py", 1, "DP991")]
+    assert analyse(b"leak(x)\n", "x.pyi", TEST_RULES).findings == []
+    assert [f.rule for f in analyse(b"leak(x)\n", "x.py", TEST_RULES).findings] == ["DP991"]

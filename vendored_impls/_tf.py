@@ -6,14 +6,36 @@ eager mode. TensorFlow is imported here lazily, only when a fit starts.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+from collections.abc import Iterator
 from typing import Any
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Hide the C++ start-up banner TensorFlow writes to fd 2 on import (oneDNN notes, absl's
+    pre-initialisation warning); Python exceptions still propagate. DPCHECK_DEBUG=1 keeps it."""
+    if os.environ.get("DPCHECK_DEBUG") or "tensorflow" in sys.modules:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def graph_session(seed: int) -> tuple[Any, Any, Any]:
     """(tf.compat.v1 module, a fresh seeded graph, a single-threaded session on it)."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    import tensorflow as tf
+    with _quiet_native_stderr():
+        import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
     tf1 = tf.compat.v1

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from dpcheck.audit.engine import AuditResult, run_audit
+from dpcheck.audit.settings import paper_hyperparams
 from dpcheck.audit.spec import AuditSpec
 from dpcheck.audit.store import Store
 
-#: the audit paper's worst-case Querybased setting (Section 6.2)
-WORST_CASE_HYPERPARAMS = {"num_teachers": 2, "max_iterations": 100, "lamda": 0.001}
 
 
 @dataclass
@@ -42,7 +41,7 @@ def calibrate(impl: str, *, seeds: int, runs: int, hyperparams: dict[str, Any] |
               executor: Any, store_path: str | Path | None = None, attack: str = "querybased",
               dataset: str = "worstcase", epsilon: float = 1.0, delta: float = 1e-5,
               first_seed: int = 1000) -> Calibration:
-    hyper = dict(WORST_CASE_HYPERPARAMS if hyperparams is None else hyperparams)
+    hyper = dict(paper_hyperparams(impl, dataset) if hyperparams is None else hyperparams)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(store_path) if store_path else Path(tmp) / "calibration.sqlite"
         with Store(path) as store:

@@ -59,6 +59,9 @@ def run_one(task: Task) -> Outcome:
         impl.fit(data.world(task.world).copy(), epsilon=gen["epsilon"], delta=gen["delta"], seed=seed,
                  bounds=data.bounds, **hyper)
         synth = np.asarray(impl.sample(requested), dtype=np.float64)
+        release = getattr(impl, "release", None)
+        if callable(release):  # output left in a scaled space: back to input units as its users must
+            synth = np.asarray(release(synth), dtype=np.float64)
         if synth.ndim == 1:
             synth = synth.reshape(-1, len(data.columns))
         return Outcome(task.world, task.index, seed, requested, synth, time.perf_counter() - start, worker)

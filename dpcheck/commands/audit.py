@@ -15,12 +15,6 @@ NAME = "audit"
 HELP = "Black-box epsilon audit: shadow runs on D and D-target, a membership attack, an epsilon lower bound."
 ORDER = 40
 
-#: the audit paper's settings (Section 6.2) for the built-in PATE-GANs: 2 teachers on the worst
-#: case, 5 on cervical; ε = 1, δ = 1e-5, λ = 1e-3
-DATASET_DEFAULTS: dict[str, dict[str, Any]] = {
-    "worstcase": {"num_teachers": 2, "max_iterations": 100, "lamda": 0.001},
-    "cervical": {"num_teachers": 5, "max_iterations": 1000, "lamda": 0.001},
-}
 ATTACK_DATASET = {"querybased": "worstcase", "groundhog": "cervical"}
 
 
@@ -94,6 +88,7 @@ def parse_split(text: str) -> tuple[float, float, float]:
 def build_specs(args: argparse.Namespace) -> list:
     from dpcheck import impls
     from dpcheck.audit.engine import check_impl_name
+    from dpcheck.audit.settings import paper_hyperparams
     from dpcheck.audit.spec import AuditSpec
 
     names = impls.resolve(args.impl)
@@ -111,7 +106,7 @@ def build_specs(args: argparse.Namespace) -> list:
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
             # the paper's PATE-GAN knobs go to the built-in PATE-GANs only; other adapters get --hp alone
-            defaults = DATASET_DEFAULTS[dataset] if name in impls.NAMES else {}
+            defaults = paper_hyperparams(name, dataset)
             hyper = {**defaults, **hyper_user}
             try:
                 specs.append(AuditSpec(impl=name, dataset=dataset, attack=attack, target=args.target,

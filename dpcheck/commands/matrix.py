@@ -22,6 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="reports", metavar="DIR", help="report folder (default: reports/)")
     p.add_argument("--runs", type=int, default=None, metavar="R",
                    help="audit runs per world (default: the audit's --until-verdict schedule)")
+    p.add_argument("--store", metavar="FILE",
+                   help="SQLite store of audit runs (default: dpcheck audit's); runs already in it are reused")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="audit worker processes (cores)")
     p.add_argument("--test-results", metavar="FILE",
                    help="reuse property-check results written by `dpcheck test --json FILE` instead of re-running them")
     p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         def progress(msg: str, i: int = i) -> None:
             print(f"[{i}/{len(names)}] {msg}", file=sys.stderr, flush=True)
 
-        audit = None if args.quick else _audit(name, args.runs, progress)
+        audit = None if args.quick else _audit(name, args, progress)
         rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
     command = "dpcheck matrix" + (" --quick" if args.quick else "") + (
         "" if args.impl == ["all"] else " --impl " + " ".join(args.impl))
@@ -99,7 +102,7 @@ def _portable_sarif(log: dict) -> str:
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
 
 
-def _audit(name: str, runs: int | None, progress) -> dict | None:  # noqa: ANN001
+def _audit(name: str, args: argparse.Namespace, progress) -> dict | None:  # noqa: ANN001
     """The worst-case Querybased audit of ``dpcheck audit`` for one implementation."""
     import json
     import tempfile
@@ -110,7 +113,9 @@ def _audit(name: str, runs: int | None, progress) -> dict | None:  # noqa: ANN00
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "audit.json"
         argv = ["audit", "--impl", name, "--json", str(out), "--no-progress"]
-        argv += ["--runs", str(runs)] if runs else ["--until-verdict"]
+        argv += ["--runs", str(args.runs)] if args.runs else ["--until-verdict"]
+        argv += ["--store", args.store] if args.store else []
+        argv += ["--workers", str(args.workers)] if args.workers else []
         code = cli_main(argv)
         if code not in (EXIT_OK, EXIT_FINDINGS) or not out.exists():
             return {"verdict": "error", "exit_code": code}

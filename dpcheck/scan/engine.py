@@ -90,7 +90,15 @@ def analyse(data: bytes, path: str, rules: Sequence[type[Rule]]) -> Analysis:
         source = decode(data)
     except ValueError as exc:
         return Analysis([diag.diagnostic(diag.UNDECODABLE, path, f"cannot decode: {exc}")], False, False)
-    return analyse_source(source, path, [r for r in rules if r.applies_to(source)])
+    return analyse_source(source, path, [rules[i] for i in applicable(rules, source, path)])
+
+
+def applicable(rules: Sequence[type[Rule]], source: str, path: str) -> list[int]:
+    """Indices of the rules whose prefilter lets ``source`` through. A type stub (``.pyi``) holds
+    signatures only — no statement ever runs — so no rule applies; it is still syntax-checked."""
+    if path.endswith(".pyi"):
+        return []
+    return [i for i, rule in enumerate(rules) if rule.applies_to(source)]
 
 
 def _valid_python(source: str) -> bool:
@@ -284,7 +292,7 @@ class Engine:
         except ValueError as exc:
             found = [diag.diagnostic(diag.UNDECODABLE, shown, f"cannot decode: {exc}")]
         else:
-            which = [i for i, rule in enumerate(self.rules) if rule.applies_to(source)]
+            which = applicable(self.rules, source, shown)
             return _Pending(candidate, st, sha, lines, source, which)
         if cache is not None:
             cache.store(abspath, st, sha, lines, to_rows(found))

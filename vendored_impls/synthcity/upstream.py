@@ -36,8 +36,9 @@ class TabularEncoder:
         return 2.0 * (X - self.min_) / span - 1.0
 
     def inverse_transform(self, X: np.ndarray) -> np.ndarray:
-        span = np.where(self.max_ > self.min_, self.max_ - self.min_, 1.0)
-        out = (np.clip(X, -1.0, 1.0) + 1.0) / 2.0 * span + self.min_
+        # a column that is constant in the training data decodes to that constant, as upstream's
+        # encoder does for a one-category column
+        out = (np.clip(X, -1.0, 1.0) + 1.0) / 2.0 * (self.max_ - self.min_) + self.min_
         out[:, self.integer_columns] = np.rint(out[:, self.integer_columns])
         if self.probe is not None:
             self.probe.output_transform("inverse_minmax")

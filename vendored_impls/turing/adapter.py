@@ -15,7 +15,7 @@ UPSTREAM = "github.com/alan-turing-institute/reprosyn src/reprosyn/methods/gans/
 
 #: Table 3, column turing: batch 128, 100 iterations; λ and L are inert upstream (no PATE)
 DEFAULTS: dict[str, Any] = dict(max_iterations=100, num_teachers=10, lamda=1e-3, num_moments=20, batch_size=128,
-                                bounds=None, integer_columns=None)
+                                bounds=None, integer_columns=None, categorical_columns=())
 
 
 class _Base(SessionHolder):
@@ -35,7 +35,9 @@ class _Base(SessionHolder):
         lower, upper = public_bounds(self.name, hp["bounds"], array.shape[1])
         integers = hp["integer_columns"]
         metadata = {"min": lower, "max": upper,
-                    "integer_columns": integral_columns(array) if integers is None else tuple(integers)}
+                    "integer_columns": integral_columns(array) if integers is None else tuple(integers),
+                    # reprosyn's "finite" columns: one-hot with the metadata's categories
+                    "finite_columns": tuple(int(c) % array.shape[1] for c in hp["categorical_columns"] or ())}
         model = self._model_class()(epsilon=float(epsilon), delta=float(delta), num_teachers=int(hp["num_teachers"]),
                                     n_iters=int(hp["max_iterations"]), batch_size=int(hp["batch_size"]),
                                     **self._extra(hp))

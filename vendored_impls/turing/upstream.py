@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from dpcheck.vendored_impls.turing import finite
+
 
 class PATEGAN:
     def __init__(self, epsilon: float = 1.0, delta: float = 1e-5, num_teachers: int = 10, n_iters: int = 100,
@@ -29,13 +31,19 @@ class PATEGAN:
     def encode(self, data: np.ndarray, metadata: dict[str, Any]) -> np.ndarray:
         self.lower = np.asarray(metadata["min"], np.float64)
         self.upper = np.asarray(metadata["max"], np.float64)
-        self.integer_columns = list(metadata["integer_columns"])
+        self.finite = finite.categories(self.lower, self.upper, metadata.get("finite_columns", ()))
+        self.integer_columns = [c for c in metadata["integer_columns"] if c not in self.finite]
         if self.probe is not None:
             self.probe.bounds(self.lower, self.upper, source="parameter")
-        return (data - self.lower) / (self.upper - self.lower + 1e-8)
+        scaled = (data - self.lower) / (self.upper - self.lower + 1e-8)
+        return finite.expand(scaled, data, self.finite) if self.finite else scaled
 
     def decode(self, data: np.ndarray) -> np.ndarray:
+        if self.finite:
+            data = finite.collapse(data, len(self.lower), self.finite)
         out = data * (self.upper - self.lower + 1e-8) + self.lower
+        for col in self.finite:
+            out[:, col] = data[:, col]
         if self.probe is not None:
             self.probe.output_transform("inverse_minmax")
         for col in self.integer_columns:

@@ -74,8 +74,16 @@ class Upstream(_Base):
 
     def _prepare(self, array, hp, parameters, probe):  # type: ignore[no-untyped-def]
         # upstream's example driver scales with the data's own min/max; ``bounds`` is ignored
-        x_train, _ = self._module().normalization(array, probe)
+        x_train, self._norm = self._module().normalization(array, probe)
         return x_train
+
+    def release(self, out: np.ndarray) -> np.ndarray:
+        """``sample`` output in input units, as a user of upstream's driver must map it back: with
+        the driver's own normalisation parameters, i.e. the min/max read from the training data."""
+        if self._generate is None:
+            raise RuntimeError(f"{self.name}: call fit before release")
+        span = self._norm["max_val"] - self._norm["min_val"] + 1e-8
+        return np.asarray(out, np.float64) * span + self._norm["min_val"]
 
 
 class Fixed(_Base):
