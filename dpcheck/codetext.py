@@ -32,3 +32,22 @@ def _blank(match: re.Match[str]) -> str:
 def code_only(source: str) -> str:
     """``source`` with comments removed and every string literal replaced by ``''``."""
     return _LEXEME.sub(_blank, source)
+
+
+def _blank_prose(match: re.Match[str]) -> str:
+    if match.group("comment") is not None:
+        return ""
+    text = match.group("string")
+    source = match.string
+    line_start = source.rfind("\n", 0, match.start()) + 1
+    if source[line_start:match.start()].strip() == "" and (text.endswith('"""') or text.endswith("'''")):
+        return "''" + "\n" * text.count("\n")  # a docstring or other bare string statement
+    return text
+
+
+@functools.lru_cache(maxsize=8)
+def prose_free(source: str) -> str:
+    """``source`` without comments and docstrings (triple-quoted strings that begin a line),
+    keeping every other string literal — for gates whose rule reads names from string keys
+    such as ``params["epsilon"]``."""
+    return _LEXEME.sub(_blank_prose, source)

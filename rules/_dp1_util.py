@@ -630,3 +630,44 @@ def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseEx
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module(body=[]).code_for_node(node).strip()
+
+
+# ---------------------------------------------------------------- prefilter text conditions
+_ONE_MINUS_TEXT = re.compile(r"(?<![\w.])1(?:\.0*)?\s*-(?!=)")
+_POWER_TEXT = re.compile(r"\*\*|pow")
+
+
+def moment_term_text(code: str) -> bool:
+    """Text a PATE moment term (1−q)·(…)**l + q·exp(…) cannot be written without: an
+    exponential (``exp(`` or ``.e**``), a power (``**``/``pow``) and a ``1 -``."""
+    return (("exp(" in code or ".e*" in code or ".e *" in code)
+            and _POWER_TEXT.search(code) is not None and _ONE_MINUS_TEXT.search(code) is not None)
+
+
+class TokenText:
+    """Finds where a name could carry one of ``tokens`` in the sense of :func:`name_tokens`
+    (snake_case, CamelCase, digits): the token not glued to other lowercase letters. ``lambda``
+    counts only inside a longer identifier (``lambda_``, ``Lambda``), never as the keyword."""
+
+    def __init__(self, tokens: frozenset[str] | set[str]) -> None:
+        self._any = re.compile("|".join(re.escape(t) for t in sorted(tokens, key=len, reverse=True)), re.I)
+
+    def search(self, text: str) -> bool:
+        for m in self._any.finditer(text):
+            start, end = m.span()
+            before = text[start - 1] if start else ""
+            after = text[end] if end < len(text) else ""
+            first = text[start]
+            if after.islower() and after.isalpha():
+                continue
+            if before.islower() and before.isalpha() and not first.isupper():
+                continue
+            if m.group().lower() == "lambda" and not (before in "_0123456789" and before
+                                                        or after in "_0123456789" and after or first.isupper()):
+                continue
+            return True
+        return False
+
+
+def token_text(tokens: frozenset[str] | set[str]) -> TokenText:
+    return TokenText(tokens)

@@ -413,3 +413,36 @@ def is_generator_call(call: cst.Call) -> bool:
 
 def contains_generator_call(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and is_generator_call(n) for n in walk(expr))
+
+
+#: identifiers that may name the generator or its output in any file (a superset of what
+#: :func:`is_gen_identifier` accepts without GAN context) ...
+_STRONG_GEN_TEXT = re.compile(
+    r"\b_*(?:[Gg]en(?:\b|_|erator)|G_|netG)|_gen\b|[Gg]enerated|GENERATED|[Ss]ynth|SYNTH|net[Gg]"
+)
+#: ... and those that count only where the source also reads like GAN code (``_GAN_TEXT``)
+_WEAK_GEN_TEXT = re.compile(r"\b_*(?:G|generate)\b|_G\b|[Ff]ake|FAKE")
+
+
+_CALL_TAIL = re.compile(r"[\w.]*\s*\(")
+
+
+def _called(pattern: re.Pattern[str], code: str) -> bool:
+    """A match of ``pattern`` inside a dotted name that is called: ``G(z)``, ``self.gen.sample(n)``."""
+    for m in pattern.finditer(code):
+        if _CALL_TAIL.match(code, m.end()):
+            return True
+    return False
+
+
+def gen_text(source: str, code: str, *, called: bool = False) -> bool:
+    """Could ``code`` (``source`` without comments and strings) name a GAN generator or its
+    output (:func:`is_gen_identifier`)? With ``called``, only in a called dotted name (``G(z)``,
+    ``self.gen.sample(n)``) or next to ``.run(`` — what :func:`is_generator_call` needs. The GAN
+    context of weak names is read from the raw source exactly as :func:`index_for` does."""
+    weak = _GAN_TEXT.search(source) is not None
+    if not called:
+        return _STRONG_GEN_TEXT.search(code) is not None or (weak and _WEAK_GEN_TEXT.search(code) is not None)
+    if ".run(" in code and (_STRONG_GEN_TEXT.search(code) or weak and _WEAK_GEN_TEXT.search(code)):
+        return True
+    return _called(_STRONG_GEN_TEXT, code) or (weak and _called(_WEAK_GEN_TEXT, code))

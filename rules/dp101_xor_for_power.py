@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rules._dp1_util import (
     EXP_NAMES,
     LOG_NAMES,
@@ -47,6 +49,12 @@ class XorForPower(ScopedRule):
         "`sqrt(2*log(1.25*(10^delta)))/epsilon`. Fix: write `**` (or `pow`, `np.power`)."
     )
     TRIGGERS = ("^",)
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """Findings are on ``^`` / ``^=`` operators, so a ``^`` must occur in code (docstring
+        maths such as ``x^2`` and regular expressions do not count)."""
+        return "^" in source and "^" in code_only(source)
 
     VALID = (
         "flags = flags ^ mask\n",

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rules._dp1_util import (
     POW_NAMES,
     ScopedRule,
@@ -38,6 +40,11 @@ class DeltaScale(ScopedRule):
         "Fix: `sqrt(2 * log(1.25 / delta)) / epsilon`."
     )
     TRIGGERS = ("1.25", "delta", "δ")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """Every finding is on a ``log``/``log2``/``log10`` call (directly or inside ``sqrt``)."""
+        return super().applies_to(source) and "log" in code_only(source)
 
     VALID = (
         "import numpy as np\nsigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n",

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rules._dp1_util import (
+    moment_term_text,
     EXP_NAMES,
     LOG_NAMES,
     ScopedRule,
@@ -30,6 +33,11 @@ class MissingLogInAccountant(ScopedRule):
         "smartnoise PATE-GANs did this). Fix: clamp `log(t_one + t_two)`."
     )
     TRIGGERS = ("exp(", ".e*", ".e *")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
+        return super().applies_to(source) and moment_term_text(code_only(source))
 
     VALID = (
         "import torch\n"

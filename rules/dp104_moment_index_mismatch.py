@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rules._dp1_util import (
+    moment_term_text,
     LOG_NAMES,
     Resolver,
     Scope,
@@ -72,6 +75,11 @@ class MomentIndexMismatch(ScopedRule):
         "Fix: use one order variable, e.g. `order = l + 1`, in every term."
     )
     TRIGGERS = ("exp(", ".e*", ".e *")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
+        return super().applies_to(source) and moment_term_text(code_only(source))
 
     VALID = (
         "import numpy as np\n"

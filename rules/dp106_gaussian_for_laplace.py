@@ -5,7 +5,10 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import code_only, prose_free
+
 from dpcheck.rules._dp1_util import (
+    token_text,
     Scope,
     ScopedRule,
     arg,
@@ -27,6 +30,7 @@ _WEAK_LABEL_TOKENS = frozenset({"y", "r", "t"})
 _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist", "n0", "n1", "teacher", "teachers", "agg", "aggregate"})
 #: Gaussian-noise PATE variants that come with their own (Rényi) accounting
 _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
+_DP_TEXT = token_text(_DP_TOKENS)
 _GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
 
 
@@ -47,6 +51,17 @@ class GaussianForLaplace(ScopedRule):
         "accounted with Gaussian/Rényi DP."
     )
     TRIGGERS = ("normal(", "randn", "normal_(", "laplace(")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A finding adds (``+``) a Gaussian or Laplace draw made in code, and its scale is named
+        after a DP parameter (a name or subscript key, hence the raw source) or the module
+        carries the PATE Laplace accountant's q."""
+        if not super().applies_to(source):
+            return False
+        code = code_only(source)
+        return (any(t in code for t in cls.TRIGGERS) and "+" in code
+                and (_DP_TEXT.search(prose_free(source)) or _LAPLACE_Q.search(source) is not None))
 
     VALID = (
         "import numpy as np\n"

@@ -5,6 +5,8 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rule import Rule
 
 from ._dp2_util import (
@@ -35,6 +37,9 @@ _FITTED = {
     "OneHotEncoder", "OrdinalEncoder",
 }
 _FIT = {"fit", "fit_transform", "partial_fit"}
+_BOUND_CALL_TEXT = re.compile(
+    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut)\s*\("
+)
 _DATA_WORDS = {
     "x", "xs", "data", "df", "dataset", "train", "training", "real", "records", "table",
     "features", "raw", "inputs", "input", "samples", "rows", "col", "column", "orig", "original",
@@ -73,6 +78,16 @@ class NonPrivateBounds(Rule):
         "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
         "rivate data", "rivate-data", "rivate_data", "epsilon",
     )
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """The module's DP claim (read as the rule reads it, comments included) and, in code, a
+        call the rule can flag: a bound function/method, a ``fit`` or a scaling function."""
+        if not super().applies_to(source):
+            return False
+        if not (PATE_CLAIM_RE.search(source) or _DP_CONTEXT.search(source)):
+            return False
+        return _BOUND_CALL_TEXT.search(code_only(source)) is not None
 
     VALID = (
         # bounds passed in as public parameters

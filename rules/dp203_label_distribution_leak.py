@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.codetext import prose_free
+
 from dpcheck.rule import Rule
 
 from ._dp2_util import (
@@ -62,6 +64,11 @@ class LabelDistributionLeak(Rule):
         "gen(", "self.gen", "gen.predict", "ecoder(", ".generate(", ".sample(", ".synthesi",
         "def sample", "def generate", "def synth", "def _sample", "def _generate",
     )
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A generator or sampling call: the trigger substrings, read without comments and docstrings."""
+        return super().applies_to(source) and any(t in prose_free(source) for t in cls.TRIGGERS)
 
     VALID = (
         # labels from a DP estimate of the class ratios

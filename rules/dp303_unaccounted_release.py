@@ -5,6 +5,8 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import prose_free
+
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
@@ -210,8 +212,9 @@ class Plugin:
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """The trigger substrings, then a textual check the finding cannot exist without."""
-        return super().applies_to(source) and cls.gate(source)
+        """The trigger substrings, then the rule's own text condition read without comments and
+        docstrings (string keys such as ``budget["spent"]`` still count)."""
+        return super().applies_to(source) and cls.gate(source) and cls.gate(prose_free(source))
 
     @staticmethod
     def gate(src: str) -> bool:

@@ -5,6 +5,8 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
@@ -13,6 +15,7 @@ from ._dp34_util import (
     assignments_in,
     call_name,
     contains_generator_call,
+    gen_text,
     dotted,
     index_for,
     is_gen_identifier,
@@ -49,6 +52,11 @@ _NAME_KIND = [
     (re.compile(r"(^|_)(std|stds|stdev|scale)(_|$)"), "std"),
     (re.compile(r"(^|_)(range|ranges|ptp|span)(_|$)"), "range"),
 ]
+
+
+def gate_text(src: str) -> bool:
+    """The rule's own precondition, on the raw source (``gate`` refines it for the prefilter)."""
+    return bool("return" in src and GEN_TEXT.search(src) and _SCALE_TEXT.search(src))
 
 
 class OutputNotRescaled(Rule):
@@ -204,10 +212,13 @@ class DPGAN:
 
     @staticmethod
     def gate(src: str) -> bool:
-        return bool("return" in src and GEN_TEXT.search(src) and _SCALE_TEXT.search(src))
+        """A release (``return``) of generator output from a module that scales its data,
+        all in code: docstrings and comments mentioning generators or minima do not count."""
+        code = code_only(src)
+        return bool("return" in code and _SCALE_TEXT.search(code) and gen_text(src, code))
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not self.gate(self.ctx.source):
+        if not gate_text(self.ctx.source):
             return
         index = index_for(self.ctx)
         if not self._scales(index) or self._inverts(index):

@@ -5,6 +5,8 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
@@ -13,6 +15,7 @@ from ._dp34_util import (
     assignments_in,
     call_name,
     contains_generator_call,
+    gen_text,
     dotted,
     index_for,
     is_gen_identifier,
@@ -25,6 +28,11 @@ from ._dp34_util import (
 )
 
 _TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|cast\(|int(?:8|16|32|64)|torch\.long")
+def gate_text(src: str) -> bool:
+    """The rule's own precondition, on the raw source (``gate`` refines it for the prefilter)."""
+    return bool(_TRUNC_TEXT.search(src) and (GEN_TEXT.search(src) or _DECODE_TEXT.search(src)))
+
+
 _DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|restore|recover)", re.I)
 _INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(Long|Int)Tensor)$")
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
@@ -227,10 +235,15 @@ def restore(generated, kinds):
 
     @staticmethod
     def gate(src: str) -> bool:
-        return bool(_TRUNC_TEXT.search(src) and (GEN_TEXT.search(src) or _DECODE_TEXT.search(src)))
+        """A truncating call (dtype names may be strings: raw source) on generator output or
+        inside a decoding function, the generator or the ``def`` being in code."""
+        if not _TRUNC_TEXT.search(src):
+            return False
+        code = code_only(src)
+        return bool(_DECODE_TEXT.search(code) or gen_text(src, code))
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not self.gate(self.ctx.source):
+        if not gate_text(self.ctx.source):
             return
         index = index_for(self.ctx)
         taints: dict[cst.CSTNode | None, set[str]] = {}

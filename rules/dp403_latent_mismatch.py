@@ -5,10 +5,13 @@ import re
 
 import libcst as cst
 
+from dpcheck.codetext import code_only
+
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
     GEN_TEXT,
+    gen_text,
     ModuleIndex,
     call_name,
     index_for,
@@ -26,6 +29,11 @@ _TRAIN = {"fit", "train", "training", "step", "update", "learn", "optimize", "op
 _GENERATE = {"sample", "samples", "generate", "generation", "synthesize", "synthesise", "produce", "draw", "inference", "infer", "predict"}
 _UNIFORM_TEXT = re.compile(r"\brand\(|rand_like|uniform|random\(|random_sample")
 _NORMAL_TEXT = re.compile(r"randn|normal|gauss")
+
+
+def gate_text(src: str) -> bool:
+    """The rule's own precondition, on the raw source (``gate`` refines it for the prefilter)."""
+    return bool(_UNIFORM_TEXT.search(src) and _NORMAL_TEXT.search(src) and GEN_TEXT.search(src))
 
 
 def _family_of_draw(call: cst.Call) -> str | None:
@@ -189,10 +197,12 @@ class KerasPG:
 
     @staticmethod
     def gate(src: str) -> bool:
-        return bool(_UNIFORM_TEXT.search(src) and _NORMAL_TEXT.search(src) and GEN_TEXT.search(src))
+        """A uniform draw, a normal draw and a generator call, all in code."""
+        code = code_only(src)
+        return bool(_UNIFORM_TEXT.search(code) and _NORMAL_TEXT.search(code) and gen_text(src, code, called=True))
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not self.gate(self.ctx.source):
+        if not gate_text(self.ctx.source):
             return
         index = index_for(self.ctx)
         helpers = self._helpers(index)
