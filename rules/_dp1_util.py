@@ -669,5 +669,10 @@ class TokenText:
         return False
 
 
+#: calls :func:`bounded_operands` understands (min/minimum/fmin/amin/clamp/clip/where …) or a
+#: conditional expression's ``else`` (a statement ``else`` is always followed by ``:``)
+BOUND_TEXT = re.compile(r"min|clamp|clip|where|\belse\b(?!\s*:)")
+
+
 def token_text(tokens: frozenset[str] | set[str]) -> TokenText:
     return TokenText(tokens)

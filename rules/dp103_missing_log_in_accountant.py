@@ -6,6 +6,7 @@ import libcst as cst
 from dpcheck.codetext import code_only
 
 from dpcheck.rules._dp1_util import (
+    BOUND_TEXT,
     moment_term_text,
     EXP_NAMES,
     LOG_NAMES,
@@ -37,7 +38,11 @@ class MissingLogInAccountant(ScopedRule):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
-        return super().applies_to(source) and moment_term_text(code_only(source))
+        if not super().applies_to(source):
+            return False
+        code = code_only(source)
+        # ... inside a min/clamp/clip call or a conditional expression
+        return moment_term_text(code) and BOUND_TEXT.search(code) is not None
 
     VALID = (
         "import torch\n"

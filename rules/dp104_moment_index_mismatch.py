@@ -6,6 +6,7 @@ import libcst as cst
 from dpcheck.codetext import code_only
 
 from dpcheck.rules._dp1_util import (
+    BOUND_TEXT,
     moment_term_text,
     LOG_NAMES,
     Resolver,
@@ -79,7 +80,11 @@ class MomentIndexMismatch(ScopedRule):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
-        return super().applies_to(source) and moment_term_text(code_only(source))
+        if not super().applies_to(source):
+            return False
+        code = code_only(source)
+        # ... inside a log or a min/clamp/clip call
+        return moment_term_text(code) and ("log" in code or BOUND_TEXT.search(code) is not None)
 
     VALID = (
         "import numpy as np\n"
