@@ -19,6 +19,8 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ProviderT
 
+from dpcheck.cstwalk import dispatch
+
 from dpcheck.categories import check_category
 from dpcheck.finding import Finding
 
@@ -110,7 +112,7 @@ def run_rules(
         except Exception as exc:  # noqa: BLE001 - reported with the rule id
             raise RuleCrash(rule_cls.id, exc) from exc
     try:
-        wrapper.visit_batched(visitors)
+        dispatch(module, visitors)
     except Exception as exc:  # noqa: BLE001
         culprit = _culprit(exc, visitors)
         raise RuleCrash(culprit, exc) from exc

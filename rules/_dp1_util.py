@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from dpcheck.cstwalk import dispatch
+
 from dpcheck.rule import Rule
 
 NUMERIC_ROOTS = frozenset(
@@ -327,7 +329,7 @@ class Resolver:
     def index(self) -> _Index:
         if self._index is None:
             self._index = _Index()
-            self.module.visit(self._index)
+            dispatch(self.module, [self._index])
         return self._index
 
     def referents(self, node: cst.CSTNode, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]]:
