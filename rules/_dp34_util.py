@@ -6,13 +6,13 @@ a rule's cheap textual check found a candidate.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from dpcheck.cstwalk import children
 from dpcheck.rules._ancestry import Ancestry
 
 from dpcheck.rule import FileContext
@@ -166,33 +166,9 @@ def call_name(call: cst.Call) -> str:
 _KIDS: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
 
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
-# layout-only fields (whitespace, brackets, punctuation, operators): never analysed, never walked
-_LAYOUT = {
-    "lpar", "rpar", "lbracket", "rbracket", "lbrace", "rbrace", "leading_lines", "lines_after_decorators",
-    "comma", "dot", "colon", "semicolon", "equal", "operator", "asynchronous", "star", "header", "footer",
-    "trailing_whitespace", "newline", "first_line", "empty_lines", "indent", "whitespace", "between",
-    "equal_sign", "arrow", "posonly_ind",
-}
-
-
 def _field_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """Child nodes in field order (source order except decorators/bases, which come last)."""
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(
-            f.name for f in dataclasses.fields(kind)
-            if f.name not in _LAYOUT and not f.name.startswith("whitespace")
-        )
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
-    return out
+    return children(node)
 
 
 def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
