@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.codetext import code_only
-
 from dpcheck.rules._dp1_util import (
     EXP_NAMES,
     LOG_NAMES,

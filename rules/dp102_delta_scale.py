@@ -1,11 +1,13 @@
 """DP102: Gaussian-mechanism σ with δ multiplied into the log instead of divided."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from dpcheck.codetext import code_only
-
+from dpcheck.codetext import code_only, prose_free
 from dpcheck.rules._dp1_util import (
+    token_text,
     POW_NAMES,
     ScopedRule,
     Scope,
@@ -21,6 +23,8 @@ _LOGS = frozenset({"log", "log2", "log10"})
 _SQRT = frozenset({"sqrt"})
 _DELTA = frozenset({"delta", "δ"})
 _GAUSS_CONST = 1.25
+_DELTA_TEXT = token_text(_DELTA)
+_TEN_POWER_TEXT = re.compile(r"\b10(?:\.0*)?\s*(?:\*\*|\^)|pow")
 _RECIPROCAL = frozenset({"inv", "inverse", "reciprocal", "recip"})
 
 
@@ -43,8 +47,15 @@ class DeltaScale(ScopedRule):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """Every finding is on a ``log``/``log2``/``log10`` call (directly or inside ``sqrt``)."""
-        return super().applies_to(source) and "log" in code_only(source)
+        """Every finding is on a ``log``/``log2``/``log10`` call (directly or inside ``sqrt``)
+        whose argument has the constant 1.25 — or, inside ``sqrt``, any constant above 1 — and
+        a δ factor: a name or key carrying ``delta``/``δ``, or δ given as an exponent of 10."""
+        if not super().applies_to(source):
+            return False
+        code = code_only(source)
+        if "log" not in code or ("1.25" not in code and "sqrt" not in code):
+            return False
+        return "1.25" in code or _DELTA_TEXT.search(prose_free(source)) or _TEN_POWER_TEXT.search(code) is not None
 
     VALID = (
         "import numpy as np\nsigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n",

@@ -6,7 +6,6 @@ import re
 import libcst as cst
 
 from dpcheck.codetext import code_only, prose_free
-
 from dpcheck.rules._dp1_util import (
     token_text,
     Scope,

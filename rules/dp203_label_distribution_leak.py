@@ -4,7 +4,6 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.codetext import prose_free
-
 from dpcheck.rule import Rule
 
 from ._dp2_util import (

@@ -6,7 +6,6 @@ import re
 import libcst as cst
 
 from dpcheck.codetext import prose_free
-
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
