@@ -153,3 +153,22 @@ def test_full_matrix_row_carries_the_audit_and_reuses_stored_runs(tmp_path: Path
     assert again["audit"]["runs_reused"] == 20 and again["audit"]["eps_cp"] == audit["eps_cp"]
     assert _marked(first) == _marked(again) == expected_cells("updated")
     assert "audit ε_emp" in (tmp_path / "r" / "violation_matrix.md").read_text()
+
+
+def test_matrix_reads_stored_audit_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from dpcheck.cli import main
+
+    stored = REPORTS / "audit_worstcase.json"
+    expected = {r["impl"]: r for r in json.loads(stored.read_text())["results"]}
+    code = main(["matrix", "--quick", "--exit-zero", "--impl", "updated", "smartnoise-fixed",
+                 "--audit-results", str(stored), "--out", str(tmp_path)])
+    assert code == 0
+    rows = {r["impl"]: r for r in json.loads((tmp_path / "violation_matrix.json").read_text())["rows"]}
+    assert rows["updated"]["audit"]["eps_cp"] == expected["updated"]["eps_cp"]
+    assert rows["smartnoise-fixed"]["audit"] is None  # not in the file: no audit, not a pass
+    md = (tmp_path / "violation_matrix.md").read_text()
+    assert f"{expected['updated']['eps_cp']:.2f} (violation, R={expected['updated']['runs']})" in md
+    assert "--audit-results" in md
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kind": "test"}')
+    assert main(["matrix", "--quick", "--no-write", "--impl", "updated", "--audit-results", str(bad)]) == 2

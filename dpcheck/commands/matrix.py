@@ -25,6 +25,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", metavar="FILE",
                    help="SQLite store of audit runs (default: dpcheck audit's); runs already in it are reused")
     p.add_argument("--workers", type=int, default=None, metavar="N", help="audit worker processes (cores)")
+    p.add_argument("--audit-results", metavar="FILE", action="append", default=[],
+                   help="reuse results written by `dpcheck audit --json FILE` (repeatable) instead of "
+                        "running audits; rows without one show no audit")
     p.add_argument("--test-results", metavar="FILE",
                    help="reuse property-check results written by `dpcheck test --json FILE` instead of re-running them")
     p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
@@ -50,14 +53,16 @@ def run(args: argparse.Namespace) -> int:
                 reused.setdefault(result.impl, []).append(result)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"cannot read --test-results {args.test_results}: {exc}") from exc
+    audits = _read_audits(args.audit_results)
     rows = []
     for i, name in enumerate(names, 1):
         def progress(msg: str, i: int = i) -> None:
             print(f"[{i}/{len(names)}] {msg}", file=sys.stderr, flush=True)
 
-        audit = None if args.quick else _audit(name, args, progress)
+        audit = audits.get(name) if audits or args.quick else _audit(name, args, progress)
         rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
-    command = "dpcheck matrix" + (" --quick" if args.quick else "") + (
+    command = "dpcheck matrix" + (" --quick" if args.quick else "") + "".join(
+        f" --audit-results {p}" for p in args.audit_results) + (
         "" if args.impl == ["all"] else " --impl " + " ".join(args.impl))
     matrix = Matrix(rows, args.quick, command)
     terminal(matrix)
@@ -100,6 +105,24 @@ def _portable_sarif(log: dict) -> str:
     for run in log["runs"]:
         run["originalUriBaseIds"] = {"%SRCROOT%": {"description": {"text": "the repository root"}}}
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+def _read_audits(paths: list[str]) -> dict[str, dict]:
+    """impl -> its worst-case Querybased result from ``dpcheck audit --json`` files."""
+    import json
+
+    out: dict[str, dict] = {}
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            if data.get("kind") != "audit":
+                raise ValueError("not a `dpcheck audit --json` file")
+            for result in data["results"]:
+                if result["attack"] == "querybased":
+                    out[result["impl"]] = {"epsilon_emp": result["eps_cp"], **result}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"cannot read --audit-results {path}: {exc}") from exc
+    return out
 
 
 def _audit(name: str, args: argparse.Namespace, progress) -> dict | None:  # noqa: ANN001
