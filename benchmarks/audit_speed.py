@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 from dpcheck import impls
-from dpcheck.audit.settings import paper_hyperparams
 from dpcheck.audit.engine import execute_runs, run_audit
 from dpcheck.audit.executor import make_executor
+from dpcheck.audit.settings import paper_hyperparams
 from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, AuditSpec
 from dpcheck.audit.store import Store
 

@@ -87,7 +87,8 @@ def test_regenerated_quick_matrix_equals_committed(tmp_path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
-        main(["matrix", "--quick", "--exit-zero", "--out", str(tmp_path)])
+        main(["matrix", "--quick", "--audit-results", "reports/audit_worstcase.json",
+              "--audit-results", "reports/audit_twins.json", "--exit-zero", "--out", str(tmp_path)])
     finally:
         os.chdir(cwd)
     fresh = json.loads((tmp_path / "violation_matrix.json").read_text())
@@ -97,6 +98,9 @@ def test_regenerated_quick_matrix_equals_committed(tmp_path: Path) -> None:
                             for c, cell in r["cells"].items()} for r in data["rows"]}
 
     assert digest(fresh) == digest(_committed())
+    assert fresh["generated_by"] == _committed()["generated_by"]
+    assert {r["impl"]: (r["audit"] or {}).get("eps_cp") for r in fresh["rows"]} == {
+        r["impl"]: (r["audit"] or {}).get("eps_cp") for r in _committed()["rows"]}
 
 
 def test_matrix_sarif_validates(tmp_path: Path) -> None:
