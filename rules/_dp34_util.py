@@ -127,7 +127,7 @@ def index_for(ctx: FileContext) -> ModuleIndex:
     if cached is None:
         cached = ModuleIndex(ctx.module)
         ctx.__dict__["_dp34_index"] = cached
-    _STATE.gan_context = bool(_GAN_TEXT.search(ctx.source))
+    _STATE.gan_context = gan_context(ctx.source)
     return cached
 
 
@@ -313,6 +313,40 @@ _GAN_TEXT = re.compile(
     r"|\b(?:self\.)?generator\(|\bGenerator\("
 )
 
+#: a substring of every match of ``_GAN_TEXT`` (``in`` tests are far faster than the regex)
+_GAN_LITERALS = ("iscriminator", "netD", "ritic", "atent", "eacher", "G_sample", "netG", "G(", "enerator(")
+
+
+def has_any(text: str, literals: Iterable[str]) -> bool:
+    return any(lit in text for lit in literals)
+
+
+#: ``_GAN_TEXT`` split into (literal, offset of the literal in a match, pattern of the match)
+_GAN_PARTS = (
+    ("iscriminator", 1, re.compile(r"\b[Dd]iscriminator")),
+    ("netD", 0, re.compile(r"\bnetD\b")),
+    ("ritic", 1, re.compile(r"\b[Cc]ritic\b")),
+    ("atent", 1, re.compile(r"\b[Ll]atent")),
+    ("eacher", 1, re.compile(r"\b[Tt]eacher")),
+    ("G_sample", 0, re.compile(r"\bG_sample\b")),
+    ("netG", 0, re.compile(r"\bnetG\b")),
+    ("G(", 0, re.compile(r"\bG\(")),
+    # ``\b(?:self\.)?generator\(`` matches exactly where ``\bgenerator\(`` does
+    ("enerator(", 1, re.compile(r"\b[Gg]enerator\(")),
+)
+
+
+def gan_context(source: str) -> bool:
+    """Does ``source`` read like GAN code (weak generator names count)? Exactly
+    ``_GAN_TEXT.search(source)``, by ``str.find`` of a literal of each alternative."""
+    for lit, off, pat in _GAN_PARTS:
+        i = source.find(lit)
+        while i != -1:
+            if i >= off and pat.match(source, i - off):
+                return True
+            i = source.find(lit, i + 1)
+    return False
+
 
 class _FileState:
     gan_context = True
@@ -394,13 +428,17 @@ def contains_generator_call(expr: cst.CSTNode) -> bool:
 #: identifiers that may name the generator or its output in any file (a superset of what
 #: :func:`is_gen_identifier` accepts without GAN context) ...
 _STRONG_GEN_TEXT = re.compile(
-    r"\b_*(?:[Gg]en(?:\b|_|erator)|G_|netG)|_gen\b|[Gg]enerated|GENERATED|[Ss]ynth|SYNTH|net[Gg]"
+    r"\b_*(?:[Gg]en(?:\b|_|erator)|G_|netG)|_gen\b|[Gg]enerated|GENERATED|[Ss]ynth|SYNTH|[Nn](?:et|ET)[Gg]"
 )
 #: ... and those that count only where the source also reads like GAN code (``_GAN_TEXT``)
 _WEAK_GEN_TEXT = re.compile(r"\b_*(?:G|generate)\b|_G\b|[Ff]ake|FAKE")
 
 
-_CALL_TAIL = re.compile(r"[\w.]*\s*\(")
+#: the rest of a called dotted name (``self.gen .sample (``), after a match inside it
+_CALL_TAIL = re.compile(r"\w*(?:[\s\\]*\.[\s\\]*\w+)*[\s\\]*\(")
+_CALL_TAIL_RAW = re.compile(r"\w*(?:(?:[\s\\]|#[^\n]*)*\.(?:[\s\\]|#[^\n]*)*\w+)*(?:[\s\\]|#[^\n]*)*\(")
+#: ``sess.run(G_sample, …)`` and a bare ``run(…)``: their generator identifier is an argument
+_RUN_CALL = re.compile(r"\brun[\s\\]*\(")
 
 
 def _called(pattern: re.Pattern[str], code: str) -> bool:
@@ -411,14 +449,110 @@ def _called(pattern: re.Pattern[str], code: str) -> bool:
     return False
 
 
+#: literal-prefixed patterns (fast scans) one of which is inside every match of
+#: ``_STRONG_GEN_TEXT`` / ``_WEAK_GEN_TEXT``
+_STRONG_GEN_PRE = (re.compile(r"gen(?:\b|_|erat)"), re.compile(r"Gen(?:\b|_|erat)"))
+STRONG_GEN_LITERALS = ("G_", "GENERATED", "ynth", "YNTH", "etG", "etg", "ETG", "ETg")
+WEAK_GEN_LITERALS = ("G", "generate", "ake", "AKE")
+
+
+def strong_gen_raw(text: str) -> bool:
+    """``_STRONG_GEN_TEXT.search(text)``, checked only inside the identifiers around a literal
+    that every match holds (literal scans are fast; the regex scanning every position is not)."""
+    for lit in ("gen", "Gen") + STRONG_GEN_LITERALS:
+        i = text.find(lit)
+        while i != -1:
+            start = i
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+            end = _IDENT_REST.match(text, i).end()
+            if _STRONG_GEN_TEXT.search(text, start, end):
+                return True
+            i = text.find(lit, end)
+    return False
+
+
+_IDENT_REST = re.compile(r"\w*")
+
+
+def params_gen(source: str, code: str, names: set[str] | None = None) -> bool:
+    """Some ``def`` (named with a token of ``names``, when given) whose parameter list (in
+    ``code``) may name generator output: the rules seed their taint with such parameters."""
+    for m in _DEF_NAME.finditer(code):
+        if names is not None and not tokens(m.group(1)) & names:
+            continue
+        depth, i = 1, m.end()
+        while i < len(code) and depth:
+            ch = code[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            i += 1
+        if gen_text(source, code[m.end():i]):
+            return True
+    return False
+
+
+_DEF_NAME = re.compile(r"def[\s\\]+(\w+)[\s\\]*\(")
+
+
+def gen_raw(source: str) -> bool:
+    """Cheap raw-source necessary condition of :func:`gen_text` (any ``called``)."""
+    return strong_gen_raw(source) or (has_any(source, WEAK_GEN_LITERALS) and gan_context(source))
+
+
+#: whitespace between the parts of a dotted name and its call: backslash continuations and,
+#: in the raw source, comments (inside brackets) count too
+_WS = r"[\s\\]*"
+_WS_RAW = r"(?:[\s\\]|#[^\n]*)*"
+_TAIL = rf"\w*(?:{_WS_RAW}\.{_WS_RAW}\w+)*{_WS_RAW}\("
+#: one literal of each ``*_GEN_LITERALS`` ending a dotted name that is called (see ``_called``)
+_STRONG_CALLED_PRE = tuple(re.compile(re.escape(lit) + _TAIL) for lit in ("gen", "Gen") + STRONG_GEN_LITERALS)
+_WEAK_CALLED_PRE = tuple(re.compile(re.escape(lit) + _TAIL) for lit in WEAK_GEN_LITERALS)
+_RUN_PRE = re.compile(r"run" + _WS_RAW + r"\(")
+
+
+def _called_fast(pattern: re.Pattern[str], pres: Sequence[re.Pattern[str]], text: str) -> bool:
+    """``_called(pattern, text)``, scanning only around the candidates of the literal-prefixed
+    ``pres`` (each match of ``pattern`` followed by a call tail lies in such a candidate's
+    dotted name, which is searched from the start of its first identifier)."""
+    for pre in pres:
+        for cand in pre.finditer(text):
+            start = cand.start()
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                start -= 1
+            for m in pattern.finditer(text, start, cand.end()):
+                if _CALL_TAIL_RAW.match(text, m.end()):
+                    return True
+    return False
+
+
+def gen_called_raw(source: str) -> bool:
+    """Necessary condition of ``gen_text(source, code, called=True)`` read on the raw source
+    (cheap: literal-prefixed scans), so most files are excluded before ``code_only``."""
+    if _called_fast(_STRONG_GEN_TEXT, _STRONG_CALLED_PRE, source):
+        return True
+    weak = has_any(source, WEAK_GEN_LITERALS) and gan_context(source)
+    if weak and _called_fast(_WEAK_GEN_TEXT, _WEAK_CALLED_PRE, source):
+        return True
+    return _RUN_PRE.search(source) is not None and (weak or strong_gen_raw(source))
+
+
 def gen_text(source: str, code: str, *, called: bool = False) -> bool:
     """Could ``code`` (``source`` without comments and strings) name a GAN generator or its
     output (:func:`is_gen_identifier`)? With ``called``, only in a called dotted name (``G(z)``,
-    ``self.gen.sample(n)``) or next to ``.run(`` — what :func:`is_generator_call` needs. The GAN
-    context of weak names is read from the raw source exactly as :func:`index_for` does."""
-    weak = _GAN_TEXT.search(source) is not None
+    ``self.gen.sample(n)``) or as an argument of ``run(`` — what :func:`is_generator_call`
+    needs. The GAN context of weak names is read from the raw source exactly as
+    :func:`index_for` does."""
+    strong = strong_gen_raw(code)
     if not called:
-        return _STRONG_GEN_TEXT.search(code) is not None or (weak and _WEAK_GEN_TEXT.search(code) is not None)
-    if ".run(" in code and (_STRONG_GEN_TEXT.search(code) or weak and _WEAK_GEN_TEXT.search(code)):
+        return strong or (gan_context(source) and _WEAK_GEN_TEXT.search(code) is not None)
+    if strong and _called_fast(_STRONG_GEN_TEXT, _STRONG_CALLED_PRE, code):
         return True
-    return _called(_STRONG_GEN_TEXT, code) or (weak and _called(_WEAK_GEN_TEXT, code))
+    weak = gan_context(source) and _WEAK_GEN_TEXT.search(code) is not None
+    if weak and _called_fast(_WEAK_GEN_TEXT, _WEAK_CALLED_PRE, code):
+        return True
+    if _RUN_CALL.search(code):
+        return weak or strong
+    return False

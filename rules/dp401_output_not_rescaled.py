@@ -14,8 +14,13 @@ from ._dp34_util import (
     assignments_in,
     call_name,
     contains_generator_call,
+    WEAK_GEN_LITERALS,
+    gan_context,
+    gen_called_raw,
+    strong_gen_raw,
     gen_text,
     dotted,
+    has_any,
     index_for,
     is_gen_identifier,
     taint,
@@ -51,6 +56,116 @@ _NAME_KIND = [
     (re.compile(r"(^|_)(std|stds|stdev|scale)(_|$)"), "std"),
     (re.compile(r"(^|_)(range|ranges|ptp|span)(_|$)"), "range"),
 ]
+
+
+#: raw-source prefilter of the three ways :meth:`OutputNotRescaled._scales` can hold (a scaler,
+#: a scaling helper, a parenthesised difference divided by something)
+_SCALE_LITERALS = (
+    "Scaler", "minmax", "inMax", "inmax", "MINMAX", "ormali", "ORMALI", "tandardi", "TANDARDI",
+)
+_DIV_RAW = re.compile(r"\)[\s\\]*(?:#[^\n]*\n[\s\\]*)*/")
+_SCALER_CALL = re.compile(
+    r"\b(?:MinMaxScaler|StandardScaler|RobustScaler|MaxAbsScaler|QuantileTransformer|PowerTransformer|minmax_scale)\s*\("
+)
+#: ``def`` of a function whose name has a token of ``_SCALE_FUNCS`` (calls of it count as scaling)
+_SCALE_DEF = re.compile(r"def\s+(\w*(?:[Nn]ormali[sz]|NORMALI[SZ]|[Ss]tandardi[sz]|STANDARDI[SZ]|[Mm]in[Mm]ax|MINMAX)\w*)\s*\(")
+_DIV_AFTER_PAREN = re.compile(r"\)[\s\\]*/(?![/=])")
+#: ``def`` of a function whose name may have a token of ``_OUTPUT_FUNCS``
+_OUTPUT_DEF = re.compile(
+    r"def\s+\w*(?i:post|decode|output|sample|generate|synthesi[sz]e|finali[sz]e|format|export)"
+)
+_DEF_NAME = re.compile(r"def\s+(\w+)\s*\(")
+
+
+def _seeded_output(src: str, code: str) -> bool:
+    """A ``def`` named like an output function (a token of ``_OUTPUT_FUNCS``) with a parameter
+    that may name generator output: :meth:`OutputNotRescaled._releases` seeds its taint with it.
+    On the raw source (``code is None``) a signature holding a quote or ``#`` counts as a match."""
+    text = src if code is None else code
+    for m in _DEF_NAME.finditer(text):
+        if not tokens(m.group(1)) & _OUTPUT_FUNCS:
+            continue
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            ch = text[i]
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth -= 1
+            elif code is None and ch in "\"'#":
+                return True
+            i += 1
+        params = text[m.end():i]
+        if code is None:
+            if strong_gen_raw(params) or has_any(params, WEAK_GEN_LITERALS) and gan_context(src):
+                return True
+        elif gen_text(src, params):
+            return True
+    return False
+
+
+_INVERSE_WORD = re.compile(
+    r"inverse|denorm|renorm|unscale|rescale|descale|unnormali|decode|reverse|postprocess|untransform|destandardi"
+)
+_IDENT_END = re.compile(r"\w*")
+_OPEN_PAREN = re.compile(r"\s*\(")
+_DEF_BEFORE = re.compile(r"(?:def|class)\s+$")
+
+
+def _scale_def(code: str) -> bool:
+    """A local function named like a scaler (``def normalization(``) that is also called."""
+    for m in _SCALE_DEF.finditer(code):
+        name = m.group(1)
+        if tokens(name) & _SCALE_FUNCS and re.search(rf"(?<!def )\b{name}\s*\(", code[: m.start()] + code[m.end():]):
+            return True
+    return False
+
+
+def _centred_division(code: str) -> bool:
+    """``(a - b) / c``: a parenthesised group with a top-level ``-`` right before ``/``."""
+    for m in _DIV_AFTER_PAREN.finditer(code):
+        if _group_has_minus(code, m.start()):
+            return True
+    return False
+
+
+def _group_has_minus(code: str, close: int) -> bool:
+    """Does the bracket group ending at ``code[close] == ')'`` hold a ``-`` outside nested
+    brackets, or is it a redundant pair around such a group (``((a - b)) / c``)?"""
+    depth = 0
+    i = close - 1
+    while i >= 0:
+        ch = code[i]
+        if ch in ")]}":
+            depth += 1
+        elif ch in "([{":
+            if depth == 0:
+                inner = code[i + 1:close].strip()
+                if inner.startswith("(") and inner.endswith(")"):
+                    return _group_has_minus(code, code.rindex(")", i, close))
+                return False
+            depth -= 1
+        elif ch == "-" and depth == 0:
+            return True
+        i -= 1
+    return False
+
+
+def _inverse_call(code: str) -> bool:
+    """A call (not a ``def``/``class`` name) whose name has a token of ``_INVERSE_WORDS``
+    (``tokens`` lower-cases, so the words are looked up in the lower-cased code)."""
+    lower = code.lower()
+    for m in _INVERSE_WORD.finditer(lower):
+        start = m.start()
+        while start > 0 and (lower[start - 1].isalnum() or lower[start - 1] == "_"):
+            start -= 1
+        end = _IDENT_END.match(lower, m.end()).end()
+        if not tokens(code[start:end]) & _INVERSE_WORDS or not _OPEN_PAREN.match(code, end):
+            continue
+        if _DEF_BEFORE.search(code, max(0, start - 16), start):
+            continue
+        return True
+    return False
 
 
 def gate_text(src: str) -> bool:
@@ -211,10 +326,30 @@ class DPGAN:
 
     @staticmethod
     def gate(src: str) -> bool:
-        """A release (``return``) of generator output from a module that scales its data,
-        all in code: docstrings and comments mentioning generators or minima do not count."""
+        """Necessary conditions of a finding, cheapest first (raw source, then code only):
+
+        * ``gate_text`` — ``visit_Module`` requires it on the raw source;
+        * forward scaling (:meth:`_scales`): a call of a sklearn scaler, a call of a local
+          ``def normalize…/standardize…/minmax…``, or a ``(a - b) / c`` division — libcst only
+          sees a subtraction as the left operand of ``/`` when it is parenthesised;
+        * a release (:meth:`_releases`): a generator call (``G(z)``, ``self.gen.sample(n)``,
+          ``sess.run(G_sample)``), or an output function (``def sample…/postprocess…``)
+          whose generator-named parameter seeds the taint;
+        * no inverse transform (:meth:`_inverts`): a call whose name has an inverse word
+          (``scaler.inverse_transform(…)``, ``renormalization(…)``) rules every finding out.
+        """
+        if "return" not in src or not (has_any(src, _SCALE_LITERALS) or _DIV_RAW.search(src)):
+            return False
+        if not (gen_called_raw(src) or _OUTPUT_DEF.search(src) and _seeded_output(src, None)):
+            return False
         code = code_only(src)
-        return bool("return" in code and _SCALE_TEXT.search(code) and gen_text(src, code))
+        if "return" not in code:
+            return False
+        if not (_SCALER_CALL.search(code) or _scale_def(code) or _centred_division(code)):
+            return False
+        if not (gen_text(src, code, called=True) or _seeded_output(src, code)):
+            return False
+        return not _inverse_call(code)
 
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):

@@ -14,7 +14,12 @@ from ._dp34_util import (
     assignments_in,
     call_name,
     contains_generator_call,
+    WEAK_GEN_LITERALS,
+    gan_context,
     gen_text,
+    has_any,
+    params_gen,
+    strong_gen_raw,
     dotted,
     index_for,
     is_gen_identifier,
@@ -30,6 +35,106 @@ _TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|c
 def gate_text(src: str) -> bool:
     """The rule's own precondition, on the raw source (``gate`` refines it for the prefilter)."""
     return bool(_TRUNC_TEXT.search(src) and (GEN_TEXT.search(src) or _DECODE_TEXT.search(src)))
+
+
+#: a substring of every match of ``_TRUNC_TEXT`` (``gate_text``)
+_TRUNC_LITERALS = (
+    "astype", "int(", "floor", "trunc", "fix(", ".long(", ".int(", "cast(", "int8", "int16", "int32", "int64",
+    "torch.long",
+)
+_INT_NAME = r"(?<![\w])(?:u?int(?:8|16|32|64)?|Int(?:8|16|32|64)|u?int_|intc|intp|long|i[1248]|(?:Long|Int)Tensor)(?!\w)"
+#: a string literal that ``_INT_DTYPE`` accepts, in the raw source
+_INT_STRING = re.compile(
+    r"[\"'](?:u?int(?:8|16|32|64)?|Int(?:8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(?:Long|Int)Tensor)[\"']"
+)
+_WS = r"[\s\\]*"
+#: truncating calls whose integer dtype is a name (or any call without a dtype)
+_TRUNC_CODE = re.compile(
+    rf"(?:astype|\bto|\btype){_WS}\([^()]*?{_INT_NAME}"
+    rf"|\.{_WS}(?:long|int){_WS}\({_WS}\)"
+    rf"|\bcast{_WS}\("
+    rf"|(?<![\w.])int{_WS}\("
+    rf"|\.{_WS}(?!int\b){_INT_NAME}{_WS}\("
+    rf"|\b(?:floor|trunc|fix){_WS}\("
+)
+#: fast scan for the call names ``_TRUNC_CODE`` can match
+_TRUNC_CANDIDATE = re.compile(
+    r"(?:astype|to|type|long|int|floor|trunc|fix|cast|i[1248]|Tensor|int_|intc|intp|int8|int16|int32|int64"
+    r"|Int8|Int16|Int32|Int64)[\s\\]*\("
+)
+#: ``.astype/.to/.type`` whose dtype argument is a string (``''`` in code only)
+_TRUNC_STR_CODE = re.compile(rf"(?:astype|\bto|\btype){_WS}\([^()]*?''")
+
+
+_DECODE_LITERALS = ("decod", "inverse", "postprocess", "denormal", "untransform", "restore", "recover")
+_DECODE_DEF = re.compile(r"def[\s\\]+(\w+)")
+_METHOD_FORM = re.compile(r"\.[\s\\]*(?:astype|to|type|long|int|floor|trunc|fix)[\s\\]*\($")
+
+
+def _truncation_operands(src: str, code: str) -> list[tuple[int, int]]:
+    """Spans of ``code`` that hold the truncated value of each candidate truncation: the
+    receiver of a method form (``x[:, i].astype(int)``), else the arguments."""
+    out = []
+    for cand in _TRUNC_CANDIDATE.finditer(code):
+        # every match of ``_TRUNC_CODE`` ends with one of these names and ``(``: try it from
+        # the candidate, from the start of its identifier and from a dot before that
+        start = cand.start()
+        while start > 0 and (code[start - 1].isalnum() or code[start - 1] == "_"):
+            start -= 1
+        dot = start
+        while dot > 0 and code[dot - 1] in " \t\n\\":
+            dot -= 1
+        for pos in {cand.start(), start, dot - 1 if dot > 0 else start}:
+            m = _TRUNC_CODE.match(code, pos)
+            if m is not None:
+                out.append(_operand_span(code, m))
+                break
+    if _INT_STRING.search(src):
+        out.extend(_operand_span(code, m) for m in _TRUNC_STR_CODE.finditer(code))
+    return out
+
+
+def _operand_span(code: str, m: re.Match[str]) -> tuple[int, int]:
+    text = m.group()
+    open_at = m.start() + text.index("(")
+    head = code[m.start():open_at + 1]
+    if _METHOD_FORM.search(head) or head.lstrip(".").startswith(("astype", "to", "type")):
+        # the receiver: a primary expression ending right before the dot
+        i = code.rindex(".", 0, open_at)
+        while i > 0:
+            j = i - 1
+            while j >= 0 and code[j] in " \t\\\n":
+                j -= 1
+            if j < 0:
+                break
+            ch = code[j]
+            if ch in ")]}":
+                depth = 0
+                while j >= 0:
+                    if code[j] in ")]}":
+                        depth += 1
+                    elif code[j] in "([{":
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j -= 1
+                i = max(j, 0)
+            elif ch.isalnum() or ch in "_.'":
+                while j >= 0 and (code[j].isalnum() or code[j] in "_.'"):
+                    j -= 1
+                i = j + 1
+            else:
+                break
+        return i, open_at
+    # a function form: its arguments
+    depth, k = 1, open_at + 1
+    while k < len(code) and depth:
+        if code[k] in "([{":
+            depth += 1
+        elif code[k] in ")]}":
+            depth -= 1
+        k += 1
+    return open_at, k
 
 
 _DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|restore|recover)", re.I)
@@ -234,12 +339,35 @@ def restore(generated, kinds):
 
     @staticmethod
     def gate(src: str) -> bool:
-        """A truncating call (dtype names may be strings: raw source) on generator output or
-        inside a decoding function, the generator or the ``def`` being in code."""
-        if not _TRUNC_TEXT.search(src):
+        """Necessary conditions of a finding, cheapest first (raw source, then code only):
+
+        * ``gate_text`` — ``visit_Module`` requires it on the raw source;
+        * a call :func:`truncation_operand` accepts: ``.astype/.to/.type`` with an integer
+          dtype (a name, or a string — then an integer dtype string is in the raw source),
+          ``.long()``/``.int()``, ``cast(…)``, ``int(x)``, ``np.int64(x)``,
+          ``floor/trunc/fix(…)`` — in code, not in docstrings or comments;
+        * the truncated value generated (:meth:`_is_generated`: a generator call or a name
+          that may name generator output, taints start from those) or the call inside a
+          decoding function (:meth:`_decoding_int_column`: ``def decode…/inverse…``).
+        """
+        if not has_any(src, _TRUNC_LITERALS):
+            return False
+        lower = src.lower()
+        decode = has_any(lower, _DECODE_LITERALS) and _DECODE_TEXT.search(src) is not None
+        if not (decode or strong_gen_raw(src) or has_any(src, WEAK_GEN_LITERALS) and gan_context(src)):
             return False
         code = code_only(src)
-        return bool(_DECODE_TEXT.search(code) or gen_text(src, code))
+        decode = decode and any(tokens(m.group(1)) & _DECODE_FUNCS for m in _DECODE_DEF.finditer(code))
+        if not decode and not gen_text(src, code):
+            return False
+        operands = _truncation_operands(src, code)
+        if not operands:
+            return False
+        if decode:
+            return True
+        if any(gen_text(src, code[a:b]) for a, b in operands):
+            return True
+        return gen_text(src, code, called=True) or params_gen(src, code)
 
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):

@@ -11,6 +11,7 @@ from dpcheck.rule import Rule
 from ._dp34_util import (
     GEN_TEXT,
     gen_text,
+    has_any,
     ModuleIndex,
     call_name,
     index_for,
@@ -28,6 +29,23 @@ _TRAIN = {"fit", "train", "training", "step", "update", "learn", "optimize", "op
 _GENERATE = {"sample", "samples", "generate", "generation", "synthesize", "synthesise", "produce", "draw", "inference", "infer", "predict"}
 _UNIFORM_TEXT = re.compile(r"\brand\(|rand_like|uniform|random\(|random_sample")
 _NORMAL_TEXT = re.compile(r"randn|normal|gauss")
+
+
+#: a substring of every match of ``_UNIFORM_TEXT`` / ``_NORMAL_TEXT``
+_UNIFORM_LITERALS = ("rand(", "rand_like", "uniform", "random(", "random_sample")
+_NORMAL_LITERALS = ("randn", "normal", "gauss")
+_CALL_RAW = r"\w*(?:[\s\\]|#[^\n]*)*\("
+#: literal-prefixed (fast) raw-source forms of ``_NORMAL_CALL`` / ``_UNIFORM_CALL``
+_NORMAL_RAW = tuple(re.compile(lit + _CALL_RAW) for lit in ("randn", "normal", "Normal", "gauss"))
+_UNIFORM_RAW = tuple(re.compile(lit + _CALL_RAW) for lit in ("rand", "uniform", "Uniform", "random"))
+_UNIFORM_CALL = re.compile(r"\b(?:rand|rand_like|uniform_?|random|random_sample|random_uniform|Uniform)[\s\\]*\(")
+_NORMAL_CALL = re.compile(
+    r"\b(?:randn|randn_like|normal_?|standard_normal|random_normal|gauss|Normal|truncated_normal)[\s\\]*\("
+)
+#: an identifier with a token of ``_LATENT`` (``tokens`` splits on ``_``, ``.`` and camel case)
+_LATENT_TEXT = re.compile(
+    r"(?:(?<![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))(?i:z|zs|latents?|codes)(?:(?![A-Za-z0-9])|(?<=[a-z0-9])(?=[A-Z]))"
+)
 
 
 def gate_text(src: str) -> bool:
@@ -196,9 +214,25 @@ class KerasPG:
 
     @staticmethod
     def gate(src: str) -> bool:
-        """A uniform draw, a normal draw and a generator call, all in code."""
+        """Necessary conditions of a finding, cheapest first (raw source, then code only):
+
+        * ``gate_text`` — ``visit_Module`` requires it on the raw source;
+        * a uniform draw and a normal draw, both called in code: the training family and a
+          different generation family (helpers only forward a draw made in their body);
+        * a latent draw (:meth:`_latent`): inside a generator call or assigned to a name that
+          is passed to one — so a generator call in code — or assigned to a latent-named
+          target (``z``, ``Z_mb``, ``noiseZ``, ``latents``, ``codes``).
+        """
+        if not has_any(src, _UNIFORM_LITERALS) or not has_any(src, _NORMAL_LITERALS):
+            return False
+        if not any(p.search(src) for p in _NORMAL_RAW) or not any(p.search(src) for p in _UNIFORM_RAW):
+            return False
         code = code_only(src)
-        return bool(_UNIFORM_TEXT.search(code) and _NORMAL_TEXT.search(code) and gen_text(src, code, called=True))
+        if not _UNIFORM_CALL.search(code) or not _NORMAL_CALL.search(code):
+            return False
+        if not gate_text(src):
+            return False
+        return bool(_LATENT_TEXT.search(code) or gen_text(src, code, called=True))
 
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):
