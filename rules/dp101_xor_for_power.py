@@ -1,13 +1,17 @@
 """DP101: ``^`` (bitwise XOR) written where exponentiation was meant."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.codetext import code_only
+
 from dpcheck.rules._dp1_util import (
     EXP_NAMES,
     LOG_NAMES,
     ScopedRule,
+    fstring_text,
     dotted,
     has_token,
     is_math_call,
@@ -22,6 +26,10 @@ DP_TOKENS = frozenset(
 #: tokens that name a noise quantity; these count only against a non-boolean operand
 NOISE_TOKENS = frozenset({"noise", "std", "stddev", "variance", "laplace", "gaussian", "scale"})
 _FLOAT_FUNCS = frozenset({"sqrt", *EXP_NAMES, *LOG_NAMES, "sin", "cos", "tanh", "mean", "std", "var"})
+
+
+#: a ``^`` after a ``{`` (in an f-string expression ``{…}``)
+_CARET_IN_BRACES = re.compile(r"\{[^\n]*\^|\{[^}]*\^")
 
 
 def _is_power_of_ten(value: float | None) -> bool:
@@ -51,9 +59,13 @@ class XorForPower(ScopedRule):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """Findings are on ``^`` / ``^=`` operators, so a ``^`` must occur in code (docstring
-        maths such as ``x^2`` and regular expressions do not count)."""
-        return "^" in source and "^" in code_only(source)
+        """Findings are on ``^`` / ``^=`` operators, so a ``^`` must occur in code, f-strings
+        included (docstring maths such as ``x^2``, regular expressions and comments do not count)."""
+        if "^" not in source:
+            return False
+        if "^" in code_only(source):
+            return True
+        return _CARET_IN_BRACES.search(source) is not None and "^" in fstring_text(source)
 
     VALID = (
         "flags = flags ^ mask\n",
@@ -79,6 +91,7 @@ class XorForPower(ScopedRule):
         "lr = 1e-3 * (10 ^ k)  # <-\n",
         "err = (pred / total) ^ 2  # <-\n",
         "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
+        "print(f\"delta = {10 ^ -delta}\")  # <-\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

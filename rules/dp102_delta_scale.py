@@ -5,11 +5,13 @@ import re
 
 import libcst as cst
 
-from dpcheck.codetext import code_only, prose_free
+from dpcheck.codetext import prose_free
 from dpcheck.rules._dp1_util import (
     token_text,
     POW_NAMES,
     ScopedRule,
+    code_gate,
+    word_search,
     Scope,
     call_parts,
     has_token,
@@ -24,7 +26,33 @@ _SQRT = frozenset({"sqrt"})
 _DELTA = frozenset({"delta", "δ"})
 _GAUSS_CONST = 1.25
 _DELTA_TEXT = token_text(_DELTA)
-_TEN_POWER_TEXT = re.compile(r"\b10(?:\.0*)?\s*(?:\*\*|\^)|pow")
+_TEN = r"(?:10(?:\.0*)?|1(?:\.0*)?[eE]\+?0*1)(?![\w.])"
+#: δ given as an exponent of 10: ``10 ** d``, ``(10)^d``, ``pow(10, d)``, ``np.power(10.0, d)``
+_TEN_BASE_TEXT = re.compile(rf"{_TEN}[\s)\\]*(?:\*\*|\^)")
+_TEN_POW_CALL_TEXT = re.compile(rf"pow\w*\(\s*(?:\w+\s*=\s*)?\(*{_TEN}")
+
+
+def _ten_power(text: str) -> bool:
+    """``10 ** d``, ``(10)^d``, ``1e1 ** d``, ``pow(10, d)``, ``np.power(10.0, d)``."""
+    if "pow" in text and _TEN_POW_CALL_TEXT.search(text) is not None:
+        return True
+    return ("**" in text or "^" in text) and any(
+        m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_.")
+        for m in _TEN_BASE_TEXT.finditer(text))
+_LOG_TEXT = re.compile(r"log(?:2|10)?\b")
+_SQRT_TEXT = re.compile(r"sqrt\b")
+
+
+def _quick(text: str) -> bool:
+    return "log" in text and ("sqrt" in text or "25" in text or "2.5" in text)
+#: 1.25 as a literal (``1.25``, ``1.250``, ``125e-2``, ``12.5e-1``, ``.125e1``)
+_GAUSS_CONST_TEXTS = ("1.25", "125e", "125E", "12.5e", "12.5E")
+
+
+def _delta_named(source: str) -> bool:
+    return _DELTA_TEXT.search(prose_free(source))
+
+
 _RECIPROCAL = frozenset({"inv", "inverse", "reciprocal", "recip"})
 
 
@@ -43,19 +71,24 @@ class DeltaScale(ScopedRule):
         "PATE-GAN computed `sqrt(2 * log(1.25 * 10**delta)) / epsilon`. "
         "Fix: `sqrt(2 * log(1.25 / delta)) / epsilon`."
     )
-    TRIGGERS = ("1.25", "delta", "δ")
+    TRIGGERS = ("log",)
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """Every finding is on a ``log``/``log2``/``log10`` call (directly or inside ``sqrt``)
-        whose argument has the constant 1.25 — or, inside ``sqrt``, any constant above 1 — and
-        a δ factor: a name or key carrying ``delta``/``δ``, or δ given as an exponent of 10."""
-        if not super().applies_to(source):
-            return False
-        code = code_only(source)
-        if "log" not in code or ("1.25" not in code and "sqrt" not in code):
-            return False
-        return "1.25" in code or _DELTA_TEXT.search(prose_free(source)) or _TEN_POWER_TEXT.search(code) is not None
+        """Every finding is on a ``log``/``log2``/``log10`` call (directly or inside ``sqrt``;
+        the name ``log`` is spelled at the call or in its import) whose argument has the constant
+        1.25 — or, inside ``sqrt``, any constant above 1 — and a δ factor. Without a literal 1.25
+        the finding needs ``sqrt`` and a δ factor that is a name or key carrying ``delta``/``δ``
+        (names and string keys, hence ``prose_free``) or δ given as an exponent of 10."""
+        def test(text: str) -> bool:
+            if not word_search(_LOG_TEXT, text):
+                return False
+            if any(t in text for t in _GAUSS_CONST_TEXTS):
+                return True
+            return (word_search(_SQRT_TEXT, text)
+                    and (_ten_power(text) or _delta_named(source)))
+
+        return code_gate(source, test, _quick)
 
     VALID = (
         "import numpy as np\nsigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n",
@@ -85,6 +118,9 @@ class DeltaScale(ScopedRule):
         "        log_term = math.log(self.delta * 1.25)  # <-\n"
         "        return math.sqrt(2 * log_term) / self.eps\n",
         "import numpy as np\nsigma = np.sqrt(2 * np.log(2 * params['delta'])) / params['epsilon']  # <-\n",
+        "import numpy as np\ndef std(d, e):\n    return np.sqrt(2 * np.log(2 * 10 ** d)) / e  # <-\n",
+        "from math import log, sqrt\ns = sqrt(2 * log(125e-2 * d)) / e  # <-\n",
+        "import numpy as np\nprint(f\"sigma={np.sqrt(2 * np.log(1.25 * delta)) / eps}\")  # <-\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

@@ -3,18 +3,25 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.codetext import code_only
 from dpcheck.rules._dp1_util import (
-    BOUND_TEXT,
+    bound_text,
     moment_term_text,
     EXP_NAMES,
     LOG_NAMES,
     ScopedRule,
+    code_gate,
     bounded_operands,
     is_math_call,
     moment_shape,
 )
 
+
+def _gate_text(text: str) -> bool:
+    return bound_text(text) and moment_term_text(text)
+
+
+def _quick(text: str) -> bool:
+    return ("**" in text or "pow" in text) and "-" in text and "1" in text
 
 
 class MissingLogInAccountant(ScopedRule):
@@ -32,16 +39,14 @@ class MissingLogInAccountant(ScopedRule):
         "bound, so the reported privacy budget is not the one actually spent (the borealis and "
         "smartnoise PATE-GANs did this). Fix: clamp `log(t_one + t_two)`."
     )
-    TRIGGERS = ("exp(", ".e*", ".e *")
+    TRIGGERS = ("**", "pow")
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
-        if not super().applies_to(source):
-            return False
-        code = code_only(source)
-        # ... inside a min/clamp/clip call or a conditional expression
-        return moment_term_text(code) and BOUND_TEXT.search(code) is not None
+        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code
+        (:func:`moment_term_text`), bounded by a min/clamp/clip/where call or a conditional
+        expression (:func:`bound_text`)."""
+        return code_gate(source, _gate_text, _quick)
 
     VALID = (
         "import torch\n"
@@ -125,6 +130,10 @@ class MissingLogInAccountant(ScopedRule):
         "    t = (1 - q) * torch.pow((1 - q) / (1 - torch.exp(2 * lam) * q), l) + q * torch.exp(2 * lam * l)\n"
         "    a = 2 * lam ** 2 * l * (l + 1)\n"
         "    return torch.where(t < a, t, a).sum()  # <-\n",
+        "import math\n"
+        "def acc(q, lam, l):\n"
+        "    t = (1. - q) * pow((1. - q) / (1. - math.e ** (2 * lam) * q), l) + q * pow(math.e, 2 * lam * l)\n"
+        "    return min(2 * lam ** 2 * l * (l + 1), t)  # <-\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.codetext import code_only
 from dpcheck.rules._dp1_util import (
-    BOUND_TEXT,
+    bound_text,
+    log_text,
     moment_term_text,
     LOG_NAMES,
     Resolver,
     Scope,
     ScopedRule,
+    code_gate,
     bounded_operands,
     is_math_call,
     moment_shape,
@@ -58,6 +59,13 @@ def _product_offset(expr: cst.BaseExpression, order: set[str]) -> int | None:
     offsets = [o for f, s in product_factors(expr) if s > 0 and (o := _order_offset(f, order)) is not None]
     return min(offsets) if offsets else None
 
+def _gate_text(text: str) -> bool:
+    return (log_text(text) or bound_text(text)) and moment_term_text(text)
+
+
+def _quick(text: str) -> bool:
+    return ("**" in text or "pow" in text) and "-" in text and "1" in text
+
 
 class MomentIndexMismatch(ScopedRule):
     id = "DP104"
@@ -74,16 +82,14 @@ class MomentIndexMismatch(ScopedRule):
         "bound on the moment at any order, and the ε̂ derived from it can be far too small. "
         "Fix: use one order variable, e.g. `order = l + 1`, in every term."
     )
-    TRIGGERS = ("exp(", ".e*", ".e *")
+    TRIGGERS = ("**", "pow")
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code."""
-        if not super().applies_to(source):
-            return False
-        code = code_only(source)
-        # ... inside a log or a min/clamp/clip call
-        return moment_term_text(code) and ("log" in code or BOUND_TEXT.search(code) is not None)
+        """A finding needs a moment term, (1 − q)·(…)**l + q·exp(…), written in code
+        (:func:`moment_term_text`), inside a log call or a min/clamp/clip/where bound
+        (:func:`log_text`, :func:`bound_text`): only those calls are checked."""
+        return code_gate(source, _gate_text, _quick)
 
     VALID = (
         "import numpy as np\n"

@@ -1,12 +1,17 @@
 """DP105: Laplace noise of scale λ where the accountant uses λ as an inverse scale."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.rules._dp1_util import (
     ABS_NAMES,
     EXP_NAMES,
+    EXP_TEXT,
     ScopedRule,
+    code_gate,
+    word_search,
     arg,
     call_parts,
     identity_keys,
@@ -16,6 +21,17 @@ from dpcheck.rules._dp1_util import (
     strip_unary,
     unwrap,
 )
+_LAPLACE_TEXT = re.compile("aplace", re.I)
+_ABS_TEXT = re.compile(r"(?:abs|absolute|fabs)\b")
+
+
+def _gate_text(text: str) -> bool:
+    return _LAPLACE_TEXT.search(text) is not None and (
+        ("exp" in text and word_search(EXP_TEXT, text)) or ("abs" in text and word_search(_ABS_TEXT, text)))
+
+
+def _quick(text: str) -> bool:
+    return ("exp" in text or "abs" in text) and "aplace" in text.lower()
 
 
 class NoiseScaleInversion(ScopedRule):
@@ -33,6 +49,14 @@ class NoiseScaleInversion(ScopedRule):
         "this). Fix: draw `laplace(scale=1/λ)`, or use λ consistently as a scale everywhere."
     )
     TRIGGERS = ("aplace",)
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A finding is a Laplace draw (a call named ``laplace``/``Laplace``, or ``rvs`` of a
+        distribution whose import names laplace — either way spelled in code) whose scale
+        parameter also appears in an ``exp``/``expm1`` call or next to an ``abs``/``fabs``/
+        ``absolute`` factor (the accountant's inverse-scale sites)."""
+        return code_gate(source, _gate_text, _quick)
 
     VALID = (
         "import numpy as np\n"

@@ -10,6 +10,8 @@ from dpcheck.rules._dp1_util import (
     token_text,
     Scope,
     ScopedRule,
+    code_gate,
+    word_search,
     arg,
     call_parts,
     has_token,
@@ -31,6 +33,16 @@ _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist
 _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
 _DP_TEXT = token_text(_DP_TOKENS)
 _GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
+#: a call of a Gaussian/Laplace draw, or the import that renames one (``normal as gauss``)
+_DRAW_TEXT = re.compile(r"(?:normal_?|random_normal|standard_normal|randn(?:_like)?|laplace)(?:[\s\\]*\(|\s+as\b)")
+
+
+def _draw_added(text: str) -> bool:
+    return "+" in text and word_search(_DRAW_TEXT, text)
+
+
+def _quick(text: str) -> bool:
+    return "+" in text and ("normal" in text or "randn" in text or "laplace" in text)
 
 
 class GaussianForLaplace(ScopedRule):
@@ -49,18 +61,25 @@ class GaussianForLaplace(ScopedRule):
         "Fix: draw Laplace(1/λ) noise on the vote counts; a Gaussian (GNMax) aggregator must be "
         "accounted with Gaussian/Rényi DP."
     )
-    TRIGGERS = ("normal(", "randn", "normal_(", "laplace(")
+    TRIGGERS = ("normal", "randn", "laplace")
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """A finding adds (``+``) a Gaussian or Laplace draw made in code, and its scale is named
-        after a DP parameter (a name or subscript key, hence the raw source) or the module
-        carries the PATE Laplace accountant's q."""
-        if not super().applies_to(source):
+        """A finding adds (``+``) a Gaussian or Laplace draw made in code — a call whose last
+        name is normal/normal_/random_normal/randn/randn_like/standard_normal/laplace, spelled
+        at the call or in its import — and its scale is named after a DP parameter (a name or
+        a subscript key, hence ``prose_free``) or the module carries the PATE Laplace
+        accountant's q (searched in the raw source, as the rule does)."""
+        if not (_quick(source) and _draw_added(source)):
             return False
-        code = code_only(source)
-        return (any(t in code for t in cls.TRIGGERS) and "+" in code
-                and (_DP_TEXT.search(prose_free(source)) or _LAPLACE_Q.search(source) is not None))
+        accounted = _LAPLACE_Q.search(source) is not None
+        if not (accounted or _DP_TEXT.search(source)):
+            return False  # cheap rejection on the raw source before stripping it
+        if not code_gate(source, _draw_added, _quick):
+            return False
+        if accounted or _DP_TEXT.search(code_only(source)):
+            return True
+        return _DP_TEXT.search(prose_free(source))  # a string key: params["epsilon"]
 
     VALID = (
         "import numpy as np\n"
@@ -122,6 +141,9 @@ class GaussianForLaplace(ScopedRule):
         "def pate_label(n0, n1, eps):\n"
         "    n1_noisy = n1 + np.random.normal(scale=2.0 / eps)  # <-\n"
         "    return n1_noisy > n0\n",
+        "from numpy.random import normal as gauss\n"
+        "def pate_label(n0, n1, eps):\n"
+        "    return n1 + gauss (0.0, 2.0 / eps) > n0  # <-\n",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
