@@ -13,6 +13,7 @@ may know: {0,1} for the worst case, the min/max of the full published dataset fo
 from __future__ import annotations
 
 import functools
+from importlib import resources
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,14 +78,14 @@ def worst_case() -> AuditDataset:
 
 
 def cervical_path() -> Path:
+    """The Cervical Cancer CSV: ``$DPCHECK_CERVICAL_CSV`` if set, else the copy shipped in
+    ``dpcheck/data`` (source and licence in ``dpcheck/data/README.md``)."""
     if os.environ.get(CERVICAL_ENV):
-        return Path(os.environ[CERVICAL_ENV])
-    repo = Path(__file__).resolve().parents[2]
-    for candidate in (repo.parent / "shared" / "data" / CERVICAL_FILE,
-                      Path.cwd().parent / "shared" / "data" / CERVICAL_FILE):
-        if candidate.exists():
-            return candidate
-    raise FileNotFoundError(f"cannot find {CERVICAL_FILE}; set {CERVICAL_ENV} to its path")
+        path = Path(os.environ[CERVICAL_ENV])
+        if not path.is_file():
+            raise FileNotFoundError(f"{CERVICAL_ENV}={path}: no such file")
+        return path
+    return Path(str(resources.files("dpcheck.data").joinpath(CERVICAL_FILE)))
 
 
 @functools.lru_cache(maxsize=2)
