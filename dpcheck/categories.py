@@ -20,9 +20,15 @@ CATEGORIES: Final[dict[str, str]] = {
 GENERAL: Final = "general"
 #: engine diagnostics (unparsable file, crash of a rule, ...)
 DIAGNOSTIC: Final = "diagnostic"
+#: a non-private fallback the code itself flags (e.g. right after ``warnings.warn(...,
+#: PrivacyLeakWarning)``): reported with severity ``note``, never a Table 2 cell or a violation;
+#: the CI gate (``--category``, exit code) ignores it unless ``--strict`` is given
+ACKNOWLEDGED: Final = "acknowledged"
 
-ALL_CATEGORIES: Final[tuple[str, ...]] = (*CATEGORIES, GENERAL, DIAGNOSTIC)
+ALL_CATEGORIES: Final[tuple[str, ...]] = (*CATEGORIES, GENERAL, DIAGNOSTIC, ACKNOWLEDGED)
 
+#: ``error``: a privacy violation or a bug; ``warning``: likely wrong or the file could not be
+#: fully analysed; ``note``: information that does not gate (acknowledged fallbacks)
 SEVERITIES: Final[tuple[str, ...]] = ("error", "warning", "note")
 
 

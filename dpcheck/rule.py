@@ -3,7 +3,13 @@
 A rule is a libcst ``BatchableCSTVisitor``: every selected rule visits the same tree in one
 traversal. Rules report nodes; positions are resolved only when something was reported.
 Deep metadata (scopes, qualified names) is resolved lazily through ``self.ctx.metadata(...)``
-so files and functions that cannot contain the bug never pay for it.
+so files and functions that cannot contain the bug never pay for it. What every rule needs to
+know about the file (qualified names, bindings, DP context, private data, acknowledged leaks) is
+asked of ``self.ctx.analysis`` (:mod:`dpcheck.analysis`), built on first use and shared.
+
+A rule with ``requires_dp_context = True`` reports only nodes in DP context. A report on a node
+the code itself flags as a non-private fallback (a privacy-leak warning before it) becomes a
+``note`` of category ``acknowledged``, its reason appended to the message.
 
 Code cases: ``VALID`` strings must produce no finding of the rule. In ``INVALID`` strings every
 line carrying the marker comment ``# <-`` must produce at least one finding of the rule and no
@@ -19,12 +25,16 @@ from typing import Any, ClassVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, ProviderT
 
+from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.acknowledged import LEAK_SOURCE
+from dpcheck.analysis.positions import Positions
+from dpcheck.categories import ALL_CATEGORIES, check_category
 from dpcheck.cstwalk import dispatch
-
-from dpcheck.categories import check_category
 from dpcheck.finding import Finding
 
 MARKER = "# <-"
+#: category of findings in a non-private fallback the code flags with a privacy-leak warning
+ACKNOWLEDGED = "acknowledged"
 
 
 @dataclass
@@ -42,14 +52,29 @@ class FileContext:
     source: str
     wrapper: MetadataWrapper
     _resolved: dict[ProviderT, Mapping[cst.CSTNode, Any]] = field(default_factory=dict)
+    _analysis: FileAnalysis | None = None
 
     @property
     def module(self) -> cst.Module:
         return self.wrapper.module
 
+    @property
+    def analysis(self) -> FileAnalysis:
+        """The shared analysis core of this file (see :mod:`dpcheck.analysis`), built on first use."""
+        if self._analysis is None:
+            self._analysis = FileAnalysis(self.module, self.source, self._line_of)
+        return self._analysis
+
+    def _line_of(self, node: cst.CSTNode) -> int:
+        return self.metadata(PositionProvider)[node].start.line
+
     def metadata(self, provider: ProviderT) -> Mapping[cst.CSTNode, Any]:
         if provider not in self._resolved:
-            self._resolved[provider] = self.wrapper.resolve(provider)
+            if provider is PositionProvider:
+                # piecewise: only the statements holding the nodes asked about are regenerated
+                self._resolved[provider] = Positions(self.module, self.source, self.analysis.index.parents)
+            else:
+                self._resolved[provider] = self.wrapper.resolve(provider)
         return self._resolved[provider]
 
 
@@ -66,6 +91,9 @@ class Rule(cst.BatchableCSTVisitor):
     #: cheap prefilter: the rule runs on a file only if one of these substrings occurs in it
     #: (empty = always run)
     TRIGGERS: ClassVar[Sequence[str]] = ()
+    #: report only nodes in DP context (``FileAnalysis.in_dp_context``): the rule's pattern is a
+    #: bug only in code that claims or implements differential privacy
+    requires_dp_context: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -117,28 +145,40 @@ def run_rules(
         culprit = _culprit(exc, visitors)
         raise RuleCrash(culprit, exc) from exc
     findings: list[Finding] = []
-    if any(v.reports for v in visitors):
+    kept = [
+        (visitor, rep) for visitor in visitors for rep in visitor.reports
+        if not visitor.requires_dp_context or ctx.analysis.in_dp_context(rep.node)
+    ]
+    if kept:
         positions = ctx.metadata(PositionProvider)
+        if isinstance(positions, Positions):
+            positions.compute(rep.node for _, rep in kept)
         lines = source.splitlines()
-        for visitor in visitors:
-            for rep in visitor.reports:
-                pos = positions[rep.node]
-                snippet = lines[pos.start.line - 1].strip() if pos.start.line <= len(lines) else ""
-                findings.append(
-                    Finding(
-                        path=path,
-                        line=pos.start.line,
-                        col=pos.start.column + 1,
-                        end_line=pos.end.line,
-                        end_col=pos.end.column + 1,
-                        rule=visitor.id,
-                        name=visitor.name,
-                        category=rep.category,
-                        severity=visitor.severity,
-                        message=rep.message,
-                        snippet=snippet,
-                    )
+        check_acknowledged = ACKNOWLEDGED in ALL_CATEGORIES and LEAK_SOURCE.search(source) is not None
+        for visitor, rep in kept:
+            category, severity, message = rep.category, visitor.severity, rep.message
+            if check_acknowledged:
+                reason = ctx.analysis.acknowledged(rep.node)
+                if reason is not None:
+                    category, severity = ACKNOWLEDGED, "note"
+                    message = f"{message} (acknowledged: {reason})"
+            pos = positions[rep.node]
+            snippet = lines[pos.start.line - 1].strip() if pos.start.line <= len(lines) else ""
+            findings.append(
+                Finding(
+                    path=path,
+                    line=pos.start.line,
+                    col=pos.start.column + 1,
+                    end_line=pos.end.line,
+                    end_col=pos.end.column + 1,
+                    rule=visitor.id,
+                    name=visitor.name,
+                    category=category,
+                    severity=severity,
+                    message=message,
+                    snippet=snippet,
                 )
+            )
     return sorted(set(findings))
 
 

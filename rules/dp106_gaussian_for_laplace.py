@@ -34,6 +34,8 @@ _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s
 _DP_TEXT = token_text(_DP_TOKENS)
 _GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
 #: a call of a Gaussian/Laplace draw, or the import that renames one (``normal as gauss``)
+#: the method says its noise is Laplace (a docstring, a comment or a Laplace draw elsewhere)
+_LAPLACE_CLAIM = re.compile(r"[Ll]aplace|LAPLACE|\bLap\(")
 _DRAW_TEXT = re.compile(r"(?:normal_?|random_normal|standard_normal|randn(?:_like)?|laplace)(?:[\s\\]*\(|\s+as\b)")
 
 
@@ -72,7 +74,7 @@ class GaussianForLaplace(ScopedRule):
         accountant's q (searched in the raw source, as the rule does)."""
         if not (_quick(source) and _draw_added(source)):
             return False
-        accounted = _LAPLACE_Q.search(source) is not None
+        accounted = _LAPLACE_Q.search(source) is not None or _LAPLACE_CLAIM.search(source) is not None
         if not (accounted or _DP_TEXT.search(source)):
             return False  # cheap rejection on the raw source before stripping it
         if not code_gate(source, _draw_added, _quick):
@@ -103,6 +105,12 @@ class GaussianForLaplace(ScopedRule):
         "def output_perturbation(y, sensitivity, epsilon, delta):\n"
         "    sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
         "    return y + np.random.normal(0, sigma, y.shape)\n",
+        # label smoothing with a constant std in a module that uses Laplace noise on the votes
+        '''"""PATE-GAN teachers answer with Laplace noise on their votes."""
+import numpy as np
+def smooth_targets(labels):
+    return labels + np.random.normal(0.0, 0.05, labels.shape)
+''',
     )
     INVALID = (
         "import numpy as np\n"
@@ -144,6 +152,32 @@ class GaussianForLaplace(ScopedRule):
         "from numpy.random import normal as gauss\n"
         "def pate_label(n0, n1, eps):\n"
         "    return n1 + gauss (0.0, 2.0 / eps) > n0  # <-\n",
+        # keyword loc/scale/size, a scale with no DP name: the docstring claims Laplace on votes
+        '''"""Student labels from PATE_lambda (Laplace noise on the teachers' votes)."""
+import numpy as np
+def student_labels(labels, noise_scale, n):
+    noise = np.random.normal(loc=0.0, scale=noise_scale, size=n)
+    return (labels + noise) > 0.5  # <-
+''',
+        # a numpy Generator (seeded, or built inline) drawing the label noise
+        """
+import numpy as np
+class PateLabeller:
+    def __init__(self, seed, lamda):
+        self.rng = np.random.default_rng(seed)
+        self.lamda = lamda
+    def noisy_labels(self, labels):
+        return labels + self.rng.normal(0.0, 1.0 / self.lamda, labels.shape)  # <-
+    def once(self, target, lap_scale):
+        return target + np.random.default_rng().normal(0, lap_scale, len(target))  # <-
+""",
+        # torch.normal with mean/std keywords on fake labels, Laplace named only in a comment
+        """
+import torch
+def teacher_answers(fake_labels, noise_std):
+    # PATE: the answer is the noisy argmax of the votes, Laplace noise of scale 1/lambda
+    return fake_labels + torch.normal(mean=0.0, std=noise_std, size=fake_labels.shape)  # <-
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -171,7 +205,11 @@ class GaussianForLaplace(ScopedRule):
             if scale is None:
                 continue
             target = self._target_kind(other, thresholded=id(node) in self._thresholded)
-            if target is None or not (self._dp_calibrated(scale) or (target == "votes" and self._laplace_accounted())):
+            if target is None:
+                continue
+            # labels noised with a named scale where the method claims Laplace noise on votes
+            claimed = target == "labels" and number(strip_unary(scale)) is None and self._laplace_claimed()
+            if not (self._dp_calibrated(scale) or claimed or (target == "votes" and self._laplace_accounted())):
                 continue
             if target == "labels":
                 self.report(
@@ -254,6 +292,9 @@ class GaussianForLaplace(ScopedRule):
     def _laplace_accounted(self) -> bool:
         """The module carries the PATE Laplace accountant's q = (2 + λ|n0−n1|)/(4·exp(λ|n0−n1|))."""
         return _LAPLACE_Q.search(self.ctx.source) is not None
+
+    def _laplace_claimed(self) -> bool:
+        return self._laplace_accounted() or _LAPLACE_CLAIM.search(self.ctx.source) is not None
 
     def _accounts_gaussian(self) -> bool:
         source = self.ctx.source.lower()

@@ -9,6 +9,7 @@ from dpcheck.rule import Rule
 
 from ._dp2_util import (
     COMPREHENSIONS,
+    PATE_CLAIM_RE,
     Dp2Index,
     assigned,
     bound_in,
@@ -34,6 +35,8 @@ _PERMUTE = {"permutation", "randperm", "shuffle", "random_split"}
 _SPLIT = {"array_split", "split", "chunk", "tensor_split", "hsplit", "vsplit", "random_split"}
 _INDEX_DRAW = {"choice", "randint", "integers", "randperm", "permutation", "multinomial", "sample"}
 _GENERATED = {"fake", "fakes", "gen", "generated", "synth", "synthetic", "syn", "z", "noise", "latent", "g"}
+_FIT_CALLS = {"fit", "partial_fit", "fit_transform"}
+_NOT_PRIVATE = {"public", "pub", "student", "test", "val", "valid", "eval", "holdout"}
 _REPEAT = {"iter", "iters", "iteration", "iterations", "epoch", "epochs", "step", "steps", "round", "rounds"}
 _GENERIC_METHODS = {
     "fit", "train", "__call__", "forward", "run", "step", "update", "sample", "transform",
@@ -54,8 +57,11 @@ class NonDisjointPartition(Rule):
         "stale loop variable makes every teacher read the same (last) partition (updated), the "
         "permutation that defines the partition is drawn again every training iteration so over "
         "the run every teacher sees every record (synthcity), each teacher's batch is sampled "
-        "from the whole dataset (original, turing), or slice arithmetic makes neighbouring "
-        "slices overlap. Fix: draw one permutation once, before training, cut it into k "
+        "from the whole dataset (original, turing), slice arithmetic makes neighbouring "
+        "slices overlap, every (e.g. scikit-learn) teacher is fitted on the same training data, "
+        "or the teacher list repeats one model object so that one model trains on every "
+        "partition (`[disc for _ in range(k)]`). Teachers in code with no privacy claim (an "
+        "ensemble for knowledge distillation) are not reported. Fix: draw one permutation once, before training, cut it into k "
         "contiguous slices (`np.array_split(perm, k)` or `perm[i*m:(i+1)*m]`), and let teacher "
         "i sample its batches only from slice i, indexed with the teacher loop's own variable."
     )
@@ -134,6 +140,56 @@ def partition(data, num_teachers):
     n = len(data)
     return [data[int(i * n / num_teachers):int((i + 1) * n / num_teachers)] for i in range(num_teachers)]
 """,
+        # sklearn teachers each fitted once on their own partition (zip, index and comprehension)
+        """
+from sklearn.linear_model import LogisticRegression
+def train_teachers(X, y, parts, num_teachers):
+    teachers = [LogisticRegression().fit(X[p], y[p]) for p in parts]
+    for i in range(num_teachers):
+        Xi, yi = X[parts[i]], y[parts[i]]
+        teachers[i].fit(Xi, yi)
+    for teacher, (xp, yp) in zip(teachers, zip(X_parts, y_parts)):
+        teacher.fit(xp, yp)
+    return teachers
+""",
+        # teachers label shared public data; a teacher loop fitting on generated rows only
+        """
+def label_public(teachers, X_public, fake_rows):
+    votes = [teacher.predict(X_public) for teacher in teachers]
+    for teacher in teachers:
+        teacher.partial_fit(fake_rows, [0] * len(fake_rows))
+    return votes
+""",
+        # a DP-SGD loader over the whole dataset: no teachers, not a partition
+        """
+from torch.utils.data import DataLoader
+def make_private(model, train_data, privacy_engine, noise_multiplier):
+    loader = DataLoader(train_data, batch_size=256, shuffle=True)
+    for epoch in range(10):
+        for xb, yb in loader:
+            model.fit(xb, yb)
+""",
+        # knowledge distillation: an ensemble of teachers on the same data, with no privacy claim
+        """
+from sklearn.ensemble import RandomForestClassifier
+def distill(X, y, student, n_teachers=5):
+    teachers = [RandomForestClassifier(random_state=s).fit(X, y) for s in range(n_teachers)]
+    soft = sum(t.predict_proba(X) for t in teachers) / n_teachers
+    return student.fit(X, soft.argmax(1))
+""",
+        # one fresh model per teacher (constructor or deepcopy inside the loop)
+        """
+import copy
+def build(data, num_teachers, noise_multiplier):
+    template = Discriminator(data.shape[1])
+    teacher_disc = [Discriminator(data.shape[1]) for _ in range(num_teachers)]
+    clones = [copy.deepcopy(template) for _ in range(num_teachers)]
+    teachers = []
+    for t in range(num_teachers):
+        d = Discriminator(data.shape[1])
+        teachers.append(d)
+    return teacher_disc, clones, teachers
+""",
     )
 
     INVALID = (
@@ -155,6 +211,7 @@ def pategan(x_train, k, epsilon, iters):
         """
 import numpy as np
 class Teachers:
+    '''PATE teachers.'''
     def fit(self, X, generator):
         permutations = np.random.permutation(len(X))  # <-
         for tidx in range(self.n_teachers):
@@ -192,7 +249,7 @@ class PATEGAN:
         # partition drawn inside the training loop (torch), teachers indexed by slice
         """
 import torch
-def train(X, teachers, epochs, m):
+def train(X, teachers, epochs, m, epsilon):
     for epoch in range(epochs):
         perm = torch.randperm(X.shape[0])  # <-
         for t, teacher in enumerate(teachers):
@@ -201,31 +258,83 @@ def train(X, teachers, epochs, m):
         # overlapping slice arithmetic: each teacher gets two partitions' worth of rows
         """
 def split_for_teachers(data, num_teachers):
+    '''Disjoint partitions for the PATE teachers.'''
     size = len(data) // num_teachers
     return [data[i * size:(i + 2) * size] for i in range(num_teachers)]  # <-
 """,
         # comprehension over teachers reading the leftover partition index
         """
-def build(data, n_teachers):
+def build(data, n_teachers, epsilon):
     shards = []
     for j in range(n_teachers):
         shards.append(data[j::n_teachers])
     return [Teacher().fit(shards[j]) for _ in range(n_teachers)]  # <-
+""",
+        # sklearn teachers all fitted on the same training data (comprehension spelling)
+        """
+from sklearn.linear_model import LogisticRegression
+def train_teachers(X_train, y_train, num_teachers, epsilon):
+    return [LogisticRegression(random_state=s).fit(X_train, y_train) for s in range(num_teachers)]  # <-
+""",
+        # loop spellings: a fresh forest per teacher, then re-fitting every teacher, on all of X
+        """
+from sklearn.ensemble import RandomForestClassifier
+class PATE:
+    def fit(self, X, y):
+        self.teachers = []
+        for t in range(self.n_teachers):
+            clf = RandomForestClassifier(n_estimators=10, random_state=t)
+            clf.fit(X, y)  # <-
+            self.teachers.append(clf)
+        for teacher in self.teachers:
+            teacher.partial_fit(self.data, y)  # <-
+""",
+        # one discriminator object repeated as every teacher (comprehension, list product, append)
+        """
+import torch.nn as nn
+class PATECTGANLike:
+    def fit(self, data, noise_multiplier):
+        disc = Discriminator(data.shape[1]).to(self.device)
+        teacher_disc = [disc for _ in range(self.num_teachers)]  # <-
+        teachers = [disc] * self.num_teachers  # <-
+        self.teachers = []
+        for t in range(self.num_teachers):
+            self.teachers.append(disc)  # <-
 """,
     )
 
     def visit_Module(self, node: cst.Module) -> None:
         index = index_for(self.ctx)
         self._seen: set[cst.CSTNode] = set()
+        self._claimed = PATE_CLAIM_RE.search(self.ctx.source) is not None
         self._stale_index(index)
         self._redrawn_partition(index)
         self._whole_data_batches(index)
         self._overlapping_slices(index)
+        self._one_shared_model(index)
 
-    def _emit(self, node: cst.CSTNode, message: str) -> None:
-        if node not in self._seen:
-            self._seen.add(node)
-            self.report(node, message)
+    def _emit(self, node: cst.CSTNode, message: str, caller: cst.CSTNode | None = None) -> None:
+        """Report ``node`` if it is DP code: the module names PATE, the core finds DP context at
+        ``node``, or at the training loop (``caller``) that runs the function holding ``node``.
+        Teachers without any of these are an ensemble (e.g. knowledge distillation), not PATE."""
+        if node in self._seen:
+            return
+        if not (self._claimed or self._dp_code(node) or (caller is not None and self._dp_code(caller))):
+            return
+        self._seen.add(node)
+        self.report(node, message)
+
+    def _dp_code(self, node: cst.CSTNode) -> bool:
+        """The core's DP context, not counting names with "teacher" in them: teachers alone are
+        this rule's trigger, not evidence of privacy."""
+        analysis = self.ctx.analysis
+        if not analysis.in_dp_context(node):
+            return False
+        scopes = [a for a in (node, *analysis.ancestors(node)) if isinstance(a, (cst.FunctionDef, cst.ClassDef))]
+        for scope in (*scopes, self.ctx.module):
+            if any("teacher" not in reason.lower() for reason in analysis.dp_context(scope).reasons):
+                return True
+        return False
 
     # ---- 1. stale loop variable ------------------------------------------------------------
     def _stale_index(self, index: Dp2Index) -> None:
@@ -346,6 +455,7 @@ def build(data, n_teachers):
                 f"runs on every training iteration (line {line_of(self.ctx, caller)}): over the run "
                 "every teacher sees every record; draw the permutation once (e.g. in __init__) "
                 "and reuse its slices",
+                caller,
             )
 
     # ---- 3. per-teacher batches sampled from the whole dataset -----------------------------
@@ -375,6 +485,8 @@ def build(data, n_teachers):
                     if data_like(dotted(pool) or "") and _shared_data(pool, own, local):
                         self._emit(call, _LOADER_MSG)
                         continue
+                if name in _FIT_CALLS and self._fits_shared(call, index, loop, taints, local):
+                    continue
                 if name not in samplers and name not in _INDEX_DRAW:
                     continue
                 tainted: set[str] = set()
@@ -402,6 +514,65 @@ def build(data, n_teachers):
                 target = _indexed_data(call, body)
                 if target is not None and _shared_data(target, tainted, local):
                     self._emit(call, _WHOLE_MSG)
+
+    def _fits_shared(self, call: cst.Call, index: Dp2Index, loop: cst.CSTNode,
+                     taints: dict[cst.CSTNode, set[str]], local: set[str]) -> bool:
+        """``clf.fit(X, y)`` inside the teacher loop with ``X`` the same array for every teacher."""
+        args = [a.value for a in call.args if a.keyword is None]
+        if not args:
+            return False
+        data = args[0]
+        tainted: set[str] = set()
+        for lp in index.enclosing_loops(call):
+            tainted |= taints.setdefault(lp, _per_teacher_names(lp))
+            if lp is loop:
+                break
+        name = dotted(data) or ""
+        if not data_like(name) or words(name.split(".")[-1]) & _NOT_PRIVATE or not _shared_data(data, tainted, local):
+            return False
+        self._emit(
+            call,
+            f"every teacher is fitted on the same data `{dotted(data)}` instead of its own disjoint "
+            "partition, so each record reaches every teacher and one record can change all votes; "
+            "fit teacher i only on partition i",
+        )
+        return True
+
+    # ---- 5. every teacher is the same model object ----------------------------------------
+    def _one_shared_model(self, index: Dp2Index) -> None:
+        for node in walk(index.module):
+            if isinstance(node, cst.ListComp) and _is_teacher_loop(index, node):
+                elt = node.elt
+                if dotted(elt) is not None and not refs(elt) & loop_targets(node):
+                    self._shared(elt, node, index)
+            elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+                seq = node.left if isinstance(node.left, cst.List) else node.right
+                count = node.right if seq is node.left else node.left
+                if isinstance(seq, cst.List) and len(seq.elements) == 1 and "teacher" in index.code(count).lower():
+                    self._shared(seq.elements[0].value, node, index)
+            elif isinstance(node, cst.For) and _is_teacher_loop(index, node):
+                local = bound_in(node) | loop_targets(node)
+                for call in walk(node.body, into_scopes=False):
+                    if isinstance(call, cst.Call) and call_name(call) == "append" and len(call.args) == 1 \
+                            and isinstance(call.func, cst.Attribute) and "teacher" in (dotted(call.func.value) or "").lower():
+                        value = call.args[0].value
+                        if dotted(value) is not None and not refs(value) & local:
+                            self._shared(value, call, index)
+
+    def _shared(self, model: cst.BaseExpression, at: cst.CSTNode, index: Dp2Index) -> None:
+        """Report ``at`` when ``model`` names one object constructed once in the same scope."""
+        name = dotted(model)
+        scope = index.scope_of(at)
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, (cst.Assign, cst.AnnAssign)) and isinstance(sub.value, cst.Call) \
+                    and name in assigned(sub)[0] and index.order[sub] < index.order[at]:
+                self._emit(
+                    at,
+                    f"every teacher is the same model object `{name}`: training teacher i on "
+                    "partition i trains that one model on every partition, so each record reaches "
+                    "every teacher's vote; construct one model per teacher",
+                )
+                return
 
     # ---- 4. overlapping slice arithmetic ---------------------------------------------------
     def _overlapping_slices(self, index: Dp2Index) -> None:

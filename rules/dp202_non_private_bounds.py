@@ -17,13 +17,20 @@ from ._dp2_util import (
     has_noise,
     index_for,
     refs,
+    target_names,
     walk,
     words,
 )
 
 _DP_CONTEXT = re.compile(
     r"(?i)\bprivacy\b|differential(?:ly)?[ _-]priva|private[ _-]data|\bdp[_-]?(?:sgd|gan|synth)|"
-    r"privacy_engine|def\s+\w+\s*\([^)]*\b(?:epsilon|eps)\b[^)]*\bdelta\b"
+    r"privacy_engine|def\s+\w+\s*\([^)]*\b(?:epsilon|eps)\b[^)]*\bdelta\b|"
+    r"def\s+\w+\s*\([^)]*\b(?:epsilon|noise_multiplier|privacy_budget)\b"
+)
+#: a module that names a DP generator is DP code throughout and its data-named values are its
+#: training data, helpers included; elsewhere the core decides both (DP context, private data)
+_MODULE_CLAIM = re.compile(
+    PATE_CLAIM_RE.pattern + r"|(?i:private[ _-]data|\bdp[_-]?(?:sgd|gan|synth)|privacy_engine)"
 )
 _BOUND_FUNCS = {
     "min", "max", "amin", "amax", "nanmin", "nanmax", "ptp", "quantile", "percentile",
@@ -33,11 +40,13 @@ _BOUND_METHODS = {"min", "max", "amin", "amax", "quantile", "nanquantile", "amin
 _LIB_ROOTS = {"numpy", "torch", "pandas", "np", "pd", "tf", "jnp", "jax.numpy", "tensorflow", "math"}
 _FITTED = {
     "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "QuantileTransformer", "KBinsDiscretizer",
-    "OneHotEncoder", "OrdinalEncoder",
+    "OneHotEncoder", "OrdinalEncoder", "LabelEncoder", "StandardScaler", "PowerTransformer",
+    "BayesianGaussianMixture", "GaussianMixture",
 }
+_ENCODERS = {"OneHotEncoder", "OrdinalEncoder", "LabelEncoder"}
 _FIT = {"fit", "fit_transform", "partial_fit"}
 _BOUND_CALL_TEXT = re.compile(
-    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut)\s*\("
+    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut)\s*\("
 )
 _DATA_WORDS = {
     "x", "xs", "data", "df", "dataset", "train", "training", "real", "records", "table",
@@ -64,18 +73,26 @@ class NonPrivateBounds(Rule):
     summary = "min/max/quantiles/categories of the private training data used to scale or encode it without DP"
     rationale = (
         "Scaling or encoding the training data needs bounds (per-column min and max, "
-        "quantiles, the set of categories). Reading them from the private data itself "
-        "(`np.min(x, axis=0)`, `data.max()`, `MinMaxScaler().fit(data)`, `df[c].unique()`) "
+        "quantiles, the set of categories, the domain size). Reading them from the private data "
+        "itself (`np.min(x, axis=0)`, `data.max()`, `MinMaxScaler().fit(data)`, "
+        "`LabelEncoder().fit(df[c])`, `pd.cut(x, bins=10)`, `df[c].unique()`/`nunique()` as the "
+        "domain, and the target's `y.min()`/`np.ptp(y)` used to scale or clip it) "
         "releases them without any noise: the extreme values are often one person's record, "
         "they end up in the model's transform and in every synthetic row, and membership "
         "attacks exploit them (Stadler et al. 2022, Annamalai et al. 2024). The DP guarantee "
         "covers only what the mechanism sees, so these bounds leak outside the budget. "
+        "Not reported: a max subtracted before `exp` (log-sum-exp, stable softmax), min/max of "
+        "a dictionary's keys, of budgets, lengths or scores, a classifier's class count/set, "
+        "code with no DP context. A fallback the code flags with a privacy-leak warning is "
+        "reported as an `acknowledged` note. "
         "Fix: take bounds as public metadata (parameters, a schema) or estimate them with a DP "
         "mechanism and charge that to the budget."
     )
     TRIGGERS = (
         "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
-        "rivate data", "rivate-data", "rivate_data", "epsilon",
+        "rivate data", "rivate-data", "rivate_data", "epsilon", "noise_multiplier", "DPGAN", "DP-GAN", "DP-SGD",
+        "DP_SGD", "DPSGD", "dp_sgd",
+        "DP GAN",
     )
 
     @classmethod
@@ -137,6 +154,93 @@ from sklearn.preprocessing import OneHotEncoder
 def encode(df, categories, epsilon, delta):
     enc = OneHotEncoder(categories=categories)
     return enc.fit_transform(df)
+""",
+        # log-sum-exp shift of the exponential mechanism: the max only keeps exp() in range
+        """
+import numpy as np
+def exponential_mechanism(x, utility, epsilon, sensitivity):
+    log_probs = epsilon * utility(x) / (2 * sensitivity)
+    m = np.max(log_probs)
+    return np.log(np.sum(np.exp(log_probs - m))) + m
+""",
+        # the same shift spelled on a data-named array, inline and through a name (stable softmax)
+        """
+import numpy as np
+def softmax_scores(x, epsilon):
+    z = x - x.max(axis=-1, keepdims=True)
+    p = np.exp(z * epsilon)
+    return p / p.sum(), np.log(np.exp(x - np.amax(x)).sum())
+""",
+        # an accountant's bookkeeping: dictionary keys, orders, budgets and lengths
+        """
+class RenyiAccountant:
+    def __init__(self, epsilon, delta):
+        self.history = {}
+        self.data = dict()
+    def last_order(self, orders):
+        newest = max(self.history.keys())
+        lowest = min(orders)
+        return newest - lowest, max(self.data) - 1
+    def spent(self, epsilons, deltas, train_data):
+        longest = max(len(r) for r in train_data)
+        return max(epsilons) * len(epsilons) - min(deltas), longest - 1
+""",
+        # min/max of a mapping's keys: an annotated parameter (privacy-loss distribution offsets)
+        """
+'''Differentially private accounting with privacy loss distributions.'''
+from typing import Mapping
+def dictionary_to_list(input_dictionary: Mapping[int, float], data: dict):
+    offset = min(input_dictionary)
+    top = max(data)
+    return offset, [input_dictionary.get(i, 0) for i in range(offset, top - offset + 1)]
+""",
+        # labels: the class count and class set of a DP classifier are not scaling bounds
+        """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+def fit(self, X, y, epsilon=1.0):
+    n_classes = int(np.max(y)) + 1
+    self.classes_ = np.unique(y)
+    self.encoder = LabelEncoder().fit(y)
+    return n_classes - 1
+""",
+        # bins given as public edges
+        """
+import pandas as pd
+def fit(self, df, epsilon):
+    df["age_bin"] = pd.cut(df["age"], bins=[0, 18, 40, 65, 120])
+    return df["age_bin"].cat.codes - 1
+""",
+        # no DP context: a k-anonymity generaliser, an evaluation metric, a GAN with no privacy claim
+        """
+'''Privacy utilities: k-anonymity generalisation of quasi-identifiers.'''
+def generalize(df, quasi_identifiers, k):
+    for col in quasi_identifiers:
+        lo, hi = df[col].min(), df[col].max()
+        df[col] = (df[col] - lo) // ((hi - lo) / k)
+    return df, {c: sorted(df[c].unique()) for c in quasi_identifiers}
+""",
+        # a GAN with no privacy claim conditioning on the source-domain column's ids
+        """
+class RadialGANModel:
+    def __init__(self, X, domain_column="domain", n_iter=1000):
+        self.domains = list(X[domain_column].unique())
+        self.mapping = {d: i for i, d in enumerate(self.domains)}
+""",
+        """
+'''Utility and privacy scores of synthetic data against the real table.'''
+from sklearn.preprocessing import MinMaxScaler
+def distance_to_closest_record(real_data, synth_data):
+    scaler = MinMaxScaler().fit(real_data)
+    lo, hi = real_data.min(0), real_data.max(0)
+    return scaler.transform(synth_data), (synth_data - lo) / (hi - lo)
+""",
+        """
+'''Vanilla tabular GAN (privacy: none).'''
+class TabularGAN:
+    def fit(self, data, epochs=100):
+        self.lo, self.hi = data.min(0), data.max(0)
+        return (data - self.lo) / (self.hi - self.lo)
 """,
     )
 
@@ -200,6 +304,103 @@ def pategan(real_data, epsilon, delta):
     lo, hi = amin(real_data, axis=0), amax(real_data, axis=0)  # <-
     scaled = (real_data - lo) / (hi - lo)
 """,
+        # bounds of the regression target read from the data (diffprivlib-style, no warning)
+        """
+import numpy as np
+class DPLinearRegression:
+    def fit(self, X, y, epsilon=1.0):
+        if self.bounds_y is None:
+            self.bounds_y = (np.min(y, axis=0), np.max(y, axis=0))  # <-
+        y_lo, y_hi = y.min(), y.max()  # <-
+        y = (y - y_lo) / (y_hi - y_lo)
+        span = np.ptp(y)  # <-
+        return y / span
+""",
+        # target scaled by a fitted scaler / clipped by its own range (torch spelling)
+        """
+import torch
+from sklearn.preprocessing import MinMaxScaler
+def train(features, target, noise_multiplier, max_grad_norm):
+    y_scaled = MinMaxScaler().fit_transform(target.reshape(-1, 1))  # <-
+    t = torch.clamp(target, target.amin(), target.amax())  # <-
+    return y_scaled, t
+""",
+        # category encoders fitted on the private columns inside fit
+        """
+from sklearn.preprocessing import LabelEncoder, OneHotEncoder, OrdinalEncoder
+class DPSynthesizer:
+    def fit(self, data, epsilon, delta):
+        self.encoders = {c: LabelEncoder().fit(data[c]) for c in self.categorical}  # <-
+        self.onehot = OneHotEncoder(handle_unknown="ignore")
+        self.onehot.fit(data[self.categorical])  # <-
+        codes = OrdinalEncoder().fit_transform(data)  # <-
+        return codes
+""",
+        # bins derived from the data: pd.cut with a bin count, qcut, KBinsDiscretizer, StandardScaler
+        """
+'''Differentially private marginals.'''
+import pandas as pd
+from sklearn.preprocessing import KBinsDiscretizer, StandardScaler
+def preprocess(df, epsilon=1.0):
+    df["age"] = pd.cut(df["age"], bins=10, labels=False)  # <-
+    df["income"] = pd.qcut(df["income"], q=4, labels=False)  # <-
+    binned = KBinsDiscretizer(n_bins=8, encode="ordinal").fit_transform(df[["hours"]])  # <-
+    standard = StandardScaler().fit(df[["weight"]])  # <-
+    return df, binned, standard
+""",
+        # the domain size of each column read from the private data (nunique/unique as the domain)
+        """
+import numpy as np
+class MarginalSynth:
+    def fit(self, df, epsilon):
+        self.domain = {c: df[c].nunique() for c in df.columns}  # <-
+        k = df["city"].nunique()  # <-
+        onehot = np.eye(k)[df["city"].cat.codes]
+        self.levels = sorted(df["job"].unique())  # <-
+        return onehot
+""",
+        # the domain of every column taken as max+1 of the private frame when none is given
+        """
+class MarginalModel:
+    def fit(self, df, epsilon, public=False):
+        if self._domain is None:
+            dom = (df.astype(int).max(axis=0) + 1).to_dict()  # <-
+        return Domain(list(df.columns), [dom[c] for c in df.columns])
+""",
+        # histogram bins from builtin min/max of each private column, offsets kept for sampling
+        """
+import numpy as np
+class MWEMLike:
+    def fit(self, data, epsilon):
+        bins = []
+        for column in data.T:
+            low, high = min(column), max(column)  # <-
+            bins.append(int(high - low + 1))
+            self.offsets.append(low)
+        return np.histogramdd(data, bins=bins)
+""",
+        # data-dependent choices inside a mechanism: sensitivity from a distinct count, score bins
+        """
+import pandas as pd
+class PrivBayesLike:
+    def fit(self, data, epsilon):
+        return self.sensitivity(data, "age", epsilon), self.score(data, ["sex"], "age", epsilon)
+    def sensitivity(self, data, child, epsilon):
+        binary = {a: data[a].unique().size <= 2 for a in data}  # <-
+        return 1.0 / len(data) if binary[child] else 2.0 / len(data)
+    def score(self, data, parents, candidate, epsilon):
+        binned, edges = pd.cut(data[candidate], bins=self.n_bins, retbins=True)  # <-
+        return mutual_information(data[parents], binned)
+""",
+        # a mode-specific normaliser (Gaussian mixture) fitted on the private continuous column
+        """
+from sklearn.mixture import BayesianGaussianMixture
+class DPCGANTransformer:
+    def _fit_continuous(self, data, epsilon):
+        gm = BayesianGaussianMixture(n_components=10, weight_concentration_prior=1e-3)
+        gm.fit(data[self.column].to_numpy().reshape(-1, 1))  # <-
+        self.means = gm.means_
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -208,15 +409,24 @@ def pategan(real_data, epsilon, delta):
             return
         index = index_for(self.ctx)
         fitted = _fitted_names(index)
+        claimed = _MODULE_CLAIM.search(src) is not None
         for call in index.calls:
             data = self._bound_data(call, index, fitted)
-            if data is None or not _is_data(data):
+            if data is None:
                 continue
-            if _dp_estimated(call, index):
+            target = _is_target(data)
+            if not (target or _is_data(data)) or _over_mapping(data, index):
                 continue
-            if not _used_for_scaling(call, index) and call_name(call) not in _FIT | _SCALE_FUNCS:
+            if _dp_estimated(call, index) or _numeric_shift(call, index):
                 continue
-            if call_name(call) in _FIT | _SCALE_FUNCS:
+            fits = call_name(call) in _FIT | _SCALE_FUNCS | {"cut"}
+            if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
+                continue
+            if not fits and not _used_for_scaling(call, index):
+                continue
+            if not (claimed or (self.ctx.analysis.in_dp_context(call) and self.ctx.analysis.is_private(data))):
+                continue
+            if fits:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"
             else:
                 lead = f"{self._what(call)} is read from"
@@ -228,12 +438,14 @@ def pategan(real_data, epsilon, delta):
             )
 
     @staticmethod
-    def _bound_data(call: cst.Call, index: Dp2Index, fitted: set[str]) -> cst.BaseExpression | None:
+    def _bound_data(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -> cst.BaseExpression | None:
         name = call_name(call)
         func = call.func
         args = [a.value for a in call.args if a.keyword is None]
         if name in _SCALE_FUNCS:
             return args[0] if args else None
+        if name == "cut":
+            return args[0] if args and _pandas(func, index) and _bin_count(call) else None
         if name in _FIT and isinstance(func, cst.Attribute):
             receiver = func.value
             ctor = receiver if isinstance(receiver, cst.Call) else None
@@ -291,17 +503,32 @@ def _public_categories(ctor: cst.Call) -> bool:
     return False
 
 
-def _fitted_names(index: Dp2Index) -> set[str]:
-    out: set[str] = set()
+def _fitted_names(index: Dp2Index) -> dict[str, str]:
+    """Names bound to an unfitted scaler/encoder, with the class they hold."""
+    out: dict[str, str] = {}
     for node in walk(index.module):
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
             ctor = node.value
-            if call_name(ctor) in _FITTED and not _public_categories(ctor):
-                out |= assigned(node)[0]
+            kind = call_name(ctor)
+            if kind in _FITTED and not _public_categories(ctor):
+                out.update(dict.fromkeys(assigned(node)[0], kind))
     return out
 
 
-_WRAPPER_METHODS = {"to_numpy", "astype", "float", "double", "numpy", "cpu", "detach", "copy", "dropna"}
+def _scales(call: cst.Call, fitted: dict[str, str]) -> bool:
+    """Does this fit/scale call learn a numeric range (not an encoder's category set)?"""
+    name = call_name(call)
+    if name in _SCALE_FUNCS or name == "cut":
+        return True
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    kind = call_name(receiver) if isinstance(receiver, cst.Call) else fitted.get(dotted(receiver) or "")
+    return kind not in _ENCODERS
+
+
+_WRAPPER_METHODS = {
+    "to_numpy", "astype", "float", "double", "numpy", "cpu", "detach", "copy", "dropna", "reshape", "ravel",
+    "flatten", "squeeze", "view",
+}
 _WRAPPER_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray", "abs", "absolute", "fabs", "norm"}
 #: functions that scale/bin their argument with bounds or quantiles taken from it
 _SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
@@ -406,3 +633,126 @@ def _stored(node: cst.CSTNode, index: Dp2Index) -> bool:
     while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return, cst.SimpleStatementLine)):
         stmt = index.parents.get(stmt)
     return isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.Return))
+
+
+# ---- shapes that read a min/max but are not bounds of the records ----------------------------
+_TARGET_WORDS = {"y", "target", "targets", "regressand", "response"}
+_BOUND_ATTR_WORDS = {"bound", "bounds", "range", "ranges", "min", "max", "lo", "hi", "lower", "upper", "scale", "span", "ptp"}
+_COUNT_CALLS = {"int", "len", "range", "zeros", "ones", "eye", "arange", "full", "empty", "bincount"}
+_EXP_CALLS = {"exp", "expm1", "exp2", "softmax", "log_softmax", "logsumexp", "logaddexp", "sigmoid"}
+_MAPPING_CTORS = {"dict", "defaultdict", "OrderedDict", "Counter"}
+_MAPPING_TYPE = re.compile(r"^(?:typing\.)?(?:Mapping|MutableMapping|Dict|dict|DefaultDict|OrderedDict|Counter)\b")
+
+
+def _pandas(func: cst.BaseExpression, index: Dp2Index) -> bool:
+    qual = index.qualify(func) or ""
+    return qual.split(".")[0] == "pandas"
+
+
+def _bin_count(call: cst.Call) -> bool:
+    """Is ``pd.cut``'s ``bins`` a number of bins (edges then come from the data's min and max)?"""
+    positional = [a.value for a in call.args if a.keyword is None]
+    keyword = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    bins = keyword.get("bins", positional[1] if len(positional) > 1 else None)
+    if isinstance(bins, cst.Integer):
+        return True
+    name = dotted(bins)
+    if name is None:
+        return False
+    last = name.split(".")[-1]
+    return bool(words(last) & {"n", "num", "k", "nbins", "count"}) or last.startswith(("n_", "num_"))
+
+
+def _is_target(expr: cst.BaseExpression) -> bool:
+    """The regression target / label vector itself (``y``, ``y_train``, ``self.target``)."""
+    name = _data_root(expr)
+    if name is None:
+        return False
+    ws = words(name.split(".")[-1])
+    return bool(ws & _TARGET_WORDS) and not (ws & (_NOT_DATA - _TARGET_WORDS - {"y"}))
+
+
+def _scales_target(call: cst.Call, index: Dp2Index) -> bool:
+    """Target bounds count when they scale or clip the target; ``int(max(y)) + 1`` (a class count)
+    or ``np.unique(y)`` (the class set of a classifier) do not."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.Call) and call_name(anc) in _COUNT_CALLS:
+            return False
+        if isinstance(anc, cst.Call) and call_name(anc) in _USE_CALLS:
+            return True
+        if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Subtract, cst.Divide)):
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            break
+    if call_name(call) in {"unique", "nunique"}:
+        return False
+    stmt = _statement(call, index)
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+    if not isinstance(small, (cst.Assign, cst.AnnAssign)):
+        return False
+    names = assigned(small)[0]
+    if any("." in n and words(n.split(".")[-1]) & _BOUND_ATTR_WORDS for n in names):
+        return True
+    scope = index.enclosing_function(call) or index.module
+    for sub in walk(scope):
+        if index.order.get(sub, -1) <= index.order[small] or not refs(sub) & names:
+            continue
+        if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Subtract, cst.Divide)):
+            return True
+        if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS:
+            return True
+    return False
+
+
+def _numeric_shift(call: cst.Call, index: Dp2Index) -> bool:
+    """A max subtracted before ``exp`` (log-sum-exp, stable softmax) only keeps the arithmetic
+    in range; it never scales the records."""
+    scope = index.enclosing_function(call) or index.module
+    stmt = _statement(call, index)
+    small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and stmt.body else None
+    held = assigned(small)[0] if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None \
+        and any(n is call for n in walk(small.value)) else set()
+    shifted: set[str] = set()
+    for sub in walk(scope):
+        if not (isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Subtract)):
+            continue
+        if not (any(n is call for n in walk(sub.right)) or refs(sub.right) & held):
+            continue
+        for anc in index.ancestors(sub):
+            if isinstance(anc, cst.Call) and call_name(anc) in _EXP_CALLS:
+                return True
+            if isinstance(anc, (cst.Assign, cst.AnnAssign)):
+                shifted |= assigned(anc)[0]
+                break
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+    if not shifted:
+        return False
+    return any(
+        isinstance(sub, cst.Call) and call_name(sub) in _EXP_CALLS and refs(sub) & shifted
+        for sub in walk(scope)
+    )
+
+
+def _over_mapping(expr: cst.BaseExpression, index: Dp2Index) -> bool:
+    """min/max over a dictionary's keys or values (an accountant's history, orders, budgets)."""
+    if isinstance(expr, cst.Call) and call_name(expr) in {"keys", "values", "items"}:
+        return True
+    name = dotted(expr)
+    if name is None:
+        return False
+    mappings = getattr(index, "_dp202_mappings", None)
+    if mappings is None:
+        mappings = set()
+        for node in walk(index.module):
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+                value = node.value
+                if isinstance(value, (cst.Dict, cst.DictComp)) or (
+                    isinstance(value, cst.Call) and call_name(value) in _MAPPING_CTORS
+                ):
+                    mappings |= assigned(node)[0]
+            if isinstance(node, (cst.Param, cst.AnnAssign)) and node.annotation is not None:
+                if _MAPPING_TYPE.search(index.code(node.annotation.annotation)):
+                    mappings |= target_names(node.name if isinstance(node, cst.Param) else node.target)
+        index._dp202_mappings = mappings  # type: ignore[attr-defined]
+    return name in mappings or bool(words(name.split(".")[-1]) & {"dict", "dictionary", "mapping", "history"})

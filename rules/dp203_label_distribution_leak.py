@@ -36,7 +36,8 @@ _PRESERVE = {
     "hstack", "vstack", "column_stack", "stack", "expand_dims", "unsqueeze", "squeeze", "ravel",
     "flatten", "view", "permutation", "get_dummies", "FloatTensor", "LongTensor", "Tensor", "type",
     "transform", "expand", "repeat_interleave", "to_numpy", "double", "int", "c_", "r_", "list",
-    "sum", "detach", "clone", "convert_to_tensor", "constant", "cast",
+    "sum", "detach", "clone", "convert_to_tensor", "constant", "cast", "to_dict", "tolist", "to_list",
+    "sort_index", "sort_values",
 }
 _GENERATOR_WORDS = {"generator", "gen", "g", "netg", "decoder", "generate"}
 _LABELS, _RATIOS = "labels", "class ratios"
@@ -47,6 +48,7 @@ class LabelDistributionLeak(Rule):
     name = "label-distribution-leak"
     category = "labels_distribution"
     severity = "error"
+    requires_dp_context = True
     summary = "training labels or class ratios computed from the training data are fed to the generator at sampling time"
     rationale = (
         "A conditional generator needs labels to condition on when it samples. Feeding it the "
@@ -55,7 +57,10 @@ class LabelDistributionLeak(Rule):
         "(`np.bincount(y) / len(y)`, `value_counts(normalize=True)`, `y.mean()`) releases the "
         "label distribution of the private data unperturbed: it never went through the "
         "PATE mechanism, so it is outside the (ε, δ) guarantee and the synthetic data "
-        "reproduces it exactly. Fix: sample labels from a DP estimate of the class ratios "
+        "reproduces it exactly. The same holds for conditions drawn by a sampler built from "
+        "the training data's category frequencies (a CTGAN-style `DataSampler(train_data)`). "
+        "Labels that go into the DP mechanism itself (a `generate(X, y, …)` that trains the "
+        "teachers, the noisy-vote aggregation) are not reported. Fix: sample labels from a DP estimate of the class ratios "
         "(noisy counts charged to the budget) or take them as public input."
     )
     TRIGGERS = (
@@ -118,6 +123,47 @@ class PATE_GAN:
         categories = torch.multinomial(class_ratios, num_rows, replacement=True).float()
         return self.generator(self._latent(num_rows, categories))
 """,
+        # train-and-sample in one call: the labels go into the teachers' training, not the sampler
+        """
+import pandas as pd
+df = pd.read_csv("adult.csv")
+X_train, y_train = df.drop(columns="income"), df["income"]
+synth = PATEGAN(epsilon=1.0, delta=1e-5)
+rows = synth.generate(X_train, y_train, n_samples=1000)
+more = synth.sample(500, data=df, labels=y_train)
+""",
+        # labels feed the noisy-vote aggregation (the DP mechanism) inside fit and sample
+        """
+import numpy as np
+class PATE:
+    def fit(self, X, y, epsilon):
+        self.y_train = y
+        for it in range(self.iters):
+            self.generate(X, y, 64, epsilon)
+    def sample(self, n):
+        labels = self.aggregate_votes(self.teachers, self.y_train)
+        return self.generator(np.random.randn(n, 8), labels)
+""",
+        # a conditional GAN with no privacy claim may reuse its training class ratios
+        """
+import numpy as np
+class ConditionalGAN:
+    def fit(self, X, y):
+        self.class_ratios = np.bincount(y) / len(y)
+    def sample(self, n):
+        c = np.random.choice(len(self.class_ratios), n, p=self.class_ratios)
+        return self.generator(np.random.randn(n, 8), c)
+""",
+        # a condition sampler built from public metadata (no training data) at sampling time
+        """
+import torch
+class DPCTGANLike:
+    def fit(self, data, epsilon, delta):
+        self._sampler = CondSampler(self.metadata.categories, epsilon=epsilon)
+    def sample(self, n):
+        cond = self._sampler.sample_condvec(n)
+        return self._generator(torch.cat([torch.randn(n, 8), torch.as_tensor(cond)], 1))
+""",
     )
 
     INVALID = (
@@ -138,7 +184,7 @@ def PATE_GAN(X_train, Y_train, epsilon, delta, niter):
         """
 import torch
 import torch.nn.functional as F
-class CGAN:
+class DPCGAN:
     def fit(self, x, y):
         self.y = torch.as_tensor(y)
     def sample(self, n):
@@ -160,7 +206,7 @@ class PATEGAN:
         """
 import numpy as np
 class Synth:
-    def train(self, df, target="label"):
+    def train(self, df, epsilon, target="label"):
         self.p = df[target].value_counts(normalize=True)
     def generate(self, n):
         y = np.random.choice(self.p.index, size=n, p=self.p.values)
@@ -170,6 +216,7 @@ class Synth:
         """
 import numpy as np
 class Model:
+    '''Differentially private generator.'''
     def fit(self, data):
         self.labels = data[:, -1]
     def sample(self, n):
@@ -179,7 +226,7 @@ class Model:
         # Bernoulli prior from the training labels' mean, after the training loop
         """
 import torch
-def run(x_train, y_train, netG, opt, epochs, n):
+def run(x_train, y_train, netG, opt, epochs, n, noise_multiplier):
     for _ in range(epochs):
         loss = netG(x_train).mean()
         loss.backward()
@@ -187,6 +234,59 @@ def run(x_train, y_train, netG, opt, epochs, n):
     prior = y_train.float().mean()
     y_syn = torch.bernoulli(prior.expand(n))
     return netG(torch.randn(n, 4), y_syn)  # <-
+""",
+        # class frequencies of the label column handed to a conditional sampler
+        """
+import numpy as np
+class CTGANLike:
+    def fit(self, train_data, target_col, epsilon):
+        self.freq = train_data[target_col].value_counts(normalize=True).to_dict()
+    def sample(self, n):
+        return self.sampler.sample_conditions(n, self.freq)  # <-
+""",
+        # unique/return_counts ratios and a 0/1 label mean, each used to draw the conditions
+        """
+import numpy as np
+import torch
+class DPCGAN:
+    def fit(self, X, y, noise_multiplier):
+        classes, counts = np.unique(y, return_counts=True)
+        self.p = counts / counts.sum()
+        self.pos_rate = y.mean()
+    def generate(self, n):
+        cond = np.random.choice(len(self.p), size=n, p=self.p)
+        flags = np.random.binomial(1, self.pos_rate, size=n)
+        return self.generator(torch.randn(n, 8), cond), self.generator(torch.randn(n, 8), flags)  # <-
+""",
+        # torch bincount over the labels divided by their number, sampled with multinomial
+        """
+import torch
+class PrivateSynth:
+    def train(self, x_train, y_train, epsilon):
+        self.probs = torch.bincount(y_train).float() / len(y_train)
+    def synthesize(self, n):
+        labels = torch.multinomial(self.probs, n, replacement=True)
+        return self.netG(torch.randn(n, 16), labels)  # <-
+""",
+        # a train-and-sample function whose sampler is conditioned on the real labels afterwards
+        """
+def train_and_sample(X, y, epsilon, n):
+    gen = fit_gan(X, y, epsilon)
+    return gen.sample(n, conditions=y)  # <-
+""",
+        # CTGAN-style condition sampler built from the training data, drawn from at sampling time
+        """
+import torch
+class DPCTGANLike:
+    def fit(self, data, epsilon, delta):
+        train_data = self._transformer.transform(data)
+        self._data_sampler = DataSampler(train_data, self._transformer.transformers)
+    def sample(self, n):
+        z = torch.randn(n, self.dim)
+        c1, m1, col, opt = self._data_sampler.sample_condvec(n)
+        z = torch.cat([z, torch.from_numpy(c1)], dim=1)
+        cond = self._data_sampler.sample_original_condvec(n)
+        return self._generator(z), self._generator(torch.cat([z, torch.as_tensor(cond)], 1))  # <-
 """,
     )
 
@@ -234,7 +334,7 @@ def run(x_train, y_train, netG, opt, epochs, n):
             if _is_generator_call(call):
                 if not sampling and not any(index.last[lp] < index.order[call] for lp in train_loops):
                     continue
-            elif not _is_sampling_call(call):
+            elif not _is_sampling_call(call) or _trains_too(call):
                 continue
             hit = _tainted_in_args(call, tainted)
             if hit is None:
@@ -250,7 +350,8 @@ def run(x_train, y_train, netG, opt, epochs, n):
                     self._report(ret, hits[0], _LABELS)
 
     def _report(self, node: cst.CSTNode, name: str, kind: str) -> None:
-        what = "the training labels" if kind == _LABELS else "the class ratios of the training labels"
+        what = "the training labels, or conditions drawn with their exact frequencies," if kind == _LABELS \
+            else "the class ratios of the training labels"
         self.report(
             node,
             f"{what} (`{name}`) reach the generator at sampling time, so the synthetic data "
@@ -270,11 +371,12 @@ def _is_data_name(name: str) -> bool:
 
 
 def _function_env(fn: cst.FunctionDef, env: dict[str, str], index: Dp2Index) -> dict[str, str]:
-    if not (words(fn.name.value) & _SAMPLING_FUNC):
+    data_params = {p for p in params(fn) if _is_data_name(p) and not _is_label_name(p)}
+    if data_params or not (words(fn.name.value) & _SAMPLING_FUNC):
+        # a sampling function that also takes the training data trains first: its labels are private
         for p in params(fn):
             if _is_label_name(p):
                 env[p] = _LABELS
-    data_params = {p for p in params(fn) if _is_data_name(p)}
     for sub in walk(fn.body, into_scopes=False):
         if isinstance(sub, (cst.Assign, cst.AnnAssign)) and sub.value is not None:
             targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]
@@ -339,8 +441,22 @@ def _module_env(module: cst.Module) -> dict[str, str]:
 
 _SAMPLING_CALLS = {
     "generate", "sample", "synthesize", "synthesise", "generate_data", "generate_samples",
-    "sample_data", "synthesize_data", "generate_synthetic",
+    "sample_data", "synthesize_data", "generate_synthetic", "sample_conditions", "sample_conditional",
+    "conditional_sample", "sample_condvec", "generate_conditional", "sample_with_conditions",
 }
+
+
+def _trains_too(call: cst.Call) -> bool:
+    """``model.generate(X_train, y_train, n)``: the call trains on the data it is given, so the labels
+    feed the DP mechanism (teachers, noisy votes) rather than the sampler."""
+    for arg in call.args:
+        base = arg.value
+        while isinstance(base, cst.Subscript) or (isinstance(base, cst.Attribute) and base.attr.value in {"values", "iloc", "loc"}):
+            base = base.value
+        name = dotted(base)
+        if name is not None and _is_data_name(name) and not _is_label_name(name):
+            return True
+    return False
 
 
 def _is_sampling_call(call: cst.Call) -> bool:
@@ -397,10 +513,14 @@ def _kind(expr: cst.BaseExpression, env: dict[str, str], data: set[str]) -> str 
             return _RATIOS if counts and _LABELS in kinds else None
         if name == "pop" and isinstance(expr.func, cst.Attribute) and dotted(expr.func.value) in data and expr.args:
             return _LABELS if _label_key(expr.args[0].value, env) else None
+        if not kinds and _sampler_of_data(name, expr, data):
+            return _RATIOS
         if not kinds:
             return None
         if name in _RATIO_FUNCS:
             return _RATIOS
+        if "sample" in words(name) or "condvec" in words(name):
+            return _LABELS
         if name in _DRAW_FUNCS:
             return _LABELS
         if name in _PRESERVE:
@@ -423,6 +543,18 @@ def _kind(expr: cst.BaseExpression, env: dict[str, str], data: set[str]) -> str 
         kinds = {_kind(expr.body, env, data), _kind(expr.orelse, env, data)} - {None}
         return (_LABELS if _LABELS in kinds else _RATIOS) if kinds else None
     return None
+
+
+def _sampler_of_data(name: str, call: cst.Call, data: set[str]) -> bool:
+    """``DataSampler(train_data, …)``: a condition sampler built from the category frequencies of
+    the training data (CTGAN-style); what it draws follows the real distribution."""
+    if not words(name) & {"sampler", "condvec", "cond"}:
+        return False
+    for arg in call.args:
+        ref = dotted(arg.value)
+        if ref is not None and (ref in data or _is_data_name(ref)):
+            return True
+    return False
 
 
 def _label_key(expr: cst.BaseExpression, env: dict[str, str]) -> bool:

@@ -218,6 +218,17 @@ class Accountant:
             return 2 * self.lamda ** 2 * l * (l + 1)
         return log((1 - self.q) * ((1 - self.q) / (1 - exp(2 * self.lamda) * self.q)) ** l + self.q * exp(2 * self.lamda * l))
 """,
+        # log q moved to a device, then tested in log space against -log(1 + e^{2γ})
+        """
+import numpy as np
+import torch
+def moments(votes, k, lap_scale, l_list, device="cpu"):
+    log_q = (torch.log(2 + lap_scale * torch.abs(2 * votes - k)) - np.log(4.0)
+             - lap_scale * torch.abs(2 * votes - k)).to(device)
+    valid = log_q < -np.logaddexp(0.0, 2 * lap_scale)
+    indep = 2 * lap_scale ** 2 * l_list * (l_list + 1)
+    return torch.where(valid, torch.minimum(indep, dependent_term(log_q, lap_scale, l_list)), indep)
+""",
         # unrelated exponential expressions
         """
 import numpy as np
@@ -362,7 +373,14 @@ def tf_moment(n0, n1, lamda, l):
 
     # names through which the value of q is read
     def _q_names(self, binop: cst.BinaryOperation, index: ModuleIndex) -> set[str]:
-        parent = index.parents.get(binop)
+        node: cst.CSTNode = binop
+        parent = index.parents.get(node)
+        # ``q = (…).to(device)``: a conversion keeps the value, so its target names q too
+        while isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PASSTHROUGH:
+            call = index.parents.get(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                break
+            node, parent = call, index.parents.get(call)
         names: set[str] = set()
         if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
             targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]

@@ -30,19 +30,26 @@ _TEXT_SOURCES = re.compile(r"laplace|vote|teacher|noisy|pate|[Nn]oise")
 _TEXT_LEDGER = re.compile(r"ccountant|moment|alpha|budget|epsilon|privacy|rdp|spent|ledger|odometer")
 
 
+#: names of settings, not answers: ``self.n_teachers``, ``num_votes``, ``teacher_count``
+_SETTING_TOKENS = {"n", "num", "number", "count", "size", "k", "nb", "max", "min", "threshold", "mode", "verbose"}
+
+
 def _is_source(expr: cst.BaseExpression) -> bool:
     for node in walk(expr):
         if isinstance(node, cst.Call) and tokens(call_name(node)) & _SOURCE_CALLS:
             return True
-        if isinstance(node, cst.Name) and tokens(node.value) & _SOURCE_NAMES:
-            return True
-        if isinstance(node, cst.Attribute) and tokens(node.attr.value) & _SOURCE_NAMES:
-            return True
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            toks = tokens(node.value if isinstance(node, cst.Name) else node.attr.value)
+            if toks & _SOURCE_NAMES and not toks & _SETTING_TOKENS:
+                return True
     return False
 
 
 def _direct_charge(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.AugAssign):
+        # spending adds to a ledger (or takes from what is left); ``epsilon *= 2`` re-tunes
+        if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            return False
         key = target_key(node.target)
         return key is not None and bool(tokens(key) & _LEDGER)
     if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -72,7 +79,10 @@ class UnaccountedRelease(Rule):
         "the moments accountant is updated, that answer reaches the student/generator but is "
         "never counted in ε̂, so the reported guarantee is too optimistic. Fix: charge the "
         "accountant for every aggregation query before any return/continue that can release "
-        "teacher-derived output, or charge it on every branch."
+        "teacher-derived output, or charge it on every branch. Branches that test a setting "
+        "(`self.n_teachers == 0`, `mode`, `epsilon is None`) and return no answer, and branches "
+        "taken after the cost was charged (Confident-GNMax charges its threshold check first), "
+        "are fine."
     )
     TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
 
@@ -129,6 +139,57 @@ def noisy_labels(votes, scale):
     if noisy.max() < 0:
         return np.zeros(len(votes))
     return noisy.argmax(1)
+""",
+        # branches on settings (teacher count, mode, ε left unset) release no answer
+        """
+import numpy as np
+import torch
+def _update_alpha(self, n0, n1):
+    self.alpha += np.log1p(np.abs(n0 - n1)).sum()
+def fake_labels(self, X, mode="pate", epsilon=None):
+    if self.n_teachers == 0:
+        return torch.zeros(len(X))
+    if mode == "uniform" or epsilon is None:
+        return torch.ones(len(X))
+    n0, n1, labels = self.teachers.pate_lamda(X)
+    self._update_alpha(n0, n1)
+    return torch.from_numpy(labels)
+""",
+        # Confident-GNMax: the threshold check is charged first, then the answer in the branch
+        """
+import numpy as np
+def confident_answer(self, votes):
+    noisy_max = votes.max() + np.random.normal(0, self.sigma_threshold)
+    self.accountant.charge(self.threshold_cost)
+    if noisy_max >= self.threshold:
+        noisy = votes + np.random.normal(0, self.sigma_answer, votes.shape)
+        self.accountant.charge(self.answer_cost)
+        return noisy.argmax()
+    return None
+""",
+        # AIM-style re-tuning: a data-dependent test halves sigma and doubles epsilon (no charge)
+        """
+import numpy as np
+def select_and_measure(self, data, rounds):
+    rho_used, sigma, epsilon = 0.0, 1.0, 0.1
+    measurements = []
+    for _ in range(rounds):
+        rho_used += 0.5 / sigma ** 2
+        y = data + np.random.normal(0, sigma, data.shape)
+        measurements.append(y)
+        if np.abs(y - self.estimate(measurements)).sum() <= sigma:
+            sigma /= 2
+            epsilon *= 2
+    return self.synthesize(measurements)
+""",
+        # verbose logging branch before the charge returns nothing
+        """
+def label(self, x):
+    votes = self.teacher_votes(x)
+    if self.verbose:
+        print("votes computed")
+    self.budget.spend(self.gamma)
+    return self.noisy_argmax(votes)
 """,
     )
 
@@ -207,6 +268,33 @@ class Plugin:
         self._update_alpha(n0, n1)
         return torch.from_numpy(y_mb)
 """,
+        # a cached path returns the noisy answer before the budget is spent (setting-only test)
+        """
+import numpy as np
+def answer_query(self, x, use_cache=True):
+    counts = self.teacher_counts(x)
+    noisy = counts + np.random.laplace(0, 1 / self.gamma, counts.shape)
+    label = noisy.argmax()
+    if use_cache and self.cache_enabled:
+        self.cache[x] = label
+        return label  # <-
+    self.budget.spend(self.gamma)
+    return label
+""",
+        # early return inside the query loop skips the ledger entry of the last batch
+        """
+import numpy as np
+def label_all(self, batches, eps_per_query):
+    answers = []
+    for xb in batches:
+        votes = np.stack([t.predict(xb) for t in self.teachers]).sum(0)
+        noisy = votes + np.random.laplace(scale=2 / eps_per_query, size=votes.shape)
+        answers.append(noisy.argmax())
+        if len(answers) >= self.max_answers:
+            return answers  # <-
+        self.spent["epsilon"] += eps_per_query
+    return answers
+""",
     )
 
     @classmethod
@@ -234,7 +322,7 @@ class Plugin:
                 self._check(func, charges, index)
 
     def _check(self, func: cst.FunctionDef, charges: list[cst.CSTNode], index: ModuleIndex) -> None:
-        assigns = assignments_in(func, index)
+        assigns = assignments_in(func, index) + _mutations(func)
         params = {p.name.value for p in func.params.params}
         seed = {p for p in params if tokens(p) & _SOURCE_NAMES}
         tainted = taint(assigns, _is_source, seed)
@@ -253,9 +341,12 @@ class Plugin:
             if index.order[node] > first:
                 continue
             guard = _enclosing_if(node, func, index)
-            if guard is None or not data_dependent(guard.test):
+            if guard is None or any(_inside(c, guard, index) for c in charges):
                 continue
-            if any(_inside(c, guard, index) for c in charges):
+            # a test on the answers, or an answer released whatever the test (``if self.cache:
+            # return noisy.argmax()``); a test of a setting returning no answer releases nothing
+            released = isinstance(node, cst.Return) and data_dependent(node.value)
+            if not (data_dependent(guard.test) or released):
                 continue
             if isinstance(node, cst.Continue):
                 loop = next(iter(index.enclosing_loops(node)), None)
@@ -292,6 +383,17 @@ class Plugin:
                     "teacher votes, yet the result is returned on both: the uncharged answers are "
                     "missing from ε̂; charge the accountant on every branch",
                 )
+
+
+def _mutations(func: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
+    """``answers.append(noisy.argmax())`` puts the answer into ``answers`` (as an assignment would)."""
+    out = []
+    for node in walk(func.body):
+        if isinstance(node, cst.Call) and call_name(node) in {"append", "extend", "insert"} and node.args:
+            key = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
+            if key is not None:
+                out.append((key, node.args[-1].value, node))
+    return out
 
 
 def _charging_functions(index: ModuleIndex) -> set[str]:

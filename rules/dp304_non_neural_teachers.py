@@ -81,6 +81,16 @@ def make_teachers(d, k, rounds):
         teachers = [LogisticRegression(d) for _ in range(k)]
     return teachers
 """,
+        # one sklearn model distilled from a single public teacher: no teacher ensemble
+        """
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.linear_model import LogisticRegression
+def train_student(x_pub, y_pub, epsilon):
+    teacher = LogisticRegression().fit(x_pub, y_pub)
+    clf = DecisionTreeClassifier(max_depth=3)
+    clf.fit(x_pub, teacher.predict(x_pub))
+    return clf
+""",
     )
 
     INVALID = (
@@ -154,6 +164,31 @@ def train(parts, eps, sample_fake):
             teachers.append(t)
         spent += 0.1
 """,
+        # teachers built once (comprehension) but each sklearn fit restarts on fresh fakes
+        """
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+class PateGan:
+    def __init__(self, k):
+        self.teachers = [RandomForestClassifier(n_estimators=20) for _ in range(k)]  # <-
+    def train(self, parts, iters):
+        for _ in range(iters):
+            fake = self.generator(self.noise(64))
+            for teacher, part in zip(self.teachers, parts):
+                teacher.fit(np.vstack([part, fake]), np.r_[np.ones(len(part)), np.zeros(len(fake))])
+""",
+        # mixed estimators appended in a loop (module imports), fitted on generated rows later
+        """
+from sklearn import svm, naive_bayes
+def build_teachers(k):
+    teacher_models = []
+    for i in range(k):
+        teacher_models.append(svm.SVC(probability=True) if i % 2 else naive_bayes.GaussianNB())  # <-
+    return teacher_models
+def pategan_step(teacher_models, parts, fake_rows):
+    for m, p in zip(teacher_models, parts):
+        m.fit(p, fake_rows)
+""",
     )
 
     @classmethod
@@ -181,7 +216,7 @@ def train(parts, eps, sample_fake):
                 continue
             if not self._teacher_context(call, index):
                 continue
-            if not self._refitted(call, index):
+            if not (self._refitted(call, index) or _in_ensemble(call, index) and _fitted_on_generated(index)):
                 continue
             self.report(
                 call,
@@ -245,3 +280,31 @@ def train(parts, eps, sample_fake):
                 if index.enclosing_loops(other):
                     return True
         return False
+
+
+def _in_ensemble(call: cst.Call, index: ModuleIndex) -> bool:
+    """Built as one of several teachers: in a comprehension or in the body of a loop."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        if isinstance(anc, _COMPREHENSIONS + (cst.For, cst.While)):
+            return True
+    return False
+
+
+def _fitted_on_generated(index: ModuleIndex) -> bool:
+    """Some teacher's ``fit`` reads generator output (``teacher.fit(np.vstack([part, fake]), …)``):
+    an sklearn ``fit`` starts from scratch, so the teachers are re-fitted whenever it runs."""
+    for call in index.calls:
+        if call_name(call) != "fit" or not isinstance(call.func, cst.Attribute):
+            continue
+        if not any(tokens(n) & _GENERATED for a in call.args for n in refs(a.value)):
+            continue
+        receiver = refs(call.func.value)
+        if any(tokens(n) & _TEACHER for n in receiver):
+            return True
+        for anc in index.ancestors(call):
+            if isinstance(anc, (cst.For, cst.CompFor)) and refs(anc.target) & receiver:
+                if any(tokens(n) & _TEACHER for n in refs(anc.iter)):
+                    return True
+    return False

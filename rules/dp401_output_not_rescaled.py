@@ -23,9 +23,9 @@ from ._dp34_util import (
     has_any,
     index_for,
     is_gen_identifier,
+    is_generator_call,
     taint,
     tokens,
-    value_refs,
     walk,
 )
 
@@ -186,7 +186,11 @@ class OutputNotRescaled(Rule):
         "borealis), the synthetic data is not in the input's units, so every downstream use "
         "(utility metrics, audits, released tables) is wrong. Fix: keep the transform (with "
         "public or DP bounds) and apply its inverse — `x * (max - min) + min`, "
-        "`scaler.inverse_transform(x)` — before returning samples."
+        "`scaler.inverse_transform(x)` — before returning samples. Only samples returned by a "
+        "sampling or output entry point (`sample`, `generate`, `synthesize`, `postprocess`…) of a "
+        "model whose own fit (class, enclosing function or module-level training code) scaled "
+        "the data count, in code with a DP context; metric helpers and drivers that compare "
+        "scaled real with scaled synthetic data return scores, not samples."
     )
     # a release needs generator output (scaling words are far too common to prefilter on)
     TRIGGERS = ("gen", "Gen", "GEN", "G_", "G(", "netG", "fake", "Fake", "synth", "Synth")
@@ -245,6 +249,46 @@ def zscore(x):
 def summary(x):
     return zscore(x).max()
 """,
+        # a driver that compares scaled real with scaled synthetic data returns a score
+        """
+from sklearn.preprocessing import StandardScaler
+def benchmark(real, model, epsilon):
+    scaler = StandardScaler().fit(real)
+    model.fit(real, epsilon=epsilon)
+    synthetic = model.generator(model.noise(len(real)))
+    return distance(scaler.transform(real), scaler.transform(synthetic))
+""",
+        # a metric helper next to a scaler; the model class never scales
+        """
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler
+def utility(real, fake):
+    scaler = MinMaxScaler().fit(real)
+    return np.abs(scaler.transform(real).mean(0) - scaler.transform(fake).mean(0)).sum()
+class DPGenerator:
+    def sample(self, n):
+        return self.generator(np.random.randn(n, self.dim))
+""",
+        # a GAN that claims no privacy: unscaled output is a utility bug, not a privacy bug
+        """
+import torch
+from sklearn.preprocessing import MinMaxScaler
+class TabularGAN:
+    def fit(self, x):
+        self.train_loop(MinMaxScaler().fit_transform(x))
+    def sample(self, n):
+        return self.generator(torch.randn(n, self.nz)).detach().numpy()
+""",
+        # fake batches drawn for the training loop are not released
+        """
+import torch
+class Trainer:
+    def fit(self, x):
+        x = (x - x.min(0).values) / (x.max(0).values - x.min(0).values)
+        self.loop(x)
+    def sample_fake_batch(self, n):
+        return self.netG(torch.randn(n, self.nz))
+""",
     )
 
     INVALID = (
@@ -274,7 +318,7 @@ class PATE_GAN:
 """,
         # attribute bounds in __init__-like fit, method-call min/max, separate range variable
         """
-class Model:
+class PrivateModel:
     def fit(self, X):
         self.lo = X.min(axis=0)
         rng = X.max(axis=0) - self.lo
@@ -286,7 +330,7 @@ class Model:
         # standardisation, output of a netG call returned through an intermediate
         """
 import numpy as np
-def fit_and_sample(data, n, netG):
+def fit_and_sample(data, n, netG, epsilon):
     mu, sd = data.mean(0), data.std(0)
     data = (data - mu) / sd
     train(data)
@@ -298,6 +342,7 @@ def fit_and_sample(data, n, netG):
         """
 import torch
 def train_and_generate(x, generator, n):
+    \"\"\"Trains the generator with DP-SGD, then samples n rows.\"\"\"
     lo = torch.min(x, dim=0).values
     hi = torch.max(x, dim=0).values
     x = (x - lo) / (hi - lo)
@@ -316,6 +361,18 @@ class DPGAN:
         with torch.no_grad():
             rows = self.netG(torch.randn(n, self.nz))
         return rows.numpy()  # <-
+""",
+        # sampler returned as a closure from the training function; rows and labels returned
+        """
+import numpy as np
+def train_pategan(x, epsilon, delta):
+    lo, hi = x.min(0), x.max(0)
+    x = (x - lo) / (hi - lo)
+    fit_teachers(x, epsilon, delta)
+    def synthesize(n):
+        rows = generator(np.random.uniform(size=(n, 8)))
+        return rows, np.ones(n)  # <-
+    return synthesize
 """,
     )
 
@@ -355,10 +412,17 @@ class DPGAN:
         if not gate_text(self.ctx.source):
             return
         index = index_for(self.ctx)
-        if not self._scales(index) or self._inverts(index):
+        sites = self._scaling_sites(index)
+        if not sites or self._inverts(index):
             return
         for func in index.functions:
-            releases = self._releases(func, index)
+            if not any(_model_scope(site, func, index) for site in sites):
+                continue
+            releases = self._releases(func, index, sites)
+            # a model sampled here that claims no privacy has no privacy bug; a helper handed
+            # samples from elsewhere (a driver's postprocess) cannot tell, so it is judged as is
+            if releases and contains_generator_call(func.body) and not self.ctx.analysis.in_dp_context(func):
+                continue
             for ret in releases:
                 self.report(
                     ret,
@@ -408,13 +472,13 @@ class DPGAN:
             self._value_map = cache
         return cache
 
-    def _scales(self, index: ModuleIndex) -> bool:
+    def _scaling_sites(self, index: ModuleIndex) -> list[cst.CSTNode]:
+        """Calls of a scaler or of a local scaling helper, and ``(x - min) / range`` divisions."""
+        out: list[cst.CSTNode] = []
         for call in index.calls:
             name = call_name(call)
-            if name in _SCALERS:
-                return True
-            if tokens(name) & _SCALE_FUNCS and index.functions_named(name):
-                return True
+            if name in _SCALERS or tokens(name) & _SCALE_FUNCS and index.functions_named(name):
+                out.append(call)
         for binop in index.binops:
             if not isinstance(binop.operator, cst.Divide):
                 continue
@@ -424,8 +488,8 @@ class DPGAN:
             if not self._kinds(left.right, index) & {"min", "mean"}:
                 continue
             if self._kinds(binop.right, index) & {"max", "std", "range"}:
-                return True
-        return False
+                out.append(binop)
+        return out
 
     def _inverts(self, index: ModuleIndex) -> bool:
         for call in index.calls:
@@ -444,10 +508,17 @@ class DPGAN:
         return False
 
     # ---- releases -----------------------------------------------------------------------------
-    def _releases(self, func: cst.FunctionDef, index: ModuleIndex) -> list[cst.Return]:
+    def _releases(self, func: cst.FunctionDef, index: ModuleIndex, sites: list[cst.CSTNode]) -> list[cst.Return]:
+        """Returns of generator samples from a sampling or output entry point (``sample``,
+        ``generate``, ``synthesize``, ``postprocess``…) or from a function that itself scales and
+        trains (``pate_gan(x)``)."""
         name_tokens = tokens(func.name.value)
-        if name_tokens & _TRAINING_FUNCS and not name_tokens & _OUTPUT_FUNCS:
-            return []  # generator output used inside training is not a release
+        if name_tokens & _HELPER_WORDS:
+            return []  # a latent or fake batch for the training loop is not a release
+        if not name_tokens & (_SAMPLING_FUNCS | _OUTPUT_FUNCS) and not (
+            any(index.enclosing_function(s) is func for s in sites) and _trains(func, index)
+        ):
+            return []
         rets = [
             r for r in walk(func.body)
             if isinstance(r, cst.Return) and r.value is not None and index.enclosing_function(r) is func
@@ -458,12 +529,82 @@ class DPGAN:
         seed: set[str] = set()
         if tokens(func.name.value) & _OUTPUT_FUNCS:
             seed = {p.name.value for p in func.params.params if is_gen_identifier(p.name.value)}
-        tainted = taint(assigns, contains_generator_call, seed)
+        # samples stay samples through conversions, not through metrics or other computations
+        samples = [(k, v, st) for k, v, st in assigns if _samples_of(v) is not None]
+        tainted = taint(samples, lambda v: _is_generated(_samples_of(v), set()), seed)
         out = []
         for ret in rets:
-            value = ret.value
-            if isinstance(value, cst.Name) and value.value in {"None", "self"}:
+            value = _samples_of(ret.value)
+            if value is None or isinstance(value, cst.Name) and value.value in {"None", "self"}:
                 continue
-            if contains_generator_call(value) or value_refs(value) & tainted:
+            if _is_generated(value, tainted):
                 out.append(ret)
         return out
+
+
+#: names of sampling entry points (what hands synthetic rows to the user)
+_SAMPLING_FUNCS = {"sample", "samples", "generate", "generation", "synthesize", "synthesise", "synthesis", "synthetic"}
+#: helpers that draw batches for the training loop, not releases
+_HELPER_WORDS = {"fake", "fakes", "batch", "minibatch", "noise", "latent", "z", "prior", "loss"}
+#: conversions that keep samples samples: ``np.asarray(x)``, ``x.detach().cpu().numpy()``
+_SAMPLE_WRAPPERS = {
+    "asarray", "array", "numpy", "cpu", "detach", "to_numpy", "DataFrame", "tensor", "float", "double",
+    "squeeze", "reshape", "clip", "clamp", "copy", "clone", "concatenate", "vstack", "cat", "stack",
+}
+
+
+def _samples_of(expr: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The sample expression a value is a conversion of, or None for other computations
+    (``utility(real, fake)``, ``fake.mean()``)."""
+    cur = expr
+    if isinstance(cur, (cst.Tuple, cst.List)) and cur.elements:
+        cur = cur.elements[0].value  # ``return rows, labels``
+    while isinstance(cur, cst.Call):
+        name = call_name(cur)
+        if name not in _SAMPLE_WRAPPERS and not contains_generator_call(cur.func) and not is_generator_call(cur):
+            return None
+        if is_generator_call(cur):
+            return cur
+        if isinstance(cur.func, cst.Attribute) and not (dotted(cur.func.value) or "").split(".")[0] in {"np", "numpy", "torch", "pd", "pandas", "tf"}:
+            cur = cur.func.value
+        elif cur.args:
+            cur = cur.args[0].value
+        else:
+            return None
+    return cur
+
+
+def _is_generated(value: cst.BaseExpression | None, tainted: set[str]) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, cst.Call) and is_generator_call(value):
+        return True
+    name = dotted(value.value if isinstance(value, cst.Subscript) else value)
+    return name is not None and name in tainted
+
+
+def _trains(func: cst.FunctionDef, index: ModuleIndex) -> bool:
+    """Does ``func`` call something named for training (``train_loop(x)``, ``fit(norm)``)?"""
+    return any(
+        isinstance(n, cst.Call) and tokens(call_name(n)) & {"fit", "train", "training", "optimise", "optimize", "loop"}
+        for n in walk(func.body)
+    )
+
+
+def _model_scope(site: cst.CSTNode, func: cst.FunctionDef, index: ModuleIndex) -> bool:
+    """Is the scaling ``site`` part of the model ``func`` samples from: inside ``func`` or a
+    function enclosing it, in ``func``'s class, or — for a module-level function — at module
+    level or in a module-level training function?"""
+    owner = index.enclosing_function(site)
+    scope: cst.CSTNode | None = func
+    while scope is not None:
+        if owner is scope:
+            return True
+        scope = index.enclosing_function(scope)
+    cls = index.enclosing_class(func)
+    if cls is not None:
+        return index.enclosing_class(site) is cls
+    if owner is None:
+        return True
+    preprocessing = {"fit", "train", "training", "preprocess", "prepare", "encode", "transform"} | _SCALE_FUNCS
+    return index.enclosing_class(owner) is None and bool(tokens(owner.name.value) & preprocessing)

@@ -6,6 +6,7 @@ import re
 import libcst as cst
 
 from dpcheck.codetext import code_only
+from dpcheck.cstwalk import children as walk_children
 from dpcheck.rule import Rule
 
 from ._dp34_util import (
@@ -23,11 +24,11 @@ from ._dp34_util import (
     dotted,
     index_for,
     is_gen_identifier,
+    is_generator_call,
     number,
     refs,
     taint,
     tokens,
-    value_refs,
     walk,
 )
 
@@ -204,6 +205,7 @@ class IntegerTruncation(Rule):
     name = "integer-truncation"
     category = "processing"
     severity = "warning"
+    requires_dp_context = True
     summary = "integer columns restored by truncating continuous generator output (astype(int), int(), floor)"
     rationale = (
         "A generator outputs continuous values; integer columns must be restored by rounding to "
@@ -211,7 +213,9 @@ class IntegerTruncation(Rule):
         "`.long()` — maps 2.99 to 2, shifting every integer column down by half a unit on "
         "average and distorting its distribution (turing decodes INTEGER columns this way). "
         "Fix: round first, then cast: `np.rint(x).astype(int)`, `int(round(x))`, "
-        "`torch.round(x).long()`."
+        "`torch.round(x).long()`. Only truncations on the way out count — in a sampling, "
+        "generation or decoding entry point, of generated values themselves (not their sizes, "
+        "sums or counts, parsed strings or ε bookkeeping) — and only in code with a DP context."
     )
     # generator output or a decoding function must be in sight
     TRIGGERS = (
@@ -262,11 +266,49 @@ def postprocess(values, lo, hi):
         first = int(values[0] + 0.5)
         return ints, first
 """,
+        # counts, slice sizes, sums of 0/1 labels, privacy bookkeeping and parsed text are not columns
+        """
+import numpy as np
+class DPSynthesizer:
+    def sample(self, n, epsilon):
+        fake = self.generator(np.random.randn(n, self.dim))
+        n_pos = int(np.sum(fake[:, -1] > 0.5))
+        keep = fake[: int(len(fake) * 0.9)]
+        total = int(fake[:, 0].sum())
+        spent = int(epsilon * 100)
+        rows = int(self.spec["rows"].split(",")[0])
+        return keep, n_pos, total, spent, rows
+""",
+        # a GAN that claims no privacy: truncation is a utility bug there, not a privacy bug
+        """
+import torch
+class TabularGAN:
+    def sample(self, n):
+        fake = self.generator(torch.randn(n, self.nz))
+        return fake[:, 0].long()
+""",
+        # a sampler that returns integer codes as strings: int() parses them
+        """
+def sample(self, n):
+    result = self.synth.sample(n)
+    codes = [[int(v) if v != "" else None for v in row] for row in result[1:]]
+    return self.encoder.decode(codes)
+""",
+        # truncation inside training (labels for the teachers), not on the way out
+        """
+import numpy as np
+def train_step(self, x, epsilon):
+    fake = self.generator(self.noise(len(x)))
+    votes = self.teacher_votes(fake).astype(int)
+    buckets = np.floor(fake[:, 0] * 10)
+    self.update(votes, buckets)
+""",
     )
 
     INVALID = (
         # turing shape: INTEGER columns truncated with astype(int) in the decoder
         """
+\"\"\"Decoder of a differentially private synthesizer.\"\"\"
 def _decode(self, data):
     out = data.copy()
     for i, col in enumerate(self.columns):
@@ -277,7 +319,7 @@ def _decode(self, data):
         # generator output cast with numpy int dtype
         """
 import numpy as np
-def sample(self, n):
+def sample(self, n, epsilon=1.0):
     z = np.random.uniform(0, 1, (n, self.z_dim))
     synth = self.sess.run(self.G_sample, feed_dict={self.Z: z})
     synth[:, self.int_cols] = synth[:, self.int_cols].astype(np.int64)  # <-
@@ -288,17 +330,17 @@ def sample(self, n):
 import math
 import torch
 from numpy import floor
-def postprocess(fake, integer_idx):
+def postprocess(fake, integer_idx, noise_multiplier):
     fake[:, integer_idx] = floor(fake[:, integer_idx])  # <-
     first = math.floor(fake[0, 0])  # <-
     return fake, first
-def sample(G, z):
+def sample(G, z, epsilon):
     return torch.floor(G(z))  # <-
 """,
         # torch .long() and int() of generated values
         """
 import torch
-class Model:
+class DPModel:
     def generate(self, n):
         gen = self.generator(torch.rand(n, self.dim))
         counts = gen[:, 0].long()  # <-
@@ -308,7 +350,7 @@ class Model:
         # pandas frame of synthetic data, dtype string, integer column loop
         """
 import pandas as pd
-def inverse_transform(self, synthetic):
+def inverse_transform(self, synthetic, privacy_budget):
     df = pd.DataFrame(synthetic, columns=self.names)
     for col in self.integer_columns:
         df[col] = df[col].astype("int32")  # <-
@@ -318,6 +360,7 @@ def inverse_transform(self, synthetic):
         """
 import numpy as np
 def sample_rows(self, n):
+    \"\"\"Rows of the (ε, δ)-DP generator.\"\"\"
     rows = self.generator.predict(self.noise(n))
     return [np.int64(r[0]) for r in rows]  # <-
 """,
@@ -325,10 +368,20 @@ def sample_rows(self, n):
         """
 import numpy as np
 import tensorflow as tf
-def restore(generated, kinds):
+def restore(generated, kinds, target_epsilon):
     out = np.trunc(generated)  # <-
     as_tf = tf.cast(generated, tf.int32)  # <-
     return out, as_tf
+""",
+        # torch dtype conversion and trunc in a synthesis method
+        """
+import torch
+class PrivateGAN:
+    def synthesize(self, n, epsilon=None):
+        rows = self.netG(torch.randn(n, self.nz))
+        ages = rows[:, 0].to(torch.int64)  # <-
+        kids = torch.trunc(rows[:, 1])  # <-
+        return ages, kids
 """,
     )
 
@@ -382,6 +435,8 @@ def restore(generated, kinds):
             if isinstance(operand, cst.Call) and truncation_operand(operand, index) is not None:
                 continue
             func = index.enclosing_function(call)
+            if not _output_path(func, index) or _bookkeeping(operand) or _text_value(operand, call, index):
+                continue
             if func not in taints:
                 taints[func] = self._gen_taint(func, index) if func is not None else set()
             if self._integral(operand, func, index):
@@ -403,10 +458,27 @@ def restore(generated, kinds):
 
     @staticmethod
     def _is_generated(operand: cst.BaseExpression, tainted: set[str]) -> bool:
-        if contains_generator_call(operand):
-            return True
-        read = value_refs(operand)
-        return bool(read & tainted) or any(is_gen_identifier(r) for r in read if r != "self")
+        """Generated values themselves, not sizes or statistics of them (``len(fake) * r``,
+        ``fake.shape[0]``, ``labels.sum()``)."""
+        stack: list[cst.CSTNode] = [operand]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                if call_name(node) in _INT_VALUED or call_name(node) in _REDUCTIONS:
+                    continue
+                if contains_generator_call(node.func) or is_generator_call(node):
+                    return True
+            if isinstance(node, cst.Attribute) and node.attr.value in _SIZE_ATTRS:
+                continue
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                name = dotted(node)
+                if name is not None:
+                    if name in tainted or name.split(".")[0] in tainted or name != "self" and is_gen_identifier(name):
+                        return True
+                    if isinstance(node, cst.Attribute):
+                        continue
+            stack.extend(walk_children(node))
+        return False
 
     def _integral(self, operand: cst.BaseExpression, func: cst.FunctionDef | None, index: ModuleIndex, depth: int = 2) -> bool:
         core = _unwrap(operand, index)
@@ -462,6 +534,56 @@ def restore(generated, kinds):
             if any(tokens(r) & _INT_MARKERS for r in refs(context)):
                 return True
         return False
+
+
+#: generation and decoding entry points: where generated samples become table columns
+_OUTPUT_PATH = {
+    "sample", "samples", "generate", "generation", "synthesize", "synthesise", "synthetic", "synth",
+} | _DECODE_FUNCS
+#: reductions give a statistic or a count, not a column
+_REDUCTIONS = {"sum", "nansum", "mean", "nanmean", "max", "min", "amax", "amin", "std", "var", "median", "norm", "any", "all"}
+_SIZE_ATTRS = {"shape", "size", "ndim", "itemsize", "nbytes"}
+#: privacy parameters and parsed text: rounded for bookkeeping, never a generated column
+_BOOKKEEPING = {"epsilon", "eps", "delta", "budget", "rho", "sigma", "spent", "seed", "steps", "epochs", "iterations"}
+_PARSERS = {"split", "strip", "group", "groups", "read", "readline", "input", "getenv", "get", "replace"}
+
+
+def _output_path(func: cst.FunctionDef | None, index: ModuleIndex) -> bool:
+    """Is ``func`` (or a function enclosing it) a sampling or decoding entry point?"""
+    while func is not None:
+        if tokens(func.name.value) & _OUTPUT_PATH:
+            return True
+        func = index.enclosing_function(func)
+    return False
+
+
+def _bookkeeping(operand: cst.BaseExpression) -> bool:
+    """``int(epsilon * 100)``, ``int(line.split(",")[1])``, ``int("42")``: not generated data."""
+    if isinstance(operand, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    for node in walk(operand):
+        if isinstance(node, cst.Call) and call_name(node) in _PARSERS | {"str"}:
+            return True
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            last = (dotted(node) or "").split(".")[-1]
+            if tokens(last) & _BOOKKEEPING:
+                return True
+    return False
+
+
+def _text_value(operand: cst.BaseExpression, call: cst.Call, index: ModuleIndex) -> bool:
+    """``int(v) if v != '' else None``: a value compared with a string in the same statement is
+    text being parsed (a sampler that returns integer codes as strings), not a float."""
+    name = dotted(operand)
+    if name is None:
+        return False
+    for node in walk(index.enclosing_statement(call)):
+        if not isinstance(node, cst.Comparison):
+            continue
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        if any(dotted(x) == name for x in sides) and any(isinstance(x, cst.SimpleString) for x in sides):
+            return True
+    return False
 
 
 def _type_check(test: cst.BaseExpression) -> bool:

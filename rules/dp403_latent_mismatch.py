@@ -67,6 +67,7 @@ class LatentMismatch(Rule):
     name = "latent-mismatch"
     category = "general"
     severity = "warning"
+    requires_dp_context = True
     summary = "latent noise drawn from one distribution in training and another at generation (rand vs randn)"
     rationale = (
         "A generator learns a map from its training latent distribution P_Z to the data. If "
@@ -131,6 +132,17 @@ class PG:
         z = np.random.uniform(0, 1, (n, self.dim))
         return self.G(z)
 """,
+        # a GAN that claims no privacy (the smartnoise shape without PATE)
+        """
+import torch
+class TabularGAN:
+    def train(self, data):
+        noise = torch.rand(self.batch_size, self.latent_dim)
+        self.update(self.generator(noise))
+    def generate(self, n):
+        noise = torch.randn(n, self.latent_dim)
+        return self.generator(noise).detach().numpy()
+""",
     )
 
     INVALID = (
@@ -151,7 +163,7 @@ class PATEGAN:
         """
 import numpy as np
 class Model:
-    def fit(self, X):
+    def fit(self, X, epsilon):
         for it in range(self.n_iter):
             Z_mb = np.random.normal(size=(self.batch, self.z_dim))
             self.train_step(X, Z_mb)
@@ -164,7 +176,7 @@ class Model:
 import numpy as npr
 def sample_z(m, n):
     return npr.random.uniform(0.0, 1.0, size=[m, n])
-def pategan(x, params, n_out):
+def pate_gan(x, params, n_out):
     eps_hat = 0.0
     while eps_hat < params["epsilon"]:
         Z_mb = sample_z(params["batch_size"], params["z_dim"])
@@ -175,7 +187,7 @@ def pategan(x, params, n_out):
         # in-place torch initialisers, draw passed straight into the generator
         """
 import torch
-class Gen:
+class DPGen:
     def fit(self, loader):
         for x in loader:
             fake = self.netG(torch.empty(len(x), 32).uniform_(-1, 1))
@@ -187,6 +199,7 @@ class Gen:
         """
 import torch
 class CondGen:
+    \"\"\"Conditional generator trained with DP-SGD.\"\"\"
     def training_step(self, batch):
         z = torch.rand_like(batch[:, : self.zdim])
         return self.generator(z)
@@ -197,7 +210,7 @@ class CondGen:
         # TF2 Keras: uniform latents in train_step, normal in sample
         """
 import tensorflow as tf
-class KerasPG:
+class KerasPrivateGAN:
     def train_step(self, real):
         z = tf.random.uniform((self.batch, self.zdim))
         return self.generator(z, training=True)

@@ -50,7 +50,7 @@ def test_json_schema(tree, cli):
     assert first == {
         "rule": "DP991", "name": "leak-call", "category": "pate", "severity": "error", "path": "pkg/mod.py",
         "span": {"start": {"line": 1, "column": 1}, "end": {"line": 1, "column": 8}},
-        "message": "leak() releases raw data; add noise first", "snippet": "leak(x)",
+        "message": "leak() releases raw data; add noise first", "snippet": "leak(x)", "related": [],
     }
     assert {f["rule"] for f in data["findings"]} == {"DP000", "DP005", "DP991", "DP992"}
 
@@ -110,3 +110,76 @@ def test_output_file(tree, cli):
     code, out, _ = cli("scan", "--no-cache", "--format", "json", "-o", "reports/scan.json", "pkg/mod.py")
     assert code == 1 and out == ""
     assert len(json.loads((tree / "reports" / "scan.json").read_text())["findings"]) == 2
+
+
+# ---- related locations -------------------------------------------------------------------------
+
+
+def _related_result():
+    from dpcheck.finding import Finding, RelatedLocation
+    from dpcheck.scan.engine import ScanResult, ScanStats
+    from test_scan_support import TEST_RULES
+
+    finding = Finding(
+        "pkg/prep.py", 6, 19, "DP991", "pate", "error", "fitted on private data", "leak-call", 6, 27, "lo = X.min(0)",
+        (RelatedLocation("pkg/model.py", 10, 9, "DP model `M.fit` passes `data`"), RelatedLocation("pkg/b.py", 4)),
+    )
+    return ScanResult([finding], ScanStats(files=2), list(TEST_RULES))
+
+
+def test_related_locations_in_text_json_and_github():
+    from dpcheck.output import github, json_format, text
+
+    result = _related_result()
+    assert text.render(result).splitlines()[0] == (
+        "pkg/prep.py:6:19: DP991 fitted on private data [pate] via pkg/model.py:10, pkg/b.py:4"
+    )
+    data = json.loads(json_format.render(result))
+    assert data["findings"][0]["related"] == [
+        {"path": "pkg/model.py", "line": 10, "column": 9, "message": "DP model `M.fit` passes `data`"},
+        {"path": "pkg/b.py", "line": 4, "column": 1, "message": ""},
+    ]
+    assert github.render(result) == (
+        "::error file=pkg/prep.py,line=6,col=19,endLine=6,endColumn=27,title=DP991 leak-call (pate)"
+        "::DP991 [pate] fitted on private data (via pkg/model.py:10, pkg/b.py:4)\n"
+    )
+
+
+def test_related_locations_in_sarif_validate():
+    from dpcheck.output import sarif
+
+    log = sarif.payload(_related_result())
+    errors = list(jsonschema.Draft4Validator(sarif_schema()).iter_errors(log))
+    assert not errors, "\n".join(str(e) for e in errors[:3])
+    res = log["runs"][0]["results"][0]
+    related = res["relatedLocations"]
+    assert [r["id"] for r in related] == [1, 2]
+    assert related[0]["physicalLocation"]["artifactLocation"] == {"uri": "pkg/model.py", "uriBaseId": "%SRCROOT%"}
+    assert related[0]["physicalLocation"]["region"] == {"startLine": 10, "startColumn": 9}
+    assert related[0]["message"]["text"] == "DP model `M.fit` passes `data`" and "message" not in related[1]
+    assert "[pkg/model.py:10](1)" in res["message"]["text"]
+
+
+def test_related_locations_round_trip_cache_rows_and_dicts():
+    from dpcheck.finding import Finding, RelatedLocation
+    from dpcheck.scan.cache import from_rows, to_rows
+
+    original = _related_result().findings[0]
+    same_file = Finding("a.py", 3, 1, "DP991", "pate", "error", "m", related=(RelatedLocation("a.py", 1, 1, "here"),))
+    rows = json.loads(json.dumps(to_rows([original, same_file])))
+    assert rows[1][-1] == [["", 1, 1, "here"]]  # the file's own path is not cached (content-keyed)
+    back = from_rows(rows, "pkg/prep.py")
+    assert back[0] == original
+    assert back[1].related == (RelatedLocation("pkg/prep.py", 1, 1, "here"),)
+    assert Finding.from_dict(json.loads(json.dumps(original.to_dict()))) == original
+    assert hash(Finding.from_dict(original.to_dict())) == hash(original)
+
+
+def test_baseline_hides_a_finding_with_related_locations(tmp_path):
+    from dpcheck.scan.baseline import filter_baseline, load_baseline, write_baseline
+
+    finding = _related_result().findings[0]
+    path = tmp_path / "baseline.json"
+    assert write_baseline(path, [finding]) == 1
+    kept, hidden = filter_baseline([finding], load_baseline(path), path)
+    assert (kept, hidden) == ([], 1)

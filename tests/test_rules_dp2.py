@@ -35,7 +35,7 @@ class Teachers:
     def __init__(self, X, k):
         perm = np.random.permutation(len(X))
         self.parts = np.array_split(X[perm], k)
-def fit(X, k, iters):
+def fit(X, k, iters, epsilon):
     for _ in range(iters):
         teachers = Teachers(X, k)
         teachers.train()
@@ -67,7 +67,7 @@ class Teachers:
         for t in range(self.n_teachers):
             self.models[t].fit(X[perm[t * self.m:(t + 1) * self.m]])
 class PATEGAN:
-    def _train_teachers(self, X):
+    def _train_teachers(self, X, epsilon):
         self.teachers.fit(X)
     def fit(self, X):
         for it in range(self.max_iter):
@@ -123,7 +123,7 @@ class PATE:
 def test_dp201_random_split_inside_training_loop():
     src = """
 from torch.utils.data import random_split
-def train(dataset, teachers, sizes, epochs):
+def train(dataset, teachers, sizes, epochs, epsilon):
     for epoch in range(epochs):
         shards = random_split(dataset, sizes)
         for teacher, shard in zip(teachers, shards):
@@ -135,7 +135,7 @@ def train(dataset, teachers, sizes, epochs):
 def test_dp201_dataloader_over_all_rows_per_teacher():
     src = """
 from torch.utils.data import DataLoader, Subset
-def train(train_data, teachers, parts):
+def train(train_data, teachers, parts, noise_multiplier):
     for i, teacher in enumerate(teachers):
         shared = DataLoader(train_data, batch_size=64, shuffle=True)
         own = DataLoader(Subset(train_data, parts[i]), batch_size=64)
@@ -189,14 +189,71 @@ def pategan(X, y, epsilon, delta):
 
 def test_dp202_scaling_helpers_and_norm_bounds():
     src = """
+'''PATE-GAN preprocessing.'''
 import numpy as np
 from sklearn.preprocessing import minmax_scale
-# PATE-GAN preprocessing
 def prepare(X):
     clip = np.max(np.linalg.norm(X, axis=1))
     return minmax_scale(X) / clip
 """
     assert lines("DP202", src) == [6, 7]
+
+
+_FALLBACK = """
+import warnings
+import numpy as np
+class PrivacyLeakWarning(RuntimeWarning):
+    pass
+class DPKMeans:
+    def fit(self, X, epsilon=1.0):
+        if self.bounds is None:{warn}
+            self.bounds = (np.min(X, axis=0), np.max(X, axis=0))
+        return np.clip(X, self.bounds[0], self.bounds[1])
+"""
+_WARN = """
+            warnings.warn("Bounds not given: computed from the data, privacy leaks", PrivacyLeakWarning)"""
+
+
+def test_dp202_reports_the_fallback_that_the_code_flags_as_a_note():
+    found = run_rules(_FALLBACK.format(warn=_WARN), [by_id("DP202")])
+    assert [f.line for f in found] == [10, 10]
+    assert {(f.category, f.severity) for f in found} == {("acknowledged", "note")}
+
+
+def test_dp202_the_same_fallback_without_a_warning_is_a_violation():
+    found = run_rules(_FALLBACK.format(warn=""), [by_id("DP202")])
+    assert [f.line for f in found] == [9, 9]
+    assert {(f.category, f.severity) for f in found} == {("metadata", "error")}
+
+
+def test_dp202_target_bounds_and_encoders_but_not_shifts_or_class_counts():
+    src = """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+class DPRegressor:
+    def fit(self, X, y, epsilon):
+        y = (y - y.min()) / np.ptp(y)
+        self.n_classes = int(np.max(y)) + 1
+        self.codes = {c: LabelEncoder().fit(X[c]) for c in self.categorical}
+        m = np.max(X)
+        return np.log(np.sum(np.exp(X - m))) + m
+"""
+    assert lines("DP202", src) == [6, 6, 8]
+
+
+_SPANS = """
+from synthcity.metrics.eval_privacy import kAnonymization
+class Anonymizer:
+    def spans(self, X, part):
+        return {c: X[c][part].max() - X[c][part].min() for c in X.columns}
+"""
+
+
+def test_dp202_helper_outside_a_dp_claim_needs_private_data_from_the_core():
+    assert lines("DP202", _SPANS) == []
+    helper = _SPANS.replace("class Anonymizer:", "class Anonymizer:\n    def fit(self, X, epsilon):\n"
+                            "        return self.spans(X, X.index)")
+    assert lines("DP202", helper) == [7, 7]
 
 
 # ---- DP203 ---------------------------------------------------------------------------------
@@ -205,7 +262,7 @@ def test_dp203_categorical_distribution_and_unique_counts():
 import numpy as np
 import torch
 class CondGAN:
-    def fit(self, X, y):
+    def fit(self, X, y, epsilon):
         values, counts = np.unique(y, return_counts=True)
         self.probs = torch.tensor(counts / counts.sum())
     def sample(self, n):
@@ -231,7 +288,7 @@ def pategan(X_train, Y_train, epsilon, delta, niter, label_ratio=0.5):
 
 def test_dp203_wrapped_model_generate_and_script_level_call():
     wrapped = """
-class Wrapper:
+class DPWrapper:
     def fit(self, X, y):
         self.y_train = y
     def sample(self, n):

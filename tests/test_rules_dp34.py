@@ -5,12 +5,18 @@ from pathlib import Path
 
 import pytest
 
+import numpy as np
+
+from dpcheck import impls
+from dpcheck.matrix.collect import scan_sources
+from dpcheck.reference.pategan import pategan_moments
 from dpcheck.rule import run_rules
 from dpcheck.rules import by_id
 
 IDS = ("DP302", "DP303", "DP304", "DP401", "DP402", "DP403")
 RULES = [by_id(i) for i in IDS]
-VENDORED = Path(__file__).resolve().parents[1] / "vendored_impls"
+ROOT = Path(__file__).resolve().parents[1]
+VENDORED = ROOT / "vendored_impls"
 
 #: what the six rules must report on each upstream rebuild (Table 2 + Appendix A.2 + extras)
 EXPECTED_UPSTREAM = {
@@ -51,6 +57,31 @@ def test_fixed_twins_clean_in_table2(impl):
         if f.category != "general"
     ]
     assert table2 == []
+
+
+@pytest.mark.parametrize("twin", impls.TWINS)
+def test_twin_scans_with_no_finding_at_all(twin):
+    """Every rule, every source file of the twin (turing-fixed reads finite.py and original's
+    fixed.py too): nothing, not even DP302's validity condition or DP403's latent mismatch."""
+    files = impls.source_files(impls.get(twin))
+    assert files
+    findings, _, _ = scan_sources(files, ROOT)
+    assert [(f.path, f.line, f.rule) for f in findings] == []
+
+
+@pytest.mark.parametrize("twin", ["original-fixed", "borealis-fixed", "smartnoise-fixed", "synthcity-fixed"])
+def test_twin_accountant_falls_back_where_the_validity_condition_fails(twin):
+    """Equal to PATE's reading (data-dependent term only where q < (e^{2λ}−1)/(e^{4λ}−1)); at
+    λ = 0.1 and close votes that differs from Theorem 5 as printed, so the check is exercised."""
+    n0 = np.array([5, 4, 6, 0, 10])
+    n1 = np.array([5, 6, 4, 10, 0])
+    observed = impls.get(twin).accountant_update(n0, n1, lamda=0.1, num_moments=30)
+    np.testing.assert_allclose(observed, pategan_moments(n0, n1, 0.1, 30, check_validity=True), rtol=1e-9)
+    printed = pategan_moments(n0, n1, 0.1, 30)
+    assert not np.allclose(observed, printed, rtol=1e-6)
+    # where the condition holds for every vote, the twin's numbers equal Theorem 5 unchanged
+    far = impls.get(twin).accountant_update(np.array([0, 10]), np.array([10, 0]), lamda=0.1, num_moments=30)
+    np.testing.assert_allclose(far, pategan_moments([0, 10], [10, 0], 0.1, 30), rtol=1e-9)
 
 
 def test_dp302_condition_checked_in_a_helper_that_receives_q():
@@ -116,7 +147,7 @@ def train(ensemble, parts, iters):
 def test_dp401_inverse_anywhere_in_the_module_silences_it():
     src = """
 import numpy as np
-class M:
+class PrivateM:
     def fit(self, x):
         self.lo, self.hi = x.min(0), x.max(0)
         self.train((x - self.lo) / (self.hi - self.lo))
@@ -132,7 +163,7 @@ class M:
 def test_dp402_rounded_intermediate_is_not_truncation():
     src = """
 import numpy as np
-def decode(self, synthetic):
+def decode(self, synthetic, epsilon):
     rounded = np.round(synthetic[:, 2])
     synthetic[:, 2] = rounded.astype(int)
     synthetic[:, 3] = synthetic[:, 3].astype(int)
@@ -144,7 +175,7 @@ def decode(self, synthetic):
 def test_dp403_message_names_both_samplers():
     src = """
 import torch
-class G:
+class DPG:
     def fit(self, data):
         for _ in range(3):
             z = torch.rand(8, 4)
@@ -161,7 +192,7 @@ class G:
 def test_dp401_generator_output_inside_training_is_not_a_release():
     src = """
 import numpy as np
-class M:
+class PrivateM:
     def fit(self, x):
         x = (x - x.min(0)) / (x.max(0) - x.min(0))
         for _ in range(10):
@@ -190,3 +221,22 @@ def table(x, bit_generator):
     return ex, addr
 """
     assert scan(src) == []
+
+
+def test_dp40x_report_only_in_dp_context():
+    """The same GAN code is a utility bug without a privacy claim and a finding with one."""
+    src = """
+import torch
+from sklearn.preprocessing import MinMaxScaler
+class TabularGAN:
+    def fit(self, x):
+        for _ in range(3):
+            self.step(MinMaxScaler().fit_transform(x), self.generator(torch.rand(8, 4)))
+    def sample(self, n):
+        rows = self.generator(torch.randn(n, 4))
+        ages = rows[:, 0].long()
+        return rows.detach().numpy(), ages
+"""
+    assert scan(src) == []
+    claimed = src.replace("    def fit(self, x):", "    def fit(self, x, epsilon):")
+    assert {(f.rule, f.line) for f in scan(claimed)} == {("DP401", 11), ("DP402", 10), ("DP403", 9)}

@@ -5,6 +5,8 @@
   the domain count nowhere.
 * ``groundhog`` (Stadler et al. 2022) with F_naive: per column min, max, mean, median and
   standard deviation.
+* ``release`` (mechanism targets: models, statistics): the released array itself, preceded by
+  whether the run failed and how many values it released; fixed before any split.
 """
 from __future__ import annotations
 
@@ -45,8 +47,18 @@ def groundhog_features(synth: np.ndarray) -> np.ndarray:
     return np.nan_to_num(feats, nan=0.0, posinf=1e12, neginf=-1e12)
 
 
+def release_features(release: np.ndarray, width: int) -> np.ndarray:
+    values = np.nan_to_num(np.asarray(release, dtype=float).ravel(), nan=0.0, posinf=1e12, neginf=-1e12)
+    values = np.clip(values, -1e12, 1e12)
+    padded = np.zeros(width)
+    padded[: values.size] = values[:width]
+    return np.concatenate([[float(values.size == 0), float(values.size)], padded])
+
+
 def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
     synth = np.asarray(synth, dtype=float)
+    if attack == "release":
+        return release_features(synth, synth.size)
     if synth.ndim == 1:
         synth = synth.reshape(-1, len(dataset.columns))
     if attack == "querybased":

@@ -7,8 +7,20 @@
   80/20 split on ``Biopsy`` with a fixed seed; D is the 80 % training part. The target is a row
   index into D (chosen by :mod:`dpcheck.audit.targets` when not given).
 
+* ``worstcase-categorical`` / ``worstcase-continuous`` / ``worstcase-classification``: the same
+  worst case for real-library targets (:mod:`dpcheck.targets`), with a :class:`Schema` carrying the
+  public domain — three categorical columns with categories (0, 1); three continuous columns in
+  [0, 1] (the target sits at the upper bound); or two continuous features in [0, 1] and a
+  categorical label ``y`` in (0, 1), whose D′ holds both labels (half each) so every model sees both
+  classes in both worlds. A suffix ``@N`` makes D′ N background rows instead of 4 (for libraries
+  that need more rows); the target is always the last row of D. A suffix ``+replace`` plays the
+  replace-one game instead of add/remove: D′ is D with the target replaced by a background row
+  (of the target's class), so both worlds have the same number of rows.
+* ``csv``: the user's own data (``--data FILE.csv --schema FILE.json --target ROW``).
+
 Public bounds (``lower``, ``upper``) are the domain an adversary and a correct implementation
-may know: {0,1} for the worst case, the min/max of the full published dataset for cervical.
+may know: {0,1} for the worst case, the min/max of the full published dataset for cervical, the
+schema's bounds (category codes for categorical columns) for the others.
 """
 from __future__ import annotations
 
@@ -21,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from dpcheck.audit.spec import WORLD_IN
+from dpcheck.targets.base import Column, Schema
 
 CERVICAL_ENV = "DPCHECK_CERVICAL_CSV"
 CERVICAL_FILE = "cervical_cancer.csv.gz"
@@ -31,7 +44,9 @@ CERVICAL_SPARSE = (
 )
 CERVICAL_LABEL = "Biopsy"
 CERVICAL_SPLIT_SEED = 0
-DATASETS = ("worstcase", "cervical")
+WORST_CASE_KINDS = ("worstcase-categorical", "worstcase-continuous", "worstcase-classification")
+DATASETS = ("worstcase", *WORST_CASE_KINDS, "cervical")
+WORST_CASE_BACKGROUND = 4
 
 
 @dataclass(frozen=True)
@@ -44,6 +59,14 @@ class AuditDataset:
     lower: np.ndarray
     upper: np.ndarray
     default_synth_rows: int
+    #: public domain and column kinds; None = integer columns within (lower, upper)
+    schema: Schema | None = None
+
+    def get_schema(self) -> Schema:
+        if self.schema is not None:
+            return self.schema
+        return Schema(tuple(Column(n, "integer", lower=float(lo), upper=float(hi))
+                            for n, lo, hi in zip(self.columns, self.lower, self.upper)))
 
     @property
     def target(self) -> np.ndarray:
@@ -57,7 +80,43 @@ class AuditDataset:
         return self.lower.copy(), self.upper.copy()
 
 
-def load(name: str, target: int | None = None) -> AuditDataset:
+REPLACE_SUFFIX = "+replace"
+
+
+def split_background(name: str) -> tuple[str, int]:
+    """``"worstcase-categorical@1000"`` → ("worstcase-categorical", 1000) (a ``+replace`` suffix is dropped)."""
+    base, sep, rows = name.removesuffix(REPLACE_SUFFIX).partition("@")
+    if not sep:
+        return base, WORST_CASE_BACKGROUND
+    try:
+        count = int(rows)
+    except ValueError:
+        raise ValueError(f"dataset {name!r}: the part after '@' must be a row count") from None
+    if base not in WORST_CASE_KINDS or count < 2:
+        raise ValueError(f"dataset {name!r}: '@N' (N >= 2) applies to {', '.join(WORST_CASE_KINDS)}")
+    return base, count
+
+
+def check_name(name: str) -> None:
+    """Raise ValueError for a dataset name :func:`load` would not know."""
+    base, _ = split_background(name)
+    if name.endswith(REPLACE_SUFFIX) and base not in WORST_CASE_KINDS:
+        raise ValueError(f"dataset {name!r}: '{REPLACE_SUFFIX}' applies to {', '.join(WORST_CASE_KINDS)}")
+    if base not in DATASETS:
+        raise ValueError(f"unknown dataset {name!r}; choose from {', '.join(DATASETS)} "
+                         "(worst-case kinds take '@N' background rows), or pass --data/--schema/--target")
+
+
+def load(name: str, target: int | None = None, data: dict | None = None) -> AuditDataset:
+    if name == "csv":
+        if data is None or target is None:
+            raise ValueError("the csv dataset needs its files and a target row")
+        return user_csv(data["csv"], data["schema"], int(target), data.get("sha256", ""))
+    base, background = split_background(name)
+    if base in WORST_CASE_KINDS:
+        if target not in (None, background):
+            raise ValueError(f"the {name} dataset has a fixed target (row {background}, the last)")
+        return worst_case_kind(base, background, name.endswith(REPLACE_SUFFIX))
     if name == "worstcase":
         if target not in (None, 4):
             raise ValueError("the worstcase dataset has a fixed target (row 4, (1,1,1))")
@@ -75,6 +134,93 @@ def worst_case() -> AuditDataset:
     with_target = np.vstack([without, np.ones((1, 3))])
     return AuditDataset("worstcase", with_target, without, 4, ("a", "b", "c"),
                         np.zeros(3), np.ones(3), default_synth_rows=100)
+
+
+@functools.lru_cache(maxsize=16)
+def worst_case_kind(kind: str, background: int = WORST_CASE_BACKGROUND, replace: bool = False) -> AuditDataset:
+    """The worst case with a schema: D′ = ``background`` background rows, target = last row of D.
+
+    With ``replace``, D′ is instead D with the target replaced by a background row of its class.
+    """
+    name = (kind if background == WORST_CASE_BACKGROUND else f"{kind}@{background}") + (REPLACE_SUFFIX if replace else "")
+    if kind == "worstcase-classification":
+        without = np.zeros((background, 3))
+        without[background // 2:, 2] = 1.0  # both classes in D′
+        schema = Schema((Column("a", "continuous", lower=0.0, upper=1.0),
+                         Column("b", "continuous", lower=0.0, upper=1.0),
+                         Column("y", "categorical", categories=(0, 1))), label="y")
+    elif kind in ("worstcase-categorical", "worstcase-continuous"):
+        without = np.zeros((background, 3))
+        if kind == "worstcase-categorical":
+            schema = Schema(tuple(Column(n, "categorical", categories=(0, 1)) for n in "abc"))
+        else:
+            schema = Schema(tuple(Column(n, "continuous", lower=0.0, upper=1.0) for n in "abc"))
+    else:
+        raise ValueError(f"unknown worst-case kind {kind!r}; choose from {', '.join(WORST_CASE_KINDS)}")
+    with_target = np.vstack([without, np.ones((1, 3))])
+    if replace:
+        without = np.vstack([without, without[-1:]])  # the last background row has the target's label
+    lower, upper = schema.bounds()
+    return AuditDataset(name, with_target, without, background, schema.names, lower, upper,
+                        default_synth_rows=100, schema=schema)
+
+
+def read_user_data(csv_path: str | Path, schema_path: str | Path) -> tuple[np.ndarray, Schema]:
+    """The user's CSV encoded by its schema JSON; ValueError with a clear message on bad input."""
+    import json
+
+    import pandas as pd
+
+    try:
+        raw = json.loads(Path(schema_path).read_text())
+    except OSError as exc:
+        raise ValueError(f"cannot read the schema {schema_path}: {exc.strerror or exc}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"schema {schema_path} is not valid JSON: {exc}") from None
+    try:
+        schema = Schema.from_dict(raw)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"schema {schema_path}: {exc}") from None
+    try:
+        frame = pd.read_csv(csv_path)
+    except OSError as exc:
+        raise ValueError(f"cannot read the data {csv_path}: {exc.strerror or exc}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"data {csv_path} is not a readable CSV: {exc}") from None
+    missing = [n for n in schema.names if n not in frame.columns]
+    extra = [n for n in frame.columns if n not in schema.names]
+    if missing or extra:
+        raise ValueError(f"data {csv_path} and schema {schema_path} disagree: columns only in the schema "
+                         f"{missing}, only in the CSV {extra}")
+    if len(frame) < 2:
+        raise ValueError(f"data {csv_path} needs at least 2 rows (the target and one more), has {len(frame)}")
+    if frame[list(schema.names)].isna().any().any():
+        raise ValueError(f"data {csv_path} has missing values; fill or drop them first")
+    try:
+        schema.validate(frame)
+    except ValueError as exc:
+        raise ValueError(f"data {csv_path}: {exc}") from None
+    return schema.encode(frame), schema
+
+
+@functools.lru_cache(maxsize=4)
+def user_csv(csv_path: str, schema_path: str, target: int, digest: str = "") -> AuditDataset:
+    values, schema = read_user_data(csv_path, schema_path)
+    if not 0 <= target < len(values):
+        raise ValueError(f"--target must be a row index in [0, {len(values)}) of {csv_path}, got {target}")
+    lower, upper = schema.bounds()
+    without = np.delete(values, target, axis=0)
+    return AuditDataset("csv", values, without, target, schema.names, lower, upper,
+                        default_synth_rows=len(without), schema=schema)
+
+
+def user_data_spec(csv_path: str | Path, schema_path: str | Path) -> dict:
+    """What the audit spec records about user data: absolute paths and a digest of both files."""
+    import hashlib
+
+    digest = hashlib.sha256(Path(csv_path).read_bytes() + b"\0" + Path(schema_path).read_bytes()).hexdigest()
+    return {"csv": str(Path(csv_path).resolve()), "schema": str(Path(schema_path).resolve()),
+            "sha256": digest[:32]}
 
 
 def cervical_path() -> Path:

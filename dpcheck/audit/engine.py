@@ -64,6 +64,10 @@ class AuditResult:
     seconds: float = 0.0
     executor: str = ""
     spec: dict[str, Any] = field(default_factory=dict)
+    #: real-library targets: runs in which the library raised, per world (evidence when they differ)
+    failed_runs: dict[str, Any] | None = None
+    #: real-library targets: TargetInfo, installed version, documented warnings of one fit
+    target_info: dict[str, Any] | None = None
 
     @property
     def violation(self) -> bool:
@@ -90,6 +94,11 @@ def check_impl_name(name: str) -> None:
 
     if name in known_names():
         return
+    if ":" in name and is_target(name):
+        from dpcheck.targets import registry
+
+        registry.check_available(registry.get(name))
+        return
     if ":" in name:
         from dpcheck.impls import load_factory
 
@@ -97,6 +106,15 @@ def check_impl_name(name: str) -> None:
         return
     raise ValueError(f"unknown implementation {name!r}; known: {', '.join(known_names())}; "
                      "or pass package.module:Factory")
+
+
+def is_target(name: str) -> bool:
+    """A built-in real-library target ("LIBRARY:NAME" in :mod:`dpcheck.targets.registry`)."""
+    if ":" not in name:
+        return False
+    from dpcheck.targets import registry
+
+    return registry.is_target(name)
 
 
 def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, progress: Any = None,
@@ -110,10 +128,13 @@ def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, pro
     todo = [Task(generation, w, i) for i in range(runs) for w in WORLDS if (w, i) not in done]
     progress.begin(label or f"{spec.impl} {spec.attack}", 2 * runs, len(done))
     executed = 0
+    failures: list[str] = []
     if todo:
         outcomes = executor.imap(todo)
         try:
             for out in outcomes:
+                if out.failed is not None:
+                    failures.append(f"world {out.world}, index {out.index}: {out.failed}")
                 if out.error is not None or out.synth is None:
                     raise AuditRunError(f"{spec.impl}: shadow run (world {out.world}, index {out.index}, "
                                         f"seed {out.seed}) failed: {out.error}")
@@ -126,6 +147,8 @@ def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, pro
             if close:
                 close()
     progress.end()
+    if failures and len(failures) == len(todo) == 2 * runs:
+        raise AuditRunError(f"{spec.impl}: every shadow run failed, e.g. {failures[0]}")
     return executed, len(done)
 
 
@@ -142,8 +165,29 @@ def output_size_finding(records: list[RunRecord], requested: int) -> dict[str, A
             "rows_with_target": sizes[WORLD_IN], "rows_without_target": sizes[WORLD_OUT], "message": message}
 
 
+def failed_runs(records: list[RunRecord], runs: int) -> dict[str, Any]:
+    """Runs whose output is empty (the library raised), per world, among the first ``runs``."""
+    counts = {w: sum(1 for r in records if r.world == w and r.index < runs and r.synth.size == 0) for w in WORLDS}
+    return {"with_target": counts[WORLD_IN], "without_target": counts[WORLD_OUT], "runs_per_world": runs}
+
+
+def release_size_finding(records: list[RunRecord]) -> dict[str, Any] | None:
+    """Mechanism targets: a release whose length differs between runs or worlds."""
+    sizes = {w: sorted({int(r.synth.size) for r in records if r.world == w and r.synth.size}) for w in WORLDS}
+    if len(set(sizes[WORLD_IN]) | set(sizes[WORLD_OUT])) <= 1:
+        return None
+    reveals = sizes[WORLD_IN] != sizes[WORLD_OUT]
+    message = (f"released arrays have {sizes[WORLD_IN]} values with the target and {sizes[WORLD_OUT]} without")
+    if reveals:
+        message += ": the size of the release reveals membership"
+    return {"category": "general", "reveals_input_size": reveals, "release_sizes_with_target": sizes[WORLD_IN],
+            "release_sizes_without_target": sizes[WORLD_OUT], "message": message}
+
+
 def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.AuditDataset,
                 runs: int) -> dict[int, np.ndarray]:
+    if spec.attack == "release":
+        return release_features_of(records, runs)
     feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
     for r in records:
         if r.index < runs:
@@ -154,10 +198,23 @@ def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.Aud
     return {w: np.vstack(f) for w, f in feats.items()}
 
 
+def release_features_of(records: list[RunRecord], runs: int) -> dict[int, np.ndarray]:
+    """Release attack: per run, [failed?, release length, released values zero-padded to the longest]."""
+    chosen = [r for r in records if r.index < runs]
+    width = max((int(r.synth.size) for r in chosen), default=0)
+    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
+    for r in sorted(chosen, key=lambda r: r.index):
+        feats[r.world].append(attacks.release_features(r.synth, width))
+    for w in WORLDS:
+        if len(feats[w]) != runs:
+            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
+    return {w: np.vstack(f) for w, f in feats.items()}
+
+
 def evaluate(spec: AuditSpec, records: list[RunRecord], runs: int, *,
              bound_confidence: float) -> tuple[attacks.AttackOutcome, float, float, float, float]:
     """(attack outcome, ε_CP, ε_Bayes, certifiable CP, certifiable Bayes) on the first ``runs``."""
-    dataset = datasets.load(spec.dataset, spec.target)
+    dataset = datasets.load(spec.dataset, spec.target, spec.data)
     outcome = attacks.run_attack(features_of(spec, records, dataset, runs), split=spec.split, seed=spec.seed,
                                  delta=spec.delta, confidence=bound_confidence)
     c = outcome.counts
@@ -183,7 +240,7 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     split evenly across them (Bonferroni), and stops at the first checkpoint whose bound proves
     ε_emp > ε; the reported bounds hold jointly over all checkpoints at ``spec.confidence``.
     """
-    if spec.target is None and spec.dataset != "worstcase":
+    if spec.target is None and spec.dataset in ("cervical", "csv"):
         raise ValueError("resolve the target first (dpcheck.audit.targets.resolve_target)")
     progress = progress or NullProgress()
     started = time.perf_counter()
@@ -212,15 +269,50 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     else:
         verdict = "pass"
     requested = records[0].rows_requested if records else 0
+    target = is_target(spec.impl)
+    size_finding = release_size_finding(records) if spec.attack == "release" else None
     return AuditResult(
         impl=spec.impl, attack=spec.attack, dataset=spec.dataset,
-        target=datasets.load(spec.dataset, spec.target).target_index, runs=runs, runs_planned=spec.runs,
+        target=datasets.load(spec.dataset, spec.target, spec.data).target_index, runs=runs, runs_planned=spec.runs,
         epsilon=spec.epsilon, delta=spec.delta, confidence=spec.confidence, bound_confidence=bound_confidence,
         eps_cp=eps_cp, eps_bayes=eps_bayes, auc=outcome.auc, fp=outcome.counts.fp, fn=outcome.counts.fn,
         test_per_world=outcome.test, threshold=outcome.threshold, certifiable_cp=cert_cp,
         certifiable_bayes=cert_bayes, verdict=verdict, until_verdict=until_verdict, checkpoints=history,
-        output_size=output_size_finding(records, requested), spec_hash=spec.generation_hash(),
+        output_size=size_finding if spec.attack == "release" else output_size_finding(
+            [r for r in records if not (target and r.synth.size == 0)] or records, requested), spec_hash=spec.generation_hash(),
         synth_rows=requested, runs_executed=executed, runs_reused=2 * runs - executed,
         run_seconds_mean=float(np.mean([r.seconds for r in records])) if records else 0.0,
         seconds=time.perf_counter() - started, executor=getattr(executor, "description", ""),
-        spec=spec.to_dict())
+        spec=spec.to_dict(), failed_runs=failed_runs(records, runs) if target else None,
+        target_info=target_details(spec) if target else None)
+
+
+def target_details(spec: AuditSpec) -> dict[str, Any]:
+    """TargetInfo, installed version, and the warnings + time of one fit on D (in this process,
+    main-env targets only; not one of the audit's runs)."""
+    import warnings
+
+    from dpcheck.targets import registry
+    from dpcheck.targets.base import shadow_release
+
+    info = registry.get(spec.impl)
+    details: dict[str, Any] = {**info.to_dict(), "version": registry.library_version(info)}
+    if info.env != "main":
+        return details
+    data = datasets.load(spec.dataset, spec.target, spec.data)
+    schema = data.get_schema()
+    rows = 1 if info.kind == "mechanism" else int(spec.synth_rows or data.default_synth_rows)
+    frame = schema.decode(data.with_target)
+    timings = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # the first fit also imports the library: the second one is timed
+            started = time.perf_counter()
+            try:
+                shadow_release(info, frame, schema, spec.epsilon, spec.delta, spec.seed, rows, dict(spec.hyperparams))
+            except Exception as exc:  # noqa: BLE001 - informational: the audit itself already ran
+                details["one_fit_error"] = f"{type(exc).__name__}: {exc}"
+            timings.append(time.perf_counter() - started)
+    details["one_fit_seconds"] = timings[-1]
+    details["warnings"] = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    return details

@@ -43,6 +43,12 @@ def print_table(results: list[AuditResult], console: Any = None) -> None:
         if r.verdict == "underpowered":
             console.print(f"  [yellow]R={r.runs} cannot certify more than ε={r.certifiable_cp:.2f} ≤ claimed "
                           f"{r.epsilon:g}: increase --runs[/]")
+        failed = r.failed_runs or {}
+        if failed.get("with_target") or failed.get("without_target"):
+            console.print(f"  [bold]failed runs[/] (the library raised): {failed['with_target']}/{failed['runs_per_world']}"
+                          f" with the target, {failed['without_target']}/{failed['runs_per_world']} without"
+                          + (" — failing in one world more than the other is membership evidence, and the attack "
+                             "sees it" if failed["with_target"] != failed["without_target"] else ""), highlight=False)
         if r.output_size:
             console.print(f"  [bold red]finding[/] ({r.output_size['category']}): {r.output_size['message']}",
                           highlight=False)

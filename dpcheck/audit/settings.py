@@ -38,5 +38,7 @@ def paper_hyperparams(impl: str, dataset: str) -> dict[str, Any]:
     if impl not in impls.NAMES:
         return {}
     family = impl.removesuffix("-fixed")
-    driver = _DRIVER.get(family, {}).get(dataset, {})
-    return {**DATASET_DEFAULTS[dataset], **driver}
+    # the worst-case variants (categorical, continuous, ... '@N') get the worst case's knobs
+    kind = "worstcase" if dataset.startswith("worstcase") else dataset
+    driver = _DRIVER.get(family, {}).get(kind, {})
+    return {**DATASET_DEFAULTS.get(kind, {}), **driver}

@@ -17,7 +17,7 @@ import numpy as np
 WORLD_OUT, WORLD_IN = 0, 1  # D' = D − target, D
 WORLDS = (WORLD_OUT, WORLD_IN)
 DEFAULT_SPLIT = (0.4, 0.2, 0.4)
-ATTACKS = ("querybased", "groundhog")
+ATTACKS = ("querybased", "groundhog", "release")
 #: where --until-verdict looks (runs per world), fixed before any run
 DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
 
@@ -49,6 +49,8 @@ class AuditSpec:
     confidence: float = 0.95
     #: "audit", or "select" for the target-selection mini-audits (their own, fresh runs)
     phase: str = "audit"
+    #: the user's own data (dataset "csv"): {"csv": path, "schema": path, "sha256": digest of both}
+    data: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.attack not in ATTACKS:
@@ -64,12 +66,15 @@ class AuditSpec:
 
     def generation(self) -> dict[str, Any]:
         """The part of the spec that determines every shadow run's synthetic data."""
-        return _canonical({
+        generation = {
             "impl": self.impl, "dataset": self.dataset, "target": self.target,
             "epsilon": float(self.epsilon), "delta": float(self.delta),
             "synth_rows": self.synth_rows, "seed": int(self.seed),
             "hyperparams": dict(self.hyperparams), "phase": self.phase,
-        })
+        }
+        if self.data is not None:  # absent otherwise, so earlier stores keep their hashes
+            generation["data"] = dict(self.data)
+        return _canonical(generation)
 
     def generation_hash(self) -> str:
         return spec_hash(self.generation())

@@ -28,7 +28,7 @@ def selection_key(spec: AuditSpec, candidates: int, mini_runs: int) -> str:
 def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = None,
                    candidates: int = DEFAULT_CANDIDATES, mini_runs: int = DEFAULT_MINI_RUNS) -> tuple[AuditSpec, dict]:
     """The spec with its target fixed, and how it was chosen."""
-    if spec.dataset == "worstcase" or spec.target is not None:
+    if spec.dataset != "cervical" or spec.target is not None:
         return spec, {"method": "given" if spec.target is not None else "fixed"}
     progress = progress or NullProgress()
     key = selection_key(spec, candidates, mini_runs)

@@ -22,13 +22,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("what to audit")
     g.add_argument("--impl", action="append", metavar="NAME", required=True,
                    help="implementation (repeatable): a built-in name, 'buggy', 'twins', a reference mechanism "
-                        "(ref-laplace, ref-broken, ref-marginals, ref-leaky-bounds) or package.module:Factory")
-    g.add_argument("--attack", action="append", choices=("querybased", "groundhog"),
-                   help="membership attack (repeatable; default querybased)")
-    g.add_argument("--dataset", choices=("worstcase", "cervical"),
-                   help="default: worstcase for querybased, cervical for groundhog")
-    g.add_argument("--target", type=int, help="row index of the target in D (cervical); default: choose the "
-                                              "most vulnerable record by mini-audits and cache the choice")
+                        "(ref-laplace, ref-broken, ref-marginals, ref-leaky-bounds), a real-library target "
+                        "LIBRARY:NAME (e.g. diffprivlib:GaussianNB; docs/targets.md) or package.module:Factory")
+    g.add_argument("--attack", action="append", choices=("querybased", "groundhog", "release"),
+                   help="membership attack (repeatable; default querybased, or release for mechanism targets)")
+    g.add_argument("--dataset", metavar="NAME",
+                   help="worstcase, worstcase-categorical, worstcase-continuous, worstcase-classification "
+                        "(these three take '@N' background rows), cervical; default: worstcase for querybased, "
+                        "cervical for groundhog, the target's own worst case for real-library targets")
+    g.add_argument("--data", metavar="FILE.csv", help="audit on your own data (needs --schema and --target)")
+    g.add_argument("--schema", metavar="FILE.json",
+                   help="the public domain of --data: {\"columns\": [{\"name\", \"kind\": integer|categorical|"
+                        "continuous, \"categories\" or \"lower\"/\"upper\"}], \"label\": NAME or null}")
+    g.add_argument("--target", type=int, help="row index of the target in D (cervical, --data); default on "
+                                              "cervical: choose the most vulnerable record by mini-audits")
     g.add_argument("--candidates", type=int, default=64, help="target selection: farthest records tried (64)")
     g.add_argument("--mini-runs", type=int, default=100, help="target selection: runs per world per candidate")
     g.add_argument("--epsilon", type=float, default=1.0)
@@ -85,26 +92,71 @@ def parse_split(text: str) -> tuple[float, float, float]:
     return (parts[0] / total, parts[1] / total, parts[2] / total)
 
 
+def user_data(args: argparse.Namespace) -> dict[str, Any] | None:
+    """Check --data/--schema/--target before any run; the spec's record of the user's data."""
+    from dpcheck.audit import datasets
+
+    data_file, schema_file = getattr(args, "data", None), getattr(args, "schema", None)
+    if data_file is None and schema_file is None:
+        return None
+    if data_file is None or schema_file is None or args.target is None:
+        raise UsageError("--data needs --schema FILE.json and --target ROW (and --schema needs --data)")
+    if args.dataset:
+        raise UsageError("use either --dataset or --data, not both")
+    try:
+        data = datasets.user_data_spec(data_file, schema_file)
+        datasets.user_csv(data["csv"], data["schema"], args.target, data["sha256"])
+    except OSError as exc:
+        raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return data
+
+
+def target_defaults(name: str) -> tuple[str | None, str | None]:
+    """(default dataset, default attack) of a real-library target; (None, None) for anything else."""
+    from dpcheck.audit.engine import is_target
+
+    if not is_target(name):
+        return None, None
+    from dpcheck.targets import registry
+
+    info = registry.get(name)
+    return info.dataset, ("release" if info.kind == "mechanism" else "querybased")
+
+
 def build_specs(args: argparse.Namespace) -> list:
     from dpcheck import impls
+    from dpcheck.audit import datasets
     from dpcheck.audit.engine import check_impl_name
     from dpcheck.audit.settings import paper_hyperparams
     from dpcheck.audit.spec import AuditSpec
+    from dpcheck.targets.base import TargetError
 
     names = impls.resolve(args.impl)
     hyper_user = parse_hyperparams(args.hp)
     if "bounds" in hyper_user:
         raise UsageError("bounds are the dataset's public domain and are passed by the audit; do not set them with --hp")
+    if args.dataset:
+        try:
+            datasets.check_name(args.dataset)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    data = user_data(args)
     specs = []
-    for attack in args.attack or ["querybased"]:
-        dataset = args.dataset or ATTACK_DATASET[attack]
-        if attack == "querybased" and dataset != "worstcase":
-            raise UsageError("the querybased attack needs a small integer domain: use --dataset worstcase")
-        for name in names:
-            try:
-                check_impl_name(name)
-            except ValueError as exc:
-                raise UsageError(str(exc)) from None
+    for name in names:
+        try:
+            check_impl_name(name)
+        except (ValueError, TargetError) as exc:
+            raise UsageError(str(exc)) from None
+        target_dataset, target_attack = target_defaults(name)
+        for attack in args.attack or [target_attack or "querybased"]:
+            if attack == "release" and target_attack != "release":
+                raise UsageError(f"the release attack reads a mechanism's released array; {name} is not a "
+                                 "mechanism target (use querybased or groundhog)")
+            dataset = "csv" if data else args.dataset or target_dataset or ATTACK_DATASET[attack]
+            if attack == "querybased" and dataset == "cervical":
+                raise UsageError("the querybased attack needs a small integer domain: use a worst-case dataset")
             # the paper's PATE-GAN knobs go to the built-in PATE-GANs only; other adapters get --hp alone
             defaults = paper_hyperparams(name, dataset)
             hyper = {**defaults, **hyper_user}
@@ -112,10 +164,19 @@ def build_specs(args: argparse.Namespace) -> list:
                 specs.append(AuditSpec(impl=name, dataset=dataset, attack=attack, target=args.target,
                                        epsilon=args.epsilon, delta=args.delta, runs=args.runs,
                                        synth_rows=args.synth_rows, seed=args.seed, hyperparams=hyper,
-                                       split=parse_split(args.split), confidence=args.confidence))
+                                       split=parse_split(args.split), confidence=args.confidence, data=data))
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
     return specs
+
+
+def command_line() -> dict[str, str]:
+    """The command that produced a JSON file, when this process is the ``dpcheck`` executable."""
+    import shlex
+
+    if Path(sys.argv[0]).name not in ("dpcheck", "__main__.py"):
+        return {}
+    return {"command": "dpcheck " + shlex.join(sys.argv[1:])}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -161,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     report.print_table(results)
     if args.json_out:
-        report.write_json(results, Path(args.json_out))
+        report.write_json(results, Path(args.json_out), extra=command_line())
     if args.plot:
         try:
             report.plot(results, Path(args.plot))

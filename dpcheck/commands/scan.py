@@ -15,7 +15,9 @@ ORDER = 10
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or folders (default: .)")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: . unless --package is given)")
+    p.add_argument("--package", action="append", metavar="NAME",
+                   help="also scan an installed package: distribution or top-level import name (repeatable; never imported)")
     p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text", help="output format")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--select", action="append", metavar="IDS",
@@ -32,6 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", metavar="FILE", help="hide findings recorded in this baseline")
     p.add_argument("--write-baseline", metavar="FILE", help="record all current findings in FILE and exit 0")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (internal errors still exit 2)")
+    p.add_argument("--strict", action="store_true", default=None,
+                   help="acknowledged findings (notes) gate too: they count for --category and the exit code")
 
 
 def resolve_config(args: argparse.Namespace) -> ScanConfig:
@@ -47,6 +51,7 @@ def resolve_config(args: argparse.Namespace) -> ScanConfig:
             "max_file_size": parse_size(args.max_file_size) if args.max_file_size else None,
             "cache_dir": Path(args.cache_dir).resolve() if args.cache_dir else None,
             "jobs": args.jobs,
+            "strict": True if args.strict else None,
         }
         if args.jobs is not None and args.jobs < 1:
             raise ConfigError("--jobs must be at least 1")
@@ -62,6 +67,11 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.scan.engine import Engine
     from dpcheck.scan.selection import check_categories, select_rules
 
+    from dpcheck.scan.packages import PackageNotFound, package_candidates
+
+    if not args.paths and not args.package:
+        args.paths = ["."]
+    args.paths = args.paths or []
     config = resolve_config(args)
     try:
         rules = select_rules(all_rules(), config.select, config.ignore)
@@ -74,7 +84,14 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
 
-    result = Engine(config, rules, use_cache=not args.no_cache).scan(args.paths)
+    extra = []
+    for name in args.package or ():
+        try:
+            extra.extend(package_candidates(name))
+        except PackageNotFound as exc:
+            raise UsageError(str(exc)) from exc
+
+    result = Engine(config, rules, use_cache=not args.no_cache).scan(args.paths, extra)
 
     if args.write_baseline:
         n = write_baseline(Path(args.write_baseline), result.findings)
@@ -92,6 +109,6 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(report)
     if result.crashed:
         return EXIT_ERROR
-    if result.findings and not args.exit_zero:
+    if result.gating() and not args.exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK

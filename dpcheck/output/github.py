@@ -23,5 +23,8 @@ def render(result: ScanResult) -> str:
         if f.end_col and f.end_line == f.line:
             props.append(f"endColumn={f.end_col}")
         props.append(f"title={_prop(f'{f.rule} {f.name} ({f.category})')}")
-        out.append(f"::{_LEVEL.get(f.severity, 'error')} {','.join(props)}::{_data(f'{f.rule} [{f.category}] {f.message}')}")
+        message = f"{f.rule} [{f.category}] {f.message}"
+        if f.related:
+            message += " (via " + ", ".join(f"{r.path}:{r.line}" for r in f.related) + ")"
+        out.append(f"::{_LEVEL.get(f.severity, 'error')} {','.join(props)}::{_data(message)}")
     return "".join(line + "\n" for line in out)

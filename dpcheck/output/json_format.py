@@ -25,6 +25,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         },
         "message": f.message,
         "snippet": f.snippet,
+        "related": [{"path": r.path, "line": r.line, "column": r.col, "message": r.message} for r in f.related],
     }
 
 
@@ -37,6 +38,9 @@ def payload(result: ScanResult) -> dict[str, Any]:
             "files": s.files,
             "lines": s.lines,
             "findings": len(result.findings),
+            "gating": len(result.gating()),
+            "acknowledged": result.acknowledged(),
+            "strict": result.strict,
             "hidden_by_baseline": result.hidden_by_baseline,
             "cache_hits": s.cache_hits,
             "seconds": round(s.seconds, 3),

@@ -58,6 +58,22 @@ def _uri(path: str) -> dict[str, str]:
     return {"uri": quote(Path(path).as_posix()), "uriBaseId": "%SRCROOT%"}
 
 
+def _related(f: Finding) -> list[dict[str, Any]]:
+    out = []
+    for i, r in enumerate(f.related, 1):
+        location: dict[str, Any] = {
+            "id": i,
+            "physicalLocation": {
+                "artifactLocation": _uri(r.path),
+                "region": {"startLine": max(r.line, 1), "startColumn": max(r.col, 1)},
+            },
+        }
+        if r.message:
+            location["message"] = {"text": r.message}
+        out.append(location)
+    return out
+
+
 def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     region: dict[str, Any] = {"startLine": f.line, "startColumn": f.col}
     if f.end_line >= f.line:
@@ -67,7 +83,7 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
     if f.snippet:
         region["snippet"] = {"text": f.snippet}
     fingerprint = hashlib.sha256(f"{f.rule}\0{f.path}\0{f.snippet or f.message}".encode()).hexdigest()
-    return {
+    result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],
         "level": _LEVEL.get(f.severity, "error"),
@@ -76,6 +92,12 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         "partialFingerprints": {"dpcheckFingerprint/v1": fingerprint},
         "properties": {"category": f.category},
     }
+    if f.related:
+        # the message links each related location ("[text](id)"), as SARIF viewers expect
+        links = ", ".join(f"[{r.path}:{r.line}]({i})" for i, r in enumerate(f.related, 1))
+        result["message"] = {"text": f"{f.message} (via {links})"}
+        result["relatedLocations"] = _related(f)
+    return result
 
 
 def payload(result: ScanResult) -> dict[str, Any]:

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+from dpcheck.finding import Finding
 from dpcheck.scan.engine import ScanResult
 
 
-def format_finding(f) -> str:  # noqa: ANN001 - a Finding
-    return f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message} [{f.category}]"
+def format_finding(f: Finding) -> str:
+    line = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message} [{f.category}]"
+    if f.related:
+        line += " via " + ", ".join(f"{r.path}:{r.line}" for r in f.related)
+    return line
 
 
 def render(result: ScanResult) -> str:
@@ -22,9 +26,13 @@ def render(result: ScanResult) -> str:
         lines.extend(f"  {rule:<6} {name:<34} {n:>5}" for (rule, name), n in sorted(by_rule.items()))
         lines.append("Findings by category:")
         lines.extend(f"  {cat:<41} {n:>5}" for cat, n in sorted(by_category.items()))
-    total = len(result.findings)
-    summary = (
-        f"{total} finding{'s' if total != 1 else ''} in {stats.files} file{'s' if stats.files != 1 else ''} "
+    total = len(result.gating())
+    acknowledged = 0 if result.strict else result.acknowledged()
+    summary = f"{total} finding{'s' if total != 1 else ''}"
+    if acknowledged:
+        summary += f", {acknowledged} acknowledged (notes; --strict to gate)"
+    summary += (
+        f" in {stats.files} file{'s' if stats.files != 1 else ''} "
         f"({stats.lines} lines, {stats.cache_hits} cached, {stats.seconds:.2f}s)"
     )
     if result.hidden_by_baseline:

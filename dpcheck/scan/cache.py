@@ -3,7 +3,8 @@
 One index file per effective configuration (dpcheck version, selected rules and their code,
 size limit — the *salt*). It maps
 
-* ``sha256(content)`` → the file's findings (path-free rows), and
+* ``sha256(content)`` → the file's findings (path-free rows) and, in ``summaries``, its
+  project-flow summary (``dpcheck/analysis/project.py``), and
 * absolute path → ``(mtime_ns, size, inode, sha)``, so an unchanged file is recognised from
   ``stat`` alone without reading it. A stat entry is trusted only if the file was older than
   ``RACY_SECONDS`` when it was recorded (a write within the same clock tick keeps mtime and
@@ -20,13 +21,13 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import astuple
+from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
 
-from dpcheck.finding import Finding
+from dpcheck.finding import Finding, RelatedLocation
 
-FORMAT = 1
+FORMAT = 2
 RACY_SECONDS = 2.0
 
 
@@ -35,11 +36,24 @@ def content_hash(data: bytes) -> str:
 
 
 def to_rows(findings: list[Finding]) -> list[list[Any]]:
-    return [list(astuple(f))[1:] for f in findings]
+    """Path-free rows: a related location in the finding's own file is stored with path ``""``."""
+    rows = []
+    for f in findings:
+        if f.related:
+            f = replace(f, related=tuple(replace(r, path="") if r.path == f.path else r for r in f.related))
+        rows.append(list(astuple(f))[1:])
+    return rows
 
 
 def from_rows(rows: list[list[Any]], path: str) -> list[Finding]:
-    return [Finding(path, *row) for row in rows]
+    out = []
+    for row in rows:
+        finding = Finding(path, *row)
+        if finding.related:
+            own = tuple(RelatedLocation(r.path or path, r.line, r.col, r.message) for r in finding.related)
+            finding = replace(finding, related=own)
+        out.append(finding)
+    return out
 
 
 def stat_key(st: os.stat_result) -> list[int]:
@@ -53,10 +67,13 @@ class ResultCache:
         self.path = directory / f"index-v{FORMAT}-{salt[:24]}.json"
         self.files: dict[str, list[Any]] = {}
         self.results: dict[str, list[list[Any]]] = {}
+        self.summaries: dict[str, Any] = {}
         self._dirty = False
-        self._load_into(self.files, self.results)
+        self._load_into(self.files, self.results, self.summaries)
 
-    def _load_into(self, files: dict[str, list[Any]], results: dict[str, list[list[Any]]]) -> None:
+    def _load_into(
+        self, files: dict[str, list[Any]], results: dict[str, list[list[Any]]], summaries: dict[str, Any]
+    ) -> None:
         try:
             data = json.loads(self.path.read_bytes())
         except (OSError, ValueError):
@@ -66,14 +83,25 @@ class ResultCache:
         if isinstance(data.get("files"), dict) and isinstance(data.get("results"), dict):
             files.update(data["files"])
             results.update(data["results"])
+            if isinstance(data.get("summaries"), dict):
+                summaries.update(data["summaries"])
 
-    def by_stat(self, abspath: str, st: os.stat_result) -> tuple[list[list[Any]], int] | None:
-        """(rows, line count) of an unchanged file, recognised without reading it."""
+    def by_stat(self, abspath: str, st: os.stat_result) -> tuple[list[list[Any]], int, str] | None:
+        """(rows, line count, content hash) of an unchanged file, recognised without reading it."""
         entry = self.files.get(abspath)
         if entry is None or len(entry) != 6 or not entry[4] or entry[:3] != stat_key(st):
             return None
         rows = self.results.get(entry[3])
-        return None if rows is None else (rows, entry[5])
+        return None if rows is None else (rows, entry[5], entry[3])
+
+    def summary(self, sha: str) -> Any:
+        """The project-flow summary stored with this content, ``None`` if none was."""
+        return self.summaries.get(sha)
+
+    def store_summary(self, sha: str, summary: Any) -> None:
+        if summary is not None:
+            self.summaries[sha] = summary
+            self._dirty = True
 
     def by_content(self, sha: str) -> list[list[Any]] | None:
         return self.results.get(sha)
@@ -91,13 +119,17 @@ class ResultCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         files: dict[str, list[Any]] = {}
         results: dict[str, list[list[Any]]] = {}
-        self._load_into(files, results)
+        summaries: dict[str, Any] = {}
+        self._load_into(files, results, summaries)
         files.update(self.files)
         results.update(self.results)
+        summaries.update(self.summaries)
         live = {entry[3] for entry in files.values()}
         results = {sha: rows for sha, rows in results.items() if sha in live}
+        summaries = {sha: s for sha, s in summaries.items() if sha in live}
         payload = json.dumps(
-            {"format": FORMAT, "salt": self.salt, "files": files, "results": results}, separators=(",", ":")
+            {"format": FORMAT, "salt": self.salt, "files": files, "results": results, "summaries": summaries},
+            separators=(",", ":"),
         )
         fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
         try:

@@ -1,7 +1,7 @@
 """Scan configuration: ``[tool.dpcheck]`` of the nearest ``pyproject.toml``, overridden by CLI flags.
 
 Keys (kebab-case or snake_case): ``select``, ``ignore``, ``exclude``, ``per-file-ignores``,
-``category``, ``max-file-size``, ``cache-dir``, ``jobs``.
+``category``, ``max-file-size``, ``cache-dir``, ``jobs``, ``strict``.
 """
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
     "build", "dist", "node_modules", "_build", "buck-out",
 )
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "per-file-ignores", "category", "max-file-size", "cache-dir", "jobs"}
+KNOWN_KEYS = {
+    "select", "ignore", "exclude", "per-file-ignores", "category", "max-file-size", "cache-dir", "jobs", "strict",
+}
 
 
 class ConfigError(ValueError):
@@ -46,6 +48,8 @@ class ScanConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     cache_dir: Path | None = None
     jobs: int | None = None
+    #: acknowledged findings (category ``acknowledged``) gate like any other
+    strict: bool = False
 
     def with_overrides(self, **overrides: Any) -> "ScanConfig":
         """CLI flags replace the file's values; ``None`` means "flag not given"."""
@@ -146,4 +150,8 @@ def load_config(start: Path | None = None, pyproject: Path | None = None) -> Sca
         if not isinstance(table["jobs"], int) or table["jobs"] < 1:
             raise ConfigError(f"{path}: [tool.dpcheck] jobs must be a positive integer")
         values["jobs"] = table["jobs"]
+    if "strict" in table:
+        if not isinstance(table["strict"], bool):
+            raise ConfigError(f"{path}: [tool.dpcheck] strict must be true or false")
+        values["strict"] = table["strict"]
     return replace(config, **values)

@@ -19,12 +19,15 @@ import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
 from dpcheck import __version__
+from dpcheck.analysis import project
+from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding
+from dpcheck.analysis import source_files as analysis_source_files
 from dpcheck.rule import Rule, RuleCrash, run_rules, suppressed_ids
 from dpcheck.scan import diagnostics as diag
 from dpcheck.scan.cache import ResultCache, content_hash, from_rows, make_salt, to_rows
@@ -56,6 +59,17 @@ class ScanResult:
     crashed: bool = False
     hidden_by_baseline: int = 0
     notes: list[str] = field(default_factory=list)
+    #: acknowledged findings gate (exit code 1) like any other
+    strict: bool = False
+
+    def gating(self) -> list[Finding]:
+        """The findings that make the exit code 1: all but ``acknowledged`` ones unless strict."""
+        if self.strict:
+            return list(self.findings)
+        return [f for f in self.findings if f.category != ACKNOWLEDGED]
+
+    def acknowledged(self) -> int:
+        return sum(1 for f in self.findings if f.category == ACKNOWLEDGED)
 
 
 @dataclass
@@ -63,6 +77,8 @@ class Analysis:
     findings: list[Finding]
     parsed: bool
     crashed: bool
+    #: the file's project-flow summary (``dpcheck.analysis.project``), when one was asked for
+    summary: dict | None = None
 
 
 def _parse(source: str) -> cst.Module:
@@ -101,25 +117,28 @@ def applicable(rules: Sequence[type[Rule]], source: str, path: str) -> list[int]
     return [i for i, rule in enumerate(rules) if rule.applies_to(source)]
 
 
-def _valid_python(source: str) -> bool:
-    """CPython's own parser (to an AST only, ~10x faster than libcst): is the syntax valid?"""
+def _valid_python(source: str) -> ast.Module | None:
+    """CPython's own parser (to an AST only, ~10x faster than libcst): the tree if the syntax is valid."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, "<scanned>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(source, "<scanned>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+        return None
 
 
-def analyse_source(source: str, path: str, selected: Sequence[type[Rule]]) -> Analysis:
+def analyse_source(source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False) -> Analysis:
     """Parse once and run ``selected`` (rules whose triggers occur in ``source``).
 
     Without selected rules only the syntax is checked; a failure is confirmed with libcst
-    (whose grammar spans more Python versions) before DP000 is reported.
+    (whose grammar spans more Python versions) before DP000 is reported. ``flow``: also
+    compute the project-flow summary (reusing CPython's tree when the syntax check made one).
     """
-    if not selected and _valid_python(source):
-        return Analysis([], False, False)
+    if not selected:
+        wants = flow and project.wanted(source, path)
+        tree = _valid_python(source)
+        if tree is not None:
+            return Analysis([], False, False, _summary(source, path, tree) if wants else None)
     try:
         module = _parse(source)
     except cst.ParserSyntaxError as exc:
@@ -160,21 +179,34 @@ def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     return sorted(set(kept))
 
 
-def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]]) -> Analysis:
-    """``analyse_source``, with any engine failure on this file turned into a DP005 finding."""
+def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False) -> Analysis:
+    """``analyse_source``, with any engine failure on this file turned into a DP005 finding.
+    ``flow``: also compute the file's project-flow summary."""
     try:
-        return analyse_source(source, path, selected)
+        analysis = analyse_source(source, path, selected, flow)
     except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
         message = f"internal error while analysing this file: {type(exc).__name__}: {exc}"
         return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], True, True)
+    if flow and analysis.summary is None and analysis.parsed:
+        analysis.summary = _summary(source, path)
+    return analysis
 
 
-def _analyse_chunk(chunk: list[tuple[str, str, list[int]]], rules: Sequence[type[Rule]]) -> list[Analysis]:
-    return [safe_analyse(source, path, [rules[i] for i in which]) for path, source, which in chunk]
+def _summary(source: str, path: str, tree: ast.Module | None = None) -> dict | None:
+    try:
+        return project.summarize(source, path, tree)
+    except Exception:  # noqa: BLE001 - a summary is optional: without it no cross-module finding
+        return None
+
+
+def _analyse_chunk(
+    chunk: list[tuple[str, str, list[int]]], rules: Sequence[type[Rule]], flow: bool = False
+) -> list[Analysis]:
+    return [safe_analyse(source, path, [rules[i] for i in which], flow) for path, source, which in chunk]
 
 
 def rule_code_files(rules: Iterable[type[Rule]]) -> list[str]:
-    files = [__file__, inspect.getfile(run_rules), diag.__file__]
+    files = [__file__, inspect.getfile(run_rules), diag.__file__, project.__file__, *analysis_source_files()]
     for rule in rules:
         try:
             files.append(inspect.getfile(rule))
@@ -206,6 +238,9 @@ class Engine:
         self.config = config
         self.rules = list(rules)
         self.jobs = max(1, jobs or config.jobs or os.cpu_count() or 1)
+        #: the cross-module phase reports under DP202's id, so it runs when DP202 does
+        self.flow = any(r.id == project.RULE_ID for r in self.rules)
+        self._last_hit_sha: str | None = None
         self.cache: ResultCache | None = None
         if use_cache:
             salt = make_salt(
@@ -213,7 +248,9 @@ class Engine:
             )
             self.cache = ResultCache(config.default_cache_dir(), salt)
 
-    def scan(self, paths: Sequence[str | os.PathLike[str]]) -> ScanResult:
+    def scan(self, paths: Sequence[str | os.PathLike[str]], extra: Sequence[Candidate] = ()) -> ScanResult:
+        """Scan ``paths`` (files or folders) and the ready-made ``extra`` candidates (e.g. the
+        files of an installed package, with their display paths)."""
         start = time.perf_counter()
         stats = ScanStats()
         findings: list[Finding] = []
@@ -225,11 +262,19 @@ class Engine:
             findings.extend(self._post_filter(candidate_findings, root))
 
         pending: list[_Pending] = []
-        for candidate in discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES):
+        #: absolute path -> (display path, project-flow summary)
+        summaries: dict[str, tuple[str, dict]] = {}
+        candidates = discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES)
+        for candidate in _chain_unique(candidates, extra):
             stats.files += 1
             result = self._prepare(candidate, stats)
             if isinstance(result, list):
                 collect(result)
+                sha = self._last_hit_sha
+                if self.flow and sha is not None and self.cache is not None:
+                    summary = self.cache.summary(sha)
+                    if summary is not None:
+                        summaries[os.path.abspath(candidate.path)] = (candidate.display, summary)
             else:
                 pending.append(result)
         for item, analysis in self._run(pending):
@@ -239,18 +284,41 @@ class Engine:
                 self.cache.store(
                     os.path.abspath(item.candidate.path), item.st, item.sha, item.lines, to_rows(analysis.findings)
                 )
+                self.cache.store_summary(item.sha, analysis.summary)
+            if analysis.summary is not None:
+                summaries[os.path.abspath(item.candidate.path)] = (item.candidate.display, analysis.summary)
             collect(analysis.findings)
+        if self.flow and len(summaries) > 1:
+            findings.extend(self._project_findings(summaries, findings, root))
         if self.cache is not None:
             try:
                 self.cache.save()
             except OSError as exc:
                 print(f"dpcheck: warning: cannot write cache {self.cache.directory}: {exc}", file=sys.stderr)
         stats.seconds = time.perf_counter() - start
-        return ScanResult(sorted(findings), stats, self.rules, crashed)
+        return ScanResult(sorted(findings), stats, self.rules, crashed, strict=self.config.strict)
+
+    def _project_findings(
+        self, summaries: dict[str, tuple[str, dict]], known: list[Finding], root: str
+    ) -> list[Finding]:
+        """The cross-module phase, joined from the per-file summaries on every run."""
+        try:
+            flow = project.join({p: s for p, (_, s) in summaries.items()}, {p: d for p, (d, _) in summaries.items()})
+        except Exception as exc:  # noqa: BLE001 - the per-file findings still stand
+            print(f"dpcheck: warning: cross-module analysis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return []
+        seen = {(f.path, f.line, f.rule) for f in known}
+        by_path: dict[str, list[Finding]] = {}
+        for f in flow:
+            if (f.path, f.line, f.rule) not in seen:
+                by_path.setdefault(f.path, []).append(f)
+        return [f for group in by_path.values() for f in self._post_filter(group, root)]
 
     def _prepare(self, candidate: Candidate, stats: ScanStats) -> list[Finding] | _Pending:
-        """Diagnostics or findings for ``candidate`` when no parse is needed, else what to parse."""
+        """Diagnostics or findings for ``candidate`` when no parse is needed, else what to parse.
+        A cache hit leaves its content hash in ``self._last_hit_sha`` (for the flow summary)."""
         path, shown = candidate.path, candidate.display
+        self._last_hit_sha = None
         if candidate.problem == "loop":
             return [diag.diagnostic(diag.BAD_SYMLINK, shown, "symlink loop: the path resolves to itself or a parent folder")]
         if candidate.problem == "broken":
@@ -267,11 +335,13 @@ class Engine:
             )]
         abspath = os.path.abspath(path)
         cache = self.cache
+        self._last_hit_sha = None
         if cache is not None:
             hit = cache.by_stat(abspath, st)
             if hit is not None:
                 stats.cache_hits += 1
                 stats.lines += hit[1]
+                self._last_hit_sha = hit[2]
                 return from_rows(hit[0], shown)
         try:
             data = read_bytes(path)
@@ -285,6 +355,7 @@ class Engine:
             if rows is not None:
                 stats.cache_hits += 1
                 cache.store(abspath, st, sha, lines, None)
+                self._last_hit_sha = sha
                 return from_rows(rows, shown)
         stats.analysed += 1
         try:
@@ -315,7 +386,7 @@ class Engine:
 
         def submit(pool: ProcessPoolExecutor, chunk: list[_Pending]) -> Future[list[Analysis]]:
             payload = [(p.candidate.display, p.source, p.which) for p in chunk]
-            return pool.submit(_analyse_chunk, payload, self.rules)
+            return pool.submit(_analyse_chunk, payload, self.rules, self.flow)
 
         try:
             with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:
@@ -336,7 +407,9 @@ class Engine:
 
     def _run_inline(self, items: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
         for item in items:
-            yield item, safe_analyse(item.source, item.candidate.display, [self.rules[i] for i in item.which])
+            yield item, safe_analyse(
+                item.source, item.candidate.display, [self.rules[i] for i in item.which], self.flow
+            )
 
     def _post_filter(self, findings: list[Finding], root: str) -> list[Finding]:
         """Path- and configuration-dependent filters, applied after the cache."""
@@ -351,9 +424,22 @@ class Engine:
                 out = [f for f in out if f.rule == diag.RULE_CRASH.id or not any(f.rule.startswith(c) for c in codes)]
         out = [f for f in out if not diag.is_diagnostic_id(f.rule) or f.rule == diag.RULE_CRASH.id
                or is_enabled(f.rule, cfg.select, cfg.ignore)]
+        out = [replace(f, severity="note") if f.category == ACKNOWLEDGED and f.severity != "note" else f for f in out]
         if cfg.categories is not None:
-            out = [f for f in out if f.category in cfg.categories or diag.is_diagnostic_id(f.rule)]
+            # without --strict an acknowledged finding is shown as a note whatever the filter says
+            out = [f for f in out if f.category in cfg.categories or diag.is_diagnostic_id(f.rule)
+                   or (f.category == ACKNOWLEDGED and not cfg.strict)]
         return out
+
+
+def _chain_unique(first: Iterable[Candidate], second: Iterable[Candidate]) -> Iterator[Candidate]:
+    """Both streams of candidates, each file (by absolute path) once."""
+    seen: set[str] = set()
+    for candidate in (*first, *second):
+        key = os.path.abspath(candidate.path)
+        if key not in seen:
+            seen.add(key)
+            yield candidate
 
 
 def read_bytes(path: str) -> bytes:

@@ -29,10 +29,13 @@ def make_tiny(rows: int = 16, seed: int = 5) -> np.ndarray:
     return np.column_stack([cont, ints, label])
 
 
-def theorem5_increment(n0: Any, n1: Any, lamda: float, num_moments: int) -> np.ndarray:
+def theorem5_increment(n0: Any, n1: Any, lamda: float, num_moments: int, *,
+                       check_validity: bool = False) -> np.ndarray:
     """Sum over samples of Theorem 5's alpha(l) increment, l = 1..L, in plain float64.
 
-    Where 1 - e^{2λ}q <= 0 the data-dependent term is undefined and only 2λ²l(l+1) applies."""
+    Where 1 - e^{2λ}q <= 0 the data-dependent term is undefined and only 2λ²l(l+1) applies.
+    ``check_validity``: PATE 2017's reading (the corrected twins), which uses the data-dependent
+    term only where q < (e^{2λ} - 1)/(e^{4λ} - 1)."""
     n0 = np.atleast_1d(np.asarray(n0, dtype=np.float64))
     n1 = np.atleast_1d(np.asarray(n1, dtype=np.float64))
     gap = np.abs(n0 - n1)[:, None]
@@ -43,6 +46,8 @@ def theorem5_increment(n0: Any, n1: Any, lamda: float, num_moments: int) -> np.n
     with np.errstate(all="ignore"):
         term = np.log((1 - q) * ((1 - q) / denom) ** l + q * np.exp(2 * lamda * l))
     term = np.where(denom > 0, term, np.inf)
+    if check_validity:
+        term = np.where(q < np.expm1(2 * lamda) / np.expm1(4 * lamda), term, np.inf)
     return np.minimum(bound, term).sum(axis=0)
 
 
@@ -122,11 +127,12 @@ def accountant_grid() -> list[tuple[np.ndarray, np.ndarray, float]]:
 def compare_hook() -> Callable[..., float]:
     """Largest relative error of ``adapter.accountant_update`` against Theorem 5 over the inputs."""
 
-    def worst(adapter: Any, cases: list[tuple[np.ndarray, np.ndarray, float]], num_moments: int = 20) -> float:
+    def worst(adapter: Any, cases: list[tuple[np.ndarray, np.ndarray, float]], num_moments: int = 20, *,
+              check_validity: bool = False) -> float:
         errors = []
         for n0, n1, lam in cases:
             got = np.asarray(adapter.accountant_update(n0, n1, lamda=lam, num_moments=num_moments), float)
-            ref = theorem5_increment(n0, n1, lam, num_moments)
+            ref = theorem5_increment(n0, n1, lam, num_moments, check_validity=check_validity)
             assert got.shape == ref.shape
             with np.errstate(invalid="ignore"):
                 err = np.abs(got - ref) / np.maximum(np.abs(ref), 1e-300)

@@ -35,7 +35,7 @@ def test_moments_accountant_hook_buggy_departs_from_theorem5(compare_hook, accou
 
 
 def test_moments_accountant_hook_twin_equals_theorem5(compare_hook, accountant_grid):
-    assert compare_hook(impls.get("borealis-fixed"), accountant_grid) < 1e-6
+    assert compare_hook(impls.get("borealis-fixed"), accountant_grid, check_validity=True) < 1e-6
 
 
 def test_missing_log_overestimates_where_the_data_dependent_term_wins(h):
@@ -54,7 +54,7 @@ def test_moments_accountant_twin_probe_matches_theorem5(h):
     assert len(updates) == len(probe.of("votes")) > 0
     assert probe.of("training_end")[-1].kwargs["reason"] == "budget"
     for n0, n1, inc in updates:
-        np.testing.assert_allclose(inc, h.theorem5(n0, n1, 0.3, RUN["num_moments"]), rtol=1e-6)
+        np.testing.assert_allclose(inc, h.theorem5(n0, n1, 0.3, RUN["num_moments"], check_validity=True), rtol=1e-6)
 
 
 def test_moments_accountant_buggy_probe_departs_from_theorem5(h):

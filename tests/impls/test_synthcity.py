@@ -89,7 +89,7 @@ def test_moments_accountant_hook_buggy_departs_from_theorem5(compare_hook, accou
 
 
 def test_moments_accountant_hook_twin_equals_theorem5(compare_hook, accountant_grid):
-    assert compare_hook(impls.get("synthcity-fixed"), accountant_grid) < 1e-6
+    assert compare_hook(impls.get("synthcity-fixed"), accountant_grid, check_validity=True) < 1e-6
 
 
 def test_moments_accountant_index_bug_shape():
@@ -105,7 +105,7 @@ def test_moments_accountant_twin_probe_matches_theorem5(h):
     updates = h.increments(probe)
     assert updates
     for n0, n1, inc in updates:
-        np.testing.assert_allclose(inc, h.theorem5(n0, n1, 0.3, RUN["num_moments"]), rtol=1e-6)
+        np.testing.assert_allclose(inc, h.theorem5(n0, n1, 0.3, RUN["num_moments"], check_validity=True), rtol=1e-6)
 
 
 def test_metadata_buggy_reads_bounds_from_data(buggy, h):

@@ -158,3 +158,23 @@ def test_output_mapped_back_in_twin(twin):
     assert [e.args[0] for e in probe.of("output_transform")][:2] == ["inverse_minmax", "round_int"]
     assert np.all((samples >= LOWER - 1e-6) & (samples <= UPPER + 1e-6))
     np.testing.assert_array_equal(samples[:, 1:], np.rint(samples[:, 1:]))
+
+
+def test_twin_accountant_checks_the_validity_condition_without_dividing_by_zero():
+    """At λ = ln(2)/2 a tie gives q·e^{2λ} = 1: the twin falls back to the data-independent term
+    (PATE's validity condition) instead of dividing by zero."""
+    import warnings
+
+    from dpcheck.reference.pategan import pategan_moments
+
+    lamda = float(np.log(2) / 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        _, probe = fit("updated-fixed", lamda=lamda, num_teachers=4, student_iters=2)
+    votes = probe.of("votes")
+    assert sum(int(np.sum(np.asarray(v.args[0]) == np.asarray(v.args[1]))) for v in votes) > 0, "no tie exercised"
+    previous = np.zeros(20)
+    for v, acct in zip(votes, probe.of("accountant")):
+        expected = pategan_moments(*v.args, lamda, 20, check_validity=True)
+        np.testing.assert_allclose(acct.args[0] - previous, expected, rtol=1e-9)
+        previous = acct.args[0]

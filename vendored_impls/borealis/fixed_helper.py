@@ -34,8 +34,10 @@ def moments_acc(num_teachers: Any, votes: torch.Tensor, lap_scale: float, l_list
              - lap_scale * torch.abs(2 * votes - num_teachers))
     q = torch.exp(log_q)
     q_e2l = torch.exp(log_q + 2 * lap_scale)
-    defined = q_e2l < 1  # else 1 - q * exp(2 * lap_scale) <= 0: only the data-independent bound holds
-    q_e2l = torch.where(defined, q_e2l, torch.zeros_like(q_e2l))
+    # PATE 2017, Theorem 2: the data-dependent bound needs q < (e^{2λ}-1)/(e^{4λ}-1) = 1/(e^{2λ}+1)
+    # (which keeps 1 - q * exp(2 * lap_scale) > 0); elsewhere only the data-independent bound holds
+    valid = log_q < -np.logaddexp(0.0, 2 * lap_scale)
+    q_e2l = torch.where(valid, q_e2l, torch.zeros_like(q_e2l))
 
     l_val = l_list.to(torch.float64).unsqueeze(1)  # every order at once, one row per l
     a = 2 * lap_scale ** 2 * l_val * (l_val + 1)
@@ -43,7 +45,7 @@ def moments_acc(num_teachers: Any, votes: torch.Tensor, lap_scale: float, l_list
     log_t_one = torch.log1p(-q) + l_val * (torch.log1p(-q) - torch.log1p(-q_e2l))
     t_two = torch.exp(log_q + 2 * lap_scale * l_val)
     log_t = torch.log1p(torch.expm1(log_t_one) + t_two)
-    log_t = torch.where(defined, log_t, torch.full_like(log_t, float("inf")))
+    log_t = torch.where(valid, log_t, torch.full_like(log_t, float("inf")))
     alpha = torch.clamp(log_t, max=a).sum(dim=1)
 
     return alpha

@@ -23,19 +23,25 @@ def sample_Z(m: int, n: int) -> np.ndarray:
     return np.random.uniform(-1.0, 1.0, size=[m, n])
 
 
+def validity_threshold(lamda: float) -> float:
+    """(e^{2λ} - 1)/(e^{4λ} - 1), written as 1/(e^{2λ} + 1): equal, and exact as λ -> 0."""
+    return float(np.exp(-np.logaddexp(0.0, 2.0 * lamda)))
+
+
 def moments_increment(n0: np.ndarray, n1: np.ndarray, lamda: float, L: int) -> np.ndarray:
     """Theorem 5 of the PATE-GAN paper: the increase of alpha(1..L) for one batch of votes."""
     gap = lamda * np.abs(np.asarray(n0, np.float64) - np.asarray(n1, np.float64))
     q = (2.0 + gap) / (4.0 * np.exp(gap))
     increment = np.zeros(L)
-    # the data-dependent term is only defined while 1 - e^{2λ}q > 0 (always, for λ < ln(2)/2)
-    defined = 1.0 - np.exp(2.0 * lamda) * q > 0.0
-    safe_q = np.where(defined, q, 0.0)
+    # PATE 2017, Theorem 2: the data-dependent term holds only while q < (e^{2λ}-1)/(e^{4λ}-1)
+    # (= 1/(e^{2λ}+1), which also keeps 1 - e^{2λ}q > 0); elsewhere only the data-independent one
+    valid = q < validity_threshold(lamda)
+    safe_q = np.where(valid, q, 0.0)
     for l in range(1, L + 1):
         data_independent = 2.0 * lamda ** 2 * l * (l + 1)
         data_dependent = np.log((1.0 - safe_q) * ((1.0 - safe_q) / (1.0 - np.exp(2.0 * lamda) * safe_q)) ** l
                                 + safe_q * np.exp(2.0 * lamda * l))
-        term = np.where(defined, np.minimum(data_independent, data_dependent), data_independent)
+        term = np.where(valid, np.minimum(data_independent, data_dependent), data_independent)
         increment[l - 1] = np.sum(term)
     return increment
 

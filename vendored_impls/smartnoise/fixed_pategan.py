@@ -1,6 +1,7 @@
 """Corrected twin of ``upstream_pategan.py`` (smartnoise): identical except that the accountant comes
-from ``fixed_privacy_utils`` (log restored). The latent mismatch (``rand`` in training, ``randn`` at
-generation) and the hard-coded noise multiplier are kept: they are not Table 2 cells.
+from ``fixed_privacy_utils`` (log restored, validity condition of the data-dependent bound checked)
+and that generation draws its latents with ``torch.rand``, as training does (upstream: ``randn``).
+The hard-coded noise multiplier is kept: it is not a Table 2 cell.
 """
 from __future__ import annotations
 
@@ -241,12 +242,12 @@ class PATEGAN:
 
     def generate(self, n: int) -> np.ndarray:
         if self.probe is not None:
-            self.probe.latent("normal", phase="generate")
+            self.probe.latent("uniform", phase="generate")
         steps = n // self.batch_size + 1
         data = []
         with torch.no_grad():
             for _ in range(steps):
-                noise = torch.randn(self.batch_size, self.latent_dim, device=self.device)
+                noise = torch.rand(self.batch_size, self.latent_dim, device=self.device)
                 noise = noise.view(-1, self.latent_dim)
                 fake_data = self.generator(noise.double())
                 data.append(fake_data.cpu().numpy())

@@ -3,7 +3,7 @@
 - teachers: neural teacher discriminators updated by SGD each iteration instead of re-fitted
   ``LogisticRegression`` models;
 - moments_accountant: ``exp(2 * lamda * (j + 1))`` (Theorem 5), evaluated in log space, with the
-  data-independent bound where the data-dependent term is undefined;
+  data-independent bound wherever PATE's validity condition q < 1/(e^{2λ}+1) fails (DP302);
 - metadata: encoder bounds are public parameters, never read from the data.
 Outside Table 2, the labelling callback now charges the accountant before its skip branch.
 """
@@ -178,15 +178,17 @@ class PATEGAN:
         log_q = np.log(2 + self.lamda * np.abs(n0 - n1)) - np.log(4.0) - self.lamda * np.abs(n0 - n1)
         q = np.exp(log_q)
         q_e2l = np.exp(log_q + 2 * self.lamda)
-        defined = q_e2l < 1  # else 1 - q * exp(2 * lamda) <= 0 and only the data-independent bound holds
-        q_e2l = np.where(defined, q_e2l, 0.0)
-        q, log_q, q_e2l, defined = q[None, :], log_q[None, :], q_e2l[None, :], defined[None, :]
+        # PATE 2017, Theorem 2: the data-dependent bound needs q < (e^{2λ}-1)/(e^{4λ}-1) = 1/(e^{2λ}+1)
+        # (which keeps 1 - q * exp(2 * lamda) > 0); elsewhere only the data-independent bound holds
+        valid = log_q < -np.logaddexp(0.0, 2 * self.lamda)
+        q_e2l = np.where(valid, q_e2l, 0.0)
+        q, log_q, q_e2l, valid = q[None, :], log_q[None, :], q_e2l[None, :], valid[None, :]
         j = np.arange(self.alpha)[:, None]  # every moment index at once, one row per j
         temp1 = 2 * (self.lamda ** 2) * (j + 1) * (j + 2)
         log_t1 = np.log1p(-q) + (j + 1) * (np.log1p(-q) - np.log1p(-q_e2l))
         with np.errstate(over="ignore"):
             temp2 = np.log1p(np.expm1(log_t1) + np.exp(log_q + 2 * self.lamda * (j + 1)))
-        temp2 = np.where(defined, temp2, np.inf)
+        temp2 = np.where(valid, temp2, np.inf)
         self.alpha_dict += np.sum(np.clip(temp2, 0, temp1), axis=1)
         if self.probe is not None:
             self.probe.accountant(self.alpha_dict.copy(), self._update_epsilon_hat(), iteration=self._iteration)

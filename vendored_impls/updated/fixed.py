@@ -183,10 +183,15 @@ def pategan(x_train: np.ndarray, parameters: dict[str, Any], *, tf1: Any, sess: 
 
             # Update moments accountant
             q = (2 + lamda * np.abs(n0 - n1)) / (4 * np.exp(lamda * np.abs(n0 - n1)))
+            # PATE 2017, Theorem 2: the data-dependent term needs q < (e^{2λ}-1)/(e^{4λ}-1); this
+            # also keeps 1 - q·e^{2λ} > 0 (no division by zero). Elsewhere: data-independent only.
+            valid = q < (np.exp(2 * lamda) - 1) / (np.exp(4 * lamda) - 1)
+            safe_q = np.where(valid, q, 0.0)
             for l in range(L):
                 temp1 = 2 * (lamda ** 2) * (l + 1) * (l + 2)
-                temp2 = (1 - q) * (((1 - q) / (1 - q * np.exp(2 * lamda))) ** (l + 1)) + q * np.exp(2 * lamda * (l + 1))
-                alpha[l] = alpha[l] + np.sum(np.minimum(temp1, np.log(temp2)))
+                temp2 = ((1 - safe_q) * (((1 - safe_q) / (1 - safe_q * np.exp(2 * lamda))) ** (l + 1))
+                         + safe_q * np.exp(2 * lamda * (l + 1)))
+                alpha[l] = alpha[l] + np.sum(np.where(valid, np.minimum(temp1, np.log(temp2)), temp1))
             if probe is not None:
                 probe.accountant(alpha.copy(), float(np.min((alpha + np.log(1 / delta)) / np.arange(1, L + 1))),
                                  iteration=iteration)

@@ -1,0 +1,833 @@
+"""Project-wide flow: statistics fitted in one module on private data fed by a DP model in another.
+
+Real generators delegate preprocessing: an encoder in module A fits on its argument (min/max,
+quantiles, ``unique``, ``LabelEncoder``, ``pd.cut`` …) and the DP model in module B calls it on
+its private training data. Neither file alone shows the leak. The engine therefore runs a cheap
+second phase:
+
+1. per file, :func:`summarize` reads the source with CPython's ``ast`` (never imports it) and
+   records, as JSON-able data cached with the file's content hash: its imports, its top-level
+   definitions, which functions/methods fit statistics on which parameter (and where), and which
+   calls in a DP model's training entry point pass private data into which callee;
+2. :func:`join` resolves every recorded call through the imports (relative, absolute within the
+   scanned trees, ``import a.b as c``, re-exports) and reports the fitting sites as DP202
+   findings with the DP call site as a related location.
+
+The join is recomputed from the summaries on every run, so a change to either module changes
+the result. Anything that cannot be resolved (missing modules, star imports, relative imports
+beyond the top, unparsable files, import cycles) simply yields no finding.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from dpcheck.categories import ACKNOWLEDGED
+from dpcheck.finding import Finding, RelatedLocation
+
+VERSION = 1
+RULE_ID = "DP202"
+RULE_NAME = "non-private-bounds"
+CATEGORY = "metadata"
+
+_STAT_METHODS = {
+    "min", "max", "amin", "amax", "quantile", "nanquantile", "unique", "nunique", "value_counts",
+    "describe", "ptp", "aminmax", "mode",
+}
+_STAT_FUNCS = {
+    "min", "max", "amin", "amax", "nanmin", "nanmax", "ptp", "quantile", "percentile", "nanquantile",
+    "nanpercentile", "unique", "bincount", "cut", "qcut", "histogram_bin_edges", "value_counts",
+}
+_LIB_ROOTS = {"np", "numpy", "pd", "pandas", "torch", "jnp", "tf"}
+_ENCODERS = {
+    "LabelEncoder", "OneHotEncoder", "OrdinalEncoder", "KBinsDiscretizer", "MinMaxScaler", "StandardScaler",
+    "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "LabelBinarizer", "PowerTransformer",
+}
+_FIT_METHODS = {"fit", "fit_transform", "partial_fit"}
+_PASS_METHODS = {
+    "astype", "to_numpy", "copy", "dropna", "fillna", "reshape", "flatten", "ravel", "squeeze", "transpose",
+    "float", "numpy", "detach", "cpu", "reset_index", "infer_objects", "to_frame",
+}
+_WRAP_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "DataFrame", "Series", "asanyarray", "copy"}
+_ENTRY_NAMES = {"fit", "train", "fit_transform", "_fit", "partial_fit", "_train", "fit_model", "train_model"}
+_PRIVACY_PARAMS = re.compile(
+    r"^(?:target_)?(?:epsilon|eps|delta|rho|sigma|noise_multiplier|privacy_budget|budget|max_grad_norm|"
+    r"lamda|lambda_|noise_scale|mu)$"
+)
+_NOT_DATA_PARAM = re.compile(
+    r"(?i)^(?:self|cls|epsilon|eps|delta|rho|sigma|seed|random_state|epochs?|n_epochs|batch_size|lr|"
+    r"learning_rate|verbose|device|columns?|categorical\w*|discrete\w*|continuous\w*|bounds|lower|upper|"
+    r"meta\w*|schema|n_\w+|num_\w+|max_\w+|\w*_size|\w*_dim|\w*_eps|noise\w*|callback\w*|kwargs|args|"
+    r"dtype|transformer|preprocessor\w*|conditions?|labels?_col\w*|target_col\w*)$"
+)
+_NOISE_CALL = re.compile(
+    r"(?i)\b((?:\w+\.)*(?:laplace|add_noise|gaussian_mechanism|laplace_mechanism|make_private\w*|PrivacyEngine|"
+    r"RDPAccountant|compute_rdp|GaussianMechanism|LaplaceMechanism|noisy_\w+|dp_\w+))\s*\("
+)
+_DP_CLAIM = re.compile(r"differential(?:ly)?[ _-]?priva|\bprivacy\b|\bDP[- ]?(?:SGD|GAN|synth)|\(ε|ε-DP|\bPATE\b", re.I)
+_DP_CLASS = re.compile(r"^(?:DP|Dp|Private|Pate|PATE)|(?:DP|Private|PATE|Pate)(?:GAN|Gan|Synth|Model)?$|DPGAN|PATEGAN")
+
+#: a file is worth more than its imports only if it may fit statistics or hold a DP model
+#: (plain substring tests: much faster than one regex with many alternatives)
+_FIT_WORDS = (
+    ".min(", ".max(", "amin(", "amax(", "nanmin(", "nanmax(", "quantile(", "unique(", "value_counts(", "describe(",
+    "ptp(", "percentile(", "bincount(", "cut(", ".mode(", "Counter(", *sorted(_ENCODERS),
+)
+_DP_WORDS = ("epsilon", "eps", "delta", "rho", "sigma", "noise", "priva", "differential", "laplace", "pate", "dp")
+_DP_WORD_RE = re.compile(r"\bdp|[a-z_]dp[A-Z_]|DP")
+
+
+def _may_fit_text(source: str) -> bool:
+    return any(w in source for w in _FIT_WORDS)
+
+
+_ENTRY_TEXT = ("def fit", "def train", "def _fit", "def partial_fit", "def _train")
+
+
+def _dp_text(source: str) -> bool:
+    """May hold a DP model's training entry point (DP words and a ``def fit``/``def train``…)."""
+    if not any(w in source for w in _ENTRY_TEXT):
+        return False
+    low = source.lower()
+    return any(w in low for w in _DP_WORDS[:-1]) or ("dp" in low and _DP_WORD_RE.search(source) is not None)
+
+
+# ---- per-file summary -------------------------------------------------------------------------
+
+
+def wanted(source: str, path: str) -> bool:
+    """Cheap text gate: does this file need a summary at all?"""
+    if os.path.basename(path) == "__init__.py":
+        return "import" in source
+    return _may_fit_text(source) or _dp_text(source)
+
+
+def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> dict[str, Any] | None:
+    """The file's flow summary (JSON-able), or ``None`` when it has nothing to contribute.
+    ``tree``: the module already parsed by ``ast`` (saves a parse)."""
+    if not wanted(source, path):
+        return None
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    try:
+        return _Summarizer(source, tree).run(_may_fit_text(source), _dp_text(source))
+    except RecursionError:
+        return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _root(node: ast.expr) -> str | None:
+    """The name (or ``self.attr``) whose value an expression reads the data of."""
+    while True:
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return f"self.{node.attr}"
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASS_METHODS:
+            node = node.func.value
+        elif isinstance(node, ast.Call) and node.args and _last(node.func) in _WRAP_FUNCS:
+            node = node.args[0]
+        else:
+            return None
+
+
+def _last(func: ast.expr) -> str:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ""
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:
+    names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if method and names and not any(_is_static(d) for d in fn.decorator_list):
+        names = names[1:]
+    return names + [a.arg for a in fn.args.kwonlyargs]
+
+
+def _is_static(decorator: ast.expr) -> bool:
+    return isinstance(decorator, ast.Name) and decorator.id == "staticmethod"
+
+
+def _statements(fn: ast.AST) -> Iterator[ast.AST]:
+    """Nodes of a function body in source order, not entering nested functions or classes."""
+    stack = list(reversed(list(ast.iter_child_nodes(fn))))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _all_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement, at any depth, without visiting expressions (imports are statements)."""
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                stack.extend(reversed([s for s in inner if isinstance(s, (ast.stmt, ast.excepthandler,
+                                                                                ast.match_case))]))
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+        return [node.target]
+    if isinstance(node, ast.NamedExpr):
+        return [node.target]
+    return []
+
+
+def _target_keys(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+        return [f"self.{target.attr}"]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [k for elt in target.elts for k in _target_keys(elt)]
+    return []
+
+
+def _tainted(body: Iterable[ast.AST], seeds: Iterable[str]) -> dict[str, str]:
+    """Names holding data derived from each seed parameter: name -> seed (two passes for loops)."""
+    taint = {s: s for s in seeds}
+    nodes = [n for n in body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))]
+    for _ in range(2):
+        for node in nodes:
+            value = getattr(node, "value", None)
+            origin = taint.get(_root(value)) if value is not None else None
+            if origin is None:
+                continue
+            for target in _targets(node):
+                for key in _target_keys(target):
+                    taint.setdefault(key, origin)
+    return taint
+
+
+@dataclass
+class _Site:
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    what: str
+    snippet: str
+    suppressed: bool
+    #: why the code itself flags this fallback (PrivacyLeakWarning, public bounds not given), or ""
+    acknowledged: str = ""
+    #: parameters whose absence alone leads here (``if bounds is None:``): a caller passing all
+    #: of them never reaches this site
+    guards: list[str] = field(default_factory=list)
+
+    def row(self) -> list[Any]:
+        return [self.line, self.col, self.end_line, self.end_col, self.what, self.snippet, self.suppressed,
+                self.acknowledged, self.guards]
+
+
+_LEAK_TEXT = re.compile(r"(?i)privacy\s*leak|leak\w*\s+(?:of\s+)?privacy|PrivacyLeak")
+_PUBLIC_PARAM = re.compile(r"(?i)bound|norm|range|lower|upper|clip|limit|domain|categor|classes|^min|^max")
+
+
+def _warns_of_leak(stmt: ast.stmt) -> bool:
+    if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
+        return False
+    call = stmt.value
+    if _last(call.func) != "warn":
+        return False
+    for arg in (*call.args, *(k.value for k in call.keywords)):
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _LEAK_TEXT.search(arg.value):
+            return True
+        if (name := _dotted(arg)) and _LEAK_TEXT.search(name):
+            return True
+    return False
+
+
+def _unset_public_test(test: ast.expr) -> bool:
+    """``bounds is None``, ``not data_norm``, ``lower is None or upper is None`` …"""
+    if isinstance(test, ast.BoolOp):
+        return any(_unset_public_test(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        name = _dotted(test.operand)
+    elif (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq))
+          and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None):
+        name = _dotted(test.left)
+    else:
+        return False
+    return bool(name and _PUBLIC_PARAM.search(name.rsplit(".", 1)[-1]))
+
+
+def _none_tested(test: ast.expr) -> list[str]:
+    """Plain names a branch condition tests for being unset (``x is None``, ``not x``)."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [n for v in test.values for n in _none_tested(v)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return [test.operand.id]
+    if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return [test.left.id]
+    return []
+
+
+def _guards(node: ast.AST, parents: Mapping[ast.AST, ast.AST], params: list[str]) -> list[str]:
+    """Parameters tested unset by the innermost enclosing ``if`` whose body holds ``node``."""
+    child, parent = node, parents.get(node)
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(parent, ast.If) and child in parent.body:
+            names = _none_tested(parent.test)
+            if names and all(n in params for n in names):
+                return names
+        child, parent = parent, parents.get(parent)
+    return []
+
+
+def _acknowledged(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> str:
+    """Why ``node`` is in a fallback the code flags — after a privacy-leak warning in an enclosing
+    block, or in the branch taken when public bounds/norms were not given — else ``""``."""
+    child, parent = node, parents.get(node)
+    while parent is not None:
+        for block in ("body", "orelse", "finalbody"):
+            stmts = getattr(parent, block, None)
+            if isinstance(stmts, list) and child in stmts:
+                if any(_warns_of_leak(s) for s in stmts[: stmts.index(child)]):
+                    return "computed right after a privacy-leak warning"
+        if isinstance(parent, ast.If) and child in parent.body and _unset_public_test(parent.test):
+            return f"only when `{ast.unparse(parent.test)}`, i.e. no public value was given"
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ""
+        child, parent = parent, parents.get(parent)
+    return ""
+
+
+@dataclass
+class _Function:
+    key: str  # "func" or "Class.method"
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    cls: ast.ClassDef | None
+    params: list[str] = field(default_factory=list)
+    _taint: dict[str, str] | None = None
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """The body's nodes in source order (nested functions and classes not entered)."""
+        return list(_statements(self.node))
+
+    @cached_property
+    def calls(self) -> list[ast.Call]:
+        return [n for n in self.nodes if isinstance(n, ast.Call)]
+
+    def taint(self) -> dict[str, str]:
+        """Names holding data derived from each parameter (computed once)."""
+        if self._taint is None:
+            self._taint = _tainted(self.nodes, self.params)
+        return self._taint
+
+
+def _may_fit(call: ast.Call) -> bool:
+    """Could this call fit a statistic (before looking at what it is called on)?"""
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr in _STAT_METHODS or func.attr in _STAT_FUNCS or func.attr in _FIT_METHODS
+    return isinstance(func, ast.Name) and func.id in _NAME_STATS
+
+
+_NAME_STATS = {"Counter", "cut", "qcut", "bincount", "unique", "quantile", "percentile"}
+
+
+class _Summarizer:
+    def __init__(self, source: str, tree: ast.Module) -> None:
+        self.lines = source.splitlines()
+        self.tree = tree
+        self.functions: list[_Function] = []
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.append(_Function(stmt.name, stmt, None, _params(stmt, False)))
+            elif isinstance(stmt, ast.ClassDef):
+                for item in stmt.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        self.functions.append(_Function(f"{stmt.name}.{item.name}", item, stmt, _params(item, True)))
+        self._class_attrs: dict[str, dict[str, str]] = {}
+
+    def run(self, fits: bool = True, dp: bool = True) -> dict[str, Any]:
+        """``fits``/``dp``: the text may fit statistics / hold a DP model (else skip that part)."""
+        return {
+            "v": VERSION,
+            "imports": self._imports(),
+            "defs": sorted(
+                s.name for s in self.tree.body
+                if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            ),
+            "fitters": (fitters := self._fitters() if fits else {}),
+            "params": {f.key: f.params for f in self.functions if f.key in fitters},
+            "calls": self._calls() if dp else [],
+        }
+
+    # -- positions ---------------------------------------------------------------------------
+
+    def _col(self, line: int, offset: int) -> int:
+        """1-based character column from ``ast``'s UTF-8 byte offset."""
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+
+    def _site(self, node: ast.expr, what: str) -> _Site:
+        line = node.lineno
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        end_line = node.end_lineno or line
+        end_col = self._col(end_line, node.end_col_offset or 0)
+        from dpcheck.rule import suppressed_ids
+
+        ids = suppressed_ids(text)
+        suppressed = ids is not None and (not ids or any(RULE_ID.startswith(i) for i in ids))
+        return _Site(line, self._col(line, node.col_offset), end_line, end_col, what, text.strip(), suppressed)
+
+    # -- imports -----------------------------------------------------------------------------
+
+    def _imports(self) -> list[list[Any]]:
+        rows: list[list[Any]] = []
+        for node in _all_statements(self.tree.body):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        rows.append([alias.asname, 0, alias.name, None])
+                    else:
+                        top = alias.name.split(".")[0]
+                        rows.append([top, 0, top, None])
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name == "*":
+                        continue
+                    rows.append([alias.asname or alias.name, node.level, node.module or "", alias.name])
+        return rows
+
+    # -- fitting sites -----------------------------------------------------------------------
+
+    def _constructed(self, cls: ast.ClassDef) -> dict[str, str]:
+        """``self.attr`` -> dotted constructor name, for attributes assigned a constructor call."""
+        out: dict[str, str] = {}
+        methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in _all_statements([s for m in methods for s in m.body]):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                name = _dotted(node.value.func)
+                if name is None:
+                    continue
+                for target in node.targets:
+                    for key in _target_keys(target):
+                        if key.startswith("self."):
+                            out.setdefault(key, name)
+        return out
+
+    def _local_constructed(self, fn: _Function) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if fn.cls is not None:
+            if fn.cls.name not in self._class_attrs:
+                self._class_attrs[fn.cls.name] = self._constructed(fn.cls)
+            out.update(self._class_attrs[fn.cls.name])
+        for node in fn.nodes:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                name = _dotted(node.value.func)
+                if name is not None:
+                    for target in node.targets:
+                        for key in _target_keys(target):
+                            out[key] = name
+        return out
+
+    def _receiver_class(self, receiver: ast.expr, constructed: Mapping[str, str]) -> str | None:
+        if isinstance(receiver, ast.Call):
+            return _dotted(receiver.func)
+        key = receiver.id if isinstance(receiver, ast.Name) else None
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+            key = f"self.{receiver.attr}"
+        return constructed.get(key) if key else None
+
+    def _stat(self, call: ast.Call, taint: Mapping[str, str], constructed: Mapping[str, str]) -> tuple[str, str] | None:
+        """(seed parameter, what is fitted) when ``call`` fits a statistic on tainted data."""
+        func = call.func
+        if isinstance(func, ast.Attribute):
+            owner = _dotted(func.value)
+            if func.attr in _STAT_METHODS and (origin := taint.get(_root(func.value))):
+                return origin, f"`.{func.attr}()`"
+            if func.attr in _STAT_FUNCS and owner in _LIB_ROOTS and call.args:
+                if origin := taint.get(_root(call.args[0])):
+                    return origin, f"`{owner}.{func.attr}`"
+            if func.attr in _FIT_METHODS and call.args and (origin := taint.get(_root(call.args[0]))):
+                cls = self._receiver_class(func.value, constructed)
+                if cls and cls.split(".")[-1] in _ENCODERS:
+                    return origin, f"a `{cls.split('.')[-1]}`"
+        elif isinstance(func, ast.Name) and call.args:
+            if func.id in _NAME_STATS:
+                if origin := taint.get(_root(call.args[0])):
+                    return origin, f"`{func.id}`"
+        return None
+
+    def _fitters(self) -> dict[str, list[list[Any]]]:
+        direct: dict[str, dict[str, list[_Site]]] = {}
+        by_key = {f.key: f for f in self.functions}
+        for fn in self.functions:
+            if not fn.params or not _may_fit_text(self._text(fn)):
+                continue
+            candidates = [c for c in fn.calls if _may_fit(c)]
+            if not candidates:
+                continue
+            taint = fn.taint()
+            constructed = self._local_constructed(fn)
+            parents: dict[ast.AST, ast.AST] | None = None
+            for node in candidates:
+                if hit := self._stat(node, taint, constructed):
+                    if parents is None:
+                        parents = {c: p for p in ast.walk(fn.node) for c in ast.iter_child_nodes(p)}
+                    site = self._site(node, hit[1])
+                    site.acknowledged = _acknowledged(node, parents)
+                    site.guards = _guards(node, parents, fn.params)
+                    direct.setdefault(fn.key, {}).setdefault(hit[0], []).append(site)
+        # a function handing its parameter to a fitting helper of this module fits too
+        fitters = {k: {p: list(s) for p, s in v.items()} for k, v in direct.items()}
+        called = tuple({f"{key.rsplit('.', 1)[-1]}(" for key in fitters})
+        local_calls = [
+            (fn, node, callee) for fn in self.functions if called and any(c in self._text(fn) for c in called)
+            for node in fn.calls
+            if (callee := self._local_callee(node.func, fn)) in by_key and callee != fn.key
+        ]
+        for _ in range(4):
+            changed = False
+            for fn, node, callee in local_calls:
+                if callee in fitters:
+                    target = by_key[callee]
+                    for index, origin in _tainted_args(node, target.params, fn.taint()):
+                        sites = fitters[callee].get(target.params[index])
+                        if not sites:
+                            continue
+                        mine = fitters.setdefault(fn.key, {}).setdefault(origin, [])
+                        for site in sites:
+                            if site not in mine:
+                                mine.append(site)
+                                changed = True
+            if not changed:
+                break
+        out: dict[str, list[list[Any]]] = {}
+        for key, per_param in fitters.items():
+            params = by_key[key].params
+            for param, sites in per_param.items():
+                if param in params:
+                    out.setdefault(key, []).append([params.index(param), param, [s.row() for s in sites]])
+        return out
+
+    def _text(self, fn: _Function) -> str:
+        return "\n".join(self.lines[fn.node.lineno - 1: fn.node.end_lineno or fn.node.lineno])
+
+    def _local_callee(self, func: ast.expr, fn: _Function) -> str | None:
+        if isinstance(func, ast.Name):
+            return func.id
+        if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in {"self", "cls"} and fn.cls is not None):
+            return f"{fn.cls.name}.{func.attr}"
+        return None
+
+    # -- DP call sites -----------------------------------------------------------------------
+
+    def _dp_context(self, fn: _Function) -> str | None:
+        """Why ``fn`` belongs to a DP model, or ``None``."""
+        for name in fn.params:
+            if _PRIVACY_PARAMS.match(name):
+                return f"takes `{name}`"
+        if fn.cls is not None:
+            if _DP_CLASS.search(fn.cls.name):
+                return f"class `{fn.cls.name}`"
+            doc = ast.get_docstring(fn.cls) or ""
+            if _DP_CLAIM.search(doc):
+                return f"`{fn.cls.name}` claims differential privacy"
+            for item in fn.cls.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                    for name in _params(item, True):
+                        if _PRIVACY_PARAMS.match(name):
+                            return f"`{fn.cls.name}` takes `{name}`"
+        if _DP_CLAIM.search(ast.get_docstring(fn.node) or ""):
+            return f"`{fn.key}` claims differential privacy"
+        scope = fn.cls if fn.cls is not None else fn.node
+        text = "\n".join(self.lines[scope.lineno - 1: scope.end_lineno or scope.lineno])
+        if match := _NOISE_CALL.search(text):
+            return f"calls `{match.group(1)}`"
+        if _DP_CLAIM.search(ast.get_docstring(self.tree) or ""):
+            return "its module claims differential privacy"
+        return None
+
+    def _calls(self) -> list[list[Any]]:
+        by_key = {f.key: f for f in self.functions}
+        rows: list[list[Any]] = []
+        for fn in self.functions:
+            name = fn.key.rsplit(".", 1)[-1]
+            if name not in _ENTRY_NAMES and not name.startswith(("train_", "fit_")):
+                continue
+            reason = self._dp_context(fn)
+            if reason is None:
+                continue
+            seeds = [p for p in fn.params if not _NOT_DATA_PARAM.match(p)]
+            if not seeds:
+                continue
+            # follow private data into this class's own helpers (self._prepare(data) …)
+            work = [(fn, {p: p for p in seeds})]
+            seen: set[tuple[str, str]] = set()
+            while work:
+                current, origins = work.pop()
+                taint = {k: origins[v] for k, v in _tainted(current.nodes, origins).items()}
+                constructed = self._local_constructed(current)
+                for node in current.calls:
+                    local = self._local_callee(node.func, current)
+                    if local and local in by_key:
+                        helper = by_key[local]
+                        passed = {helper.params[i]: o for i, o in _tainted_args(node, helper.params, taint)}
+                        for param, origin in passed.items():
+                            if (local, param) not in seen:
+                                seen.add((local, param))
+                                work.append((helper, {param: origin}))
+                        continue
+                    callee = self._callee(node.func, constructed)
+                    if callee is None:
+                        continue
+                    chain, method = callee
+                    for pos, arg in enumerate(node.args):
+                        if isinstance(arg, ast.Starred):
+                            break
+                        if origin := taint.get(_root(arg)):
+                            rows.append(self._call_row(fn, chain, method, pos, None, origin, node, reason))
+                    for kw in node.keywords:
+                        if kw.arg and (origin := taint.get(_root(kw.value))):
+                            rows.append(self._call_row(fn, chain, method, None, kw.arg, origin, node, reason))
+        return rows
+
+    def _call_row(self, fn: _Function, chain: str, method: str | None, pos: int | None, kw: str | None,
+                  origin: str, node: ast.Call, reason: str) -> list[Any]:
+        positional = 0
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                break
+            positional += 1
+        given = sorted(k.arg for k in node.keywords
+                       if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None))
+        return [fn.key, chain, method, pos, kw, origin, node.lineno, self._col(node.lineno, node.col_offset), reason,
+                positional, given]
+
+    def _callee(self, func: ast.expr, constructed: Mapping[str, str]) -> tuple[str, str | None] | None:
+        """(dotted name to resolve through the imports, method called on its instance or None)."""
+        if isinstance(func, ast.Name):
+            return func.id, None
+        if not isinstance(func, ast.Attribute):
+            return None
+        cls = self._receiver_class(func.value, constructed)
+        if cls is not None:
+            return cls, func.attr
+        name = _dotted(func)
+        if name is None or name.startswith("self."):
+            return None
+        return name, None
+
+
+def _tainted_args(call: ast.Call, params: list[str], taint: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+    """(parameter index, seed) for each argument of ``call`` that carries tainted data."""
+    for pos, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            return
+        if pos < len(params) and (origin := taint.get(_root(arg))):
+            yield pos, origin
+    for kw in call.keywords:
+        if kw.arg in params and (origin := taint.get(_root(kw.value))):
+            yield params.index(kw.arg), origin
+
+
+# ---- project join ------------------------------------------------------------------------------
+
+
+class _Resolver:
+    """Maps dotted names in one file to (file, top-level symbol) among the scanned files."""
+
+    def __init__(self, summaries: Mapping[str, dict[str, Any]]) -> None:
+        self.summaries = summaries
+        self._pkg_root: dict[str, str] = {}
+        self.roots = sorted({self._import_root(os.path.dirname(p)) for p in summaries})
+
+    def _import_root(self, folder: str) -> str:
+        if folder not in self._pkg_root:
+            top = folder
+            for _ in range(64):
+                if not os.path.isfile(os.path.join(top, "__init__.py")):
+                    break
+                parent = os.path.dirname(top)
+                if parent == top:
+                    break
+                top = parent
+            self._pkg_root[folder] = top
+        return self._pkg_root[folder]
+
+    def module_file(self, base: str, dotted: str) -> str | None:
+        """A scanned module's file; a package's ``__init__.py`` counts even without a summary (an
+        empty one is still the way to its submodules)."""
+        folder = os.path.join(base, *dotted.split(".")) if dotted else base
+        if folder + ".py" in self.summaries:
+            return folder + ".py"
+        init = os.path.join(folder, "__init__.py")
+        if init in self.summaries or os.path.isfile(init):
+            return init
+        return None
+
+    def _module(self, importer: str, level: int, dotted: str) -> str | None:
+        if level:
+            base = os.path.dirname(importer)
+            for _ in range(level - 1):
+                parent = os.path.dirname(base)
+                if parent == base:
+                    return None
+                base = parent
+            if os.path.commonpath([base, self._import_root(os.path.dirname(importer))]) != self._import_root(
+                    os.path.dirname(importer)):
+                return None  # beyond the top-level package
+            return self.module_file(base, dotted)
+        own = self._import_root(os.path.dirname(importer))
+        for root in [own, *(r for r in self.roots if r != own)]:
+            found = self.module_file(root, dotted)
+            if found:
+                return found
+        return None
+
+    def resolve(self, importer: str, dotted: str, depth: int = 0) -> tuple[str, str] | None:
+        """The file and top-level symbol ``dotted`` names in ``importer``, else ``None``."""
+        if depth > 8:
+            return None
+        head, *rest = dotted.split(".")
+        summary = self.summaries.get(importer) or {}
+        if head in summary.get("defs", ()) and not rest:
+            return importer, head
+        for local, level, module, name in reversed(summary.get("imports", [])):
+            if local != head:
+                continue
+            if name is None:
+                file = self._module(importer, level, module)
+                if file is None:
+                    return None
+                return self._walk(file, module, level, rest, importer, depth)
+            sub = f"{module}.{name}" if module else name
+            file = self._module(importer, level, sub)
+            if file is not None:
+                return self._walk(file, sub, level, rest, importer, depth)
+            file = self._module(importer, level, module)
+            if file is None or file == importer:
+                return None
+            return self.resolve(file, ".".join([name, *rest]), depth + 1)
+        return None
+
+    def _walk(self, file: str, module: str, level: int, rest: list[str], importer: str,
+              depth: int) -> tuple[str, str] | None:
+        """Descend ``rest`` (submodules, then one symbol) from module ``file``."""
+        for i, part in enumerate(rest):
+            module = f"{module}.{part}"
+            sub = self._module(importer, level, module)
+            if sub is not None:
+                file = sub
+                continue
+            return self.resolve(file, ".".join(rest[i:]), depth + 1)
+        return None
+
+
+def _fitter_entries(summary: Mapping[str, Any], symbol: str, method: str | None) -> tuple[str, list[list[Any]]]:
+    """(fitter key, its entries) for a call of ``symbol`` (or of ``method`` on its instance)."""
+    fitters = summary.get("fitters", {})
+    if method is None:
+        key = symbol if symbol in fitters else f"{symbol}.__init__"
+    else:
+        key = f"{symbol}.{method}"
+        if key not in fitters and method in _FIT_METHODS:
+            key = f"{symbol}.fit"
+    return key, fitters.get(key, [])
+
+
+def _reaches(site: list[Any], params: list[str], positional: int, given: list[str]) -> bool:
+    """False when the call passes every parameter whose absence alone leads to ``site``."""
+    guards = site[8] if len(site) > 8 else []
+    if not guards:
+        return True
+    passed = [g in given or (g in params and params.index(g) < positional) for g in guards]
+    return not all(passed)
+
+
+def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) -> list[Finding]:
+    """DP202 findings at fitting sites fed private data by a DP model in another scanned file.
+
+    ``summaries`` maps absolute file paths to their summaries; ``display`` maps them to the paths
+    findings show.
+    """
+    summaries = {p: s for p, s in summaries.items() if isinstance(s, dict) and s.get("v") == VERSION}
+    if not any(s.get("calls") for s in summaries.values()) or not any(s.get("fitters") for s in summaries.values()):
+        return []
+    resolver = _Resolver(summaries)
+    found: dict[tuple[str, int, int], tuple[list[Any], str, set[RelatedLocation], list[str]]] = {}
+    for caller, summary in sorted(summaries.items()):
+        for entry, chain, method, pos, kw, origin, line, col, reason, positional, given in summary.get("calls", []):
+            target = resolver.resolve(caller, chain)
+            if target is None or target[0] == caller:
+                continue
+            file, symbol = target
+            key, entries = _fitter_entries(summaries[file], symbol, method)
+            params = summaries[file].get("params", {}).get(key, [])
+            for index, param, sites in entries:
+                if not (index == pos or (kw is not None and kw == param)):
+                    continue
+                fitted = f"{symbol}.{method}" if method else symbol
+                where = f"{display.get(caller, caller)}:{line}"
+                related = RelatedLocation(
+                    display.get(caller, caller), line, col,
+                    f"DP model `{entry}` ({reason}) passes its private training data `{origin}` to `{fitted}`",
+                )
+                for site in sites:
+                    if not _reaches(site, params, positional, given):
+                        continue
+                    slot = found.setdefault((file, site[0], 0), (site, fitted, set(), []))
+                    slot[2].add(related)
+                    slot[3].append(f"`{entry}` ({where})")
+    findings = []
+    for (file, _, _), (site, fitted, related, models) in found.items():
+        line, col, end_line, end_col, what, snippet, suppressed, acknowledged = site[:8]
+        acknowledged = acknowledged if isinstance(acknowledged, str) else ""
+        if suppressed:
+            continue
+        models = sorted(set(models))
+        message = (
+            f"{what} is fitted here on the data given to `{fitted}`, and the DP model {', '.join(models)} "
+            f"passes its private training data to it: the statistic (bounds, categories, frequencies) leaves "
+            f"the privacy budget un-noised. Take it as public metadata or estimate it with a DP mechanism "
+            f"charged to the budget"
+        )
+        if acknowledged:
+            message += f" (acknowledged: {acknowledged})"
+        findings.append(Finding(
+            path=display.get(file, file), line=line, col=col, rule=RULE_ID,
+            category=ACKNOWLEDGED if acknowledged else CATEGORY, severity="note" if acknowledged else "error",
+            message=message, name=RULE_NAME, end_line=end_line, end_col=end_col, snippet=snippet,
+            related=tuple(sorted(related)),
+        ))
+    return sorted(findings)

@@ -1,0 +1,209 @@
+"""Pure helpers over libcst nodes: dotted names, identifier words, call names, string text.
+
+Nothing here needs the file's index; these replace the duplicated copies in the rule families'
+private helper modules (``dotted``, ``call_name``, ``last_name``, ``tokens``/``words``).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+from dpcheck.cstwalk import children
+
+
+def dotted(expr: cst.CSTNode | None) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while type(expr) is cst.Attribute:
+        parts.append(expr.attr.value)  # type: ignore[union-attr]
+        expr = expr.value  # type: ignore[union-attr]
+    if type(expr) is cst.Name:
+        parts.append(expr.value)  # type: ignore[union-attr]
+        return ".".join(reversed(parts))
+    return None
+
+
+def last_name(expr: cst.CSTNode | None) -> str | None:
+    """``c`` of ``a.b.c`` / ``c``; the string key of ``cfg["c"]``; else None."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            value = index.value.evaluated_value
+            return value if isinstance(value, str) else None
+    return None
+
+
+def call_name(call: cst.Call) -> str:
+    """Last segment of the called name (``np.random.laplace`` -> ``laplace``); '' if unknown."""
+    func = call.func
+    if type(func) is cst.Attribute:
+        return func.attr.value  # type: ignore[union-attr]
+    if type(func) is cst.Name:
+        return func.value  # type: ignore[union-attr]
+    return ""
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+_WORDS: dict[str, frozenset[str]] = {}
+
+
+def words(identifier: str) -> frozenset[str]:
+    """Lower-case word pieces: ``xTrainData`` -> {x, train, data}; ``self.noise_std`` -> {self, noise, std}."""
+    out = _WORDS.get(identifier)
+    if out is None:
+        out = _WORDS[identifier] = frozenset(
+            w for w in _SPLIT.split(_CAMEL.sub("_", identifier).lower()) if w
+        )
+    return out
+
+
+def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
+    """Pre-order nodes of ``node``'s subtree (``node`` included), layout nodes skipped."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if not into_scopes and cur is not node and type(cur) in SCOPE_TYPES:
+            continue
+        stack.extend(reversed(children(cur)))
+
+
+SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def string_text(node: cst.CSTNode) -> str:
+    """The literal text of every string inside ``node`` (f-string parts included), space-joined."""
+    parts: list[str] = []
+    for sub in walk(node):
+        kind = type(sub)
+        if kind is cst.SimpleString:
+            value = sub.evaluated_value  # type: ignore[attr-defined]
+            parts.append(value if isinstance(value, str) else value.decode("latin-1"))
+        elif kind is cst.FormattedStringText:
+            parts.append(sub.value)  # type: ignore[attr-defined]
+    return " ".join(parts)
+
+
+def param_names(fn: cst.FunctionDef | cst.Lambda) -> list[str]:
+    p = fn.params
+    return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
+
+
+def all_params(fn: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
+    p = fn.params
+    out = [*p.posonly_params, *p.params]
+    if isinstance(p.star_arg, cst.Param):
+        out.append(p.star_arg)
+    out.extend(p.kwonly_params)
+    if p.star_kwarg is not None:
+        out.append(p.star_kwarg)
+    return out
+
+
+def number(expr: cst.CSTNode | None) -> float | None:
+    """Value of a numeric literal (unary minus included), else None."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        inner = number(expr.expression)
+        if inner is None:
+            return None
+        return -inner if isinstance(expr.operator, cst.Minus) else inner
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return float(expr.value.replace("_", ""))
+        except ValueError:
+            return None
+    return None
+
+
+def target_nodes(target: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The Name/Attribute/Subscript leaves of an assignment or loop target."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for el in target.elements:
+            yield from target_nodes(el.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_nodes(target.value)
+    elif isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)):
+        yield target
+
+
+def refs(node: cst.CSTNode) -> set[str]:
+    """Names and dotted attribute chains (``self.x``, ``a.b``) appearing in ``node``."""
+    out: set[str] = set()
+    for sub in walk(node):
+        kind = type(sub)
+        if kind is cst.Name:
+            out.add(sub.value)  # type: ignore[attr-defined]
+        elif kind is cst.Attribute:
+            name = dotted(sub)
+            if name is not None:
+                out.add(name)
+    return out
+
+
+def value_refs(expr: cst.CSTNode) -> set[str]:
+    """Names read as values: a called function's own name is not (``f(x)`` reads x), a method
+    call's receiver is (``x.astype(int)`` reads x); ``self.a.b`` reads ``self.a.b`` and ``self``."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute:
+                stack.append(func.value)
+            stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Attribute:
+            name = dotted(node)
+            if name is not None:
+                out.add(name)
+                out.add(name.split(".")[0])
+                continue
+        if kind is cst.Name:
+            out.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind in SCOPE_TYPES:
+            continue
+        stack.extend(children(node))
+    return out
+
+
+def target_names(target: cst.CSTNode) -> set[str]:
+    """Names and ``obj.attr`` chains bound by an assignment/loop target (``x[i]`` binds nothing)."""
+    out: set[str] = set()
+    for leaf in target_nodes(target):
+        name = dotted(leaf)
+        if name is not None:
+            out.add(name)
+    return out
+
+
+def loop_targets(loop: cst.CSTNode) -> set[str]:
+    """Names a ``for`` loop or a comprehension binds."""
+    if isinstance(loop, cst.For):
+        return target_names(loop.target)
+    if isinstance(loop, COMPREHENSIONS):
+        out: set[str] = set()
+        comp: cst.CompFor | None = loop.for_in
+        while comp is not None:
+            out |= target_names(comp.target)
+            comp = comp.inner_for_in
+        return out
+    return set()
+
+
+def loop_iter(loop: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(loop, cst.For):
+        return loop.iter
+    if isinstance(loop, COMPREHENSIONS):
+        return loop.for_in.iter
+    return None

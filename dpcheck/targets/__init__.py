@@ -1,0 +1,1 @@
+"""Real, installed DP libraries as audit targets (see docs/targets.md)."""

@@ -1,0 +1,392 @@
+"""Project-wide flow: a statistic fitted in module A on the private data a DP model in module B
+passes to it is a DP202 finding at A's fitting site, with B's call site as a related location."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from test_scan_support import project, scan, write
+
+from dpcheck.analysis.project import summarize
+from dpcheck.rule import Rule
+
+
+class Dp202Stub(Rule):
+    """Stands in for DP202 (the flow phase reports under its id and runs when it is selected),
+    so these tests do not depend on the per-file rule's own heuristics."""
+
+    id = "DP202"
+    name = "non-private-bounds"
+    category = "metadata"
+    summary = "stub"
+    TRIGGERS = ("\0never",)
+
+
+RULES = (Dp202Stub,)
+
+ENCODER = """\
+import numpy as np
+
+
+class Encoder:
+    def fit(self, X):
+        self.lo = X.min(0)
+        self.hi = np.max(X, axis=0)
+        return self
+
+    def transform(self, X):
+        return (X - self.lo) / (self.hi - self.lo)
+"""
+
+MODEL = """\
+from .preprocess import Encoder
+
+
+class Synthesizer:
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+        self.encoder = Encoder()
+
+    def fit(self, data):
+        self.encoder.fit(data)
+        return self.encoder.transform(data)
+"""
+
+
+def make(tmp_path: Path, files: dict[str, str]) -> Path:
+    project(tmp_path)
+    for rel, text in files.items():
+        write(tmp_path, rel, text)
+    return tmp_path
+
+
+def rel_findings(result, root: Path) -> list[tuple[str, int, list[tuple[str, int]]]]:
+    out = []
+    for f in result.findings:
+        if f.rule == "DP202":
+            rel = Path(os.path.relpath(os.path.abspath(f.path), root)).as_posix()
+            out.append((rel, f.line, [(Path(os.path.relpath(os.path.abspath(r.path), root)).as_posix(), r.line)
+                                      for r in f.related]))
+    return out
+
+
+def run(root: Path, paths: list[str] | None = None, **kw):
+    return scan(root, paths or [str(root / "gen")], rules=RULES, **kw)
+
+
+# ---- spellings that must be found --------------------------------------------------------------
+
+
+def test_class_fit_min_max_via_relative_import(tmp_path):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL})
+    result = run(root)
+    assert rel_findings(result, root) == [
+        ("gen/preprocess.py", 6, [("gen/model.py", 10)]),
+        ("gen/preprocess.py", 7, [("gen/model.py", 10)]),
+    ]
+    first = next(f for f in result.findings if f.rule == "DP202")
+    assert first.category == "metadata" and first.severity == "error"
+    assert "`Encoder.fit`" in first.message and "Synthesizer.fit" in first.message
+    assert first.snippet == "self.lo = X.min(0)"
+    assert "`data`" in first.related[0].message and "epsilon" in first.related[0].message
+
+
+def test_function_with_pd_cut_through_absolute_and_aliased_imports(tmp_path):
+    prep = """\
+    import pandas as pd
+
+    def discretize(df, columns):
+        out = df.copy()
+        for c in columns:
+            out[c] = pd.cut(out[c], 10, labels=False)
+        return out
+    """
+    absolute = """\
+    from gen.prep import discretize
+
+    def train(data, epsilon):
+        binned = discretize(data, ["age"])
+        return binned
+    """
+    aliased = """\
+    import gen.prep as pp
+
+    class PrivBayes:
+        '''Differentially private Bayesian network synthesizer.'''
+
+        def fit(self, df):
+            self.data = pp.discretize(df, columns=["age"])
+    """
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/prep.py": prep, "gen/a.py": absolute, "gen/b.py": aliased})
+    assert rel_findings(run(root), root) == [("gen/prep.py", 6, [("gen/a.py", 4), ("gen/b.py", 7)])]
+
+
+def test_label_encoder_in_a_helper_two_levels_up_and_keyword_argument(tmp_path):
+    helper = """\
+    from sklearn.preprocessing import LabelEncoder
+
+    def encode_labels(y):
+        le = LabelEncoder()
+        le.fit(y)
+        return le
+    """
+    model = """\
+    from ..utils.labels import encode_labels
+
+    class PATEGAN:
+        def train(self, X, y, delta=1e-5):
+            self.le = encode_labels(y=y)
+            return X
+    """
+    root = make(tmp_path, {
+        "gen/__init__.py": "", "gen/utils/__init__.py": "", "gen/utils/labels.py": helper,
+        "gen/models/__init__.py": "", "gen/models/pate.py": model,
+    })
+    assert rel_findings(run(root), root) == [("gen/utils/labels.py", 5, [("gen/models/pate.py", 5)])]
+
+
+def test_re_export_through_package_init_and_private_data_through_a_helper_method(tmp_path):
+    model = """\
+    from gen import Encoder
+
+    class DPCTGAN:
+        def fit(self, train_data, categorical_columns=None):
+            self._prepare(train_data)
+
+        def _prepare(self, frame):
+            self.enc = Encoder().fit(frame.to_numpy())
+    """
+    root = make(tmp_path, {
+        "gen/__init__.py": "from .preprocess import Encoder\n", "gen/preprocess.py": ENCODER, "gen/m.py": model,
+    })
+    assert rel_findings(run(root), root) == [
+        ("gen/preprocess.py", 6, [("gen/m.py", 8)]), ("gen/preprocess.py", 7, [("gen/m.py", 8)]),
+    ]
+
+
+def test_value_counts_class_ratios(tmp_path):
+    ratios = """\
+    def class_ratios(labels):
+        return labels.value_counts(normalize=True).to_dict()
+    """
+    model = """\
+    from . import stats
+
+    def fit(data, target, epsilon):
+        weights = stats.class_ratios(data[target])
+        return weights
+    """
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/stats.py": ratios, "gen/model.py": model})
+    assert rel_findings(run(root), root) == [("gen/stats.py", 2, [("gen/model.py", 4)])]
+
+
+# ---- negatives ---------------------------------------------------------------------------------
+
+
+def test_encoder_fitted_on_public_bounds_is_not_reported(tmp_path):
+    model = MODEL.replace("self.encoder.fit(data)", "self.encoder.fit(self.public_bounds)")
+    assert model != MODEL
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": model})
+    assert rel_findings(run(root), root) == []
+
+
+def test_caller_without_dp_context_is_not_reported(tmp_path):
+    model = MODEL.replace("epsilon=1.0", "hidden=128").replace("self.epsilon = epsilon", "self.hidden = hidden")
+    model = model.replace("Synthesizer", "Autoencoder")
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": model})
+    assert rel_findings(run(root), root) == []
+
+
+def test_encoder_that_takes_public_bounds_is_not_a_fitter(tmp_path):
+    scaler = """\
+    class Scaler:
+        def fit(self, X, lower, upper):
+            self.lo, self.hi = lower, upper
+            return self
+    """
+    model = MODEL.replace("Encoder", "Scaler").replace("self.encoder.fit(data)", "self.encoder.fit(data, 0, 1)")
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": scaler, "gen/model.py": model})
+    assert rel_findings(run(root), root) == []
+
+
+def test_suppression_on_the_fitting_line(tmp_path):
+    encoder = ENCODER.replace("X.min(0)", "X.min(0)  # dpcheck: ignore[DP202]")
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": encoder, "gen/model.py": MODEL})
+    assert [line for _, line, _ in rel_findings(run(root), root)] == [7]
+
+
+def test_not_run_when_dp202_is_not_selected(tmp_path):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL})
+
+    class Other(Dp202Stub):
+        id = "DP203"
+
+    result = scan(root, [str(root / "gen")], rules=(Other,))
+    assert result.findings == []
+
+
+# ---- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model_import, extra", [
+    ("from .a import Encoder", {"gen/a.py": "from .b import Encoder\n", "gen/b.py": "from .a import Encoder\n"}),
+    ("from .preprocess import *", {}),
+    ("from ....far.away import Encoder", {}),
+    ("from .missing import Encoder", {}),
+    ("import gen.nowhere as Encoder", {}),
+    ("from .broken import Encoder", {"gen/broken.py": "class Encoder:\n    def fit(self, X:\n        X.min()\n"}),
+])
+def test_unresolvable_imports_make_no_finding_and_no_crash(tmp_path, model_import, extra):
+    model = MODEL.replace("from .preprocess import Encoder", model_import)
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": model, **extra})
+    result = run(root)
+    assert not result.crashed
+    assert rel_findings(result, root) == []
+
+
+def test_import_cycle_between_fitting_modules_still_resolves(tmp_path):
+    # A and B import each other; the encoder is still found through the cycle-safe resolver
+    encoder = "from . import model\n" + ENCODER
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": encoder, "gen/model.py": MODEL})
+    assert [line for _, line, _ in rel_findings(run(root), root)] == [7, 8]
+
+
+def test_a_single_file_scan_works_without_its_package(tmp_path):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL})
+    result = run(root, [str(root / "gen" / "model.py")])
+    assert result.findings == [] and result.stats.files == 1
+
+
+def test_summaries_never_raise_on_bad_source():
+    assert summarize("def f(:\n", "x.py") is None
+    deep = "x = " + "(" * 2000 + "1" + ")" * 2000 + "\nepsilon = 1\n"
+    assert summarize(deep, "deep.py") is None or isinstance(summarize(deep, "deep.py"), dict)
+    assert summarize("print('hello')\n", "plain.py") is None  # gated out: neither statistics nor DP words
+
+
+# ---- cache correctness -------------------------------------------------------------------------
+
+
+def _age(path: Path) -> None:
+    """Make a file old enough for the cache to trust its stat entry."""
+    old = time.time() - 60
+    os.utime(path, (old, old))
+
+
+def test_cache_is_invalidated_by_a_change_to_either_module(tmp_path):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL})
+    for p in (root / "gen").iterdir():
+        _age(p)
+    model_path = root / "gen" / "model.py"
+    prep_path = root / "gen" / "preprocess.py"
+
+    def lines() -> list[int]:
+        return [line for _, line, _ in rel_findings(run(root, use_cache=True), root)]
+
+    assert lines() == [6, 7]
+    warm = run(root, use_cache=True)
+    assert warm.stats.cache_hits == 3 and [f.line for f in warm.findings] == [6, 7]
+
+    model_path.write_text(MODEL.replace("self.encoder.fit(data)", "pass"), encoding="utf-8")
+    _age(model_path)
+    assert lines() == []
+    model_path.write_text(MODEL, encoding="utf-8")
+    _age(model_path)
+    assert lines() == [6, 7]
+
+    prep_path.write_text(ENCODER.replace("X.min(0)", "0.0"), encoding="utf-8")
+    _age(prep_path)
+    assert lines() == [7]
+    prep_path.write_text(ENCODER, encoding="utf-8")
+    _age(prep_path)
+    assert lines() == [6, 7]
+    index = next((root / ".dpcheck" / "cache").glob("index-*.json"))
+    assert json.loads(index.read_text())["summaries"], "summaries are cached with the results"
+
+
+def test_parallel_and_inline_agree(tmp_path):
+    files = {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL}
+    for i in range(6):
+        files[f"gen/pad{i}.py"] = f"import numpy as np\nepsilon = {i}\nv{i} = np.zeros(3).max()\n"
+    root = make(tmp_path, files)
+    assert rel_findings(run(root, jobs=2), root) == rel_findings(run(root, jobs=1), root) != []
+
+
+def test_with_the_real_catalogue_through_the_cli(tmp_path, monkeypatch, capsys):
+    from dpcheck.cli import main
+
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/preprocess.py": ENCODER, "gen/model.py": MODEL})
+    monkeypatch.chdir(root)
+    code = main(["scan", "--no-cache", "--select", "DP202", "--format", "json", "gen"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1
+    hits = [f for f in data["findings"] if f["path"] == "gen/preprocess.py"]
+    assert [f["span"]["start"]["line"] for f in hits] == [6, 7]
+    assert hits[0]["related"][0]["path"] == "gen/model.py" and hits[0]["related"][0]["line"] == 10
+
+
+# ---- acknowledged fallbacks --------------------------------------------------------------------
+
+TOOLS = """\
+import warnings
+import numpy as np
+from .utils import PrivacyLeakWarning
+
+
+def mean(array, epsilon=1.0, bounds=None):
+    if bounds is None:
+        warnings.warn("Bounds will be calculated on the data: additional privacy leakage.", PrivacyLeakWarning)
+        bounds = (np.nanmin(array), np.nanmax(array))
+    return np.clip(array, *bounds).mean()
+
+
+def spread(array, epsilon=1.0, lower=None):
+    if lower is None:
+        lower = array.min()
+    return array - lower
+
+
+def silent(array, epsilon=1.0, bounds=None):
+    bounds = (np.nanmin(array), np.nanmax(array))
+    return bounds
+"""
+
+SCALER = """\
+from .tools import mean, silent, spread
+
+
+class StandardScaler:
+    '''Differentially private standard scaler.'''
+
+    def fit(self, X):
+        self.mean_ = mean(X, epsilon=self.epsilon, bounds=None)
+        self.low_ = spread(X)
+        self.raw_ = silent(X)
+        return self
+"""
+
+
+def test_fallback_flagged_by_a_warning_or_a_missing_public_bound_is_acknowledged(tmp_path):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/tools.py": TOOLS, "gen/scaler.py": SCALER})
+    result = run(root)
+    got = [(f.line, f.category, f.severity) for f in result.findings]
+    assert got == [
+        (9, "acknowledged", "note"),   # right after warnings.warn(..., PrivacyLeakWarning)
+        (15, "acknowledged", "note"),  # only when the public `lower` was not given
+        (20, "metadata", "error"),     # the same fallback without any warning stays a violation
+    ]
+    assert result.gating() == [result.findings[2]]
+    assert "right after a privacy-leak warning" in result.findings[0].message
+    assert "`lower is None`" in result.findings[1].message
+
+
+def test_caller_that_passes_the_public_value_never_reaches_the_fallback(tmp_path):
+    # by keyword and by position; `bounds=None` (above) does not count as passing it
+    scaler = SCALER.replace("bounds=None)", "bounds=self.bounds)").replace("spread(X)", "spread(X, 1.0, self.lower)")
+    assert scaler.count("self.bounds") == 1 and "self.lower" in scaler
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/tools.py": TOOLS, "gen/scaler.py": scaler})
+    got = [(f.line, f.category) for f in run(root).findings]
+    assert got == [(20, "metadata")]
