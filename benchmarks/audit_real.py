@@ -31,7 +31,39 @@ DPCHECK = str(Path(sys.executable).with_name("dpcheck"))
 
 #: written after reading diffprivlib 0.6.6's source, for the targets whose audit shows a violation.
 #: "where" is relative to site-packages; "lines" are the lines the sentence is about.
+_SYNTHCITY_DOMAIN = (
+    "synthcity takes no public domain: `fit` builds a `Schema` from the private data "
+    "(plugins/core/plugin.py:228; schema.py:324 keeps `choices=list(X[col].unique())` per column) and "
+    "`generate` keeps only rows inside that schema (plugin.py:358–368). On D′ no record has a 1, so no "
+    "released row ever has one; the target's value can only appear when the target was trained on.")
 EXPLANATIONS: dict[str, dict[str, Any]] = {
+    "synthcity:pategan": {"what": _SYNTHCITY_DOMAIN + " (Also: `PATEGAN.__init__` sets `self.delta = None`, "
+                          "so the δ a user passes is ignored.)",
+                          "where": "synthcity/plugins/core/plugin.py", "lines": [228, 358, 368]},
+    "synthcity:dpgan": {"what": _SYNTHCITY_DOMAIN, "where": "synthcity/plugins/core/plugin.py",
+                        "lines": [228, 358, 368]},
+    "synthcity:privbayes": {"what": _SYNTHCITY_DOMAIN, "where": "synthcity/plugins/core/plugin.py",
+                            "lines": [228, 358, 368]},
+    "synthcity:adsgan": {"what": "adsgan claims identifiability, not ε-DP (it takes no ε); it shows the same "
+                         "domain leak as the DP plugins: " + _SYNTHCITY_DOMAIN + " In addition every fit on D′ "
+                         "(identical rows) fails with NaNs in the discriminator loss, and none on D.",
+                         "where": "synthcity/plugins/core/plugin.py", "lines": [228, 358, 368]},
+    "synthcity": {
+        "what": "dpcheck's rebuild of synthcity's PATE-GAN (vendored_impls/synthcity) reads each column's min and "
+                "max from the private data to scale it and maps the output back into that range, as synthcity's "
+                "encoder does: on D′ the range is [0, 0] and every released value is 0. Its ε_emp and AUC equal "
+                "the real `synthcity:pategan`'s (vendored_vs_real.md).",
+        "where": "vendored_impls/synthcity/upstream.py", "lines": [28, 29, 41]},
+    "smartnoise-synth:mwem": {
+        "what": "MWEM sizes each histogram dimension from the min and max of the private data, ignoring the "
+                "categories the user declared: on D′ (all zeros) every dimension has one cell, so every released "
+                "row is (0, 0, 0) (40 of 40 runs); with the target, 1s can appear.",
+        "where": "snsynth/mwem.py", "lines": [559, 560, 565]},
+    "dpmm:privbayes": {
+        "what": "dpmm's table binner drops every column that is constant in the private data, whatever the "
+                "public domain says; when every column is constant (D′) the fit fails ('No objects to "
+                "concatenate'): 50 of 50 runs on D′ failed and none on D, so failure itself reveals membership.",
+        "where": "dpmm/processing/table_binner.py", "lines": [230, 233, 237]},
     "diffprivlib:GaussianNB": {
         "what": "`_noisy_class_counts` draws the class counts with `GeometricTruncated(..., upper=n_total)` and then "
                 "moves them one by one until they sum to `n_total = y.shape[0]`, the true number of rows; the "
@@ -150,7 +182,7 @@ def entry(result: dict[str, Any], data: dict[str, Any], path: Path) -> dict[str,
     info = result.get("target_info") or {}
     spec = result.get("spec", {})
     return {
-        "target": result["impl"], "library": info.get("library", ""), "version": info.get("version"),
+        "target": result["impl"], "library": info.get("library") or "vendored rebuild", "version": info.get("version"),
         "env": info.get("env", ""), "kind": info.get("kind", ""), "doc": info.get("doc", ""),
         "note": info.get("note", ""), "seedable": info.get("seedable"),
         "settings": {**info.get("settings", {}), **spec.get("hyperparams", {}),
@@ -176,6 +208,17 @@ def site_packages() -> Path | None:
     return Path(spec.origin).parents[1] if spec and spec.origin else None
 
 
+def installed_package(package: str) -> Path | None:
+    """``package``'s folder in the main environment or in one of the targets' own envs."""
+    from dpcheck.targets.envs import env_root
+
+    roots = [site_packages()] + sorted(env_root().glob("*/lib/python*/site-packages"))
+    for root in roots:
+        if root is not None and (root / package).is_dir():
+            return root / package
+    return None
+
+
 def scan_findings(package_dir: Path) -> list[dict[str, Any]]:
     """``dpcheck scan --format json`` of an installed package (read only, never imported)."""
     proc = subprocess.run([DPCHECK, "scan", str(package_dir), "--format", "json", "--exit-zero"],
@@ -188,9 +231,6 @@ def scan_findings(package_dir: Path) -> list[dict[str, Any]]:
 
 def attach_static(explanations: dict[str, dict[str, Any]]) -> None:
     """Add the scanner's findings on the cited lines (±2) of each cited installed file."""
-    site = site_packages()
-    if site is None:
-        return
     cache: dict[str, list[dict[str, Any]]] = {}
     for exp in explanations.values():
         where = exp.get("where", "")
@@ -198,7 +238,8 @@ def attach_static(explanations: dict[str, dict[str, Any]]) -> None:
             continue
         package = where.split("/")[0]
         if package not in cache:
-            cache[package] = scan_findings(site / package) if (site / package).exists() else []
+            folder = installed_package(package)
+            cache[package] = scan_findings(folder) if folder is not None else []
         lines = exp.get("lines", [])
         hits = [f for f in cache[package]
                 if str(f.get("path", "")).endswith(where)
@@ -234,7 +275,11 @@ def markdown(entries: list[dict[str, Any]], explanations: dict[str, dict[str, An
         "(each written by the `dpcheck audit --json` command in its row). Worst-case data "
         "(docs/targets.md), ε = 1, δ = 1e-5, `--until-verdict` (checkpoints 50, 100, 250, 500, 1000 "
         "runs per world, Bonferroni: every bound at confidence 0.99, jointly 0.95), 2 worker processes "
-        "under `nice`. ε_emp CP is the frequentist bound the verdict uses; Bayes is the credible bound.",
+        "under `nice`. ε_emp CP is the frequentist bound the verdict uses; Bayes is the credible bound. "
+        "Regenerate: `python benchmarks/audit_real.py run` (every diffprivlib target, add/remove), "
+        "`python benchmarks/audit_real.py run --replace --only diffprivlib:GaussianNB diffprivlib:KMeans` "
+        "(replace-one controls), then `python benchmarks/audit_real.py report`; the other libraries' result files "
+        "come from their own `dpcheck audit --json` commands (listed per row).",
         "",
         "| target | library | env | data (neighbours) | R | ε | ε_emp CP | ε_emp Bayes | AUC | verdict "
         "| failed runs (D/D′) | one fit (s) | audit (s) |",
@@ -261,7 +306,9 @@ def markdown(entries: list[dict[str, Any]], explanations: dict[str, dict[str, An
     lines[5:5] = [f"{len(entries)} audits, {len(violations)} violations. Per library: " + "; ".join(
         f"{lib} {sum(1 for e in entries if e['library'] == lib and e['verdict'] == 'violation')}/"
         f"{sum(1 for e in entries if e['library'] == lib)}" for lib in sorted({e['library'] for e in entries}))
-        + ". Total audit time " + f"{sum(e['audit_seconds'] or 0 for e in entries) / 60:.1f} min.", ""]
+        + ". Total audit time " + f"{sum(e['audit_seconds'] or 0 for e in entries) / 60:.1f} min.", "",
+        "The vendored rebuilds are compared with the packages they mirror, under the same worst-case spec, "
+        "in [vendored_vs_real.md](vendored_vs_real.md).", ""]
     lines += ["", "## What leaks", ""]
     if not violations:
         lines.append("No violation was shown.")

@@ -6,7 +6,8 @@
 
 Trees are the installed packages' folders (found without importing them). Every tool runs as
 its own process; times are wall-clock for the whole process, peak memory is the largest
-process's max RSS (dpcheck also reports its workers). Fixit is slow (~1k lines/s), so by
+process's max RSS (for dpcheck: the main process or its largest worker). dpcheck runs as
+``python -m dpcheck scan --format json``, exactly as a user runs it. Fixit is slow (~1k lines/s), so by
 default it lints the first ``--fixit-lines`` lines' worth of the same files and its rate is
 extrapolated; ``--fixit-lines 0`` lints everything. Targets (2 cores): cold --jobs 1 ≥ 10× Fixit
 and ≥ 1× Bandit, warm ≥ 20× faster than cold, peak memory < 1 GiB.
@@ -18,7 +19,6 @@ import importlib.util
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -105,42 +105,26 @@ def measured(
         return seconds, usage.ru_maxrss / 1024, proc.returncode, out.read()
 
 
-def inner(args: argparse.Namespace) -> None:
-    """One dpcheck scan in this process; prints its own numbers as JSON."""
-    from dpcheck.rules import all_rules
-    from dpcheck.scan.config import ScanConfig
-    from dpcheck.scan.engine import Engine
-
-    targets = [line for line in Path(args.targets_file).read_text().splitlines() if line]
-    config = ScanConfig(root=Path(args.cache_dir).parent, cache_dir=Path(args.cache_dir))
-    result = Engine(config, list(all_rules()), jobs=args.jobs).scan(targets)
-    s = result.stats
-    print(json.dumps({
-        "seconds": s.seconds, "lines": s.lines, "files": s.files, "parsed": s.parsed, "hits": s.cache_hits,
-        "findings": len(result.findings),
-        "rss_self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "rss_workers_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
-    }))
-
-
 def dpcheck_runs(targets_file: Path, work: Path, snap: Path) -> list[Run]:
+    """``dpcheck scan`` exactly as a user runs it (one process, start-up included), cold then warm."""
     runs = []
     env = {**os.environ, "PYTHONPATH": str(snap)}
+    targets = [line for line in targets_file.read_text().splitlines() if line]
+    config = work / "pyproject.toml"  # the defaults, whatever pyproject.toml lies above the trees
+    config.write_text("[tool.dpcheck]\n")
     for jobs in (1, 2):
         cache = work / f"cache-j{jobs}"
         for phase in ("cold", "warm"):
-            cmd = [sys.executable, __file__, "--inner", "--jobs", str(jobs), "--cache-dir", str(cache),
-                   "--targets-file", str(targets_file)]
+            cmd = [sys.executable, "-m", "dpcheck", "scan", "--format", "json", "--exit-zero", "--jobs", str(jobs),
+                   "--cache-dir", str(cache), "--config", str(config), *targets]
             wall, rss, code, out = measured(cmd, str(work), env)
             if code != 0:
                 raise SystemExit(f"dpcheck run failed ({code}): {out.decode()[-2000:]}")
-            data = json.loads(out)
-            peak = max(data["rss_self_mb"], data["rss_workers_mb"])
-            total = data["rss_self_mb"] + jobs * data["rss_workers_mb"] if jobs > 1 else data["rss_self_mb"]
+            data = json.loads(out)["summary"]
             extra = (f"engine {data['seconds']:.2f}s = {data['lines'] / max(data['seconds'], 1e-9):,.0f} lines/s; "
-                     f"{data['files']} files, {data['parsed']} parsed, {data['hits']} cached, "
-                     f"{data['findings']} findings; RSS sum ≤ {total:.0f} MB")
-            runs.append(Run(f"dpcheck {phase} --jobs {jobs}", data["lines"], wall, max(peak, rss), extra, data["seconds"]))
+                     f"{data['files']} files, {data['parsed']} parsed, {data['cache_hits']} cached, "
+                     f"{data['findings']} findings")
+            runs.append(Run(f"dpcheck {phase} --jobs {jobs}", data["lines"], wall, rss, extra, data["seconds"]))
             print(f"  {runs[-1].label:<24} {wall:8.2f}s  {runs[-1].rate:>10,.0f} lines/s  {extra}", flush=True)
     return runs
 
@@ -196,14 +180,7 @@ def main() -> None:
     p.add_argument("--skip-bandit", action="store_true")
     p.add_argument("--rule-costs", action="store_true", help="also time each rule alone on a sample")
     p.add_argument("--rule-cost-lines", type=int, default=20000)
-    p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--jobs", type=int, default=1, help=argparse.SUPPRESS)
-    p.add_argument("--cache-dir", help=argparse.SUPPRESS)
-    p.add_argument("--targets-file", help=argparse.SUPPRESS)
     args = p.parse_args()
-    if args.inner:
-        inner(args)
-        return
 
     work = Path(tempfile.mkdtemp(prefix="dpcheck-bench-"))
     snap = snapshot(work)

@@ -21,18 +21,25 @@ class UsageError(Exception):
     """Bad input from the user: printed without a traceback, exit 2."""
 
 
-def _commands() -> list:
+def _commands(only: str | None = None) -> list:
+    """The command modules; with ``only``, just the one of that name when it exists (a command
+    module is named like its command), so ``dpcheck scan`` never imports the audit stack."""
     import dpcheck.commands as pkg
 
-    modules = [importlib.import_module(f"{pkg.__name__}.{m.name}") for m in pkgutil.iter_modules(pkg.__path__)]
+    names = [m.name for m in pkgutil.iter_modules(pkg.__path__)]
+    if only is not None and only in names:
+        module = importlib.import_module(f"{pkg.__name__}.{only}")
+        if getattr(module, "NAME", None) == only:
+            return [module]
+    modules = [importlib.import_module(f"{pkg.__name__}.{name}") for name in names]
     return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: getattr(m, "ORDER", 50))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpcheck", description="Find privacy bugs in differentially private code.")
     parser.add_argument("--version", action="version", version=f"dpcheck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _commands():
+    for module in _commands(only):
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
@@ -40,9 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command = args_list[0] if args_list and not args_list[0].startswith("-") else None
+    parser = build_parser(command)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     if not getattr(args, "_run", None):

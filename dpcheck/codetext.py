@@ -17,8 +17,10 @@ _DQ3 = r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
 _SQ3 = r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
 _DQ = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
 _SQ = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+#: the leading lookahead lets the regex engine reject most positions on their first character
 _LEXEME = re.compile(
-    rf"(?P<string>(?:\b[rRbBuUfF]{{1,3}})?(?:{_DQ3}|{_SQ3}|{_DQ}|{_SQ}))|(?P<comment>#[^\n]*)", re.S
+    rf"(?=[rRbBuUfF\"'#])(?:(?P<string>(?:\b[rRbBuUfF]{{1,3}})?(?:{_DQ3}|{_SQ3}|{_DQ}|{_SQ}))|(?P<comment>#[^\n]*))",
+    re.S,
 )
 
 

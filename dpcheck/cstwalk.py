@@ -23,37 +23,53 @@ _LAYOUT = frozenset({
     "trailing_whitespace", "newline", "first_line", "empty_lines", "indent", "whitespace", "between",
     "equal_sign", "arrow", "posonly_ind",
 })
-_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+class _NodeKinds(dict[type, bool]):
+    """``kind -> issubclass(kind, CSTNode)``, filled on first sight: libcst's ABCs make
+    ``isinstance`` slow, a dict lookup is not."""
+
+    def __missing__(self, kind: type) -> bool:
+        known = self[kind] = issubclass(kind, cst.CSTNode)
+        return known
+
+
+_NODE_KINDS = _NodeKinds()
+_is_node = _NODE_KINDS.__getitem__
+#: per node type, a generated function listing its children (one attribute read per field)
+_CHILDREN: dict[type, Callable[[cst.CSTNode], list[cst.CSTNode]]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    return tuple(
+        f.name for f in dataclasses.fields(kind) if f.name not in _LAYOUT and not f.name.startswith("whitespace")
+    )
+
+
+def _make_children(kind: type) -> Callable[[cst.CSTNode], list[cst.CSTNode]]:
+    lines = ["def kids(node):", "    out = []"]
+    for name in _child_fields(kind):
+        lines += [
+            f"    v = node.{name}",
+            "    k = v.__class__",
+            "    if k is list or k is tuple:",
+            "        out.extend([x for x in v if is_node(x.__class__)])",
+            "    elif is_node(k):",
+            "        out.append(v)",
+        ]
+    lines.append("    return out")
+    namespace: dict[str, Any] = {"is_node": _is_node}
+    exec("\n".join(lines), namespace)  # noqa: S102 - code generated from dataclass field names only
+    return namespace["kids"]
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """The syntactic child nodes of ``node`` in field order (no layout nodes)."""
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        names = _FIELDS[kind] = tuple(
-            f.name for f in dataclasses.fields(kind) if f.name not in _LAYOUT and not f.name.startswith("whitespace")
-        )
-    out: list[cst.CSTNode] = []
-    for name in names:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind is list or kind is tuple:
-            out.extend(v for v in value if _is_node(type(v)))
-        elif _is_node(kind):
-            out.append(value)
-    return out
-
-
-_NODE_TYPES: dict[type, bool] = {}
-
-
-def _is_node(kind: type) -> bool:
-    """``issubclass(kind, CSTNode)``, cached: libcst's ABCs make ``isinstance`` slow."""
-    known = _NODE_TYPES.get(kind)
-    if known is None:
-        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
-    return known
+    kind = node.__class__
+    fn = _CHILDREN.get(kind)
+    if fn is None:
+        fn = _CHILDREN[kind] = _make_children(kind)
+    return fn(node)
 
 
 Handlers = dict[str, list[Callable[[Any], Any]]]

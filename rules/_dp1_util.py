@@ -1,23 +1,23 @@
 """Expression helpers shared by the DP1xx rules (noise calibration and PATE accountant arithmetic).
 
-The scanned code is never imported. Values are followed syntactically inside one module: a name
-leads to every expression assigned to it in the enclosing function (else at module level),
-``self.x``/``cls.x`` to every ``self.x = …`` in the class, and a call of a function or method
-defined in the module to its ``return`` expressions.
+The scanned code is never imported. Values are followed syntactically inside one module, over the
+shared analysis core's bindings (``ctx.analysis``): a name leads to every expression assigned to
+it in the enclosing function (else at module level), ``self.x``/``cls.x`` to every
+``self.x = …`` in the class, and a call of a function or method defined in the module to its
+``return`` expressions. Names, numbers and import aliases come from :mod:`dpcheck.analysis`.
 """
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
 
+from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.syntax import dotted, number, param_names
 from dpcheck.codetext import code_only
-from dpcheck.cstwalk import dispatch
-
 from dpcheck.rule import Rule
 
 NUMERIC_ROOTS = frozenset(
@@ -31,72 +31,6 @@ E_NAMES = frozenset({"math.e", "np.e", "numpy.e", "torch.e", "e"})
 
 
 # ---------------------------------------------------------------- names and imports
-def dotted(node: cst.BaseExpression) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
-    return None
-
-
-class _ImportCollector:
-    def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}
-
-    def visit_Import(self, node: cst.Import) -> None:
-        for alias in node.names:
-            full = dotted(alias.name)
-            if full is None:
-                continue
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self.aliases[alias.asname.name.value] = full
-            else:
-                root = full.split(".")[0]
-                self.aliases.setdefault(root, root)
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        base = dotted(node.module)
-        if base is None:
-            return
-        for alias in node.names:
-            name = dotted(alias.name)
-            if name is None:
-                continue
-            local = name
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                local = alias.asname.name.value
-            self.aliases[local] = f"{base}.{name}"
-
-
-_STATEMENT_PARTS = (
-    cst.BaseCompoundStatement, cst.SimpleStatementLine, cst.BaseSuite, cst.ExceptHandler,
-    cst.ExceptStarHandler, cst.Else, cst.Finally, cst.MatchCase,
-)
-
-
-def import_aliases(module: cst.Module) -> dict[str, str]:
-    """Local name → imported dotted name, from every import statement (expressions are not walked)."""
-    collector = _ImportCollector()
-    stack: list[cst.CSTNode] = list(module.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            for small in node.body:
-                if isinstance(small, cst.Import):
-                    collector.visit_Import(small)
-                elif isinstance(small, cst.ImportFrom):
-                    collector.visit_ImportFrom(small)
-        else:
-            stack.extend(c for c in node.children if isinstance(c, _STATEMENT_PARTS))
-    return collector.aliases
-
-
 def qualify(name: str, aliases: dict[str, str]) -> str:
     head, _, rest = name.partition(".")
     full = aliases.get(head, head)
@@ -131,22 +65,6 @@ def is_math_call(call: cst.Call, aliases: dict[str, str], names: frozenset[str])
 
 
 # ---------------------------------------------------------------- literals and shapes
-def number(node: cst.CSTNode) -> float | None:
-    """Value of a numeric literal (with unary minus), else None."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
-        inner = number(node.expression)
-        if inner is None:
-            return None
-        return -inner if isinstance(node.operator, cst.Minus) else inner
-    if isinstance(node, (cst.Integer, cst.Float)):
-        try:
-            value = float(node.evaluated_value)
-        except (ValueError, OverflowError):
-            return None
-        return value if math.isfinite(value) else None
-    return None
-
-
 def strip_unary(node: cst.BaseExpression) -> cst.BaseExpression:
     while isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
@@ -227,10 +145,17 @@ MODULE_SCOPE = Scope()
 Bindings = dict[str, list[tuple[cst.BaseExpression, Scope]]]
 
 
-class _Index(cst.CSTVisitor):
-    """Functions, methods, enclosing classes and assignments of one module, in one pass."""
+_VALUE_KINDS = frozenset({"assign", "augassign"})
 
-    def __init__(self) -> None:
+
+class _Index:
+    """Functions, methods, assignments and calls of one module keyed the DP1 rules' way
+    (``Scope`` = innermost function and class), read off the shared core index (no walk)."""
+
+    def __init__(self, fa: FileAnalysis) -> None:
+        core = fa.index
+        self._core = core
+        self._scopes: dict[cst.CSTNode, Scope] = {}
         self.functions: dict[str, cst.FunctionDef] = {}
         self.methods: dict[int, dict[str, cst.FunctionDef]] = {}
         self.class_attrs: dict[int, Bindings] = {}
@@ -238,100 +163,77 @@ class _Index(cst.CSTVisitor):
         self.returns: dict[int, list[cst.BaseExpression]] = {}
         self.params: dict[int, list[str]] = {}
         self.module_env: Bindings = {}
-        self.calls: dict[str, list[tuple[cst.Call, Scope]]] = {}
-        self.all_calls: list[tuple[cst.Call, Scope]] = []
-        self.products: list[tuple[cst.BinaryOperation, Scope]] = []
-        self._classes: list[cst.ClassDef] = []
-        self._funcs: list[cst.FunctionDef] = []
-        self._stack: list[cst.CSTNode] = []
+        for fn in core.nodes(cst.FunctionDef):
+            owner = core.owner[fn]
+            if type(owner) is cst.Module:
+                self.functions[fn.name.value] = fn  # type: ignore[attr-defined]
+            elif type(owner) is cst.ClassDef:
+                self.methods.setdefault(id(owner), {})[fn.name.value] = fn  # type: ignore[attr-defined]
+            self.local[id(fn)] = {}
+            self.params[id(fn)] = param_names(fn)  # type: ignore[arg-type]
+            self.returns[id(fn)] = [r.value for r in core.returns.get(fn, ()) if r.value is not None]  # type: ignore[misc]
+        for scope, per_name in core.bindings.items():
+            at = self.scope(scope)
+            env = self.module_env if at.func is None else self.local.setdefault(id(at.func), {})
+            for name, found in per_name.items():
+                if "." in name:
+                    continue
+                values = [(b.value, at) for b in found if b.kind in _VALUE_KINDS and b.value is not None]
+                if values:
+                    env.setdefault(name, []).extend(values)
+        for cls, per_attr in core.self_attrs.items():
+            attrs = self.class_attrs.setdefault(id(cls), {})
+            for attr, found in per_attr.items():
+                values = [(b.value, self.scope(b.scope)) for b in found if b.kind in _VALUE_KINDS and b.value is not None]
+                if values:
+                    attrs[attr] = values
+        self._calls: dict[str, list[tuple[cst.Call, Scope]]] | None = None
+
+    def scope(self, node: cst.CSTNode) -> Scope:
+        """The ``Scope`` of a core scope (function, class, lambda or module)."""
+        known = self._scopes.get(node)
+        if known is None:
+            core = self._core
+            func = node if type(node) is cst.FunctionDef else core.enclosing_function(node)
+            cls = node if type(node) is cst.ClassDef else core.enclosing_class(node)
+            known = self._scopes[node] = Scope(func, cls)  # type: ignore[arg-type]
+        return known
 
     @property
-    def scope(self) -> Scope:
-        return Scope(self._funcs[-1] if self._funcs else None, self._classes[-1] if self._classes else None)
+    def all_calls(self) -> list[tuple[cst.Call, Scope]]:
+        return [(c, self.scope(self._core.owner[c])) for c in self._core.nodes(cst.Call)]  # type: ignore[misc]
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-        self._stack.append(node)
-        self.methods[id(node)] = {}
-        self.class_attrs[id(node)] = {}
+    @property
+    def calls(self) -> dict[str, list[tuple[cst.Call, Scope]]]:
+        if self._calls is None:
+            self._calls = {}
+            for call, scope in self.all_calls:
+                name = dotted(call.func)
+                if name is not None:
+                    self._calls.setdefault(name.rsplit(".", 1)[-1], []).append((call, scope))
+        return self._calls
 
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-        self._stack.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self._stack and isinstance(self._stack[-1], cst.ClassDef):
-            self.methods[id(self._stack[-1])][node.name.value] = node
-        elif not self._stack:
-            self.functions[node.name.value] = node
-        self._funcs.append(node)
-        self._stack.append(node)
-        self.local[id(node)] = {}
-        self.returns[id(node)] = []
-        p = node.params
-        self.params[id(node)] = [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._funcs.pop()
-        self._stack.pop()
-
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        scope = self.scope
-        if isinstance(target, cst.Name):
-            env = self.local[id(scope.func)] if scope.func is not None else self.module_env
-            env.setdefault(target.value, []).append((value, scope))
-        elif (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value in ("self", "cls")
-            and scope.cls is not None
-        ):
-            self.class_attrs[id(scope.cls)].setdefault(target.attr.value, []).append((value, scope))
-        elif isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
-            if len(target.elements) == len(value.elements):
-                for t, v in zip(target.elements, value.elements):
-                    self._bind(t.value, v.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value)
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None and self._funcs:
-            self.returns[id(self._funcs[-1])].append(node.value)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Multiply):
-            self.products.append((node, self.scope))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.all_calls.append((node, self.scope))
-        name = dotted(node.func)
-        if name is not None:
-            self.calls.setdefault(name.rsplit(".", 1)[-1], []).append((node, self.scope))
+    @property
+    def products(self) -> list[tuple[cst.BinaryOperation, Scope]]:
+        core = self._core
+        return [(b, self.scope(core.scope_of(b))) for b in core.nodes(cst.BinaryOperation)  # type: ignore[misc]
+                if type(b.operator) is cst.Multiply]  # type: ignore[attr-defined]
 
 
 class Resolver:
-    def __init__(self, module: cst.Module) -> None:
-        self.module = module
-        self.aliases = import_aliases(module)
+    """Values names, ``self`` attributes and local calls may hold, the DP1 way, over the core."""
+
+    def __init__(self, fa: FileAnalysis) -> None:
+        self.fa = fa
+        self.module = fa.module
+        #: absolute imports only: a relatively imported ``log`` stays a bare name
+        self.aliases = {k: v for k, v in fa.index.imports.items() if not v.startswith(".")}
         self._index: _Index | None = None
 
     @property
     def index(self) -> _Index:
         if self._index is None:
-            self._index = _Index()
-            dispatch(self.module, [self._index])
+            self._index = _Index(self.fa)
         return self._index
 
     def referents(self, node: cst.CSTNode, scope: Scope) -> list[tuple[cst.BaseExpression, Scope]]:
@@ -411,16 +313,12 @@ class Resolver:
         return expr, scope
 
 
-_LAST: list[tuple[cst.Module, Resolver]] = []
-
-
 def resolver_for(rule: Rule) -> Resolver:
-    """One Resolver per parsed module, shared by the DP1xx rules running on it."""
-    module = rule.ctx.module
-    if _LAST and _LAST[0][0] is module:
-        return _LAST[0][1]
-    res = Resolver(module)
-    _LAST[:] = [(module, res)]
+    """One Resolver per file, shared by the DP1xx rules running on it."""
+    ctx = rule.ctx
+    res = ctx.__dict__.get("_dp1_resolver")
+    if res is None:
+        res = ctx.__dict__["_dp1_resolver"] = Resolver(ctx.analysis)
     return res
 
 

@@ -1,225 +1,96 @@
-"""Shared AST helpers for rules DP302-DP304 and DP401-DP403.
+"""Helpers of rules DP302-DP304 and DP401-DP403 over the shared analysis core.
 
-One iterative walk per file builds a ``ModuleIndex`` (parent links, nodes by kind, import
-aliases); it is cached on the file context so the six rules share it, and it is built only when
-a rule's cheap textual check found a candidate.
+``index_for(ctx)`` is these rules' view of ``ctx.analysis`` (the file's one core index, built on
+first use); the generic node helpers come from :mod:`dpcheck.analysis.syntax`. What is left here
+is the families' own vocabulary: assignment keys, taint over a scope, generator-output names.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
-from dpcheck.cstwalk import children
-from dpcheck.rules._ancestry import Ancestry
-
+from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
 
 
-@dataclass
-class ModuleIndex(Ancestry):
-    module: cst.Module
-    parents: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
-    order: dict[cst.CSTNode, int] = field(default_factory=dict)
-    calls: list[cst.Call] = field(default_factory=list)
-    assigns: list[cst.Assign | cst.AnnAssign | cst.AugAssign] = field(default_factory=list)
-    functions: list[cst.FunctionDef] = field(default_factory=list)
-    returns: list[cst.Return] = field(default_factory=list)
-    compares: list[cst.Comparison] = field(default_factory=list)
-    binops: list[cst.BinaryOperation] = field(default_factory=list)
-    imports: dict[str, str] = field(default_factory=dict)
+class ModuleIndex:
+    """The DP3/DP4 rules' view of the file's shared core index (``ctx.analysis``): no walk of its own."""
 
-    def __post_init__(self) -> None:
-        # libcst computes ``node.children`` with a visitor on every access (slow); read the
-        # dataclass fields once here and let ``walk`` reuse them for the rest of this file
-        _KIDS.clear()
-        stack: list[cst.CSTNode] = [self.module]
-        counter = 0
-        while stack:
-            node = stack.pop()
-            self.order[node] = counter
-            counter += 1
-            if isinstance(node, cst.Call):
-                self.calls.append(node)
-            elif isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-                self.assigns.append(node)
-            elif isinstance(node, cst.FunctionDef):
-                self.functions.append(node)
-            elif isinstance(node, cst.Return):
-                self.returns.append(node)
-            elif isinstance(node, cst.Comparison):
-                self.compares.append(node)
-            elif isinstance(node, cst.BinaryOperation):
-                self.binops.append(node)
-            elif isinstance(node, cst.Import):
-                for alias in node.names:
-                    full = dotted(alias.name) or ""
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        self.imports[alias.asname.name.value] = full
-                    else:
-                        head = full.split(".")[0]
-                        self.imports[head] = head
-            elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None:
-                base = dotted(node.module) or ""
-                if not isinstance(node.names, cst.ImportStar):
-                    for alias in node.names:
-                        name = dotted(alias.name) or ""
-                        local = name
-                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                            local = alias.asname.name.value
-                        self.imports[local] = f"{base}.{name}"
-            children = _field_children(node)
-            _KIDS[node] = children
-            for child in children:
-                self.parents[child] = node
-            stack.extend(reversed(children))
+    def __init__(self, fa: FileAnalysis) -> None:
+        self.fa = fa
+        core = fa.index
+        self.module = core.module
+        self.parents = core.parents
+        self.order = core.order
+        self.imports = core.imports
+        self.ancestors = core.ancestors
+        self.enclosing_function = core.enclosing_function
+        self.enclosing_class = core.enclosing_class
+        self.enclosing_statement = fa.enclosing_statement
+        self.functions_named = fa.functions_named
+        self._simple_assigns: dict[cst.CSTNode, list[cst.Assign]] = {}
 
-    # ---- ancestry -------------------------------------------------------------------------
-    def enclosing_loops(self, node: cst.CSTNode, stop_at_function: bool = True) -> list[LoopNode]:
-        loops: list[LoopNode] = []
-        child = node
-        for anc in self.ancestors(node):
-            if stop_at_function and isinstance(anc, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                break
-            # only the loop *body* repeats; the iterable of a For is evaluated once
-            if isinstance(anc, (cst.For, cst.While)) and child in (anc.body,):
-                loops.append(anc)
-            child = anc
-        return loops
+    @property
+    def calls(self) -> list[cst.Call]:
+        return self.fa.nodes(cst.Call)  # type: ignore[return-value]
 
-    def enclosing_statement(self, node: cst.CSTNode) -> cst.CSTNode:
-        cur: cst.CSTNode = node
-        for anc in self.ancestors(node):
-            if isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-                return cur
-            cur = anc
-        return cur
+    @property
+    def functions(self) -> list[cst.FunctionDef]:
+        return self.fa.nodes(cst.FunctionDef)  # type: ignore[return-value]
 
-    # ---- names ----------------------------------------------------------------------------
+    @property
+    def returns(self) -> list[cst.Return]:
+        return self.fa.nodes(cst.Return)  # type: ignore[return-value]
+
+    @property
+    def compares(self) -> list[cst.Comparison]:
+        return self.fa.nodes(cst.Comparison)  # type: ignore[return-value]
+
+    @property
+    def binops(self) -> list[cst.BinaryOperation]:
+        return self.fa.nodes(cst.BinaryOperation)  # type: ignore[return-value]
+
+    @property
+    def assigns(self) -> list[cst.Assign | cst.AnnAssign | cst.AugAssign]:
+        found = [*self.fa.nodes(cst.Assign), *self.fa.nodes(cst.AnnAssign), *self.fa.nodes(cst.AugAssign)]
+        return sorted(found, key=self.order.__getitem__)  # type: ignore[return-value]
+
+    def enclosing_loops(self, node: cst.CSTNode) -> list[LoopNode]:
+        """``for``/``while`` loops whose body holds ``node``, innermost first, inside its function."""
+        return self.fa.enclosing_loops(node)  # type: ignore[return-value]
+
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Dotted name of ``expr`` with import aliases expanded (``np.exp`` -> ``numpy.exp``)."""
-        name = dotted(expr)
-        if name is None:
-            return None
-        head, _, rest = name.partition(".")
-        full = self.imports.get(head)
-        if full is None:
-            return name
-        return f"{full}.{rest}" if rest else full
+        return self.fa.qualified_name(expr) if type(expr) is not cst.Call else None
 
     def simple_assigns(self, scope: cst.CSTNode) -> list[cst.Assign]:
         """Plain ``=`` statements inside ``scope`` (cached per scope)."""
-        cache = self.__dict__.setdefault("_simple_assigns", {})
-        if scope not in cache:
-            cache[scope] = [n for n in walk(scope) if isinstance(n, cst.Assign)]
-        return cache[scope]
-
-    def functions_named(self, name: str) -> list[cst.FunctionDef]:
-        return [f for f in self.functions if f.name.value == name]
+        found = self._simple_assigns.get(scope)
+        if found is None:
+            found = self._simple_assigns[scope] = [n for n in walk(scope) if type(n) is cst.Assign]
+        return found
 
 
 def index_for(ctx: FileContext) -> ModuleIndex:
     cached = ctx.__dict__.get("_dp34_index")
     if cached is None:
-        cached = ModuleIndex(ctx.module)
+        cached = ModuleIndex(ctx.analysis)
         ctx.__dict__["_dp34_index"] = cached
     _STATE.gan_context = gan_context(ctx.source)
     return cached
 
 
-# ---- expression helpers ---------------------------------------------------------------------
-def dotted(expr: cst.CSTNode | None) -> str | None:
-    """``a.b.c`` for Name/Attribute chains, else None."""
-    parts: list[str] = []
-    cur = expr
-    while isinstance(cur, cst.Attribute):
-        parts.append(cur.attr.value)
-        cur = cur.value
-    if isinstance(cur, cst.Name):
-        parts.append(cur.value)
-        return ".".join(reversed(parts))
-    return None
-
-
+# ---- expression helpers (the generic ones live in dpcheck.analysis.syntax) ---------------------
 def target_key(expr: cst.BaseExpression) -> str | None:
     """A stable key for an assignment target: ``q``, ``self.q``; ``q[i]`` -> ``q``."""
     while isinstance(expr, cst.Subscript):
         expr = expr.value
     return dotted(expr)
-
-
-def call_name(call: cst.Call) -> str:
-    """Last segment of the called name: ``np.random.laplace`` -> ``laplace``; '' if unknown."""
-    func = call.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return ""
-
-
-#: children of every node of the module indexed last (one file is analysed at a time)
-_KIDS: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
-
-
-def _field_children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """Child nodes in field order (source order except decorators/bases, which come last)."""
-    return children(node)
-
-
-def _children(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
-    kids = _KIDS.get(node)
-    return _field_children(node) if kids is None else kids
-
-
-def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(reversed(_children(cur)))
-
-
-def refs(expr: cst.CSTNode) -> set[str]:
-    """Every Name and dotted Attribute chain (``self.lamda``) read inside ``expr``."""
-    out: set[str] = set()
-    for node in walk(expr):
-        if isinstance(node, cst.Name):
-            out.add(node.value)
-        elif isinstance(node, cst.Attribute):
-            name = dotted(node)
-            if name is not None:
-                out.add(name)
-    return out
-
-
-def value_refs(expr: cst.CSTNode) -> set[str]:
-    """Names read as values (called functions and attribute names of calls excluded)."""
-    out: set[str] = set()
-    stack: list[cst.CSTNode] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Call):
-            # the receiver of a method call is a value: ``x.astype(int)`` reads x
-            if isinstance(node.func, cst.Attribute):
-                stack.append(node.func.value)
-            stack.extend(a.value for a in node.args)
-            continue
-        if isinstance(node, cst.Attribute):
-            name = dotted(node)
-            if name is not None:
-                out.add(name)
-                out.add(name.split(".")[0])
-                continue
-        if isinstance(node, cst.Name):
-            out.add(node.value)
-            continue
-        stack.extend(_children(node))
-    return out
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -234,15 +105,6 @@ def tokens(identifier: str) -> set[str]:
         out.add(part.lower())
         out.update(p.lower() for p in _CAMEL.sub(" ", part).split())
     return out
-
-
-def number(expr: cst.BaseExpression) -> float | None:
-    if isinstance(expr, (cst.Integer, cst.Float)):
-        try:
-            return float(expr.value.replace("_", ""))
-        except ValueError:
-            return None
-    return None
 
 
 def code(module: cst.Module, node: cst.CSTNode) -> str:

@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import dotted, number
 from dpcheck.codetext import code_only
 
 from dpcheck.rules._dp1_util import (
@@ -12,10 +13,8 @@ from dpcheck.rules._dp1_util import (
     LOG_NAMES,
     ScopedRule,
     fstring_text,
-    dotted,
     has_token,
     is_math_call,
-    number,
     strip_unary,
 )
 

@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import number
 from dpcheck.codetext import prose_free
 from dpcheck.rules._dp1_util import (
     token_text,
@@ -16,7 +17,6 @@ from dpcheck.rules._dp1_util import (
     call_parts,
     has_token,
     is_math_call,
-    number,
     product_factors,
     strip_unary,
 )

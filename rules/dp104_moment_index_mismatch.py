@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import number
 from dpcheck.rules._dp1_util import (
     bound_text,
     log_text,
@@ -16,7 +17,6 @@ from dpcheck.rules._dp1_util import (
     is_math_call,
     moment_shape,
     names_in,
-    number,
     product_factors,
     strip_unary,
 )

@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import number
 from dpcheck.rules._dp1_util import (
     ABS_NAMES,
     EXP_NAMES,
@@ -16,7 +17,6 @@ from dpcheck.rules._dp1_util import (
     call_parts,
     identity_keys,
     is_math_call,
-    number,
     product_factors,
     strip_unary,
     unwrap,

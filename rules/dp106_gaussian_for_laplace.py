@@ -5,6 +5,7 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import number
 from dpcheck.codetext import code_only, prose_free
 from dpcheck.rules._dp1_util import (
     token_text,
@@ -15,7 +16,6 @@ from dpcheck.rules._dp1_util import (
     arg,
     call_parts,
     has_token,
-    number,
     product_factors,
     strip_unary,
 )

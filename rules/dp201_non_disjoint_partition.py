@@ -5,27 +5,17 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, loop_iter, loop_targets, refs, target_names, walk, words
 from dpcheck.rule import Rule
-
 from ._dp2_util import (
     COMPREHENSIONS,
-    PATE_CLAIM_RE,
     Dp2Index,
     assigned,
     bound_in,
-    call_name,
     data_like,
-    dotted,
     functions_by_name,
     index_for,
-    line_of,
-    loop_iter,
-    loop_targets,
     range_arg,
-    refs,
-    target_names,
-    walk,
-    words,
 )
 
 _PARTITION_NAME = re.compile(r"(?i)part|split|shard|chunk|subset|fold|teacher|disjoint|slices|pieces")
@@ -66,6 +56,7 @@ class NonDisjointPartition(Rule):
         "i sample its batches only from slice i, indexed with the teacher loop's own variable."
     )
     TRIGGERS = ("teacher", "Teacher", "TEACHER")
+    requires_dp_context = True
 
     VALID = (
         # a permutation drawn once, cut into k contiguous slices; the teacher loop uses its own index
@@ -306,35 +297,20 @@ class PATECTGANLike:
     def visit_Module(self, node: cst.Module) -> None:
         index = index_for(self.ctx)
         self._seen: set[cst.CSTNode] = set()
-        self._claimed = PATE_CLAIM_RE.search(self.ctx.source) is not None
         self._stale_index(index)
         self._redrawn_partition(index)
         self._whole_data_batches(index)
         self._overlapping_slices(index)
         self._one_shared_model(index)
 
-    def _emit(self, node: cst.CSTNode, message: str, caller: cst.CSTNode | None = None) -> None:
-        """Report ``node`` if it is DP code: the module names PATE, the core finds DP context at
-        ``node``, or at the training loop (``caller``) that runs the function holding ``node``.
-        Teachers without any of these are an ensemble (e.g. knowledge distillation), not PATE."""
+    def _emit(self, node: cst.CSTNode, message: str) -> None:
+        """Report ``node`` once; the core's DP-context gate (``requires_dp_context``) drops it
+        outside DP code: teachers without any other DP signal are an ensemble (e.g. knowledge
+        distillation), not PATE."""
         if node in self._seen:
-            return
-        if not (self._claimed or self._dp_code(node) or (caller is not None and self._dp_code(caller))):
             return
         self._seen.add(node)
         self.report(node, message)
-
-    def _dp_code(self, node: cst.CSTNode) -> bool:
-        """The core's DP context, not counting names with "teacher" in them: teachers alone are
-        this rule's trigger, not evidence of privacy."""
-        analysis = self.ctx.analysis
-        if not analysis.in_dp_context(node):
-            return False
-        scopes = [a for a in (node, *analysis.ancestors(node)) if isinstance(a, (cst.FunctionDef, cst.ClassDef))]
-        for scope in (*scopes, self.ctx.module):
-            if any("teacher" not in reason.lower() for reason in analysis.dp_context(scope).reasons):
-                return True
-        return False
 
     # ---- 1. stale loop variable ------------------------------------------------------------
     def _stale_index(self, index: Dp2Index) -> None:
@@ -373,7 +349,7 @@ class PATECTGANLike:
                 self._emit(
                     sub,
                     f"`{container}[{var}]` uses `{var}` left over from the loop on line "
-                    f"{line_of(self.ctx, source)}: every pass of this loop reads the same (last) "
+                    f"{self.ctx.analysis.line_of(source)}: every pass of this loop reads the same (last) "
                     "partition, so the teachers share one slice instead of a disjoint slice each; "
                     "index with this loop's own variable",
                 )
@@ -438,7 +414,7 @@ class PATECTGANLike:
                     self._emit(
                         call,
                         f"the teacher partition is re-drawn on every pass of the loop on line "
-                        f"{line_of(self.ctx, outer[-1])}: over the run every teacher sees every "
+                        f"{self.ctx.analysis.line_of(outer[-1])}: over the run every teacher sees every "
                         "record; draw the permutation once before training and reuse its slices",
                     )
                 continue
@@ -452,10 +428,9 @@ class PATECTGANLike:
             self._emit(
                 call,
                 f"the teacher partition is re-drawn every time `{scope.name.value}` runs, and it "
-                f"runs on every training iteration (line {line_of(self.ctx, caller)}): over the run "
+                f"runs on every training iteration (line {self.ctx.analysis.line_of(caller)}): over the run "
                 "every teacher sees every record; draw the permutation once (e.g. in __init__) "
                 "and reuse its slices",
-                caller,
             )
 
     # ---- 3. per-teacher batches sampled from the whole dataset -----------------------------

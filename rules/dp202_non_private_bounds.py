@@ -5,33 +5,16 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
-
 from ._dp2_util import (
-    PATE_CLAIM_RE,
     Dp2Index,
     assigned,
-    call_name,
-    dotted,
     has_noise,
     index_for,
-    refs,
-    target_names,
-    walk,
-    words,
 )
 
-_DP_CONTEXT = re.compile(
-    r"(?i)\bprivacy\b|differential(?:ly)?[ _-]priva|private[ _-]data|\bdp[_-]?(?:sgd|gan|synth)|"
-    r"privacy_engine|def\s+\w+\s*\([^)]*\b(?:epsilon|eps)\b[^)]*\bdelta\b|"
-    r"def\s+\w+\s*\([^)]*\b(?:epsilon|noise_multiplier|privacy_budget)\b"
-)
-#: a module that names a DP generator is DP code throughout and its data-named values are its
-#: training data, helpers included; elsewhere the core decides both (DP context, private data)
-_MODULE_CLAIM = re.compile(
-    PATE_CLAIM_RE.pattern + r"|(?i:private[ _-]data|\bdp[_-]?(?:sgd|gan|synth)|privacy_engine)"
-)
 _BOUND_FUNCS = {
     "min", "max", "amin", "amax", "nanmin", "nanmax", "ptp", "quantile", "percentile",
     "nanquantile", "nanpercentile", "aminmax", "unique",
@@ -90,22 +73,31 @@ class NonPrivateBounds(Rule):
     )
     TRIGGERS = (
         "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
-        "rivate data", "rivate-data", "rivate_data", "epsilon", "noise_multiplier", "DPGAN", "DP-GAN", "DP-SGD",
+        "rivate data", "rivate-data", "rivate_data", "Private", "epsilon", "noise_multiplier", "DPGAN", "DP-GAN", "DP-SGD",
         "DP_SGD", "DPSGD", "dp_sgd",
         "DP GAN",
     )
+    requires_dp_context = True
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """The module's DP claim (read as the rule reads it, comments included) and, in code, a
-        call the rule can flag: a bound function/method, a ``fit`` or a scaling function."""
+        """A DP word somewhere (``TRIGGERS``, a cheap prefilter; the core decides DP context) and,
+        in code, a call the rule can flag: a bound function/method, a ``fit`` or a scaling function."""
         if not super().applies_to(source):
-            return False
-        if not (PATE_CLAIM_RE.search(source) or _DP_CONTEXT.search(source)):
             return False
         return _BOUND_CALL_TEXT.search(code_only(source)) is not None
 
     VALID = (
+        # PATE-GAN named only in a comment, a module with "privacy" in its name imported: an
+        # evaluation metric, not DP code (the same lines under a PATE-GAN docstring are reported)
+        """
+# metrics for PATE-GAN outputs
+from synthcity.metrics import eval_privacy
+def score(real_data, synth):
+    lo, hi = real_data.min(), real_data.max()
+    scaled = (real_data - lo) / (hi - lo)
+    return eval_privacy.compare(scaled, synth)
+""",
         # bounds passed in as public parameters
         """
 import numpy as np
@@ -267,8 +259,8 @@ class TabularEncoder:
 """,
         # borealis driver: sklearn MinMaxScaler fitted on the training data
         """
+'''private-data-generation: evaluate driver.'''
 from sklearn.preprocessing import MinMaxScaler
-# private-data-generation evaluate driver
 def preprocess(x_train):
     scaler = MinMaxScaler()
     x_scaled = scaler.fit_transform(x_train)  # <-
@@ -285,7 +277,7 @@ def fit(self, data, epsilon, delta):
         """
 import numpy as np
 def prepare(features, noise_multiplier):
-    # DP-SGD on clipped features; privacy accounting below
+    '''DP-SGD on clipped features; privacy accounting below.'''
     hi = np.percentile(features, 99, axis=0)  # <-
     return np.clip(features, 0, hi)
 """,
@@ -404,12 +396,14 @@ class DPCGANTransformer:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        src = self.ctx.source
-        if not (PATE_CLAIM_RE.search(src) or _DP_CONTEXT.search(src)):
+        analysis = self.ctx.analysis
+        if not analysis.has_dp_code():
             return
         index = index_for(self.ctx)
         fitted = _fitted_names(index)
-        claimed = _MODULE_CLAIM.search(src) is not None
+        # a module naming a DP generator is DP code throughout and its data-named values are its
+        # training data, helpers included; elsewhere the data must be private by the core's flow
+        claimed = analysis.dp_generator_named() is not None
         for call in index.calls:
             data = self._bound_data(call, index, fitted)
             if data is None:
@@ -424,7 +418,7 @@ class DPCGANTransformer:
                 continue
             if not fits and not _used_for_scaling(call, index):
                 continue
-            if not (claimed or (self.ctx.analysis.in_dp_context(call) and self.ctx.analysis.is_private(data))):
+            if not (claimed or analysis.is_private(data)):
                 continue
             if fits:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"

@@ -3,20 +3,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, param_names, refs, walk, words
+from dpcheck.analysis.taint import has_training_step
 from dpcheck.codetext import prose_free
 from dpcheck.rule import Rule
-
 from ._dp2_util import (
     Dp2Index,
-    call_name,
-    dotted,
     has_noise,
     index_for,
-    params,
-    refs,
-    trains,
-    walk,
-    words,
 )
 
 _LABEL_WORDS = {"y", "labels", "label", "targets", "target"}
@@ -311,7 +305,7 @@ class DPCTGANLike:
                 start.update(class_env.get(cls, {}))
             if outer is not None and outer in envs:
                 start.update(envs[outer])
-            for p in params(fn):
+            for p in param_names(fn):
                 start.pop(p, None)
             envs[fn] = _function_env(fn, start, index)
             self._check(fn, envs[fn], index)
@@ -324,7 +318,7 @@ class DPCTGANLike:
         fn = scope if isinstance(scope, cst.FunctionDef) else None
         body = fn.body if fn is not None else scope
         sampling = fn is not None and bool(words(fn.name.value) & _SAMPLING_FUNC)
-        train_loops = [lp for lp in index.loops if index.enclosing_function(lp) is fn and trains(lp)]
+        train_loops = [lp for lp in index.loops if index.enclosing_function(lp) is fn and has_training_step(lp)]
         reported = False
         for call in walk(body, into_scopes=False):
             if not isinstance(call, cst.Call):
@@ -371,10 +365,10 @@ def _is_data_name(name: str) -> bool:
 
 
 def _function_env(fn: cst.FunctionDef, env: dict[str, str], index: Dp2Index) -> dict[str, str]:
-    data_params = {p for p in params(fn) if _is_data_name(p) and not _is_label_name(p)}
+    data_params = {p for p in param_names(fn) if _is_data_name(p) and not _is_label_name(p)}
     if data_params or not (words(fn.name.value) & _SAMPLING_FUNC):
         # a sampling function that also takes the training data trains first: its labels are private
-        for p in params(fn):
+        for p in param_names(fn):
             if _is_label_name(p):
                 env[p] = _LABELS
     for sub in walk(fn.body, into_scopes=False):

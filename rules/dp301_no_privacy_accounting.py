@@ -5,19 +5,15 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import param_names, refs, walk, words
+from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
-
 from ._dp2_util import (
     PATE_RE,
     Dp2Index,
     identifiers,
     index_for,
-    params,
     range_arg,
-    refs,
-    trains,
-    walk,
-    words,
 )
 
 _ACCOUNTING = re.compile(
@@ -200,11 +196,11 @@ def fit(x, epsilon=1.0):
             count = range_arg(loop.iter)
             if count is None or any(_is_eps(n) for n in refs(count)):
                 continue
-            if not trains(loop.body):
+            if not has_training_step(loop.body):
                 continue
             if any(isinstance(a, (cst.For, cst.While)) and a in out for a in index.ancestors(loop)):
                 continue
-            if any(isinstance(a, cst.For) and range_arg(a.iter) is not None and trains(a.body)
+            if any(isinstance(a, cst.For) and range_arg(a.iter) is not None and has_training_step(a.body)
                    for a in index.ancestors(loop)):
                 continue
             out.append(loop)
@@ -216,7 +212,7 @@ def fit(x, epsilon=1.0):
             fn = index.enclosing_function(loop)
             if fn is None:
                 return False
-            names = set(params(fn)) | refs(fn.body)
+            names = set(param_names(fn)) | refs(fn.body)
             return any(_is_eps(n) for n in names)
 
         preferred = [lp for lp in loops if dp_function(lp)]

@@ -5,18 +5,14 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, number, value_refs, walk
 from dpcheck.rule import Rule
 from ._dp34_util import (
     ModuleIndex,
-    call_name,
     code,
-    dotted,
     index_for,
-    number,
     target_key,
     tokens,
-    value_refs,
-    walk,
 )
 
 # tensor conversions that leave the value unchanged: ``(4 * torch.exp(x)).to(device)``

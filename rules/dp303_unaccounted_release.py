@@ -5,20 +5,16 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.codetext import prose_free
 from dpcheck.rule import Rule
-
 from ._dp34_util import (
     ModuleIndex,
     assignments_in,
-    call_name,
-    dotted,
     index_for,
     target_key,
     taint,
     tokens,
-    value_refs,
-    walk,
 )
 
 _LEDGER = {"alpha", "alphas", "moment", "moments", "accountant", "budget", "epsilon", "privacy", "spent", "rdp", "eps", "ledger", "odometer"}

@@ -3,9 +3,14 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, refs, walk
 from dpcheck.rule import Rule
-
-from ._dp34_util import ModuleIndex, call_name, index_for, refs, target_key, tokens, walk
+from ._dp34_util import (
+    ModuleIndex,
+    index_for,
+    target_key,
+    tokens,
+)
 
 _MODELS = {
     "LogisticRegression", "LogisticRegressionCV", "SGDClassifier", "LinearSVC", "RidgeClassifier",

@@ -5,28 +5,25 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, walk
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
-
 from ._dp34_util import (
     GEN_TEXT,
     ModuleIndex,
     assignments_in,
-    call_name,
     contains_generator_call,
     WEAK_GEN_LITERALS,
     gan_context,
     gen_called_raw,
     strong_gen_raw,
     gen_text,
-    dotted,
     has_any,
     index_for,
     is_gen_identifier,
     is_generator_call,
     taint,
     tokens,
-    walk,
 )
 
 _SCALE_TEXT = re.compile(r"Scaler|minmax|min_max|normali[sz]|standardi[sz]|\bmin\b|min\(|mean\(|_min|min_|lo\b")

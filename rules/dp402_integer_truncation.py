@@ -5,15 +5,14 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, dotted, number, refs, walk
 from dpcheck.codetext import code_only
 from dpcheck.cstwalk import children as walk_children
 from dpcheck.rule import Rule
-
 from ._dp34_util import (
     GEN_TEXT,
     ModuleIndex,
     assignments_in,
-    call_name,
     contains_generator_call,
     WEAK_GEN_LITERALS,
     gan_context,
@@ -21,15 +20,11 @@ from ._dp34_util import (
     has_any,
     params_gen,
     strong_gen_raw,
-    dotted,
     index_for,
     is_gen_identifier,
     is_generator_call,
-    number,
-    refs,
     taint,
     tokens,
-    walk,
 )
 
 _TRUNC_TEXT = re.compile(r"astype|\bint\(|floor|trunc|\bfix\(|\.long\(|\.int\(|cast\(|int(?:8|16|32|64)|torch\.long")

@@ -5,21 +5,18 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.syntax import call_name, value_refs, walk
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
-
 from ._dp34_util import (
     GEN_TEXT,
     gen_text,
     has_any,
     ModuleIndex,
-    call_name,
     index_for,
     is_generator_call,
     target_key,
     tokens,
-    value_refs,
-    walk,
 )
 
 _UNIFORM = {"rand", "rand_like", "uniform", "uniform_", "random", "random_sample", "random_uniform", "Uniform"}

@@ -557,3 +557,144 @@ def test_derived_names_and_noise():
     assert fa.derived_names(scope, lambda e: False, seed=["n"]) >= {"z", "out", "other", "noisy"}
     assert fa.is_noise(assigned_value(fa, "noisy", "sample").right)
     assert not fa.is_noise(assigned_value(fa, "other", "sample"))
+
+
+def test_gaussian_calibration_and_dp_named_trainers():
+    fa = analyse("""
+        from numpy import log as ln, sqrt
+        def calibrate(e, d):
+            return sqrt(2.0 * ln(1.25 / d)) / e
+        def ratio(a, b):
+            return 1.25 * a / b
+    """)
+    assert any("Gaussian mechanism" in r for r in fa.dp_context(fn(fa, "calibrate")).reasons)
+    assert not fa.in_dp_context(fn(fa, "ratio").body)
+    trainer = analyse("""
+        def dp_train(table, e):
+            return table.mean()
+        def summarise(table):
+            return table.mean()
+    """)
+    assert trainer.is_private(returned(trainer, "dp_train"))
+    assert not trainer.is_private(returned(trainer, "summarise"))
+    # a module defining a function that claims DP is DP code throughout
+    assert trainer.in_dp_context(fn(trainer, "summarise").body)
+
+
+# ---- DP-context gaps found by the DP2 rules ------------------------------------------------
+def test_module_naming_a_dp_generator_is_dp_code():
+    for text in ('MODEL = "pategan"', 'URL = "github.com/x/private-data-generation"',
+                 'def load(path):\n    """Reads the private data."""\n    return path',
+                 "def build_PATE_GAN(cfg):\n    return cfg", "from models import pategan_core as core"):
+        fa = analyse(text + "\ndef helper(df):\n    return df.max()\n")
+        assert fa.in_dp_context(fn(fa, "helper").body), text
+    # the words in a comment only are not a claim
+    plain = analyse("# compare with pategan\ndef helper(df):\n    return df.max()\n")
+    assert not plain.in_dp_context(fn(plain, "helper").body)
+
+
+def test_classes_constructed_or_called_from_dp_code_inherit_it():
+    fa = analyse("""
+        class Teachers:
+            def fit(self, X):
+                return X.max()
+        class TabularEncoder:
+            def __init__(self, k):
+                self.k = k
+            def fit(self, X):
+                return X.min()
+        class Encoder2:
+            def fit(self, X):
+                return X.min()
+        class Unused:
+            def fit(self, X):
+                return X.min()
+        def train(X, epsilon):
+            Teachers(X)
+            TabularEncoder(3).fit(X)
+            enc = Encoder2()
+            enc.fit(X)
+    """)
+    for name in ("Teachers", "TabularEncoder", "Encoder2"):
+        method = fa.method(cls(fa, name), "fit")
+        assert method is not None and fa.in_dp_context(method.body), name
+    assert not fa.in_dp_context(fa.method(cls(fa, "Unused"), "fit").body)
+
+
+def test_teachers_alone_are_a_weak_signal():
+    distill = analyse("""
+        def distill(X, y, student, n_teachers=5):
+            teachers = [fit_one(X, y) for _ in range(n_teachers)]
+            return student.fit(X, [t.predict(X) for t in teachers])
+    """)
+    assert not distill.in_dp_context(fn(distill, "distill").body)
+    pate = analyse("""
+        def aggregate(votes, n_teachers, sigma):
+            return votes.argmax() + sigma * n_teachers
+    """)
+    assert pate.in_dp_context(fn(pate, "aggregate").body)
+
+
+def test_importing_a_privacy_named_module_is_not_dp_code():
+    for text, use in (("import synthcity.metrics.eval_privacy as ep", "ep"),
+                      ("from synthcity.metrics import eval_privacy", "eval_privacy"),
+                      ("import synthcity.metrics.eval_privacy", "synthcity.metrics.eval_privacy")):
+        fa = analyse(f"{text}\ndef score(df):\n    return {use}.x(df.max())\n")
+        assert not fa.in_dp_context(fn(fa, "score").body), text
+    # a DP parameter read from an imported config module still counts
+    cfg = analyse("import config\ndef score(df):\n    return config.epsilon * df.max()\n")
+    assert cfg.in_dp_context(fn(cfg, "score").body)
+
+
+def test_a_list_of_columns_is_private_like_one_column():
+    fa = analyse("""
+        def summarise(df, cols):
+            one = df["age"]
+            many = df[["age", "income"]]
+            rows = df[[0, 1]]
+            names = cols[["a", "b"]]
+            return one, many, rows, names
+    """)
+    assert fa.is_private(assigned_value(fa, "one", "summarise"))
+    assert fa.is_private(assigned_value(fa, "many", "summarise"))
+    assert not fa.is_private(assigned_value(fa, "rows", "summarise"))
+    assert not fa.is_private(assigned_value(fa, "names", "summarise"))
+
+
+def test_made_up_data_fitted_on_is_not_private():
+    fa = analyse("""
+        import numpy as np
+        from sklearn.preprocessing import StandardScaler
+        def check(loaded):
+            X = np.random.rand(10, 5)
+            StandardScaler().fit(X)
+            Y = np.array([[1.0, 2.0], [3.0, -1.0]])
+            StandardScaler().fit(Y)
+            rng = np.random.default_rng(0)
+            W = rng.random((10, 5))
+            StandardScaler().fit(W)
+            table = loaded.values
+            StandardScaler().fit(table)
+            return X.max(), Y.max(), table.max(), W.max()
+    """)
+    x_max, y_max, z_max, w_max = returned(fa, "check").elements
+    assert not fa.is_private(w_max.value)
+    assert not fa.is_private(x_max.value)
+    assert not fa.is_private(y_max.value)
+    assert fa.is_private(z_max.value)
+
+
+def test_machine_epsilon_is_not_a_privacy_budget():
+    fa = analyse("""
+        import sys
+        import numpy as np
+        def corr(a):
+            return a / (a.std() + sys.float_info.epsilon)
+        def corr2(a):
+            return a / (a.std() + np.finfo(float).eps)
+        def release(a, epsilon):
+            return a + epsilon
+    """)
+    assert not fa.in_dp_context(fn(fa, "corr").body)
+    assert not fa.in_dp_context(fn(fa, "corr2").body)
+    assert fa.in_dp_context(fn(fa, "release").body)

@@ -366,3 +366,19 @@ def test_vendored_fixed_twins_are_clean(impl):
     files = _files(impl, fixed=True)
     assert files, f"no corrected twin in vendored_impls/{impl}"
     assert _scan(files) == set()
+
+
+def test_dp202_needs_dp_context_from_the_core_not_comments():
+    """A DP generator named in a comment is not DP context; named in a docstring it is."""
+    from dpcheck.rule import run_rules
+    from dpcheck.rules.dp202_non_private_bounds import NonPrivateBounds
+
+    body = (
+        "from synthcity.metrics import eval_privacy\n"
+        "def score(real_data, synth):\n"
+        "    lo, hi = real_data.min(), real_data.max()\n"
+        "    return eval_privacy.compare((real_data - lo) / (hi - lo), synth)\n"
+    )
+    assert not run_rules("# metrics for PATE-GAN outputs\n" + body, [NonPrivateBounds])
+    found = run_rules('"""Metrics for PATE-GAN outputs."""\n' + body, [NonPrivateBounds])
+    assert {f.line for f in found} == {4}

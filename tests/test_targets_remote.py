@@ -192,8 +192,11 @@ def test_env_cli_path_list_and_unknown_names(tmp_path: Path, monkeypatch: pytest
     assert "not present" in capsys.readouterr().out
 
 
-def test_pip_failure_exits_2_with_the_tail_of_pips_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("installer", ["pip", "auto"])  # auto: uv when installed
+def test_pip_failure_exits_2_with_the_tail_of_pips_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           installer: str) -> None:
     monkeypatch.setenv("DPCHECK_ENV_DIR", str(tmp_path))
+    monkeypatch.setenv("DPCHECK_ENV_INSTALLER", installer)
     bad = tmp_path / "bad.txt"
     bad.write_text("numpy ==== not a version\n")
     with pytest.raises(envs.EnvError) as err:
@@ -220,6 +223,11 @@ def scratch_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
         assert any("ready in" in m for m in messages)
         envs.create("dpmm", requirements=requirements, progress=messages.append)
         assert messages[-1].startswith("env dpmm: up to date")  # idempotent: nothing reinstalled
+        marker = envs.env_path("dpmm") / envs.MARKER
+        marker.write_text(marker.read_text().replace(str(envs.dpcheck_source()), "/an/old/ci/clone"))
+        envs.create("dpmm", requirements=requirements, progress=messages.append)
+        assert "reinstalling dpcheck" in messages[-2]  # a new checkout: only dpcheck is reinstalled
+        assert envs.marker("dpmm")["dpcheck_source"] == str(envs.dpcheck_source())
     finally:
         if old is None:
             os.environ.pop("DPCHECK_ENV_DIR")

@@ -109,8 +109,13 @@ def synthcity_env() -> None:
     remote.shutdown_workers()
 
 
+#: AIM is left out of the real fits: one fit on the 5-row worst case took over 3 CPU-minutes here
+#: (16 x d rounds of 1000 mirror-descent steps, no knob for the rounds); its calls are checked above
+REAL_FITS = [t for t in synthcity_targets.TARGETS if t.name != "synthcity:aim"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("info", synthcity_targets.TARGETS, ids=lambda i: i.name)
+@pytest.mark.parametrize("info", REAL_FITS, ids=lambda i: i.name)
 def test_one_fit_in_the_env_is_reproducible_and_in_the_domain(synthcity_env: None, info: Any) -> None:
     dataset = load(info.dataset)
     schema = dataset.schema
@@ -119,5 +124,7 @@ def test_one_fit_in_the_env_is_reproducible_and_in_the_domain(synthcity_env: Non
     assert first.shape == (40, 3)
     assert set(np.unique(first)) <= {0.0, 1.0}
     again = remote.remote_shadow_release(info, data, schema, 1.0, 1e-5, seed=3, n_samples=40)
-    np.testing.assert_array_equal(first, again)
+    np.testing.assert_array_equal(first, again)  # random_state=seed makes a run reproducible
+    other = remote.remote_shadow_release(info, data, schema, 1.0, 1e-5, seed=4, n_samples=40)
+    assert not np.array_equal(first, other)  # and another seed gives another run
     assert remote.library_version(info) == "0.2.12"

@@ -13,6 +13,8 @@ Rules reach it as ``self.ctx.analysis`` (a ``FileAnalysis``)::
                                 #   with a DP-named scale', 'docstring claims differential privacy',
                                 #   'class name DPGAN', 'called from fit, which has DP context'), .hints
     fa.in_dp_context(node)      # the node's function, an enclosing function/class or the module is DP
+    fa.has_dp_code()            # any scope of the file is DP (a cheap early exit for a rule)
+    fa.dp_generator_named()     # 'pategan' if the module names a DP generator (identifier/string)
     fa.is_private(expr)         # value derived from private training data (counts/shapes excluded;
                                 #   allow_shape=True counts len(X)/X.shape of private data too)
     fa.is_record_values(expr)   # is_private without counts/shapes
@@ -36,9 +38,11 @@ DP context: a scope shows a strong signal (a parameter/variable/attribute/keywor
 privacy parameter: epsilon, ε, noise_multiplier, privacy_budget, target_delta, lamda, names with the
 words epsilon/privacy/dp/rdp/pate; a call of a DP library, of an accountant (compute_rdp,
 get_privacy_spent, *accountant*, PrivacyEngine…) or of a noise draw whose scale has a DP name; a
-docstring or class/function name claiming DP/PATE) or two different weak ones (eps, delta, rho,
-sigma, budget, sensitivity…; ``eps=1e-8`` is a stability constant and never counts). Classes take
-DP context from their methods; functions a DP function of the module calls inherit it.
+docstring or class/function name claiming DP/PATE; a module naming a DP generator such as
+``pategan`` in an identifier or string) or two different weak ones (eps, delta, rho, sigma,
+budget, sensitivity, teachers…; ``eps=1e-8`` is a stability constant and never counts; names of
+imported modules such as ``eval_privacy`` never count). Classes take DP context from their
+methods; functions and classes a DP function of the module calls or constructs inherit it.
 
 Private data: see :mod:`dpcheck.analysis.taint`. Acknowledged leaks: see
 :mod:`dpcheck.analysis.acknowledged`. Pure node helpers (``dotted``, ``call_name``, ``last_name``,

@@ -135,6 +135,16 @@ class FileAnalysis:
     def in_dp_context(self, node: cst.CSTNode) -> bool:
         return self.contexts.in_dp_context(node)
 
+    def has_dp_code(self) -> bool:
+        """Does any function, class or the module of the file have DP context?"""
+        return self.contexts.any_dp()
+
+    def dp_generator_named(self) -> str | None:
+        """The DP generator the module names in an identifier or string (``pategan``,
+        ``"PATE-GAN"``, ``private-data-generation``), else None: such a module is DP code and
+        its data-named values are its training data."""
+        return self.contexts.generator_name
+
     # ---- private data ----------------------------------------------------------------------
     def is_private(self, expr: cst.CSTNode, *, allow_shape: bool = False) -> bool:
         """Is ``expr``'s value derived from private training data? Counts and types of the data
@@ -162,7 +172,7 @@ class FileAnalysis:
     def acknowledged(self, node: cst.CSTNode) -> str | None:
         return self.acknowledgements.reason(node)
 
-    # ---- navigation (replaces rules/_ancestry.py) --------------------------------------------
+    # ---- navigation --------------------------------------------------------------------------
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.index.parents.get(node)
 

@@ -17,7 +17,7 @@ from dpcheck.analysis.index import SyntaxIndex
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, walk, words
 from dpcheck.analysis.vocabulary import (
     ACCOUNTANT_CALL, ANCHOR_DP_WORDS, DP_LIBRARIES, DP_NAME, NOISE_DRAWS, STRONG_NOISE_DRAWS, dp_name_strength,
-    dp_claim, stability_constant,
+    dp_claim, dp_generator_name, stability_constant,
 )
 from dpcheck.cstwalk import children
 
@@ -43,7 +43,7 @@ class DPContext:
 _ANY_SIGNAL = (
     "eps", "delta", "rho", "sigma", "budget", "priv", "dp", "pate", "laplace", "gumbel", "account", "rdp",
     "noise", "sensitiv", "lam", "ε", "δ", "ρ", "mech", "opacus", "tmlt", "autodp", "snsynth", "smartnoise",
-    "mbi", "clip", "moment", "teacher", "orders", "gnmax", "noisy", "renyi", "rényi",
+    "mbi", "clip", "moment", "teacher", "orders", "gnmax", "noisy", "renyi", "rényi", "1.25",
 )
 _SCALE_KEYWORDS = frozenset({"scale", "std", "stddev", "sigma", "b", "noise_scale", "beta"})
 
@@ -55,6 +55,8 @@ class DPContexts:
         self._strong: dict[cst.CSTNode, list[str]] = {}
         self._weak: dict[cst.CSTNode, dict[str, str]] = {}
         self._contexts: dict[cst.CSTNode, DPContext] = {}
+        #: the DP generator the module names (``pategan``, ``"PATE-GAN"``), if any
+        self.generator_name: str | None = None
         lower = source.lower()
         if any(word in lower for word in _ANY_SIGNAL):
             self._collect()
@@ -73,6 +75,10 @@ class DPContexts:
             if type(anc) in (cst.FunctionDef, cst.ClassDef):
                 return self.of_scope(anc)
         return self.of_scope(self.index.module)
+
+    def any_dp(self) -> bool:
+        """Does any function, class or the module have DP context?"""
+        return any(ctx.is_dp for ctx in self._contexts.values())
 
     def in_dp_context(self, node: cst.CSTNode) -> bool:
         if self.of_scope(self.index.module).is_dp:
@@ -123,6 +129,9 @@ class DPContexts:
             kind = type(parent)
             if kind in (cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.Import, cst.ImportFrom, cst.AsName):
                 continue
+            if kind is cst.Attribute and (self._module_path(node, parent)  # type: ignore[arg-type]
+                                           or _machine_epsilon(parent)):  # type: ignore[arg-type]
+                continue
             if kind is cst.Param:
                 fn = parents[parents[parent]]  # Param -> Parameters -> FunctionDef/Lambda
                 scope: cst.CSTNode = fn if type(fn) is cst.FunctionDef else index.scope_of(fn)
@@ -145,7 +154,41 @@ class DPContexts:
             self._key_signal(node, strength_cache)  # type: ignore[arg-type]
         for node in index.nodes(cst.Call):
             self._call_signal(node)  # type: ignore[arg-type]
+        for node in index.nodes(cst.Float):
+            if node.value == "1.25" and self._inside_log(node):  # type: ignore[attr-defined]
+                self._strong_signal(self._function_scope(node), "Gaussian mechanism calibration (log of 1.25/δ)")
         self._claims()
+
+    def _module_path(self, node: cst.Name, parent: cst.Attribute) -> bool:
+        """``node`` names a module, not a DP parameter: part of an imported dotted path
+        (``import synthcity.metrics.eval_privacy``) or an imported name used as a module
+        (``eval_privacy.score(x)``, ``metrics.eval_privacy.f``); ``config.epsilon`` still counts."""
+        if parent.value is node:
+            return node.value in self.index.imports
+        holder = self.index.parents.get(parent)
+        if type(holder) is cst.Attribute and holder.value is parent:  # type: ignore[union-attr]
+            cur: cst.CSTNode = parent
+            while type(cur) is cst.Attribute:
+                cur = cur.value  # type: ignore[attr-defined]
+            if type(cur) is cst.Name and cur.value in self.index.imports:  # type: ignore[attr-defined]
+                return True  # a segment in the middle of an imported module's path
+        while type(holder) is cst.Attribute:
+            holder = self.index.parents.get(holder)
+        return type(holder) in (cst.ImportAlias, cst.ImportFrom)
+
+    def _inside_log(self, node: cst.CSTNode) -> bool:
+        """``log(1.25 / delta)``, ``np.log(1.25 * d)``: the literal is an operand of a log's argument."""
+        parent = self.index.parents.get(node)
+        for _ in range(3):
+            if type(parent) not in (cst.BinaryOperation, cst.UnaryOperation):
+                break
+            parent = self.index.parents.get(parent)
+        holder = self.index.parents.get(parent) if type(parent) is cst.Arg else None
+        return type(holder) is cst.Call and call_name(holder) in ("log", "ln", "log1p")  # type: ignore[arg-type]
+
+    def _function_scope(self, node: cst.CSTNode) -> cst.CSTNode:
+        scope = self.index.scope_of(node)
+        return self.index.scope_of(scope) if type(scope) is cst.Lambda else scope
 
     def _key_signal(self, node: cst.SimpleString, strength_cache: dict[str, int]) -> None:
         """``cfg["epsilon"]``, ``params.get('delta')``: a DP parameter read by its key."""
@@ -200,6 +243,9 @@ class DPContexts:
         claim = dp_claim(module_doc) if module_doc else None
         if claim:
             self._strong_signal(index.module, f"docstring claims differential privacy ({claim!r})")
+        named = self.generator_name = self._generator_name()
+        if named:
+            self._strong_signal(index.module, f"names the DP generator {named!r}")
         for alias_local, full in index.imports.items():
             if full.split(".")[0] in DP_LIBRARIES:
                 self._strong_signal(index.module, f"imports {full}")
@@ -226,11 +272,26 @@ class DPContexts:
             # a module that defines a class or function claiming DP is DP code throughout
             self._strong_signal(index.module, f"defines {claimed[0]}, which claims DP")
 
+    def _generator_name(self) -> str | None:
+        """A DP generator named in an identifier or a string of the module (comments are not read)."""
+        seen: set[str] = set()
+        for kind in (cst.Name, cst.SimpleString):
+            for node in self.index.nodes(kind):
+                text = node.value  # type: ignore[attr-defined]
+                if text in seen:
+                    continue
+                seen.add(text)
+                found = dp_generator_name(text)
+                if found:
+                    return found
+        return None
+
     # ---- aggregation -----------------------------------------------------------------------
     def _own_reasons(self, scope: cst.CSTNode) -> list[str]:
         reasons = list(self._strong.get(scope, ()))
         weak = self._weak.get(scope, {})
-        if len(weak) >= 2 and any(words(name) & ANCHOR_DP_WORDS for name in weak):
+        if len(weak) >= 2 and any(words(name) & ANCHOR_DP_WORDS for name in weak) \
+                and not all("teachers" in words(name) for name in weak):
             reasons.extend(weak.values())
         return reasons
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
@@ -69,8 +70,6 @@ _NOISE_CALL = re.compile(
     r"(?i)\b((?:\w+\.)*(?:laplace|add_noise|gaussian_mechanism|laplace_mechanism|make_private\w*|PrivacyEngine|"
     r"RDPAccountant|compute_rdp|GaussianMechanism|LaplaceMechanism|noisy_\w+|dp_\w+))\s*\("
 )
-_DP_CLAIM = re.compile(r"differential(?:ly)?[ _-]?priva|\bprivacy\b|\bDP[- ]?(?:SGD|GAN|synth)|\(ε|ε-DP|\bPATE\b", re.I)
-_DP_CLASS = re.compile(r"^(?:DP|Dp|Private|Pate|PATE)|(?:DP|Private|PATE|Pate)(?:GAN|Gan|Synth|Model)?$|DPGAN|PATEGAN")
 
 #: a file is worth more than its imports only if it may fit statistics or hold a DP model
 #: (plain substring tests: much faster than one regex with many alternatives)
@@ -558,23 +557,23 @@ class _Summarizer:
             if _PRIVACY_PARAMS.match(name):
                 return f"takes `{name}`"
         if fn.cls is not None:
-            if _DP_CLASS.search(fn.cls.name):
+            if DP_NAME.search(fn.cls.name):
                 return f"class `{fn.cls.name}`"
             doc = ast.get_docstring(fn.cls) or ""
-            if _DP_CLAIM.search(doc):
+            if dp_claim(doc):
                 return f"`{fn.cls.name}` claims differential privacy"
             for item in fn.cls.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     for name in _params(item, True):
                         if _PRIVACY_PARAMS.match(name):
                             return f"`{fn.cls.name}` takes `{name}`"
-        if _DP_CLAIM.search(ast.get_docstring(fn.node) or ""):
+        if dp_claim(ast.get_docstring(fn.node) or ""):
             return f"`{fn.key}` claims differential privacy"
         scope = fn.cls if fn.cls is not None else fn.node
         text = "\n".join(self.lines[scope.lineno - 1: scope.end_lineno or scope.lineno])
         if match := _NOISE_CALL.search(text):
             return f"calls `{match.group(1)}`"
-        if _DP_CLAIM.search(ast.get_docstring(self.tree) or ""):
+        if dp_claim(ast.get_docstring(self.tree) or ""):
             return "its module claims differential privacy"
         return None
 

@@ -5,6 +5,7 @@ private helper modules (``dotted``, ``call_name``, ``last_name``, ``tokens``/``w
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 
@@ -109,7 +110,7 @@ def all_params(fn: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
 
 
 def number(expr: cst.CSTNode | None) -> float | None:
-    """Value of a numeric literal (unary minus included), else None."""
+    """Value of a finite numeric literal (unary minus included), else None."""
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
         inner = number(expr.expression)
         if inner is None:
@@ -117,9 +118,10 @@ def number(expr: cst.CSTNode | None) -> float | None:
         return -inner if isinstance(expr.operator, cst.Minus) else inner
     if isinstance(expr, (cst.Integer, cst.Float)):
         try:
-            return float(expr.value.replace("_", ""))
-        except ValueError:
+            value = float(expr.evaluated_value)  # 0x10, 1_000, 1e-5
+        except (ValueError, OverflowError):
             return None
+        return value if math.isfinite(value) else None
     return None
 
 

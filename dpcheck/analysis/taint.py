@@ -76,7 +76,7 @@ def has_training_step(body: cst.CSTNode) -> bool:
 def is_entry_point(fn: cst.FunctionDef, index: SyntaxIndex) -> bool:
     """A training entry point: ``fit``/``train``/``fit_transform``…, or a sampler that trains."""
     name = fn.name.value
-    if TRAIN_ENTRY.match(name):
+    if TRAIN_ENTRY.match(name) or words(name) & {"train", "training", "fit"}:
         return True
     if name in MAYBE_TRAIN_ENTRY and has_training_step(fn.body):
         return True
@@ -158,8 +158,16 @@ class PrivateData:
                     if cls is not None:
                         self.attrs.setdefault(cls, {}).setdefault(last, origin)
                 elif "." not in name:
+                    if self._made_up(name, scope):
+                        continue
                     self.names.setdefault(scope, {}).setdefault(name, origin)
                     self._seed_backwards(name, scope, origin)
+
+    def _made_up(self, name: str, scope: Scope) -> bool:
+        """Every value ``name`` is bound to in ``scope`` is made up in place (a random draw, a
+        literal, ``np.zeros``…): test or demo data fitted on, not anyone's records."""
+        found = [b.value for b in self.index.bindings.get(scope, {}).get(name, ())]
+        return bool(found) and all(v is not None and _made_up_value(v, self._qualify) for v in found)
 
     def _seed_backwards(self, name: str, scope: Scope, origin: Origin) -> None:
         """What a name passed to a training call was built from is training data too
@@ -381,12 +389,46 @@ class PrivateData:
         return None
 
 
+_MADE_UP_CALLS = frozenset({
+    "rand", "randn", "randint", "random", "random_sample", "normal", "uniform", "zeros", "ones", "full",
+    "arange", "linspace", "eye", "make_classification", "make_regression", "make_blobs", "make_moons",
+    "make_circles", "zeros_like", "ones_like",
+})
+
+
+def _made_up_value(expr: cst.BaseExpression, qualify: Callable[[str], str]) -> bool:
+    """``np.random.rand(10, 5)``, ``np.array([[1, 2]])``, ``[[0.1, 0.2]]``, ``np.zeros((3, 2))``."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return all(isinstance(e.value, (cst.Integer, cst.Float, cst.UnaryOperation, cst.List, cst.Tuple))
+                   for e in expr.elements)
+    if not isinstance(expr, cst.Call):
+        return False
+    name = dotted(expr.func)
+    full = qualify(name) if name is not None else ""
+    if call_name(expr) in _MADE_UP_CALLS:
+        if full.split(".")[0] in ("numpy", "torch", "sklearn", "random"):
+            return True
+        receiver = expr.func.value if isinstance(expr.func, cst.Attribute) else None
+        # a random generator object: ``rng.random((10, 5))``, ``random_state.normal(size=n)``
+        if receiver is not None and words(dotted(receiver) or "") & {"rng", "random", "generator", "prng"}:
+            return True
+    if call_name(expr) in ("array", "asarray", "tensor", "DataFrame") and expr.args:
+        return _made_up_value(expr.args[0].value, qualify)
+    return False
+
+
 def _column_index(sub: cst.Subscript) -> bool:
-    """A string key (``df["age"]``) or a tuple index with a full slice (``X[:, j]``)."""
+    """A string key (``df["age"]``), a list of them (``df[["age", "income"]]``) or a tuple index
+    with a full slice (``X[:, j]``)."""
     elements = sub.slice
     if len(elements) == 1:
         index = elements[0].slice
-        return isinstance(index, cst.Index) and isinstance(index.value, (cst.SimpleString, cst.ConcatenatedString))
+        if not isinstance(index, cst.Index):
+            return False
+        value = index.value
+        if isinstance(value, cst.List) and value.elements:
+            return all(isinstance(e.value, (cst.SimpleString, cst.ConcatenatedString)) for e in value.elements)
+        return isinstance(value, (cst.SimpleString, cst.ConcatenatedString))
     first = elements[0].slice
     return isinstance(first, cst.Slice) and first.lower is None and first.upper is None
 

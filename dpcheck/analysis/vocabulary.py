@@ -13,17 +13,18 @@ STRONG_DP_NAMES = frozenset({
     "privacy_loss", "rdp_orders", "δ", "ρ",
 })
 #: word pieces that make an identifier a strong DP name (``epsilon_split``, ``privacy_params``)
-STRONG_DP_WORDS = frozenset({"epsilon", "privacy", "dp", "rdp", "zcdp", "pate", "teachers", "accountant"})
+STRONG_DP_WORDS = frozenset({"epsilon", "privacy", "dp", "rdp", "zcdp", "pate", "accountant"})
 #: identifiers that name a DP parameter only next to another DP signal (``eps`` is also a
 #: numerical-stability constant, ``sigma`` a kernel width, ``delta`` a Huber threshold)
 WEAK_DP_NAMES = frozenset({
     "eps", "delta", "rho", "sigma", "budget", "noise_scale", "noise_std", "sensitivity",
     "lambda_", "noise_sigma", "clip_norm", "max_grad_norm", "lam", "orders",
 })
-WEAK_DP_WORDS = frozenset({"eps", "delta", "rho", "sigma", "budget", "sensitivity", "lam"})
+#: ``teachers`` alone is also a knowledge-distillation ensemble: PATE only with another signal
+WEAK_DP_WORDS = frozenset({"eps", "delta", "rho", "sigma", "budget", "sensitivity", "lam", "teachers"})
 #: two weak names make DP context only if one of them is one of these (``eps`` + ``rho`` is
 #: Adadelta, ``mu`` + ``sigma`` a Gaussian, ``sigma`` + ``rho`` a correlation)
-ANCHOR_DP_WORDS = frozenset({"delta", "sensitivity", "budget", "lam", "noise", "clip"})
+ANCHOR_DP_WORDS = frozenset({"delta", "sensitivity", "budget", "lam", "noise", "clip", "teachers"})
 
 #: top-level packages whose use is a DP signal
 DP_LIBRARIES = frozenset({
@@ -69,6 +70,23 @@ def dp_claim(text: str) -> str | None:
     if not any(h in lower for h in _CLAIM_HINTS):
         return None
     match = _CLAIM_LOWER.search(lower)
+    return match.group(0) if match else None
+
+
+#: names of DP generators / DP training setups: a module naming one in an identifier or a string
+#: (``pategan``, ``"PATE-GAN"``, ``private-data-generation``, ``dp_sgd``) is DP code
+DP_GENERATOR_NAME = re.compile(
+    r"(?i)pate[\s_-]?gan|private[\s_-]data|(?<![a-z0-9])dp[_-]?(?:sgd|gan|synth)|privacy[_-]?engine"
+)
+_GENERATOR_HINTS = ("pate", "private", "dp", "privacy")
+
+
+def dp_generator_name(text: str) -> str | None:
+    """The DP generator / DP training name ``text`` mentions, else None."""
+    lower = text.lower()
+    if not any(h in lower for h in _GENERATOR_HINTS):
+        return None
+    match = DP_GENERATOR_NAME.search(text)
     return match.group(0) if match else None
 
 

@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="membership attack (repeatable; default querybased, or release for mechanism targets)")
     g.add_argument("--dataset", metavar="NAME",
                    help="worstcase, worstcase-categorical, worstcase-continuous, worstcase-classification "
-                        "(these three take '@N' background rows), cervical; default: worstcase for querybased, "
+                        "(these three take '@N' background rows and '+replace' for replace-one neighbours), cervical; "
+                        "default: worstcase for querybased, "
                         "cervical for groundhog, the target's own worst case for real-library targets")
     g.add_argument("--data", metavar="FILE.csv", help="audit on your own data (needs --schema and --target)")
     g.add_argument("--schema", metavar="FILE.json",

@@ -62,19 +62,18 @@ def resolve_config(args: argparse.Namespace) -> ScanConfig:
 
 def run(args: argparse.Namespace) -> int:
     from dpcheck.output import FORMATS
-    from dpcheck.rules import all_rules
     from dpcheck.scan.baseline import filter_baseline, load_baseline, write_baseline
+    from dpcheck.scan.catalog import RuleCatalog
     from dpcheck.scan.engine import Engine
-    from dpcheck.scan.selection import check_categories, select_rules
-
-    from dpcheck.scan.packages import PackageNotFound, package_candidates
+    from dpcheck.scan.selection import check_categories
 
     if not args.paths and not args.package:
         args.paths = ["."]
     args.paths = args.paths or []
     config = resolve_config(args)
     try:
-        rules = select_rules(all_rules(), config.select, config.ignore)
+        # the rules are imported only if some file is not answered by the cache
+        rules = RuleCatalog(config.select, config.ignore, None if args.no_cache else config.default_cache_dir())
         if config.categories is not None:
             check_categories(config.categories)
         baseline = load_baseline(Path(args.baseline)) if args.baseline else None
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
 
     extra = []
+    if args.package:
+        from dpcheck.scan.packages import PackageNotFound, package_candidates
     for name in args.package or ():
         try:
             extra.extend(package_candidates(name))

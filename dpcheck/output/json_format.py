@@ -43,6 +43,7 @@ def payload(result: ScanResult) -> dict[str, Any]:
             "strict": result.strict,
             "hidden_by_baseline": result.hidden_by_baseline,
             "cache_hits": s.cache_hits,
+            "parsed": s.parsed,
             "seconds": round(s.seconds, 3),
             "internal_error": result.crashed,
             "by_rule": dict(sorted(Counter(f.rule for f in result.findings).items())),

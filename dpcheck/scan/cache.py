@@ -8,7 +8,11 @@ size limit — the *salt*). It maps
 * absolute path → ``(mtime_ns, size, inode, sha)``, so an unchanged file is recognised from
   ``stat`` alone without reading it. A stat entry is trusted only if the file was older than
   ``RACY_SECONDS`` when it was recorded (a write within the same clock tick keeps mtime and
-  size; those files are re-read and looked up by content hash instead).
+  size; those files are re-read and looked up by content hash instead);
+
+and, in ``flows``, the cross-module findings joined from a set of summaries (keyed by
+:func:`flow_key` of the files they came from; the newest ``MAX_FLOWS`` are kept), so a re-scan
+of an unchanged tree repeats no analysis at all.
 
 Writes go to a temporary file in the same folder and are moved in with ``os.replace``; before
 writing, the index on disk is merged in, so two concurrent scans never corrupt the cache and at
@@ -21,6 +25,7 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +34,16 @@ from dpcheck.finding import Finding, RelatedLocation
 
 FORMAT = 2
 RACY_SECONDS = 2.0
+MAX_FLOWS = 8
+
+
+def flow_key(files: Iterable[tuple[str, str, str]]) -> str:
+    """Key of a cross-module result: the (absolute path, display path, content hash) of every
+    file whose summary took part."""
+    digest = hashlib.sha256()
+    for entry in sorted(files):
+        digest.update("\0".join(entry).encode() + b"\n")
+    return digest.hexdigest()
 
 
 def content_hash(data: bytes) -> str:
@@ -68,11 +83,16 @@ class ResultCache:
         self.files: dict[str, list[Any]] = {}
         self.results: dict[str, list[list[Any]]] = {}
         self.summaries: dict[str, Any] = {}
+        self.flows: dict[str, list[list[Any]]] = {}
         self._dirty = False
-        self._load_into(self.files, self.results, self.summaries)
+        self._load_into(self.files, self.results, self.summaries, self.flows)
 
     def _load_into(
-        self, files: dict[str, list[Any]], results: dict[str, list[list[Any]]], summaries: dict[str, Any]
+        self,
+        files: dict[str, list[Any]],
+        results: dict[str, list[list[Any]]],
+        summaries: dict[str, Any],
+        flows: dict[str, list[list[Any]]],
     ) -> None:
         try:
             data = json.loads(self.path.read_bytes())
@@ -85,6 +105,8 @@ class ResultCache:
             results.update(data["results"])
             if isinstance(data.get("summaries"), dict):
                 summaries.update(data["summaries"])
+            if isinstance(data.get("flows"), dict):
+                flows.update(data["flows"])
 
     def by_stat(self, abspath: str, st: os.stat_result) -> tuple[list[list[Any]], int, str] | None:
         """(rows, line count, content hash) of an unchanged file, recognised without reading it."""
@@ -103,6 +125,16 @@ class ResultCache:
             self.summaries[sha] = summary
             self._dirty = True
 
+    def flow(self, key: str) -> list[list[Any]] | None:
+        """Cross-module finding rows (``[path, *row]``) joined from the files behind ``key``."""
+        rows = self.flows.get(key)
+        return rows if isinstance(rows, list) else None
+
+    def store_flow(self, key: str, rows: list[list[Any]]) -> None:
+        self.flows.pop(key, None)
+        self.flows[key] = rows
+        self._dirty = True
+
     def by_content(self, sha: str) -> list[list[Any]] | None:
         return self.results.get(sha)
 
@@ -120,15 +152,21 @@ class ResultCache:
         files: dict[str, list[Any]] = {}
         results: dict[str, list[list[Any]]] = {}
         summaries: dict[str, Any] = {}
-        self._load_into(files, results, summaries)
+        flows: dict[str, list[list[Any]]] = {}
+        self._load_into(files, results, summaries, flows)
         files.update(self.files)
         results.update(self.results)
         summaries.update(self.summaries)
+        for key, rows in self.flows.items():  # ours are the newest
+            flows.pop(key, None)
+            flows[key] = rows
+        flows = dict(list(flows.items())[-MAX_FLOWS:])
         live = {entry[3] for entry in files.values()}
         results = {sha: rows for sha, rows in results.items() if sha in live}
         summaries = {sha: s for sha, s in summaries.items() if sha in live}
         payload = json.dumps(
-            {"format": FORMAT, "salt": self.salt, "files": files, "results": results, "summaries": summaries},
+            {"format": FORMAT, "salt": self.salt, "files": files, "results": results, "summaries": summaries,
+             "flows": flows},
             separators=(",", ":"),
         )
         fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)

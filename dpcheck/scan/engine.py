@@ -8,36 +8,61 @@ read as text: never imported, never executed.
 from __future__ import annotations
 
 import ast
-import inspect
+import contextlib
+import gc
 import io
-import multiprocessing
 import os
 import sys
 import time
 import tokenize
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dpcheck import __version__
-from dpcheck.analysis import project
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding
-from dpcheck.analysis import source_files as analysis_source_files
-from dpcheck.rule import Rule, RuleCrash, run_rules, suppressed_ids
 from dpcheck.scan import diagnostics as diag
-from dpcheck.scan.cache import ResultCache, content_hash, from_rows, make_salt, to_rows
+from dpcheck.scan.cache import ResultCache, content_hash, flow_key, from_rows, make_salt, to_rows
+from dpcheck.scan.catalog import RuleCatalog
 from dpcheck.scan.config import DEFAULT_EXCLUDES, ScanConfig
 from dpcheck.scan.discovery import Candidate, discover, is_regular, relative_to_root
 from dpcheck.scan.globs import matches
 from dpcheck.scan.selection import is_enabled
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    import libcst as cst
+
+    from dpcheck.rule import Rule
+
+# libcst, the rules and the analysis core are imported inside the functions that analyse a file:
+# a warm re-scan answered from the cache never imports them (start-up would dominate it).
+_PACKAGE = Path(__file__).resolve().parents[1]
+#: the cross-module phase reports under this rule's id (``dpcheck.analysis.project.RULE_ID``)
+FLOW_RULE_ID = "DP202"
+
 #: a chunk sent to a worker holds about this many bytes of source
 _CHUNK_BYTES = 256 * 1024
+#: collector thresholds while scanning: a parsed tree is a million short-lived acyclic objects,
+#: and CPython's default (a collection every 700 allocations) re-traverses them again and again
+_SCAN_GC_THRESHOLD = (100_000, 50, 100)
+
+
+@contextlib.contextmanager
+def _scan_gc() -> Iterator[None]:
+    """Freeze what exists (modules, rules: never garbage) and collect rarely while scanning."""
+    old = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(*_SCAN_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
 
 
 @dataclass
@@ -82,6 +107,8 @@ class Analysis:
 
 
 def _parse(source: str) -> cst.Module:
+    import libcst as cst
+
     return cst.parse_module(source)
 
 
@@ -134,6 +161,11 @@ def analyse_source(source: str, path: str, selected: Sequence[type[Rule]], flow:
     (whose grammar spans more Python versions) before DP000 is reported. ``flow``: also
     compute the project-flow summary (reusing CPython's tree when the syntax check made one).
     """
+    import libcst as cst
+
+    from dpcheck.analysis import project
+    from dpcheck.rule import RuleCrash, run_rules
+
     if not selected:
         wants = flow and project.wanted(source, path)
         tree = _valid_python(source)
@@ -169,6 +201,8 @@ def analyse_source(source: str, path: str, selected: Sequence[type[Rule]], flow:
 def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     if "dpcheck" not in source:
         return sorted(set(findings))
+    from dpcheck.rule import suppressed_ids
+
     lines = source.splitlines()
     kept = []
     for f in findings:
@@ -193,6 +227,8 @@ def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]], flow: b
 
 
 def _summary(source: str, path: str, tree: ast.Module | None = None) -> dict | None:
+    from dpcheck.analysis import project
+
     try:
         return project.summarize(source, path, tree)
     except Exception:  # noqa: BLE001 - a summary is optional: without it no cross-module finding
@@ -205,14 +241,32 @@ def _analyse_chunk(
     return [safe_analyse(source, path, [rules[i] for i in which], flow) for path, source, which in chunk]
 
 
+def engine_code_files() -> list[str]:
+    """dpcheck's own code that decides per-file results: this engine, the rule interface and
+    traversal, the diagnostics and the whole analysis core (project flow included)."""
+    own = [_PACKAGE / "scan" / "engine.py", _PACKAGE / "rule.py", _PACKAGE / "cstwalk.py", _PACKAGE / "codetext.py",
+           Path(diag.__file__)]
+    return [str(p) for p in own] + sorted(str(p) for p in (_PACKAGE / "analysis").glob("*.py"))
+
+
 def rule_code_files(rules: Iterable[type[Rule]]) -> list[str]:
-    files = [__file__, inspect.getfile(run_rules), diag.__file__, project.__file__, *analysis_source_files()]
+    """The code files a cache entry depends on. A :class:`RuleCatalog` names its package's files
+    without importing them; rule classes given directly (tests, benchmarks) name their modules."""
+    files = engine_code_files()
+    if isinstance(rules, RuleCatalog):
+        return files + rules.files
+    import inspect
+
     for rule in rules:
         try:
             files.append(inspect.getfile(rule))
         except TypeError:
             pass
     return files
+
+
+def rule_ids(rules: Sequence[type[Rule]]) -> list[str]:
+    return list(rules.ids) if isinstance(rules, RuleCatalog) else [r.id for r in rules]
 
 
 @dataclass
@@ -236,21 +290,25 @@ class Engine:
         jobs: int | None = None,
     ) -> None:
         self.config = config
-        self.rules = list(rules)
+        #: a :class:`RuleCatalog` stays unimported until a file needs analysing
+        self.rules: Sequence[type[Rule]] = rules if isinstance(rules, RuleCatalog) else list(rules)
         self.jobs = max(1, jobs or config.jobs or os.cpu_count() or 1)
+        ids = rule_ids(self.rules)
         #: the cross-module phase reports under DP202's id, so it runs when DP202 does
-        self.flow = any(r.id == project.RULE_ID for r in self.rules)
+        self.flow = FLOW_RULE_ID in ids
         self._last_hit_sha: str | None = None
         self.cache: ResultCache | None = None
         if use_cache:
-            salt = make_salt(
-                __version__, [r.id for r in self.rules], rule_code_files(self.rules), f"max={config.max_file_size}"
-            )
+            salt = make_salt(__version__, ids, rule_code_files(self.rules), f"max={config.max_file_size}")
             self.cache = ResultCache(config.default_cache_dir(), salt)
 
     def scan(self, paths: Sequence[str | os.PathLike[str]], extra: Sequence[Candidate] = ()) -> ScanResult:
         """Scan ``paths`` (files or folders) and the ready-made ``extra`` candidates (e.g. the
         files of an installed package, with their display paths)."""
+        with _scan_gc():
+            return self._scan(paths, extra)
+
+    def _scan(self, paths: Sequence[str | os.PathLike[str]], extra: Sequence[Candidate]) -> ScanResult:
         start = time.perf_counter()
         stats = ScanStats()
         findings: list[Finding] = []
@@ -264,6 +322,8 @@ class Engine:
         pending: list[_Pending] = []
         #: absolute path -> (display path, project-flow summary)
         summaries: dict[str, tuple[str, dict]] = {}
+        #: absolute path -> content hash, for the files with a summary
+        shas: dict[str, str] = {}
         candidates = discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES)
         for candidate in _chain_unique(candidates, extra):
             stats.files += 1
@@ -275,6 +335,7 @@ class Engine:
                     summary = self.cache.summary(sha)
                     if summary is not None:
                         summaries[os.path.abspath(candidate.path)] = (candidate.display, summary)
+                        shas[os.path.abspath(candidate.path)] = sha
             else:
                 pending.append(result)
         for item, analysis in self._run(pending):
@@ -287,9 +348,10 @@ class Engine:
                 self.cache.store_summary(item.sha, analysis.summary)
             if analysis.summary is not None:
                 summaries[os.path.abspath(item.candidate.path)] = (item.candidate.display, analysis.summary)
+                shas[os.path.abspath(item.candidate.path)] = item.sha
             collect(analysis.findings)
         if self.flow and len(summaries) > 1:
-            findings.extend(self._project_findings(summaries, findings, root))
+            findings.extend(self._project_findings(summaries, findings, root, shas))
         if self.cache is not None:
             try:
                 self.cache.save()
@@ -299,14 +361,25 @@ class Engine:
         return ScanResult(sorted(findings), stats, self.rules, crashed, strict=self.config.strict)
 
     def _project_findings(
-        self, summaries: dict[str, tuple[str, dict]], known: list[Finding], root: str
+        self, summaries: dict[str, tuple[str, dict]], known: list[Finding], root: str, shas: dict[str, str]
     ) -> list[Finding]:
-        """The cross-module phase, joined from the per-file summaries on every run."""
-        try:
-            flow = project.join({p: s for p, (_, s) in summaries.items()}, {p: d for p, (d, _) in summaries.items()})
-        except Exception as exc:  # noqa: BLE001 - the per-file findings still stand
-            print(f"dpcheck: warning: cross-module analysis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            return []
+        """The cross-module phase, joined from the per-file summaries. The join's result is
+        cached under the set of (file, display path, content hash) it was computed from, so an
+        unchanged tree needs neither the join nor the analysis modules."""
+        key = flow_key((p, d, shas.get(p, "")) for p, (d, _) in summaries.items()) if self.cache is not None else None
+        cached = self.cache.flow(key) if self.cache is not None and key is not None else None
+        if cached is not None:
+            flow = [Finding(path, *row) for path, *row in cached]
+        else:
+            try:
+                from dpcheck.analysis import project
+
+                flow = project.join({p: s for p, (_, s) in summaries.items()}, {p: d for p, (d, _) in summaries.items()})
+            except Exception as exc:  # noqa: BLE001 - the per-file findings still stand
+                print(f"dpcheck: warning: cross-module analysis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return []
+            if self.cache is not None and key is not None and all(p in shas for p in summaries):
+                self.cache.store_flow(key, [[f.path, *row] for f, row in zip(flow, to_rows(flow))])
         seen = {(f.path, f.line, f.rule) for f in known}
         by_path: dict[str, list[Finding]] = {}
         for f in flow:
@@ -373,6 +446,10 @@ class Engine:
         if self.jobs == 1 or len(pending) < 2:
             yield from self._run_inline(pending)
             return
+        import multiprocessing
+        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+        from concurrent.futures.process import BrokenProcessPool
+
         chunks: list[list[_Pending]] = [[]]
         size = 0
         for item in pending:
@@ -386,7 +463,7 @@ class Engine:
 
         def submit(pool: ProcessPoolExecutor, chunk: list[_Pending]) -> Future[list[Analysis]]:
             payload = [(p.candidate.display, p.source, p.which) for p in chunk]
-            return pool.submit(_analyse_chunk, payload, self.rules, self.flow)
+            return pool.submit(_analyse_chunk, payload, list(self.rules), self.flow)
 
         try:
             with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:

@@ -8,11 +8,14 @@ reported unless ignored explicitly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from dpcheck.categories import ALL_CATEGORIES
-from dpcheck.rule import Rule
 from dpcheck.scan.config import ConfigError
 from dpcheck.scan.diagnostics import DIAGNOSTICS
+
+if TYPE_CHECKING:
+    from dpcheck.rule import Rule
 
 
 def _longest(rule_id: str, codes: Iterable[str]) -> int:

@@ -12,8 +12,14 @@ docstring's example binner without a budget, since the bounds are given), so the
 the generative model and no bound is estimated from the data.
 
 **Seeding.** ``fit(..., random_state=seed)`` and ``generate(..., random_state=seed)`` take the
-documented random state ("deterministic generation", README). Whether fitting is reproducible
-from it is checked by the tests.
+documented random state ("deterministic generation", README). Fitting is still not reproducible
+from it: the measurements draw OpenDP noise (``seedable=False``).
+
+**Domain read from the data anyway.** ``TableBinner.fit`` (dpmm/processing/table_binner.py) first
+drops every column with a single distinct value in the *private* data ("static columns") and
+releases that value for it, before the public domain is consulted; with every column constant it
+raises ``ValueError: No objects to concatenate``. On the worst case D′ (four (0,0,0) rows) every
+run therefore fails while D's runs succeed: the failure itself reveals membership.
 
 dpmm is imported inside the targets only: it lives in the ``dpmm`` env (it pins numpy 1.26.4,
 pandas 2.1.0, scikit-learn 1.5.0).
@@ -105,12 +111,16 @@ class PrivBayes(DpmmPipeline):
     pipeline = "PrivBayesPipeline"
 
 
+NOTE = ("not reproducible from a seed (OpenDP noise); TableBinner drops columns that are constant in the "
+        "private data (static columns) whatever the public domain says, and fit fails when every column is")
+
+
 def _info(cls: type, name: str) -> TargetInfo:
     doc = " ".join((cls.__doc__ or "").split())
     return TargetInfo(name=f"{LIBRARY}:{name}", library=LIBRARY, kind="synthesizer", env="dpmm",
                       factory=f"{__name__}:{cls.__name__}", settings={"n_jobs": 1, "gen_kwargs": {"n_iters": N_ITERS}},
                       doc=f"{doc} Public domain through fit(df, domain). {DOC}",
-                      dataset="worstcase-categorical", requires=("dpmm",))
+                      dataset="worstcase-categorical", requires=("dpmm",), seedable=False, note=NOTE)
 
 
 TARGETS: list[TargetInfo] = [_info(MST, "mst"), _info(AIM, "aim"), _info(PrivBayes, "privbayes")]

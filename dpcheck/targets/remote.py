@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import dpcheck
 from dpcheck.targets import envs, wire
 from dpcheck.targets.base import Schema, TargetError, TargetInfo
 
@@ -103,6 +104,12 @@ class Worker:
         self.reader = wire.FdReader(self.proc.stdout.fileno())
         threading.Thread(target=self._drain, args=(self.proc.stderr,), daemon=True).start()
         self.hello = self.call({"op": "hello"}, timeout=START_TIMEOUT, starting=True)[0]
+        here = str(Path(dpcheck.__file__).resolve().parent)
+        if self.env != "main" and self.hello.get("dpcheck_path") != here:
+            there = self.hello.get("dpcheck_path")
+            self.stop()
+            raise TargetError(f"the {self.env!r} env runs dpcheck from {there}, this is {here}: "
+                              f"run `dpcheck env create {self.env}` to point it here")
 
     def _drain(self, stream: Any) -> None:
         for raw in iter(stream.readline, b""):

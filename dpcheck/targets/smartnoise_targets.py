@@ -217,19 +217,23 @@ def _info(cls: type, settings: dict[str, Any], dataset: str, seedable: bool, not
         note=note or ("noise drawn through OpenDP: not reproducible from a seed" if not seedable else ""))
 
 
-#: GANs get 1,000 rows (PATE-GAN needs >= 1,000: one teacher per 1,000 rows); epochs chosen so one fit
+#: GANs get D′ = 1,000 rows and D = 1,001 (PATE-GAN has int(rows / 1000) teachers and crashes with 0, so
+#: D′ itself needs 1,000 rows — with 999 only D′ crashes and the crash reveals membership); epochs so one fit
 #: takes seconds on one core
-_GAN_DATA = "worstcase-continuous@999"
+_GAN_DATA = "worstcase-continuous@1000"
 _CUBE_DATA = "worstcase-categorical"
+_MWEM_NOTE = ("noise drawn through OpenDP: not reproducible from a seed; MWEM sizes each histogram "
+              "dimension from the min/max of the private (transformed) data (snsynth/mwem.py, "
+              "_histogram_from_data_attributes), not from the transformer's public cardinality")
 _OPACUS = ("opacus 0.14 seeds its noise generator from os.urandom (secure_rng off): "
            "not reproducible from a seed")
 
 TARGETS: list[TargetInfo] = [
-    _info(PATEGAN, {}, _GAN_DATA, True, "trains until its accountant reaches ε; 1 teacher at 1,000 rows"),
+    _info(PATEGAN, {}, _GAN_DATA, True, "trains until its accountant reaches ε; 1 teacher at 1,000-1,001 rows"),
     _info(PATECTGAN, {"epochs": 2, "batch_size": 500, "verbose": False}, _GAN_DATA, True),
     _info(DPCTGAN, {"epochs": 2, "batch_size": 500, "verbose": False}, _GAN_DATA, False, _OPACUS),
     _info(DPGAN, {"epochs": 2, "batch_size": 64}, _GAN_DATA, False, _OPACUS),
-    _info(MWEM, {"iterations": 10}, _CUBE_DATA, False),
+    _info(MWEM, {"iterations": 10}, _CUBE_DATA, False, _MWEM_NOTE),
     _info(MST, {}, _CUBE_DATA, False),
     _info(AIM, {}, _CUBE_DATA, False),
 ]

@@ -43,7 +43,7 @@ def handle(header: dict[str, Any], blob: bytes) -> tuple[dict[str, Any], bytes]:
         import pandas
         return {"ok": True, "pid": os.getpid(), "python": platform.python_version(),
                 "executable": sys.executable, "dpcheck": dpcheck.__version__,
-                "dpcheck_path": os.path.dirname(os.path.abspath(dpcheck.__file__)),
+                "dpcheck_path": os.path.dirname(os.path.realpath(dpcheck.__file__)),
                 "numpy": numpy.__version__, "pandas": pandas.__version__}, b""
     if op == "versions":
         return {"ok": True, "versions": {name: _version(name) for name in header.get("names", [])}}, b""

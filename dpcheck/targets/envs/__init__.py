@@ -113,6 +113,14 @@ def create(name: str, *, requirements: Path | None = None, force: bool = False,
     requirements = requirements or requirements_file(name)
     path = env_path(name)
     if not force and is_ready(name, requirements):
+        info = marker(name) or {}
+        if info.get("dpcheck_source") != str(dpcheck_source() or ""):
+            # same libraries, but dpcheck now runs from another checkout (a new CI clone)
+            progress(f"env {name}: reinstalling dpcheck from {dpcheck_source() or 'this installation'}")
+            log = path / LOG
+            install_dpcheck(env_python(name), log, verbose)
+            info["dpcheck_source"] = str(dpcheck_source() or "")
+            (path / MARKER).write_text(json.dumps(info, indent=2))
         progress(f"env {name}: up to date at {path}")
         return path
     if force and path.exists():
@@ -131,10 +139,13 @@ def create(name: str, *, requirements: Path | None = None, force: bool = False,
         _run([sys.executable, "-m", "venv", str(path)], log, "creating the virtualenv", verbose)
     else:
         progress(f"env {name}: [1/4] virtualenv exists at {path}")
-    progress(f"env {name}: [2/4] pip install -r {requirements.name}"
+    uv = find_uv()
+    installer = [uv, "pip", "install", "--python", str(python)] if uv else \
+        [str(python), "-m", "pip", "install", "--progress-bar", "off"]
+    progress(f"env {name}: [2/4] {'uv pip' if uv else 'pip'} install -r {requirements.name}"
              f"{' --no-deps' if spec.no_deps else ''} (log: {log})")
-    pip = [str(python), "-m", "pip", "install", "--progress-bar", "off", "-r", str(requirements)]
-    _run(pip + (["--no-deps"] if spec.no_deps else []), log, f"installing {requirements.name}", verbose)
+    _run(installer + ["-r", str(requirements)] + (["--no-deps"] if spec.no_deps else []), log,
+         f"installing {requirements.name}", verbose)
     progress(f"env {name}: [3/4] installing dpcheck (no dependencies)")
     install_dpcheck(python, log, verbose)
     progress(f"env {name}: [4/4] checking imports: {', '.join(('dpcheck.targets.worker',) + spec.check_imports)}")
@@ -149,6 +160,18 @@ def create(name: str, *, requirements: Path | None = None, force: bool = False,
     shutil.move(str(log), str(path / LOG))
     progress(f"env {name}: ready in {seconds:.0f} s, {human_size(dir_size(path))} at {path}")
     return path
+
+
+def find_uv() -> str | None:
+    """uv, when installed (next to this Python or on PATH), unless ``DPCHECK_ENV_INSTALLER=pip``.
+
+    uv installs the synthcity lock in about 1.5 min where pip took 17 min here (pip unpacks the
+    6.7 GB serially); both install exactly the pinned files.
+    """
+    if os.environ.get("DPCHECK_ENV_INSTALLER", "auto") == "pip":
+        return None
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else shutil.which("uv")
 
 
 def install_dpcheck(python: Path, log: Path, verbose: bool) -> None:
