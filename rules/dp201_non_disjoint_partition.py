@@ -50,7 +50,7 @@ class NonDisjointPartition(Rule):
         "from the whole dataset (original, turing), slice arithmetic makes neighbouring "
         "slices overlap, every (e.g. scikit-learn) teacher is fitted on the same training data, "
         "or the teacher list repeats one model object so that one model trains on every "
-        "partition (`[disc for _ in range(k)]`). Teachers in code with no privacy claim (an "
+        "partition (`[disc for _ in range(k)]`, `[disc] * len(parts)`, `teachers = [disc for _ in parts]`). Teachers in code with no privacy claim (an "
         "ensemble for knowledge distillation) are not reported. Fix: draw one permutation once, before training, cut it into k "
         "contiguous slices (`np.array_split(perm, k)` or `perm[i*m:(i+1)*m]`), and let teacher "
         "i sample its batches only from slice i, indexed with the teacher loop's own variable."
@@ -59,6 +59,21 @@ class NonDisjointPartition(Rule):
     requires_dp_context = True
 
     VALID = (
+        # one fresh model per partition; per-teacher settings repeated from one value
+        """
+import copy
+import numpy as np
+class PATECTGAN:
+    def fit(self, data, epsilon):
+        parts = np.array_split(data, self.k)
+        template = Discriminator(data.shape[1])
+        teachers = [Discriminator(data.shape[1]) for _ in parts]
+        teacher_nets = [copy.deepcopy(template) for shard in parts]
+        init = np.ones(data.shape[1])
+        teacher_weights = [init] * len(parts)
+        for t, p in zip(teachers, parts):
+            t.fit(p)
+""",
         # a permutation drawn once, cut into k contiguous slices; the teacher loop uses its own index
         """
 import numpy as np
@@ -279,6 +294,19 @@ class PATE:
             self.teachers.append(clf)
         for teacher in self.teachers:
             teacher.partial_fit(self.data, y)  # <-
+""",
+        # the product or comprehension runs over the partitions; the target names the teachers
+        """
+import numpy as np
+class PATECTGAN:
+    def fit(self, data, epsilon):
+        parts = np.array_split(data, self.k)
+        disc = Discriminator(data.shape[1])
+        teachers = [disc] * len(parts)  # <-
+        self.teacher_models = [disc for _ in parts]  # <-
+        teacher_nets = list(disc for shard in parts)  # <-
+        for t, p in zip(teachers, parts):
+            t.fit(p)
 """,
         # one discriminator object repeated as every teacher (comprehension, list product, append)
         """
@@ -516,14 +544,16 @@ class PATECTGANLike:
     # ---- 5. every teacher is the same model object ----------------------------------------
     def _one_shared_model(self, index: Dp2Index) -> None:
         for node in walk(index.module):
-            if isinstance(node, cst.ListComp) and _is_teacher_loop(index, node):
+            if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and (
+                    _is_teacher_loop(index, node) or _teacher_target(index, node)):
                 elt = node.elt
                 if dotted(elt) is not None and not refs(elt) & loop_targets(node):
                     self._shared(elt, node, index)
             elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-                seq = node.left if isinstance(node.left, cst.List) else node.right
+                seq = node.left if isinstance(node.left, (cst.List, cst.Tuple)) else node.right
                 count = node.right if seq is node.left else node.left
-                if isinstance(seq, cst.List) and len(seq.elements) == 1 and "teacher" in index.code(count).lower():
+                if isinstance(seq, (cst.List, cst.Tuple)) and len(seq.elements) == 1 and (
+                        "teacher" in index.code(count).lower() or _teacher_target(index, node)):
                     self._shared(seq.elements[0].value, node, index)
             elif isinstance(node, cst.For) and _is_teacher_loop(index, node):
                 local = bound_in(node) | loop_targets(node)
@@ -768,6 +798,33 @@ def _is_teacher_loop(index: Dp2Index, loop: cst.CSTNode) -> bool:
     if arg is not None and (dotted(arg) or "").split(".")[-1] in {"k", "K", "n_t", "num_t", "n_parts", "num_parts"}:
         return bool(_CONTEXT.search(_context_code(index, loop)))
     return False
+
+
+def _teacher_target(index: Dp2Index, node: cst.CSTNode) -> bool:
+    """``teachers = [disc] * len(parts)``, ``self.teacher_models = [m for _ in shards]``,
+    ``teachers = list(d for _ in parts)``: the collection is stored as the teachers."""
+    holder = index.parents.get(node)
+    if isinstance(holder, cst.Arg):
+        call = index.parents.get(holder)
+        if isinstance(call, cst.Call) and call_name(call) in {"list", "tuple", "ModuleList"}:
+            holder = index.parents.get(call)
+    if isinstance(holder, (cst.Assign, cst.AnnAssign)):
+        names, _ = assigned(holder)
+        return any(_names_teachers(name.split(".")[-1]) for name in names)
+    return False
+
+
+#: per-teacher values that are not models (``teacher_weights = [w] * k`` is fine)
+_TEACHER_VALUES = {
+    "weight", "weights", "vote", "votes", "count", "counts", "score", "scores", "loss", "losses", "pred",
+    "preds", "label", "labels", "data", "idx", "indices", "part", "parts", "size", "sizes", "n", "num",
+    "ids", "names", "seed", "seeds", "lr", "opt", "optimizer", "optimizers", "eps", "epsilon",
+}
+
+
+def _names_teachers(name: str) -> bool:
+    ws = words(name)
+    return bool(ws & {"teacher", "teachers"}) and not ws & _TEACHER_VALUES
 
 
 def _per_teacher_names(loop: cst.CSTNode) -> set[str]:

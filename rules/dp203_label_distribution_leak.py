@@ -52,7 +52,8 @@ class LabelDistributionLeak(Rule):
         "label distribution of the private data unperturbed: it never went through the "
         "PATE mechanism, so it is outside the (ε, δ) guarantee and the synthetic data "
         "reproduces it exactly. The same holds for conditions drawn by a sampler built from "
-        "the training data's category frequencies (a CTGAN-style `DataSampler(train_data)`). "
+        "the training data's category frequencies (a CTGAN-style `DataSampler(train_data)`, or "
+        "`train[cond_col].value_counts(normalize=True)` of any conditioning column). "
         "Labels that go into the DP mechanism itself (a `generate(X, y, …)` that trains the "
         "teachers, the noisy-vote aggregation) are not reported. Fix: sample labels from a DP estimate of the class ratios "
         "(noisy counts charged to the budget) or take them as public input."
@@ -69,6 +70,19 @@ class LabelDistributionLeak(Rule):
         return super().applies_to(source) and any(t in prose_free(source) for t in cls.TRIGGERS)
 
     VALID = (
+        # frequencies of a public reference table, or noisy counts, drive the conditions
+        """
+import numpy as np
+class DPCondGAN:
+    def fit(self, train, public_df, cond_col, epsilon):
+        self.freqs = public_df[cond_col].value_counts(normalize=True)
+        counts = train[cond_col].value_counts() + np.random.laplace(0, 1 / epsilon, self.k)
+        self.noisy = counts.clip(lower=0) / counts.clip(lower=0).sum()
+    def sample(self, n):
+        cond = np.random.choice(self.freqs.index, size=n, p=self.freqs.values)
+        more = np.random.choice(self.noisy.index, size=n, p=self.noisy.values)
+        return self.generator(cond), self.generator(more)
+""",
         # labels from a DP estimate of the class ratios
         """
 import numpy as np
@@ -267,6 +281,26 @@ class PrivateSynth:
 def train_and_sample(X, y, epsilon, n):
     gen = fit_gan(X, y, epsilon)
     return gen.sample(n, conditions=y)  # <-
+""",
+        # category frequencies of a conditioning column (any column, not only the label)
+        """
+import numpy as np
+import pandas as pd
+class DPCondGAN:
+    def fit(self, train, cond_col, epsilon):
+        self.freqs = train[cond_col].value_counts(normalize=True)
+        self.counts = pd.Series(train[cond_col]).value_counts()
+        self.per_col = {c: train[c].astype(str).value_counts(normalize=True) for c in self.cat_cols}
+        self._train_dp(train, epsilon)
+    def sample(self, n):
+        cond = np.random.choice(self.freqs.index, size=n, p=self.freqs.values)
+        first = self.generator(cond)  # <-
+        p = self.counts / self.counts.sum()
+        other = np.random.choice(p.index, size=n, p=p.values)
+        second = self.generator(other)  # <-
+        sex = np.random.choice(self.per_col["sex"].index, size=n, p=self.per_col["sex"].values)
+        third = self.generator(sex)  # <-
+        return first, second, third
 """,
         # CTGAN-style condition sampler built from the training data, drawn from at sampling time
         """
@@ -507,7 +541,7 @@ def _kind(expr: cst.BaseExpression, env: dict[str, str], data: set[str]) -> str 
             return _RATIOS if counts and _LABELS in kinds else None
         if name == "pop" and isinstance(expr.func, cst.Attribute) and dotted(expr.func.value) in data and expr.args:
             return _LABELS if _label_key(expr.args[0].value, env) else None
-        if not kinds and _sampler_of_data(name, expr, data):
+        if not kinds and (_sampler_of_data(name, expr, data) or _frequencies_of_data(name, expr, data)):
             return _RATIOS
         if not kinds:
             return None
@@ -530,6 +564,10 @@ def _kind(expr: cst.BaseExpression, env: dict[str, str], data: set[str]) -> str 
     if isinstance(expr, cst.Comparison):
         kinds = {_kind(expr.left, env, data)} | {_kind(c.comparator, env, data) for c in expr.comparisons}
         return _LABELS if _RATIOS in kinds else None
+    if isinstance(expr, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        return _kind(expr.elt, env, data)
+    if isinstance(expr, cst.DictComp):
+        return _kind(expr.value, env, data)
     if isinstance(expr, (cst.Tuple, cst.List)):
         kinds = {_kind(el.value, env, data) for el in expr.elements} - {None}
         return (_LABELS if _LABELS in kinds else _RATIOS) if kinds else None
@@ -549,6 +587,32 @@ def _sampler_of_data(name: str, call: cst.Call, data: set[str]) -> bool:
         if ref is not None and (ref in data or _is_data_name(ref)):
             return True
     return False
+
+
+def _frequencies_of_data(name: str, call: cst.Call, data: set[str]) -> bool:
+    """Category frequencies of a column of the training data, whichever column it is (the
+    conditioning column of a conditional sampler, not only the label): ``train[c].value_counts()``,
+    ``df["cat"].value_counts(normalize=True)``, ``np.unique(data[c], return_counts=True)``."""
+    if name == "value_counts" and isinstance(call.func, cst.Attribute):
+        source = call.func.value
+    elif name == "unique" and any(a.keyword is not None and a.keyword.value == "return_counts" for a in call.args):
+        source = call.args[0].value if call.args and call.args[0].keyword is None else None
+    else:
+        return False
+    while source is not None and dotted(source) is None:
+        if isinstance(source, (cst.Subscript, cst.Attribute)):
+            source = source.value
+        elif isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+                and source.func.attr.value not in {"Series", "DataFrame", "array", "asarray"}:
+            source = source.func.value  # ``df[c].astype(str)``, ``df[c].fillna("?")``
+        elif isinstance(source, cst.Call) and source.args:
+            source = source.args[0].value  # ``pd.Series(df[c])``
+        else:
+            source = None
+    found = dotted(source) if source is not None else None
+    if found is None or words(found.split(".")[-1]) & {"public", "pub", "reference"}:
+        return False
+    return found in data or _is_data_name(found.split(".")[-1])
 
 
 def _label_key(expr: cst.BaseExpression, env: dict[str, str]) -> bool:

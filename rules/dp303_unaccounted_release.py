@@ -28,6 +28,10 @@ _TEXT_LEDGER = re.compile(r"ccountant|moment|alpha|budget|epsilon|privacy|rdp|sp
 
 #: names of settings, not answers: ``self.n_teachers``, ``num_votes``, ``teacher_count``
 _SETTING_TOKENS = {"n", "num", "number", "count", "size", "k", "nb", "max", "min", "threshold", "mode", "verbose"}
+#: model components, not answers: ``if not self.teachers:`` tests the configuration
+_COMPONENT_TOKENS = {"self", "teacher", "teachers", "model", "models", "student", "ensemble", "aggregator"}
+#: receivers that hold an accountant when assigned from something named so (``self.acc = accountant``)
+_ACCOUNTANT_WORDS = {"accountant", "ledger", "odometer", "budget", "moments", "rdp"}
 
 
 def _is_source(expr: cst.BaseExpression) -> bool:
@@ -39,6 +43,31 @@ def _is_source(expr: cst.BaseExpression) -> bool:
             if toks & _SOURCE_NAMES and not toks & _SETTING_TOKENS:
                 return True
     return False
+
+
+def _reads_answer(expr: cst.CSTNode, tainted: set[str]) -> bool:
+    """Does a branch test read the teachers' answers? Presence tests (``votes is None``), the size
+    of a container (``len(self.teachers)``) and bare references to model components or settings
+    (``not self.teachers``, ``self.n_teachers == 0``) read the configuration, not the data."""
+    if isinstance(expr, cst.Comparison) and all(
+        isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
+        and c.comparator.value == "None" for c in expr.comparisons
+    ):
+        return False
+    if isinstance(expr, cst.Call):
+        if call_name(expr) == "len" and len(expr.args) == 1 and dotted(expr.args[0].value) is not None:
+            return False
+        if tokens(call_name(expr)) & _SOURCE_CALLS:
+            return True
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        key = dotted(expr)
+        if key is not None:
+            parts = key.split(".")
+            if any(".".join(parts[:i]) in tainted for i in range(1, len(parts) + 1)):
+                return True
+            toks = tokens(key)
+            return bool(toks & _SOURCE_NAMES and not toks & _SETTING_TOKENS and not toks <= _COMPONENT_TOKENS)
+    return any(_reads_answer(child, tainted) for child in expr.children)
 
 
 def _direct_charge(node: cst.CSTNode) -> bool:
@@ -53,7 +82,10 @@ def _direct_charge(node: cst.CSTNode) -> bool:
         return key is not None and bool(tokens(key) & _LEDGER) and key in value_refs(node.value)
     if isinstance(node, cst.Call):
         name = call_name(node)
-        if tokens(name) & _CHARGE_WORDS:
+        toks = tokens(name)
+        # ``update_alpha``, ``_accumulate_moments``: a charging verb on a ledger, even when the
+        # method is inherited and its body is not in this file
+        if toks & _CHARGE_WORDS or (toks & _CHARGE_VERBS and toks & _LEDGER):
             return True
         if name in _CHARGE_VERBS and isinstance(node.func, cst.Attribute):
             receiver = dotted(node.func.value) or ""
@@ -76,7 +108,7 @@ class UnaccountedRelease(Rule):
         "never counted in ε̂, so the reported guarantee is too optimistic. Fix: charge the "
         "accountant for every aggregation query before any return/continue that can release "
         "teacher-derived output, or charge it on every branch. Branches that test a setting "
-        "(`self.n_teachers == 0`, `mode`, `epsilon is None`) and return no answer, and branches "
+        "(`self.n_teachers == 0`, `not self.teachers`, `len(self.teachers) == 0`, `mode`, `epsilon is None`) and return no answer, and branches "
         "taken after the cost was charged (Confident-GNMax charges its threshold check first), "
         "are fine."
     )
@@ -178,6 +210,27 @@ def select_and_measure(self, data, rounds):
             epsilon *= 2
     return self.synthesize(measurements)
 """,
+        # configuration tests (no teachers yet, an empty or missing ensemble) before any query
+        """
+import numpy as np
+class PATEGAN:
+    def _update_alpha(self, n0, n1):
+        self.alpha += np.log1p(np.abs(n0 - n1)).sum()
+    def fake_labels(self, X):
+        if not self.teachers:
+            return np.zeros(len(X))
+        n0, n1, labels = self.teachers.pate_lamda(X)
+        self._update_alpha(n0, n1)
+        return labels
+    def label_rows(self, X, teachers=None):
+        if teachers is None or len(teachers) == 0:
+            return np.ones(len(X))
+        if len(self.teacher_models) < 2 or self.aggregator is None:
+            return np.full(len(X), 0.5)
+        votes = np.stack([t.predict(X) for t in teachers]).sum(0)
+        self.accountant.step(votes)
+        return votes + np.random.laplace(0, 1 / self.lamda, votes.shape)
+""",
         # verbose logging branch before the charge returns nothing
         """
 def label(self, x):
@@ -264,6 +317,34 @@ class Plugin:
         self._update_alpha(n0, n1)
         return torch.from_numpy(y_mb)
 """,
+        # methods: an inherited ``update_alpha``, an accountant held as ``self.acc``, an inline ledger
+        """
+import numpy as np
+class Labeler(BasePATE):
+    def __init__(self, accountant, lamda):
+        self.acc = accountant
+        self.lamda = lamda
+    def fake_labels(self, X):
+        n0, n1, noisy = self.teachers.pate_lamda(X)
+        if noisy.mean() > 0.9:
+            return np.ones(len(X))  # <-
+        self.update_alpha(n0, n1)
+        return noisy
+    def student_labels(self, X):
+        n0, n1 = self.count_votes(X)
+        noisy = n1 + np.random.laplace(0, 1 / self.lamda, n1.shape)
+        if np.sum(noisy) >= len(X) / 2:
+            return np.zeros(len(X))  # <-
+        self.acc.step(n0, n1)
+        return noisy
+    def soft_labels(self, X):
+        votes = self.teacher_votes(X)
+        noisy = votes + np.random.laplace(0, 1 / self.lamda, votes.shape)
+        if (noisy > 0).all():
+            return noisy  # <-
+        self.alpha += np.log1p(np.abs(votes)).sum()
+        return noisy
+""",
         # a cached path returns the noisy answer before the budget is spent (setting-only test)
         """
 import numpy as np
@@ -308,9 +389,17 @@ def label_all(self, batches, eps_per_query):
             return
         index = index_for(self.ctx)
         chargers = _charging_functions(index)
+        ledgers = _accountant_receivers(index)
 
         def is_charge(n: cst.CSTNode) -> bool:
-            return _direct_charge(n) or isinstance(n, cst.Call) and call_name(n) in chargers
+            if _direct_charge(n):
+                return True
+            if not isinstance(n, cst.Call):
+                return False
+            if call_name(n) in chargers:
+                return True
+            return isinstance(n.func, cst.Attribute) and call_name(n) in _CHARGE_VERBS \
+                and dotted(n.func.value) in ledgers
 
         for func in index.functions:
             charges = [n for n in walk(func.body) if is_charge(n) and index.enclosing_function(n) is func]
@@ -320,11 +409,14 @@ def label_all(self, batches, eps_per_query):
     def _check(self, func: cst.FunctionDef, charges: list[cst.CSTNode], index: ModuleIndex) -> None:
         assigns = assignments_in(func, index) + _mutations(func)
         params = {p.name.value for p in func.params.params}
-        seed = {p for p in params if tokens(p) & _SOURCE_NAMES}
+        seed = {p for p in params if tokens(p) & _SOURCE_NAMES and not tokens(p) <= _COMPONENT_TOKENS}
         tainted = taint(assigns, _is_source, seed)
 
         def data_dependent(test: cst.BaseExpression) -> bool:
             return bool(value_refs(test) & tainted) or _is_source(test)
+
+        def tests_answer(test: cst.BaseExpression) -> bool:
+            return _reads_answer(test, tainted)
 
         first = min(index.order[c] for c in charges)
         for node in walk(func.body):
@@ -342,7 +434,7 @@ def label_all(self, batches, eps_per_query):
             # a test on the answers, or an answer released whatever the test (``if self.cache:
             # return noisy.argmax()``); a test of a setting returning no answer releases nothing
             released = isinstance(node, cst.Return) and data_dependent(node.value)
-            if not (data_dependent(guard.test) or released):
+            if not (tests_answer(guard.test) or released):
                 continue
             if isinstance(node, cst.Continue):
                 loop = next(iter(index.enclosing_loops(node)), None)
@@ -358,7 +450,7 @@ def label_all(self, batches, eps_per_query):
         for node in walk(func.body):
             if not isinstance(node, cst.If) or index.enclosing_function(node) is not func:
                 continue
-            if not data_dependent(node.test):
+            if not tests_answer(node.test):
                 continue
             inside = [c for c in charges if _inside(c, node.body, index)]
             if not inside or (node.orelse is not None and any(_inside(c, node.orelse, index) for c in charges)):
@@ -389,6 +481,22 @@ def _mutations(func: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression, cst
             key = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
             if key is not None:
                 out.append((key, node.args[-1].value, node))
+    return out
+
+
+def _accountant_receivers(index: ModuleIndex) -> set[str]:
+    """``self.acc`` / ``acct`` assigned from a value named like an accountant (``accountant``,
+    ``RDPAccountant()``, ``self.privacy_budget``): ``self.acc.step(…)`` charges it."""
+    out: set[str] = set()
+    for node in index.assigns:
+        if not isinstance(node, (cst.Assign, cst.AnnAssign)) or node.value is None:
+            continue
+        value = node.value.func if isinstance(node.value, cst.Call) else node.value
+        source = dotted(value)
+        if source is None or not tokens(source) & _ACCOUNTANT_WORDS:
+            continue
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        out.update(key for key in (dotted(t) for t in targets) if key is not None)
     return out
 
 

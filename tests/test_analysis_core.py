@@ -465,6 +465,59 @@ def test_unrelated_warning_or_branch_is_not_acknowledged(ack):
     assert ack.acknowledged(_call_in(ack, "min", "fit_wrong_branch")) is None
 
 
+LOGGED = """
+    import logging
+    logger = logging.getLogger(__name__)
+    log = logging.getLogger("binning")
+
+    class Binner:
+        def categories(self, col, series, public=False):
+            if "categories" in self.domain:
+                cats = self.domain["categories"]
+            else:
+                if not public:
+                    logger.warning(f"PrivacyLeakage: no categorical domain for {col}, imputed from the data")
+                cats = series.unique().tolist()
+            return cats
+
+        def fit_module_logging(self, X):
+            logging.warning("bounds were not given and are read from the data: privacy leak")
+            lo = X.min()
+            return lo
+
+        def fit_log_warn(self, X):
+            log.warn("no clipping norm supplied; this leaks privacy of the training rows")
+            hi = X.max()
+            return hi
+
+        def fit_unrelated_log(self, X):
+            logger.warning("column %s has missing values", "age")
+            hi = X.max()
+            return hi
+
+        def fit_after_bound_test(self, X):
+            if self.bounds is None:
+                logger.warning("PrivacyLeakage: bounds computed from the data")
+            hi = X.max()
+            return hi
+"""
+
+
+@pytest.mark.parametrize("name, function", [
+    ("unique", "categories"), ("min", "fit_module_logging"), ("max", "fit_log_warn"),
+])
+def test_logger_warning_about_a_privacy_leak_acknowledges(name, function):
+    fa = analyse(LOGGED)
+    reason = fa.acknowledged(_call_in(fa, name, function))
+    assert reason is not None and "leak warning" in reason
+
+
+@pytest.mark.parametrize("name, function", [("max", "fit_unrelated_log"), ("max", "fit_after_bound_test")])
+def test_unrelated_logger_text_or_bound_conditional_warning_is_not_acknowledged(name, function):
+    fa = analyse(LOGGED)
+    assert fa.acknowledged(_call_in(fa, name, function)) is None
+
+
 def test_no_warning_in_file_means_nothing_acknowledged():
     fa = analyse("""
         def fit(X, bounds=None):

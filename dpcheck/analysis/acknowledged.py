@@ -2,8 +2,10 @@
 
 A node is acknowledged when a privacy-leak warning (``warnings.warn(…, PrivacyLeakWarning)``, a
 warning class or message text saying privacy leaks / "additional privacy leakage" / "not
-differentially private") comes before it in its own block or an enclosing block of its function,
-or when it sits in a branch taken only when the user gave no public bounds/norms
+differentially private"; a logger call — ``logger.warning``, ``logging.warning``, ``log.warn`` —
+counts when its text says so) comes before it in its own block or an enclosing block of its
+function, directly or inside a preceding ``if`` that does not test a bound (``if not public:
+logger.warning("PrivacyLeakage: …")``), or when it sits in a branch taken only when the user gave no public bounds/norms
 (``if bounds is None:``, ``if not self.bounds:``) and that branch, or an earlier branch of the same
 function on the same test, raises such a warning. A fallback without a warning is not acknowledged.
 """
@@ -69,6 +71,16 @@ def missing_bound_branch(test: cst.BaseExpression) -> str | None:
     return None
 
 
+def _tests_a_bound(node: cst.If) -> bool:
+    """Any test of the ``if``/``elif`` chain is about a missing bound/norm."""
+    branch: cst.CSTNode | None = node
+    while isinstance(branch, cst.If):
+        if missing_bound_branch(branch.test) is not None:
+            return True
+        branch = branch.orelse
+    return False
+
+
 def _names_bound(expr: cst.CSTNode) -> bool:
     name = dotted(expr)
     return name is not None and bool(words(name.rsplit(".", 1)[-1]) & _BOUND_WORDS)
@@ -92,13 +104,19 @@ class Acknowledgements:
         return self._memo[node]
 
     def _warning_in(self, stmt: cst.CSTNode) -> cst.Call | None:
-        """The leak warning a simple statement line issues, if any."""
+        """The leak warning a statement issues before what follows it: a simple statement line's
+        own warning, or one inside an ``if`` on anything but a missing bound (``if not public:
+        logger.warning("PrivacyLeakage …")``, which fires whenever the data is private). After
+        ``if bounds is None: warn(…)`` the following code runs with the bounds given too."""
         if stmt not in self._stmt_warning:
             found = None
-            if type(stmt) is cst.SimpleStatementLine:
+            kind = type(stmt)
+            if kind is cst.SimpleStatementLine:
                 for small in stmt.body:  # type: ignore[attr-defined]
                     if type(small) is cst.Expr and small.value in self._warnings:  # type: ignore[attr-defined]
                         found = small.value  # type: ignore[attr-defined]
+            elif kind is cst.If and not _tests_a_bound(stmt):
+                found = self._branch_warning(stmt)
             self._stmt_warning[stmt] = found
         return self._stmt_warning[stmt]
 
