@@ -298,7 +298,7 @@ _WEAK_GEN_TEXT = re.compile(r"\b_*(?:G|generate)\b|_G\b|[Ff]ake|FAKE")
 
 #: the rest of a called dotted name (``self.gen .sample (``), after a match inside it
 _CALL_TAIL = re.compile(r"\w*(?:[\s\\]*\.[\s\\]*\w+)*[\s\\]*\(")
-_CALL_TAIL_RAW = re.compile(r"\w*(?:(?:[\s\\]|#[^\n]*)*\.(?:[\s\\]|#[^\n]*)*\w+)*(?:[\s\\]|#[^\n]*)*\(")
+_CALL_TAIL_RAW = re.compile(r"\w*(?:(?:[\s\\]|#[^\n]*(?![^\n]))*\.(?:[\s\\]|#[^\n]*(?![^\n]))*\w+)*(?:[\s\\]|#[^\n]*(?![^\n]))*\(")
 #: ``sess.run(G_sample, …)`` and a bare ``run(…)``: their generator identifier is an argument
 _RUN_CALL = re.compile(r"\brun[\s\\]*\(")
 
@@ -367,7 +367,7 @@ def gen_raw(source: str) -> bool:
 #: whitespace between the parts of a dotted name and its call: backslash continuations and,
 #: in the raw source, comments (inside brackets) count too
 _WS = r"[\s\\]*"
-_WS_RAW = r"(?:[\s\\]|#[^\n]*)*"
+_WS_RAW = r"(?:[\s\\]|#[^\n]*(?![^\n]))*"
 _TAIL = rf"\w*(?:{_WS_RAW}\.{_WS_RAW}\w+)*{_WS_RAW}\("
 #: one literal of each ``*_GEN_LITERALS`` ending a dotted name that is called (see ``_called``)
 _STRONG_CALLED_PRE = tuple(re.compile(re.escape(lit) + _TAIL) for lit in ("gen", "Gen") + STRONG_GEN_LITERALS)

@@ -31,7 +31,7 @@ _NORMAL_TEXT = re.compile(r"randn|normal|gauss")
 #: a substring of every match of ``_UNIFORM_TEXT`` / ``_NORMAL_TEXT``
 _UNIFORM_LITERALS = ("rand(", "rand_like", "uniform", "random(", "random_sample")
 _NORMAL_LITERALS = ("randn", "normal", "gauss")
-_CALL_RAW = r"\w*(?:[\s\\]|#[^\n]*)*\("
+_CALL_RAW = r"\w*(?:[\s\\]|#[^\n]*(?![^\n]))*\("
 #: literal-prefixed (fast) raw-source forms of ``_NORMAL_CALL`` / ``_UNIFORM_CALL``
 _NORMAL_RAW = tuple(re.compile(lit + _CALL_RAW) for lit in ("randn", "normal", "Normal", "gauss"))
 _UNIFORM_RAW = tuple(re.compile(lit + _CALL_RAW) for lit in ("rand", "uniform", "Uniform", "random"))
