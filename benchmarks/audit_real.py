@@ -59,6 +59,11 @@ EXPLANATIONS: dict[str, dict[str, Any]] = {
                 "categories the user declared: on D′ (all zeros) every dimension has one cell, so every released "
                 "row is (0, 0, 0) (40 of 40 runs); with the target, 1s can appear.",
         "where": "snsynth/mwem.py", "lines": [559, 560, 565]},
+    "dpmm:aim": {
+        "what": "The same table binner as dpmm:privbayes: columns constant in the private data are dropped "
+                "whatever the public domain says, and with every column constant (D′) the fit fails: 50 of 50 "
+                "runs on D′ failed and none on D, so failure itself reveals membership.",
+        "where": "dpmm/processing/table_binner.py", "lines": [230, 233, 237]},
     "dpmm:privbayes": {
         "what": "dpmm's table binner drops every column that is constant in the private data, whatever the "
                 "public domain says; when every column is constant (D′) the fit fails ('No objects to "
