@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 import libcst as cst
 
 from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, target_names, walk, words
 from dpcheck.cstwalk import children
 from dpcheck.rule import FileContext
@@ -41,35 +42,15 @@ class _SubtreeEnd:
         return known
 
 
-class Dp2Index:
+class Dp2Index(CoreView):
     """The DP2 rules' view of the file's shared core index (``ctx.analysis``): no walk of its own."""
 
     def __init__(self, fa: FileAnalysis) -> None:
-        self.fa = fa
-        core = fa.index
-        self.module = core.module
-        self.parents = core.parents
-        self.order = core.order
-        self.imports = core.imports
-        self.last = _SubtreeEnd(core.order)
-        self.ancestors = core.ancestors
-        self.enclosing_function = core.enclosing_function
-        self.enclosing_class = core.enclosing_class
+        super().__init__(fa)
+        self.last = _SubtreeEnd(fa.index.order)
         self.code = fa.code
         self._words: dict[cst.CSTNode, str] = {}
         self._loops: list[cst.CSTNode] | None = None
-
-    @property
-    def functions(self) -> list[cst.FunctionDef]:
-        return self.fa.nodes(cst.FunctionDef)  # type: ignore[return-value]
-
-    @property
-    def classes(self) -> list[cst.ClassDef]:
-        return self.fa.nodes(cst.ClassDef)  # type: ignore[return-value]
-
-    @property
-    def calls(self) -> list[cst.Call]:
-        return self.fa.nodes(cst.Call)  # type: ignore[return-value]
 
     @property
     def loops(self) -> list[cst.CSTNode]:

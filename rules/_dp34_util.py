@@ -12,36 +12,21 @@ from collections.abc import Callable, Iterable, Sequence
 import libcst as cst
 
 from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
 
 
-class ModuleIndex:
+class ModuleIndex(CoreView):
     """The DP3/DP4 rules' view of the file's shared core index (``ctx.analysis``): no walk of its own."""
 
     def __init__(self, fa: FileAnalysis) -> None:
-        self.fa = fa
-        core = fa.index
-        self.module = core.module
-        self.parents = core.parents
-        self.order = core.order
-        self.imports = core.imports
-        self.ancestors = core.ancestors
-        self.enclosing_function = core.enclosing_function
-        self.enclosing_class = core.enclosing_class
+        super().__init__(fa)
         self.enclosing_statement = fa.enclosing_statement
         self.functions_named = fa.functions_named
         self._simple_assigns: dict[cst.CSTNode, list[cst.Assign]] = {}
-
-    @property
-    def calls(self) -> list[cst.Call]:
-        return self.fa.nodes(cst.Call)  # type: ignore[return-value]
-
-    @property
-    def functions(self) -> list[cst.FunctionDef]:
-        return self.fa.nodes(cst.FunctionDef)  # type: ignore[return-value]
 
     @property
     def returns(self) -> list[cst.Return]:
