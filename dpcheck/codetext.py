@@ -53,3 +53,17 @@ def prose_free(source: str) -> str:
     keeping every other string literal — for gates whose rule reads names from string keys
     such as ``params["epsilon"]``."""
     return _LEXEME.sub(_blank_prose, source)
+
+
+def _is_fstring(literal: str) -> bool:
+    prefix = literal[:3].split('"')[0].split("'")[0]
+    return "f" in prefix.lower()
+
+
+@functools.lru_cache(maxsize=8)
+def code_and_fstrings(source: str) -> str:
+    """``code_only(source)`` followed by the text of every f-string literal: an f-string's fields
+    are code libcst parses (``f"{acct.spend(e)}"``), so a gate looking for calls must see them."""
+    fstrings = [m.group("string") for m in _LEXEME.finditer(source)
+                if m.group("string") is not None and _is_fstring(m.group("string"))]
+    return code_only(source) + "\n" + "\n".join(fstrings)

@@ -1,12 +1,13 @@
 """DP202: data bounds (min/max/quantiles/categories) read from the private training data."""
 from __future__ import annotations
 
+import bisect
 import re
 
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
-from dpcheck.codetext import code_only
+from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 from ._dp2_util import (
     Dp2Index,
@@ -28,9 +29,77 @@ _FITTED = {
 }
 _ENCODERS = {"OneHotEncoder", "OrdinalEncoder", "LabelEncoder"}
 _FIT = {"fit", "fit_transform", "partial_fit"}
+#: functions that scale/bin their argument with bounds or quantiles taken from it
+_SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
+#: prefilter texts (``NonPrivateBounds.applies_to``): a call ``_bound_data`` can return data for
 _BOUND_CALL_TEXT = re.compile(
     r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut)\s*\("
 )
+_FITTED_CALL_TEXT = re.compile(r"(?:" + "|".join(sorted(_FITTED)) + r")\s*\(")
+_IDENT = re.compile(r"[A-Za-z_][\w.]*")
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _bound_call_text(code: str) -> bool:
+    """A necessary condition of any finding: a call named exactly like a bound function/method
+    (``min``/``unique``/``quantile``…, not ``argmax``), a scaling function, ``cut``, or a
+    ``fit``/``fit_transform``/``partial_fit`` with a scaler/encoder constructed in the module."""
+    fitted: bool | None = None
+    statements: _Statements | None = None
+    for m in _BOUND_CALL_TEXT.finditer(code):
+        start = m.start()
+        while start > 0 and code[start - 1] in _IDENT_CHARS:
+            start -= 1
+        name = code[start:m.end() - 1].rstrip()
+        if name in _FIT:
+            if fitted is None:
+                fitted = _FITTED_CALL_TEXT.search(code) is not None
+            if not fitted:
+                continue
+        elif not (name in _BOUND_FUNCS or name in _BOUND_METHODS or name in _SCALE_FUNCS or name == "cut"):
+            continue
+        statements = statements or _Statements(code)
+        if _names_data(statements.around(start)):
+            return True
+    return False
+
+
+def _names_data(text: str) -> bool:
+    """Does ``text`` hold a name ``_is_data``/``_is_target`` could accept (``X``, ``df``, ``y``…)?"""
+    for ident in _IDENT.findall(text):
+        for part in ident.split("."):
+            if part in {"X", "x", "D"} or words(part) & (_DATA_WORDS | _TARGET_WORDS):
+                return True
+    return False
+
+
+class _Statements:
+    """Logical lines of blanked code: a statement spanning open brackets or backslashes is one."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.starts: list[int] = []
+        self.open: list[bool] = []  # does the line continue the previous one?
+        depth, pos, continued = 0, 0, False
+        for line in code.split("\n"):
+            self.starts.append(pos)
+            self.open.append(depth > 0 or continued)
+            depth = max(0, depth + sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}"))
+            continued = line.rstrip().endswith("\\")
+            pos += len(line) + 1
+
+    def around(self, offset: int) -> str:
+        i = bisect.bisect_right(self.starts, offset) - 1
+        first = i
+        while first > 0 and self.open[first]:
+            first -= 1
+        last = i
+        while last + 1 < len(self.starts) and self.open[last + 1]:
+            last += 1
+        end = self.starts[last + 1] if last + 1 < len(self.starts) else len(self.code)
+        return self.code[self.starts[first]:end]
+
+
 _DATA_WORDS = {
     "x", "xs", "data", "df", "dataset", "train", "training", "real", "records", "table",
     "features", "raw", "inputs", "input", "samples", "rows", "col", "column", "orig", "original",
@@ -82,10 +151,10 @@ class NonPrivateBounds(Rule):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """A DP word somewhere (``TRIGGERS``, a cheap prefilter; the core decides DP context) and,
-        in code, a call the rule can flag: a bound function/method, a ``fit`` or a scaling function."""
+        in code, a call the rule can flag (``_bound_call_text``)."""
         if not super().applies_to(source):
             return False
-        return _BOUND_CALL_TEXT.search(code_only(source)) is not None
+        return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
         # PATE-GAN named only in a comment, a module with "privacy" in its name imported: an
@@ -524,8 +593,6 @@ _WRAPPER_METHODS = {
     "flatten", "squeeze", "view",
 }
 _WRAPPER_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray", "abs", "absolute", "fabs", "norm"}
-#: functions that scale/bin their argument with bounds or quantiles taken from it
-_SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
 
 
 def _data_root(expr: cst.BaseExpression) -> str | None:

@@ -1,6 +1,8 @@
 """DP203: the training labels (or their class ratios) reach the generator at sampling time."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, param_names, refs, walk, words
@@ -36,6 +38,73 @@ _PRESERVE = {
 _GENERATOR_WORDS = {"generator", "gen", "g", "netg", "decoder", "generate"}
 _LABELS, _RATIOS = "labels", "class ratios"
 
+#: prefilter texts (``LabelDistributionLeak.applies_to``): where the rule's taint can start
+_LABEL_PIECE = re.compile(r"(?i:label|target)|(?:(?<![A-Za-z0-9])[yY]|(?<=[a-z0-9])Y)(?![a-z0-9])")
+_LAST_COLUMN = re.compile(r"-\s*1\s*\]")
+_FREQUENCY_CALL = re.compile(r"\bvalue_counts\b|\breturn_counts\b")
+_SAMPLER_CALL = re.compile(r"(?i:sampler|cond)\w*\s*\(")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _run_around(text: str, start: int, end: int) -> str:
+    """The identifier-like run of letters, digits and ``_`` holding ``text[start:end]``."""
+    while start > 0 and text[start - 1] in _ALNUM:
+        start -= 1
+    while end < len(text) and text[end] in _ALNUM:
+        end += 1
+    return text[start:end]
+
+
+_SINK_CANDIDATE = re.compile(
+    r"(?i:gen|sampl|synth|decoder|netg|run|predict|forward|__call__|produce|condition|condvec)\w*\s*\("
+    r"|(?<![A-Za-z0-9])G\s*\("
+)
+_SAMPLING_DEF = re.compile(r"\bdef[ \t]+(\w+)")
+
+
+def _has_sink(code: str) -> bool:
+    """A necessary condition of any finding: a function named for sampling (whose returned labels
+    are reported), or a call ``_is_generator_call``/``_is_sampling_call`` could accept that has
+    an argument for the labels to reach."""
+    if any(words(name) & _SAMPLING_FUNC for name in _SAMPLING_DEF.findall(code)):
+        return True
+    for m in _SINK_CANDIDATE.finditer(code):
+        paren = m.end() - 1
+        rest = code[paren + 1:paren + 200].lstrip()
+        if rest.startswith(")"):
+            continue  # no argument
+        end = paren
+        while end > 0 and code[end - 1] in " \t\r\n":
+            end -= 1
+        start = end
+        while start > 0 and (code[start - 1] in _ALNUM or code[start - 1] == "."):
+            start -= 1
+        chain = code[start:end]
+        receiver, _, name = chain.rpartition(".")
+        last = receiver.rpartition(".")[2]
+        if name == "run" or name in {"G", "netG", "net_G"} or words(name) & {"generator", "netg", "decoder"}:
+            return True
+        if name in {"predict", "sample", "forward", "__call__"} and (
+                words(last) & _GENERATOR_WORDS or last in {"G", "netG"} or not receiver):
+            return True
+        if name in _SAMPLING_CALLS and not (
+                receiver.split(".")[0] in {"np", "numpy", "random", "torch", "rng", "tf"} or _is_data_name(last)):
+            return True
+    return False
+
+
+def _has_label_source(code: str) -> bool:
+    """A necessary condition of any finding: a name or string key with a label word piece
+    (``y_train``, ``labels``, ``df["target"]``), a last-column read ``[..., -1]``, category
+    frequencies (``value_counts``, ``return_counts``) or a call of a condition sampler
+    (``DataSampler(``, ``sample_condvec(``); every label/ratio the rule tracks starts at one."""
+    if _LAST_COLUMN.search(code) or _FREQUENCY_CALL.search(code):
+        return True
+    for m in _SAMPLER_CALL.finditer(code):
+        if words(_run_around(code, m.start(), m.start())) & {"sampler", "condvec", "cond"}:
+            return True
+    return any(words(_run_around(code, m.start(), m.end())) & _LABEL_WORDS for m in _LABEL_PIECE.finditer(code))
+
 
 class LabelDistributionLeak(Rule):
     id = "DP203"
@@ -66,8 +135,12 @@ class LabelDistributionLeak(Rule):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """A generator or sampling call: the trigger substrings, read without comments and docstrings."""
-        return super().applies_to(source) and any(t in prose_free(source) for t in cls.TRIGGERS)
+        """A generator or sampling call (the trigger substrings) and something the labels or
+        frequencies are traced from (``_has_label_source``), read without comments and docstrings."""
+        if not super().applies_to(source):
+            return False
+        code = prose_free(source)
+        return any(t in code for t in cls.TRIGGERS) and _has_label_source(code) and _has_sink(code)
 
     VALID = (
         # frequencies of a public reference table, or noisy counts, drive the conditions

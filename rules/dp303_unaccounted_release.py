@@ -6,7 +6,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
-from dpcheck.codetext import prose_free
+from dpcheck.codetext import code_and_fstrings, prose_free
 from dpcheck.rule import Rule
 from ._dp34_util import (
     ModuleIndex,
@@ -32,6 +32,104 @@ _SETTING_TOKENS = {"n", "num", "number", "count", "size", "k", "nb", "max", "min
 _COMPONENT_TOKENS = {"self", "teacher", "teachers", "model", "models", "student", "ensemble", "aggregator"}
 #: receivers that hold an accountant when assigned from something named so (``self.acc = accountant``)
 _ACCOUNTANT_WORDS = {"accountant", "ledger", "odometer", "budget", "moments", "rdp"}
+
+#: prefilter texts (``UnaccountedRelease.applies_to``); each is necessary for a finding
+_CALL_WORD = re.compile(
+    r"(?i:account|moment|budget|privacy|charge|spend|spent|alpha|epsilon|eps|rdp|ledger|odometer)\w*[\s)]*\("
+)
+_VERB_CALL = re.compile(r"\.\s*(?:" + "|".join(sorted(_CHARGE_VERBS)) + r")[\s)]*\(")
+_AUG = re.compile(r"[+-]=")
+#: one assignment target (``x``, ``self.x``, ``x[i]``, ``x: T``) and the rest of its line
+_ASSIGN = re.compile(
+    r"(?m)(?:^|[;:])[ \t]*([A-Za-z_][\w.]*)[ \t]*(?:\[[^\n]*?\])?[ \t]*(?::[^=\n]*)?=(?!=)([^\n]*)"
+)
+_DOTTED = re.compile(r"[A-Za-z_][\w.]*")
+_CHAINED = re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)[ \t]*=(?!=)")
+_ACCOUNTANT_TEXT = re.compile(r"(?i:ccountant|ledger|odometer|budget|moments|rdp)")
+_SOURCE_TEXT = re.compile(
+    r"(?i:laplace|normal|gaussian|gumbel|pred|proba|vote|teacher|aggregat|pate|noisy|lamda|lambda|n0|n1)"
+)
+_IF = re.compile(r"\bif\b")
+#: ``return None`` counts: a charge on one branch is reported when any later return has a value
+_RELEASE = re.compile(r"\bcontinue\b|\breturn\b(?![ \t]*(?:\n|;|\Z))")
+_DEFINED = re.compile(r"\b(?:def|class)[ \t]+$")
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _name_before(text: str, end: int, extra: str = "") -> str:
+    """The identifier (or dotted chain when ``extra`` is ``"."``) ending at ``end``."""
+    start = end
+    while start > 0 and (text[start - 1] in _IDENT_CHARS or text[start - 1] in extra):
+        start -= 1
+    return text[start:end]
+
+
+def _target_text(code: str, op: int) -> str:
+    """The text before an augmented-assignment operator back to its statement's start: its line,
+    and earlier lines while the target's brackets are open there or a line ends with ``\\``."""
+    start = code.rfind("\n", 0, op) + 1
+    for _ in range(50):
+        text = code[start:op]
+        closing = sum(text.count(c) for c in _CLOSE) > sum(text.count(c) for c in _OPEN)
+        previous = code.rfind("\n", 0, max(0, start - 1)) + 1
+        if start == 0 or not (closing or code[previous:start].rstrip().endswith("\\")):
+            break
+        start = previous
+    return code[start:op]
+
+
+def _statement_rest(code: str, match: re.Match[str]) -> str:
+    """The rest of an assignment's statement: its line, and the next lines while brackets are
+    open or a line ends with a backslash (strings are already blanked in ``code``)."""
+    rest = match.group(2)
+    pos = match.end()
+    depth = sum(rest.count(c) for c in _OPEN) - sum(rest.count(c) for c in _CLOSE)
+    lines = 0
+    while (depth > 0 or rest.rstrip().endswith("\\")) and pos < len(code) and lines < 200:
+        nxt = code.find("\n", pos + 1)
+        nxt = len(code) if nxt < 0 else nxt
+        line = code[pos:nxt]
+        depth += sum(line.count(c) for c in _OPEN) - sum(line.count(c) for c in _CLOSE)
+        rest += line
+        pos, lines = nxt, lines + 1
+    return rest
+
+
+def _charges_text(code: str) -> bool:
+    """Text a charge of ``_direct_charge`` or of an accountant receiver needs (a necessary
+    condition, never sufficient): a call named with a charging word or a verb and a ledger word,
+    ``+=``/``-=`` on a ledger, ``ledger = … ledger …``, or a charging verb called on a ledger or on
+    a name assigned from something named like an accountant (``self.acc = RDPAccountant()``)."""
+    for m in _CALL_WORD.finditer(code):
+        end = m.end() - 1
+        while end > 0 and code[end - 1] in " \t\r\n)":
+            end -= 1
+        name = _name_before(code, end)
+        if _DEFINED.search(code, max(0, end - len(name) - 12), end - len(name)):
+            continue  # ``def spend(`` / ``class Accountant(``: not a call
+        toks = tokens(name)
+        if toks & _CHARGE_WORDS or (toks & _CHARGE_VERBS and toks & _LEDGER):
+            return True
+    for m in _AUG.finditer(code):
+        if any(tokens(w) & _LEDGER for w in _DOTTED.findall(_target_text(code, m.start()))):
+            return True
+    receivers = {_name_before(code, m.start(), ".") for m in _VERB_CALL.finditer(code)}
+    if any(tokens(r) & _LEDGER for r in receivers):
+        return True
+    for m in _ASSIGN.finditer(code):
+        key = m.group(1)
+        ledger_key = bool(tokens(key) & _LEDGER)
+        # ``a = b = RDPAccountant()`` binds ``b`` too
+        bound = {key, *_CHAINED.findall(m.group(2))} & receivers
+        if not ledger_key and not bound:
+            continue
+        rest = _statement_rest(code, m)
+        if ledger_key and re.search(r"(?<![\w.])" + re.escape(key) + r"(?!\w)", rest):
+            return True
+        if bound and _ACCOUNTANT_TEXT.search(rest):
+            return True
+    return False
 
 
 def _is_source(expr: cst.BaseExpression) -> bool:
@@ -377,8 +475,17 @@ def label_all(self, batches, eps_per_query):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """The trigger substrings, then the rule's own text condition read without comments and
-        docstrings (string keys such as ``budget["spent"]`` still count)."""
-        return super().applies_to(source) and cls.gate(source) and cls.gate(prose_free(source))
+        docstrings (string keys such as ``budget["spent"]`` still count), a word an answer is
+        traced from, an ``if`` with a ``return``/``continue`` that can release it, and the text of
+        a charge (``_charges_text``): a file that never charges a ledger has nothing to report."""
+        if not (super().applies_to(source) and cls.gate(source)):
+            return False
+        if not cls.gate(prose_free(source)):
+            return False
+        code = code_and_fstrings(source)
+        return bool(
+            _SOURCE_TEXT.search(code) and _IF.search(code) and _RELEASE.search(code) and _charges_text(code)
+        )
 
     @staticmethod
     def gate(src: str) -> bool:
