@@ -76,9 +76,6 @@ class Dp2Index(CoreView):
     def scope_of(self, node: cst.CSTNode) -> cst.CSTNode:
         return self.enclosing_function(node) or self.module
 
-    def qualify(self, expr: cst.BaseExpression) -> str | None:
-        return self.fa.qualified_name(expr) if type(expr) is not cst.Call else None
-
     def text_of(self, node: cst.CSTNode) -> str:
         """Identifiers and string literals of ``node``, one per line (a cheap stand-in for its code)."""
         text = self._words.get(node)

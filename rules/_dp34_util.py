@@ -49,10 +49,6 @@ class ModuleIndex(CoreView):
         """``for``/``while`` loops whose body holds ``node``, innermost first, inside its function."""
         return self.fa.enclosing_loops(node)  # type: ignore[return-value]
 
-    def qualify(self, expr: cst.BaseExpression) -> str | None:
-        """Dotted name of ``expr`` with import aliases expanded (``np.exp`` -> ``numpy.exp``)."""
-        return self.fa.qualified_name(expr) if type(expr) is not cst.Call else None
-
     def simple_assigns(self, scope: cst.CSTNode) -> list[cst.Assign]:
         """Plain ``=`` statements inside ``scope`` (cached per scope)."""
         found = self._simple_assigns.get(scope)

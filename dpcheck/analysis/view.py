@@ -30,3 +30,7 @@ class CoreView:
     @property
     def calls(self) -> list[cst.Call]:
         return self.fa.nodes(cst.Call)  # type: ignore[return-value]
+
+    def qualify(self, expr: cst.BaseExpression) -> str | None:
+        """Dotted name of ``expr`` with import aliases expanded (``np.exp`` -> ``numpy.exp``)."""
+        return self.fa.qualified_name(expr) if type(expr) is not cst.Call else None
