@@ -15,9 +15,22 @@ ORDER = 50
 REPORT_STEM = "violation_matrix"
 
 
+#: real-library targets the default matrix shows next to the vendored implementations: one model
+#: with its public bounds/norm and its documented data-dependent fallback (main env, `dpcheck[real]`)
+DEFAULT_REAL = ("diffprivlib:GaussianNB", "diffprivlib:GaussianNB-nobounds",
+                "diffprivlib:LogisticRegression", "diffprivlib:LogisticRegression-nobounds")
+#: audit results the quick matrix reads from --audit-dir when no --audit-results is given
+DEFAULT_AUDIT_FILES = ("audit_worstcase.json", "audit_twins.json")
+#: the attacks whose result fills the audit column (synthesizers / released arrays)
+AUDIT_ATTACKS = ("querybased", "release")
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--impl", nargs="+", default=["all"], metavar="NAME",
-                   help="'all' (default), 'buggy', 'twins', built-in names, or package.module:Factory")
+    p.add_argument("--impl", nargs="+", default=None, metavar="NAME",
+                   help="'all' (the six vendored implementations and their twins), 'buggy', 'twins', built-in "
+                        "names, real-library targets LIBRARY:NAME (e.g. smartnoise-synth:pategan), 'real' (every "
+                        "real target), or package.module:Factory; default: 'all' plus "
+                        + ", ".join(DEFAULT_REAL) + " when diffprivlib is installed")
     p.add_argument("--quick", action="store_true", help="static + property evidence only, no audits")
     p.add_argument("--out", default="reports", metavar="DIR", help="report folder (default: reports/)")
     p.add_argument("--runs", type=int, default=None, metavar="R",
@@ -28,21 +41,68 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--audit-results", metavar="FILE", action="append", default=[],
                    help="reuse results written by `dpcheck audit --json FILE` (repeatable) instead of "
                         "running audits; rows without one show no audit")
+    p.add_argument("--audit-dir", default="reports", metavar="DIR",
+                   help="where stored audit results are read from when no audit runs (--quick without "
+                        "--audit-results: " + ", ".join(DEFAULT_AUDIT_FILES) + "; real targets, also with "
+                        "--audit-results: audit_real/LIBRARY__NAME.json); default: reports/")
     p.add_argument("--test-results", metavar="FILE",
                    help="reuse property-check results written by `dpcheck test --json FILE` instead of re-running them")
     p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
 
 
+def resolve_names(requested: list[str] | None) -> list[str]:
+    """Implementation and target names in order; real targets are recognised before the
+    ``package.module:Factory`` form they share the colon with."""
+    from dpcheck.targets import registry
+
+    if requested is None:
+        names = list(impls.NAMES)
+        try:
+            available = locate_all([n for n in DEFAULT_REAL if registry.is_target(n)])
+        except UsageError as exc:
+            print(f"dpcheck: note: the default real-library rows are left out: {exc}", file=sys.stderr)
+            available = []
+        return names + available
+    out: list[str] = []
+    for name in requested:
+        if name == "real":
+            out.extend(registry.names())
+        elif registry.is_target(name):
+            out.append(name)
+        else:
+            for n in impls.resolve([name]):
+                if n not in impls.NAMES and ":" not in n:
+                    raise UsageError(f"unknown implementation {n!r}; built-in: {', '.join(impls.NAMES)}; "
+                                     f"real targets: 'real' or LIBRARY:NAME ({', '.join(registry.names())})")
+                out.append(n)
+    return list(dict.fromkeys(out))
+
+
+def locate_all(names: list[str]) -> list[str]:
+    """Check up front that every real target's library is installed (exit 2 naming the command)."""
+    from dpcheck.matrix.targets import locate
+    from dpcheck.targets import registry
+    from dpcheck.targets.base import TargetError
+
+    for name in names:
+        try:
+            locate(registry.get(name))
+        except TargetError as exc:
+            raise UsageError(str(exc)) from exc
+    return names
+
+
 def run(args: argparse.Namespace) -> int:
     from dpcheck.matrix.collect import build_row
     from dpcheck.matrix.model import Matrix
     from dpcheck.matrix.render import terminal
+    from dpcheck.matrix.targets import build_target_row
+    from dpcheck.targets import registry
 
-    names = impls.resolve(args.impl)
-    for name in names:
-        if name not in impls.NAMES and ":" not in name:
-            raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)}")
+    names = resolve_names(args.impl)
+    targets = {n for n in names if registry.is_target(n)}
+    locate_all(sorted(targets))
     root = Path.cwd()
     reused: dict[str, list] = {}
     if args.test_results:
@@ -53,17 +113,32 @@ def run(args: argparse.Namespace) -> int:
                 reused.setdefault(result.impl, []).append(result)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"cannot read --test-results {args.test_results}: {exc}") from exc
-    audits = _read_audits(args.audit_results)
+    audit_dir = Path(args.audit_dir)
+    run_audits = not args.quick and not args.audit_results
+    if args.audit_results:
+        audits = _read_audits(args.audit_results)
+    elif args.quick:
+        audits = _read_audits([str(audit_dir / f) for f in DEFAULT_AUDIT_FILES if (audit_dir / f).is_file()])
+    else:
+        audits = {}
     rows = []
     for i, name in enumerate(names, 1):
         def progress(msg: str, i: int = i) -> None:
             print(f"[{i}/{len(names)}] {msg}", file=sys.stderr, flush=True)
 
-        audit = audits.get(name) if audits or args.quick else _audit(name, args, progress)
-        rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
+        if run_audits:
+            audit = _audit(name, args, progress)
+        elif name in audits or name not in targets:
+            audit = audits.get(name)
+        else:
+            audit = committed_target_audit(name, audit_dir)
+        if name in targets:
+            rows.append(build_target_row(name, root=root, audit=audit, progress=progress))
+        else:
+            rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
     command = "dpcheck matrix" + (" --quick" if args.quick else "") + "".join(
         f" --audit-results {p}" for p in args.audit_results) + (
-        "" if args.impl == ["all"] else " --impl " + " ".join(args.impl))
+        "" if args.impl is None else " --impl " + " ".join(args.impl))
     matrix = Matrix(rows, args.quick, command)
     terminal(matrix)
     if not args.no_write:
@@ -108,7 +183,8 @@ def _portable_sarif(log: dict) -> str:
 
 
 def _read_audits(paths: list[str]) -> dict[str, dict]:
-    """impl -> its worst-case Querybased result from ``dpcheck audit --json`` files."""
+    """impl -> its worst-case result (Querybased, or the release attack of a mechanism target) from
+    ``dpcheck audit --json`` files; a replace-one result never hides the add/remove one."""
     import json
 
     out: dict[str, dict] = {}
@@ -118,11 +194,25 @@ def _read_audits(paths: list[str]) -> dict[str, dict]:
             if data.get("kind") != "audit":
                 raise ValueError("not a `dpcheck audit --json` file")
             for result in data["results"]:
-                if result["attack"] == "querybased":
-                    out[result["impl"]] = {"epsilon_emp": result["eps_cp"], **result}
+                if result["attack"] not in AUDIT_ATTACKS:
+                    continue
+                replace = "+replace" in str(result.get("dataset") or "")
+                if replace and result["impl"] in out:
+                    continue
+                out[result["impl"]] = {"epsilon_emp": result["eps_cp"], **result, "source": str(path)}
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"cannot read --audit-results {path}: {exc}") from exc
     return out
+
+
+def committed_audit_file(name: str, audit_dir: Path) -> Path:
+    """Where ``benchmarks/audit_real.py`` keeps a real target's audit: ':' becomes '__'."""
+    return audit_dir / "audit_real" / (name.replace(":", "__") + ".json")
+
+
+def committed_target_audit(name: str, audit_dir: Path) -> dict | None:
+    path = committed_audit_file(name, audit_dir)
+    return _read_audits([str(path)]).get(name) if path.is_file() else None
 
 
 def _audit(name: str, args: argparse.Namespace, progress) -> dict | None:  # noqa: ANN001
@@ -143,4 +233,4 @@ def _audit(name: str, args: argparse.Namespace, progress) -> dict | None:  # noq
         if code not in (EXIT_OK, EXIT_FINDINGS) or not out.exists():
             return {"verdict": "error", "exit_code": code}
         result = json.loads(out.read_text())["results"][0]
-    return {"epsilon_emp": result.get("eps_cp"), **result}
+    return {"epsilon_emp": result.get("eps_cp"), **result, "source": "dpcheck audit (this run)"}

@@ -41,6 +41,8 @@ class Row:
     errors: list[str] = field(default_factory=list)
     #: the static findings behind the row (for the SARIF report; not part of the JSON)
     findings: list[Any] = field(default_factory=list, repr=False)
+    #: real-library targets: library, version, env, files scanned, acknowledged findings
+    target: dict[str, Any] | None = None
 
     def marked(self) -> frozenset[str]:
         return frozenset(c for c, cell in self.cells.items() if cell.marked and c in CATEGORIES)
@@ -64,6 +66,7 @@ class Matrix:
                     "cells": {c: asdict(cell) for c, cell in r.cells.items()},
                     "audit": r.audit,
                     "errors": r.errors,
+                    "target": r.target,
                 }
                 for r in self.rows
             ],
