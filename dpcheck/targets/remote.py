@@ -222,6 +222,18 @@ def remote_shadow_release(info: TargetInfo, data: pd.DataFrame, schema: Schema, 
     return wire.array_from_bytes(blob).astype(np.float64, copy=False)
 
 
+def remote_call(env: str, function: str, mapping: dict[str, Any], cases: list[dict[str, Any]],
+                *, timeout: float | None = None) -> list[dict[str, Any]]:
+    """``function`` (MODULE:FUNCTION) on every case in the worker of ``env``, through the signature
+    mapping: one ``{"value": …}`` or ``{"error": …}`` per case (:mod:`dpcheck.installed.mapping`).
+    A module or function that cannot be imported there raises :class:`RemoteTargetError`."""
+    worker = worker_for(env)
+    request = {"op": "call", "function": function, "map": mapping, "cases": cases}
+    with worker.lock:
+        answer, _ = worker.call(request, timeout=timeout_seconds() if timeout is None else timeout)
+    return list(answer["results"])
+
+
 def missing_modules(info: TargetInfo) -> list[str]:
     """Import names of ``info.requires`` that the target's env lacks."""
     worker = worker_for(info.env)

@@ -6,7 +6,9 @@ first moves them to private descriptors: fd 1 then points at stderr and fd 0 at 
 library that prints (from Python or C) or reads stdin cannot corrupt the protocol.
 
 Requests (``op``): ``hello``; ``versions`` (distribution versions); ``missing`` (which import
-names cannot be found); ``run`` (one :func:`dpcheck.targets.base.shadow_release`); ``exit``.
+names cannot be found); ``run`` (one :func:`dpcheck.targets.base.shadow_release`); ``call``
+(an installed function on a batch of cases through a signature mapping,
+:func:`dpcheck.installed.mapping.call_many`; answers ``results``); ``exit``.
 Answers carry ``ok``; a failure carries the error text and the worker's traceback.
 """
 from __future__ import annotations
@@ -51,6 +53,10 @@ def handle(header: dict[str, Any], blob: bytes) -> tuple[dict[str, Any], bytes]:
         return {"ok": True, "missing": [m for m in header.get("modules", []) if not _importable(m)]}, b""
     if op == "run":
         return run(header)
+    if op == "call":
+        from dpcheck.installed.mapping import call_many
+
+        return {"ok": True, "results": call_many(header["function"], header["map"], header["cases"])}, b""
     raise ValueError(f"unknown request {op!r}")
 
 
