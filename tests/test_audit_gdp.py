@@ -83,3 +83,18 @@ def test_a_leaky_mechanism_is_shown_above_its_claim() -> None:
     claimed, true_mu, n = 0.5, 2.0, 1000
     fp, fn = _simulated_counts(true_mu, n, np.random.default_rng(3))
     assert gdp.mu_clopper_pearson(fp, n, fn, n, confidence=0.95) > claimed
+
+
+def test_gdp_threshold_matches_brute_force() -> None:
+    rng = np.random.default_rng(5)
+    mu = 1.0
+    scores = np.r_[rng.normal(0, 1, 600), rng.normal(mu, 1, 600)]
+    labels = np.r_[np.zeros(600), np.ones(600)]
+    t = gdp.best_threshold(scores, labels, confidence=0.95)
+
+    def bound(c: float) -> float:
+        return gdp.mu_clopper_pearson(int(np.sum((scores >= c) & (labels == 0))), 600,
+                                      int(np.sum((scores < c) & (labels == 1))), 600, confidence=0.95)
+    assert bound(t) == pytest.approx(max(bound(c) for c in np.unique(scores)), abs=1e-9)
+    assert bound(t) > 0.8 * mu
+    assert gdp.best_threshold(scores, np.zeros(1200), confidence=0.95) == float("inf")

@@ -7,15 +7,20 @@
   standard deviation.
 * ``release`` (mechanism targets: models, statistics): the released array itself, preceded by
   whether the run failed and how many values it released; fixed before any split.
+
+More black-box attacks (column-subset queries, GroundHog's other featurizers, DCR, the privGAN
+paper's Monte-Carlo and TVD attacks) live in :mod:`dpcheck.audit.featurizers`; ``auto``
+(:mod:`dpcheck.audit.selection`) picks one of them on the validation part.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import stats
+from dpcheck.audit import gdp, stats
 from dpcheck.audit.datasets import AuditDataset
 from dpcheck.audit.spec import WORLD_IN, split_sizes
 
@@ -57,7 +62,7 @@ def release_features(release: np.ndarray, width: int) -> np.ndarray:
 
 def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
     synth = np.asarray(synth, dtype=float)
-    if attack == "release":
+    if attack in ("release", "release-linear"):
         return release_features(synth, synth.size)
     if synth.ndim == 1:
         synth = synth.reshape(-1, len(dataset.columns))
@@ -65,6 +70,10 @@ def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarr
         return querybased_features(synth, dataset.lower, dataset.upper)
     if attack == "groundhog":
         return groundhog_features(synth)
+    from dpcheck.audit import featurizers
+
+    if attack in featurizers.FEATURIZERS:
+        return featurizers.featurize(attack, synth, dataset)
     raise ValueError(f"unknown attack {attack!r}")
 
 
@@ -81,6 +90,11 @@ class AttackOutcome:
     train: int
     validation: int
     test: int  # runs per world in each part
+    validation_eps: float = float("nan")  # CP ε_emp at the chosen threshold on the validation part
+    validation_auc: float = float("nan")
+    selection: dict[str, Any] | None = None  # --attack auto: candidates, validation scores, choice
+    #: errors on the test part at the threshold chosen on validation for the GDP (μ) bound
+    gdp_counts: stats.Counts | None = None
 
 
 def forest(seed: int):
@@ -90,7 +104,7 @@ def forest(seed: int):
 
 
 def run_attack(features: dict[int, np.ndarray], *, split: tuple[float, float, float], seed: int,
-               delta: float, confidence: float) -> AttackOutcome:
+               delta: float, confidence: float, model: Any = None) -> AttackOutcome:
     """``features[world]`` holds one row per run, ordered by run index; both worlds equally many.
 
     The first part of each world's runs trains the classifier, the next picks the threshold,
@@ -108,7 +122,7 @@ def run_attack(features: dict[int, np.ndarray], *, split: tuple[float, float, fl
         x = np.vstack([features[w][start:stop] for w in sorted(features)])
         y = np.concatenate([np.full(stop - start, int(w == WORLD_IN)) for w in sorted(features)])
         parts[name] = (x, y)
-    clf = forest(seed).fit(*parts["train"])
+    clf = (model if model is not None else forest(seed)).fit(*parts["train"])
     member = list(clf.classes_).index(1) if 1 in clf.classes_ else None
 
     def score(x: np.ndarray) -> np.ndarray:
@@ -116,8 +130,14 @@ def run_attack(features: dict[int, np.ndarray], *, split: tuple[float, float, fl
 
     val_scores = score(parts["val"][0])
     threshold = stats.best_threshold(val_scores, parts["val"][1], delta=delta, confidence=confidence)
+    val = stats.counts_at(val_scores, parts["val"][1], threshold)
+    val_eps = stats.eps_clopper_pearson(val.fp, val.negatives, val.fn, val.positives, delta=delta,
+                                        confidence=confidence)
+    val_auc = float(roc_auc_score(parts["val"][1], val_scores)) if len(set(parts["val"][1])) == 2 else float("nan")
     test_x, test_y = parts["test"]
     test_scores = score(test_x)
     auc = float(roc_auc_score(test_y, test_scores)) if len(set(test_y)) == 2 else float("nan")
+    gdp_threshold = gdp.best_threshold(val_scores, parts["val"][1], confidence=confidence)
     return AttackOutcome(threshold, stats.counts_at(test_scores, test_y, threshold), auc,
-                         n_train, n_val, n_test)
+                         n_train, n_val, n_test, val_eps, val_auc,
+                         gdp_counts=stats.counts_at(test_scores, test_y, gdp_threshold))

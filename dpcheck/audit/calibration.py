@@ -40,13 +40,14 @@ class Calibration:
 def calibrate(impl: str, *, seeds: int, runs: int, hyperparams: dict[str, Any] | None = None,
               executor: Any, store_path: str | Path | None = None, attack: str = "querybased",
               dataset: str = "worstcase", epsilon: float = 1.0, delta: float = 1e-5,
-              first_seed: int = 1000) -> Calibration:
+              first_seed: int = 1000, split: tuple[float, float, float] | None = None) -> Calibration:
     hyper = dict(paper_hyperparams(impl, dataset) if hyperparams is None else hyperparams)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(store_path) if store_path else Path(tmp) / "calibration.sqlite"
         with Store(path) as store:
             results = [run_audit(AuditSpec(impl, dataset=dataset, attack=attack, epsilon=epsilon, delta=delta,
-                                           runs=runs, seed=first_seed + s, hyperparams=hyper),
+                                           runs=runs, seed=first_seed + s, hyperparams=hyper,
+                                           **({"split": split} if split else {})),
                                  store=store, executor=executor)
                        for s in range(seeds)]
     return Calibration(impl, results)

@@ -30,6 +30,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from dpcheck.audit.spec import WORLD_IN
@@ -43,10 +45,26 @@ CERVICAL_SPARSE = (
     "STDs_pelvic_inflammatory_disease", "STDs_Hepatitis_B", "STDs_molluscum_contagiosum", "STDs_HPV",
 )
 CERVICAL_LABEL = "Biopsy"
-CERVICAL_SPLIT_SEED = 0
+#: the audit paper's split: stratified 80/20 on Biopsy with seed 13 (686 training rows of 858)
+CERVICAL_SPLIT_SEED = 13
+#: the columns of the Kaggle/UCI file, in its order (the shipped copy's names)
+CERVICAL_COLUMNS = (
+    "Age", "N_sex_partners", "First_sex_intercourse", "N_pregnancies", "Smokes", "Smokes_years",
+    "Smokes_packs_year", "Hormonal_Contraceptives", "Hormonal_Contraceptives_years", "IUD", "IUD_years", "STDs",
+    "STDs_number", "STDs_condylomatosis", "STDs_cervical_condylomatosis", "STDs_vaginal_condylomatosis",
+    "STDs_vulvo_perineal_condylomatosis", "STDs_syphilis", "STDs_pelvic_inflammatory_disease",
+    "STDs_genital_herpes", "STDs_molluscum_contagiosum", "STDs_AIDS", "STDs_HIV", "STDs_Hepatitis_B", "STDs_HPV",
+    "STDs_N_diagnosis", "STDs_Time_since_first_diagnosis", "STDs_Time_since_last_diagnosis", "Dx_Cancer",
+    "Dx_CIN", "Dx_HPV", "Dx", "Hinselmann", "Schiller", "Citology", "Biopsy",
+)
+#: fewer rows leave teachers or the stratified split without data (5 teachers, 2+ per Biopsy class)
+CERVICAL_MIN_ROWS = 50
 WORST_CASE_KINDS = ("worstcase-categorical", "worstcase-continuous", "worstcase-classification")
 DATASETS = ("worstcase", *WORST_CASE_KINDS, "cervical")
 WORST_CASE_BACKGROUND = 4
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -234,13 +252,68 @@ def cervical_path() -> Path:
     return Path(str(resources.files("dpcheck.data").joinpath(CERVICAL_FILE)))
 
 
+def read_cervical(path: str | Path) -> "pd.DataFrame":
+    """The raw Cervical Cancer CSV ('?' and empty fields = missing), checked before any run:
+    ValueError naming the problem for an unreadable file, missing, renamed or extra columns,
+    non-numeric values, an empty column, a bad ``Biopsy`` label or too few rows."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, na_values=["?"])
+    except OSError as exc:
+        raise ValueError(f"cannot read the Cervical Cancer CSV {path}: {exc.strerror or exc}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the Cervical Cancer CSV {path} is not a readable CSV: {exc}") from None
+    missing = [c for c in CERVICAL_COLUMNS if c not in frame.columns]
+    extra = [str(c) for c in frame.columns if c not in CERVICAL_COLUMNS]
+    if missing or extra:
+        parts = ([f"missing column(s) {', '.join(missing)}"] if missing else []) + (
+            [f"unexpected column(s) {', '.join(extra)}"] if extra else [])
+        hint = " (renamed?)" if missing and extra else ""
+        raise ValueError(f"the Cervical Cancer CSV {path} does not have the expected {len(CERVICAL_COLUMNS)} "
+                         f"columns: {'; '.join(parts)}{hint}")
+    for column in CERVICAL_COLUMNS:
+        numeric = pd.to_numeric(frame[column], errors="coerce")
+        bad = frame[column].notna() & numeric.isna()
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise ValueError(f"the Cervical Cancer CSV {path}: column {column} must be numeric; row {row + 1} "
+                             f"(line {row + 2}) holds {frame[column].iloc[row]!r}")
+        frame[column] = numeric
+    empty = [c for c in CERVICAL_COLUMNS if c not in CERVICAL_SPARSE and frame[c].isna().all()]
+    if empty:
+        raise ValueError(f"the Cervical Cancer CSV {path}: column(s) {', '.join(empty)} hold no values")
+    label = frame[CERVICAL_LABEL]
+    if label.isna().any() or not label.isin([0, 1]).all():
+        raise ValueError(f"the Cervical Cancer CSV {path}: {CERVICAL_LABEL} must be 0 or 1 in every row")
+    counts = label.value_counts()
+    if len(frame) < CERVICAL_MIN_ROWS or min(counts.get(0, 0), counts.get(1, 0)) < 2:
+        raise ValueError(f"the Cervical Cancer CSV {path} has too few rows: {len(frame)} "
+                         f"({int(counts.get(1, 0))} with {CERVICAL_LABEL} = 1); the audit needs at least "
+                         f"{CERVICAL_MIN_ROWS}, with at least 2 per {CERVICAL_LABEL} class")
+    return frame
+
+
+def check_cervical(target: int | None = None) -> int:
+    """Check the Cervical CSV and, if given, the target index before any run; returns the number
+    of training rows. ValueError naming the problem otherwise."""
+    try:
+        path = cervical_path()
+    except FileNotFoundError as exc:
+        raise ValueError(str(exc)) from None
+    train = cervical_clean(str(path))[0]
+    if target is not None and not 0 <= target < len(train):
+        raise ValueError(f"--target {target} is out of range: the cervical training split has {len(train)} rows "
+                         f"(indices 0 to {len(train) - 1})")
+    return len(train)
+
+
 @functools.lru_cache(maxsize=2)
 def cervical_clean(path: str | None = None) -> tuple[np.ndarray, np.ndarray, tuple[str, ...], np.ndarray, np.ndarray]:
     """(train, test, columns, lower, upper) of the cleaned Cervical Cancer data."""
-    import pandas as pd
     from sklearn.model_selection import train_test_split
 
-    frame = pd.read_csv(path or cervical_path(), na_values=["?"])
+    frame = read_cervical(path or cervical_path())
     frame = frame.drop(columns=[c for c in CERVICAL_SPARSE if c in frame.columns])
     for column in frame.columns:
         if frame[column].isna().any():

@@ -12,7 +12,7 @@ import numpy as np
 from dpcheck.audit import attacks, datasets, stats
 from dpcheck.audit.executor import Task
 from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
+from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
 from dpcheck.audit.store import RunRecord, Store
 
 
@@ -68,6 +68,13 @@ class AuditResult:
     failed_runs: dict[str, Any] | None = None
     #: real-library targets: TargetInfo, installed version, documented warnings of one fit
     target_info: dict[str, Any] | None = None
+    #: how the analysed runs were computed: {"fast": n, "plain": n, "fallback": n} (dpcheck.audit.fastpath)
+    run_paths: dict[str, int] = field(default_factory=dict)
+    #: --attack auto: candidates, their validation scores and the chosen attack (dpcheck.audit.selection)
+    attack_selection: dict[str, Any] | None = None
+    #: μ-GDP lower bounds (dpcheck.audit.gdp) at their own validation-chosen threshold; valid as a
+    #: bound on μ only for mechanisms whose guarantee is μ-GDP — never used for the (ε, δ) verdict
+    gdp: dict[str, Any] | None = None
 
     @property
     def violation(self) -> bool:
@@ -186,7 +193,7 @@ def release_size_finding(records: list[RunRecord]) -> dict[str, Any] | None:
 
 def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.AuditDataset,
                 runs: int) -> dict[int, np.ndarray]:
-    if spec.attack == "release":
+    if spec.attack in RELEASE_ATTACKS:
         return release_features_of(records, runs)
     feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
     for r in records:
@@ -215,8 +222,9 @@ def evaluate(spec: AuditSpec, records: list[RunRecord], runs: int, *,
              bound_confidence: float) -> tuple[attacks.AttackOutcome, float, float, float, float]:
     """(attack outcome, ε_CP, ε_Bayes, certifiable CP, certifiable Bayes) on the first ``runs``."""
     dataset = datasets.load(spec.dataset, spec.target, spec.data)
-    outcome = attacks.run_attack(features_of(spec, records, dataset, runs), split=spec.split, seed=spec.seed,
-                                 delta=spec.delta, confidence=bound_confidence)
+    from dpcheck.audit import selection
+
+    outcome = selection.analyse(spec, records, dataset, runs, bound_confidence=bound_confidence)
     c = outcome.counts
     eps_cp = stats.eps_clopper_pearson(c.fp, c.negatives, c.fn, c.positives, delta=spec.delta,
                                        confidence=bound_confidence)
@@ -270,7 +278,7 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
         verdict = "pass"
     requested = records[0].rows_requested if records else 0
     target = is_target(spec.impl)
-    size_finding = release_size_finding(records) if spec.attack == "release" else None
+    size_finding = release_size_finding(records) if spec.attack in RELEASE_ATTACKS else None
     return AuditResult(
         impl=spec.impl, attack=spec.attack, dataset=spec.dataset,
         target=datasets.load(spec.dataset, spec.target, spec.data).target_index, runs=runs, runs_planned=spec.runs,
@@ -278,13 +286,40 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
         eps_cp=eps_cp, eps_bayes=eps_bayes, auc=outcome.auc, fp=outcome.counts.fp, fn=outcome.counts.fn,
         test_per_world=outcome.test, threshold=outcome.threshold, certifiable_cp=cert_cp,
         certifiable_bayes=cert_bayes, verdict=verdict, until_verdict=until_verdict, checkpoints=history,
-        output_size=size_finding if spec.attack == "release" else output_size_finding(
+        output_size=size_finding if spec.attack in RELEASE_ATTACKS else output_size_finding(
             [r for r in records if not (target and r.synth.size == 0)] or records, requested), spec_hash=spec.generation_hash(),
         synth_rows=requested, runs_executed=executed, runs_reused=2 * runs - executed,
         run_seconds_mean=float(np.mean([r.seconds for r in records])) if records else 0.0,
         seconds=time.perf_counter() - started, executor=getattr(executor, "description", ""),
         spec=spec.to_dict(), failed_runs=failed_runs(records, runs) if target else None,
-        target_info=target_details(spec) if target else None)
+        target_info=target_details(spec) if target else None, run_paths=run_paths_of(records),
+        attack_selection=outcome.selection, gdp=gdp_bounds(outcome, bound_confidence))
+
+
+def gdp_bounds(outcome: attacks.AttackOutcome, confidence: float) -> dict[str, Any] | None:
+    """μ_emp by each method of :data:`gdp.METHODS`, fixed in advance, the confidence split across
+    them so that the headline (their maximum) holds at ``confidence``."""
+    from dpcheck.audit import gdp
+
+    c = outcome.gdp_counts
+    if c is None or c.negatives == 0 or c.positives == 0:
+        return None
+    each = 1.0 - (1.0 - confidence) / len(gdp.METHODS)
+    mu = {m: gdp.mu_lower_bound(m, c.fp, c.negatives, c.fn, c.positives, confidence=each) for m in gdp.METHODS}
+    return {"mu_emp": max(mu.values()), "by_method": mu, "confidence_each": each, "fp": c.fp, "fn": c.fn,
+            "test_per_world": c.negatives,
+            "validity": "a lower bound on μ for μ-GDP mechanisms (Gaussian noise, DP-SGD-style accounting) only"}
+
+
+def run_paths_of(records: list[RunRecord]) -> dict[str, int]:
+    """How many of ``records`` ran on the fast path, the plain path, or the plain path after a
+    failed fast batch."""
+    from dpcheck.audit.executor import run_path_of
+
+    counts = {"fast": 0, "plain": 0, "fallback": 0}
+    for r in records:
+        counts[run_path_of(r.worker)] += 1
+    return counts
 
 
 def target_details(spec: AuditSpec) -> dict[str, Any]:

@@ -74,6 +74,83 @@ def run_one(task: Task) -> Outcome:
                        error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
 
 
+#: suffix of ``Outcome.worker`` naming the path a run took (no suffix: the plain path)
+FAST_TAG, FALLBACK_TAG = "+fast", "+fallback"
+
+
+def run_path_of(worker: str) -> str:
+    """"fast", "fallback" (plain after a failed fast batch) or "plain", from a stored worker string."""
+    if worker.endswith(FAST_TAG):
+        return "fast"
+    if worker.endswith(FALLBACK_TAG):
+        return "fallback"
+    return "plain"
+
+
+def run_group(tasks: list[Task], path: str = "auto") -> list[Outcome]:
+    """Run tasks of one generation and world: on the fast path as one batch when ``path`` chooses
+    it for the implementation, else one by one on the plain path.
+
+    A failed fast batch falls back to the plain path only for implementations the equivalence
+    test covers (:data:`dpcheck.audit.fastpath.COVERED`); otherwise every run of the batch is
+    returned with the error, which stops the audit.
+    """
+    from dpcheck.audit import datasets, fastpath
+
+    if not tasks:
+        return []
+    gen = tasks[0].generation
+    if fastpath.chosen_path(gen["impl"], path) == "plain":
+        return [run_one(t) for t in tasks]
+    if any(t.generation != gen or t.world != tasks[0].world for t in tasks):
+        raise ValueError("a fast batch needs tasks of one generation and one world")
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    seeds = [run_seed(gen, t.world, t.index) for t in tasks]
+    start = time.perf_counter()
+    requested = -1
+    try:
+        data = datasets.load(gen["dataset"], gen["target"], gen.get("data"))
+        requested = int(gen["synth_rows"] or data.default_synth_rows)
+        outs = fastpath.fit_sample_batch(gen["impl"], data.world(tasks[0].world), seeds, requested,
+                                         epsilon=gen["epsilon"], delta=gen["delta"], bounds=data.bounds,
+                                         hyperparams=dict(gen["hyperparams"]))
+    except Exception as exc:  # noqa: BLE001 - fast-path failures are decided below
+        if gen["impl"] in fastpath.COVERED:
+            outcomes = [run_one(t) for t in tasks]
+            for o in outcomes:
+                o.worker += FALLBACK_TAG
+            return outcomes
+        seconds = (time.perf_counter() - start) / len(tasks)
+        message = (f"{type(exc).__name__}: {exc} (fast path; no fallback: the equivalence test does not cover "
+                   f"{gen['impl']})")
+        return [Outcome(t.world, t.index, s, requested, None, seconds, worker + FAST_TAG, error=message)
+                for t, s in zip(tasks, seeds)]
+    seconds = (time.perf_counter() - start) / len(tasks)
+    width = len(data.columns)
+    return [Outcome(t.world, t.index, s, requested, o.reshape(-1, width) if o.ndim == 1 else o, seconds,
+                    worker + FAST_TAG) for t, s, o in zip(tasks, seeds, outs)]
+
+
+def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]:
+    """Tasks cut into fast batches (same generation and world, at most ``size``) where the fast
+    path is chosen, single tasks otherwise; the order of first appearance is kept."""
+    from dpcheck.audit import fastpath
+    from dpcheck.audit.spec import spec_hash
+
+    groups: dict[tuple[str, int], list[list[Task]]] = {}
+    order: list[list[Task]] = []
+    for task in tasks:
+        if fastpath.chosen_path(task.generation["impl"], path) == "plain":
+            order.append([task])
+            continue
+        chunks = groups.setdefault((spec_hash(task.generation), task.world), [])
+        if not chunks or len(chunks[-1]) >= size:
+            chunks.append([])
+            order.append(chunks[-1])
+        chunks[-1].append(task)
+    return order
+
+
 def _is_target(name: str) -> bool:
     if ":" not in name:
         return False
@@ -120,22 +197,39 @@ def _limit_threads() -> None:
         os.environ.setdefault(var, "1")
 
 
+def _batch_size(tasks: list[Task], workers: int) -> int:
+    """Fast batches small enough that every worker gets one, at most ``BATCH_SIZE``."""
+    from dpcheck.audit import fastpath
+
+    per_world = max(1, -(-len(tasks) // (2 * max(workers, 1))))
+    return max(1, min(fastpath.BATCH_SIZE, per_world))
+
+
 class InlineExecutor:
     description = "in-process"
 
+    def __init__(self, path: str = "auto") -> None:
+        from dpcheck.audit.fastpath import check_path
+
+        self.path = check_path(path)
+
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
-        for task in tasks:
-            yield run_one(task)
+        tasks = list(tasks)
+        for group in group_tasks(tasks, self.path, _batch_size(tasks, 1)):
+            yield from run_group(group, self.path)
 
     def close(self) -> None:
         pass
 
 
 class ProcessExecutor:
-    def __init__(self, workers: int) -> None:
+    def __init__(self, workers: int, path: str = "auto") -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from dpcheck.audit.fastpath import check_path
+
+        self.path = check_path(path)
         self.workers = workers
         self.description = f"local process pool, {workers} worker(s)"
         self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
@@ -144,10 +238,12 @@ class ProcessExecutor:
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
         from concurrent.futures import as_completed
 
-        futures = [self.pool.submit(run_one, t) for t in tasks]
+        tasks = list(tasks)
+        futures = [self.pool.submit(run_group, g, self.path)
+                   for g in group_tasks(tasks, self.path, _batch_size(tasks, self.workers))]
         try:
             for future in as_completed(futures):
-                yield future.result()
+                yield from future.result()
         finally:
             for f in futures:
                 f.cancel()
@@ -157,7 +253,11 @@ class ProcessExecutor:
 
 
 class DaskExecutor:
-    def __init__(self, scheduler: str | None = None, *, local_workers: int | None = None) -> None:
+    def __init__(self, scheduler: str | None = None, *, local_workers: int | None = None,
+                 path: str = "auto") -> None:
+        from dpcheck.audit.fastpath import check_path
+
+        self.path = check_path(path)
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:  # pragma: no cover - dask is in the 'distributed' extra
@@ -176,10 +276,13 @@ class DaskExecutor:
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
         from distributed import as_completed
 
-        futures = self.client.map(run_one, list(tasks), pure=False)
+        tasks = list(tasks)
+        workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        groups = group_tasks(tasks, self.path, _batch_size(tasks, workers))
+        futures = self.client.map(run_group, groups, [self.path] * len(groups), pure=False)
         try:
             for future in as_completed(futures):
-                yield future.result()
+                yield from future.result()
         finally:
             self.client.cancel(futures)
 
@@ -190,12 +293,14 @@ class DaskExecutor:
 
 
 def make_executor(*, workers: int | None = None, scheduler: str | None = None,
-                  cluster: str | None = None) -> Any:
+                  cluster: str | None = None, path: str = "auto") -> Any:
+    """``path``: "auto" (fast path for implementations the equivalence test covers), "fast"
+    (wherever one exists) or "plain" (see :mod:`dpcheck.audit.fastpath`)."""
     if scheduler:
-        return DaskExecutor(scheduler)
+        return DaskExecutor(scheduler, path=path)
     if cluster == "local":
-        return DaskExecutor(local_workers=workers)
+        return DaskExecutor(local_workers=workers, path=path)
     if cluster is not None:
         raise ValueError(f"unknown cluster kind {cluster!r}; only 'local' is built in")
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    return InlineExecutor() if workers <= 1 else ProcessExecutor(workers)
+    return InlineExecutor(path) if workers <= 1 else ProcessExecutor(workers, path)

@@ -106,3 +106,33 @@ def _check(fp: int, negatives: int, fn: int, positives: int, confidence: float) 
         raise ValueError(f"bad error counts: fp={fp}/{negatives}, fn={fn}/{positives}")
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def best_threshold(scores: np.ndarray, labels: np.ndarray, *, confidence: float) -> float:
+    """The threshold maximising the CP μ bound on (validation) scores; 'member' when score ≥ t.
+
+    μ is largest near the middle of the tradeoff curve, unlike the (ε, δ) bound whose best test
+    sits in a tail, so the GDP bound gets its own threshold (chosen on validation data only).
+    Ties: fewer total errors, then the smaller threshold.
+    """
+    scores = np.asarray(scores, dtype=float)
+    member = np.asarray(labels).astype(bool)
+    negatives, positives = int((~member).sum()), int(member.sum())
+    if negatives == 0 or positives == 0:
+        return float("inf")
+    candidates = np.unique(np.concatenate([scores, [np.inf]]))
+    order = np.argsort(scores)
+    sorted_scores, sorted_member = scores[order], member[order]
+    # for t = candidates[i]: predicted member ⇔ score ≥ t
+    below = np.searchsorted(sorted_scores, candidates, side="left")
+    members_below = np.concatenate([[0], np.cumsum(sorted_member)])[below]
+    fn = members_below
+    fp = negatives - (below - members_below)
+    split = (1.0 - confidence) / 2.0
+    alpha = beta_dist.ppf(1.0 - split, fp + 1, np.maximum(negatives - fp, 1))
+    beta = beta_dist.ppf(1.0 - split, fn + 1, np.maximum(positives - fn, 1))
+    alpha = np.where(fp >= negatives, 1.0, alpha)
+    beta = np.where(fn >= positives, 1.0, beta)
+    mu = mu_from_rates(alpha, beta)
+    keys = np.lexsort((candidates, fp + fn, -np.asarray(mu)))
+    return float(candidates[keys[0]])

@@ -17,7 +17,11 @@ import numpy as np
 WORLD_OUT, WORLD_IN = 0, 1  # D' = D − target, D
 WORLDS = (WORLD_OUT, WORLD_IN)
 DEFAULT_SPLIT = (0.4, 0.2, 0.4)
-ATTACKS = ("querybased", "groundhog", "release")
+ATTACKS = ("querybased", "groundhog", "release", "querybased-subsets", "groundhog-histogram",
+           "groundhog-correlation", "groundhog-ensemble", "dcr", "mc-density", "tvd", "auto",
+           "release-linear")
+#: attacks that read a mechanism's released array rather than synthetic rows
+RELEASE_ATTACKS = ("release", "release-linear")
 #: where --until-verdict looks (runs per world), fixed before any run
 DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
 
@@ -74,6 +78,10 @@ class AuditSpec:
         }
         if self.data is not None:  # absent otherwise, so earlier stores keep their hashes
             generation["data"] = dict(self.data)
+        if self.dataset == "cervical":  # runs stored under the earlier split (seed 0) are not reused
+            from dpcheck.audit.datasets import CERVICAL_SPLIT_SEED
+
+            generation["split_seed"] = CERVICAL_SPLIT_SEED
         return _canonical(generation)
 
     def generation_hash(self) -> str:

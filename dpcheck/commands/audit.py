@@ -8,14 +8,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit.spec import DEFAULT_CHECKPOINTS
+from dpcheck.audit.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS
 from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
 
 NAME = "audit"
 HELP = "Black-box epsilon audit: shadow runs on D and D-target, a membership attack, an epsilon lower bound."
 ORDER = 40
 
-ATTACK_DATASET = {"querybased": "worstcase", "groundhog": "cervical"}
+ATTACK_DATASET = {"querybased": "worstcase", "groundhog": "cervical", "querybased-subsets": "worstcase",
+                  "groundhog-histogram": "cervical", "groundhog-correlation": "cervical",
+                  "groundhog-ensemble": "cervical", "dcr": "worstcase", "mc-density": "worstcase",
+                  "tvd": "worstcase", "auto": "worstcase"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,8 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="implementation (repeatable): a built-in name, 'buggy', 'twins', a reference mechanism "
                         "(ref-laplace, ref-broken, ref-marginals, ref-leaky-bounds), a real-library target "
                         "LIBRARY:NAME (e.g. diffprivlib:GaussianNB; docs/targets.md) or package.module:Factory")
-    g.add_argument("--attack", action="append", choices=("querybased", "groundhog", "release"),
-                   help="membership attack (repeatable; default querybased, or release for mechanism targets)")
+    g.add_argument("--attack", action="append", choices=ATTACKS,
+                   help="membership attack (repeatable; default querybased, or release for mechanism targets; "
+                        "auto: choose among the black-box attacks on the validation part; docs/audit.md)")
     g.add_argument("--dataset", metavar="NAME",
                    help="worstcase, worstcase-categorical, worstcase-continuous, worstcase-classification "
                         "(these three take '@N' background rows and '+replace' for replace-one neighbours), cervical; "
@@ -59,6 +63,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
     e.add_argument("--cluster", choices=("local",), help="start a Dask LocalCluster with --workers workers")
     e.add_argument("--store", default=".dpcheck/audit.sqlite", help="SQLite store of finished runs")
+    paths = e.add_mutually_exclusive_group()
+    paths.add_argument("--fast", dest="run_path", action="store_const", const="fast",
+                       help="train several shadow models at once wherever a built-in fast path exists "
+                            "(default: only where the equivalence test covers it)")
+    paths.add_argument("--plain", dest="run_path", action="store_const", const="plain",
+                       help="one shadow model per run, the implementation's own code path")
+    one = p.add_argument_group("one-run audit (Steinke, Nasr & Jagielski 2023; docs/onerun.md)")
+    one.add_argument("--one-run", type=int, metavar="M", help="instead of R runs per world: M canaries, each included with probability 1/2, ONE run, guesses scored, an epsilon lower bound")
+    one.add_argument("--guesses", metavar="K", help="--one-run: guesses made, a count, a fraction of M or a percentage (default 0.5)")
     o = p.add_argument_group("output")
     o.add_argument("--json", dest="json_out", metavar="FILE", help="write results as JSON")
     o.add_argument("--plot", metavar="FILE.png", help="write a PNG of ε_emp per implementation vs claimed ε")
@@ -152,12 +165,20 @@ def build_specs(args: argparse.Namespace) -> list:
             raise UsageError(str(exc)) from None
         target_dataset, target_attack = target_defaults(name)
         for attack in args.attack or [target_attack or "querybased"]:
-            if attack == "release" and target_attack != "release":
+            if attack == "auto" and target_attack == "release":
+                raise UsageError(f"--attack auto chooses among attacks on synthetic data; {name} is a mechanism "
+                                 "target (use release)")
+            if attack in RELEASE_ATTACKS and target_attack != "release":
                 raise UsageError(f"the release attack reads a mechanism's released array; {name} is not a "
                                  "mechanism target (use querybased or groundhog)")
             dataset = "csv" if data else args.dataset or target_dataset or ATTACK_DATASET[attack]
             if attack == "querybased" and dataset == "cervical":
                 raise UsageError("the querybased attack needs a small integer domain: use a worst-case dataset")
+            if dataset == "cervical":  # the CSV and the target index, before any run
+                try:
+                    datasets.check_cervical(args.target)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
             # the paper's PATE-GAN knobs go to the built-in PATE-GANs only; other adapters get --hp alone
             defaults = paper_hyperparams(name, dataset)
             hyper = {**defaults, **hyper_user}
@@ -188,6 +209,10 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.audit.store import Store, StoreError
     from dpcheck.audit.targets import resolve_target
 
+    if getattr(args, "one_run", None) is not None:
+        from dpcheck.audit.onerun import run_cli
+
+        return run_cli(args)
     if args.scheduler and args.cluster:
         raise UsageError("use either --scheduler or --cluster, not both")
     if args.workers < 1:
@@ -203,7 +228,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     progress = TextProgress() if args.no_progress or not sys.stderr.isatty() else RichProgress()
     try:
-        executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster)
+        executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
+                                 path=getattr(args, "run_path", None) or "auto")
     except (RuntimeError, OSError, TimeoutError) as exc:
         store.close()
         raise UsageError(f"cannot start the executor: {exc}") from None

@@ -67,7 +67,7 @@ def resolve_names(requested: list[str] | None) -> list[str]:
     out: list[str] = []
     for name in requested:
         if name == "real":
-            out.extend(registry.names())
+            out.extend(t.name for t in registry.all_targets() if t.library != "dpcheck")
         elif registry.is_target(name):
             out.append(name)
         else:

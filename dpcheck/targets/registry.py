@@ -16,6 +16,7 @@ MODULES = (
     "dpcheck.targets.smartnoise_targets",
     "dpcheck.targets.dpmm_targets",
     "dpcheck.targets.synthcity_targets",
+    "dpcheck.targets.exact_targets",
 )
 #: how to get each env's libraries
 INSTALL_HINT = {

@@ -1,0 +1,85 @@
+"""The fast path of shadow runs: several runs of a built-in implementation trained at once.
+
+A fast path computes, for a list of seeds, what the plain path (``impl.fit`` + ``impl.sample``
+in :func:`dpcheck.audit.executor.run_one`) computes for each seed alone — the same distribution,
+each model with its own data, seed and noise — while keeping graphs and sessions alive across
+runs and stepping K models per ``session.run``. Its own randomness (what the plain path draws
+inside the framework) depends only on the run's seed, so a run's output does not depend on the
+batch it was computed in.
+
+``COVERED`` lists the implementations whose fast path passed the two-sample equivalence test of
+``benchmarks/fast_path_equivalence.py`` (results in ``reports/fast_path_equivalence.json``):
+only those run fast by default, and only those fall back to the plain path when a fast batch
+fails. A forced fast path (``--fast``) on any other implementation records a failed run instead.
+"""
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+PATHS = ("auto", "fast", "plain")
+#: implementation -> "module:function", the function being
+#: ``fit_sample_batch(data, seeds, rows, *, epsilon, delta, **hyperparams) -> [released data per seed]``
+FAST_FUNCTIONS: dict[str, str] = {
+    "original": "dpcheck.vendored_impls.original.fast:fit_sample_batch",
+    "original-fixed": "dpcheck.vendored_impls.original.fast_fixed:fit_sample_batch",
+    "turing": "dpcheck.vendored_impls.turing.fast:fit_sample_batch",
+    "turing-fixed": "dpcheck.vendored_impls.turing.fast_fixed:fit_sample_batch",
+    "updated": "dpcheck.vendored_impls.updated.fast:fit_sample_batch",
+    "updated-fixed": "dpcheck.vendored_impls.updated.fast:fit_sample_batch_fixed",
+    "smartnoise": "dpcheck.vendored_impls.smartnoise.fast:fit_sample_batch",
+    "smartnoise-fixed": "dpcheck.vendored_impls.smartnoise.fast:fit_sample_batch_fixed",
+    "borealis": "dpcheck.vendored_impls.borealis.fast:fit_sample_batch",
+    "borealis-fixed": "dpcheck.vendored_impls.borealis.fast:fit_sample_batch_fixed",
+    "synthcity": "dpcheck.vendored_impls.synthcity.fast:fit_sample_batch",
+    "synthcity-fixed": "dpcheck.vendored_impls.synthcity.fast:fit_sample_batch_fixed",
+}
+#: fast paths that passed the equivalence test at R = 200 per world (reports/fast_path_equivalence.json)
+COVERED: frozenset[str] = frozenset({"original", "original-fixed", "turing", "turing-fixed", "updated-fixed", "synthcity"})
+#: shadow models trained together (larger batches gain little once session overhead is amortised)
+BATCH_SIZE = 32
+
+
+class FastPathError(RuntimeError):
+    """A fast batch raised."""
+
+
+def check_path(path: str) -> str:
+    if path not in PATHS:
+        raise ValueError(f"unknown run path {path!r}; choose from {', '.join(PATHS)}")
+    return path
+
+
+def has_fast_path(impl: str) -> bool:
+    return impl in FAST_FUNCTIONS
+
+
+def chosen_path(impl: str, path: str) -> str:
+    """"fast" or "plain" for ``impl`` under the requested ``path`` (auto = fast only if covered)."""
+    check_path(path)
+    if path == "plain" or not has_fast_path(impl):
+        return "plain"
+    if path == "fast":
+        return "fast"
+    return "fast" if impl in COVERED else "plain"
+
+
+def batch_function(impl: str) -> Callable[..., list[np.ndarray]]:
+    module, _, function = FAST_FUNCTIONS[impl].partition(":")
+    return getattr(importlib.import_module(module), function)
+
+
+def fit_sample_batch(impl: str, data: np.ndarray, seeds: list[int], rows: int, *, epsilon: float, delta: float,
+                     bounds: Any, hyperparams: dict[str, Any]) -> list[np.ndarray]:
+    """One released dataset per seed, from ``impl``'s fast path; FastPathError if it raises."""
+    try:
+        outs = batch_function(impl)(data.copy(), list(seeds), int(rows), epsilon=float(epsilon), delta=float(delta),
+                                    bounds=bounds, **hyperparams)
+    except Exception as exc:  # noqa: BLE001 - the caller decides between fallback and failure
+        raise FastPathError(f"{impl} fast path failed: {type(exc).__name__}: {exc}") from exc
+    if len(outs) != len(seeds):
+        raise FastPathError(f"{impl} fast path returned {len(outs)} outputs for {len(seeds)} seeds")
+    return [np.asarray(o, dtype=np.float64) for o in outs]
