@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/real_code.py --check         # exit 1: unlabelled finding, FP/100k > 1, lost TP
     .venv/bin/python benchmarks/real_code.py --no-speed      # findings and labels only (one dpcheck run)
     .venv/bin/python benchmarks/real_code.py --stub new.json # write label stubs for unlabelled findings
+    .venv/bin/python benchmarks/real_code.py --gate-check    # same findings with the ast gate on and off?
 
 Wheels are fetched with ``pip download --no-deps`` (never installed) and unpacked to
 ``--cache-dir`` (default ``~/.cache/dpcheck-bench/real_code``); an unpacked package is reused, so
@@ -11,13 +12,15 @@ a second run needs no network. Labels live in ``benchmarks/real_code_labels.json
 finding, matched on package + path + rule + the stripped source line, the line number only
 breaking ties, so a label survives small line shifts. dpcheck runs as one process (``--jobs 1``,
 no cache); Bandit runs on the same files in the same run. "DP-dense" is the part of the corpus
-where at least one dpcheck rule's trigger prefilter fires. See docs/real_code.md.
+whose text mentions epsilon/ε/noise/privacy (a definition that does not depend on dpcheck's own
+prefilters). See docs/real_code.md.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -177,18 +180,14 @@ def nonblank_lines(path: Path) -> int:
     return sum(1 for line in text.splitlines() if line.strip())
 
 
-def dp_dense(files: Iterable[Path]) -> list[Path]:
-    """Files where at least one dpcheck rule's trigger prefilter fires (the installed dpcheck's
-    rules, also under ``--dpcheck-path``)."""
-    from dpcheck.rules import all_rules
+#: what makes a file "DP-dense": it mentions the privacy budget, noise or privacy (any case)
+DP_DENSE_TEXT = re.compile(r"epsilon|ε|noise|privacy", re.IGNORECASE)
 
-    rules = list(all_rules())
-    dense = []
-    for path in files:
-        source = path.read_text(encoding="utf-8", errors="replace")
-        if any(rule.applies_to(source) for rule in rules):
-            dense.append(path)
-    return dense
+
+def dp_dense(files: Iterable[Path]) -> list[Path]:
+    """Files whose text mentions epsilon/ε/noise/privacy: the DP code of the corpus, chosen
+    without asking dpcheck (whose prefilters decide what it parses)."""
+    return [p for p in files if DP_DENSE_TEXT.search(p.read_text(encoding="utf-8", errors="replace"))]
 
 
 # --------------------------------------------------------------------------- scanning
@@ -220,9 +219,10 @@ class Dpcheck:
     select: str = ""
 
 
-def run_dpcheck(paths: Sequence[Path], cwd: Path, tool: Dpcheck = Dpcheck()) -> tuple[dict[str, object], Timing]:
+def run_dpcheck(paths: Sequence[Path], cwd: Path, tool: Dpcheck = Dpcheck(),
+                extra_env: dict[str, str] | None = None) -> tuple[dict[str, object], Timing]:
     """The JSON report of one ``dpcheck scan --jobs 1 --no-cache`` process, and its times."""
-    env = dict(os.environ)
+    env = dict(os.environ, **(extra_env or {}))
     if tool.path is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tool.path), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "dpcheck", "scan", "--format", "json", "--no-cache", "--jobs", "1",
@@ -424,6 +424,28 @@ def print_report(matching: Matching, summary: Summary, per_package_lines: dict[s
             print(f"  {label.rule} {label.package}/{label.path}:{label.line} [{label.label}] {label.snippet[:80]}")
 
 
+def gate_check(paths: Sequence[Path], cwd: Path, tool: Dpcheck) -> bool:
+    """Scan with the ast gate on and off (``DPCHECK_AST_GATE``); True when the findings are identical."""
+    on, t_on = run_dpcheck(paths, cwd, tool, {"DPCHECK_AST_GATE": "1"})
+    off, t_off = run_dpcheck(paths, cwd, tool, {"DPCHECK_AST_GATE": "0"})
+
+    def keyed(report: dict[str, object]) -> list[str]:
+        return sorted(json.dumps(f, sort_keys=True) for f in report["findings"])  # type: ignore[union-attr]
+
+    a, b = keyed(on), keyed(off)
+    parsed = (on.get("summary", {}).get("parsed"), off.get("summary", {}).get("parsed"))  # type: ignore[union-attr]
+    print(f"\nGate check: {len(a)} findings with the ast gate, {len(b)} without; files parsed with libcst "
+          f"{parsed[0]} vs {parsed[1]}; cpu {t_on.cpu:.1f}s vs {t_off.cpu:.1f}s")
+    if a == b:
+        print("  identical findings (every field, cross-module flow included)")
+        return True
+    for line in sorted(set(b) - set(a)):
+        print(f"  LOST with the gate: {line[:300]}")
+    for line in sorted(set(a) - set(b)):
+        print(f"  ONLY with the gate: {line[:300]}")
+    return False
+
+
 def best(timings: Iterable[Timing]) -> Timing:
     ts = list(timings)
     return Timing(min(t.wall for t in ts), min(t.cpu for t in ts))
@@ -461,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="timed runs per tool (best kept)")
     p.add_argument("--stub", type=Path, help="write label stubs for the unlabelled findings to this JSON file")
     p.add_argument("--select", default="", help="rule ids or prefixes passed to dpcheck (default: all)")
+    p.add_argument("--gate-check", action="store_true",
+                   help="also scan with the ast gate off (DPCHECK_AST_GATE=0); exit 1 if the findings differ")
     p.add_argument("--dpcheck-path", type=Path,
                    help="scan with the dpcheck package found in this folder (e.g. a snapshot of another commit)")
     args = p.parse_args(argv)
@@ -489,21 +513,22 @@ def main(argv: list[str] | None = None) -> int:
         args.stub.write_text(json.dumps(stubs(matching.unlabelled), indent=1, ensure_ascii=False) + "\n")
         print(f"\nwrote {len(matching.unlabelled)} stub(s) to {args.stub}")
 
+    gate_ok = gate_check(list(roots.values()), cwd, tool) if args.gate_check else True
+
     if not args.no_speed:
         print(f"\nThroughput (dpcheck scan --jobs 1 --no-cache vs bandit -r -q -f json; one process each, "
               f"start-up included; best of {args.repeat}, the two tools alternating; load average "
               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
         speed("whole corpus", list(roots.values()), cwd, lines, args.repeat, tool, first)
-        try:
-            dense = dp_dense(f for fs in files.values() for f in fs)
-        except (ImportError, AttributeError) as exc:  # the rule API changed: say so, do not guess
-            print(f"  DP-dense part: cannot evaluate the rules' prefilters ({exc}); the whole corpus above is the figure")
-        else:
-            speed("DP-dense part (files where a dpcheck prefilter fires)", dense, cwd,
-                  sum(nonblank_lines(f) for f in dense), args.repeat, tool)
+        dense = dp_dense(f for fs in files.values() for f in fs)
+        speed("DP-dense part (files mentioning epsilon/ε/noise/privacy)", dense, cwd,
+              sum(nonblank_lines(f) for f in dense), args.repeat, tool)
 
     if args.check and summary.failures():
         print("\nCHECK FAILED: " + "; ".join(summary.failures()))
+        return 1
+    if not gate_ok:
+        print("\nGATE CHECK FAILED: the ast gate changes the findings")
         return 1
     return 0
 

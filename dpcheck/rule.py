@@ -27,6 +27,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, ProviderT
 
 from dpcheck.analysis import FileAnalysis
 from dpcheck.analysis.acknowledged import LEAK_SOURCE
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.positions import Positions
 from dpcheck.categories import ALL_CATEGORIES, check_category
 from dpcheck.cstwalk import dispatch
@@ -94,6 +95,10 @@ class Rule(cst.BatchableCSTVisitor):
     #: report only nodes in DP context (``FileAnalysis.in_dp_context``): the rule's pattern is a
     #: bug only in code that claims or implements differential privacy
     requires_dp_context: ClassVar[bool] = False
+    #: with the ``ast`` gate on, the engine checks only ``TRIGGERS`` before the gate and the rest of
+    #: ``applies_to`` after it (for rules whose text prefilter costs more than their gate); such a
+    #: rule's ``applies_to`` must imply ``triggered``
+    TEXT_AFTER_GATE: ClassVar[bool] = False
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__()
@@ -105,7 +110,27 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
+        return cls.triggered(source)
+
+    @classmethod
+    def triggered(cls, source: str) -> bool:
+        """Does one of ``TRIGGERS`` occur in ``source`` (or are there none)?"""
         return not cls.TRIGGERS or any(t in source for t in cls.TRIGGERS)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """Second prefilter, on CPython's ``ast`` of a file ``applies_to`` admitted: ``False``
+        only when the rule cannot report on the file (the shapes its report needs are absent).
+        The engine then skips the rule, and the libcst parse when no rule is left. Default: may."""
+        return True
+
+    @classmethod
+    def admits(cls, facts: AstFacts) -> bool:
+        """The engine's second prefilter: the file may have DP context (when the rule reports
+        only there) and ``may_report`` holds."""
+        if cls.requires_dp_context and not facts.may_have_dp_context:
+            return False
+        return cls.may_report(facts)
 
 
 def expected_lines(case: str) -> set[int]:

@@ -8,6 +8,7 @@ it in the enclosing function (else at module level), ``self.x``/``cls.x`` to eve
 """
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Callable, Iterator
@@ -16,6 +17,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import dotted as ast_dotted
+from dpcheck.analysis.astfacts import last_name as ast_last_name_dp1
+from dpcheck.analysis.astfacts import number as ast_number
+from dpcheck.analysis.astfacts import reach_cut
 from dpcheck.analysis.syntax import dotted, number, param_names
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
@@ -690,3 +696,181 @@ class TokenText:
 
 def token_text(tokens: frozenset[str] | set[str]) -> TokenText:
     return TokenText(tokens)
+
+
+# ---------------------------------------------------------------- ast gates (``Rule.may_report``)
+# Supersets, on CPython's ``ast``, of the libcst shapes above: a ``False`` proves the shape is absent.
+def ast_powers(facts: AstFacts) -> list[tuple[ast.AST, ast.AST]]:
+    """(base, exponent) of every shape ``power_parts`` accepts."""
+    out: list[tuple[ast.AST, ast.AST]] = [(n.left, n.right) for n in facts.binops(ast.Pow)]
+    unknown = ast.Name("?")  # an exponent whose place among the arguments is not certain
+    for call in facts.calls:
+        lasts = facts.call_lasts(call)
+        values = [a.value if isinstance(a, ast.Starred) else a for a in call.args] + [k.value for k in call.keywords]
+        odd = bool(call.keywords) or any(isinstance(a, ast.Starred) for a in call.args)
+        if lasts & POW_NAMES and len(values) >= 2:
+            out.append((values[0], unknown if odd else values[1]))
+        if lasts & {"pow", "pow_"} and isinstance(call.func, ast.Attribute) and len(values) == 1:
+            out.append((call.func.value, unknown if odd else values[0]))
+    return out
+
+
+def ast_moment_term(facts: AstFacts, roots: list[ast.AST]) -> bool:
+    """``moment_shape(...).is_term`` may hold for one of ``roots``: in what a root reaches (a
+    superset of ``Resolver.expand``) a power with a name in its non-literal exponent, a ``1 - x``
+    reached from its base, and an exp (call or ``e ** x``) whose argument reaches that name."""
+    if not any(ast_number(b.left) == 1.0 for b in facts.binops(ast.Sub)):
+        return False
+    if not facts.calls_any(EXP_NAMES) and not any(ast_dotted(base) in E_NAMES for base, _ in ast_powers(facts)):
+        return False
+    # all roots at once: a superset of each root's own shape
+    nodes = facts.reach_all(roots)
+    if reach_cut(nodes):
+        return True
+    powers, exps = _ast_powers_and_exps(facts, nodes)
+    if not powers or not exps or not any(_ast_one_minus(n) for n in nodes):
+        return False
+    exp_names: set[str] | None = None
+    for base, exponent in powers:
+        order = {n.id for n in ast.walk(exponent) if isinstance(n, ast.Name)}
+        if not order:
+            continue
+        base_nodes = facts.reach(base)
+        if not (reach_cut(base_nodes) or any(_ast_one_minus(n) for n in base_nodes)):
+            continue
+        if exp_names is None:
+            reached = facts.reach_all(exps)
+            if reach_cut(reached):
+                return True
+            exp_names = {n.id for n in reached if isinstance(n, ast.Name)}
+        if order & exp_names:
+            return True
+    return False
+
+
+def _ast_one_minus(node: ast.AST) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and ast_number(node.left) == 1.0
+
+
+def _ast_powers_and_exps(facts: AstFacts, nodes: list[ast.AST]) -> tuple[list[tuple[ast.AST, ast.AST]], list[ast.AST]]:
+    """(base, non-literal exponent) of the powers among ``nodes`` and the exp arguments."""
+    powers: list[tuple[ast.AST, ast.AST]] = []
+    exps: list[ast.AST] = []
+    for node in nodes:
+        pairs: list[tuple[ast.AST, ast.AST]] = []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            pairs.append((node.left, node.right))
+        elif isinstance(node, ast.Call):
+            lasts = facts.call_lasts(node)
+            values = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+            if lasts & EXP_NAMES:
+                exps.extend(values or ([node.func.value] if isinstance(node.func, ast.Attribute) else []))
+            if lasts & POW_NAMES and len(values) >= 2:
+                if node.keywords:  # keywords may be written before a ``*args``: any order
+                    pairs.extend((a, b) for a in values for b in values if a is not b)
+                else:
+                    pairs.append((values[0], values[1]))
+            if lasts & {"pow", "pow_"} and isinstance(node.func, ast.Attribute) and len(values) == 1:
+                pairs.append((node.func.value, values[0]))
+        for base, exponent in pairs:
+            if ast_dotted(base) in E_NAMES:
+                exps.append(exponent)
+            elif ast_number(exponent) is None:
+                powers.append((base, exponent))
+    return powers, exps
+
+
+def ast_bounded_roots(facts: AstFacts) -> list[ast.AST]:
+    """Everything a call ``bounded_operands`` may accept could bound: its arguments and receiver."""
+    out: list[ast.AST] = []
+    for call in facts.calls:
+        if facts.call_lasts(call) & _BOUNDING:
+            out.extend(a.value if isinstance(a, ast.Starred) else a for a in call.args)
+            out.extend(k.value for k in call.keywords)
+            if isinstance(call.func, ast.Attribute):
+                out.append(call.func.value)
+    return out
+
+
+_BOUNDING = _MIN_FUNCS | _CLAMP_FUNCS | _LIST_MIN | {"min", "where", "clamp_max", "clamp_max_"}
+
+
+def ast_bounding_call(facts: AstFacts) -> bool:
+    """A call ``bounded_operands`` may accept (by its last name)."""
+    return facts.calls_any(_BOUNDING)
+
+
+def ast_unwrap(facts: AstFacts, expr: ast.AST) -> ast.AST:
+    """``unwrap`` on ``ast`` (wrapper names matched as written and through import aliases)."""
+    for _ in range(4):
+        if isinstance(expr, (ast.List, ast.Tuple)) and len(expr.elts) == 1:
+            expr = expr.elts[0]
+        elif isinstance(expr, ast.Call) and (expr.args or expr.keywords) and facts.call_lasts(expr) & _WRAPPERS:
+            expr = expr.args[0] if expr.args else expr.keywords[0].value
+            if isinstance(expr, ast.Starred):
+                expr = expr.value
+        else:
+            break
+    return expr
+
+
+def ast_identity(facts: AstFacts, expr: ast.AST) -> str | None:
+    """The name string every ``identity_keys`` key of a bare ``expr`` carries."""
+    expr = ast_unwrap(facts, expr)
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        base = ast_dotted(expr)
+        if base is not None and base.split(".")[0] in ("self", "cls"):
+            return expr.attr
+        return base
+    if isinstance(expr, ast.Subscript):
+        return ast_last_name_dp1(expr)
+    return None
+
+
+def ast_identity_links(facts: AstFacts) -> dict[str, set[str]]:
+    """Name string -> the name strings ``identity_keys`` may go on to from it: the bare values
+    assigned to a name, the bare arguments passed to a parameter (in calls named like its
+    function). Scopes and depth are ignored, so the closure is a superset of the keys' names."""
+    def compute() -> dict[str, set[str]]:
+        links: dict[str, set[str]] = {}
+        for node in facts.nodes(ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr):
+            value = node.value  # type: ignore[attr-defined]
+            source = ast_identity(facts, value) if value is not None else None
+            if source is None:
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript)):
+                        name = ast_identity(facts, sub)
+                        if name is not None:
+                            links.setdefault(name, set()).add(source)
+        params: dict[str, list[str]] = {}
+        for fn in facts.functions:
+            args = fn.args
+            params.setdefault(fn.name, []).extend(
+                a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a)
+        for call in facts.calls:
+            name = ast_dotted(call.func)
+            names = params.get(name.rsplit(".", 1)[-1], []) if name is not None else []
+            for value in (*call.args, *(k.value for k in call.keywords)) if names else ():
+                passed = ast_identity(facts, value.value if isinstance(value, ast.Starred) else value)
+                if passed is not None:
+                    for param in names:
+                        links.setdefault(param, set()).add(passed)
+        return links
+
+    return facts.memo("dp1-identity-links", compute)
+
+
+def ast_identity_closure(links: dict[str, set[str]], start: set[str]) -> set[str]:
+    out = set(start)
+    stack = list(start)
+    while stack:
+        for nxt in links.get(stack.pop(), ()):
+            if nxt not in out:
+                out.add(nxt)
+                stack.append(nxt)
+    return out

@@ -6,12 +6,16 @@ is the families' own vocabulary: assignment keys, taint over a scope, generator-
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable, Sequence
 
 import libcst as cst
 
+
 from dpcheck.analysis import FileAnalysis
+from dpcheck.analysis.astfacts import dotted as ast_dotted
+from dpcheck.analysis.astfacts import read_names
 from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.rule import FileContext
@@ -234,11 +238,12 @@ GEN_TEXT = re.compile(
 )
 
 
-def is_gen_identifier(name: str) -> bool:
+def is_gen_identifier(name: str, weak: bool | None = None) -> bool:
+    """``weak``: accept the weak spellings (``G``, ``fake``) whatever the file's GAN context."""
     toks = tokens(name)
     if toks & _NOT_GEN:
         return False
-    weak_ok = _STATE.gan_context
+    weak_ok = _STATE.gan_context if weak is None else weak
     for segment in name.split("."):
         seg_tokens = tokens(segment)
         if _GEN_SEGMENT.fullmatch(segment) or seg_tokens & GEN_TOKENS - {"fake", "fakes"}:
@@ -399,3 +404,40 @@ def gen_text(source: str, code: str, *, called: bool = False) -> bool:
     if _RUN_CALL.search(code):
         return weak or strong
     return False
+
+
+# ---- ast gates (``Rule.may_report``) of the DP4xx rules
+def ast_generated(expr: ast.AST, tainted: set[str]) -> bool:
+    """``_is_generated`` on ``ast``, widened: anything in ``expr``, weak generator spellings too."""
+    for node in ast.walk(expr):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            name = ast_dotted(node)
+            if name is not None and (name in tainted or name.split(".")[0] in tainted
+                                     or name != "self" and is_gen_identifier(name, weak=True)):
+                return True
+            if isinstance(node, ast.Attribute) and is_gen_identifier(node.attr, weak=True):
+                return True
+    return False
+
+
+def ast_gen_taint(func: ast.AST) -> set[str]:
+    """``_gen_taint`` on ``ast``, widened: a value with a generator name anywhere taints its targets."""
+    args = func.args  # type: ignore[attr-defined]
+    tainted = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if is_gen_identifier(a.arg, weak=True)}
+    flows: list[tuple[list[str], ast.AST]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            flows.append(([n for t in node.targets for n in read_names(t)], node.value))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
+            flows.append((list(read_names(node.target)), node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            flows.append((list(read_names(node.target)), node.iter))
+    pending = [(keys, read_names(value), ast_generated(value, set())) for keys, value in flows if keys]
+    changed = True
+    while changed:
+        changed = False
+        for keys, read, source in pending:
+            if not set(keys) <= tainted and (source or read & tainted):
+                tainted.update(keys)
+                changed = True
+    return tainted

@@ -1,9 +1,15 @@
 """DP101: ``^`` (bitwise XOR) written where exponentiation was meant."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import last_name as ast_last_name
+from dpcheck.analysis.astfacts import number as ast_number
 
 from dpcheck.analysis.syntax import dotted, number
 from dpcheck.codetext import code_only
@@ -15,6 +21,7 @@ from dpcheck.rules._dp1_util import (
     fstring_text,
     has_token,
     is_math_call,
+    name_tokens,
     strip_unary,
 )
 
@@ -92,6 +99,21 @@ class XorForPower(ScopedRule):
         "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
         "print(f\"delta = {10 ^ -delta}\")  # <-\n",
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """Every finding is a ``^`` or ``^=`` that ``_reason`` explains: a numeric literal, ``e``, a
+        division or a call (float-valued) in an operand, or an operand name with a DP/noise token."""
+        pairs = [(n.left, n.right) for n in facts.binops(ast.BitXor)]
+        pairs += [(n.target, n.value) for n in facts.augassigns(ast.BitXor)]
+        for left, right in pairs:
+            if ast_number(left) is not None or ast_number(right) is not None:
+                return True  # float, negative or power-of-ten operand, or the literal of "noise ^ 2"
+            if _ast_dp_named(left) or _ast_dp_named(right):
+                return True  # DP/noise-named operand, or ``math.e``
+            if (_ast_floatish(facts, left) and _ast_floatish(facts, right)):
+                return True
+        return False
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
@@ -209,3 +231,29 @@ def _power(base: float, exponent: float) -> str:
         return f"{base ** exponent:g}"
     except (OverflowError, ZeroDivisionError):
         return f"{base:g}**{exponent:g}"
+
+
+_ANY_REASON_TOKENS = DP_TOKENS | NOISE_TOKENS
+
+
+def _ast_dp_named(operand: ast.AST) -> bool:
+    for node in ast.walk(operand):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
+            name = ast_last_name(node)
+            if name is not None and (name in _ANY_REASON_TOKENS or any(t in _ANY_REASON_TOKENS for t in name_tokens(name))):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == "e":
+                return True
+    return False
+
+
+def _ast_floatish(facts: AstFacts, operand: ast.AST) -> bool:
+    """``_floatish`` widened: a float literal, a true division or a float-valued math call anywhere."""
+    for node in ast.walk(operand):
+        if isinstance(node, ast.Constant) and type(node.value) is float:
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return True
+        if isinstance(node, ast.Call) and facts.call_lasts(node) & _FLOAT_FUNCS:
+            return True
+    return False

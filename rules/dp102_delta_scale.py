@@ -1,9 +1,15 @@
 """DP102: Gaussian-mechanism σ with δ multiplied into the log instead of divided."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import product_factors as ast_product_factors
+from dpcheck.analysis.astfacts import number as ast_number
 
 from dpcheck.analysis.syntax import number
 from dpcheck.codetext import prose_free
@@ -123,6 +129,32 @@ class DeltaScale(ScopedRule):
         "import numpy as np\nprint(f\"sigma={np.sqrt(2 * np.log(1.25 * delta)) / eps}\")  # <-\n",
     )
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``log`` call whose argument has the literal factor 1.25 (any literal
+        above 1 when the log sits under a ``sqrt``)."""
+        if not facts.calls_any(_LOGS):
+            return False
+        sqrt = facts.calls_any(_SQRT)
+        for call in facts.calls:
+            if not (call.args or call.keywords) or not facts.call_lasts(call) & _LOGS:
+                continue
+            argument = call.args[0] if call.args else call.keywords[0].value
+            if isinstance(argument, ast.Starred):
+                argument = argument.value
+            # ``_check_sqrt`` reaches a log that is a factor under a sqrt or a name's whole value
+            gaussian = sqrt and _under_sqrt_or_assigned(facts, call)
+            for value in facts.resolutions(argument):
+                factors = ast_product_factors(value)
+                # both verdicts need δ (or, under sqrt, any factor) in the numerator ...
+                if not any(sign > 0 and ast_number(f) is None for f, sign in factors):
+                    continue
+                # ... and the 1.25 (any literal above 1 under sqrt) as a factor
+                constants = [v for f, _ in factors if (v := ast_number(f)) is not None]
+                if any(v == _GAUSS_CONST or (gaussian and v > 1) for v in constants):
+                    return True
+        return False
+
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
         self._done: set[int] = set()
@@ -219,3 +251,14 @@ def _negations(node: cst.CSTNode) -> int:
         return _negations(node.left) + _negations(node.right)
     value = number(node)
     return int(value is not None and value < 0)
+
+
+def _under_sqrt_or_assigned(facts: AstFacts, call: ast.Call) -> bool:
+    parent = facts.parents.get(call)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and parent.value is call:
+        return True
+    while parent is not None:
+        if isinstance(parent, ast.Call) and facts.call_lasts(parent) & _SQRT:
+            return True
+        parent = facts.parents.get(parent)
+    return False

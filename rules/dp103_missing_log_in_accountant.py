@@ -1,9 +1,15 @@
 """DP103: the PATE data-dependent moment term bounded by 2λ²l(l+1) without taking its log."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+
 from dpcheck.rules._dp1_util import (
+    ast_bounded_roots,
+    ast_moment_term,
     bound_text,
     moment_term_text,
     EXP_NAMES,
@@ -135,6 +141,14 @@ class MissingLogInAccountant(ScopedRule):
         "    t = (1. - q) * pow((1. - q) / (1. - math.e ** (2 * lam) * q), l) + q * pow(math.e, 2 * lam * l)\n"
         "    return min(2 * lam ** 2 * l * (l + 1), t)  # <-\n",
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding bounds (min/clamp/where or ``a if a < b else b``) a moment term."""
+        roots = ast_bounded_roots(facts)
+        for node in facts.nodes(ast.IfExp):
+            roots += [node.body, node.orelse]  # type: ignore[attr-defined]
+        return ast_moment_term(facts, roots)
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)

@@ -1,10 +1,16 @@
 """DP104: terms of one moment-accountant update that use different moment orders."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
 
 from dpcheck.analysis.syntax import number
 from dpcheck.rules._dp1_util import (
+    ast_bounded_roots,
+    ast_moment_term,
     bound_text,
     log_text,
     moment_term_text,
@@ -151,6 +157,16 @@ class MomentIndexMismatch(ScopedRule):
         "    def add(self, q, k):\n"
         "        self.alpha[k] += min(2 * self.lam ** 2 * k * (k + 1), math.log(self.term(q, k)))\n",
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding checks a moment term under a ``log`` or a bounding call."""
+        roots = ast_bounded_roots(facts)
+        for call in facts.calls:
+            if facts.call_lasts(call) & LOG_NAMES and (call.args or call.keywords):
+                first = call.args[0] if call.args else call.keywords[0].value
+                roots.append(first.value if isinstance(first, ast.Starred) else first)
+        return ast_moment_term(facts, roots)
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)

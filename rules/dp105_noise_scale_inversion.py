@@ -1,12 +1,21 @@
 """DP105: Laplace noise of scale λ where the accountant uses λ as an inverse scale."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import number as ast_number
+from dpcheck.analysis.astfacts import product_factors as ast_product_factors
+
 from dpcheck.analysis.syntax import number
 from dpcheck.rules._dp1_util import (
+    ast_identity,
+    ast_identity_closure,
+    ast_identity_links,
     ABS_NAMES,
     EXP_NAMES,
     EXP_TEXT,
@@ -21,6 +30,8 @@ from dpcheck.rules._dp1_util import (
     strip_unary,
     unwrap,
 )
+#: calls ``_laplace_scale`` may accept, by their last name
+_LAPLACE_CALLS = frozenset({"laplace", "Laplace", "rvs"})
 _LAPLACE_TEXT = re.compile("aplace", re.I)
 _ABS_TEXT = re.compile(r"(?:abs|absolute|fabs)\b")
 
@@ -129,6 +140,33 @@ class NoiseScaleInversion(ScopedRule):
         "    return votes + noise, q\n",
     )
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a Laplace draw (``laplace``/``Laplace``/``rvs``) matched with an inverse-scale
+        site: an ``exp`` call or a product with an ``abs`` factor."""
+        if not (facts.calls_any(_LAPLACE_CALLS) and facts.calls_any(EXP_NAMES | ABS_NAMES)):
+            return False
+        scales = []
+        for call in facts.calls:
+            lasts = facts.call_lasts(call)
+            if lasts & _LAPLACE_CALLS:
+                scales.append(_ast_arg(call, 1, "scale"))
+                if isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call):
+                    scales.append(_ast_arg(call.func.value, 1, "scale"))
+        # ``visit_Call`` goes on only with a bare parameter as the scale (after unwrapping) ...
+        names = {n for s in scales if s is not None and (n := ast_identity(facts, s)) is not None}
+        if not names:
+            return False
+        # ... that shares an identity key with a bare factor of an exp argument or of a product with abs
+        links = ast_identity_links(facts)
+        wanted = ast_identity_closure(links, names)
+        for site in _ast_inverse_sites(facts):
+            for factor in _ast_numerator_params(site):
+                found = ast_identity(facts, factor)
+                if found is not None and ast_identity_closure(links, {found}) & wanted:
+                    return True
+        return False
+
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
         self._inverse_sites: list[tuple[cst.CSTNode, set[tuple[str, ...]], str]] | None = None
@@ -199,3 +237,37 @@ def _numerator_params(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [
         f for f, s in factors if s > 0 and number(f) is None and isinstance(f, (cst.Name, cst.Attribute, cst.Subscript))
     ]
+
+
+def _ast_arg(call: ast.Call, index: int, keyword: str) -> ast.AST | None:
+    """``arg`` on ``ast``: the keyword, else the ``index``-th positional argument."""
+    for k in call.keywords:
+        if k.arg == keyword:
+            return k.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[index] if index < len(positional) else None
+
+
+def _ast_inverse_sites(facts: AstFacts) -> list[ast.AST]:
+    """Exp arguments and products with an ``abs`` factor (``_sites``)."""
+    out: list[ast.AST] = []
+    for call in facts.calls:
+        if (call.args or call.keywords) and facts.call_lasts(call) & EXP_NAMES:
+            out.append(call.args[0] if call.args else call.keywords[0].value)
+    for product in facts.binops(ast.Mult):
+        if any(sign > 0 and isinstance(f, ast.Call) and facts.call_lasts(f) & ABS_NAMES
+               for f, sign in ast_product_factors(product)):
+            out.append(product)
+    return out
+
+
+def _ast_numerator_params(expr: ast.AST) -> list[ast.AST]:
+    """``_numerator_params`` on ``ast``."""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _ast_numerator_params(expr.left) + _ast_numerator_params(expr.right)
+    factors = ast_product_factors(expr)
+    if len(factors) < 2 and not isinstance(expr, (ast.Name, ast.Attribute, ast.Subscript)):
+        return []
+    return [f for f, s in factors if s > 0 and ast_number(f) is None and isinstance(f, (ast.Name, ast.Attribute, ast.Subscript))]

@@ -1,9 +1,15 @@
 """DP106: Gaussian noise where the PATE(-GAN) Laplace mechanism is claimed, or noise on 0/1 labels."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import last_name as ast_last_name
+from dpcheck.analysis.astfacts import number as ast_number
 
 from dpcheck.analysis.syntax import number
 from dpcheck.codetext import code_only, prose_free
@@ -16,12 +22,15 @@ from dpcheck.rules._dp1_util import (
     arg,
     call_parts,
     has_token,
+    name_tokens,
     product_factors,
     strip_unary,
 )
 
 _GAUSS_SCALED = {"normal": (1, ("scale", "std", "stddev")), "random_normal": (2, ("stddev",))}
 _GAUSS_UNIT = frozenset({"randn", "randn_like", "standard_normal", "normal_"})
+#: draws ``_gaussian_scale``/``_laplace_scale`` may accept, by their last name
+_NOISE_CALLS = frozenset({"laplace", "normal", "random_normal", "randn", "randn_like", "standard_normal", "normal_"})
 _GAUSS_ROOTS = frozenset({"numpy", "torch", "tensorflow", "jax", "random", "cupy"})
 #: a noise std named or computed from these is a DP calibration
 _DP_TOKENS = frozenset({"epsilon", "eps", "delta", "lamda", "lambda", "lmbda", "lam", "lap", "laplace", "pate", "privacy"})
@@ -180,6 +189,19 @@ def teacher_answers(fake_labels, noise_std):
 """,
     )
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is ``a + b`` / ``a += b`` with a Gaussian or Laplace draw in the module and
+        an operand that may be labels or votes (``_target_kind``)."""
+        if not facts.calls_any(_NOISE_CALLS):
+            return False
+        pairs = [(n.left, n.right) for n in facts.binops(ast.Add)]
+        pairs += [(n.target, n.value) for n in facts.augassigns(ast.Add)]
+        return any(
+            _ast_may_be_noise(facts, noise) and _ast_may_be_target(facts, other)
+            for left, right in pairs for noise, other in ((left, right), (right, left))
+        )
+
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
         self._thresholded: set[int] = set()
@@ -299,3 +321,65 @@ def teacher_answers(fake_labels, noise_std):
     def _accounts_gaussian(self) -> bool:
         source = self.ctx.source.lower()
         return any(marker in source for marker in _GNMAX_MARKERS)
+
+
+def _ast_may_be_target(facts: AstFacts, expr: ast.AST) -> bool:
+    """Could ``_target_kind`` (thresholded or not) call ``expr`` labels or votes?"""
+    value = ast_number(expr)
+    if value is not None:
+        return value in (0.0, 1.0)
+    if isinstance(expr, ast.Call) and facts.call_lasts(expr) & {"ones", "zeros", "ones_like", "zeros_like"}:
+        return True
+    name = ast_last_name(expr)
+    return name is not None and (
+        name in _ANY_TARGET_TOKENS or any(t in _ANY_TARGET_TOKENS for t in name_tokens(name))
+    )
+
+
+_ANY_TARGET_TOKENS = _LABEL_TOKENS | _VOTE_TOKENS | _WEAK_LABEL_TOKENS
+
+
+def _ast_noisy_names(facts: AstFacts) -> tuple[set[str], set[str]]:
+    """Names and ``self``/``cls`` attributes assigned (``=``, ``+=``, annotated) a value that may be
+    a draw, closed under assignment: what ``Resolver.referents`` can lead to from a name."""
+    names: set[str] = set()
+    attrs: set[str] = set()
+    assigns: list[tuple[list[ast.AST], ast.AST]] = []
+    for node in facts.nodes(ast.Assign, ast.AugAssign, ast.AnnAssign):
+        if node.value is not None:  # type: ignore[attr-defined]
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            assigns.append((targets, node.value))  # type: ignore[attr-defined]
+    changed = True
+    while changed:
+        changed = False
+        for targets, value in assigns:
+            if not _ast_may_be_noise(facts, value, (names, attrs)):
+                continue
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name) and sub.id not in names:
+                        names.add(sub.id)
+                        changed = True
+                    elif isinstance(sub, ast.Attribute) and sub.attr not in attrs:
+                        attrs.add(sub.attr)
+                        changed = True
+    return names, attrs
+
+
+def _ast_may_be_noise(facts: AstFacts, expr: ast.AST, noisy: tuple[set[str], set[str]] | None = None) -> bool:
+    """Could ``_gaussian_scale``/``_laplace_scale`` find a draw in ``expr``: a draw call, a product
+    with a draw in it, or a name/``self`` attribute whose assigned values may be one?"""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        expr = expr.operand
+    if isinstance(expr, ast.Call):
+        return bool(facts.call_lasts(expr) & _NOISE_CALLS)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return any(isinstance(n, ast.Call) and facts.call_lasts(n) & _NOISE_CALLS for n in ast.walk(expr))
+    if isinstance(expr, (ast.Tuple, ast.List)):
+        return any(_ast_may_be_noise(facts, el, noisy) for el in expr.elts)
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        names, attrs = noisy if noisy is not None else facts.memo("dp106-noisy", lambda: _ast_noisy_names(facts))
+        if isinstance(expr, ast.Name):
+            return expr.id in names
+        return isinstance(expr.value, ast.Name) and expr.value.id in ("self", "cls") and expr.attr in attrs
+    return False

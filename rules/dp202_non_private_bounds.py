@@ -1,10 +1,16 @@
 """DP202: data bounds (min/max/quantiles/categories) read from the private training data."""
 from __future__ import annotations
 
+import ast
+
 import bisect
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import call_name as ast_call_name
+from dpcheck.analysis.astfacts import dotted as ast_dotted
 
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
 from dpcheck.codetext import code_and_fstrings
@@ -140,6 +146,7 @@ class NonPrivateBounds(Rule):
         "Fix: take bounds as public metadata (parameters, a schema) or estimate them with a DP "
         "mechanism and charge that to the budget."
     )
+    TEXT_AFTER_GATE = True
     TRIGGERS = (
         "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
         "rivate data", "rivate-data", "rivate_data", "Private", "epsilon", "noise_multiplier", "DPGAN", "DP-GAN", "DP-SGD",
@@ -464,6 +471,26 @@ class DPCGANTransformer:
 """,
     )
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a call ``_bound_data`` returns data for (``_ast_bound_data``) where that
+        data is named like data or a target."""
+        fitted: set[str] | None = None
+        for call in facts.calls:
+            name = ast_call_name(call)
+            if not (name in _SCALE_FUNCS or name == "cut" or name in _BOUND_FUNCS or name in _BOUND_METHODS
+                    or name in _FIT and isinstance(call.func, ast.Attribute)):
+                continue
+            if fitted is None:
+                fitted = _ast_fitted_names(facts)
+            for data in _ast_bound_data(facts, call, fitted):
+                root = _ast_data_root(data)
+                if not (_data_named(root) or _target_named(root)):
+                    continue
+                if name in _FIT | _SCALE_FUNCS | {"cut"} or _ast_may_scale(facts, call):
+                    return True
+        return False
+
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.ctx.analysis
         if not analysis.has_dp_code():
@@ -618,7 +645,10 @@ def _data_root(expr: cst.BaseExpression) -> str | None:
 
 
 def _is_data(expr: cst.BaseExpression) -> bool:
-    name = _data_root(expr)
+    return _data_named(_data_root(expr))
+
+
+def _data_named(name: str | None) -> bool:
     if name is None:
         return False
     last = name.split(".")[-1]
@@ -726,7 +756,10 @@ def _bin_count(call: cst.Call) -> bool:
 
 def _is_target(expr: cst.BaseExpression) -> bool:
     """The regression target / label vector itself (``y``, ``y_train``, ``self.target``)."""
-    name = _data_root(expr)
+    return _target_named(_data_root(expr))
+
+
+def _target_named(name: str | None) -> bool:
     if name is None:
         return False
     ws = words(name.split(".")[-1])
@@ -817,3 +850,104 @@ def _over_mapping(expr: cst.BaseExpression, index: Dp2Index) -> bool:
                     mappings |= target_names(node.name if isinstance(node, cst.Param) else node.target)
         index._dp202_mappings = mappings  # type: ignore[attr-defined]
     return name in mappings or bool(words(name.split(".")[-1]) & {"dict", "dictionary", "mapping", "history"})
+
+
+def _ast_data_root(expr: ast.AST) -> str | None:
+    """``_data_root`` on CPython's ``ast``."""
+    base = expr
+    for _ in range(12):
+        if isinstance(base, ast.Subscript):
+            base = base.value
+        elif isinstance(base, ast.Attribute) and base.attr in {"values", "iloc", "loc", "T"}:
+            base = base.value
+        elif isinstance(base, ast.Call):
+            name = ast_call_name(base)
+            if name in _WRAPPER_METHODS and isinstance(base.func, ast.Attribute):
+                base = base.func.value
+            elif name in _WRAPPER_FUNCS and (base.args or base.keywords):
+                first = base.args[0] if base.args else base.keywords[0].value
+                base = first.value if isinstance(first, ast.Starred) else first
+            else:
+                return None
+        elif isinstance(base, ast.BinOp):
+            base = base.left
+        else:
+            break
+    return ast_dotted(base)
+
+
+def _ast_fitted_names(facts: AstFacts) -> set[str]:
+    """``_fitted_names`` on ``ast`` (public categories not checked)."""
+    out: set[str] = set()
+    for node in facts.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, ast.Call) and ast_call_name(value) in _FITTED:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            out.update(n for t in targets for n in _ast_target_names(t))
+    return out
+
+
+def _ast_target_names(target: ast.AST) -> list[str]:
+    """``target_names``: the names and ``obj.attr`` chains a target binds (``x[i]`` binds nothing)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in _ast_target_names(el)]
+    if isinstance(target, ast.Starred):
+        return _ast_target_names(target.value)
+    name = ast_dotted(target)
+    return [name] if name is not None else []
+
+
+def _ast_may_scale(facts: AstFacts, call: ast.Call) -> bool:
+    """``_used_for_scaling`` widened: arithmetic, a use call or a dict around the call in its
+    statement, or a statement that assigns it."""
+    parent = facts.parents.get(call)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Sub, ast.Div, ast.Add, ast.Mult)):
+            return True
+        if isinstance(parent, ast.Call) and ast_call_name(parent) in _USE_CALLS:
+            return True
+        if isinstance(parent, (ast.Dict, ast.DictComp)):
+            return True
+        parent = facts.parents.get(parent)
+    return isinstance(parent, (ast.Assign, ast.AnnAssign))
+
+
+_LIBS = {"numpy", "torch", "pandas", "jax"}
+
+
+def _ast_bound_data(facts: AstFacts, call: ast.Call, fitted: set[str]) -> list[ast.AST]:
+    """What ``_bound_data`` may return for ``call`` (``cut`` and public categories not checked)."""
+    name = ast_call_name(call)
+    func = call.func
+    args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    if name in _SCALE_FUNCS or name == "cut":
+        return args[:1]
+    if name in _FIT and isinstance(func, ast.Attribute):
+        receiver = func.value
+        if isinstance(receiver, ast.Call) and ast_call_name(receiver) in _FITTED or ast_dotted(receiver) in fitted:
+            return args[:1]
+        return []
+    if name not in _BOUND_FUNCS and name not in _BOUND_METHODS:
+        return []
+    if isinstance(func, ast.Name):
+        imported = facts.aliases.get(func.id, set())
+        if func.id in {"min", "max"} and not imported:
+            return args[:1] if len(call.args) == 1 and not isinstance(call.args[0], ast.Starred) else []
+        return args[:1] if any(q.split(".")[0] in _LIBS for q in imported) else []
+    if not isinstance(func, ast.Attribute):
+        return []
+    receiver = func.value
+    root = ast_dotted(receiver)
+    if root is not None and (root in _LIB_ROOTS or any(
+            q.split(".")[0] in _LIBS | {"tensorflow"} for q in facts.aliases.get(root.split(".")[0], ()))):
+        return args[:1] if name in _BOUND_FUNCS else []
+    if name in _BOUND_METHODS:
+        if name in {"min", "max"} and args and not _ast_is_axis(args[0]):
+            return []
+        return [receiver]
+    return []
+
+
+def _ast_is_axis(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.UnaryOp) or (isinstance(expr, ast.Constant) and type(expr.value) is int) or (
+        isinstance(expr, ast.Name) and expr.id in {"axis", "dim"})

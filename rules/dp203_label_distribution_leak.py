@@ -1,9 +1,15 @@
 """DP203: the training labels (or their class ratios) reach the generator at sampling time."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import call_name as ast_call_name
+from dpcheck.analysis.astfacts import dotted as ast_dotted
 
 from dpcheck.analysis.syntax import call_name, dotted, param_names, refs, walk, words
 from dpcheck.analysis.taint import has_training_step
@@ -127,6 +133,7 @@ class LabelDistributionLeak(Rule):
         "teachers, the noisy-vote aggregation) are not reported. Fix: sample labels from a DP estimate of the class ratios "
         "(noisy counts charged to the budget) or take them as public input."
     )
+    TEXT_AFTER_GATE = True
     TRIGGERS = (
         "netG", "G_sample", "run(G", "run([G", "generator(", "Generator(", "enerator.", ".G(", " G(",
         "gen(", "self.gen", "gen.predict", "ecoder(", ".generate(", ".sample(", ".synthesi",
@@ -390,6 +397,24 @@ class DPCTGANLike:
         return self._generator(z), self._generator(torch.cat([z, torch.as_tensor(cond)], 1))  # <-
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a generator or sampling call whose arguments read a name of the rule's
+        label/ratio environment, or a sampling function returning one. The environment is
+        over-approximated for the whole file at once (``_ast_env``): no scopes, no order, nothing
+        removed (noise, reassignment), every source counted whatever it reads."""
+        candidates: list[ast.AST] = [
+            arg for call in facts.calls if _ast_generator_or_sampling(call)
+            for arg in (*call.args, *(k.value for k in call.keywords))
+        ]
+        for func in facts.functions:
+            if words(func.name) & _SAMPLING_FUNC:
+                candidates.extend(n.value for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None)
+        if not candidates:
+            return False
+        env = _ast_env(facts)
+        return any(read_names(expr) & env for expr in candidates)
 
     def visit_Module(self, node: cst.Module) -> None:
         src = self.ctx.source
@@ -725,3 +750,83 @@ def _tainted_in_args(call: cst.Call, tainted: set[str]) -> str | None:
             if name in tainted:
                 return name
     return None
+
+
+def _ast_generator_or_sampling(call: ast.Call) -> bool:
+    """``_is_generator_call`` or ``_is_sampling_call`` might accept ``call`` (a superset: ``run``
+    counts whatever it runs, a sampling name whatever its receiver)."""
+    name = ast_call_name(call)
+    if name == "run" or name in _SAMPLING_CALLS or name in {"G", "netG", "net_G"}:
+        return True
+    if name in {"predict", "sample", "forward", "__call__"} and isinstance(call.func, ast.Attribute):
+        last = (ast_dotted(call.func.value) or "").split(".")[-1]
+        if words(last) & _GENERATOR_WORDS or last in {"G", "netG"}:
+            return True
+    return bool(words(name) & {"generator", "netg", "decoder"})
+
+
+def _ast_env(facts: AstFacts) -> set[str]:
+    """Every name any scope's environment (``_function_env``, ``_module_env``, class envs) may hold."""
+    env: set[str] = set()
+    for func in facts.functions:
+        args = func.args
+        env.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if _is_label_name(a.arg))
+    assigns: list[tuple[set[str], set[str], bool]] = []
+    for node in facts.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        if value is None:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        names = {n for t in targets for n in _ast_target_names(t)}
+        if names:
+            assigns.append((names, read_names(value), _ast_has_source(facts, value)))
+    for stmt in facts.tree.body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            env.update(n for t in targets for n in _ast_target_names(t) if _is_label_name(n))
+    changed = True
+    while changed:
+        changed = False
+        for names, read, source in assigns:
+            if not names <= env and (source or read & env):
+                env |= names
+                changed = True
+    return env
+
+
+def _ast_target_names(target: ast.AST) -> list[str]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in _ast_target_names(el)]
+    if isinstance(target, ast.Starred):
+        return _ast_target_names(target.value)
+    name = ast_dotted(target)
+    return [name] if name is not None else []
+
+
+def _ast_label_key(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return bool(words(expr.value) & _LABEL_WORDS)
+    name = ast_dotted(expr)
+    return name is not None and bool(words(name.split(".")[-1]) & _LABEL_WORDS)
+
+
+def _ast_has_source(facts: AstFacts, value: ast.AST) -> bool:
+    """Shapes ``_kind`` types without a typed operand: a label column of a subscript, ``pop`` of a
+    label key, a sampler built from data, category frequencies (whatever they read)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.Subscript):
+            key = node.slice.elts[-1] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+            if isinstance(key, ast.UnaryOp) and isinstance(key.op, ast.USub) and isinstance(key.operand, ast.Constant) \
+                    and type(key.operand.value) is int:
+                return True
+            if not isinstance(key, ast.Slice) and _ast_label_key(key):
+                return True
+        elif isinstance(node, ast.Call):
+            name = ast_call_name(node)
+            if name == "pop" and node.args and _ast_label_key(node.args[0]):
+                return True
+            if name == "value_counts" or words(name) & {"sampler", "condvec", "cond"}:
+                return True
+            if name == "unique" and any(k.arg == "return_counts" for k in node.keywords):
+                return True
+    return False

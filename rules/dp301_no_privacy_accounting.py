@@ -1,9 +1,15 @@
 """DP301: code that claims PATE/DP training but trains a fixed number of iterations, unaccounted."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import call_name as ast_call_name
+from dpcheck.analysis.vocabulary import TRAIN_STEP_CALLS
 
 from dpcheck.analysis.syntax import param_names, refs, walk, words
 from dpcheck.analysis.taint import has_training_step
@@ -151,6 +157,20 @@ def fit(x, epsilon=1.0):
 """,
     )
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``for`` over ``range``/``trange``/``tqdm(range(…))`` with a training step
+        in it (``_training_loops``), in a module with no accounting identifier (``_accounted``)."""
+        for node in facts.nodes(ast.Name, ast.Attribute):
+            name = node.id if isinstance(node, ast.Name) else node.attr  # type: ignore[attr-defined]
+            if _ACCOUNTING.search(name):
+                return False
+        for loop in facts.nodes(ast.For):
+            if _ast_range_loop(loop.iter) and any(  # type: ignore[attr-defined]
+                    isinstance(n, ast.Call) and _ast_training_call(n) for n in ast.walk(loop)):
+                return True
+        return False
+
     def visit_Module(self, node: cst.Module) -> None:
         src = self.ctx.source
         lowered = src.lower()
@@ -221,3 +241,18 @@ def fit(x, epsilon=1.0):
     def _count_expr(self, loop: cst.For) -> str:
         count = range_arg(loop.iter)
         return f"`{self.ctx.module.code_for_node(count)}`" if count is not None else "number of"
+
+
+def _ast_range_loop(expr: ast.AST) -> bool:
+    """``range_arg`` would find a count in ``expr``."""
+    while isinstance(expr, ast.Call) and ast_call_name(expr) in {"tqdm", "track", "enumerate"} \
+            and (expr.args or expr.keywords):
+        expr = expr.args[0] if expr.args else expr.keywords[0].value
+    return isinstance(expr, ast.Call) and ast_call_name(expr) in {"range", "trange", "xrange"} and bool(
+        [a for a in expr.args if not isinstance(a, ast.Starred)] or any(isinstance(a, ast.Starred) for a in expr.args))
+
+
+def _ast_training_call(call: ast.Call) -> bool:
+    """A call ``has_training_step`` may count (``step``/``run`` on any receiver)."""
+    name = ast_call_name(call)
+    return name in TRAIN_STEP_CALLS or name in {"step", "run"} and isinstance(call.func, ast.Attribute)

@@ -1,10 +1,16 @@
 """DP303: a data-dependent answer released before (or without) charging the accountant."""
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import call_name as ast_call_name
+from dpcheck.analysis.astfacts import dotted as ast_dotted
+from dpcheck.analysis.astfacts import target_key as ast_target_key
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.codetext import code_and_fstrings, prose_free
 from dpcheck.rule import Rule
@@ -210,6 +216,7 @@ class UnaccountedRelease(Rule):
         "taken after the cost was charged (Confident-GNMax charges its threshold check first), "
         "are fine."
     )
+    TEXT_AFTER_GATE = True
     TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
 
     VALID = (
@@ -491,6 +498,61 @@ def label_all(self, batches, eps_per_query):
     def gate(src: str) -> bool:
         return bool(_TEXT_SOURCES.search(src) and _TEXT_LEDGER.search(src))
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """The findings' shapes in one function (its own nodes, source positions for order): a
+        release (``return`` with a value, ``continue``) inside an ``if`` with a charge
+        (``is_charge`` of ``visit_Module``) at or after it, where the ``if`` may test an answer or
+        the release may return one; or an ``if`` that may test an answer holding a charge, with
+        a ``return`` with a value after it. Answers are over-approximated (``_ast_answers``)."""
+        if not cls.gate(facts.source) or not facts.nodes(ast.If) or not facts.nodes(ast.Return, ast.Continue):
+            return False  # ``visit_Module`` needs ``gate`` on the raw source
+        direct = [n for n in facts.nodes(ast.Call, ast.Assign, ast.AugAssign) if _ast_direct_charge(n)]
+        ledgers = _ast_ledgers(facts)
+        charges = direct + [
+            c for c in facts.calls if isinstance(c.func, ast.Attribute) and c.func.attr in _CHARGE_VERBS
+            and ast_dotted(c.func.value) in ledgers
+        ] if ledgers else list(direct)
+        if not charges:
+            return False
+        chargers = _ast_chargers(facts, direct)
+        if chargers:
+            charges += [c for c in facts.calls if ast_call_name(c) in chargers]
+        by_function: dict[ast.AST, list[ast.AST]] = {}
+        for charge in charges:
+            func = facts.enclosing_function(charge)
+            if func is not None:
+                by_function.setdefault(func, []).append(charge)
+        own: dict[ast.AST, tuple[list[ast.If], list[ast.AST], list[ast.Return]]] = {}
+        for node in facts.nodes(ast.If, ast.Return, ast.Continue):
+            func = facts.enclosing_function(node)
+            if func not in by_function:
+                continue
+            ifs, releases, returns = own.setdefault(func, ([], [], []))  # type: ignore[arg-type]
+            if isinstance(node, ast.If):
+                ifs.append(node)
+            elif isinstance(node, ast.Continue):
+                releases.append(node)
+            elif node.value is not None:  # type: ignore[attr-defined]
+                returns.append(node)  # type: ignore[arg-type]
+                if not (isinstance(node.value, ast.Constant) and node.value.value is None):  # type: ignore[attr-defined]
+                    releases.append(node)
+        for func, (ifs, releases, returns) in own.items():
+            if not ifs or not (releases or returns):
+                continue
+            answers = _ast_answers(func)
+            last_charge = max(_start(c) for c in by_function[func])
+            for guard in ifs:
+                tests = _ast_may_read(guard.test, answers)
+                for r in releases:
+                    if _start(r) <= last_charge and _within(r, guard) and (
+                            tests or isinstance(r, ast.Return) and _ast_may_read(r.value, answers)):  # type: ignore[arg-type]
+                        return True
+                if tests and any(_within(c, guard) for c in by_function[func]) \
+                        and any(_start(r) > _start(guard) for r in returns):
+                    return True
+        return False
+
     def visit_Module(self, node: cst.Module) -> None:
         if not self.gate(self.ctx.source):
             return
@@ -578,6 +640,132 @@ def label_all(self, batches, eps_per_query):
                     "teacher votes, yet the result is returned on both: the uncharged answers are "
                     "missing from ε̂; charge the accountant on every branch",
                 )
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset  # type: ignore[attr-defined]
+
+
+def _within(node: ast.AST, container: ast.AST) -> bool:
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return _start(container) <= _start(node) and end <= (container.end_lineno, container.end_col_offset)  # type: ignore[attr-defined]
+
+
+def _ast_direct_charge(node: ast.AST) -> bool:
+    """``_direct_charge`` on CPython's ``ast`` (an ``x = … x …`` assignment counts whatever it reads: a superset)."""
+    if isinstance(node, ast.AugAssign):
+        if not isinstance(node.op, (ast.Add, ast.Sub)):
+            return False
+        key = ast_target_key(node.target)
+        return key is not None and bool(tokens(key) & _LEDGER)
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        key = ast_target_key(node.targets[0])
+        return key is not None and bool(tokens(key) & _LEDGER) and key in read_names(node.value)
+    if isinstance(node, ast.Call):
+        name = ast_call_name(node)
+        toks = tokens(name)
+        if toks & _CHARGE_WORDS or (toks & _CHARGE_VERBS and toks & _LEDGER):
+            return True
+        if name in _CHARGE_VERBS and isinstance(node.func, ast.Attribute):
+            return bool(tokens(ast_dotted(node.func.value) or "") & _LEDGER)
+    return False
+
+
+def _ast_answers(func: ast.AST) -> set[str]:
+    """``taint`` of ``_check`` on ``ast``, widened: every parameter named like an answer seeds it,
+    and any value holding an answer-like call or name, or a tainted name, taints its targets."""
+    args = func.args  # type: ignore[attr-defined]
+    params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    tainted = {p for p in params if tokens(p) & _SOURCE_NAMES}
+    flows: list[tuple[list[str], ast.AST]] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign):
+            flows.append(([k for t in node.targets for k in _ast_target_keys(t)], node.value))
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
+            flows.append((_ast_target_keys(node.target), node.value))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            flows.append((_ast_target_keys(node.target), node.iter))
+        elif isinstance(node, ast.Call) and ast_call_name(node) in {"append", "extend", "insert"} and node.args \
+                and isinstance(node.func, ast.Attribute) and (key := ast_dotted(node.func.value)) is not None:
+            flows.append(([key], node.args[-1]))
+    pending = [(keys, read_names(value), _ast_may_read(value, set())) for keys, value in flows if keys]
+    changed = True
+    while changed:
+        changed = False
+        for keys, read, source in pending:
+            if not set(keys) <= tainted and (source or read & tainted):
+                tainted.update(keys)
+                changed = True
+    return tainted
+
+
+def _ast_target_keys(target: ast.AST) -> list[str]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [k for el in target.elts for k in _ast_target_keys(el.value if isinstance(el, ast.Starred) else el)]
+    key = ast_target_key(target)
+    return [key] if key is not None else []
+
+
+def _ast_may_read(expr: ast.AST, answers: set[str]) -> bool:
+    """``_reads_answer`` / ``data_dependent`` might hold: an answer-like call or name, or a name
+    (or a prefix of it) that may hold an answer, anywhere in ``expr``."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and tokens(ast_call_name(node)) & _SOURCE_CALLS:
+            return True
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            key = ast_dotted(node)
+            if key is None:
+                if isinstance(node, ast.Attribute) and tokens(node.attr) & _SOURCE_NAMES:
+                    return True
+                continue
+            if tokens(key) & _SOURCE_NAMES:
+                return True
+            parts = key.split(".")
+            if any(".".join(parts[:i]) in answers for i in range(1, len(parts) + 1)):
+                return True
+    return False
+
+
+def _ast_chargers(facts: AstFacts, direct: list[ast.AST]) -> set[str]:
+    """``_charging_functions`` on ``ast``: functions holding a direct charge at any depth, and
+    their callers, closed transitively (a superset of its two rounds)."""
+    def functions_around(node: ast.AST) -> Iterator[str]:
+        cur = facts.parents.get(node)
+        while cur is not None:
+            if isinstance(cur, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield cur.name
+            cur = facts.parents.get(cur)
+
+    out = {name for node in direct for name in functions_around(node)}
+    if not out:
+        return out
+    defined = {f.name for f in facts.functions}
+    callers: dict[str, set[str]] = {}
+    for call in facts.calls:
+        name = ast_call_name(call)
+        if name in defined:
+            for caller in functions_around(call):
+                callers.setdefault(caller, set()).add(name)
+    size = -1
+    while size != len(out):
+        size = len(out)
+        out |= {caller for caller, called in callers.items() if called & out}
+    return out
+
+
+def _ast_ledgers(facts: AstFacts) -> set[str]:
+    """``_accountant_receivers`` on ``ast``."""
+    out: set[str] = set()
+    for node in facts.nodes(ast.Assign, ast.AnnAssign):
+        value = node.value  # type: ignore[attr-defined]
+        if value is None:
+            continue
+        source = ast_dotted(value.func if isinstance(value, ast.Call) else value)
+        if source is None or not tokens(source) & _ACCOUNTANT_WORDS:
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+        out.update(key for key in (ast_dotted(t) for t in targets) if key is not None)
+    return out
 
 
 def _mutations(func: cst.FunctionDef) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:

@@ -1,14 +1,21 @@
 """DP401: data scaled before training, generator output returned without the inverse transform."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import call_name as ast_call_name
 
 from dpcheck.analysis.syntax import call_name, dotted, walk
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
 from ._dp34_util import (
+    ast_gen_taint,
+    ast_generated,
     GEN_TEXT,
     ModuleIndex,
     assignments_in,
@@ -404,6 +411,36 @@ def train_pategan(x, epsilon, delta):
         if not (gen_text(src, code, called=True) or _seeded_output(src, code)):
             return False
         return not _inverse_call(code)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a scaling site (``_scaling_sites``: a scaler call, a call of a local
+        normalising function, a ``(x - a) / b``), no call named for inverting (``_inverts``), and a
+        function returning a value that is named for sampling/output or holds a site itself."""
+        defined = {f.name for f in facts.functions}
+        sites: list[ast.AST] = []
+        for call in facts.calls:
+            name = ast_call_name(call)
+            if tokens(name) & _INVERSE_WORDS:
+                return False
+            if name in _SCALERS or tokens(name) & _SCALE_FUNCS and name in defined:
+                sites.append(call)
+        sites += [b for b in facts.binops(ast.Div) if isinstance(b.left, ast.BinOp) and isinstance(b.left.op, ast.Sub)]
+        if not sites:
+            return False
+        holders = {id(f) for s in sites if (f := facts.enclosing_function(s)) is not None}
+        for func in facts.functions:
+            words_ = tokens(func.name)
+            if words_ & _HELPER_WORDS:
+                continue
+            if not (words_ & (_SAMPLING_FUNCS | _OUTPUT_FUNCS) or id(func) in holders):
+                continue
+            returns = [n for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None
+                       and facts.enclosing_function(n) is func]
+            # a release returns generated samples (``_is_generated`` of ``_releases``)
+            if returns and any(ast_generated(r.value, ast_gen_taint(func)) for r in returns):  # type: ignore[arg-type]
+                return True
+        return False
 
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):

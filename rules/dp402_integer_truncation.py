@@ -1,9 +1,14 @@
 """DP402: integer columns restored by truncating continuous generator output."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import call_name as ast_call_name
 
 from dpcheck.analysis.syntax import call_name, dotted, number, refs, walk
 from dpcheck.codetext import code_only
@@ -21,6 +26,8 @@ from ._dp34_util import (
     params_gen,
     strong_gen_raw,
     index_for,
+    ast_gen_taint,
+    ast_generated,
     is_gen_identifier,
     is_generator_call,
     taint,
@@ -135,6 +142,8 @@ def _operand_span(code: str, m: re.Match[str]) -> tuple[int, int]:
 
 _DECODE_TEXT = re.compile(r"def \w*(?:decod|inverse|postprocess|denormal|untransform|restore|recover)", re.I)
 _INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|long|i[1248]|<i[48]|(Long|Int)Tensor)$")
+#: the other call names ``truncation_operand`` accepts
+_TRUNC_NAMES = frozenset({"astype", "to", "type", "long", "int", "cast"})
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
 _TRUNC_LIBS = ("numpy", "math", "torch", "tensorflow", "jax", "np", "tf")
 _ROUNDERS = {"rint", "round", "around", "round_", "nearbyint"}
@@ -213,6 +222,7 @@ class IntegerTruncation(Rule):
         "sums or counts, parsed strings or ε bookkeeping) — and only in code with a DP context."
     )
     # generator output or a decoding function must be in sight
+    TEXT_AFTER_GATE = True
     TRIGGERS = (
         "gen", "Gen", "GEN", "G_", "G(", "netG", "fake", "Fake", "synth", "Synth", "decod", "inverse",
         "post", "sample", "restore", "recover", "reverse", "denormal", "untransform",
@@ -417,6 +427,34 @@ class PrivateGAN:
             return True
         return gen_text(src, code, called=True) or params_gen(src, code)
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a call ``truncation_operand`` may accept (by its name) on an output path
+        (inside a function, at any depth, named for sampling or decoding: ``_output_path``) that
+        either sits directly in a decoding function or may truncate generated values: a name
+        or call of the generator in it, or a name its function derives from one (``_gen_taint``)."""
+        if not gate_text(facts.source):
+            return False  # ``visit_Module`` needs it
+        taints: dict[ast.AST, set[str]] = {}
+        for func in facts.functions:
+            if not tokens(func.name) & _OUTPUT_PATH:
+                continue
+            for node in ast.walk(func):
+                if not isinstance(node, ast.Call):
+                    continue
+                name = ast_call_name(node)
+                if not (name in _TRUNC_NAMES or name in _TRUNC_FUNCS or _INT_DTYPE.match(name)):
+                    continue
+                owner = facts.enclosing_function(node)
+                if owner is not None and tokens(owner.name) & _DECODE_FUNCS \
+                        and _ast_int_column_context(facts, node, owner):  # type: ignore[attr-defined]
+                    return True
+                if owner is not None and owner not in taints:
+                    taints[owner] = ast_gen_taint(owner)
+                if ast_generated(node, taints.get(owner, set())):  # type: ignore[arg-type]
+                    return True
+        return False
+
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):
             return
@@ -612,3 +650,26 @@ def _unwrap(expr: cst.BaseExpression, index: ModuleIndex) -> cst.BaseExpression:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _ast_int_column_context(facts: AstFacts, call: ast.Call, func: ast.AST) -> bool:
+    """``_decoding_int_column`` widened (type checks count as guards too)."""
+    child: ast.AST = call
+    parent = facts.parents.get(call)
+    while parent is not None and parent is not func:
+        context: ast.AST | None = None
+        if isinstance(parent, ast.If) and child is not parent.test:
+            context = parent.test
+        elif isinstance(parent, (ast.For, ast.AsyncFor)) and any(child is s for s in parent.body):
+            context = parent.iter
+        if context is not None:
+            for n in ast.walk(context):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) and _INT_WORD.search(n.value):
+                    return True
+            if any(tokens(r) & _INT_MARKERS for r in read_names(context)):
+                return True
+        child, parent = parent, facts.parents.get(parent)
+    return False
+
+
+_INT_WORD = re.compile(r"int|discrete|ordinal", re.I)

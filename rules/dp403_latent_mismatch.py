@@ -1,9 +1,15 @@
 """DP403: latent noise drawn from one distribution in training and another at generation."""
 from __future__ import annotations
 
+import ast
+
 import re
 
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import call_name as ast_call_name
+from dpcheck.analysis.astfacts import dotted as ast_dotted
 
 from dpcheck.analysis.syntax import call_name, value_refs, walk
 from dpcheck.codetext import code_only
@@ -14,6 +20,7 @@ from ._dp34_util import (
     has_any,
     ModuleIndex,
     index_for,
+    is_gen_identifier,
     is_generator_call,
     target_key,
     tokens,
@@ -244,6 +251,20 @@ class KerasPrivateGAN:
             return False
         return bool(_LATENT_TEXT.search(code) or gen_text(src, code, called=True))
 
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding compares a latent draw of one family with a latent draw of the other: both
+        families need a call that may be latent (``_latent``), a draw or a call of a function
+        holding a draw of that family (``_helpers``)."""
+        generator_calls = [c for c in facts.calls if _ast_generator_call(c)]
+        for family in (_UNIFORM, _NORMAL):
+            helpers = {f.name for f in facts.functions
+                       if any(isinstance(n, ast.Call) and ast_call_name(n) in family for n in ast.walk(f))}
+            if not any((ast_call_name(c) in family or ast_call_name(c) in helpers)
+                       and _ast_may_be_latent(facts, c, bool(generator_calls)) for c in facts.calls):
+                return False
+        return True
+
     def visit_Module(self, node: cst.Module) -> None:
         if not gate_text(self.ctx.source):
             return
@@ -365,3 +386,22 @@ def _is_chain_of(value: cst.BaseExpression, call: cst.Call) -> bool:
 def _short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _ast_generator_call(call: ast.Call) -> bool:
+    """``is_generator_call`` widened: any generator spelling, any ``run``."""
+    name = ast_dotted(call.func)
+    return ast_call_name(call) == "run" or (name is not None and is_gen_identifier(name, weak=True))
+
+
+def _ast_may_be_latent(facts: AstFacts, call: ast.Call, any_generator_call: bool) -> bool:
+    """``_latent`` widened: under a generator call, or the value of an assignment whose target is
+    latent-named or (any generator call in the file) may be passed to a generator."""
+    parent = facts.parents.get(call)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.Call) and _ast_generator_call(parent):
+            return True
+        parent = facts.parents.get(parent)
+    if not isinstance(parent, ast.Assign):
+        return False
+    return any_generator_call or any(tokens(k) & _LATENT for t in parent.targets for k in read_names(t))

@@ -191,5 +191,13 @@ def test_speed_section_reports_both_tools_on_both_parts(corpus: Path, tmp_path: 
     out = capsys.readouterr().out
     noisy = len([line for line in NOISE_MODULE.splitlines() if line.strip()])
     assert f"whole corpus: {noisy + 1200:,} lines, 1 path(s)" in out  # clean.py: 600 × 2 lines
-    assert f"DP-dense part (files where a dpcheck prefilter fires): {noisy} lines, 1 path(s)" in out
+    assert f"DP-dense part (files mentioning epsilon/ε/noise/privacy): {noisy} lines, 1 path(s)" in out
     assert out.count("dpcheck/bandit:") == 2 and out.count("    bandit   wall") == 2
+
+
+def test_gate_check_compares_findings_with_the_gate_on_and_off(corpus: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(corpus, tmp_path / "none.json", "--gate-check") == 0
+    out = capsys.readouterr().out
+    assert "Gate check: 1 findings with the ast gate, 1 without" in out
+    assert "identical findings" in out

@@ -1,9 +1,10 @@
 """The scan engine: discover files, reuse cached results, analyse the rest in parallel.
 
 Per file: stat → (cached by stat?) → read → (cached by content?) → decode (PEP 263) →
-trigger prefilter (no selected rule's ``TRIGGERS`` occur → done, never parsed) → one libcst
-parse → all applicable rules in one traversal → inline suppressions. Scanned code is only ever
-read as text: never imported, never executed.
+text prefilter (no selected rule's ``applies_to`` holds → syntax check only, never parsed by
+libcst) → CPython ``ast`` parse and second prefilter (``Rule.admits``: can the rule report
+here at all?) → one libcst parse if a rule is left → all remaining rules in one traversal →
+inline suppressions. Scanned code is only ever read as text: never imported, never executed.
 """
 from __future__ import annotations
 
@@ -136,12 +137,18 @@ def analyse(data: bytes, path: str, rules: Sequence[type[Rule]]) -> Analysis:
     return analyse_source(source, path, [rules[i] for i in applicable(rules, source, path)])
 
 
-def applicable(rules: Sequence[type[Rule]], source: str, path: str) -> list[int]:
+def applicable(rules: Sequence[type[Rule]], source: str, path: str, *, gate: bool | None = None) -> list[int]:
     """Indices of the rules whose prefilter lets ``source`` through. A type stub (``.pyi``) holds
-    signatures only — no statement ever runs — so no rule applies; it is still syntax-checked."""
+    signatures only — no statement ever runs — so no rule applies; it is still syntax-checked.
+    With the ``ast`` gate on (``gate``, default: the environment), a rule marked
+    ``TEXT_AFTER_GATE`` is checked on its triggers only; ``analyse_source`` completes the check."""
     if path.endswith(".pyi"):
         return []
-    return [i for i, rule in enumerate(rules) if rule.applies_to(source)]
+    from dpcheck.analysis.astfacts import gate_enabled
+
+    defer = gate_enabled() if gate is None else gate
+    return [i for i, rule in enumerate(rules)
+            if (rule.triggered(source) if defer and rule.TEXT_AFTER_GATE else rule.applies_to(source))]
 
 
 def _valid_python(source: str) -> ast.Module | None:
@@ -154,32 +161,46 @@ def _valid_python(source: str) -> ast.Module | None:
         return None
 
 
-def analyse_source(source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False) -> Analysis:
+def analyse_source(
+    source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False, *, gate: bool | None = None
+) -> Analysis:
     """Parse once and run ``selected`` (rules whose triggers occur in ``source``).
 
-    Without selected rules only the syntax is checked; a failure is confirmed with libcst
-    (whose grammar spans more Python versions) before DP000 is reported. ``flow``: also
-    compute the project-flow summary (reusing CPython's tree when the syntax check made one).
+    Second prefilter (``gate``, default: on unless ``DPCHECK_AST_GATE=0``): the file is parsed
+    with CPython's ``ast`` and each selected rule is asked ``Rule.admits``; only rules that may
+    still report are run, and a file left with none is never parsed with libcst. Without
+    selected rules only the syntax is checked; a failure is confirmed with libcst (whose grammar
+    spans more Python versions) before DP000 is reported. ``flow``: also compute the
+    project-flow summary, from the same ``ast`` tree when there is one.
     """
     import libcst as cst
 
-    from dpcheck.analysis import project
+    from dpcheck.analysis.astfacts import gate_enabled
     from dpcheck.rule import RuleCrash, run_rules
 
-    if not selected:
-        wants = flow and project.wanted(source, path)
-        tree = _valid_python(source)
+    tree: ast.Module | None = None
+    tried = False
+    if selected and (gate_enabled() if gate is None else gate):
+        tree, tried = _valid_python(source), True
         if tree is not None:
-            return Analysis([], False, False, _summary(source, path, tree) if wants else None)
+            selected = _gated(selected, tree, source)
+        # the rest of the text prefilters deferred by ``applicable``
+        selected = [r for r in selected if not r.TEXT_AFTER_GATE or r.applies_to(source)]
+    if not selected:
+        if not tried:
+            tree = _valid_python(source)
+        if tree is not None:
+            return Analysis([], False, False, _flow_summary(flow, source, path, tree))
     try:
         module = _parse(source)
     except cst.ParserSyntaxError as exc:
         finding = diag.diagnostic(
             diag.SYNTAX_ERROR, path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column
         )
-        return Analysis([finding], True, False)
+        return Analysis([finding], True, False, _flow_summary(flow, source, path, tree))
     except (RecursionError, MemoryError, ValueError) as exc:
-        return Analysis([diag.diagnostic(diag.SYNTAX_ERROR, path, f"cannot parse: {type(exc).__name__}: {exc}")], True, False)
+        finding = diag.diagnostic(diag.SYNTAX_ERROR, path, f"cannot parse: {type(exc).__name__}: {exc}")
+        return Analysis([finding], True, False, _flow_summary(flow, source, path, tree))
     findings: list[Finding] = []
     crashed = False
     remaining = list(selected)
@@ -195,7 +216,32 @@ def analyse_source(source: str, path: str, selected: Sequence[type[Rule]], flow:
             if len(survivors) == len(remaining):
                 break
             remaining = survivors
-    return Analysis(_unsuppressed(findings, source), True, crashed)
+    return Analysis(_unsuppressed(findings, source), True, crashed, _flow_summary(flow, source, path, tree))
+
+
+def _gated(selected: Sequence[type[Rule]], tree: ast.Module, source: str) -> list[type[Rule]]:
+    """The rules that may still report on the file, by their ``admits`` on its ``ast`` facts.
+    A gate that fails keeps its rule (the rule itself then decides)."""
+    from dpcheck.analysis.astfacts import AstFacts
+
+    facts = AstFacts(tree, source)
+    kept = []
+    for rule in selected:
+        try:
+            may = rule.admits(facts)
+        except Exception:  # noqa: BLE001 - a gate must never lose a finding
+            may = True
+        if may:
+            kept.append(rule)
+    return kept
+
+
+def _flow_summary(flow: bool, source: str, path: str, tree: ast.Module | None) -> dict | None:
+    from dpcheck.analysis import project
+
+    if not flow or not project.wanted(source, path):
+        return None
+    return _summary(source, path, tree)
 
 
 def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
@@ -217,13 +263,10 @@ def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]], flow: b
     """``analyse_source``, with any engine failure on this file turned into a DP005 finding.
     ``flow``: also compute the file's project-flow summary."""
     try:
-        analysis = analyse_source(source, path, selected, flow)
+        return analyse_source(source, path, selected, flow)
     except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
         message = f"internal error while analysing this file: {type(exc).__name__}: {exc}"
         return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], True, True)
-    if flow and analysis.summary is None and analysis.parsed:
-        analysis.summary = _summary(source, path)
-    return analysis
 
 
 def _summary(source: str, path: str, tree: ast.Module | None = None) -> dict | None:
