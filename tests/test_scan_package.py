@@ -94,3 +94,11 @@ def test_real_installed_package_libcst(cli, monkeypatch, tmp_path):
     assert code in (0, 1), err
     assert data["summary"]["files"] == len(expected)
     assert all(f["path"].startswith("libcst/") for f in data["findings"])
+
+
+def test_exclude_applies_to_package_files(site, cli):
+    code, out, err = cli("scan", "--no-cache", "--format", "json", "--package", "fakesynth", "--exclude", "fakesynth/nn/*")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["findings"] == []
+    assert data["summary"]["files"] == 3

@@ -92,6 +92,10 @@ def run(args: argparse.Namespace) -> int:
         except PackageNotFound as exc:
             raise UsageError(str(exc)) from exc
 
+    if config.exclude:  # package files: the globs match paths relative to the installation folder
+        from dpcheck.scan.globs import matches_any
+
+        extra = [c for c in extra if not matches_any(c.display, config.exclude)]
     result = Engine(config, rules, use_cache=not args.no_cache).scan(args.paths, extra)
 
     if args.write_baseline:
