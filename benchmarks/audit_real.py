@@ -39,9 +39,6 @@ DPCHECK = str(Path(sys.executable).with_name("dpcheck"))
 #: "where" is relative to site-packages; "lines" are the lines the sentence is about.
 #: registered built-in targets without a committed audit, and why
 NOT_AUDITED: dict[str, str] = {
-    "dpmm:mst": "one fit takes 30–37 s here (its model fitting, even at 300 iterations), so an audit to "
-                "R = 50 per world needs about an hour of CPU on this 2-core machine; its fits are tested "
-                "(tests/test_targets_dpmm.py).",
     "synthcity:aim": "one fit on the 5-row worst case did not finish in 7.5 min (16·d rounds of 1,000 steps, no "
                      "setting reduces them), so no audit fits here; registered and its API call tested.",
 }
@@ -77,6 +74,11 @@ EXPLANATIONS: dict[str, dict[str, Any]] = {
         "what": "The same table binner as dpmm:privbayes: columns constant in the private data are dropped "
                 "whatever the public domain says, and with every column constant (D′) the fit fails: 50 of 50 "
                 "runs on D′ failed and none on D, so failure itself reveals membership.",
+        "where": "dpmm/processing/table_binner.py", "lines": [230, 233, 237]},
+    "dpmm:mst": {
+        "what": "The same table binner as dpmm:privbayes and dpmm:aim: columns constant in the private data are "
+                "dropped whatever the public domain says, and with every column constant (D′) the fit fails: 50 of "
+                "50 runs on D′ failed and none on D, so failure itself reveals membership.",
         "where": "dpmm/processing/table_binner.py", "lines": [230, 233, 237]},
     "dpmm:privbayes": {
         "what": "dpmm's table binner drops every column that is constant in the private data, whatever the "
@@ -309,10 +311,6 @@ def installed_markdown(rows: list[dict[str, Any]]) -> list[str]:
 SPEED_NOTES = [
     "`synthcity:aim` is not measured: one fit on the worst case did not finish in 7.5 min (see above), so no "
     "audit of it can reach a verdict in 10 min here.",
-    "`dpmm:mst` (not audited, R = 50 assumed): 2 of its 4 timed runs failed fast (as in `dpmm:aim` and "
-    "`dpmm:privbayes`, where every fit on D′ fails), the others took about 18 s each, so an audit to R = 50 "
-    "would fit in the 10 minutes at today's load; its one-fit time in the reason above was measured under "
-    "heavier load.",
     "Failed runs (column 'failed') are fits that raised — on D′ for the targets whose audits show failure-based "
     "leaks; they are fast, so they lower s/run.",
 ]
