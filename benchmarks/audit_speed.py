@@ -2,6 +2,8 @@
 
 Prints, per implementation:
   * shadow runs per minute with 1 and with 2 local workers (fresh store, ``--sample`` runs per world),
+    on the plain path and — for built-in implementations with one — on the fast path, side by side
+    with the ratio (target ≥ 5×; ``--paths plain`` or ``--paths fast`` measures one of them),
   * the projected time of a full R = 1000-per-world audit (target ≤ 30 min on 2 cores),
   * with ``--verdict``: the wall-clock time to a verdict with --until-verdict (target ≤ 10 min),
   * with ``--full``: a real R = 1000 audit (ε_emp CP and Bayesian, AUC, minutes).
@@ -10,6 +12,13 @@ Examples:
   python benchmarks/audit_speed.py --impl ref-laplace --sample 50
   python benchmarks/audit_speed.py --impl buggy --sample 10 --verdict
   python benchmarks/audit_speed.py --impl original --full --workers 2
+  python benchmarks/audit_speed.py --impl all --sample 10 --fast-sample 64 --workers 1   # plain vs fast
+
+The plain rate excludes the warm-up (imports, process start); the fast rate excludes the first
+batch of its size (graph and session build, paid once per worker), which is printed separately.
+With one worker the runs execute in this process, so rates per CPU-minute are printed too: on a
+machine shared with other jobs the wall-clock rates of the two paths are measured at different
+loads, their CPU-time rates are not, and the target is judged on the CPU-time ratio.
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ import time
 from pathlib import Path
 
 from dpcheck import impls
+from dpcheck.audit import fastpath
 from dpcheck.audit.engine import execute_runs, run_audit
 from dpcheck.audit.executor import make_executor
 from dpcheck.audit.settings import paper_hyperparams
@@ -29,35 +39,61 @@ from dpcheck.audit.store import Store
 
 VERDICT_TARGET_MIN = 10.0
 FULL_TARGET_MIN = 30.0
+FAST_TARGET_RATIO = 5.0
 
 
-def runs_per_minute(impl: str, workers: int, sample: int, store_dir: Path, seed: int) -> float:
+def runs_per_minute(impl: str, workers: int, sample: int, store_dir: Path, seed: int,
+                    path: str = "plain") -> float:
+    return timed_rate(impl, workers, sample, store_dir, seed, path)[0]
+
+
+def timed_rate(impl: str, workers: int, sample: int, store_dir: Path, seed: int,
+               path: str = "plain") -> tuple[float, float, float | None]:
+    """(runs per minute of wall time after the warm-up, seconds of the warm-up, runs per minute of
+    this process's CPU time — with one worker the runs execute in-process, so this rate does not
+    depend on what else the machine is running; None with more workers) on ``path``."""
     spec = AuditSpec(impl, runs=max(sample, 5), seed=seed, hyperparams=paper_hyperparams(impl, "worstcase"))
-    executor = make_executor(workers=workers)
+    executor = make_executor(workers=workers, path=path)
     try:
-        # warm-up: two runs per worker so imports and process start-up are mostly not counted
-        with Store(store_dir / f"warm-{impl}-{workers}.sqlite") as store:
-            execute_runs(spec.with_(seed=seed + 10_000), workers, store=store, executor=executor)
-        with Store(store_dir / f"rate-{impl}-{workers}.sqlite") as store:
+        # warm-up: plain, two runs per worker (imports, process start-up); fast, one batch of every
+        # size the measurement uses (graph and session build)
+        warm = sample if path == "fast" else workers
+        with Store(store_dir / f"warm-{impl}-{workers}-{path}.sqlite") as store:
             start = time.perf_counter()
+            execute_runs(spec.with_(seed=seed + 10_000), warm, store=store, executor=executor)
+            warm_seconds = time.perf_counter() - start
+        with Store(store_dir / f"rate-{impl}-{workers}-{path}.sqlite") as store:
+            start, cpu_start = time.perf_counter(), time.process_time()
             executed, _ = execute_runs(spec, sample, store=store, executor=executor)
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     finally:
         executor.close()
-    return 60.0 * executed / elapsed
+    return 60.0 * executed / elapsed, warm_seconds, (60.0 * executed / cpu if workers == 1 else None)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--impl", action="append", help="names, 'buggy', 'twins', 'all' or ref-* (default buggy)")
     p.add_argument("--sample", type=int, default=10, help="runs per world for the rate measurement")
+    p.add_argument("--fast-sample", type=int, default=64,
+                   help="runs per world for the fast path's rate (several batches; default 64)")
+    p.add_argument("--paths", nargs="+", choices=("plain", "fast"), default=["plain", "fast"],
+                   help="paths to measure (default both, side by side)")
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to measure")
     p.add_argument("--verdict", action="store_true", help="also time --until-verdict (2 workers)")
     p.add_argument("--full", action="store_true", help="also run a full R=1000 audit (2 workers)")
     p.add_argument("--runs", type=int, default=1000, help="R per world for --verdict/--full")
     p.add_argument("--store", help="keep the stores here instead of a temporary directory")
     p.add_argument("--json", dest="json_out", help="write the numbers as JSON")
+    p.add_argument("--real", nargs=argparse.REMAINDER, metavar="ARGS",
+                   help="real-library targets instead: runs benchmarks/real_speed.py with ARGS (e.g. --real --only "
+                        "diffprivlib:mean)")
     args = p.parse_args(argv)
+    if args.real is not None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from real_speed import main as real_main
+
+        return real_main(args.real)
     names = impls.resolve(args.impl or ["buggy"])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,10 +102,36 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             row: dict = {"impl": name}
             for workers in args.workers:
-                rate = runs_per_minute(name, workers, args.sample, store_dir, seed=7)
-                row[f"runs_per_min_{workers}w"] = round(rate, 2)
-                print(f"{name:<20} {workers} worker(s): {rate:8.1f} shadow runs/min", flush=True)
-            best = max(row[f"runs_per_min_{w}w"] for w in args.workers)
+                rates, cpu_rates = {}, {}
+                for path in args.paths:
+                    if path == "fast" and not fastpath.has_fast_path(name):
+                        continue
+                    sample = args.fast_sample if path == "fast" else args.sample
+                    rate, warm, cpu_rate = timed_rate(name, workers, sample, store_dir, seed=7, path=path)
+                    rates[path] = rate
+                    suffix = "" if path == "plain" else "_fast"
+                    row[f"runs_per_min_{workers}w{suffix}"] = round(rate, 2)
+                    if cpu_rate is not None:
+                        cpu_rates[path] = cpu_rate
+                        row[f"runs_per_cpu_min_{workers}w{suffix}"] = round(cpu_rate, 2)
+                    if path == "fast":
+                        row[f"fast_setup_s_{workers}w"] = round(warm, 2)
+                    print(f"{name:<20} {workers} worker(s): {rate:8.1f} shadow runs/min ({path}"
+                          + (f", {cpu_rate:.1f} per CPU-minute" if cpu_rate is not None else "")
+                          + (f"; first batches incl. graph build {warm:.1f} s)" if path == "fast" else ")"),
+                          flush=True)
+                if len(rates) == 2:
+                    ratio = rates["fast"] / rates["plain"]
+                    row[f"fast_ratio_{workers}w"] = round(ratio, 2)
+                    cpu_ratio = cpu_rates["fast"] / cpu_rates["plain"] if len(cpu_rates) == 2 else None
+                    if cpu_ratio is not None:
+                        row[f"fast_cpu_ratio_{workers}w"] = round(cpu_ratio, 2)
+                    print(f"{name:<20} {workers} worker(s): fast/plain = {ratio:.1f}x wall"
+                          + (f", {cpu_ratio:.1f}x CPU" if cpu_ratio is not None else "")
+                          + f" ({'meets' if (cpu_ratio or ratio) >= FAST_TARGET_RATIO else 'BELOW'} the "
+                          f"{FAST_TARGET_RATIO:.0f}x target{', judged on CPU time' if cpu_ratio else ''})", flush=True)
+            measured = [k for k in row if k.startswith("runs_per_min_")]
+            best = max(row[k] for k in measured)
             projected = 2 * args.runs / best
             row["projected_full_min"] = round(projected, 1)
             print(f"{name:<20} projected R={args.runs} audit: {projected:.1f} min "

@@ -75,6 +75,8 @@ class AuditResult:
     #: μ-GDP lower bounds (dpcheck.audit.gdp) at their own validation-chosen threshold; valid as a
     #: bound on μ only for mechanisms whose guarantee is μ-GDP — never used for the (ε, δ) verdict
     gdp: dict[str, Any] | None = None
+    #: --search: the pilot over the hyperparameter grid that fixed this audit's setting (dpcheck.audit.search)
+    search: dict[str, Any] | None = None
 
     @property
     def violation(self) -> bool:
@@ -250,6 +252,8 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     """
     if spec.target is None and spec.dataset in ("cervical", "csv"):
         raise ValueError("resolve the target first (dpcheck.audit.targets.resolve_target)")
+    if spec.phase != "audit":  # pilot and target-selection runs choose settings; they never enter a bound
+        raise ValueError(f"a {spec.phase!r} spec cannot be audited: only phase 'audit' runs enter a bound")
     progress = progress or NullProgress()
     started = time.perf_counter()
     session = uuid.uuid4().hex[:12]

@@ -38,7 +38,8 @@ FAST_FUNCTIONS: dict[str, str] = {
     "synthcity-fixed": "dpcheck.vendored_impls.synthcity.fast:fit_sample_batch_fixed",
 }
 #: fast paths that passed the equivalence test at R = 200 per world (reports/fast_path_equivalence.json)
-COVERED: frozenset[str] = frozenset({"original", "original-fixed", "turing", "turing-fixed", "updated-fixed", "synthcity"})
+COVERED: frozenset[str] = frozenset({"original", "original-fixed", "turing", "turing-fixed", "updated",
+                                     "updated-fixed", "synthcity", "borealis", "smartnoise"})
 #: shadow models trained together (larger batches gain little once session overhead is amortised)
 BATCH_SIZE = 32
 

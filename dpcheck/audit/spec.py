@@ -24,6 +24,10 @@ ATTACKS = ("querybased", "groundhog", "release", "querybased-subsets", "groundho
 RELEASE_ATTACKS = ("release", "release-linear")
 #: where --until-verdict looks (runs per world), fixed before any run
 DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
+#: what a spec's runs are for; part of the generation hash, so runs of one phase are never read
+#: as runs of another: "audit" (the bound), "select" (target-selection mini-audits), "pilot"
+#: (the --search pilot that chooses the hyperparameters)
+PHASES = ("audit", "select", "pilot")
 
 
 def _canonical(value: Any) -> Any:
@@ -51,7 +55,7 @@ class AuditSpec:
     hyperparams: dict[str, Any] = field(default_factory=dict)
     split: tuple[float, float, float] = DEFAULT_SPLIT
     confidence: float = 0.95
-    #: "audit", or "select" for the target-selection mini-audits (their own, fresh runs)
+    #: one of PHASES: only "audit" runs enter a bound; "select" and "pilot" runs are their own, fresh runs
     phase: str = "audit"
     #: the user's own data (dataset "csv"): {"csv": path, "schema": path, "sha256": digest of both}
     data: dict[str, Any] | None = None
@@ -59,6 +63,8 @@ class AuditSpec:
     def __post_init__(self) -> None:
         if self.attack not in ATTACKS:
             raise ValueError(f"unknown attack {self.attack!r}; choose from {', '.join(ATTACKS)}")
+        if self.phase not in PHASES:
+            raise ValueError(f"unknown phase {self.phase!r}; choose from {', '.join(PHASES)}")
         if self.runs < 5:
             raise ValueError(f"runs per world must be at least 5, got {self.runs}")
         if not (self.epsilon > 0 and 0 <= self.delta < 1):

@@ -69,6 +69,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                             "(default: only where the equivalence test covers it)")
     paths.add_argument("--plain", dest="run_path", action="store_const", const="plain",
                        help="one shadow model per run, the implementation's own code path")
+    srch = p.add_argument_group("worst-case settings search (docs/search.md)")
+    srch.add_argument("--search", nargs="*", action="extend", metavar="KEY=V1,V2",
+                      help="pilot every point of a hyperparameter grid on fresh pilot runs, fix the most "
+                           "distinguishing one, audit it on new runs (pilot runs never enter the bound); "
+                           "alone: the built-in grid of a built-in implementation")
+    srch.add_argument("--search-grid", metavar="FILE.json",
+                      help="the grid as JSON: {\"KEY\": [values], ...} (every combination) or {\"points\": [{...}]}")
+    srch.add_argument("--pilot-runs", type=int, default=50, metavar="P",
+                      help="--search: pilot runs per world per grid point (default %(default)s)")
     one = p.add_argument_group("one-run audit (Steinke, Nasr & Jagielski 2023; docs/onerun.md)")
     one.add_argument("--one-run", type=int, metavar="M", help="instead of R runs per world: M canaries, each included with probability 1/2, ONE run, guesses scored, an epsilon lower bound")
     one.add_argument("--guesses", metavar="K", help="--one-run: guesses made, a count, a fraction of M or a percentage (default 0.5)")
@@ -192,6 +201,29 @@ def build_specs(args: argparse.Namespace) -> list:
     return specs
 
 
+def search_grids(args: argparse.Namespace, specs: list) -> dict[str, list[dict[str, Any]]] | None:
+    """--search / --search-grid: each implementation's grid points, checked before any run."""
+    from dpcheck.audit import search
+
+    items, grid_file = getattr(args, "search", None), getattr(args, "search_grid", None)
+    if items is None and grid_file is None:
+        return None
+    if items and grid_file:
+        raise UsageError("give the search grid either as --search KEY=V1,V2 or as --search-grid FILE.json")
+    if args.pilot_runs < 5:
+        raise UsageError("--pilot-runs must be at least 5")
+    grids: dict[str, list[dict[str, Any]]] = {}
+    try:
+        given = search.load_grid_file(grid_file) if grid_file else (search.parse_items(items) if items else None)
+        for spec in specs:
+            points = search.expand(given if given is not None else search.default_grid(spec.impl))
+            search.check_grid(spec.impl, points)
+            grids[spec.impl] = points
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return grids
+
+
 def command_line() -> dict[str, str]:
     """The command that produced a JSON file, when this process is the ``dpcheck`` executable."""
     import shlex
@@ -209,6 +241,9 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.audit.store import Store, StoreError
     from dpcheck.audit.targets import resolve_target
 
+    if getattr(args, "one_run", None) is not None and (getattr(args, "search", None) is not None
+                                                       or getattr(args, "search_grid", None)):
+        raise UsageError("--search runs R-run audits; it cannot be combined with --one-run")
     if getattr(args, "one_run", None) is not None:
         from dpcheck.audit.onerun import run_cli
 
@@ -218,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("--workers must be at least 1")
     specs = build_specs(args)
+    grids = search_grids(args, specs)
     try:
         checkpoints = [int(c) for c in args.checkpoints.split(",") if c.strip()]
     except ValueError:
@@ -239,6 +275,13 @@ def run(args: argparse.Namespace) -> int:
             try:
                 spec, _ = resolve_target(spec, store=store, executor=executor, progress=progress,
                                          candidates=args.candidates, mini_runs=args.mini_runs)
+                if grids is not None:
+                    from dpcheck.audit.search import run_search
+
+                    results.append(run_search(spec, grids[spec.impl], store=store, executor=executor,
+                                              progress=progress, pilot_runs=args.pilot_runs,
+                                              until_verdict=args.until_verdict, checkpoints=checkpoints))
+                    continue
                 results.append(run_audit(spec, store=store, executor=executor, progress=progress,
                                          until_verdict=args.until_verdict, checkpoints=checkpoints))
             except (AuditRunError, StoreError, ValueError) as exc:
@@ -248,6 +291,12 @@ def run(args: argparse.Namespace) -> int:
         executor.close()
         store.close()
     report.print_table(results)
+    for r in results:
+        if r.search:
+            best = r.search["pilot"][r.search["chosen_index"]]
+            print(f"search {r.impl}: chose {r.search['chosen']} of {len(r.search['grid'])} grid points "
+                  f"(pilot ε_emp {best['eps_cp']:.3f}, AUC {best['auc']:.3f}, {r.search['pilot_runs']} pilot runs "
+                  "per world, not in the bound)")
     if args.json_out:
         report.write_json(results, Path(args.json_out), extra=command_line())
     if args.plot:
