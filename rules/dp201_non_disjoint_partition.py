@@ -59,6 +59,19 @@ class NonDisjointPartition(Rule):
     requires_dp_context = True
 
     VALID = (
+        # several independent shadow models trained together: each model's permutation is drawn
+        # once, in a loop over the models' RNGs, and kept
+        """
+import numpy as np
+def fit_teachers_batch(x, seeds, k, epsilon):
+    rngs = [np.random.RandomState(s) for s in seeds]
+    size = len(x) // k
+    partitions = []
+    for rng in rngs:
+        idx = rng.permutation(len(x))
+        partitions.append([x[idx[i * size:(i + 1) * size]] for i in range(k)])
+    return train_pate(partitions, epsilon)
+""",
         # one fresh model per partition; per-teacher settings repeated from one value
         """
 import copy
@@ -437,6 +450,8 @@ class PATECTGANLike:
                     )
                 continue
             outer = [lp for lp in loops if index.inside(cut, lp)]
+            if outer and _kept_per_pass(outer[-1], shuffled):
+                continue
             if outer:
                 if _CONTEXT.search(index.text_of(outer[0])) or _CONTEXT.search(_context_code(index, call)):
                     self._emit(
@@ -723,6 +738,22 @@ def _loop_sliced(index: Dp2Index, sub: cst.CSTNode, sl: cst.Slice) -> bool:
         if part is not None:
             bounds |= refs(part)
     return any(loop_targets(lp) & bounds for lp in index.enclosing_loops(sub))
+
+
+def _kept_per_pass(loop: cst.CSTNode, shuffled: set[str]) -> bool:
+    """A ``for`` over a collection (seeds, models, RNGs — not a ``range`` of iterations) that stores
+    each pass's partition in a container: one partition per item, drawn once, not re-drawn."""
+    if not isinstance(loop, cst.For):
+        return False
+    it = loop.iter
+    if isinstance(it, cst.Call) and call_name(it) in {"range", "enumerate", "count"}:
+        return False
+    for node in walk(loop.body):
+        if (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value in _POPULATE
+                and any(refs(arg.value) & shuffled for arg in node.args)):
+            return True
+    return False
 
 
 def _slices_by(cut: cst.CSTNode, loop: cst.CSTNode) -> bool:
