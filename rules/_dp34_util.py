@@ -15,7 +15,7 @@ import libcst as cst
 
 from dpcheck.analysis import FileAnalysis
 from dpcheck.analysis.astfacts import dotted as ast_dotted
-from dpcheck.analysis.astfacts import read_names
+from dpcheck.analysis.astfacts import read_names, spread
 from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.rule import FileContext
@@ -433,11 +433,4 @@ def ast_gen_taint(func: ast.AST) -> set[str]:
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
             flows.append((list(read_names(node.target)), node.iter))
     pending = [(keys, read_names(value), ast_generated(value, set())) for keys, value in flows if keys]
-    changed = True
-    while changed:
-        changed = False
-        for keys, read, source in pending:
-            if not set(keys) <= tainted and (source or read & tainted):
-                tainted.update(keys)
-                changed = True
-    return tainted
+    return spread(tainted, pending)

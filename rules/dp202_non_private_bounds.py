@@ -9,6 +9,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.astfacts import dotted as ast_dotted
 
@@ -883,18 +884,8 @@ def _ast_fitted_names(facts: AstFacts) -> set[str]:
         value = node.value  # type: ignore[attr-defined]
         if isinstance(value, ast.Call) and ast_call_name(value) in _FITTED:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-            out.update(n for t in targets for n in _ast_target_names(t))
+            out.update(n for t in targets for n in ast_target_names(t))
     return out
-
-
-def _ast_target_names(target: ast.AST) -> list[str]:
-    """``target_names``: the names and ``obj.attr`` chains a target binds (``x[i]`` binds nothing)."""
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for el in target.elts for n in _ast_target_names(el)]
-    if isinstance(target, ast.Starred):
-        return _ast_target_names(target.value)
-    name = ast_dotted(target)
-    return [name] if name is not None else []
 
 
 def _ast_may_scale(facts: AstFacts, call: ast.Call) -> bool:

@@ -8,6 +8,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.astfacts import dotted as ast_dotted
 
@@ -777,13 +778,13 @@ def _ast_env(facts: AstFacts) -> set[str]:
         if value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-        names = {n for t in targets for n in _ast_target_names(t)}
+        names = {n for t in targets for n in ast_target_names(t)}
         if names:
             assigns.append((names, read_names(value), _ast_has_source(facts, value)))
     for stmt in facts.tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            env.update(n for t in targets for n in _ast_target_names(t) if _is_label_name(n))
+            env.update(n for t in targets for n in ast_target_names(t) if _is_label_name(n))
     changed = True
     while changed:
         changed = False
@@ -792,15 +793,6 @@ def _ast_env(facts: AstFacts) -> set[str]:
                 env |= names
                 changed = True
     return env
-
-
-def _ast_target_names(target: ast.AST) -> list[str]:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for el in target.elts for n in _ast_target_names(el)]
-    if isinstance(target, ast.Starred):
-        return _ast_target_names(target.value)
-    name = ast_dotted(target)
-    return [name] if name is not None else []
 
 
 def _ast_label_key(expr: ast.AST) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts, read_names
+from dpcheck.analysis.astfacts import AstFacts, read_names, spread
 from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.astfacts import target_key as ast_target_key
@@ -689,14 +689,7 @@ def _ast_answers(func: ast.AST) -> set[str]:
                 and isinstance(node.func, ast.Attribute) and (key := ast_dotted(node.func.value)) is not None:
             flows.append(([key], node.args[-1]))
     pending = [(keys, read_names(value), _ast_may_read(value, set())) for keys, value in flows if keys]
-    changed = True
-    while changed:
-        changed = False
-        for keys, read, source in pending:
-            if not set(keys) <= tainted and (source or read & tainted):
-                tainted.update(keys)
-                changed = True
-    return tainted
+    return spread(tainted, pending)
 
 
 def _ast_target_keys(target: ast.AST) -> list[str]:

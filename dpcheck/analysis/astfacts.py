@@ -107,6 +107,29 @@ def target_key(node: ast.AST) -> str | None:
     return dotted(node)
 
 
+def target_names(target: ast.AST) -> list[str]:
+    """The names and ``obj.attr`` chains an assignment target binds (``x[i]`` binds nothing)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for el in target.elts for n in target_names(el)]
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    name = dotted(target)
+    return [name] if name is not None else []
+
+
+def spread(tainted: set[str], flows: list[tuple[list[str], set[str], bool]]) -> set[str]:
+    """Fixpoint of value flow: ``(keys, names read, is a source)`` taints ``keys`` when the value
+    is a source or reads a tainted name; ``tainted`` is updated in place and returned."""
+    changed = True
+    while changed:
+        changed = False
+        for keys, read, source in flows:
+            if not set(keys) <= tainted and (source or read & tainted):
+                tainted.update(keys)
+                changed = True
+    return tainted
+
+
 def read_names(expr: ast.AST) -> set[str]:
     """Every dotted name and each of its prefixes under ``expr``: a superset of ``value_refs``."""
     out: set[str] = set()
