@@ -40,7 +40,7 @@ FAST_FUNCTIONS: dict[str, str] = {
 #: fast paths that passed the equivalence test at R = 200 per world (reports/fast_path_equivalence.json)
 COVERED: frozenset[str] = frozenset({"original", "original-fixed", "turing", "turing-fixed", "updated",
                                      "updated-fixed", "synthcity", "borealis", "smartnoise", "borealis-fixed",
-                                     "smartnoise-fixed"})
+                                     "smartnoise-fixed", "synthcity-fixed"})
 #: shadow models trained together (larger batches gain little once session overhead is amortised)
 BATCH_SIZE = 32
 
