@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from dpcheck.analysis.astfacts import dotted as _dotted
 from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
@@ -120,17 +121,6 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
         return _Summarizer(source, tree).run(_may_fit_text(source), _dp_text(source))
     except RecursionError:
         return None
-
-
-def _dotted(node: ast.expr) -> str | None:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def _root(node: ast.expr) -> str | None:
