@@ -18,6 +18,19 @@ DEFAULTS: dict[str, Any] = dict(max_iterations=100, num_teachers=10, lamda=1e-3,
                                 bounds=None, integer_columns=None, categorical_columns=())
 
 
+
+def prepare(name: str, data: Any, hyperparams: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
+    """Merged hyperparameters, the numeric array, and reprosyn's metadata (public bounds)."""
+    hp = merge_hyperparams(name, DEFAULTS, hyperparams)
+    array, _ = as_numeric_array(data, min_rows=int(hp["num_teachers"]))
+    lower, upper = public_bounds(name, hp["bounds"], array.shape[1])
+    integers = hp["integer_columns"]
+    metadata = {"min": lower, "max": upper,
+                "integer_columns": integral_columns(array) if integers is None else tuple(integers),
+                # reprosyn's "finite" columns: one-hot with the metadata's categories
+                "finite_columns": tuple(int(c) % array.shape[1] for c in hp["categorical_columns"] or ())}
+    return hp, array, metadata
+
 class _Base(SessionHolder):
     framework = "tensorflow"
     upstream = UPSTREAM
@@ -30,14 +43,7 @@ class _Base(SessionHolder):
 
     def fit(self, data: Any, *, epsilon: float, delta: float, seed: int, probe: Any = None,
             **hyperparams: Any) -> "_Base":
-        hp = merge_hyperparams(self.name, DEFAULTS, hyperparams)
-        array, _ = as_numeric_array(data, min_rows=int(hp["num_teachers"]))
-        lower, upper = public_bounds(self.name, hp["bounds"], array.shape[1])
-        integers = hp["integer_columns"]
-        metadata = {"min": lower, "max": upper,
-                    "integer_columns": integral_columns(array) if integers is None else tuple(integers),
-                    # reprosyn's "finite" columns: one-hot with the metadata's categories
-                    "finite_columns": tuple(int(c) % array.shape[1] for c in hp["categorical_columns"] or ())}
+        hp, array, metadata = prepare(self.name, data, hyperparams)
         model = self._model_class()(epsilon=float(epsilon), delta=float(delta), num_teachers=int(hp["num_teachers"]),
                                     n_iters=int(hp["max_iterations"]), batch_size=int(hp["batch_size"]),
                                     **self._extra(hp))

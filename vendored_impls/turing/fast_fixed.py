@@ -11,10 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.vendored_impls._common import as_numeric_array
-from dpcheck.vendored_impls._tf import integral_columns, merge_hyperparams, public_bounds
 from dpcheck.vendored_impls.original.fast_fixed import train_batch
-from dpcheck.vendored_impls.turing.adapter import DEFAULTS
+from dpcheck.vendored_impls.turing.adapter import prepare
 from dpcheck.vendored_impls.turing.fixed import PATEGAN
 
 NAME = "turing-fixed"
@@ -23,13 +21,7 @@ NAME = "turing-fixed"
 def fit_sample_batch(data: np.ndarray, seeds: list[int], rows: int, *, epsilon: float, delta: float,
                      **hyperparams: Any) -> list[np.ndarray]:
     """The released data of one plain ``turing-fixed`` run per seed."""
-    hp = merge_hyperparams(NAME, DEFAULTS, hyperparams)
-    array, _ = as_numeric_array(data, min_rows=int(hp["num_teachers"]))
-    lower, upper = public_bounds(NAME, hp["bounds"], array.shape[1])
-    integers = hp["integer_columns"]
-    metadata = {"min": lower, "max": upper,
-                "integer_columns": integral_columns(array) if integers is None else tuple(integers),
-                "finite_columns": tuple(int(c) % array.shape[1] for c in hp["categorical_columns"] or ())}
+    hp, array, metadata = prepare(NAME, data, hyperparams)
     codec = PATEGAN(epsilon=float(epsilon), delta=float(delta), num_teachers=int(hp["num_teachers"]),
                     n_iters=int(hp["max_iterations"]), batch_size=int(hp["batch_size"]), lamda=float(hp["lamda"]),
                     num_moments=int(hp["num_moments"]))
