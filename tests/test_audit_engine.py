@@ -116,3 +116,30 @@ def test_vulnerable_target_is_selected_once_and_cached(store):
     assert again.target == chosen.target and cached == info
     res = run_audit(chosen, store=store, executor=InlineExecutor())
     assert res.target == chosen.target and res.runs_executed == 40  # fresh runs, not the mini-audit's
+
+
+def test_target_selection_shares_the_runs_on_d_and_runs_each_candidate_once_on_d_prime(store):
+    spec = AuditSpec("ref-marginals", dataset="cervical", attack="groundhog", runs=20, synth_rows=50)
+    chosen, info = resolve_target(spec, store=store, executor=InlineExecutor(), candidates=4, mini_runs=6)
+    pool = [int(i) for i in info["pool"]]
+    assert len(pool) == 4 and chosen.target in pool
+    shared = spec.with_(target=pool[0], runs=6, phase="select")
+    assert store.done(shared.generation_hash()) == {(w, i) for w in (0, 1) for i in range(6)}
+    for index in pool[1:]:  # D′ runs only: D is shared
+        assert store.done(spec.with_(target=index, runs=6, phase="select").generation_hash()) == {(0, i) for i in range(6)}
+    assert all(0.0 <= v <= 1.0 for v in info["aucs"].values())
+
+
+def test_cv_auc_separates_shifted_features_and_not_identical_ones():
+    from dpcheck.audit.targets import cv_auc
+
+    rng = np.random.default_rng(3)
+    same = cv_auc(rng.normal(size=(20, 4)), rng.normal(size=(20, 4)), seed=0)
+    shifted = cv_auc(rng.normal(size=(20, 4)) + 3.0, rng.normal(size=(20, 4)), seed=0)
+    assert shifted > 0.95 and same < 0.8
+
+
+def test_target_selection_refuses_too_few_mini_runs(store):
+    spec = AuditSpec("ref-marginals", dataset="cervical", attack="groundhog", runs=20, synth_rows=50)
+    with pytest.raises(ValueError, match="mini-runs"):
+        resolve_target(spec, store=store, executor=InlineExecutor(), candidates=4, mini_runs=1)

@@ -127,15 +127,15 @@ def is_target(name: str) -> bool:
 
 
 def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, progress: Any = None,
-                 session: str = "", label: str = "") -> tuple[int, int]:
-    """Make sure runs 0..runs-1 of both worlds are stored; returns (executed now, reused)."""
+                 session: str = "", label: str = "", worlds: tuple[int, ...] = WORLDS) -> tuple[int, int]:
+    """Make sure runs 0..runs-1 of ``worlds`` are stored; returns (executed now, reused)."""
     progress = progress or NullProgress()
     generation = spec.generation()
     spec_hash = spec.generation_hash()
     store.register(spec_hash, generation)
-    done = store.done(spec_hash, runs)
-    todo = [Task(generation, w, i) for i in range(runs) for w in WORLDS if (w, i) not in done]
-    progress.begin(label or f"{spec.impl} {spec.attack}", 2 * runs, len(done))
+    done = {(w, i) for w, i in store.done(spec_hash, runs) if w in worlds}
+    todo = [Task(generation, w, i) for i in range(runs) for w in worlds if (w, i) not in done]
+    progress.begin(label or f"{spec.impl} {spec.attack}", len(worlds) * runs, len(done))
     executed = 0
     failures: list[str] = []
     if todo:
@@ -156,7 +156,7 @@ def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, pro
             if close:
                 close()
     progress.end()
-    if failures and len(failures) == len(todo) == 2 * runs:
+    if failures and len(failures) == len(todo) == len(worlds) * runs:
         raise AuditRunError(f"{spec.impl}: every shadow run failed, e.g. {failures[0]}")
     return executed, len(done)
 

@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--target", type=int, help="row index of the target in D (cervical, --data); default on "
                                               "cervical: choose the most vulnerable record by mini-audits")
     g.add_argument("--candidates", type=int, default=64, help="target selection: farthest records tried (64)")
-    g.add_argument("--mini-runs", type=int, default=100, help="target selection: runs per world per candidate")
+    g.add_argument("--mini-runs", type=int, default=25,
+                   help="target selection: runs per candidate on D′ (and once on D, shared by all candidates) (25)")
     g.add_argument("--epsilon", type=float, default=1.0)
     g.add_argument("--delta", type=float, default=1e-5)
     g.add_argument("--runs", type=int, default=1000, help="shadow runs per world, R (default 1000)")
