@@ -58,3 +58,23 @@ def test_querybased_on_a_continuous_dataset_is_a_usage_error(tmp_path, capsys):
 def test_bad_hyperparameter_syntax(tmp_path, capsys):
     code = main(["audit", "--impl", "ref-laplace", "--hp", "oops", "--store", str(tmp_path / "s.sqlite")])
     assert code == 2 and "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_selected_cervical_target_is_reported_with_every_candidate(tmp_path):
+    out = tmp_path / "r.json"
+    main(["audit", "--impl", "ref-marginals", "--attack", "groundhog", "--candidates", "3", "--mini-runs", "5",
+          "--runs", "10", "--synth-rows", "40", "--workers", "1", "--store", str(tmp_path / "s.sqlite"),
+          "--json", str(out), "--no-progress"])
+    result = json.loads(out.read_text())["results"][0]
+    chosen = result["target_selection"]
+    assert chosen["method"] == "vulnerable-record" and len(chosen["aucs"]) == 3 and chosen["mini_runs"] == 5
+    assert result["target"] == chosen["target"] and str(chosen["target"]) in chosen["aucs"]
+
+
+def test_given_cervical_target_has_no_selection(tmp_path):
+    out = tmp_path / "r.json"
+    main(["audit", "--impl", "ref-marginals", "--attack", "groundhog", "--target", "397", "--runs", "10",
+          "--synth-rows", "40", "--workers", "1", "--store", str(tmp_path / "s.sqlite"), "--json", str(out),
+          "--no-progress"])
+    result = json.loads(out.read_text())["results"][0]
+    assert result["target"] == 397 and result["target_selection"] is None

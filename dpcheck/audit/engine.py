@@ -77,6 +77,8 @@ class AuditResult:
     gdp: dict[str, Any] | None = None
     #: --search: the pilot over the hyperparameter grid that fixed this audit's setting (dpcheck.audit.search)
     search: dict[str, Any] | None = None
+    #: cervical without --target: how dpcheck.audit.targets chose the target (candidates' mini-audit AUCs)
+    target_selection: dict[str, Any] | None = None
 
     @property
     def violation(self) -> bool:

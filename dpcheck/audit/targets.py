@@ -64,8 +64,8 @@ def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: An
     """The spec with its target fixed, and how it was chosen."""
     if spec.dataset != "cervical" or spec.target is not None:
         return spec, {"method": "given" if spec.target is not None else "fixed"}
-    if candidates < 1 or mini_runs < 2:
-        raise ValueError(f"target selection needs --candidates ≥ 1 and --mini-runs ≥ 2, got {candidates}, {mini_runs}")
+    if candidates < 1 or mini_runs < 5:
+        raise ValueError(f"target selection needs --candidates ≥ 1 and --mini-runs ≥ 5, got {candidates}, {mini_runs}")
     progress = progress or NullProgress()
     key = selection_key(spec, candidates, mini_runs)
     cached = store.get_target(key)

@@ -274,8 +274,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for spec in specs:
             try:
-                spec, _ = resolve_target(spec, store=store, executor=executor, progress=progress,
-                                         candidates=args.candidates, mini_runs=args.mini_runs)
+                spec, choice = resolve_target(spec, store=store, executor=executor, progress=progress,
+                                              candidates=args.candidates, mini_runs=args.mini_runs)
                 if grids is not None:
                     from dpcheck.audit.search import run_search
 
@@ -285,6 +285,8 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 results.append(run_audit(spec, store=store, executor=executor, progress=progress,
                                          until_verdict=args.until_verdict, checkpoints=checkpoints))
+                if choice.get("method") == "vulnerable-record":
+                    results[-1].target_selection = choice
             except (AuditRunError, StoreError, ValueError) as exc:
                 raise UsageError(str(exc)) from None
     finally:
