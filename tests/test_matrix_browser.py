@@ -4,6 +4,7 @@ No skip when the browser is missing: CI installs it, and a report nobody can ope
 """
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -33,11 +34,21 @@ def browser():  # noqa: ANN201 - a playwright Browser
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A page with a vendored row, a main-env target and a target from a separate env, plus plots."""
+    """A page with a vendored row (with both Cervical audits), a main-env target and a target from a
+    separate env, plus plots."""
+    from cervical_fixtures import audit_file, choice
+
+    from dpcheck.matrix import cervical
+
     out = tmp_path_factory.mktemp("matrix")
     for png in ("audit_worstcase.png", "audit_real.png"):
         shutil.copy(REPORTS / png, out / png)
+    folder = tmp_path_factory.mktemp("reports") / "audit_cervical"
+    audit_file(folder, "updated", "target397", target=397, eps_cp=1.71, verdict="violation")
+    audit_file(folder, "updated", "selected", target=123, eps_cp=1.8, verdict="violation",
+               selection=choice(123, {123: 0.97, 397: 0.9}))
     rows = [build_row("updated", root=ROOT, property_results=[])]
+    rows[0].cervical = cervical.by_impl(cervical.aggregate(folder))["updated"]
     for name in ("diffprivlib:GaussianNB-nobounds", "smartnoise-synth:pategan"):
         rows.append(build_target_row(name, root=ROOT, audit=committed_target_audit(name, REPORTS)))
     write_reports(Matrix(rows, True, "test_matrix_browser"), out)
@@ -62,7 +73,8 @@ def test_matrix_page_in_chromium(browser, generated: Path, which: str) -> None: 
         assert errors == [], errors
         headers = page.locator("thead th")
         texts = [t.replace("\n", "").replace("\u200b", "") for t in headers.all_inner_texts()]
-        assert texts[0] == "impl" and texts[-1] == "audit ε_emp" and "labels_distribution" in texts, texts
+        assert texts[0] == "impl" and "labels_distribution" in texts, texts
+        assert texts[-2:] == ["audit ε_emp", "audit: Cervical GroundHog"], texts
         for i in range(headers.count()):
             th = headers.nth(i)
             box = th.bounding_box()
@@ -79,9 +91,18 @@ def test_matrix_page_in_chromium(browser, generated: Path, which: str) -> None: 
         audit_cell = rows.nth(real[0]).locator("td.audit")
         assert audit_cell.is_visible() and "(" in audit_cell.inner_text(), audit_cell.inner_text()
 
-        # evidence opens on click: a marked cell, the audit cell, a real row's library line
+        # the Cervical column: every built-in row shows what the matrix JSON (or the fixture) holds
+        expected = _cervical_cells(path)
+        for i, name in enumerate(names):
+            cell = rows.nth(i).locator("td.cervical")
+            assert cell.is_visible() and cell.inner_text().strip() == expected.get(name, "—"), name
+        audited = [i for i, n in enumerate(names) if expected.get(n, "—") != "—"]
+        cervical_details = [rows.nth(i).locator("td.cervical details") for i in audited[:1]]
+
+        # evidence opens on click: a marked cell, the audit cell, a real row's library line, a Cervical cell
         marked = page.locator("td.s-V details, td.s-B details").first
-        for details in (marked, audit_cell.locator("details"), rows.nth(real[0]).locator("th details")):
+        for details in (marked, audit_cell.locator("details"), rows.nth(real[0]).locator("th details"),
+                        *cervical_details):
             items = details.locator("ul")
             assert not items.is_visible()
             details.locator("summary").click()
@@ -95,6 +116,18 @@ def test_matrix_page_in_chromium(browser, generated: Path, which: str) -> None: 
         assert errors == [], errors
     finally:
         page.close()
+
+
+def _cervical_cells(page: Path) -> dict[str, str]:
+    """impl -> the text its Cervical cell must show: from the matrix JSON next to the committed page,
+    from the fixture for the generated one (target 397 over the selected target)."""
+    from dpcheck.matrix import cervical
+
+    if page.parent == REPORTS:
+        rows = json.loads((REPORTS / "violation_matrix.json").read_text())["rows"]
+        return {r["impl"]: "\n".join(cervical.cell_parts(r["audit_cervical"])) if r["audit_cervical"] else "—"
+                for r in rows}
+    return {"updated": "V 1.71 (397)\nV 1.80 (#123)"}
 
 
 def test_generated_page_has_a_separate_env_row(browser, generated: Path) -> None:  # noqa: ANN001

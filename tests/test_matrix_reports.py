@@ -184,3 +184,61 @@ def test_matrix_reads_stored_audit_results(tmp_path: Path, capsys: pytest.Captur
     bad = tmp_path / "bad.json"
     bad.write_text('{"kind": "test"}')
     assert main(["matrix", "--quick", "--no-write", "--impl", "updated", "--audit-results", str(bad)]) == 2
+
+
+def test_committed_cervical_column_matches_the_committed_summary() -> None:
+    from dpcheck.matrix import cervical
+
+    stored = cervical.by_impl(cervical.load(REPORTS, root=ROOT))
+    md = (REPORTS / "violation_matrix.md").read_text()
+    for row in _committed()["rows"]:
+        expected = stored.get(row["impl"]) if row["impl"] in impls.NAMES else None
+        assert row["audit_cervical"] == expected, row["impl"]
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"| {row['impl']} |"))
+        assert line.rstrip(" |").rsplit("| ", 1)[-1] == cervical.cell_text(expected), row["impl"]
+
+
+def test_cervical_column_reads_stored_audits_and_leaves_table2_cells(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from cervical_fixtures import audit_file, choice
+
+    from dpcheck.checks.result import CheckResult
+    from dpcheck.cli import main
+    from dpcheck.commands.test import write_json
+
+    names = ["original", "updated-fixed", "smartnoise"]
+    reports = tmp_path / "reports"
+    folder = reports / "audit_cervical"
+    audit_file(folder, "original", "target397", target=397, eps_cp=2.09, verdict="violation")
+    audit_file(folder, "original", "selected", target=123, eps_cp=1.8, verdict="violation",
+               selection=choice(123, {123: 0.97, 397: 0.9}))
+    audit_file(folder, "updated-fixed", "target397", target=397, eps_cp=0.0, verdict="pass")
+    tests = tmp_path / "tests.json"
+    write_json([CheckResult(n, "pate", "pate.framework_present", "pass", "planted pass") for n in names], tests)
+
+    def matrix(audit_dir: Path, out: str) -> dict:
+        argv = ["matrix", "--quick", "--exit-zero", "--impl", *names, "--test-results", str(tests),
+                "--audit-dir", str(audit_dir), "--out", str(tmp_path / out)]
+        assert main(argv) == 0
+        return {r["impl"]: r for r in json.loads((tmp_path / out / "violation_matrix.json").read_text())["rows"]}
+
+    with_column, without = matrix(reports, "with"), matrix(tmp_path / "empty", "without")
+    for name in names:  # the audit columns never change a category cell
+        assert with_column[name]["cells"] == without[name]["cells"], name
+        assert without[name]["audit_cervical"] is None
+    original = with_column["original"]["audit_cervical"]
+    assert original["target397"]["eps_cp"] == 2.09 and original["selected"]["target"] == 123
+    assert original["selected"]["selection"]["rank_of_397"]["rank"] == 2
+    assert with_column["smartnoise"]["audit_cervical"] is None
+    md = (tmp_path / "with" / "violation_matrix.md").read_text()
+    assert md.splitlines()[4].endswith("| audit ε_emp | audit: Cervical GroundHog |")
+    assert "| — | V 2.09 (397) / V 1.80 (#123) |" in md and "| — | P 0.00 (397) / — |" in md
+    assert "record 397 ranks 2 of 2 candidates" in md  # the evidence lists the selection
+    html = (tmp_path / "with" / "violation_matrix.html").read_text()
+    assert "<summary>V 2.09 (397)<br>V 1.80 (#123)</summary>" in html
+    assert "<td class='cervical end' title='not audited on Cervical: not a pass'>—</td>" in html
+
+    (folder / "original__selected.json").write_text("{}")  # unreadable → exit 2 before any row is built
+    capsys.readouterr()
+    code = main(["matrix", "--quick", "--no-write", "--impl", "original", "--audit-dir", str(reports)])
+    assert code == 2 and "original__selected.json" in capsys.readouterr().err

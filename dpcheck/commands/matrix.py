@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         audits = _read_audits([str(audit_dir / f) for f in DEFAULT_AUDIT_FILES if (audit_dir / f).is_file()])
     else:
         audits = {}
+    cervical_audits = read_cervical(audit_dir, root)
     rows = []
     for i, name in enumerate(names, 1):
         def progress(msg: str, i: int = i) -> None:
@@ -136,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             rows.append(build_target_row(name, root=root, audit=audit, progress=progress))
         else:
             rows.append(build_row(name, root=root, audit=audit, progress=progress, property_results=reused.get(name)))
+            rows[-1].cervical = cervical_audits.get(name) if name in impls.NAMES else None
     command = "dpcheck matrix" + (" --quick" if args.quick else "") + "".join(
         f" --audit-results {p}" for p in args.audit_results) + (
         "" if args.impl is None else " --impl " + " ".join(args.impl))
@@ -203,6 +205,17 @@ def _read_audits(paths: list[str]) -> dict[str, dict]:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"cannot read --audit-results {path}: {exc}") from exc
     return out
+
+
+def read_cervical(audit_dir: Path, root: Path) -> dict[str, dict]:
+    """impl -> its committed Cervical GroundHog audits (``audit_cervical.json`` of ``audit_dir``, else
+    the per-audit files of ``audit_dir/audit_cervical/``), for the second audit column; never runs one."""
+    from dpcheck.matrix import cervical
+
+    try:
+        return cervical.by_impl(cervical.load(audit_dir, root=root))
+    except cervical.CervicalReportError as exc:
+        raise UsageError(f"cannot read the Cervical audits: {exc}") from exc
 
 
 def committed_audit_file(name: str, audit_dir: Path) -> Path:

@@ -43,6 +43,8 @@ class Row:
     findings: list[Any] = field(default_factory=list, repr=False)
     #: real-library targets: library, version, env, files scanned, acknowledged findings
     target: dict[str, Any] | None = None
+    #: built-ins: the Cervical GroundHog audits (dpcheck.matrix.cervical.by_impl), None when not audited
+    cervical: dict[str, Any] | None = None
 
     def marked(self) -> frozenset[str]:
         return frozenset(c for c, cell in self.cells.items() if cell.marked and c in CATEGORIES)
@@ -67,6 +69,7 @@ class Matrix:
                     "audit": r.audit,
                     "errors": r.errors,
                     "target": r.target,
+                    "audit_cervical": r.cervical,
                 }
                 for r in self.rows
             ],

@@ -7,9 +7,11 @@ import json
 from pathlib import Path
 
 from dpcheck.categories import CATEGORIES, GENERAL
+from dpcheck.matrix import cervical
 from dpcheck.matrix.model import COLUMNS, Cell, Matrix, Row
 
 SYMBOL = {"V": "V", "B": "B", "F": "F", "clean": "·", "not checked": "?"}
+CERVICAL_HEADER = "audit: Cervical GroundHog"
 LEGEND = ("V = privacy violation, B = other bug, F = finding outside Table 2, · = clean (checks ran and passed), "
           "? = not checked")
 
@@ -60,13 +62,28 @@ def _audit_facts(audit: dict) -> list[tuple[str, str]]:
     return facts
 
 
+def _cervical_sources(matrix: Matrix) -> list[str]:
+    return sorted({str(row.cervical["source"]) for row in matrix.rows if row.cervical and row.cervical.get("source")})
+
+
+def _cervical_lines(row: Row) -> list[str]:
+    """One Markdown evidence line per Cervical audit of the row."""
+    lines = []
+    for kind in cervical.KINDS:
+        entry = (row.cervical or {}).get(kind)
+        if entry:
+            facts = "; ".join(f"{k}: {v}" for k, v in cervical.entry_facts(entry))
+            lines.append(f"- **{row.impl}** {cervical.entry_text(entry)}: {facts}")
+    return lines
+
+
 def _target_line(row: Row) -> str:
     t = row.target or {}
     return f"{t.get('library')} {t.get('version')}, {t.get('env')} env"
 
 
 def markdown(matrix: Matrix) -> str:
-    head = ["impl", *COLUMNS, "audit ε_emp"]
+    head = ["impl", *COLUMNS, "audit ε_emp", CERVICAL_HEADER]
     lines = [
         "# dpcheck violation matrix",
         "",
@@ -76,12 +93,16 @@ def markdown(matrix: Matrix) -> str:
         "|" + "---|" * len(head),
     ]
     for row in matrix.rows:
-        lines.append("| " + " | ".join([row.impl, *(_cell_text(row.cells[c]) for c in COLUMNS), _audit_text(row.audit)]) + " |")
+        lines.append("| " + " | ".join([row.impl, *(_cell_text(row.cells[c]) for c in COLUMNS), _audit_text(row.audit),
+                                         cervical.cell_text(row.cervical)]) + " |")
     totals = matrix.totals()
-    lines += ["", LEGEND, "", f"Totals: {totals['V']} V, {totals['B']} B."]
+    lines += ["", LEGEND, "", cervical.LEGEND + ".", "", f"Totals: {totals['V']} V, {totals['B']} B."]
     sources = _audit_sources(matrix)
     if sources:
         lines += ["", "Audit column read from: " + ", ".join(f"`{s}`" for s in sources) + "."]
+    cervical_sources = _cervical_sources(matrix)
+    if cervical_sources:
+        lines += ["", "Cervical column read from: " + ", ".join(f"`{s}`" for s in cervical_sources) + "."]
     real = [row for row in matrix.rows if row.target]
     if real:
         lines += ["", "## Real-library rows", "",
@@ -93,6 +114,9 @@ def markdown(matrix: Matrix) -> str:
             t = row.target
             lines.append(f"| {row.impl} | {t['library']} {t['version']} | {t['env']} (`{t['location']}`) | "
                          f"{t['files_scanned']} | {len(t['acknowledged'])} | {_audit_text(row.audit)} |")
+    audited = [line for row in matrix.rows for line in _cervical_lines(row)]
+    if audited:
+        lines += ["", "## Cervical GroundHog audits", "", *audited]
     lines += ["", "## Evidence", ""]
     for row in matrix.rows:
         marked = [(c, row.cells[c]) for c in COLUMNS if row.cells[c].status in ("V", "B", "F")]
@@ -126,10 +150,11 @@ def terminal(matrix: Matrix) -> None:
     for c in COLUMNS:
         table.add_column(c.replace("_", "\n"), justify="center")
     table.add_column("audit ε_emp", justify="right")
+    table.add_column("audit:\nCervical", justify="right")
     style = {"V": "bold red", "B": "bold yellow", "F": "magenta", "clean": "green", "not checked": "dim"}
     for row in matrix.rows:
         table.add_row(row.impl + (f"\n[dim]{_target_line(row)}[/]" if row.target else ""), *(f"[{style[row.cells[c].status]}]{_cell_text(row.cells[c])}[/]" for c in COLUMNS),
-                      _audit_text(row.audit))
+                      _audit_text(row.audit), "\n".join(cervical.cell_parts(row.cervical)) if row.cervical else "—")
     console().print(table)
 
 
@@ -137,11 +162,26 @@ def _evidence_list(items: list[str]) -> str:
     return f"<ul>{''.join(items)}</ul>"
 
 
+def _cervical_td(row: Row) -> str:
+    """The Cervical cell: target 397 over the selected target, both audits' statistics on click."""
+    esc = html.escape
+    if not row.cervical:
+        return "<td class='cervical end' title='not audited on Cervical: not a pass'>—</td>"
+    entries = [row.cervical.get(kind) for kind in cervical.KINDS]
+    verdict = "violation" if any(e and e.get("verdict") == "violation" for e in entries) else "other"
+    facts = [f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for e in entries if e for k, v in cervical.entry_facts(e)]
+    facts += [f"<li><b>{esc(kind)}</b>: not audited</li>" for kind, e in zip(cervical.KINDS, entries) if not e]
+    summary = "<br>".join(esc(part) for part in cervical.cell_parts(row.cervical))
+    return (f"<td class='cervical end v-{verdict}'><details><summary>{summary}</summary>"
+            f"{_evidence_list(facts)}</details></td>")
+
+
 def html_page(matrix: Matrix, images: list[Path] | None = None) -> str:
     """One self-contained page: the table (fits 1280 px), evidence on click, embedded PNG plots."""
     esc = html.escape
     head = "".join(f"<th scope='col'>{esc(c).replace('_', '_<wbr>')}</th>" for c in COLUMNS)
-    head = f"<th scope='col' class='impl'>impl</th>{head}<th scope='col' class='audit'>audit ε_emp</th>"
+    head = (f"<th scope='col' class='impl'>impl</th>{head}<th scope='col' class='audit'>audit ε_emp</th>"
+            f"<th scope='col' class='cervical'>{esc(CERVICAL_HEADER)}</th>")
     body = []
     for row in matrix.rows:
         if row.target:
@@ -175,6 +215,7 @@ def html_page(matrix: Matrix, images: list[Path] | None = None) -> str:
                        f"</summary>{_evidence_list(facts)}</details></td>")
         else:
             tds.append("<td class='audit end' title='no stored audit result: not a pass'>—</td>")
+        tds.append(_cervical_td(row))
         body.append("<tr>" + "".join(tds) + "</tr>")
     figures = []
     for img in images or []:
@@ -185,6 +226,9 @@ def html_page(matrix: Matrix, images: list[Path] | None = None) -> str:
     sources = _audit_sources(matrix)
     audit_note = (" Audit column read from " + ", ".join(f"<code>{esc(s)}</code>" for s in sources) + "."
                   if sources else "")
+    cervical_sources = _cervical_sources(matrix)
+    audit_note += (" Cervical column read from " + ", ".join(f"<code>{esc(s)}</code>" for s in cervical_sources)
+                   + "." if cervical_sources else "")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>dpcheck violation matrix</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -195,6 +239,7 @@ table{{border-collapse:collapse;width:100%;table-layout:fixed}}
 td,th{{border:1px solid #ccc;padding:3px 4px;vertical-align:top;text-align:center;position:relative}}
 thead th{{font-size:12px;overflow-wrap:anywhere;background:#f5f5f5}}
 th.impl{{width:14em;text-align:left;overflow-wrap:anywhere}} th.audit,td.audit{{width:10em}}
+th.cervical,td.cervical{{width:9em;font-size:12px}}
 summary{{font-weight:bold;cursor:pointer}} .meta summary{{font-weight:normal;font-size:11px;color:#555}}
 details ul{{position:absolute;z-index:2;left:0;top:100%;width:32em;max-width:80vw;margin:0;padding:.5em .5em .5em 1.6em;
   text-align:left;font-size:12px;font-weight:normal;background:#fff;border:1px solid #999;box-shadow:0 2px 6px #0003}}
@@ -206,7 +251,7 @@ li.bad{{color:#b71c1c}} li.ok{{color:#33691e}} li.ack{{color:#795548}}
 figure{{display:inline-block;width:48%;margin:.5em 1%;vertical-align:top}} img{{max-width:100%}}
 </style></head><body>
 <h1>dpcheck violation matrix</h1>
-<p>Generated by <code>{esc(matrix.generated_by)}</code>{esc(_scope(matrix))}. {esc(LEGEND)}. Click a cell for its
+<p>Generated by <code>{esc(matrix.generated_by)}</code>{esc(_scope(matrix))}. {esc(LEGEND)}. {esc(cervical.LEGEND)}. Click a cell for its
 evidence; a real-library row's second line for its library, version, environment and acknowledged findings.{audit_note}</p>
 <table class="matrix"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
 <p>Totals: {totals['V']} V, {totals['B']} B.</p>
