@@ -137,7 +137,10 @@ def run_attack(features: dict[int, np.ndarray], *, split: tuple[float, float, fl
     test_x, test_y = parts["test"]
     test_scores = score(test_x)
     auc = float(roc_auc_score(test_y, test_scores)) if len(set(test_y)) == 2 else float("nan")
-    gdp_threshold = gdp.best_threshold(val_scores, parts["val"][1], confidence=confidence)
+    # a scorer may fix its GDP threshold from the training part (LinearScore: the α ≈ β point)
+    gdp_threshold = getattr(clf, "gdp_threshold", None)
+    if gdp_threshold is None:
+        gdp_threshold = gdp.best_threshold(val_scores, parts["val"][1], confidence=confidence)
     return AttackOutcome(threshold, stats.counts_at(test_scores, test_y, threshold), auc,
                          n_train, n_val, n_test, val_eps, val_auc,
                          gdp_counts=stats.counts_at(test_scores, test_y, gdp_threshold))

@@ -18,14 +18,14 @@ Tradeoff curves (neighbouring worlds differ in one record):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import beta as beta_dist
 from scipy.stats import laplace, norm
 
 from dpcheck.audit import gdp
-from dpcheck.audit.stats import eps_clopper_pearson
+from dpcheck.audit.stats import eps_from_rates
 
 MECHANISMS = ("laplace", "randomized-response", "gaussian")
 THRESHOLDS = 2001
@@ -70,24 +70,57 @@ def ceiling(mechanism: str, n: int, *, confidence: float, epsilon: float | None 
     if n <= 0:
         raise ValueError(f"n must be positive, got {n}")
     alpha, beta = tradeoff(mechanism, epsilon=epsilon, mu=mu)
-    bound: Callable[[int, int], float]
-    if mechanism == "gaussian":
-        def bound(fp: int, fn: int) -> float:
-            return gdp.mu_clopper_pearson(fp, n, fn, n, confidence=confidence)
-    else:
-        def bound(fp: int, fn: int) -> float:
-            return eps_clopper_pearson(fp, n, fn, n, delta=delta, confidence=confidence)
-    scored: dict[tuple[int, int], tuple[float, float, float]] = {}
-    for a, b in zip(alpha, beta):
-        counts = (int(round(n * a)), int(round(n * b)))
-        if counts not in scored:
-            scored[counts] = (bound(*counts), float(a), float(b))
+    counts = np.stack([np.rint(n * alpha), np.rint(n * beta)], axis=1).astype(np.int64)
+    pairs, first = np.unique(counts, axis=0, return_index=True)
+    split = (1.0 - confidence) / 2.0
+
+    def upper(errors: np.ndarray) -> np.ndarray:  # stats.cp_upper, vectorised
+        return np.where(errors >= n, 1.0, beta_dist.ppf(1.0 - split, errors + 1, np.maximum(n - errors, 1)))
+
+    a_up, b_up = upper(pairs[:, 0]), upper(pairs[:, 1])
+    values = gdp.mu_from_rates(a_up, b_up) if mechanism == "gaussian" else eps_from_rates(a_up, b_up, delta)
+    scored: dict[tuple[int, int], tuple[float, float, float]] = {
+        (int(fp), int(fn)): (float(v), float(alpha[i]), float(beta[i]))
+        for (fp, fn), v, i in zip(pairs, np.atleast_1d(values), first)}
     if mechanism == "gaussian" and method != "clopper-pearson":
         top = sorted(scored, key=lambda c: scored[c][0], reverse=True)[:POSTERIOR_CANDIDATES]
         scored = {c: (gdp.mu_lower_bound(method, c[0], n, c[1], n, confidence=confidence), *scored[c][1:])
                   for c in top}
     value, a, b = max(scored.values(), default=(0.0, 1.0, 1.0))
     return Ceiling(mechanism, n, confidence, value, a, b)
+
+
+def runs_needed(mechanism: str, target: float, *, confidence: float, epsilon: float | None = None,
+                mu: float | None = None, delta: float = 0.0, method: str = "clopper-pearson",
+                limit: int = 10_000_000) -> int | None:
+    """The smallest n whose :func:`ceiling` reaches ``target`` (bisection; the ceiling grows with n
+    up to rounding of the expected counts), or None when even ``limit`` test runs fall short."""
+    def value(n: int) -> float:
+        return ceiling(mechanism, n, confidence=confidence, epsilon=epsilon, mu=mu, delta=delta, method=method).value
+
+    lo, hi = 1, 64
+    while value(min(hi, limit)) < target:
+        if hi >= limit:
+            return None
+        lo, hi = hi, hi * 2
+    hi = min(hi, limit)
+    while hi - lo > max(1, lo // 200):  # 0.5 % resolution is plenty for a run budget
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if value(mid) < target else (lo, mid)
+    return hi
+
+
+def shift_limit(mu: float, n: int, *, confidence: float) -> float:
+    """μ − z·√(2/n): the median lower confidence bound of the *efficient* estimator of a Gaussian
+    shift (the difference of the two worlds' mean scores on the optimal projection, variance known)
+    with n runs per world. By the Cramér–Rao bound no regular estimator of μ has a smaller
+    asymptotic spread, so a valid method using the whole tradeoff curve (not one threshold) cannot
+    be expected to certify more — an asymptotic yardstick, not a finite-sample theorem."""
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n}")
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    return float(_positive(mu, "mu") - norm.ppf(confidence) * math.sqrt(2.0 / n))
 
 
 def _positive(value: float | None, name: str) -> float:
