@@ -125,7 +125,11 @@ def check_name(name: str) -> None:
                          "(worst-case kinds take '@N' background rows), or pass --data/--schema/--target")
 
 
-def load(name: str, target: int | None = None, data: dict | None = None) -> AuditDataset:
+def load(name: str, target: int | str | None = None, data: dict | None = None) -> AuditDataset:
+    if isinstance(target, str):  # "craft:K": D′ = the public rows, D = D′ + a crafted canary
+        from dpcheck.audit.crafting import crafted_dataset
+
+        return crafted_dataset(name, target, data)
     if name == "csv":
         if data is None or target is None:
             raise ValueError("the csv dataset needs its files and a target row")

@@ -12,7 +12,8 @@ import numpy as np
 from dpcheck.audit import attacks, datasets, stats
 from dpcheck.audit.executor import Task
 from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS, AuditSpec
+from dpcheck.audit.spec import (DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS,
+                                AuditSpec)
 from dpcheck.audit.store import RunRecord, Store
 
 
@@ -77,6 +78,9 @@ class AuditResult:
     gdp: dict[str, Any] | None = None
     #: --search: the pilot over the hyperparameter grid that fixed this audit's setting (dpcheck.audit.search)
     search: dict[str, Any] | None = None
+    #: what the adversary sees: "black-box" (released synthetic data or array) or "white-box (passive)"
+    #: (also the model release_model() returns); dpcheck.audit.whitebox.threat_model_of
+    threat_model: str = "black-box"
     #: cervical without --target: how dpcheck.audit.targets chose the target (candidates' mini-audit AUCs)
     target_selection: dict[str, Any] | None = None
 
@@ -199,6 +203,10 @@ def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.Aud
                 runs: int) -> dict[int, np.ndarray]:
     if spec.attack in RELEASE_ATTACKS:
         return release_features_of(records, runs)
+    if spec.attack in WHITEBOX_ATTACKS:
+        from dpcheck.audit import whitebox
+
+        return whitebox.features_of(spec.attack, records, runs)
     feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
     for r in records:
         if r.index < runs:
@@ -256,6 +264,12 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
         raise ValueError("resolve the target first (dpcheck.audit.targets.resolve_target)")
     if spec.phase != "audit":  # pilot and target-selection runs choose settings; they never enter a bound
         raise ValueError(f"a {spec.phase!r} spec cannot be audited: only phase 'audit' runs enter a bound")
+    from dpcheck.audit import whitebox
+
+    whitebox.check_supported(spec.impl, spec.attack)
+    from dpcheck.audit.dpsgd import check_gradient_canary
+
+    check_gradient_canary(spec)
     progress = progress or NullProgress()
     started = time.perf_counter()
     session = uuid.uuid4().hex[:12]
@@ -284,7 +298,8 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
         verdict = "pass"
     requested = records[0].rows_requested if records else 0
     target = is_target(spec.impl)
-    size_finding = release_size_finding(records) if spec.attack in RELEASE_ATTACKS else None
+    released_array = spec.attack in RELEASE_ATTACKS + WHITEBOX_ATTACKS  # not synthetic rows
+    size_finding = release_size_finding(records) if released_array else None
     return AuditResult(
         impl=spec.impl, attack=spec.attack, dataset=spec.dataset,
         target=datasets.load(spec.dataset, spec.target, spec.data).target_index, runs=runs, runs_planned=spec.runs,
@@ -292,14 +307,15 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
         eps_cp=eps_cp, eps_bayes=eps_bayes, auc=outcome.auc, fp=outcome.counts.fp, fn=outcome.counts.fn,
         test_per_world=outcome.test, threshold=outcome.threshold, certifiable_cp=cert_cp,
         certifiable_bayes=cert_bayes, verdict=verdict, until_verdict=until_verdict, checkpoints=history,
-        output_size=size_finding if spec.attack in RELEASE_ATTACKS else output_size_finding(
+        output_size=size_finding if released_array else output_size_finding(
             [r for r in records if not (target and r.synth.size == 0)] or records, requested), spec_hash=spec.generation_hash(),
         synth_rows=requested, runs_executed=executed, runs_reused=2 * runs - executed,
         run_seconds_mean=float(np.mean([r.seconds for r in records])) if records else 0.0,
         seconds=time.perf_counter() - started, executor=getattr(executor, "description", ""),
         spec=spec.to_dict(), failed_runs=failed_runs(records, runs) if target else None,
         target_info=target_details(spec) if target else None, run_paths=run_paths_of(records),
-        attack_selection=outcome.selection, gdp=gdp_bounds(outcome, bound_confidence))
+        attack_selection=outcome.selection, gdp=gdp_bounds(outcome, bound_confidence),
+        threat_model=whitebox.threat_model_of(spec))
 
 
 def gdp_bounds(outcome: attacks.AttackOutcome, confidence: float) -> dict[str, Any] | None:

@@ -57,11 +57,20 @@ def run_one(task: Task) -> Outcome:
         data = datasets.load(gen["dataset"], gen["target"], gen.get("data"))
         requested = int(gen["synth_rows"] or data.default_synth_rows)
         if _is_target(gen["impl"]):
+            if _releases_model(gen):
+                raise ValueError(f"{gen['impl']} is a real-library target: it releases no model (release_model())")
             return _run_target(task, data, seed, requested, worker, start)
         impl = get_impl(gen["impl"])
-        hyper = dict(gen["hyperparams"])
-        impl.fit(data.world(task.world).copy(), epsilon=gen["epsilon"], delta=gen["delta"], seed=seed,
+        from dpcheck.audit.dpsgd import world_input  # the gradient canary: D′ + an adversary-set gradient
+
+        rows, hyper = world_input(data, task.world, dict(gen["hyperparams"]))
+        impl.fit(rows.copy(), epsilon=gen["epsilon"], delta=gen["delta"], seed=seed,
                  bounds=data.bounds, **hyper)
+        if _releases_model(gen):  # white-box: the features of the released model, computed before it is dropped
+            from dpcheck.audit.whitebox import model_features
+
+            return Outcome(task.world, task.index, seed, 1, model_features(impl, data.target),
+                           time.perf_counter() - start, worker)
         synth = np.asarray(impl.sample(requested), dtype=np.float64)
         release = getattr(impl, "release", None)
         if callable(release):  # output left in a scaled space: back to input units as its users must
@@ -100,7 +109,7 @@ def run_group(tasks: list[Task], path: str = "auto") -> list[Outcome]:
     if not tasks:
         return []
     gen = tasks[0].generation
-    if fastpath.chosen_path(gen["impl"], path) == "plain":
+    if fastpath.chosen_path(gen["impl"], path) == "plain" or _releases_model(gen):
         return [run_one(t) for t in tasks]
     if any(t.generation != gen or t.world != tasks[0].world for t in tasks):
         raise ValueError("a fast batch needs tasks of one generation and one world")
@@ -140,7 +149,7 @@ def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]
     groups: dict[tuple[str, int], list[list[Task]]] = {}
     order: list[list[Task]] = []
     for task in tasks:
-        if fastpath.chosen_path(task.generation["impl"], path) == "plain":
+        if fastpath.chosen_path(task.generation["impl"], path) == "plain" or _releases_model(task.generation):
             order.append([task])
             continue
         chunks = groups.setdefault((spec_hash(task.generation), task.world), [])
@@ -149,6 +158,11 @@ def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]
             order.append(chunks[-1])
         chunks[-1].append(task)
     return order
+
+
+def _releases_model(generation: dict[str, Any]) -> bool:
+    """White-box runs (dpcheck.audit.whitebox): the plain path only, which keeps the fitted model."""
+    return generation.get("release") == "model"
 
 
 def _is_target(name: str) -> bool:

@@ -350,4 +350,8 @@ def model_for(attack: str) -> Any:
         return LinearScore()
     if attack == "tvd":
         return BinnedLikelihood()
+    if attack == "logan":  # white-box: the released critic's score (dpcheck.audit.whitebox)
+        from dpcheck.audit.whitebox import model_for as whitebox_model
+
+        return whitebox_model(attack)
     return None

@@ -14,6 +14,12 @@ hyperparameters (so PATE-GAN budget knobs can be passed to every implementation 
   bin for d columns — ε-DP by composition; columns sampled independently.
 * ``ref-leaky-bounds`` (:class:`DataBoundsMarginals`): the same with the bins spanning the
   data's own min/max (the paper's "metadata" violation), so an outlying target moves the range.
+* ``ref-dpsgd`` and its broken twins ``ref-dpsgd-mean-noise``, ``ref-dpsgd-unclipped``
+  (:mod:`dpcheck.audit.dpsgd`): full-batch DP-SGD logistic regression releasing its parameters.
+
+Each also implements ``release_model()`` (:mod:`dpcheck.audit.whitebox`): its noisy measurements
+(the noisy counts before clipping, plus the bin edges for the marginals) as parameters, and as
+"critic" the released probability of a record's cell (for the marginals, the product over columns).
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from dpcheck.audit import dpsgd
 from dpcheck.vendored_impls._common import as_numeric_array
 
 MAX_CELLS = 4096
@@ -39,10 +46,11 @@ def _public_bounds(bounds: Any, columns: int) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def _noisy_distribution(counts: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
-    noisy = np.clip(counts + rng.laplace(0.0, scale, size=counts.shape), 0.0, None)
+def _normalised(noisy_counts: np.ndarray) -> np.ndarray:
+    """Noisy counts clipped at 0 and normalised (uniform when nothing is left)."""
+    noisy = np.clip(noisy_counts, 0.0, None)
     total = noisy.sum()
-    return noisy / total if total > 0 else np.full(counts.shape, 1.0 / counts.size)
+    return noisy / total if total > 0 else np.full(noisy.shape, 1.0 / noisy.size)
 
 
 class LaplaceCounts:
@@ -53,6 +61,8 @@ class LaplaceCounts:
     def __init__(self) -> None:
         self._cells: np.ndarray | None = None
         self._p: np.ndarray | None = None
+        self._noisy: np.ndarray | None = None
+        self._domain: tuple[np.ndarray, tuple[int, ...]] | None = None
         self._rng = np.random.default_rng(0)
 
     def noise_scale(self, epsilon: float, rows: int) -> float:
@@ -71,7 +81,9 @@ class LaplaceCounts:
         self._cells = np.array(list(itertools.product(*(range(a, b + 1) for a, b in zip(lo, hi)))), dtype=float)
         codes = np.ravel_multi_index(tuple((np.clip(np.rint(x), lo, hi).astype(int) - lo).T), tuple(sizes))
         counts = np.bincount(codes, minlength=int(np.prod(sizes))).astype(float)
-        self._p = _noisy_distribution(counts, self.noise_scale(epsilon, len(x)), self._rng)
+        self._noisy = counts + self._rng.laplace(0.0, self.noise_scale(epsilon, len(x)), size=counts.shape)
+        self._p = _normalised(self._noisy)
+        self._domain = (lo, tuple(int(s) for s in sizes))
         if delay:
             time.sleep(float(delay))
         return self
@@ -80,6 +92,20 @@ class LaplaceCounts:
         if self._p is None or self._cells is None:
             raise RuntimeError("call fit() before sample()")
         return self._cells[self._rng.choice(len(self._cells), size=n, p=self._p)]
+
+    def release_model(self) -> Any:
+        """The noisy counts, and the released probability of a record's cell as the critic."""
+        from dpcheck.audit.whitebox import ReleasedModel
+
+        if self._p is None or self._noisy is None or self._domain is None:
+            raise RuntimeError("call fit() before release_model()")
+        p, (lo, sizes) = self._p.copy(), self._domain
+
+        def cell_probability(x: np.ndarray) -> np.ndarray:
+            cells = np.clip(np.rint(np.asarray(x, dtype=float)), lo, lo + np.asarray(sizes) - 1).astype(int) - lo
+            return p[np.ravel_multi_index(tuple(cells.T), sizes)]
+
+        return ReleasedModel(params=self._noisy.copy(), critic=cell_probability)
 
 
 class MeanScaledCounts(LaplaceCounts):
@@ -99,6 +125,7 @@ class LaplaceMarginals:
         self._edges: list[np.ndarray] = []
         self._integer: list[bool] = []
         self._p: list[np.ndarray] = []
+        self._noisy: list[np.ndarray] = []
         self._rng = np.random.default_rng(0)
 
     def range_of(self, x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -110,20 +137,18 @@ class LaplaceMarginals:
         lower, upper = self.range_of(x, *_public_bounds(bounds, x.shape[1]))
         self._rng = np.random.default_rng(seed)
         scale = x.shape[1] / epsilon
-        self._edges, self._integer, self._p = [], [], []
+        self._edges, self._integer, self._p, self._noisy = [], [], [], []
         for j in range(x.shape[1]):
             lo, hi = float(lower[j]), float(upper[j])
             integer = lo.is_integer() and hi.is_integer() and hi - lo <= MAX_INTEGER_RANGE
-            if integer:
-                edges = np.arange(lo, hi + 1)
-                codes = np.clip(np.rint(x[:, j]), lo, hi).astype(int) - int(lo)
-            else:
-                edges = np.linspace(lo, hi, BINS + 1) if hi > lo else np.array([lo, lo])
-                codes = np.clip(np.searchsorted(edges, x[:, j], side="right") - 1, 0, len(edges) - 2)
+            edges = np.arange(lo, hi + 1) if integer else (np.linspace(lo, hi, BINS + 1) if hi > lo
+                                                           else np.array([lo, lo]))
+            codes = _column_codes(x[:, j], edges, integer)
             counts = np.bincount(codes, minlength=len(edges) if integer else len(edges) - 1).astype(float)
             self._edges.append(edges)
             self._integer.append(integer)
-            self._p.append(_noisy_distribution(counts, scale, self._rng))
+            self._noisy.append(counts + self._rng.laplace(0.0, scale, size=counts.shape))
+            self._p.append(_normalised(self._noisy[-1]))
         if delay:
             time.sleep(float(delay))
         return self
@@ -137,6 +162,30 @@ class LaplaceMarginals:
             out[:, j] = edges[cell] if integer else self._rng.uniform(edges[cell], edges[cell + 1])
         return out
 
+    def release_model(self) -> Any:
+        """Per column the bin edges and noisy counts; the product of a record's cell probabilities
+        over the columns as the critic."""
+        from dpcheck.audit.whitebox import ReleasedModel
+
+        if not self._p:
+            raise RuntimeError("call fit() before release_model()")
+        columns = [(e.copy(), i, p.copy()) for e, i, p in zip(self._edges, self._integer, self._p)]
+
+        def probability(x: np.ndarray) -> np.ndarray:
+            x = np.asarray(x, dtype=float)
+            return np.prod([p[_column_codes(x[:, j], e, i)] for j, (e, i, p) in enumerate(columns)], axis=0)
+
+        params = {f"{name}{j}": values for j in range(len(columns))
+                  for name, values in (("edges", self._edges[j]), ("noisy", self._noisy[j]))}
+        return ReleasedModel(params=params, critic=probability)
+
+
+def _column_codes(values: np.ndarray, edges: np.ndarray, integer: bool) -> np.ndarray:
+    """The cell of each value in one column: its integer offset, or its bin (edge bins catch the rest)."""
+    if integer:
+        return np.clip(np.rint(values), edges[0], edges[-1]).astype(int) - int(edges[0])
+    return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+
 
 class DataBoundsMarginals(LaplaceMarginals):
     name = "ref-leaky-bounds"
@@ -147,6 +196,7 @@ class DataBoundsMarginals(LaplaceMarginals):
 
 
 REFERENCE = {cls.name: cls for cls in (LaplaceCounts, MeanScaledCounts, LaplaceMarginals, DataBoundsMarginals)}
+REFERENCE.update({cls.name: cls for cls in dpsgd.ADAPTERS})  # releases parameters, not rows (dpcheck.audit.dpsgd)
 #: reference mechanisms that are correct (must pass) vs deliberately broken (must be caught)
 CORRECT = ("ref-laplace", "ref-marginals")
 BROKEN = ("ref-broken", "ref-leaky-bounds")

@@ -22,7 +22,7 @@ def print_table(results: list[AuditResult], console: Any = None) -> None:
     from rich.table import Table
 
     console = console or Console(width=None if sys.stdout.isatty() else 160)
-    table = Table(title="dpcheck audit — empirical ε lower bounds (black-box membership game)")
+    table = Table(title="dpcheck audit — empirical ε lower bounds (membership game)")
     for col in ("implementation", "attack", "R", "ε claimed", "ε_emp CP", "ε_emp Bayes", "AUC", "verdict",
                 "certifiable max"):
         table.add_column(col, justify="left" if col in ("implementation", "attack", "verdict") else "right")
@@ -32,7 +32,7 @@ def print_table(results: list[AuditResult], console: Any = None) -> None:
                       _fmt(r.auc), f"[{VERDICT_STYLE.get(r.verdict, '')}]{r.verdict}[/]", _fmt(r.certifiable_cp))
     console.print(table)
     for r in results:
-        note = (f"{r.impl}: R={r.runs} runs per world ({r.test_per_world} test), δ={r.delta:g}, "
+        note = (f"{r.impl}, {r.threat_model}: R={r.runs} runs per world ({r.test_per_world} test), δ={r.delta:g}, "
                 f"errors on test FP={r.fp} FN={r.fn}; bounds at confidence {r.bound_confidence:.4g}")
         if r.until_verdict and len(r.checkpoints) and r.bound_confidence != r.confidence:
             plan = r.runs_planned

@@ -31,7 +31,10 @@ def analyse(spec: Any, records: list, dataset: AuditDataset, runs: int, *,
 
     kwargs = dict(split=spec.split, seed=spec.seed, delta=spec.delta, confidence=bound_confidence)
     if spec.attack != AUTO:
-        return attacks.run_attack(features_of(spec, records, dataset, runs), model=featurizers.model_for(spec.attack),
+        from dpcheck.audit import dpsgd
+
+        model = dpsgd.model_for(spec) or featurizers.model_for(spec.attack)
+        return attacks.run_attack(features_of(spec, records, dataset, runs), model=model,
                                   **kwargs)
     features: dict[str, dict[int, np.ndarray]] = {}
     skipped: dict[str, str] = {}

@@ -4,6 +4,8 @@ A shadow run is a pure function of (generation spec, world, run index). The gene
 everything that changes the synthetic data (implementation, dataset, target, ε, δ,
 hyperparameters, synthetic rows, seed) and excludes what only changes the analysis (attack,
 number of runs, split, confidence), so stored runs are reused by every attack and by a larger R.
+The one exception: white-box attacks store white-box features instead of synthetic data, under the
+extra field ``"release": "model"`` (absent for every other attack).
 """
 from __future__ import annotations
 
@@ -19,9 +21,13 @@ WORLDS = (WORLD_OUT, WORLD_IN)
 DEFAULT_SPLIT = (0.4, 0.2, 0.4)
 ATTACKS = ("querybased", "groundhog", "release", "querybased-subsets", "groundhog-histogram",
            "groundhog-correlation", "groundhog-ensemble", "dcr", "mc-density", "tvd", "auto",
-           "release-linear")
-#: attacks that read a mechanism's released array rather than synthetic rows
-RELEASE_ATTACKS = ("release", "release-linear")
+           "release-linear", "logan", "model-params", "gradient-canary")
+#: attacks that read a mechanism's released array rather than synthetic rows (gradient-canary: the
+#: parameters a DP-SGD-style reference releases, dpcheck.audit.dpsgd)
+RELEASE_ATTACKS = ("release", "release-linear", "gradient-canary")
+#: passive white-box attacks: they read the model an adapter releases (dpcheck.audit.whitebox); their
+#: runs store white-box features, not synthetic data, under the generation field "release": "model"
+WHITEBOX_ATTACKS = ("logan", "model-params")
 #: where --until-verdict looks (runs per world), fixed before any run
 DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
 #: what a spec's runs are for; part of the generation hash, so runs of one phase are never read
@@ -46,7 +52,7 @@ class AuditSpec:
     dataset: str = "worstcase"
     attack: str = "querybased"
     #: index of the target row in the dataset's D; None = dataset default (worst case) or auto
-    target: int | None = None
+    target: int | str | None = None  # or "craft" / "craft:K": a crafted canary (dpcheck.audit.crafting)
     epsilon: float = 1.0
     delta: float = 1e-5
     runs: int = 1000  # R per world
@@ -61,6 +67,9 @@ class AuditSpec:
     data: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
+        from dpcheck.audit.crafting import check_target
+
+        check_target(self.target)
         if self.attack not in ATTACKS:
             raise ValueError(f"unknown attack {self.attack!r}; choose from {', '.join(ATTACKS)}")
         if self.phase not in PHASES:
@@ -82,6 +91,8 @@ class AuditSpec:
             "synth_rows": self.synth_rows, "seed": int(self.seed),
             "hyperparams": dict(self.hyperparams), "phase": self.phase,
         }
+        if self.attack in WHITEBOX_ATTACKS:  # absent otherwise, so earlier stores keep their hashes
+            generation["release"] = "model"
         if self.data is not None:  # absent otherwise, so earlier stores keep their hashes
             generation["data"] = dict(self.data)
         if self.dataset == "cervical":  # runs stored under the earlier split (seed 0) are not reused

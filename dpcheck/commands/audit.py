@@ -8,17 +8,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS
+from dpcheck.audit.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS
 from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
 
 NAME = "audit"
-HELP = "Black-box epsilon audit: shadow runs on D and D-target, a membership attack, an epsilon lower bound."
+HELP = ("Epsilon audit: shadow runs on D and D-target, a membership attack (black-box, or white-box on a released "
+        "model), an epsilon lower bound.")
 ORDER = 40
 
 ATTACK_DATASET = {"querybased": "worstcase", "groundhog": "cervical", "querybased-subsets": "worstcase",
                   "groundhog-histogram": "cervical", "groundhog-correlation": "cervical",
                   "groundhog-ensemble": "cervical", "dcr": "worstcase", "mc-density": "worstcase",
-                  "tvd": "worstcase", "auto": "worstcase"}
+                  "tvd": "worstcase", "auto": "worstcase", "gradient-canary": "worstcase-classification"}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,7 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "LIBRARY:NAME (e.g. diffprivlib:GaussianNB; docs/targets.md) or package.module:Factory")
     g.add_argument("--attack", action="append", choices=ATTACKS,
                    help="membership attack (repeatable; default querybased, or release for mechanism targets; "
-                        "auto: choose among the black-box attacks on the validation part; docs/audit.md)")
+                        "auto: choose among the black-box attacks on the validation part; white-box (passive), "
+                        "for adapters with release_model(): logan = the released critic's score on the target, "
+                        "model-params = the released parameters; docs/audit.md)")
     g.add_argument("--dataset", metavar="NAME",
                    help="worstcase, worstcase-categorical, worstcase-continuous, worstcase-classification "
                         "(these three take '@N' background rows and '+replace' for replace-one neighbours), cervical; "
@@ -39,9 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--schema", metavar="FILE.json",
                    help="the public domain of --data: {\"columns\": [{\"name\", \"kind\": integer|categorical|"
                         "continuous, \"categories\" or \"lower\"/\"upper\"}], \"label\": NAME or null}")
-    g.add_argument("--target", type=int, help="row index of the target in D (cervical, --data); default on "
+    g.add_argument("--target", type=target_arg, help="'craft' (or 'craft:K'): add a canary crafted from the public "
+                                                     "domain (docs/audit.md); or the "
+                                                     "row index of the target in D (cervical, --data); default on "
                                               "cervical: choose the most vulnerable record by mini-audits")
-    g.add_argument("--candidates", type=int, default=64, help="target selection: farthest records tried (64)")
+    g.add_argument("--candidates", type=int, default=64, help="target selection: farthest records tried, or with --target craft "
+                                                                "crafted candidates (64)")
     g.add_argument("--mini-runs", type=int, default=25,
                    help="target selection: runs per candidate on D′ (and once on D, shared by all candidates) (25)")
     g.add_argument("--epsilon", type=float, default=1.0)
@@ -95,6 +101,18 @@ def _value(text: str) -> Any:
         return text
 
 
+def target_arg(text: str) -> int | str:
+    """--target: a row index, or 'craft' / 'craft:K' (a crafted canary, dpcheck.audit.crafting)."""
+    from dpcheck.audit.crafting import is_craft
+
+    if is_craft(text):
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a row index, 'craft' or 'craft:K', got {text!r}") from None
+
+
 def parse_hyperparams(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -116,6 +134,12 @@ def parse_split(text: str) -> tuple[float, float, float]:
     return (parts[0] / total, parts[1] / total, parts[2] / total)
 
 
+def crafted(args: argparse.Namespace) -> bool:
+    from dpcheck.audit.crafting import is_craft
+
+    return is_craft(getattr(args, "target", None))
+
+
 def user_data(args: argparse.Namespace) -> dict[str, Any] | None:
     """Check --data/--schema/--target before any run; the spec's record of the user's data."""
     from dpcheck.audit import datasets
@@ -129,7 +153,7 @@ def user_data(args: argparse.Namespace) -> dict[str, Any] | None:
         raise UsageError("use either --dataset or --data, not both")
     try:
         data = datasets.user_data_spec(data_file, schema_file)
-        datasets.user_csv(data["csv"], data["schema"], args.target, data["sha256"])
+        datasets.user_csv(data["csv"], data["schema"], 0 if crafted(args) else args.target, data["sha256"])
     except OSError as exc:
         raise UsageError(f"cannot read {exc.filename}: {exc.strerror}") from None
     except ValueError as exc:
@@ -152,6 +176,8 @@ def target_defaults(name: str) -> tuple[str | None, str | None]:
 def build_specs(args: argparse.Namespace) -> list:
     from dpcheck import impls
     from dpcheck.audit import datasets
+    from dpcheck.audit.dpsgd import ATTACK as GRADIENT_CANARY
+    from dpcheck.audit.dpsgd import check_gradient_canary, is_dpsgd_style
     from dpcheck.audit.engine import check_impl_name
     from dpcheck.audit.settings import paper_hyperparams
     from dpcheck.audit.spec import AuditSpec
@@ -178,25 +204,43 @@ def build_specs(args: argparse.Namespace) -> list:
             if attack == "auto" and target_attack == "release":
                 raise UsageError(f"--attack auto chooses among attacks on synthetic data; {name} is a mechanism "
                                  "target (use release)")
-            if attack in RELEASE_ATTACKS and target_attack != "release":
+            if attack in RELEASE_ATTACKS and target_attack != "release" and not is_dpsgd_style(name) \
+                    and attack != GRADIENT_CANARY:  # the gradient canary names what a target lacks below
                 raise UsageError(f"the release attack reads a mechanism's released array; {name} is not a "
                                  "mechanism target (use querybased or groundhog)")
-            dataset = "csv" if data else args.dataset or target_dataset or ATTACK_DATASET[attack]
+            if attack in WHITEBOX_ATTACKS:  # refused before any run (also target selection) if no model is released
+                from dpcheck.audit.whitebox import check_supported
+
+                try:
+                    check_supported(name, attack)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
+            dataset = "csv" if data else args.dataset or target_dataset or ATTACK_DATASET.get(attack, "worstcase")
+            if crafted(args):
+                from dpcheck.audit.crafting import check_craftable
+
+                try:
+                    check_craftable(dataset)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
             if attack == "querybased" and dataset == "cervical":
                 raise UsageError("the querybased attack needs a small integer domain: use a worst-case dataset")
             if dataset == "cervical":  # the CSV and the target index, before any run
                 try:
-                    datasets.check_cervical(args.target)
+                    datasets.check_cervical(None if crafted(args) else args.target)
                 except ValueError as exc:
                     raise UsageError(str(exc)) from None
             # the paper's PATE-GAN knobs go to the built-in PATE-GANs only; other adapters get --hp alone
             defaults = paper_hyperparams(name, dataset)
             hyper = {**defaults, **hyper_user}
+            if attack == GRADIENT_CANARY:  # its runs are trained with the adversary's gradient
+                hyper.setdefault("canary", "gradient")
             try:
                 specs.append(AuditSpec(impl=name, dataset=dataset, attack=attack, target=args.target,
                                        epsilon=args.epsilon, delta=args.delta, runs=args.runs,
                                        synth_rows=args.synth_rows, seed=args.seed, hyperparams=hyper,
                                        split=parse_split(args.split), confidence=args.confidence, data=data))
+                check_gradient_canary(specs[-1])
             except ValueError as exc:
                 raise UsageError(str(exc)) from None
     return specs
@@ -240,6 +284,7 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.audit.executor import make_executor
     from dpcheck.audit.progress import RichProgress, TextProgress
     from dpcheck.audit.store import Store, StoreError
+    from dpcheck.audit.crafting import is_craft, resolve_craft
     from dpcheck.audit.targets import resolve_target
 
     if getattr(args, "one_run", None) is not None and (getattr(args, "search", None) is not None
@@ -274,8 +319,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         for spec in specs:
             try:
-                spec, choice = resolve_target(spec, store=store, executor=executor, progress=progress,
-                                              candidates=args.candidates, mini_runs=args.mini_runs)
+                if is_craft(spec.target):  # a canary crafted from the public domain (dpcheck.audit.crafting)
+                    spec, choice = resolve_craft(spec, store=store, executor=executor, progress=progress,
+                                                 candidates_count=args.candidates, mini_runs=args.mini_runs)
+                else:
+                    spec, choice = resolve_target(spec, store=store, executor=executor, progress=progress,
+                                                  candidates=args.candidates, mini_runs=args.mini_runs)
                 if grids is not None:
                     from dpcheck.audit.search import run_search
 
@@ -285,7 +334,7 @@ def run(args: argparse.Namespace) -> int:
                     continue
                 results.append(run_audit(spec, store=store, executor=executor, progress=progress,
                                          until_verdict=args.until_verdict, checkpoints=checkpoints))
-                if choice.get("method") == "vulnerable-record":
+                if choice.get("method") in ("vulnerable-record", "crafted"):
                     results[-1].target_selection = choice
             except (AuditRunError, StoreError, ValueError) as exc:
                 raise UsageError(str(exc)) from None

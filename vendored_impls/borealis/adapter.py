@@ -124,6 +124,41 @@ class _BorealisAdapter:
             out = np.insert(out, self._label_col, self._classes[np.rint(categories).astype(np.int64)], axis=1)
         return out
 
+    def release_model(self) -> Any:
+        """The trained generator and student discriminator (the released critic), with the scaling
+        and label encoding the model applies to its inputs (dpcheck.audit.whitebox)."""
+        if self._model is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        import torch
+
+        from dpcheck.audit.whitebox import ReleasedModel
+
+        model, scaler, classes, label_col = self._model, self._scaler, self._classes, self._label_col
+        student = model.student_disc
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            x = np.asarray(x, dtype=np.float64).reshape(-1, self._d)
+            features = np.delete(x, label_col, axis=1) if label_col is not None else x
+            inputs = np.asarray(scaler.transform(features), dtype=np.float64)
+            if label_col is not None:  # the class index the model was trained with; an unseen class gets the next one
+                found = x[:, [label_col]] == np.asarray(classes)[None, :]
+                codes = np.where(found.any(axis=1), found.argmax(axis=1), len(classes))
+                inputs = np.column_stack([inputs, codes])
+            with torch.no_grad():
+                return student(torch.as_tensor(inputs, dtype=torch.float32)).numpy().astype(np.float64).ravel()
+
+        def flat(module: Any) -> np.ndarray:
+            return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
+
+        lower, upper = ((scaler.data_min_, scaler.data_max_) if hasattr(scaler, "data_min_")
+                        else (scaler.lower, scaler.upper))
+        params = {"generator": flat(model.generator), "critic": flat(student), "scale_lower": lower,
+                  "scale_upper": upper}
+        if label_col is not None:
+            params["classes"] = np.asarray(classes, dtype=np.float64)
+            params["class_ratios"] = np.asarray(model.class_ratios, dtype=np.float64)
+        return ReleasedModel(params=params, critic=critic)
+
     def accountant_update(self, n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:
         """Increment of alpha(1..L) for one labelled batch, computed by the helper's ``moments_acc``."""
         import torch

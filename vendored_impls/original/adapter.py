@@ -68,6 +68,36 @@ class _Base(SessionHolder):
     def _restore_types(self, out: np.ndarray) -> np.ndarray:
         return out
 
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(critic weights W1, b1, W2, b2, W3, b3; generator weights) from the trainable variables."""
+        raise NotImplementedError
+
+    def release_model(self) -> Any:
+        """The trained generator and the released critic (upstream: its one discriminator; twin: the
+        student), with the model's feature scaling; the critic's input is the scaled features and
+        the label value, as in training (dpcheck.audit.whitebox)."""
+        if self._generate is None or self._session is None or self._layout is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+
+        values = self._session.run(self._session.graph.get_collection("trainable_variables"))
+        critic_weights, generator = self._split_variables(values)
+        dim, label = self._layout
+        if critic_weights[0].shape[0] != dim or critic_weights[4].shape[1:] != (1,):
+            raise RuntimeError(f"{self.name}: unexpected variable layout {[v.shape for v in values]}")
+        lower, span, clipped = self._scaling
+        net = mlp_critic(list(zip(critic_weights[0::2], critic_weights[1::2])), relu)
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            x = np.asarray(x, np.float64).reshape(-1, dim)
+            scaled = (np.delete(x, label, axis=1) - lower) / (span + 1e-8)
+            return net(np.column_stack([np.clip(scaled, 0.0, 1.0) if clipped else scaled, x[:, label]]))
+
+        params = {f"generator{i}": v for i, v in enumerate(generator)}
+        params.update({f"critic{i}": v for i, v in enumerate(critic_weights)})
+        params.update({"scale_lower": lower, "scale_span": span})
+        return ReleasedModel(params=params, critic=critic)
+
 
 class Upstream(_Base):
     name = "original"
@@ -78,9 +108,14 @@ class Upstream(_Base):
         from dpcheck.vendored_impls.original import upstream
 
         # bounds are ignored: upstream reads min/max from the data; lamda/num_moments are inert
+        lowest = array[:, features].min(axis=0)
+        self._scaling = (lowest, (array[:, features] - lowest).max(axis=0), False)  # upstream's own normalisation
         return upstream.PATE_GAN(array[:, features], array[:, label], epsilon, delta, int(hp["max_iterations"]),
                                  int(hp["num_teachers"]), tf1=tf1, sess=sess, mb_size=int(hp["batch_size"]),
                                  probe=probe)
+
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return values[:6], values[6:12]  # D_W1, D_b1, D_W2, D_b2, D_W3, D_b3, then G_*
 
 
 class Fixed(_Base):
@@ -99,12 +134,16 @@ class Fixed(_Base):
         from dpcheck.vendored_impls.original import fixed
 
         lower, upper = public_bounds(self.name, hp["bounds"], array.shape[1])
+        self._scaling = (lower[features], upper[features] - lower[features], True)
         return fixed.PATE_GAN(array[:, features], array[:, [label]], epsilon, delta, int(hp["max_iterations"]),
                               int(hp["num_teachers"]), tf1=tf1, sess=sess, lower=lower[features],
                               upper=upper[features], label_ratio=float(hp["label_ratio"]),
                               lamda=float(hp["lamda"]), num_moments=int(hp["num_moments"]),
                               mb_size=int(hp["batch_size"]), teacher_iters=int(hp["teacher_iters"]),
                               student_iters=int(hp["student_iters"]), probe=probe)
+
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return values[10:16], values[:6]  # G_* (6), T_* (4), then the student S_W1, S_b1, ..., S_b3
 
     def _restore_types(self, out: np.ndarray) -> np.ndarray:
         cols = list(self._integers)

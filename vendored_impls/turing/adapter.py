@@ -67,6 +67,41 @@ class _Base(SessionHolder):
         np.random.seed((self._seed + 7919 * self._draws) % 2**32)
         return np.asarray(self._model.generate(int(n)), np.float64)
 
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(critic weights W1, b1, W2, b2, W3, b3; generator weights) from the trainable variables."""
+        raise NotImplementedError
+
+    def _critic_input(self, encoded: np.ndarray) -> np.ndarray:
+        return encoded
+
+    def release_model(self) -> Any:
+        """The trained generator and the released critic (upstream: its one discriminator, trained on
+        every row; twin: the student), on records encoded as the model encodes them: scaled with the
+        metadata bounds, finite columns one-hot (dpcheck.audit.whitebox)."""
+        if self._model is None or self._session is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+        from dpcheck.vendored_impls.turing import finite
+
+        values = self._session.run(self._session.graph.get_collection("trainable_variables"))
+        critic_weights, generator = self._split_variables(values)
+        model = self._model
+        lower, upper, categories = model.lower.copy(), model.upper.copy(), dict(model.finite)
+        net = mlp_critic(list(zip(critic_weights[0::2], critic_weights[1::2])), relu)
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            x = np.asarray(x, np.float64).reshape(-1, len(lower))
+            scaled = (x - lower) / (upper - lower + 1e-8)
+            encoded = finite.expand(scaled, x, categories) if categories else scaled
+            return net(self._critic_input(encoded))
+
+        if critic_weights[4].shape[1:] != (1,):
+            raise RuntimeError(f"{self.name}: unexpected variable layout {[v.shape for v in values]}")
+        params = {f"generator{i}": v for i, v in enumerate(generator)}
+        params.update({f"critic{i}": v for i, v in enumerate(critic_weights)})
+        params.update({"scale_lower": lower, "scale_upper": upper})
+        return ReleasedModel(params=params, critic=critic)
+
 
 class Upstream(_Base):
     name = "turing"
@@ -76,6 +111,9 @@ class Upstream(_Base):
         from dpcheck.vendored_impls.turing.upstream import PATEGAN
 
         return PATEGAN
+
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return values[:6], values[6:12]  # D_W1, D_b1, D_W2, D_b2, D_W3, D_b3, then G_*
 
 
 class Fixed(_Base):
@@ -96,3 +134,9 @@ class Fixed(_Base):
 
     def _extra(self, hp: dict[str, Any]) -> dict[str, Any]:
         return {"lamda": float(hp["lamda"]), "num_moments": int(hp["num_moments"])}
+
+    def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        return values[10:16], values[:6]  # original-fixed's PATE_GAN: G_* (6), T_* (4), then the student S_*
+
+    def _critic_input(self, encoded: np.ndarray) -> np.ndarray:
+        return np.clip(encoded / (1.0 + 1e-8), 0.0, 1.0)  # its inner normalisation with bounds [0, 1]

@@ -62,6 +62,34 @@ class _Base(SessionHolder):
     def _restore_types(self, out: np.ndarray) -> np.ndarray:
         return out
 
+    def _input_scaling(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(lower, upper, clipped): how the model maps a record into its [0, 1] input space."""
+        raise NotImplementedError
+
+    def release_model(self) -> Any:
+        """The trained generator and student critic (weights read from the session's trainable
+        variables in creation order: G_W1, G_b1, G_W2, G_b2, G_W3, G_b3, S_W1, S_b1, S_W2, S_b2) and
+        the model's input scaling; the critic is evaluated in numpy (dpcheck.audit.whitebox)."""
+        if self._generate is None or self._session is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+
+        values = self._session.run(self._session.graph.get_collection("trainable_variables"))
+        generator, (s_w1, s_b1, s_w2, s_b2) = values[:6], values[6:10]
+        if s_w1.ndim != 2 or s_w1.shape[0] != s_w1.shape[1] or s_w2.shape != (s_w1.shape[1], 1):
+            raise RuntimeError(f"{self.name}: unexpected variable layout {[v.shape for v in values[:10]]}")
+        lower, upper, clipped = self._input_scaling()
+        net = mlp_critic([(s_w1, s_b1), (s_w2, s_b2)], relu)
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            scaled = (np.asarray(x, np.float64) - lower) / (upper - lower + 1e-8)
+            return net(np.clip(scaled, 0.0, 1.0) if clipped else scaled)
+
+        params = {f"generator{i}": v for i, v in enumerate(generator)}
+        params.update({"critic_w1": s_w1, "critic_b1": s_b1, "critic_w2": s_w2, "critic_b2": s_b2,
+                       "scale_lower": lower, "scale_upper": upper})
+        return ReleasedModel(params=params, critic=critic)
+
 
 class Upstream(_Base):
     name = "updated"
@@ -85,6 +113,9 @@ class Upstream(_Base):
         span = self._norm["max_val"] - self._norm["min_val"] + 1e-8
         return np.asarray(out, np.float64) * span + self._norm["min_val"]
 
+    def _input_scaling(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        return np.asarray(self._norm["min_val"], np.float64), np.asarray(self._norm["max_val"], np.float64), False
+
 
 class Fixed(_Base):
     name = "updated-fixed"
@@ -97,7 +128,12 @@ class Fixed(_Base):
 
     def _prepare(self, array, hp, parameters, probe):  # type: ignore[no-untyped-def]
         parameters["bounds"] = public_bounds(self.name, hp["bounds"], array.shape[1])
+        self._bounds = parameters["bounds"]
         return array
+
+    def _input_scaling(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        lower, upper = self._bounds
+        return np.asarray(lower, np.float64), np.asarray(upper, np.float64), True
 
     def _restore_types(self, out: np.ndarray) -> np.ndarray:
         cols = list(self._integers)
