@@ -128,6 +128,7 @@ def test_target_selection_shares_the_runs_on_d_and_runs_each_candidate_once_on_d
     for index in pool[1:]:  # D′ runs only: D is shared
         assert store.done(spec.with_(target=index, runs=6, phase="select").generation_hash()) == {(0, i) for i in range(6)}
     assert all(0.0 <= v <= 1.0 for v in info["aucs"].values())
+    assert info["runs"] == 5 * 6 and info["seconds"] > 0
 
 
 def test_cv_auc_separates_shifted_features_and_not_identical_ones():

@@ -14,6 +14,7 @@ runs that picked its target. The choice is cached in the store.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,7 @@ def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: An
     if cached is not None:
         progress.note(f"target: record {cached['target']} (cached selection, AUC {cached['auc']:.3f})")
         return spec.with_(target=int(cached["target"])), cached
+    started = time.perf_counter()
     train, _, _, lower, upper = datasets.cervical_clean()
     pool = datasets.farthest_records(train, lower, upper, candidates)
 
@@ -90,7 +92,8 @@ def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: An
     best = max(pool, key=lambda i: (aucs[i], -i))
     choice = {"method": "vulnerable-record", "target": best, "auc": aucs[best], "candidates": candidates,
               "mini_runs": mini_runs, "design": "one set of runs on D shared by all candidates; 5-fold CV AUC",
-              "pool": pool, "aucs": {str(k): v for k, v in aucs.items()}}
+              "pool": pool, "aucs": {str(k): v for k, v in aucs.items()},
+              "runs": (1 + len(pool)) * mini_runs, "seconds": time.perf_counter() - started}
     store.put_target(key, json.loads(json.dumps(choice)))
     progress.note(f"target: record {best} (highest mini-audit AUC {aucs[best]:.3f} of {len(pool)} candidates)")
     return spec.with_(target=best), choice
