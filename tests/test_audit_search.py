@@ -42,6 +42,22 @@ class KnobLeak:
 LEAK = "test_audit_search:KnobLeak"
 
 
+class PartialLeak(KnobLeak):
+    """Like KnobLeak, but with ``mode="c"`` a run releases its input rows only with probability ½
+    (drawn from the run's seed): a leak the pilot's CV AUC sees (about 0.75) long before a pilot's
+    test-part ε_emp can certify anything."""
+
+    name = "partial-leak"
+
+    def sample(self, n):
+        if self._mode == "c" and self._rng.random() < 0.5:
+            return self._x[self._rng.integers(0, len(self._x), size=n)]
+        return np.zeros((n, self._x.shape[1]))
+
+
+PARTIAL = "test_audit_search:PartialLeak"
+
+
 def stored_generations(path):
     with sqlite3.connect(path) as db:
         specs = {h: json.loads(g) for h, g in db.execute("SELECT hash, generation FROM specs")}
@@ -83,8 +99,8 @@ def test_grid_file_both_forms_and_bad_files(tmp_path):
 
 def test_accepted_keys_follow_the_adapters_declared_knobs():
     turing = search.accepted_keys("turing")
-    assert {"max_iterations", "num_teachers", "batch_size", "synth_rows"} <= set(turing)
-    assert "learning_rate" not in turing and "bounds" not in turing and "seed" not in turing
+    assert {"max_iterations", "num_teachers", "batch_size", "learning_rate", "synth_rows"} <= set(turing)
+    assert "bounds" not in turing and "seed" not in turing
     assert {"lr", "lamda", "teacher_iters"} <= set(search.accepted_keys("smartnoise"))
     assert {"label_ratio"} <= set(search.accepted_keys("original-fixed"))
     assert set(search.accepted_keys(LEAK)) == {"mode", "synth_rows"}
@@ -95,8 +111,8 @@ def test_accepted_keys_follow_the_adapters_declared_knobs():
 
 
 def test_unknown_hyperparameter_is_refused_before_any_run(tmp_path):
-    with pytest.raises(search.SearchGridError, match=r"unknown hyperparameter\(s\) learning_rate; accepted: .*max_iterations"):
-        search.check_grid("turing", [{"learning_rate": 1e-3}])
+    with pytest.raises(search.SearchGridError, match=r"unknown hyperparameter\(s\) learnig_rate; accepted: .*max_iterations"):
+        search.check_grid("turing", [{"learnig_rate": 1e-3}])
     with pytest.raises(search.SearchGridError, match="bounds"):
         search.check_grid("ref-laplace", [{"bounds": [0, 1]}])
     with pytest.raises(search.SearchGridError, match="synth_rows"):
@@ -139,6 +155,7 @@ def test_search_chooses_the_leaky_setting_and_the_confirmatory_audit_proves_it(t
     assert found["chosen"] == {"mode": "c"} and found["chosen_index"] == 2
     pilot = found["pilot"]
     assert [p["eps_cp"] for p in pilot[:2]] == [0.0, 0.0] and pilot[2]["eps_cp"] > 0 and pilot[2]["auc"] == 1.0
+    assert [p["cv_auc"] for p in pilot] == [0.5, 0.5, 1.0] and pilot[2]["cv_attack"] == "querybased"
     assert result.verdict == "violation" and result.eps_cp > spec.epsilon
     assert result.spec["hyperparams"] == {"mode": "c"} and result.spec["phase"] == "audit"
     assert "never used in the bound" in found["statement"]
@@ -222,3 +239,56 @@ def test_ties_go_to_the_first_grid_point(tmp_path):
     pilot = result.search["pilot"]
     assert (pilot[0]["eps_cp"], pilot[0]["auc"]) == (pilot[1]["eps_cp"], pilot[1]["auc"])
     assert result.search["chosen"] == {"mode": "b"}
+
+
+def test_cv_auc_rule_picks_the_leaking_point_a_small_pilot_cannot_certify(tmp_path):
+    # 20 pilot runs per world: the test part certifies too little for ε_emp to rank the points, the
+    # CV AUC over all 40 pilot runs of a point still finds the one that leaks (in about half its runs)
+    store_path = tmp_path / "s.sqlite"
+    points = search.expand({"mode": ["a", "c", "b"]})
+    spec = AuditSpec(PARTIAL, runs=200, seed=11)
+    with Store(store_path) as store:
+        result = search.run_search(spec, points, store=store, executor=InlineExecutor(), pilot_runs=20)
+    pilot = result.search["pilot"]
+    assert all(p["certifiable_cp"] < 2.0 for p in pilot)
+    assert result.search["chosen"] == {"mode": "c"} and pilot[1]["cv_auc"] > 0.6
+    assert pilot[0]["cv_auc"] == pilot[2]["cv_auc"] == 0.5
+    assert "cross-validated AUC" in result.search["rule"]
+    # the bound comes from the confirmatory runs alone: none of them is a pilot run
+    specs, runs = stored_generations(store_path)
+    pilot_hashes = {p["spec_hash"] for p in pilot}
+    assert all(specs[h]["phase"] == "pilot" for h in pilot_hashes) and specs[result.spec_hash]["phase"] == "audit"
+    assert sum(h == result.spec_hash for h, _ in runs) == 2 * result.runs == result.runs_executed
+    assert result.verdict == "violation"
+
+
+def test_choose_skips_failed_points_and_breaks_ties_by_grid_order():
+    pilot = [{"failed": "boom"}, {"cv_auc": 0.7}, {"cv_auc": 0.9}, {"cv_auc": 0.9}, {"cv_auc": float("nan")}]
+    assert search.choose(pilot) == 2
+    assert search.choose([{"cv_auc": float("nan")}, {"cv_auc": 0.1}]) == 1
+    with pytest.raises(ValueError):
+        search.choose([{"failed": "boom"}])
+
+
+def test_turing_takes_a_learning_rate_and_its_twin_refuses_one_it_cannot_honour():
+    from dpcheck.vendored_impls.turing import adapter
+
+    data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
+    bounds = (np.zeros(3), np.ones(3))
+    bounds = {"bounds": bounds, "num_teachers": 2}
+    hp, _, _ = adapter.prepare("turing", data, {"learning_rate": 1e-2, **bounds})
+    assert adapter.Upstream()._extra(hp) == {"learning_rate": 1e-2}
+    with pytest.raises(ValueError, match="turing-fixed: learning_rate is fixed at 0.0001"):
+        adapter.prepare("turing-fixed", data, {"learning_rate": 1e-2, **bounds})
+    assert adapter.prepare("turing-fixed", data, {"learning_rate": 1e-4, **bounds})[0]["learning_rate"] == 1e-4
+
+
+def test_turing_fast_path_uses_the_learning_rate():
+    from dpcheck.audit import fastpath
+
+    data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
+    hp = {"max_iterations": 30, "num_teachers": 1, "categorical_columns": (0, 1, 2)}
+    outs = {lr: fastpath.fit_sample_batch("turing", data, [1, 2], 50, epsilon=1.0, delta=1e-5,
+                                          bounds=(np.zeros(3), np.ones(3)), hyperparams={**hp, "learning_rate": lr})
+            for lr in (1e-4, 1e-1)}
+    assert not all(np.array_equal(a, b) for a, b in zip(outs[1e-4], outs[1e-1]))

@@ -3,8 +3,10 @@ fresh confirmatory runs give the bound.
 
 A DP guarantee must hold for every hyperparameter a user may choose, so the auditor may choose
 them. The search runs a **pilot** of ``pilot_runs`` runs per world for every point of a declared
-grid (phase ``"pilot"``, its own seed), scores each point with the audit's own attack (test-part
-Clopper–Pearson ε_emp, ties broken by AUC, then by grid order), and then runs the **confirmatory**
+grid (phase ``"pilot"``, its own seed), ranks the points by the 5-fold cross-validated AUC of the
+audit's attack features over *all* pilot runs of the point (ties by grid order; the test-part
+Clopper–Pearson ε_emp and AUC are reported, not used: a pilot of P runs per world certifies too
+little for its ε_emp to rank anything), and then runs the **confirmatory**
 audit with the chosen setting fixed, on runs of phase ``"audit"``. The phase is part of the
 generation hash, so the store keeps pilot runs apart and the confirmatory bound never reads one
 (``run_audit`` refuses any other phase); the choice therefore cannot bias the bound.
@@ -34,8 +36,10 @@ DEFAULT_PILOT_RUNS = 50
 #: added to the spec's seed for the pilot, so pilot runs never share seeds with confirmatory ones
 PILOT_SEED_OFFSET = 1_000_003
 MAX_POINTS = 256
-RULE = ("highest pilot ε_emp (Clopper–Pearson, test part of the pilot runs), then pilot AUC, then grid order; "
-        "the confirmatory audit uses fresh runs (phase 'audit', another seed) with that setting fixed")
+RULE = ("highest 5-fold cross-validated AUC of the attack's features over all pilot runs of the point "
+        "(targets.cv_auc: random forest, out-of-fold scores; for --attack auto the best candidate attack), "
+        "ties by grid order; the confirmatory audit uses fresh runs (phase 'audit', another seed) with that "
+        "setting fixed")
 STATEMENT = ("pilot runs are stored under phase 'pilot' (their own generation hash and seed) and are never "
              "used in the bound; the bound comes from the confirmatory runs only")
 
@@ -43,11 +47,14 @@ STATEMENT = ("pilot runs are stored under phase 'pilot' (their own generation ha
 #: (dpcheck.audit.settings) are the base every point overrides. At most 4 teachers: D' of the
 #: worst case has 4 rows and the implementations need a row per teacher.
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
-    # reprosyn's PATEGAN: a single discriminator (num_teachers = its inner steps and GP weight);
-    # the adapter exposes no learning rate, so training length is the knob that lets it learn
-    "turing": {"max_iterations": [100, 1000], "num_teachers": [1, 4]},
-    # smartnoise: λ is the vote-noise multiplier (its accountant undercounts at λ ≥ ln 2 / 2)
-    "smartnoise": {"lamda": [0.001, 1.0], "lr": [1e-4, 1e-2]},
+    # reprosyn's PATEGAN: a single discriminator (num_teachers = its inner steps and GP weight),
+    # Adam learning rate and training length; batch_size is inert on 5 rows (every batch is the data)
+    "turing": {"learning_rate": [1e-4, 1e-3, 1e-2], "max_iterations": [100, 1000], "num_teachers": [1, 4]},
+    # smartnoise: λ is the vote-noise multiplier; its accountant (clamp of t, not log t) stops charging
+    # for one teacher at λ ∈ [0.5, 0.65] (docs/search.md), so training runs to max_iterations with
+    # Laplace(1/λ) vote noise
+    "smartnoise": {"lamda": [0.001, 0.5, 0.6], "num_teachers": [1, 4], "lr": [1e-4, 1e-2],
+                   "max_iterations": [100, 300]},
     "original": {"max_iterations": [100, 1000], "num_teachers": [1, 4]},
     "updated": {"max_iterations": [100, 1000], "num_teachers": [1, 4]},
     "synthcity": {"max_iterations": [100, 1000], "num_teachers": [1, 4]},
@@ -216,17 +223,18 @@ def run_search(spec: AuditSpec, points: list[dict[str, Any]], *, store: Any, exe
             entry.update(failed=str(exc).splitlines()[0])
             progress.note(f"pilot {_describe(point)}: failed ({entry['failed']})")
         else:
-            entry.update(eps_cp=eps_cp, auc=outcome.auc, fp=outcome.counts.fp, fn=outcome.counts.fn,
-                         test_per_world=outcome.test, certifiable_cp=cert_cp)
-            progress.note(f"pilot {_describe(point)}: ε_emp(CP) {eps_cp:.3f}, AUC {outcome.auc:.3f}")
+            cv, cv_attack = pilot_cv_auc(mini, records, pilot_runs)
+            entry.update(cv_auc=cv, cv_attack=cv_attack, eps_cp=eps_cp, auc=outcome.auc, fp=outcome.counts.fp,
+                         fn=outcome.counts.fn, test_per_world=outcome.test, certifiable_cp=cert_cp)
+            progress.note(f"pilot {_describe(point)}: CV AUC {cv:.3f} (test part: ε_emp(CP) {eps_cp:.3f}, "
+                          f"AUC {outcome.auc:.3f})")
         pilot.append(entry)
-    candidates = [i for i, e in enumerate(pilot) if "failed" not in e]
-    if not candidates:
+    if all("failed" in e for e in pilot):
         raise engine.AuditRunError(f"{spec.impl}: every grid point of the search failed, e.g. {pilot[0]['failed']}")
-    best = max(candidates, key=lambda i: (pilot[i]["eps_cp"], _auc_key(pilot[i]["auc"]), -i))
+    best = choose(pilot)
     chosen = points[best]
-    progress.note(f"search {spec.impl}: chose {_describe(chosen)} (pilot ε_emp {pilot[best]['eps_cp']:.3f}, "
-                  f"AUC {pilot[best]['auc']:.3f}); confirmatory audit on fresh runs")
+    progress.note(f"search {spec.impl}: chose {_describe(chosen)} (pilot CV AUC {pilot[best]['cv_auc']:.3f}); "
+                  "confirmatory audit on fresh runs")
     confirm = apply_point(spec, chosen)
     result = engine.run_audit(confirm, store=store, executor=executor, progress=progress,
                               until_verdict=until_verdict, checkpoints=checkpoints)
@@ -237,6 +245,37 @@ def run_search(spec: AuditSpec, points: list[dict[str, Any]], *, store: Any, exe
         "seconds_total": time.perf_counter() - started,
     }
     return result
+
+
+def choose(pilot: list[dict[str, Any]]) -> int:
+    """Index of the pilot entry with the highest CV AUC; failed points are no candidates, ties go to
+    the earlier grid point."""
+    candidates = [i for i, e in enumerate(pilot) if "failed" not in e]
+    if not candidates:
+        raise ValueError("no grid point to choose from")
+    return max(candidates, key=lambda i: (_auc_key(pilot[i]["cv_auc"]), -i))
+
+
+def pilot_cv_auc(mini: AuditSpec, records: list[Any], runs: int) -> tuple[float, str]:
+    """The 5-fold CV AUC of the attack's features over all ``runs`` pilot runs per world, and the
+    attack it belongs to (for ``auto``: the candidate with the highest)."""
+    from dpcheck.audit import datasets, selection
+    from dpcheck.audit.spec import WORLD_IN, WORLD_OUT
+    from dpcheck.audit.targets import cv_auc
+
+    dataset = datasets.load(mini.dataset, mini.target, mini.data)
+    names = list(selection.CANDIDATES) if mini.attack == selection.AUTO else [mini.attack]
+    scores: dict[str, float] = {}
+    for name in names:
+        try:
+            feats = engine.features_of(mini.with_(attack=name), records, dataset, runs)
+        except ValueError:  # an auto candidate that does not apply to this dataset
+            continue
+        scores[name] = cv_auc(feats[WORLD_IN], feats[WORLD_OUT], mini.seed)
+    if not scores:
+        raise engine.AuditRunError(f"{mini.impl}: no attack applies to the pilot runs")
+    best = max(scores, key=lambda n: _auc_key(scores[n]))  # the first of equals
+    return scores[best], best
 
 
 def _auc_key(auc: float) -> float:

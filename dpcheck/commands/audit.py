@@ -347,7 +347,7 @@ def run(args: argparse.Namespace) -> int:
         if r.search:
             best = r.search["pilot"][r.search["chosen_index"]]
             print(f"search {r.impl}: chose {r.search['chosen']} of {len(r.search['grid'])} grid points "
-                  f"(pilot ε_emp {best['eps_cp']:.3f}, AUC {best['auc']:.3f}, {r.search['pilot_runs']} pilot runs "
+                  f"(pilot CV AUC {best['cv_auc']:.3f}, {r.search['pilot_runs']} pilot runs "
                   "per world, not in the bound)")
     if args.json_out:
         report.write_json(results, Path(args.json_out), extra=command_line())

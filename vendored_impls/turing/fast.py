@@ -18,7 +18,6 @@ from dpcheck.vendored_impls.turing.adapter import prepare
 from dpcheck.vendored_impls.turing.upstream import PATEGAN
 
 NAME = "turing"
-LR = 1e-4
 
 
 def fit_sample_batch(data: np.ndarray, seeds: list[int], rows: int, *, epsilon: float, delta: float,
@@ -34,7 +33,7 @@ def fit_sample_batch(data: np.ndarray, seeds: list[int], rows: int, *, epsilon: 
     mb, teachers = codec.batch_size, codec.num_teachers
 
     k = len(seeds)
-    model = stacked(Shape(k, x_dim, z_dim, h_dim, 0, float(teachers), LR))
+    model = stacked(Shape(k, x_dim, z_dim, h_dim, 0, float(teachers), float(hp["learning_rate"])))
     main = [np.random.RandomState(int(s) % 2**32) for s in seeds]
     aux = [aux_rng(s) for s in seeds]
     model.reset([initial_weights(a, x_dim, h_dim, 1) for a in aux],
