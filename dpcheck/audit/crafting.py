@@ -155,26 +155,12 @@ def _selection_attack(spec: Any) -> str:
     return "groundhog"
 
 
-def _features(spec: Any, world: int, runs: int, store: Any) -> np.ndarray:
-    from dpcheck.audit import attacks, engine
-
-    records = [r for r in store.load(spec.generation_hash(), runs) if r.world == world]
-    if len(records) != runs:
-        raise engine.AuditRunError(f"crafting: expected {runs} runs in world {world}, found {len(records)}")
-    if spec.attack == "release":
-        width = max(int(r.synth.size) for r in records)
-        return np.vstack([attacks.release_features(r.synth, width) for r in records])
-    dataset = crafted_dataset(spec.dataset, spec.target, spec.data)
-    return np.vstack([attacks.featurize(spec.attack, r.synth[: r.rows_requested], dataset) for r in records])
-
-
 def resolve_craft(spec: Any, *, store: Any, executor: Any, progress: Any = None, candidates_count: int = 8,
                   mini_runs: int = 25) -> tuple[Any, dict[str, Any]]:
     """The spec with its crafted candidate fixed (``"craft:K"``), and how it was chosen."""
-    from dpcheck.audit import engine
     from dpcheck.audit.progress import NullProgress
-    from dpcheck.audit.spec import WORLD_IN, WORLD_OUT
-    from dpcheck.audit.targets import cv_auc
+    from dpcheck.audit.spec import WORLD_OUT
+    from dpcheck.audit.targets import shared_mini_audits
 
     if not is_craft(spec.target):
         return spec, {"method": "given" if spec.target is not None else "fixed"}
@@ -184,8 +170,8 @@ def resolve_craft(spec: Any, *, store: Any, executor: Any, progress: Any = None,
     if index is not None:
         record = candidates(like.lower, like.upper, index + 1)[index]
         return spec, {"method": "crafted", "candidate": index, "record": record.tolist(), "selected_by": "given"}
-    if candidates_count < 1 or mini_runs < 2:
-        raise ValueError(f"crafting needs --candidates ≥ 1 and --mini-runs ≥ 2, got {candidates_count}, {mini_runs}")
+    if candidates_count < 1 or mini_runs < 5:
+        raise ValueError(f"crafting needs --candidates ≥ 1 and --mini-runs ≥ 5, got {candidates_count}, {mini_runs}")
     pool = candidates(like.lower, like.upper, candidates_count)
     if len(pool) == 1:
         return spec.with_(target=f"{CRAFT}:0"), {"method": "crafted", "candidate": 0, "record": pool[0].tolist(),
@@ -198,21 +184,11 @@ def resolve_craft(spec: Any, *, store: Any, executor: Any, progress: Any = None,
         progress.note(f"crafted target: candidate {cached['candidate']} (cached selection, AUC {cached['auc']:.3f})")
         return spec.with_(target=f"{CRAFT}:{cached['candidate']}"), cached
 
-    def mini(k: int) -> Any:
-        return spec.with_(target=f"{CRAFT}:{k}", runs=mini_runs, attack=attack, phase="select")
-
-    shared = mini(0)  # D′ holds no candidate: one set of runs on it stands for every candidate's
-    engine.execute_runs(shared, mini_runs, store=store, executor=executor, progress=progress, worlds=(WORLD_OUT,),
-                        label=f"crafting: {mini_runs} runs on D′, shared by {len(pool)} candidates")
-    outside = _features(shared, WORLD_OUT, mini_runs, store)
-    aucs: dict[int, float] = {}
-    for k in range(len(pool)):
-        engine.execute_runs(mini(k), mini_runs, store=store, executor=executor, progress=progress,
-                            worlds=(WORLD_IN,), label=f"crafting {k + 1}/{len(pool)}")
-        inside = _features(mini(k), WORLD_IN, mini_runs, store)
-        width = max(inside.shape[1], outside.shape[1])
-        pad = lambda f: np.pad(f, ((0, 0), (0, width - f.shape[1])))  # noqa: E731 - release lengths may differ
-        aucs[k] = cv_auc(pad(inside), pad(outside), spec.seed)
+    minis = {k: spec.with_(target=f"{CRAFT}:{k}", runs=mini_runs, attack=attack, phase="select")
+             for k in range(len(pool))}
+    # D′ holds no candidate, so one set of runs on it stands for all of them
+    aucs = shared_mini_audits(minis, WORLD_OUT, mini_runs, store=store, executor=executor, progress=progress,
+                              seed=spec.seed, label="crafting")
     best = max(range(len(pool)), key=lambda k: (aucs[k], -k))
     choice = {"method": "crafted", "candidate": best, "record": pool[best].tolist(), "auc": aucs[best],
               "selected_by": "mini-audits", "attack": attack, "candidates": len(pool), "mini_runs": mini_runs,

@@ -51,13 +51,38 @@ def cv_auc(member: np.ndarray, non_member: np.ndarray, seed: int) -> float:
     return float(roc_auc_score(y, scores))
 
 
-def _world_features(spec: AuditSpec, world: int, runs: int, store: Store) -> np.ndarray:
+def mini_features(spec: AuditSpec, world: int, runs: int, store: Store) -> np.ndarray:
+    """Attack features of the first ``runs`` stored runs of ``world`` (one row per run)."""
+    records = [r for r in store.load(spec.generation_hash(), runs) if r.world == world]
+    if len(records) != runs:
+        raise engine.AuditRunError(f"mini-audit: expected {runs} runs in world {world}, found {len(records)}")
+    if spec.attack == "release":
+        width = max(int(r.synth.size) for r in records)
+        return np.vstack([attacks.release_features(r.synth, width) for r in records])
     data = datasets.load(spec.dataset, spec.target, spec.data)
-    rows = [attacks.featurize(SELECTION_ATTACK, r.synth[: r.rows_requested], data)
-            for r in store.load(spec.generation_hash(), runs) if r.world == world]
-    if len(rows) != runs:
-        raise engine.AuditRunError(f"target selection: expected {runs} runs in world {world}, found {len(rows)}")
-    return np.vstack(rows)
+    return np.vstack([attacks.featurize(spec.attack, r.synth[: r.rows_requested], data) for r in records])
+
+
+def shared_mini_audits(minis: dict[Any, AuditSpec], shared_world: int, runs: int, *, store: Store, executor: Any,
+                       progress: Any, seed: int, label: str) -> dict[Any, float]:
+    """CV AUC of a mini-audit per candidate when ``shared_world`` is the same dataset for all of them:
+    its runs are made once (under the first candidate's spec) and the other world once per candidate."""
+    other = WORLD_OUT if shared_world == WORLD_IN else WORLD_IN
+    keys = list(minis)
+    first = minis[keys[0]]
+    engine.execute_runs(first, runs, store=store, executor=executor, progress=progress, worlds=(shared_world,),
+                        label=f"{label}: {runs} runs shared by {len(keys)} candidates")
+    common = mini_features(first, shared_world, runs, store)
+    aucs: dict[Any, float] = {}
+    for n, key in enumerate(keys, 1):
+        engine.execute_runs(minis[key], runs, store=store, executor=executor, progress=progress, worlds=(other,),
+                            label=f"{label} {n}/{len(keys)} ({key})")
+        own = mini_features(minis[key], other, runs, store)
+        width = max(own.shape[1], common.shape[1])  # release lengths may differ between worlds
+        own, shared = (np.pad(f, ((0, 0), (0, width - f.shape[1]))) for f in (own, common))
+        member, non_member = (own, shared) if other == WORLD_IN else (shared, own)
+        aucs[key] = cv_auc(member, non_member, seed)
+    return aucs
 
 
 def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = None,
@@ -77,18 +102,11 @@ def resolve_target(spec: AuditSpec, *, store: Store, executor: Any, progress: An
     train, _, _, lower, upper = datasets.cervical_clean()
     pool = datasets.farthest_records(train, lower, upper, candidates)
 
-    def mini(index: int) -> AuditSpec:
-        return spec.with_(target=index, runs=mini_runs, attack=SELECTION_ATTACK, phase="select")
-
-    shared = mini(pool[0])  # its world-D runs stand for every candidate's: D holds all of them
-    engine.execute_runs(shared, mini_runs, store=store, executor=executor, progress=progress, worlds=(WORLD_IN,),
-                        label=f"target selection: {mini_runs} runs on D, shared by {len(pool)} candidates")
-    member = _world_features(shared, WORLD_IN, mini_runs, store)
-    aucs: dict[int, float] = {}
-    for n, index in enumerate(pool, 1):
-        engine.execute_runs(mini(index), mini_runs, store=store, executor=executor, progress=progress,
-                            worlds=(WORLD_OUT,), label=f"target selection {n}/{len(pool)} (record {index})")
-        aucs[index] = cv_auc(member, _world_features(mini(index), WORLD_OUT, mini_runs, store), spec.seed)
+    minis = {index: spec.with_(target=index, runs=mini_runs, attack=SELECTION_ATTACK, phase="select")
+             for index in pool}
+    # D holds every candidate, so one set of runs on D stands for all of them
+    aucs = shared_mini_audits(minis, WORLD_IN, mini_runs, store=store, executor=executor, progress=progress,
+                              seed=spec.seed, label="target selection")
     best = max(pool, key=lambda i: (aucs[i], -i))
     choice = {"method": "vulnerable-record", "target": best, "auc": aucs[best], "candidates": candidates,
               "mini_runs": mini_runs, "design": "one set of runs on D shared by all candidates; 5-fold CV AUC",
