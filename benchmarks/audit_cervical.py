@@ -1,14 +1,12 @@
 """GroundHog on Cervical Cancer for the twelve built-ins → reports/audit_cervical.{json,md,png}.
 
     python benchmarks/audit_cervical.py [--folder reports/audit_cervical] [--out reports]
-                                        [--store .dpcheck/cervical.sqlite]
 
 Reads whatever per-audit files exist in ``--folder`` (``IMPL__target397.json``: the paper's target,
 ``IMPL__selected.json``: the target dpcheck's selection chose; both written by ``dpcheck audit
 --attack groundhog … --json``), and writes the summary (one entry per implementation × target
 kind, missing audits listed as missing), a Markdown table and a plot of ε_emp per implementation.
-It runs no audit. ``--store`` is read (read-only) only for a selected-target file that does not
-record its ``target_selection``. The summary is deterministic: re-running it on the same files
+It runs no audit. The summary is deterministic: re-running it on the same files
 gives the same bytes.
 """
 from __future__ import annotations
@@ -160,15 +158,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, default=ROOT / "reports" / cervical.FOLDER_NAME,
                         help="the per-audit files (default reports/audit_cervical/)")
     parser.add_argument("--out", type=Path, default=ROOT / "reports", help="where the three files go (reports/)")
-    parser.add_argument("--store", type=Path, default=ROOT / ".dpcheck" / "cervical.sqlite",
-                        help="read-only fallback for a selection a file does not record (ignored when absent)")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         print(f"audit_cervical: no folder {args.folder} (write the audits there with dpcheck audit --json)",
               file=sys.stderr)
         return 2
     try:
-        summary = cervical.aggregate(args.folder, root=ROOT, store=args.store)
+        summary = cervical.aggregate(args.folder, root=ROOT)
     except cervical.CervicalReportError as exc:
         print(f"audit_cervical: {exc}", file=sys.stderr)
         return 2

@@ -77,7 +77,7 @@ def test_rank_counts_ties() -> None:
 def test_script_writes_three_deterministic_files(folder: Path, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    argv = ["--folder", str(folder), "--out", str(out), "--store", str(tmp_path / "none.sqlite")]
+    argv = ["--folder", str(folder), "--out", str(out)]
     assert bench.main(argv) == 0
     first = (out / "audit_cervical.json").read_bytes()
     assert bench.main(argv) == 0
@@ -110,21 +110,11 @@ def test_bad_files_are_named_in_a_clear_error(folder: Path, tmp_path: Path, caps
     assert message in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
-def test_selection_missing_from_the_file_is_read_from_the_store(tmp_path: Path) -> None:
-    from dpcheck.audit.spec import AuditSpec
-    from dpcheck.audit.store import Store
-    from dpcheck.audit.targets import DEFAULT_CANDIDATES, DEFAULT_MINI_RUNS, selection_key
-
+def test_selected_file_without_its_selection_says_so(tmp_path: Path) -> None:
     folder = tmp_path / "audit_cervical"
     audit_file(folder, "updated", "selected", target=31, eps_cp=1.2, verdict="violation", omit_selection=True)
     without = entry(cervical.aggregate(folder), "updated", "selected")
     assert without["selection"] is None and "does not record" in without["selection_note"]
-
-    spec = AuditSpec(**{**SPEC, "impl": "updated", "split": tuple(SPEC["split"])})
-    with Store(tmp_path / "s.sqlite") as store:
-        store.put_target(selection_key(spec, DEFAULT_CANDIDATES, DEFAULT_MINI_RUNS), choice(31, {31: 0.8, 397: 0.7}))
-    found = entry(cervical.aggregate(folder, store=tmp_path / "s.sqlite"), "updated", "selected")["selection"]
-    assert found["chosen"] == 31 and found["source"] == "store s.sqlite" and found["rank_of_397"]["rank"] == 2
 
 
 def test_matrix_summary_falls_back_to_the_per_audit_files(folder: Path, tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -81,38 +80,7 @@ def selection_summary(choice: dict[str, Any], source: str) -> dict[str, Any]:
             "aucs": dict(ranked)}
 
 
-def stored_selection(store: Path, result: dict[str, Any], command: str = "") -> dict[str, Any] | None:
-    """The cached choice for this audit's spec in a ``dpcheck audit`` store, opened read-only; for
-    files written before ``dpcheck audit --json`` recorded ``target_selection``."""
-    from dpcheck.audit.spec import AuditSpec
-    from dpcheck.audit.targets import DEFAULT_CANDIDATES, DEFAULT_MINI_RUNS, selection_key
-
-    if not store.is_file():
-        return None
-    raw = dict(result.get("spec") or {})
-    if not raw:
-        return None
-
-    def flag(name: str, default: int) -> int:
-        found = re.search(rf"--{name}[ =](\d+)", command)
-        return int(found.group(1)) if found else default
-
-    raw["split"] = tuple(raw.get("split") or ())
-    try:
-        spec = AuditSpec(**{**raw, "target": None})
-    except (TypeError, ValueError):
-        return None  # a spec this version cannot rebuild: its key cannot be computed
-    key = selection_key(spec, flag("candidates", DEFAULT_CANDIDATES), flag("mini-runs", DEFAULT_MINI_RUNS))
-    db = sqlite3.connect(f"{store.resolve().as_uri()}?mode=ro", uri=True)
-    try:
-        row = db.execute("SELECT value FROM targets WHERE key=?", (key,)).fetchone()
-    finally:
-        db.close()
-    return json.loads(row[0]) if row else None
-
-
-def read_audit(path: Path, impl: str, kind: str, *, root: Path | None = None,
-               store: Path | None = None) -> dict[str, Any]:
+def read_audit(path: Path, impl: str, kind: str, *, root: Path | None = None) -> dict[str, Any]:
     """One audited entry from a ``dpcheck audit --json`` file, checked against its name."""
     shown = _shown(path, root)
     try:
@@ -144,11 +112,9 @@ def read_audit(path: Path, impl: str, kind: str, *, root: Path | None = None,
                               "reused from the store and are not in it")
     entry["command"] = data.get("command")
     if kind == "selected":
-        choice, source = result.get("target_selection"), "result file (target_selection)"
-        if not choice and store is not None:
-            choice, source = stored_selection(store, result, str(data.get("command") or "")), f"store {store.name}"
+        choice = result.get("target_selection")
         if choice:
-            entry["selection"] = selection_summary(choice, source)
+            entry["selection"] = selection_summary(choice, "result file (target_selection)")
             if entry["selection"]["chosen"] != result["target"]:
                 raise CervicalReportError(f"{shown}: audits record {result['target']} but its selection chose "
                                           f"{entry['selection']['chosen']}")
@@ -160,7 +126,7 @@ def read_audit(path: Path, impl: str, kind: str, *, root: Path | None = None,
     return entry
 
 
-def aggregate(folder: Path, *, root: Path | None = None, store: Path | None = None) -> dict[str, Any]:
+def aggregate(folder: Path, *, root: Path | None = None) -> dict[str, Any]:
     """One entry per built-in implementation × target kind, from the files in ``folder``."""
     found: dict[tuple[str, str], Path] = {}
     if folder.is_dir():
@@ -180,7 +146,7 @@ def aggregate(folder: Path, *, root: Path | None = None, store: Path | None = No
                                 "file": _shown(folder / file_name(impl, kind), root)})
                 missing.append(f"{impl} ({kind})")
             else:
-                entries.append(read_audit(path, impl, kind, root=root, store=store))
+                entries.append(read_audit(path, impl, kind, root=root))
     audited = [e for e in entries if e["status"] == "audited"]
     return {"schema": SCHEMA_VERSION, "kind": "audit_cervical", "folder": _shown(folder, root),
             "setting": _setting(folder, found), "implementations": list(impls.NAMES), "entries": entries,
