@@ -270,7 +270,7 @@ def test_choose_skips_failed_points_and_breaks_ties_by_grid_order():
         search.choose([{"failed": "boom"}])
 
 
-def test_turing_takes_a_learning_rate_and_its_twin_refuses_one_it_cannot_honour():
+def test_turing_and_its_twin_take_a_learning_rate():
     from dpcheck.vendored_impls.turing import adapter
 
     data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
@@ -278,9 +278,27 @@ def test_turing_takes_a_learning_rate_and_its_twin_refuses_one_it_cannot_honour(
     bounds = {"bounds": bounds, "num_teachers": 2}
     hp, _, _ = adapter.prepare("turing", data, {"learning_rate": 1e-2, **bounds})
     assert adapter.Upstream()._extra(hp) == {"learning_rate": 1e-2}
-    with pytest.raises(ValueError, match="turing-fixed: learning_rate is fixed at 0.0001"):
-        adapter.prepare("turing-fixed", data, {"learning_rate": 1e-2, **bounds})
-    assert adapter.prepare("turing-fixed", data, {"learning_rate": 1e-4, **bounds})[0]["learning_rate"] == 1e-4
+    hp, _, _ = adapter.prepare("turing-fixed", data, {"learning_rate": 1e-2, **bounds})
+    assert adapter.Fixed()._extra(hp)["learning_rate"] == 1e-2
+
+
+def test_twin_learning_rate_reaches_both_paths():
+    """The twin's plain and fast paths train with the learning rate given."""
+    impl = "turing-fixed"
+    from dpcheck.audit import fastpath
+    from dpcheck.audit.mechanisms import get_impl
+
+    data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
+    bounds = (np.zeros(3), np.ones(3))
+    hp = {"max_iterations": 20, "num_teachers": 1}
+    fast = {lr: fastpath.fit_sample_batch(impl, data, [3], 40, epsilon=1.0, delta=1e-5, bounds=bounds,
+                                          hyperparams={**hp, "learning_rate": lr})[0]
+            for lr in (1e-4, 1e-1)}
+    assert not np.array_equal(fast[1e-4], fast[1e-1])
+    plain = {lr: get_impl(impl).fit(data, epsilon=1.0, delta=1e-5, seed=3, bounds=bounds, **hp,
+                                    learning_rate=lr).sample(40) for lr in (1e-4, 1e-1)}
+    assert plain[1e-4].shape == plain[1e-1].shape == fast[1e-1].shape
+    assert not np.array_equal(plain[1e-4], plain[1e-1])
 
 
 def test_turing_fast_path_uses_the_learning_rate():

@@ -34,6 +34,7 @@ class Shape:
     c_dim: int
     teachers: int
     mb: int
+    lr: float = LR  # Adam's learning rate (the plain core's ``lr``)
 
 
 def _shapes(s: Shape) -> dict[str, dict[str, tuple[int, ...]]]:
@@ -114,11 +115,11 @@ class StackedPateGan:
             s_fake = student(self.G_sample, self.C)
             g_loss = tf1.reduce_mean(sce(labels=tf1.ones_like(s_fake), logits=s_fake), axis=[1, 2])
             adam = tf1.train.AdamOptimizer
-            self.T_solver = adam(learning_rate=LR, beta1=0.5).minimize(
+            self.T_solver = adam(learning_rate=s.lr, beta1=0.5).minimize(
                 tf1.reduce_sum(t_loss), var_list=[v[n] for n in v if n.startswith("T")])
-            self.S_solver = adam(learning_rate=LR, beta1=0.5).minimize(
+            self.S_solver = adam(learning_rate=s.lr, beta1=0.5).minimize(
                 tf1.reduce_sum(s_loss), var_list=[v[n] for n in v if n.startswith("S")])
-            self.G_solver = adam(learning_rate=LR, beta1=0.5).minimize(tf1.reduce_sum(g_loss), var_list=self.g_vars)
+            self.G_solver = adam(learning_rate=s.lr, beta1=0.5).minimize(tf1.reduce_sum(g_loss), var_list=self.g_vars)
             self.init = tf1.global_variables_initializer()
         graph.finalize()
 
@@ -159,12 +160,12 @@ def _stacked(s: Shape) -> StackedPateGan:
 def train_batch(x_train: np.ndarray, y_train: np.ndarray, seeds: list[int], rows: int, *, epsilon: float,
                 delta: float, niter: int, num_teachers: int, lower: np.ndarray, upper: np.ndarray,
                 label_ratio: float = 0.5, lamda: float = 1e-3, num_moments: int = 20, mb_size: int = 128,
-                teacher_iters: int = 1, student_iters: int = 1) -> list[tuple[np.ndarray, np.ndarray]]:
+                teacher_iters: int = 1, student_iters: int = 1, lr: float = LR) -> list[tuple[np.ndarray, np.ndarray]]:
     """``PATE_GAN(...)`` followed by ``generate(rows)`` for every seed: [(X, Y)] in input units."""
     no, x_dim = x_train.shape
     c_dim, k, mb = y_train.shape[1], int(num_teachers), int(mb_size)
     K = len(seeds)
-    model = _stacked(Shape(K, x_dim, c_dim, k, mb))
+    model = _stacked(Shape(K, x_dim, c_dim, k, mb, float(lr)))
     z_dim = model.z_dim
     min_val = np.asarray(lower, np.float64)
     max_val = np.asarray(upper, np.float64) - min_val

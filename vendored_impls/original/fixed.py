@@ -54,7 +54,7 @@ def epsilon_from_moments(alpha: np.ndarray, delta: float) -> float:
 def PATE_GAN(X_train: np.ndarray, Y_train: np.ndarray, epsilon: float, delta: float, niter: int,
              num_teachers: int, *, tf1: Any, sess: Any, lower: np.ndarray, upper: np.ndarray,
              label_ratio: float = 0.5, lamda: float = 1e-3, num_moments: int = 20, mb_size: int = 128,
-             teacher_iters: int = 1, student_iters: int = 1,
+             teacher_iters: int = 1, student_iters: int = 1, lr: float = 1e-4,
              probe: Any = None) -> Callable[[int], tuple[np.ndarray, np.ndarray]]:
     X_dim = len(X_train[0, :])
     No = len(X_train[:, 0])
@@ -63,7 +63,6 @@ def PATE_GAN(X_train: np.ndarray, Y_train: np.ndarray, epsilon: float, delta: fl
     C_dim = Y_train.shape[1]
     k = num_teachers
     L = num_moments
-    lr = 1e-4
 
     # Normalization with public bounds
     Min_Val = np.asarray(lower, np.float64)

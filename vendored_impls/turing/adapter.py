@@ -16,17 +16,11 @@ UPSTREAM = "github.com/alan-turing-institute/reprosyn src/reprosyn/methods/gans/
 #: Table 3, column turing: batch 128, 100 iterations; λ and L are inert upstream (no PATE)
 DEFAULTS: dict[str, Any] = dict(max_iterations=100, num_teachers=10, lamda=1e-3, num_moments=20, batch_size=128,
                                 learning_rate=1e-4, bounds=None, integer_columns=None, categorical_columns=())
-#: the twin trains original's PATE-GAN core, whose Adam learning rate is fixed (original/fixed.py)
-FIXED_LEARNING_RATE = 1e-4
-
 
 
 def prepare(name: str, data: Any, hyperparams: dict[str, Any]) -> tuple[dict[str, Any], np.ndarray, dict[str, Any]]:
     """Merged hyperparameters, the numeric array, and reprosyn's metadata (public bounds)."""
     hp = merge_hyperparams(name, DEFAULTS, hyperparams)
-    if name == "turing-fixed" and float(hp["learning_rate"]) != FIXED_LEARNING_RATE:
-        raise ValueError(f"turing-fixed: learning_rate is fixed at {FIXED_LEARNING_RATE:g} by the twin's PATE-GAN "
-                         f"core (original/fixed.py), got {hp['learning_rate']!r}")
     array, _ = as_numeric_array(data, min_rows=int(hp["num_teachers"]))
     lower, upper = public_bounds(name, hp["bounds"], array.shape[1])
     integers = hp["integer_columns"]
@@ -141,7 +135,8 @@ class Fixed(_Base):
         return PATEGAN
 
     def _extra(self, hp: dict[str, Any]) -> dict[str, Any]:
-        return {"lamda": float(hp["lamda"]), "num_moments": int(hp["num_moments"])}
+        return {"learning_rate": float(hp["learning_rate"]), "lamda": float(hp["lamda"]),
+                "num_moments": int(hp["num_moments"])}
 
     def _split_variables(self, values: list[np.ndarray]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         return values[10:16], values[:6]  # original-fixed's PATE_GAN: G_* (6), T_* (4), then the student S_*

@@ -23,11 +23,12 @@ def fit_sample_batch(data: np.ndarray, seeds: list[int], rows: int, *, epsilon: 
     """The released data of one plain ``turing-fixed`` run per seed."""
     hp, array, metadata = prepare(NAME, data, hyperparams)
     codec = PATEGAN(epsilon=float(epsilon), delta=float(delta), num_teachers=int(hp["num_teachers"]),
-                    n_iters=int(hp["max_iterations"]), batch_size=int(hp["batch_size"]), lamda=float(hp["lamda"]),
-                    num_moments=int(hp["num_moments"]))
+                    n_iters=int(hp["max_iterations"]), batch_size=int(hp["batch_size"]), learning_rate=float(hp["learning_rate"]),
+                    lamda=float(hp["lamda"]), num_moments=int(hp["num_moments"]))
     x_train = codec.encode(array, metadata)
     dim = x_train.shape[1]
     outs = train_batch(x_train, np.zeros([len(x_train), 0]), seeds, rows, epsilon=codec.epsilon, delta=codec.delta,
                        niter=codec.n_iters, num_teachers=codec.num_teachers, lower=np.zeros(dim), upper=np.ones(dim),
-                       lamda=codec.lamda, num_moments=codec.num_moments, mb_size=codec.batch_size)
+                       lamda=codec.lamda, num_moments=codec.num_moments, mb_size=codec.batch_size,
+                       lr=codec.learning_rate)
     return [np.asarray(codec.decode(np.asarray(x, np.float64)), np.float64) for x, _ in outs]

@@ -65,7 +65,7 @@ class PATEGAN:
         self._generate = PATE_GAN(
             X_train, np.zeros([len(X_train), 0]), self.epsilon, self.delta, self.n_iters, self.num_teachers,
             tf1=tf1, sess=sess, lower=np.zeros(dim), upper=np.ones(dim), lamda=self.lamda,
-            num_moments=self.num_moments, mb_size=self.batch_size, probe=_NoBounds(probe) if probe is not None else None)
+            num_moments=self.num_moments, mb_size=self.batch_size, lr=self.learning_rate, probe=_NoBounds(probe) if probe is not None else None)
 
     def generate(self, n: int) -> np.ndarray:
         synth, _ = self._generate(n)
