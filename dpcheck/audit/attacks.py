@@ -62,7 +62,7 @@ def release_features(release: np.ndarray, width: int) -> np.ndarray:
 
 def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
     synth = np.asarray(synth, dtype=float)
-    if attack in ("release", "release-linear"):
+    if attack in ("release", "release-linear", "release-query"):
         return release_features(synth, synth.size)
     if synth.ndim == 1:
         synth = synth.reshape(-1, len(dataset.columns))

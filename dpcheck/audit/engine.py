@@ -267,6 +267,9 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     from dpcheck.audit import whitebox
 
     whitebox.check_supported(spec.impl, spec.attack)
+    from dpcheck.audit import release_query
+
+    release_query.check_supported(spec.impl, spec.attack)
     from dpcheck.audit.dpsgd import check_gradient_canary
 
     check_gradient_canary(spec)

@@ -33,7 +33,10 @@ def analyse(spec: Any, records: list, dataset: AuditDataset, runs: int, *,
     if spec.attack != AUTO:
         from dpcheck.audit import dpsgd
 
-        model = dpsgd.model_for(spec) or featurizers.model_for(spec.attack)
+        from dpcheck.audit import release_query
+
+        model = (dpsgd.model_for(spec) or release_query.model_for(spec, dataset)
+                 or featurizers.model_for(spec.attack))
         return attacks.run_attack(features_of(spec, records, dataset, runs), model=model,
                                   **kwargs)
     features: dict[str, dict[int, np.ndarray]] = {}

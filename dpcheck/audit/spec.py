@@ -21,10 +21,10 @@ WORLDS = (WORLD_OUT, WORLD_IN)
 DEFAULT_SPLIT = (0.4, 0.2, 0.4)
 ATTACKS = ("querybased", "groundhog", "release", "querybased-subsets", "groundhog-histogram",
            "groundhog-correlation", "groundhog-ensemble", "dcr", "mc-density", "tvd", "auto",
-           "release-linear", "logan", "model-params", "gradient-canary")
+           "release-linear", "logan", "model-params", "gradient-canary", "release-query")
 #: attacks that read a mechanism's released array rather than synthetic rows (gradient-canary: the
 #: parameters a DP-SGD-style reference releases, dpcheck.audit.dpsgd)
-RELEASE_ATTACKS = ("release", "release-linear", "gradient-canary")
+RELEASE_ATTACKS = ("release", "release-linear", "gradient-canary", "release-query")
 #: passive white-box attacks: they read the model an adapter releases (dpcheck.audit.whitebox); their
 #: runs store white-box features, not synthetic data, under the generation field "release": "model"
 WHITEBOX_ATTACKS = ("logan", "model-params")

@@ -208,6 +208,13 @@ def build_specs(args: argparse.Namespace) -> list:
                     and attack != GRADIENT_CANARY:  # the gradient canary names what a target lacks below
                 raise UsageError(f"the release attack reads a mechanism's released array; {name} is not a "
                                  "mechanism target (use querybased or groundhog)")
+            if attack == "release-query":
+                from dpcheck.audit.release_query import check_supported as check_layout
+
+                try:
+                    check_layout(name, attack)
+                except ValueError as exc:
+                    raise UsageError(str(exc)) from None
             if attack in WHITEBOX_ATTACKS:  # refused before any run (also target selection) if no model is released
                 from dpcheck.audit.whitebox import check_supported
 

@@ -211,6 +211,9 @@ class TargetInfo:
     note: str = ""
     #: False when the library draws noise from an RNG no seed controls (e.g. OpenDP)
     seedable: bool = True
+    #: mechanisms releasing a count table over the public domain: "histogram" (every cell of the
+    #: product domain) or "marginals" (every 1-way marginal, columns in order); read by --attack release-query
+    release_layout: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in TARGET_KINDS:

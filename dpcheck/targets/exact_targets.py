@@ -86,11 +86,12 @@ _DOC = "dpcheck built-in exact mechanism (see dpcheck/targets/exact_targets.py)"
 TARGETS: list[TargetInfo] = [
     TargetInfo(name="reference:laplace-histogram", library="dpcheck", kind="mechanism", env="main",
                factory=f"{__name__}:LaplaceHistogram", doc=_DOC, dataset="worstcase-categorical",
-               note="exactly ε-DP; tightness yardstick (tradeoff curve: ceiling 'laplace')"),
+               note="exactly ε-DP; tightness yardstick (tradeoff curve: ceiling 'laplace')", release_layout="histogram"),
     TargetInfo(name="reference:randomized-response", library="dpcheck", kind="mechanism", env="main",
                factory=f"{__name__}:RandomizedResponse", doc=_DOC, dataset="worstcase-categorical",
-               note="exactly ε-DP; tightness yardstick (ceiling 'randomized-response')"),
+               note="exactly ε-DP; tightness yardstick (ceiling 'randomized-response')", release_layout="histogram"),
     TargetInfo(name="reference:gaussian-marginals", library="dpcheck", kind="mechanism", env="main",
                factory=f"{__name__}:GaussianMarginals", doc=_DOC, dataset="worstcase-categorical",
-               note="μ-GDP (analytic Gaussian at the claimed ε, δ); tightness yardstick (ceiling 'gaussian')"),
+               note="μ-GDP (analytic Gaussian at the claimed ε, δ); tightness yardstick (ceiling 'gaussian')",
+               release_layout="marginals"),
 ]
