@@ -148,11 +148,31 @@ class UnclippedDPSGD(DPSGD):
 ADAPTERS = (DPSGD, MeanNoiseDPSGD, UnclippedDPSGD)
 
 
+def _target_class(impl: str) -> Any:
+    """The factory class of a real-library target (main env), None for anything else."""
+    if ":" not in impl:
+        return None
+    from dpcheck.targets import registry
+    from dpcheck.targets.base import TargetError
+
+    try:
+        info = registry.get(impl)
+    except (KeyError, TargetError):
+        return None
+    if info.env != "main":
+        return None
+    import importlib
+
+    module, _, attr = info.factory.partition(":")
+    return getattr(importlib.import_module(module), attr, None)
+
+
 def is_dpsgd_style(impl: str) -> bool:
-    """Whether ``impl`` names an adapter that accepts the gradient canary."""
+    """Whether ``impl`` names an adapter (or a real-library target, e.g. ``opacus:DPSGD``) that
+    accepts the gradient canary."""
     from dpcheck.audit.mechanisms import REFERENCE
 
-    return bool(getattr(REFERENCE.get(impl), "gradient_canary", False))
+    return bool(getattr(REFERENCE.get(impl) or _target_class(impl), "gradient_canary", False))
 
 
 def uses_gradient_canary(spec: Any) -> bool:
@@ -166,7 +186,7 @@ def check_gradient_canary(spec: Any) -> None:
     if not is_dpsgd_style(spec.impl):
         raise ValueError(f"the gradient canary needs a DP-SGD-style target: {spec.impl} lacks "
                          f"{NEEDS[0]} exposed as {NEEDS[1]} (built in: "
-                         f"{', '.join(a.name for a in ADAPTERS)})")
+                         f"{', '.join(a.name for a in ADAPTERS)}; real libraries: opacus:DPSGD)")
     from dpcheck.audit.crafting import is_craft
 
     if is_craft(spec.target):
@@ -185,6 +205,9 @@ def check_gradient_canary(spec: Any) -> None:
     if not isinstance(coord, int) or not 0 <= coord < dim:
         raise ValueError(f"canary_coord must be an integer in [0, {dim}) (the parameters of {spec.impl} on "
                          f"{spec.dataset}), got {coord!r}")
+    target = _target_class(spec.impl)
+    if hasattr(target, "canary_projection") and not (spec.dataset == "cervical" and spec.target is None):
+        target.canary_projection(spec)  # a real-library target's canary row: refuses e.g. data without a label
 
 
 def world_input(data: Any, world: int, hyperparams: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
@@ -200,18 +223,22 @@ def world_input(data: Any, world: int, hyperparams: dict[str, Any]) -> tuple[np.
 class ProjectionScore:
     """The gradient canary's test: the score is minus the released parameter on the canary's
     coordinate; nothing is fitted. ``column`` indexes the release-attack feature row
-    ([failed?, length, θ...])."""
+    ([failed?, length, θ...]). A real-library target whose canary is a row moves several
+    coordinates: ``column`` is then their list, and the score is ``-sign`` × their sum (``sign``
+    1: the canary moves them down, as for ``ref-dpsgd``; −1: up)."""
 
     classes_ = np.array([0, 1])
 
-    def __init__(self, column: int) -> None:
+    def __init__(self, column: int | list[int], sign: float = 1.0) -> None:
         self.column = column
+        self.columns = [column] if isinstance(column, int) else list(column)
+        self.sign = sign
 
     def fit(self, x: np.ndarray, y: np.ndarray) -> "ProjectionScore":
         return self
 
     def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        score = -np.asarray(x, dtype=float)[:, self.column]
+        score = -self.sign * np.asarray(x, dtype=float)[:, self.columns].sum(axis=1)
         return np.column_stack([-score, score])
 
 
@@ -222,4 +249,8 @@ def model_for(spec: Any) -> ProjectionScore | None:
     """The gradient canary's scorer for ``spec``, None for every other attack."""
     if spec.attack != ATTACK:
         return None
+    target = _target_class(spec.impl)
+    if target is not None and hasattr(target, "canary_projection"):  # the canary is the target row
+        coords, direction = target.canary_projection(spec)
+        return ProjectionScore([RELEASE_PREFIX + k for k in coords], sign=-direction)
     return ProjectionScore(RELEASE_PREFIX + int(spec.hyperparams.get("canary_coord", DEFAULTS["canary_coord"])))

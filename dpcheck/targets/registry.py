@@ -17,6 +17,7 @@ MODULES = (
     "dpcheck.targets.dpmm_targets",
     "dpcheck.targets.synthcity_targets",
     "dpcheck.targets.exact_targets",
+    "dpcheck.targets.opacus_target",
 )
 #: how to get each env's libraries
 INSTALL_HINT = {

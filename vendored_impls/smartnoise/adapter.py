@@ -86,6 +86,32 @@ class _SmartnoiseAdapter:
         torch.manual_seed(self._seed * 7919 + self._draws)
         return np.asarray(self._model.generate(int(n)), dtype=np.float64)
 
+    def release_model(self) -> Any:
+        """The trained generator and student discriminator (the critic), with the transformer's
+        bounds (public, or estimated with DP), for dpcheck.audit.whitebox.
+
+        Upstream's ``PATEGAN`` object keeps the generator and the transformer; its student is a
+        local of ``train`` that the vendored copy keeps as ``student_disc`` so that the audit can
+        assume the strongest passive release (generator and critic)."""
+        if self._model is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        import torch
+
+        from dpcheck.audit.whitebox import ReleasedModel
+
+        model = self._model
+        transformer, student = model._transformer, model.student_disc
+        width = len(transformer.lower)
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            inputs = transformer.transform(np.asarray(x, dtype=np.float64).reshape(-1, width))
+            with torch.no_grad():
+                return student(torch.as_tensor(inputs, dtype=torch.float64)).numpy().astype(np.float64).ravel()
+
+        params = {"generator": _flat(model.generator), "critic": _flat(student),
+                  "scale_lower": transformer.lower, "scale_upper": transformer.upper}
+        return ReleasedModel(params=params, critic=critic)
+
     def accountant_update(self, n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:
         """Increment of alpha(1..L) for one labelled batch, computed by ``privacy_utils.moments_acc``."""
         import torch
@@ -96,6 +122,11 @@ class _SmartnoiseAdapter:
         l_list = 1 + torch.tensor(range(int(num_moments)))
         alpha = utils.moments_acc((n0 + n1).reshape(1, -1), n1, float(lamda), l_list)
         return alpha.numpy().astype(np.float64)
+
+
+def _flat(module: Any) -> np.ndarray:
+    """Every parameter of a torch module, in registration order, as one float64 vector."""
+    return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
 
 
 class Upstream(_SmartnoiseAdapter):

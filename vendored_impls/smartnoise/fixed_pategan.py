@@ -147,7 +147,7 @@ class PATEGAN:
         tensor_partitions = [torch.from_numpy(data[part].astype("double")).to(self.device) for part in data_partitions]
 
         self.generator = Generator(self.latent_dim, data_dim, binary=self.binary).double().to(self.device)
-        student_disc = Discriminator(data_dim).double().to(self.device)
+        student_disc = self.student_disc = Discriminator(data_dim).double().to(self.device)  # kept: release_model
         teacher_disc = [Discriminator(data_dim).double().to(self.device) for _ in range(self.num_teachers)]
 
         optimizer_g = torch.optim.Adam(self.generator.parameters(), lr=lr)

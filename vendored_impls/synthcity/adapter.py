@@ -78,12 +78,43 @@ class _SynthcityAdapter:
         torch.manual_seed(self._seed * 7919 + self._draws)
         return self._model.generate(int(n))
 
+    def release_model(self) -> Any:
+        """The trained generator and student discriminator (the critic), with the encoder's
+        min/max (``synthcity``: read from the training data; twin: the public bounds), for
+        dpcheck.audit.whitebox. The teachers (kept on the vendored object between iterations) are
+        not released: PATE-GAN's claim covers the generator and the student, which see the data only
+        through noisy votes; teachers fitted on the rows themselves are outside it."""
+        if self._model is None:
+            raise RuntimeError(f"{self.name}: call fit before release_model")
+        import torch
+
+        from dpcheck.audit.whitebox import ReleasedModel
+
+        model = self._model
+        encoder, student = model.encoder, model.discriminator
+        width = len(np.atleast_1d(encoder.min_))
+
+        def critic(x: np.ndarray) -> np.ndarray:
+            inputs = encoder.transform(np.asarray(x, dtype=np.float64).reshape(-1, width))
+            with torch.no_grad():
+                scores = student(torch.as_tensor(np.asarray(inputs), dtype=torch.float32))
+            return scores.numpy().astype(np.float64).ravel()
+
+        params = {"generator": _flat(model.generator), "critic": _flat(student),
+                  "scale_lower": encoder.min_, "scale_upper": encoder.max_}
+        return ReleasedModel(params=params, critic=critic)
+
     def accountant_update(self, n0: np.ndarray, n1: np.ndarray, *, lamda: float, num_moments: int) -> np.ndarray:
         """Increment of alpha(1..L) from one labelled batch, computed by the plugin's ``_update_alpha``."""
         model = self._module().PATEGAN(lamda=float(lamda), alpha=int(num_moments))
         with np.errstate(all="ignore"):
             model._update_alpha(np.asarray(n0, dtype=np.float64), np.asarray(n1, dtype=np.float64))
         return model.alpha_dict.copy()
+
+
+def _flat(module: Any) -> np.ndarray:
+    """Every parameter of a torch module, in registration order, as one float64 vector."""
+    return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
 
 
 class Upstream(_SynthcityAdapter):
