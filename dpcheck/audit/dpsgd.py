@@ -153,18 +153,12 @@ def _target_class(impl: str) -> Any:
     if ":" not in impl:
         return None
     from dpcheck.targets import registry
-    from dpcheck.targets.base import TargetError
+    from dpcheck.targets.base import factory_class
 
-    try:
-        info = registry.get(impl)
-    except (KeyError, TargetError):
+    if not registry.is_target(impl):
         return None
-    if info.env != "main":
-        return None
-    import importlib
-
-    module, _, attr = info.factory.partition(":")
-    return getattr(importlib.import_module(module), attr, None)
+    info = registry.get(impl)
+    return factory_class(info) if info.env == "main" else None
 
 
 def is_dpsgd_style(impl: str) -> bool:
@@ -230,7 +224,6 @@ class ProjectionScore:
     classes_ = np.array([0, 1])
 
     def __init__(self, column: int | list[int], sign: float = 1.0) -> None:
-        self.column = column
         self.columns = [column] if isinstance(column, int) else list(column)
         self.sign = sign
 

@@ -76,6 +76,11 @@ def check_supported(impl: str, attack: str) -> None:
                          "method; add one (docs/byo.md) or use a black-box attack")
 
 
+def flat_parameters(module: Any) -> np.ndarray:
+    """Every parameter of a torch module, in registration order, as one float64 vector."""
+    return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
+
+
 def as_released(value: Any, name: str = "release_model()") -> ReleasedModel:
     """A :class:`ReleasedModel` from what an adapter returned (the dataclass or a mapping)."""
     if isinstance(value, ReleasedModel):

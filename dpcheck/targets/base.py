@@ -250,11 +250,15 @@ class Mechanism(Protocol):
                 **knobs: Any) -> np.ndarray: ...
 
 
+def factory_class(info: TargetInfo) -> Any:
+    """The target's factory (the class named by ``info.factory``), imported."""
+    module_name, _, attr = info.factory.partition(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
 def build(info: TargetInfo) -> Any:
     """A fresh instance of the target's factory."""
-    module_name, _, attr = info.factory.partition(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, attr)()
+    return factory_class(info)()
 
 
 def shadow_release(info: TargetInfo, data: pd.DataFrame, schema: Schema, epsilon: float, delta: float,

@@ -131,7 +131,7 @@ class _BorealisAdapter:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel
+        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
 
         model, scaler, classes, label_col = self._model, self._scaler, self._classes, self._label_col
         student = model.student_disc
@@ -147,12 +147,9 @@ class _BorealisAdapter:
             with torch.no_grad():
                 return student(torch.as_tensor(inputs, dtype=torch.float32)).numpy().astype(np.float64).ravel()
 
-        def flat(module: Any) -> np.ndarray:
-            return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
-
         lower, upper = ((scaler.data_min_, scaler.data_max_) if hasattr(scaler, "data_min_")
                         else (scaler.lower, scaler.upper))
-        params = {"generator": flat(model.generator), "critic": flat(student), "scale_lower": lower,
+        params = {"generator": flat_parameters(model.generator), "critic": flat_parameters(student), "scale_lower": lower,
                   "scale_upper": upper}
         if label_col is not None:
             params["classes"] = np.asarray(classes, dtype=np.float64)

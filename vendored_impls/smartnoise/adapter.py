@@ -97,7 +97,7 @@ class _SmartnoiseAdapter:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel
+        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
 
         model = self._model
         transformer, student = model._transformer, model.student_disc
@@ -108,7 +108,7 @@ class _SmartnoiseAdapter:
             with torch.no_grad():
                 return student(torch.as_tensor(inputs, dtype=torch.float64)).numpy().astype(np.float64).ravel()
 
-        params = {"generator": _flat(model.generator), "critic": _flat(student),
+        params = {"generator": flat_parameters(model.generator), "critic": flat_parameters(student),
                   "scale_lower": transformer.lower, "scale_upper": transformer.upper}
         return ReleasedModel(params=params, critic=critic)
 
@@ -122,11 +122,6 @@ class _SmartnoiseAdapter:
         l_list = 1 + torch.tensor(range(int(num_moments)))
         alpha = utils.moments_acc((n0 + n1).reshape(1, -1), n1, float(lamda), l_list)
         return alpha.numpy().astype(np.float64)
-
-
-def _flat(module: Any) -> np.ndarray:
-    """Every parameter of a torch module, in registration order, as one float64 vector."""
-    return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
 
 
 class Upstream(_SmartnoiseAdapter):

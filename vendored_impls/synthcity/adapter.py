@@ -88,7 +88,7 @@ class _SynthcityAdapter:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel
+        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
 
         model = self._model
         encoder, student = model.encoder, model.discriminator
@@ -100,7 +100,7 @@ class _SynthcityAdapter:
                 scores = student(torch.as_tensor(np.asarray(inputs), dtype=torch.float32))
             return scores.numpy().astype(np.float64).ravel()
 
-        params = {"generator": _flat(model.generator), "critic": _flat(student),
+        params = {"generator": flat_parameters(model.generator), "critic": flat_parameters(student),
                   "scale_lower": encoder.min_, "scale_upper": encoder.max_}
         return ReleasedModel(params=params, critic=critic)
 
@@ -110,11 +110,6 @@ class _SynthcityAdapter:
         with np.errstate(all="ignore"):
             model._update_alpha(np.asarray(n0, dtype=np.float64), np.asarray(n1, dtype=np.float64))
         return model.alpha_dict.copy()
-
-
-def _flat(module: Any) -> np.ndarray:
-    """Every parameter of a torch module, in registration order, as one float64 vector."""
-    return np.concatenate([p.detach().numpy().ravel() for p in module.parameters()]).astype(np.float64)
 
 
 class Upstream(_SynthcityAdapter):
