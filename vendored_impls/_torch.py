@@ -21,7 +21,7 @@ def merge_hyperparams(name: str, defaults: Mapping[str, Any], given: Mapping[str
                         f"accepted: {', '.join(sorted(defaults))}")
     merged = dict(defaults)
     merged.update(given)
-    for knob in ("max_iterations", "batch_size", "num_moments"):
+    for knob in ("max_iterations", "batch_size", "num_moments", "student_batches"):
         if knob in merged and merged[knob] is not None and int(merged[knob]) < 1:
             raise ValueError(f"{name}: {knob} must be >= 1, got {merged[knob]}")
     if merged.get("num_teachers") is not None and int(merged["num_teachers"]) < 1:

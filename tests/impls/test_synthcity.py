@@ -159,3 +159,24 @@ def test_integer_columns_restored_by_rounding(twin, h):
     np.testing.assert_array_equal(out[:, 1:], np.rint(out[:, 1:]))
     assert "round_int" in [e.args[0] for e in probe.of("output_transform")]
     assert (out >= h.lower).all() and (out <= h.upper).all()
+
+
+def _schedule(h, name: str, rows: int) -> tuple[int, set[int]]:
+    """(labelled batches, their sizes) over a run on ``rows`` rows: the student's training schedule."""
+    _, probe = h.fit(name, h.tiny(rows), **dict(RUN, max_iterations=2))
+    votes = probe.of("votes")
+    return len(votes), {len(e.args[0]) for e in votes}
+
+
+def test_training_schedule_buggy_reads_n(h):
+    """Outside Table 2: upstream's batches per epoch (ceil(N / batch)) and generated rows per batch
+    (min(batch, N)) follow N, which add/remove neighbours differ in."""
+    assert _schedule(h, "synthcity", 16) != _schedule(h, "synthcity", 17)
+    assert _schedule(h, "synthcity", 6)[1] == {6}
+
+
+def test_training_schedule_twin_public(h):
+    for rows in (6, 16, 17):
+        assert _schedule(h, "synthcity-fixed", rows) == (2 * RUN["student_epochs"] * 5, {RUN["batch_size"]})
+    _, probe = h.fit("synthcity-fixed", h.tiny(17), **dict(RUN, max_iterations=2, student_batches=2))
+    assert len(probe.of("votes")) == 2 * RUN["student_epochs"] * 2

@@ -24,6 +24,9 @@ DEFAULTS: dict[str, Any] = {
     "bounds": None,
     "integer_columns": None,
 }
+#: the twin's public training schedule: generated batches per student epoch (upstream's
+#: ceil(N / batch_size) reads the private N; 5 is its value at Cervical's size, 801 to 1,000 rows)
+FIXED_DEFAULTS: dict[str, Any] = {**DEFAULTS, "student_batches": 5}
 
 
 class _SynthcityAdapter:
@@ -46,14 +49,14 @@ class _SynthcityAdapter:
 
     def fit(self, data: Any, *, epsilon: float, delta: float | None, seed: int, probe: Any = None,
             **hyperparams: Any) -> "_SynthcityAdapter":
-        params = merge_hyperparams(self.name, DEFAULTS, hyperparams)
+        params = merge_hyperparams(self.name, FIXED_DEFAULTS if self._fixed else DEFAULTS, hyperparams)
         x, _ = as_numeric_array(data, min_rows=int(params["num_teachers"]))
         # upstream's encoder reads bounds from the data: the buggy version ignores passed bounds
         bounds = (require_bounds(self.name, params["bounds"], x.shape[1]) if self._fixed
                   else public_bounds(params["bounds"], x.shape[1]))
         ints = integer_columns(data, x, params["integer_columns"])
         seed_torch(seed)
-        extra = {"bounds": bounds} if self._fixed else {}
+        extra = {"bounds": bounds, "student_batches": int(params["student_batches"])} if self._fixed else {}
         model = self._module().PATEGAN(
             n_iter=int(params["max_iterations"]), n_iter_student=int(params["student_epochs"]),
             n_teachers=int(params["num_teachers"]), epsilon=float(epsilon),

@@ -26,7 +26,7 @@ from dpcheck.vendored_impls._common import as_numeric_array
 from dpcheck.vendored_impls._torch import (integer_columns, merge_hyperparams, public_bounds, require_bounds,
                                            single_threaded)
 from dpcheck.vendored_impls._torch_stack import Stacked, bce, linear, replay
-from dpcheck.vendored_impls.synthcity.adapter import DEFAULTS
+from dpcheck.vendored_impls.synthcity.adapter import DEFAULTS, FIXED_DEFAULTS
 from dpcheck.vendored_impls.updated.fast import logistic_regression_batch
 
 
@@ -66,12 +66,12 @@ def _batch(name: str, fixed: bool, data: np.ndarray, seeds: list[int], rows: int
         from dpcheck.vendored_impls.synthcity import fixed as module
     else:
         from dpcheck.vendored_impls.synthcity import upstream as module
-    params = merge_hyperparams(name, DEFAULTS, hyperparams)
+    params = merge_hyperparams(name, FIXED_DEFAULTS if fixed else DEFAULTS, hyperparams)
     x, _ = as_numeric_array(data, min_rows=int(params["num_teachers"]))
     bounds = (require_bounds(name, params["bounds"], x.shape[1]) if fixed
               else public_bounds(params["bounds"], x.shape[1]))
     ints = integer_columns(data, x, params["integer_columns"])
-    extra = {"bounds": bounds} if fixed else {}
+    extra = {"bounds": bounds, "student_batches": int(params["student_batches"])} if fixed else {}
 
     def make() -> Any:
         return module.PATEGAN(
@@ -94,7 +94,7 @@ def _batch(name: str, fixed: bool, data: np.ndarray, seeds: list[int], rows: int
         encoded = m.encoder.transform(x)
         if m.delta is None:
             m.delta = 1 / (len(encoded) * np.sqrt(len(encoded)))
-        m.samples_per_iter = min(m.batch_size, len(encoded))
+        m.samples_per_iter = m.batch_size if fixed else min(m.batch_size, len(encoded))
         m._build(encoded.shape[1])
         m.alpha_dict = np.zeros(m.alpha)
         if fixed:  # the twin's teachers: a numpy permutation, then torch-initialised networks
@@ -110,7 +110,7 @@ def _batch(name: str, fixed: bool, data: np.ndarray, seeds: list[int], rows: int
     models = list(built)
     first = models[0]
     spi, n_noise, k = first.samples_per_iter, first.n_noise, first.n_teachers
-    n_batches = int(np.ceil(len(encoded) / first.batch_size))
+    n_batches = first.student_batches if fixed else int(np.ceil(len(encoded) / first.batch_size))
     gen_forward = two_layer(torch.tanh)
     disc_forward = two_layer(torch.sigmoid)
     G = Stacked([m.generator for m in models], gen_forward)

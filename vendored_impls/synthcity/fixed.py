@@ -110,6 +110,7 @@ class PATEGAN:
         lr: float = 1e-4,
         integer_columns: np.ndarray | None = None,
         bounds: tuple[np.ndarray, np.ndarray] | None = None,
+        student_batches: int = 5,
         probe: Any = None,
     ) -> None:
         self.n_iter = n_iter
@@ -125,6 +126,7 @@ class PATEGAN:
         self.lr = lr
         self.integer_columns = integer_columns
         self.bounds = bounds
+        self.student_batches = student_batches
         self.probe = probe
         self.alpha_dict = np.zeros(alpha)
         self._iteration = 0
@@ -209,8 +211,10 @@ class PATEGAN:
         X = self.encoder.transform(X)
         if self.delta is None:
             self.delta = 1 / (len(X) * np.sqrt(len(X)))
-        self.samples_per_iter = min(self.batch_size, len(X))
-        n_batches = int(np.ceil(len(X) / self.batch_size))
+        # the schedule is public: upstream's min(batch_size, N) generated rows and ceil(N / batch_size)
+        # steps per epoch read N, which add/remove neighbours differ in
+        self.samples_per_iter = self.batch_size
+        n_batches = self.student_batches
         self._build(X.shape[1])
         if self.probe is not None:
             self.probe.latent("normal", phase="train")
