@@ -524,15 +524,34 @@ def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseEx
     if last == "min" and full is not None and full.startswith("torch.") and len(positional) == 2 and number(positional[1]) is None:
         return positional
     if last in _CLAMP_FUNCS or last in ("clamp_max", "clamp_max_"):
-        only_max = last.startswith("clamp_max")
-        if method and isinstance(call.func, cst.Attribute):
-            value: cst.BaseExpression | None = call.func.value  # t.clamp(max=a), t.clip(0, a)
-            upper = arg(call, 0, "max") if only_max else arg(call, 1, ("max", "a_max"))
-        else:
-            value = arg(call, 0, ("input", "a", "x", "t"))
-            upper = arg(call, 1, "max") if only_max else arg(call, 2, ("max", "a_max", "clip_value_max"))
+        value, upper = _clamp_parts(call, aliases)
         return [value] if value is not None and upper is not None else []
     return []
+
+
+def _clamp_parts(call: cst.Call, aliases: dict[str, str]) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """(value, upper limit) of a clamp/clip call: ``t.clamp(max=a)``, ``np.clip(t, lo, a)``, …"""
+    full, last = call_parts(call, aliases)
+    local = dotted(call.func)
+    method = isinstance(call.func, cst.Attribute) and (local is None or local.split(".")[0] not in aliases)
+    only_max = bool(last) and last.startswith("clamp_max")
+    if method and isinstance(call.func, cst.Attribute):
+        value: cst.BaseExpression | None = call.func.value
+        upper = arg(call, 0, "max") if only_max else arg(call, 1, ("max", "a_max"))
+    else:
+        value = arg(call, 0, ("input", "a", "x", "t"))
+        upper = arg(call, 1, "max") if only_max else arg(call, 2, ("max", "a_max", "clip_value_max"))
+    return value, upper
+
+
+def constant_bound(call: cst.Call, operands: list[cst.BaseExpression], term: cst.BaseExpression,
+                   aliases: dict[str, str]) -> bool:
+    """Whether what bounds ``term`` in ``call`` (from :func:`bounded_operands`) is only number
+    literals, as in ``min(p, 1.0)`` or ``np.clip(t, 0, 1)``: a cap, not a bound of another quantity."""
+    others = [o for o in operands if o is not term]
+    if not others:
+        others = [u for u in (_clamp_parts(call, aliases)[1],) if u is not None]
+    return bool(others) and all(number(o) is not None for o in others)
 
 
 

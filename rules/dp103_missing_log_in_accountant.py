@@ -17,6 +17,7 @@ from dpcheck.rules._dp1_util import (
     ScopedRule,
     code_gate,
     bounded_operands,
+    constant_bound,
     is_math_call,
     moment_shape,
 )
@@ -86,6 +87,9 @@ class MissingLogInAccountant(ScopedRule):
         "    else:\n"
         "        result = gamma * order\n"
         "    return min(0.5 * gamma ** 2 * order * (order + 1), result, gamma * order)\n",
+        "import numpy as np\n"
+        "def delta_at(rdp, eps, alpha):\n"
+        "    return np.minimum(np.exp((alpha - 1) * (rdp(alpha) - eps)) / alpha * (1 - 1 / alpha) ** (alpha - 1), 1.0)\n",
     )
     INVALID = (
         "import torch\n"
@@ -180,6 +184,10 @@ class MissingLogInAccountant(ScopedRule):
         if {code(node.body).strip(), code(node.orelse).strip()} == sides:
             self._check(node, [node.body, node.orelse])
 
+    def _is_sum(self, operand: cst.BaseExpression, stop) -> bool:  # type: ignore[no-untyped-def]
+        return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add)
+                   for n, _ in self.resolver.expand(operand, self.scope, stop=stop))
+
     def _check(self, node: cst.CSTNode, operands: list[cst.BaseExpression]) -> None:
         res = self.resolver
         aliases = res.aliases
@@ -191,6 +199,10 @@ class MissingLogInAccountant(ScopedRule):
             if isinstance(operand, cst.Call) and is_math_call(operand, aliases, EXP_NAMES):
                 return  # min(exp(bound), t): compared in exp space, log taken afterwards
         for operand in operands:
+            if isinstance(node, cst.Call) and constant_bound(node, operands, operand, aliases):
+                continue  # min(p, 1.0): a cap at a number, not the 2λ²l(l+1) bound
+            if not self._is_sum(operand, is_log):
+                continue  # the term is (1−q)(…)^l + q·e^{2λl}; a product such as e^{…}·(1−1/α)^{α−1} is not it
             if moment_shape(res, operand, self.scope, stop=is_log).is_term:
                 self.report(
                     node,

@@ -524,8 +524,9 @@ class DPCGANTransformer:
             self.report(
                 call,
                 f"{lead} the training data `{self.ctx.module.code_for_node(data)}` with no DP "
-                "mechanism and the data is scaled/encoded with it, so the bounds leak outside the "
-                "privacy budget; pass public bounds (metadata) or estimate them with a DP mechanism",
+                "mechanism and used downstream (to scale or encode the data, or to calibrate the "
+                "mechanism), so it leaks outside the privacy budget; pass public bounds (metadata) "
+                "or estimate them with a DP mechanism",
             )
 
     @staticmethod

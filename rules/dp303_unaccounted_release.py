@@ -336,6 +336,28 @@ class PATEGAN:
         self.accountant.step(votes)
         return votes + np.random.laplace(0, 1 / self.lamda, votes.shape)
 """,
+        # DPSU's per-user weight budget, reset for every user: an allowance, not a ledger
+        """
+import numpy as np
+def policy_union(groups, gamma, scale, rho):
+    histogram = {}
+    for items in groups:
+        budget = 1
+        for item in items:
+            cost = gamma - histogram.get(item, 0.0)
+            if cost <= budget:
+                histogram[item] = gamma
+                budget -= cost
+            else:
+                histogram[item] = histogram.get(item, 0.0) + budget
+                break
+    released = []
+    for item in histogram:
+        histogram[item] += np.random.laplace(0, scale)
+        if histogram[item] > rho:
+            released.append(item)
+    return released
+""",
         # verbose logging branch before the charge returns nothing
         """
 def label(self, x):
@@ -571,7 +593,8 @@ def label_all(self, batches, eps_per_query):
                 and dotted(n.func.value) in ledgers
 
         for func in index.functions:
-            charges = [n for n in walk(func.body) if is_charge(n) and index.enclosing_function(n) is func]
+            charges = [n for n in walk(func.body) if is_charge(n) and index.enclosing_function(n) is func
+                       and not _reset_each_iteration(n, func, index)]
             if charges:
                 self._check(func, charges, index)
 
@@ -640,6 +663,20 @@ def label_all(self, batches, eps_per_query):
                     "teacher votes, yet the result is returned on both: the uncharged answers are "
                     "missing from ε̂; charge the accountant on every branch",
                 )
+
+
+def _reset_each_iteration(charge: cst.CSTNode, func: cst.FunctionDef, index: ModuleIndex) -> bool:
+    """``budget = 1`` at the top of each loop iteration, then ``budget -= cost``: a per-item
+    allowance (DPSU's per-user weight), not a ledger of what the releases spent."""
+    if not (isinstance(charge, cst.AugAssign) and isinstance(charge.target, cst.Name)):
+        return False
+    name = charge.target.value
+    for node in (n for loop in index.enclosing_loops(charge) for n in walk(loop.body)):
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and index.order[node] < index.order[charge] \
+                and isinstance(node.targets[0].target, cst.Name) and node.targets[0].target.value == name \
+                and isinstance(node.value, (cst.Integer, cst.Float)) and index.enclosing_function(node) is func:
+            return True
+    return False
 
 
 def _start(node: ast.AST) -> tuple[int, int]:

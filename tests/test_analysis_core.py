@@ -751,3 +751,21 @@ def test_machine_epsilon_is_not_a_privacy_budget():
     assert not fa.in_dp_context(fn(fa, "corr").body)
     assert not fa.in_dp_context(fn(fa, "corr2").body)
     assert fa.in_dp_context(fn(fa, "release").body)
+
+
+def test_small_epsilon_default_is_a_cutoff_not_a_budget():
+    """ydata-synthetic's CTGAN processor: ``epsilon=0.005`` cuts mixture weights, kept as
+    ``self._epsilon``; a default of 0.05 is a budget."""
+    src = """
+        class Processor:
+            def __init__(self, n_clusters=10, epsilon={value}):
+                self._epsilon = epsilon
+            def fit(self, X):
+                self.bgm.fit(X)
+                return self.bgm.weights_ > self._epsilon
+    """
+    fa = analyse(src.replace("{value}", "0.005"))
+    assert not fa.in_dp_context(fn(fa, "fit").body)
+    assert not fa.dp_context(fa.module).is_dp
+    fa = analyse(src.replace("{value}", "0.05"))
+    assert fa.in_dp_context(fn(fa, "fit").body)

@@ -111,6 +111,15 @@ class DPContexts:
         for node in self.index.nodes(cst.Param):
             if node.default is not None and stability_constant(node.name.value, number(node.default)):  # type: ignore[attr-defined]
                 out.add(node.name.value)  # type: ignore[attr-defined]
+        if out:  # ``self._epsilon = epsilon`` keeps the constant under another epsilon-like name
+            for node in self.index.nodes(cst.Assign):
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is cst.Name and value.value in out and len(node.targets) == 1:  # type: ignore[attr-defined]
+                    target = node.targets[0].target  # type: ignore[attr-defined]
+                    name = target.value if type(target) is cst.Name else (
+                        target.attr.value if type(target) is cst.Attribute else None)
+                    if name is not None and words(name) & {"eps", "epsilon"}:
+                        out.add(name)
         return out
 
     def _collect(self) -> None:

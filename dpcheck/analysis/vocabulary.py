@@ -160,7 +160,7 @@ LOAD_CALLS = frozenset({
 #: a training step inside a body (backward/optimizer step/minimize/fit/session run)
 TRAIN_STEP_CALLS = frozenset({"backward", "minimize", "apply_gradients", "train_on_batch", "partial_fit", "fit", "fit_transform"})
 
-_TINY = 1e-3
+_TINY = 1e-2
 
 
 def dp_name_strength(identifier: str) -> int:
@@ -176,8 +176,9 @@ def dp_name_strength(identifier: str) -> int:
 
 
 def stability_constant(identifier: str, value: float | None) -> bool:
-    """``eps=1e-8`` / ``epsilon = 1e-7``: a numerical-stability constant, not a privacy budget
-    (a DP epsilon is never below 1e-3; a DP delta is, so only epsilon-like names qualify)."""
+    """``eps=1e-8`` / ``epsilon = 0.005``: a numerical-stability constant or a cut-off (a mixture
+    weight threshold), not a privacy budget (a DP epsilon is never below 0.01; a DP delta is, so
+    only epsilon-like names qualify)."""
     return value is not None and abs(value) < _TINY and bool(words(identifier) & {"eps", "epsilon"})
 
 
