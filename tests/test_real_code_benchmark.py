@@ -201,3 +201,27 @@ def test_gate_check_compares_findings_with_the_gate_on_and_off(corpus: Path, tmp
     out = capsys.readouterr().out
     assert "Gate check: 1 findings with the ast gate, 1 without" in out
     assert "identical findings" in out
+
+
+def test_sdist_unpacks_without_its_top_folder(tmp_path: Path) -> None:
+    """A source-only package (autodp, pyvacy) unpacks like a wheel: its files at the root."""
+    import tarfile
+
+    src = tmp_path / "pkg-1.0" / "pkg"
+    src.mkdir(parents=True)
+    (src / "mod.py").write_text("x = 1\n")
+    archive = tmp_path / "pkg-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(tmp_path / "pkg-1.0", arcname="pkg-1.0")
+    target = tmp_path / "out" / "pkg-1.0"
+    target.parent.mkdir()
+    bench.unpack(archive, target)
+    assert (target / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert (target / ".complete").read_text().strip() == "pkg-1.0.tar.gz"
+
+
+def test_sdist_download_is_found_by_name_and_version(tmp_path: Path) -> None:
+    (tmp_path / "pyvacy-0.0.32.tar.gz").write_bytes(b"")
+    (tmp_path / "pyvacy-0.0.3.tar.gz").write_bytes(b"")
+    found = bench.download(bench.Dist("pyvacy", "0.0.32", sdist=True), tmp_path)
+    assert found.name == "pyvacy-0.0.32.tar.gz"
