@@ -9,6 +9,9 @@ from sklearn.linear_model import LogisticRegression
 
 from dpcheck import impls
 from dpcheck.vendored_impls.synthcity import fixed, upstream
+from dpcheck.vendored_impls.synthcity.adapter import DEFAULTS, FIXED_DEFAULTS
+
+STUDENT_BATCHES = FIXED_DEFAULTS["student_batches"]
 
 RUN = dict(max_iterations=4, num_teachers=3, batch_size=8, lamda=1e-3, num_moments=20, student_epochs=2)
 
@@ -177,6 +180,19 @@ def test_training_schedule_buggy_reads_n(h):
 
 def test_training_schedule_twin_public(h):
     for rows in (6, 16, 17):
-        assert _schedule(h, "synthcity-fixed", rows) == (2 * RUN["student_epochs"] * 5, {RUN["batch_size"]})
+        assert _schedule(h, "synthcity-fixed", rows) == (2 * RUN["student_epochs"] * STUDENT_BATCHES,
+                                                         {RUN["batch_size"]})
     _, probe = h.fit("synthcity-fixed", h.tiny(17), **dict(RUN, max_iterations=2, student_batches=2))
     assert len(probe.of("votes")) == 2 * RUN["student_epochs"] * 2
+
+
+def test_twin_schedule_default_is_upstreams_at_cervical_size():
+    """The public default equals upstream's ceil(N / batch_size) on both Cervical worlds, so the
+    Cervical audits of the twin are unchanged by the fix."""
+    from dpcheck.audit import datasets
+
+    ds = datasets.load("cervical", 397)
+    for world in (0, 1):
+        n = len(ds.world(world))
+        assert n >= DEFAULTS["batch_size"]
+        assert int(np.ceil(n / DEFAULTS["batch_size"])) == STUDENT_BATCHES

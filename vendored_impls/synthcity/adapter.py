@@ -25,8 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "integer_columns": None,
 }
 #: the twin's public training schedule: generated batches per student epoch (upstream's
-#: ceil(N / batch_size) reads the private N; 5 is its value at Cervical's size, 801 to 1,000 rows)
-FIXED_DEFAULTS: dict[str, Any] = {**DEFAULTS, "student_batches": 5}
+#: ceil(N / batch_size) reads the private N; 4 is its value at Cervical's size, 601 to 800 rows)
+FIXED_DEFAULTS: dict[str, Any] = {**DEFAULTS, "student_batches": 4}
 
 
 class _SynthcityAdapter:

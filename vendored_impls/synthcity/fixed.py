@@ -110,7 +110,7 @@ class PATEGAN:
         lr: float = 1e-4,
         integer_columns: np.ndarray | None = None,
         bounds: tuple[np.ndarray, np.ndarray] | None = None,
-        student_batches: int = 5,
+        student_batches: int = 4,
         probe: Any = None,
     ) -> None:
         self.n_iter = n_iter
