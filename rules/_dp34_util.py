@@ -96,13 +96,16 @@ def code(module: cst.Module, node: cst.CSTNode) -> str:
     return re.sub(r"\s+", "", module.code_for_node(node))
 
 
-def assignments_in(func: cst.CSTNode, index: ModuleIndex) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
-    """(target key, value, statement) for simple assignments inside ``func``, in source order.
+def assignments_in(func: cst.CSTNode, index: ModuleIndex, *,
+                   nested: bool = True) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
+    """(target key, value, statement) for simple assignments inside ``func``, in source order;
+    ``nested=False`` leaves out the functions, lambdas and classes defined inside it (their names
+    are other variables).
 
     Tuple unpacking ``a, b = f()`` maps each name to the whole right-hand side.
     """
     out: list[tuple[str, cst.BaseExpression, cst.CSTNode]] = []
-    for node in walk(func):
+    for node in walk(func, into_scopes=nested):
         if isinstance(node, cst.Assign):
             for tgt in node.targets:
                 for key in _target_keys(tgt.target):

@@ -165,6 +165,28 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # the partition's range is read from data every call fills with public data (LPDT):
+        # ``fit`` → ``get_partition(self.public_X, …)`` → ``_fit(X, …)`` of the base class
+        """
+import numpy as np
+class Base:
+    def _fit(self, X, Y, range_x="unit"):
+        if range_x == "auto":
+            lo = X.min(axis=0)
+            hi = X.max(axis=0)
+            self.X_range = (lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo))
+        return self
+class TreeRegressor(Base):
+    '''Differentially private regression tree: the partition is learned on public data.'''
+    def __init__(self, epsilon=1.0, public_X=None, public_Y=None):
+        self.epsilon, self.public_X, self.public_Y = epsilon, public_X, public_Y
+    def get_partition(self, X, Y, range_x):
+        return self._fit(X, Y, range_x=range_x)
+    def fit(self, X, Y):
+        self.get_partition(self.public_X, self.public_Y, "auto")
+        self.value = Y.mean() + np.random.laplace(0, 1 / (self.epsilon * len(Y)))
+        return self
+""",
         # PATE-GAN named only in a comment, a module with "privacy" in its name imported: an
         # evaluation metric, not DP code (the same lines under a PATE-GAN docstring are reported)
         """
@@ -314,6 +336,27 @@ class TabularGAN:
     )
 
     INVALID = (
+        # the same tree partitioned on the private data itself
+        """
+import numpy as np
+class Base:
+    def _fit(self, X, Y, range_x="unit"):
+        if range_x == "auto":
+            lo = X.min(axis=0)  # <-
+            hi = X.max(axis=0)  # <-
+            self.X_range = (lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo))
+        return self
+class TreeRegressor(Base):
+    '''Differentially private regression tree: the partition is learned on public data.'''
+    def __init__(self, epsilon=1.0, public_X=None, public_Y=None):
+        self.epsilon, self.public_X, self.public_Y = epsilon, public_X, public_Y
+    def get_partition(self, X, Y, range_x):
+        return self._fit(X, Y, range_x=range_x)
+    def fit(self, X, Y):
+        self.get_partition(X, Y, "auto")
+        self.value = Y.mean() + np.random.laplace(0, 1 / (self.epsilon * len(Y)))
+        return self
+""",
         # original: min/max of the training data in the PATE-GAN function
         """
 import numpy as np
@@ -515,7 +558,7 @@ class DPCGANTransformer:
                 continue
             if not fits and not _used_for_scaling(call, index):
                 continue
-            if not (claimed or analysis.is_private(data)):
+            if not (claimed or analysis.is_private(data)) or analysis.public_parameter(data):
                 continue
             if fits:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"

@@ -229,6 +229,21 @@ class IntegerTruncation(Rule):
     )
 
     VALID = (
+        # a nested template's variables are not the outer function's: the outer ``v`` is public
+        # configuration (dp-wizard's code generator), the nested one iterates a synthetic table
+        """
+import opendp.prelude as dp
+class Generator:
+    def _make_synth_query(self, epsilon):
+        def template(synth_context):
+            synth_query = synth_context.query().contingency_table()
+            table = synth_query.release()
+            sizes = [len(v) for v in table.keys.values()]
+            return table.synthesize(), sizes
+        cuts = {k: sorted({int(x) for x in make_cut_points(int(v[0].lower_bound), int(v[0].upper_bound))})
+                for (k, v) in self.plan.columns.items()}
+        return template, cuts
+""",
         # rounding then cast
         """
 import numpy as np
@@ -485,7 +500,7 @@ class PrivateGAN:
 
     @staticmethod
     def _gen_taint(func: cst.FunctionDef, index: ModuleIndex) -> set[str]:
-        assigns = assignments_in(func, index)
+        assigns = assignments_in(func, index, nested=False)
         seed = {p.name.value for p in func.params.params if is_gen_identifier(p.name.value)}
         return taint(assigns, contains_generator_call, seed)
 

@@ -186,6 +186,43 @@ def test_value_counts_class_ratios(tmp_path):
 # ---- negatives ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("mechanism", [True, False])
+def test_scores_fed_to_an_exponential_mechanism_are_its_utility(tmp_path, mechanism):
+    """dpart's PrivBayes: frequencies inside ``score`` become mutual-information scores that the
+    exponential mechanism privatises; handed back as they are, they leak."""
+    selection = """\
+    import numpy as np
+
+    def score(df, child):
+        return -np.sum(np.log(df[child].value_counts(normalize=True).to_numpy()))
+
+    def exponential_mechanism(scores, scale):
+        p = np.exp(np.array(scores) / scale)
+        return p / p.sum()
+
+    def select(df, candidates, epsilon):
+        scores = [score(df, c) for c in candidates]
+        probs = exponential_mechanism(scores, 2.0 / epsilon)
+        return candidates[int(np.random.choice(len(candidates), p=probs))]
+    """
+    if not mechanism:
+        selection = selection.replace("probs = exponential_mechanism(scores, 2.0 / epsilon)", "probs = scores")
+    model = """\
+    from .selection import select
+
+    class Network:
+        def __init__(self, epsilon=1.0):
+            self.epsilon = epsilon
+
+        def fit(self, df):
+            self.root = select(df, list(df.columns), self.epsilon)
+            return self
+    """
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/selection.py": selection, "gen/model.py": model})
+    expected = [] if mechanism else [("gen/selection.py", 4, [("gen/model.py", 8)])]
+    assert rel_findings(run(root), root) == expected
+
+
 def test_encoder_fitted_on_public_bounds_is_not_reported(tmp_path):
     model = MODEL.replace("self.encoder.fit(data)", "self.encoder.fit(self.public_bounds)")
     assert model != MODEL

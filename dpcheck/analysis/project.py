@@ -32,7 +32,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 1
+VERSION = 2
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -340,6 +340,36 @@ class _Function:
         return self._taint
 
 
+#: calls that privatise their input: ``exponential_mechanism(scores, …)``, ``laplace(…)``, ``report_noisy_max``
+_MECHANISM_CALL = re.compile(r"(?i)mechanism|laplace|gauss|exponential|noisy|noise|gumbel")
+
+
+def _fed_to_mechanism(fn: _Function, call: ast.Call) -> bool:
+    """The helper's result is only a mechanism's input here: ``scores = [score(df, c) for c in
+    cands]`` then ``exponential_mechanism(scores, …)`` (PrivBayes's mutual-information scores).
+    The statistic inside ``score`` is the utility the mechanism privatises, not a leaked bound."""
+    holder: ast.AST | None = None
+    for stmt in fn.nodes:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None and \
+                any(n is call for n in ast.walk(stmt.value)):
+            holder = stmt
+            break
+    if holder is None:
+        return False
+    names = {k for t in _targets(holder) for k in _target_keys(t)}
+    if not names:
+        return False
+    for other in fn.calls:
+        func = other.func
+        label = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if not _MECHANISM_CALL.search(label):
+            continue
+        args = [*other.args, *(k.value for k in other.keywords)]
+        if any(isinstance(n, ast.Name) and n.id in names for a in args for n in ast.walk(a)):
+            return True
+    return False
+
+
 def _may_fit(call: ast.Call) -> bool:
     """Could this call fit a statistic (before looking at what it is called on)?"""
     func = call.func
@@ -507,7 +537,7 @@ class _Summarizer:
         for _ in range(4):
             changed = False
             for fn, node, callee in local_calls:
-                if callee in fitters:
+                if callee in fitters and not _fed_to_mechanism(fn, node):
                     target = by_key[callee]
                     for index, origin in _tainted_args(node, target.params, fn.taint()):
                         sites = fitters[callee].get(target.params[index])

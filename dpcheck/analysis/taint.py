@@ -113,6 +113,7 @@ class PrivateData:
         self.attrs: dict[cst.ClassDef, dict[str, Origin]] = {}
         self.returns: dict[cst.CSTNode, Origin] = {}
         self._memo: dict[tuple[cst.CSTNode, bool], Origin | None] = {}
+        self._calls_of: dict[cst.FunctionDef, list[cst.Call]] | None = None
         self._solved = False
         self._seed()
         self._solve()
@@ -136,6 +137,8 @@ class PrivateData:
             if is_entry_point(fn, index):  # type: ignore[arg-type]
                 per = self.names.setdefault(fn, {})
                 for param in _data_params(fn, cls is not None):  # type: ignore[arg-type]
+                    if self.public_at_every_call(fn, param.name.value):  # type: ignore[arg-type]
+                        continue
                     per[param.name.value] = Origin(
                         f"parameter `{param.name.value}` of `{fn.name.value}`", None)  # type: ignore[attr-defined]
         for call in index.nodes(cst.Call):
@@ -162,6 +165,47 @@ class PrivateData:
                         continue
                     self.names.setdefault(scope, {}).setdefault(name, origin)
                     self._seed_backwards(name, scope, origin)
+
+    def public_at_every_call(self, fn: cst.FunctionDef, name: str, depth: int = 0) -> bool:
+        """Every call of ``fn`` in this module passes, as parameter ``name``, a value named public
+        (``self.public_X``) or a parameter of its caller that is public in this sense in turn:
+        ``_fit(self, X)`` reached only as ``self.get_partition(self.public_X)`` → ``self._fit(X)``
+        fits on public data. A function no call here reaches keeps its parameters private."""
+        if depth > 3:
+            return False
+        if self._calls_of is None:
+            # by name: ``self._fit(X)`` in a subclass runs the base class's ``_fit`` (one def of that
+            # name in the module, else the call is not counted)
+            defs: dict[str, list[cst.FunctionDef]] = {}
+            for f in self.index.nodes(cst.FunctionDef):
+                defs.setdefault(f.name.value, []).append(f)  # type: ignore[attr-defined]
+            self._calls_of = {}
+            for call in self.index.nodes(cst.Call):
+                func = call.func  # type: ignore[attr-defined]
+                target = func.value if type(func) is cst.Name else (
+                    func.attr.value if type(func) is cst.Attribute and dotted(func.value) in ("self", "cls") else None)
+                if target is not None and len(defs.get(target, ())) == 1:
+                    self._calls_of.setdefault(defs[target][0], []).append(call)  # type: ignore[arg-type]
+        calls = self._calls_of.get(fn, [])
+        names = [p.name.value for p in all_params(fn)]
+        if not calls or name not in names:
+            return False
+        position = names.index(name) - (1 if names[:1] in (["self"], ["cls"]) else 0)
+        for call in calls:
+            passed = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            if passed is None:
+                positional = [a for a in call.args if a.keyword is None and not a.star]
+                passed = positional[position].value if 0 <= position < len(positional) else None
+            key = dotted(passed) if passed is not None else None
+            if key is None:
+                return False
+            if "public" in words(key.rsplit(".", 1)[-1]):
+                continue
+            caller = self.index.owner.get(call)
+            if "." in key or type(caller) is not cst.FunctionDef or \
+                    not self.public_at_every_call(caller, key, depth + 1):  # type: ignore[arg-type]
+                return False
+        return True
 
     def _made_up(self, name: str, scope: Scope) -> bool:
         """Every value ``name`` is bound to in ``scope`` is made up in place (a random draw, a
