@@ -691,7 +691,9 @@ def test_teachers_alone_are_a_weak_signal():
 def test_importing_a_privacy_named_module_is_not_dp_code():
     for text, use in (("import synthcity.metrics.eval_privacy as ep", "ep"),
                       ("from synthcity.metrics import eval_privacy", "eval_privacy"),
-                      ("import synthcity.metrics.eval_privacy", "synthcity.metrics.eval_privacy")):
+                      ("import synthcity.metrics.eval_privacy", "synthcity.metrics.eval_privacy"),
+                      ("from privacy_meter.constants import MetricEnum", "MetricEnum"),
+                      ("import privacy_meter.utils as pmu", "pmu")):
         fa = analyse(f"{text}\ndef score(df):\n    return {use}.x(df.max())\n")
         assert not fa.in_dp_context(fn(fa, "score").body), text
     # a DP parameter read from an imported config module still counts

@@ -172,9 +172,13 @@ class DPContexts:
         """``node`` names a module, not a DP parameter: part of an imported dotted path
         (``import synthcity.metrics.eval_privacy``) or an imported name used as a module
         (``eval_privacy.score(x)``, ``metrics.eval_privacy.f``); ``config.epsilon`` still counts."""
-        if parent.value is node:
-            return node.value in self.index.imports
         holder = self.index.parents.get(parent)
+        if parent.value is node:
+            if node.value in self.index.imports:
+                return True
+            while type(holder) is cst.Attribute:  # ``from privacy_meter.constants import X``
+                holder = self.index.parents.get(holder)
+            return type(holder) in (cst.ImportAlias, cst.ImportFrom)
         if type(holder) is cst.Attribute and holder.value is parent:  # type: ignore[union-attr]
             cur: cst.CSTNode = parent
             while type(cur) is cst.Attribute:
