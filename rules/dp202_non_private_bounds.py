@@ -124,6 +124,29 @@ _USE_CALLS = {"clip", "clamp", "linspace", "digitize", "searchsorted", "histogra
 _GUARD_WORDS = {"infer", "inferred", "assume", "allow", "unsafe"}
 
 
+#: LPDT's shape: a base-class ``_fit`` reads the range of ``X``; the DP subclass reaches it through
+#: ``get_partition`` with public data (VALID) or with its private training data (INVALID)
+_PARTITION_TREE = """
+import numpy as np
+class Base:
+    def _fit(self, X, Y, range_x="unit"):
+        if range_x == "auto":
+            lo = X.min(axis=0){mark}
+            hi = X.max(axis=0){mark}
+            self.X_range = (lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo))
+        return self
+class TreeRegressor(Base):
+    '''Differentially private regression tree: the partition is learned on public data.'''
+    def __init__(self, epsilon=1.0, public_X=None, public_Y=None):
+        self.epsilon, self.public_X, self.public_Y = epsilon, public_X, public_Y
+    def get_partition(self, X, Y, range_x):
+        return self._fit(X, Y, range_x=range_x)
+    def fit(self, X, Y):
+        self.get_partition({args}, "auto")
+        self.value = Y.mean() + np.random.laplace(0, 1 / (self.epsilon * len(Y)))
+        return self
+"""
+
 class NonPrivateBounds(Rule):
     id = "DP202"
     name = "non-private-bounds"
@@ -167,26 +190,7 @@ class NonPrivateBounds(Rule):
     VALID = (
         # the partition's range is read from data every call fills with public data (LPDT):
         # ``fit`` → ``get_partition(self.public_X, …)`` → ``_fit(X, …)`` of the base class
-        """
-import numpy as np
-class Base:
-    def _fit(self, X, Y, range_x="unit"):
-        if range_x == "auto":
-            lo = X.min(axis=0)
-            hi = X.max(axis=0)
-            self.X_range = (lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo))
-        return self
-class TreeRegressor(Base):
-    '''Differentially private regression tree: the partition is learned on public data.'''
-    def __init__(self, epsilon=1.0, public_X=None, public_Y=None):
-        self.epsilon, self.public_X, self.public_Y = epsilon, public_X, public_Y
-    def get_partition(self, X, Y, range_x):
-        return self._fit(X, Y, range_x=range_x)
-    def fit(self, X, Y):
-        self.get_partition(self.public_X, self.public_Y, "auto")
-        self.value = Y.mean() + np.random.laplace(0, 1 / (self.epsilon * len(Y)))
-        return self
-""",
+        _PARTITION_TREE.format(mark="", args="self.public_X, self.public_Y"),
         # PATE-GAN named only in a comment, a module with "privacy" in its name imported: an
         # evaluation metric, not DP code (the same lines under a PATE-GAN docstring are reported)
         """
@@ -337,26 +341,7 @@ class TabularGAN:
 
     INVALID = (
         # the same tree partitioned on the private data itself
-        """
-import numpy as np
-class Base:
-    def _fit(self, X, Y, range_x="unit"):
-        if range_x == "auto":
-            lo = X.min(axis=0)  # <-
-            hi = X.max(axis=0)  # <-
-            self.X_range = (lo - 0.01 * (hi - lo), hi + 0.01 * (hi - lo))
-        return self
-class TreeRegressor(Base):
-    '''Differentially private regression tree: the partition is learned on public data.'''
-    def __init__(self, epsilon=1.0, public_X=None, public_Y=None):
-        self.epsilon, self.public_X, self.public_Y = epsilon, public_X, public_Y
-    def get_partition(self, X, Y, range_x):
-        return self._fit(X, Y, range_x=range_x)
-    def fit(self, X, Y):
-        self.get_partition(X, Y, "auto")
-        self.value = Y.mean() + np.random.laplace(0, 1 / (self.epsilon * len(Y)))
-        return self
-""",
+        _PARTITION_TREE.format(mark="  # <-", args="X, Y"),
         # original: min/max of the training data in the PATE-GAN function
         """
 import numpy as np
