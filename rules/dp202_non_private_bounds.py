@@ -342,6 +342,21 @@ class TabularGAN:
     INVALID = (
         # the same tree partitioned on the private data itself
         _PARTITION_TREE.format(mark="  # <-", args="X, Y"),
+        # a public ``fit`` stays a training entry point even when this module also calls it on
+        # public data: users call it with theirs
+        """
+import numpy as np
+class Scaler:
+    '''Differentially private scaler.'''
+    def __init__(self, epsilon=1.0, public_X=None):
+        self.epsilon, self.public_X = epsilon, public_X
+    def warm_start(self):
+        return self.fit(self.public_X)
+    def fit(self, X):
+        lo, hi = X.min(axis=0), X.max(axis=0)  # <-
+        self.scale = (hi - lo) / self.epsilon
+        return (X - lo) / (hi - lo) + np.random.laplace(0, self.scale)
+""",
         # original: min/max of the training data in the PATE-GAN function
         """
 import numpy as np

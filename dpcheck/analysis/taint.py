@@ -170,8 +170,10 @@ class PrivateData:
         """Every call of ``fn`` in this module passes, as parameter ``name``, a value named public
         (``self.public_X``) or a parameter of its caller that is public in this sense in turn:
         ``_fit(self, X)`` reached only as ``self.get_partition(self.public_X)`` → ``self._fit(X)``
-        fits on public data. A function no call here reaches keeps its parameters private."""
-        if depth > 3:
+        fits on public data. Never for a public training entry point (``fit``, ``train``): users
+        call those with their private data from outside. A function no call here reaches keeps
+        its parameters private."""
+        if depth > 3 or (not fn.name.value.startswith("_") and is_entry_point(fn, self.index)):
             return False
         if self._calls_of is None:
             # by name: ``self._fit(X)`` in a subclass runs the base class's ``_fit`` (one def of that
