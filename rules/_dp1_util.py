@@ -531,7 +531,7 @@ def bounded_operands(call: cst.Call, aliases: dict[str, str]) -> list[cst.BaseEx
 
 def _clamp_parts(call: cst.Call, aliases: dict[str, str]) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
     """(value, upper limit) of a clamp/clip call: ``t.clamp(max=a)``, ``np.clip(t, lo, a)``, …"""
-    full, last = call_parts(call, aliases)
+    _, last = call_parts(call, aliases)
     local = dotted(call.func)
     method = isinstance(call.func, cst.Attribute) and (local is None or local.split(".")[0] not in aliases)
     only_max = bool(last) and last.startswith("clamp_max")
