@@ -191,6 +191,16 @@ class NonPrivateBounds(Rule):
         # the partition's range is read from data every call fills with public data (LPDT):
         # ``fit`` → ``get_partition(self.public_X, …)`` → ``_fit(X, …)`` of the base class
         _PARTITION_TREE.format(mark="", args="self.public_X, self.public_Y"),
+        # a chart helper of a DP-SGD report: min/max place the sweep's points on the axes
+        """
+TITLE = "DP-SGD generator: utility against the accumulated epsilon"
+def _svg_line_chart(xs, ys, width=640, height=240):
+    xmin, xmax = min(xs), max(xs)
+    ymin, ymax = min(ys), max(ys)
+    span_x, span_y = (xmax - xmin) or 1.0, (ymax - ymin) or 1.0
+    points = [(width * (x - xmin) / span_x, height * (1 - (y - ymin) / span_y)) for x, y in zip(xs, ys)]
+    return "<polyline points='%s'/>" % " ".join(f"{a:.1f},{b:.1f}" for a, b in points)
+""",
         # PATE-GAN named only in a comment, a module with "privacy" in its name imported: an
         # evaluation metric, not DP code (the same lines under a PATE-GAN docstring are reported)
         """
@@ -551,7 +561,7 @@ class DPCGANTransformer:
             target = _is_target(data)
             if not (target or _is_data(data)) or _over_mapping(data, index):
                 continue
-            if _dp_estimated(call, index) or _numeric_shift(call, index):
+            if _dp_estimated(call, index) or _numeric_shift(call, index) or _drawing(call, index):
                 continue
             fits = call_name(call) in _FIT | _SCALE_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
@@ -721,6 +731,15 @@ def _statement(node: cst.CSTNode, index: Dp2Index) -> cst.CSTNode | None:
         if isinstance(anc, cst.SimpleStatementLine):
             return anc
     return None
+
+
+#: functions that draw: their min/max place points on an axis (the plot, not a bound, is the release)
+_DRAWING_WORDS = frozenset({"plot", "chart", "svg", "draw", "figure", "axis", "axes"})
+
+
+def _drawing(call: cst.Call, index: Dp2Index) -> bool:
+    fn = index.enclosing_function(call)
+    return fn is not None and bool(words(fn.name.value) & _DRAWING_WORDS)
 
 
 def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:

@@ -420,6 +420,42 @@ def test_fallback_flagged_by_a_warning_or_a_missing_public_bound_is_acknowledged
     assert "`lower is None`" in result.findings[1].message
 
 
+def test_else_branch_of_a_public_bound_test_is_the_fallback(tmp_path):
+    """synthpriv's DPEcdf: ``if self.bounds is not None: … else: <quantiles of the data>``."""
+    ecdf = """\
+    import numpy as np
+
+    class Ecdf:
+        def __init__(self, epsilon, bounds=None):
+            self.epsilon, self.bounds = epsilon, bounds
+
+        def fit(self, values):
+            if self.bounds is not None:
+                lo, hi = self.bounds
+            else:
+                lo = np.quantile(values, 0.001)
+                hi = np.quantile(values, 0.999)
+            return np.histogram(values, range=(lo, hi))[0] + np.random.laplace(0, 1 / self.epsilon)
+    """
+    model = """\
+    from .ecdf import Ecdf
+
+    class CopulaGenerator:
+        def __init__(self, epsilon=1.0):
+            self.epsilon = epsilon
+
+        def fit(self, data):
+            self.ecdf = Ecdf(self.epsilon).fit(data)
+            return self
+    """
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/ecdf.py": ecdf, "gen/model.py": model})
+    got = [(f.line, f.category) for f in run(root).findings]
+    assert got == [(11, "acknowledged"), (12, "acknowledged")]
+    unguarded = ecdf.replace("if self.bounds is not None:", "if self.epsilon > 1:")
+    root2 = make(tmp_path / "b", {"gen/__init__.py": "", "gen/ecdf.py": unguarded, "gen/model.py": model})
+    assert [(f.line, f.category) for f in run(root2).findings] == [(11, "metadata"), (12, "metadata")]
+
+
 def test_caller_that_passes_the_public_value_never_reaches_the_fallback(tmp_path):
     # by keyword and by position; `bounds=None` (above) does not count as passing it
     scaler = SCALER.replace("bounds=None)", "bounds=self.bounds)").replace("spread(X)", "spread(X, 1.0, self.lower)")

@@ -32,7 +32,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 2
+VERSION = 3
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -273,6 +273,13 @@ def _unset_public_test(test: ast.expr) -> bool:
     return bool(name and _PUBLIC_PARAM.search(name.rsplit(".", 1)[-1]))
 
 
+def _set_public_test(test: ast.expr) -> bool:
+    """``bounds is not None`` (its else-branch is the fallback taken without public bounds)."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.IsNot, ast.NotEq))
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None
+            and bool((name := _dotted(test.left)) and _PUBLIC_PARAM.search(name.rsplit(".", 1)[-1])))
+
+
 def _none_tested(test: ast.expr) -> list[str]:
     """Plain names a branch condition tests for being unset (``x is None``, ``not x``)."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
@@ -310,6 +317,8 @@ def _acknowledged(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> str:
                     return "computed right after a privacy-leak warning"
         if isinstance(parent, ast.If) and child in parent.body and _unset_public_test(parent.test):
             return f"only when `{ast.unparse(parent.test)}`, i.e. no public value was given"
+        if isinstance(parent, ast.If) and child in parent.orelse and _set_public_test(parent.test):
+            return f"only when not `{ast.unparse(parent.test)}`, i.e. no public value was given"
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return ""
         child, parent = parent, parents.get(parent)
