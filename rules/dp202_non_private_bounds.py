@@ -352,6 +352,18 @@ class TabularGAN:
     INVALID = (
         # the same tree partitioned on the private data itself
         _PARTITION_TREE.format(mark="  # <-", args="X, Y"),
+        # ornl-presto: a sensitivity read off the private data and returned as such
+        """
+import numpy as np
+def calculate_sensitivity(data, query_type="sum", global_sensitivity=None):
+    if global_sensitivity is not None:
+        return global_sensitivity
+    if query_type == "sum":
+        return np.max(np.abs(data))  # <-
+    return 1.0
+def fit(data, epsilon):
+    return np.sum(data) + np.random.laplace(0, calculate_sensitivity(data) / epsilon)
+""",
         # a public ``fit`` stays a training entry point even when this module also calls it on
         # public data: users call it with theirs
         """
@@ -753,6 +765,8 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
             return _stored(anc, index)
         if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             break
+    if _returned_as_sensitivity(call, index):
+        return True
     parent = index.parents.get(call)
     stmt = parent
     while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
@@ -779,6 +793,23 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, (cst.Assign, cst.AnnAssign)) and sub.value is not None and refs(sub.value) & names:
             if has_noise(sub.value):
                 return False
+    return False
+
+
+#: a function named for what calibrates a mechanism: what it returns is that calibration
+_CALIBRATION_WORDS = frozenset({"sensitivity", "sensitivities"})
+
+
+def _returned_as_sensitivity(call: cst.Call, index: Dp2Index) -> bool:
+    """``return np.max(np.abs(data))`` in ``calculate_sensitivity``: the bound is the sensitivity."""
+    fn = index.enclosing_function(call)
+    if fn is None or not words(fn.name.value) & _CALIBRATION_WORDS:
+        return False
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.Return):
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
     return False
 
 
@@ -963,6 +994,9 @@ def _ast_may_scale(facts: AstFacts, call: ast.Call) -> bool:
         if isinstance(parent, (ast.Dict, ast.DictComp)):
             return True
         parent = facts.parents.get(parent)
+    if isinstance(parent, ast.Return):  # ``_returned_as_sensitivity``
+        fn = facts.enclosing_function(call)
+        return fn is not None and bool(words(fn.name) & _CALIBRATION_WORDS)  # type: ignore[attr-defined]
     return isinstance(parent, (ast.Assign, ast.AnnAssign))
 
 
