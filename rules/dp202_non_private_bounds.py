@@ -580,7 +580,10 @@ class DPCGANTransformer:
                 continue
             if not fits and not _used_for_scaling(call, index):
                 continue
-            if not (claimed or analysis.is_private(data)) or analysis.public_parameter(data):
+            if not (claimed or analysis.is_private(data)):
+                continue
+            root = _data_root(data)
+            if root is not None and analysis.public_parameter(call, root):
                 continue
             if fits:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"

@@ -152,16 +152,11 @@ class FileAnalysis:
         own structure; names assigned from counts are never private)."""
         return self.private_data.origin(expr, allow_shape=allow_shape) is not None
 
-    def public_parameter(self, expr: cst.CSTNode) -> bool:
-        """``expr`` is (a column/attribute of) a parameter of its function that every call in this
-        module fills with a value named public (``self.public_X``), directly or through callers."""
-        root = expr
-        while type(root) in (cst.Attribute, cst.Subscript, cst.Call):
-            root = root.value if type(root) is not cst.Call else root.func  # type: ignore[attr-defined]
-        fn = self.enclosing_function(expr)
-        if type(root) is not cst.Name or fn is None:
-            return False
-        return self.private_data.public_at_every_call(fn, root.value)  # type: ignore[attr-defined]
+    def public_parameter(self, node: cst.CSTNode, name: str) -> bool:
+        """``name`` is a parameter of the function around ``node`` that every call in this module
+        fills with a value named public (``self.public_X``), directly or through callers."""
+        fn = self.enclosing_function(node)
+        return fn is not None and self.private_data.public_at_every_call(fn, name)
 
     def is_record_values(self, expr: cst.CSTNode) -> bool:
         """``is_private`` without counts/shapes: the values of records."""

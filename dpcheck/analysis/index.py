@@ -256,9 +256,7 @@ class SyntaxIndex:
             cur = parent_scope
         return None
 
-    def callee(self, call: cst.Call) -> cst.FunctionDef | None:
-        """The module's own function a call runs: a uniquely named ``helper(x)`` or
-        ``self.method(x)`` of the enclosing class."""
+    def _index_functions(self) -> None:
         if self._functions_by_name is None:
             by_name: dict[str, list[cst.FunctionDef]] = {}
             methods: dict[cst.ClassDef, dict[str, cst.FunctionDef]] = {}
@@ -268,10 +266,20 @@ class SyntaxIndex:
                 if cls is not None:
                     methods.setdefault(cls, {})[fn.name.value] = fn  # type: ignore[attr-defined, assignment]
             self._functions_by_name, self._methods = by_name, methods
+
+    def unique_function(self, name: str) -> cst.FunctionDef | None:
+        """The one function or method of the module named ``name``, else None."""
+        self._index_functions()
+        found = self._functions_by_name.get(name)  # type: ignore[union-attr]
+        return found[0] if found and len(found) == 1 else None
+
+    def callee(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The module's own function a call runs: a uniquely named ``helper(x)`` or
+        ``self.method(x)`` of the enclosing class."""
+        self._index_functions()
         func = call.func
         if type(func) is cst.Name:
-            found = self._functions_by_name.get(func.value)  # type: ignore[attr-defined]
-            return found[0] if found and len(found) == 1 else None
+            return self.unique_function(func.value)  # type: ignore[attr-defined]
         if type(func) is cst.Attribute and type(func.value) is cst.Name and func.value.value in ("self", "cls"):  # type: ignore[attr-defined]
             cls = self._class_of_scope(self.scope_of(call))
             if cls is not None:

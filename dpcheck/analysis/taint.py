@@ -178,16 +178,14 @@ class PrivateData:
         if self._calls_of is None:
             # by name: ``self._fit(X)`` in a subclass runs the base class's ``_fit`` (one def of that
             # name in the module, else the call is not counted)
-            defs: dict[str, list[cst.FunctionDef]] = {}
-            for f in self.index.nodes(cst.FunctionDef):
-                defs.setdefault(f.name.value, []).append(f)  # type: ignore[attr-defined]
             self._calls_of = {}
             for call in self.index.nodes(cst.Call):
                 func = call.func  # type: ignore[attr-defined]
                 target = func.value if type(func) is cst.Name else (
                     func.attr.value if type(func) is cst.Attribute and dotted(func.value) in ("self", "cls") else None)
-                if target is not None and len(defs.get(target, ())) == 1:
-                    self._calls_of.setdefault(defs[target][0], []).append(call)  # type: ignore[arg-type]
+                fn_called = self.index.unique_function(target) if target is not None else None
+                if fn_called is not None:
+                    self._calls_of.setdefault(fn_called, []).append(call)  # type: ignore[arg-type]
         calls = self._calls_of.get(fn, [])
         names = [p.name.value for p in all_params(fn)]
         if not calls or name not in names:
