@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import dpcheck
+from dpcheck.targets.envs.pipconfig import pip_index_options
 
 HERE = Path(__file__).resolve().parent
 MARKER = "dpcheck-env.json"
@@ -139,13 +140,7 @@ def create(name: str, *, requirements: Path | None = None, force: bool = False,
         _run([sys.executable, "-m", "venv", str(path)], log, "creating the virtualenv", verbose)
     else:
         progress(f"env {name}: [1/4] virtualenv exists at {path}")
-    uv = find_uv()
-    installer = [uv, "pip", "install", "--python", str(python)] if uv else \
-        [str(python), "-m", "pip", "install", "--progress-bar", "off"]
-    progress(f"env {name}: [2/4] {'uv pip' if uv else 'pip'} install -r {requirements.name}"
-             f"{' --no-deps' if spec.no_deps else ''} (log: {log})")
-    _run(installer + ["-r", str(requirements)] + (["--no-deps"] if spec.no_deps else []), log,
-         f"installing {requirements.name}", verbose)
+    install_requirements(name, python, requirements, spec, log, progress, verbose)
     progress(f"env {name}: [3/4] installing dpcheck (no dependencies)")
     install_dpcheck(python, log, verbose)
     progress(f"env {name}: [4/4] checking imports: {', '.join(('dpcheck.targets.worker',) + spec.check_imports)}")
@@ -162,14 +157,46 @@ def create(name: str, *, requirements: Path | None = None, force: bool = False,
     return path
 
 
+def install_requirements(name: str, python: Path, requirements: Path, spec: Directives, log: Path,
+                         progress: Progress, verbose: bool) -> None:
+    """Install the pinned file with uv (given pip's index configuration), else with pip.
+
+    uv resolves against the same indexes and find-links folders as pip on this machine; should
+    it still fail, pip is tried before giving up, so an env builds wherever ``pip install`` works.
+    """
+    tail = ["-r", str(requirements)] + (["--no-deps"] if spec.no_deps else [])
+    what = f"installing {requirements.name}"
+    uv = find_uv()
+    if uv:
+        progress(f"env {name}: [2/4] uv pip install -r {requirements.name}{' --no-deps' if spec.no_deps else ''} (log: {log})")
+        try:
+            _run([uv, "pip", "install", "--python", str(python)] + pip_index_options().uv_args() + tail,
+                 log, what + " with uv", verbose)
+            return
+        except EnvError:
+            progress(f"env {name}: uv failed (see {log}); trying pip")
+    else:
+        progress(f"env {name}: [2/4] pip install -r {requirements.name}{' --no-deps' if spec.no_deps else ''} (log: {log})")
+    try:
+        _run([str(python), "-m", "pip", "install", "--progress-bar", "off"] + tail, log, what + " with pip",
+             verbose)
+    except EnvError as exc:
+        raise EnvError(f"{exc}\nCheck that `pip install -r {requirements}` works on this machine "
+                       "(network or package index reachable, pip's index configuration), then run "
+                       f"`dpcheck env create {name} --force --verbose`.") from None
+
+
 def find_uv() -> str | None:
     """uv, when installed (next to this Python or on PATH), unless ``DPCHECK_ENV_INSTALLER=pip``.
 
     uv installs the synthcity lock in about 1.5 min where pip took 17 min here (pip unpacks the
     6.7 GB serially); both install exactly the pinned files.
     """
-    if os.environ.get("DPCHECK_ENV_INSTALLER", "auto") == "pip":
+    choice = os.environ.get("DPCHECK_ENV_INSTALLER", "auto")
+    if choice == "pip":
         return None
+    if choice not in ("auto", "uv"):
+        raise EnvError(f"DPCHECK_ENV_INSTALLER={choice!r}: use auto, uv or pip")
     beside = Path(sys.executable).parent / "uv"
     return str(beside) if beside.is_file() else shutil.which("uv")
 
