@@ -17,8 +17,12 @@ def test_classic_sigma_hand_computed() -> None:
     assert classic_sigma(1.0, 1e-5) == pytest.approx(4.844805262605389, rel=1e-14)
     # sensitivity scales linearly, ε inversely: Δ = 2, ε = 0.5 → 4·4.8448053
     assert classic_sigma(0.5, 1e-5, sensitivity=2.0) == pytest.approx(4 * 4.844805262605389, rel=1e-14)
-    # the DP102/delta_scale slip 1.25·δ instead of 1.25/δ gives log of a number < 1: not a σ at all
-    assert 1.25 * 1e-5 < 1
+    # the oracle divides, it does not commit the DP102/delta_scale slip (1.25·δ): inverting σ = √(2 ln x)/ε
+    # gives x = e^{(σε)²/2} = 1.25/δ = 125000, where the slip would give 1.25e-5 (and ln < 0: no σ at all)
+    x = math.exp((classic_sigma(1.0, 1e-5) * 1.0) ** 2 / 2)
+    assert x == pytest.approx(1.25 / 1e-5, rel=1e-12)
+    # and below ε = 1 the classic σ meets δ (Dwork & Roth Thm A.1), checked with the exact analytic δ
+    assert analytic_delta(0.5, classic_sigma(0.5, 1e-5)) <= 1e-5
 
 
 @given(params=privacy_params(epsilon=(1e-3, 50.0), delta=(1e-12, 0.1)), sensitivity=st.sampled_from([0.5, 1.0, 3.0]))

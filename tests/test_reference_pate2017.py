@@ -85,15 +85,18 @@ def test_epsilon_single_unanimous_query() -> None:
     assert eps == pytest.approx((alpha[-1] + math.log(1e5)) / 8, rel=1e-14)
 
 
-@given(gamma=lambdas(1e-4, 5.0), log_q=st.floats(-50.0, math.log(0.5)), l=st.integers(1, 2000))
+@given(gamma=lambdas(1e-4, 5.0), where=st.floats(0.0, 1.0), l=st.integers(1, 2000))
 def test_beyond_the_condition_the_data_dependent_term_never_undercuts_the_third_term(
-    gamma: float, log_q: float, l: int
+    gamma: float, where: float, l: int
 ) -> None:
     # Consequence of the boundary identity and monotonicity in q: where PATE's condition fails the
     # data-dependent expression is ≥ 2γl — so PATE-GAN's missing condition check cannot make its
     # bound smaller than PATE's min(2γ²l(l+1), 2γl) fallback, which is a valid bound.
-    if pate2017.is_valid(log_q, gamma):
-        return
+    # Every example is drawn where the condition fails: log q between the boundary
+    # −log(1 + e^{2γ}) and log(1/2), the largest q two-class votes give.
+    boundary = -float(np.logaddexp(0.0, 2.0 * gamma))
+    log_q = boundary + where * (math.log(0.5) - boundary)
+    assert not pate2017.is_valid(log_q, gamma)
     dd = pate2017.data_dependent_moment(log_q, gamma, [l])[0]
     assert dd >= 2 * gamma * l * (1 - 1e-9)
 
