@@ -132,7 +132,6 @@ def test_rule_crash_is_isolated(tmp_path):
 
 def test_parallel_equals_serial(tmp_path, monkeypatch):
     project(tmp_path)
-    monkeypatch.setattr(engine, "_CHUNK_BYTES", 64)  # many small chunks over the two workers
     for i in range(30):
         body = "leak(x)\n" * (i % 3) + ("noisy = 1\n" if i % 4 == 0 else "") + ("def f(:\n" if i == 7 else "")
         write(tmp_path, f"pkg{i % 5}/m{i}.py", body + "y = 2\n" * 20)
@@ -297,13 +296,19 @@ class DiesInWorker(LeakCall):
         super().visit_Call(node)
 
 
-def test_dead_worker_falls_back_to_serial(tmp_path):
+def test_dead_worker_is_reported_not_analysed(tmp_path):
+    """A worker that dies on a file is replaced; the file (killing a fresh worker too) is DP008,
+    never re-run in the scanning process, and the scan still reports every other file."""
     project(tmp_path)
     for i in range(6):
         write(tmp_path, f"m{i}.py", "leak(x)\n" * (i + 1))
+    write(tmp_path, "quiet.py", "y = 2\n")
     serial = scan(tmp_path, rules=(DiesInWorker,), jobs=1)
     parallel = scan(tmp_path, rules=(DiesInWorker,), jobs=2)
-    assert parallel.findings == serial.findings and len(serial.findings) == 21
+    assert len(serial.findings) == 21 and not serial.crashed
+    assert parallel.crashed
+    assert [(f.path.rsplit("/", 1)[-1], f.rule) for f in parallel.findings] == [(f"m{i}.py", "DP008") for i in range(6)]
+    assert "exited with code 1" in parallel.findings[0].message
 
 
 def test_type_stubs_are_syntax_checked_but_never_analysed(tmp_path, monkeypatch):

@@ -7,7 +7,15 @@ import sys
 from pathlib import Path
 
 from dpcheck.cli import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
-from dpcheck.scan.config import ConfigError, ScanConfig, load_config, parse_size, split_codes
+from dpcheck.scan.config import (
+    ConfigError,
+    ScanConfig,
+    load_config,
+    parse_size,
+    positive_int,
+    positive_seconds,
+    split_codes,
+)
 
 NAME = "scan"
 HELP = "Statically scan Python files for DP bugs (never imports or runs them)."
@@ -31,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--cache-dir", metavar="DIR", help="cache folder (default .dpcheck/cache at the project root; env DPCHECK_CACHE_DIR)")
     p.add_argument("--max-file-size", metavar="SIZE", help="skip larger files with a DP003 diagnostic (default 2MB)")
+    p.add_argument("--max-depth", metavar="N",
+                   help="files nested deeper than N levels are reported as not analysed, DP007 (default 400)")
+    p.add_argument("--file-timeout", metavar="SECONDS",
+                   help="stop analysing a file after this long and report it as not analysed (default 120)")
+    p.add_argument("--max-memory", metavar="SIZE",
+                   help="address-space limit of each analysing process, e.g. 4G (default 4G)")
     p.add_argument("--baseline", metavar="FILE", help="hide findings recorded in this baseline")
     p.add_argument("--write-baseline", metavar="FILE", help="record all current findings in FILE and exit 0")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings (internal errors still exit 2)")
@@ -52,6 +66,9 @@ def resolve_config(args: argparse.Namespace) -> ScanConfig:
             "cache_dir": Path(args.cache_dir).resolve() if args.cache_dir else None,
             "jobs": args.jobs,
             "strict": True if args.strict else None,
+            "max_depth": positive_int(args.max_depth, "--max-depth") if args.max_depth is not None else None,
+            "file_timeout": positive_seconds(args.file_timeout, "--file-timeout") if args.file_timeout else None,
+            "max_memory": parse_size(args.max_memory) if args.max_memory else None,
         }
         if args.jobs is not None and args.jobs < 1:
             raise ConfigError("--jobs must be at least 1")
@@ -96,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         from dpcheck.scan.globs import matches_any
 
         extra = [c for c in extra if not matches_any(c.display, config.exclude)]
-    result = Engine(config, rules, use_cache=not args.no_cache).scan(args.paths, extra)
+    result = Engine(config, rules, use_cache=not args.no_cache, isolate=True).scan(args.paths, extra)
 
     if args.write_baseline:
         n = write_baseline(Path(args.write_baseline), result.findings)

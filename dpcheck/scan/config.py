@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from dpcheck.scan.tolerant import DEFAULT_MAX_DEPTH
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -29,7 +31,11 @@ DEFAULT_EXCLUDES: tuple[str, ...] = (
 
 KNOWN_KEYS = {
     "select", "ignore", "exclude", "per-file-ignores", "category", "max-file-size", "cache-dir", "jobs", "strict",
+    "max-depth", "file-timeout", "max-memory",
 }
+#: per-file limits (docs/scan.md, "Limits"): nesting handed to libcst, seconds, worker address space
+DEFAULT_FILE_TIMEOUT = 120.0
+DEFAULT_MAX_MEMORY = 4 * 1024**3
 
 
 class ConfigError(ValueError):
@@ -50,6 +56,9 @@ class ScanConfig:
     jobs: int | None = None
     #: acknowledged findings (category ``acknowledged``) gate like any other
     strict: bool = False
+    max_depth: int = DEFAULT_MAX_DEPTH
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
+    max_memory: int = DEFAULT_MAX_MEMORY
 
     def with_overrides(self, **overrides: Any) -> "ScanConfig":
         """CLI flags replace the file's values; ``None`` means "flag not given"."""
@@ -93,6 +102,22 @@ def parse_size(value: str | int) -> int:
     if size <= 0:
         raise ConfigError(f"size must be positive, got {value!r}")
     return size
+
+
+def positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not str(value).isdigit() or int(value) < 1:
+        raise ConfigError(f"{what} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def positive_seconds(value: Any, what: str) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if isinstance(value, bool) or not seconds > 0 or seconds == float("inf"):
+        raise ConfigError(f"{what} must be a positive number of seconds, got {value!r}")
+    return seconds
 
 
 def split_codes(values: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -150,6 +175,12 @@ def load_config(start: Path | None = None, pyproject: Path | None = None) -> Sca
         if not isinstance(table["jobs"], int) or table["jobs"] < 1:
             raise ConfigError(f"{path}: [tool.dpcheck] jobs must be a positive integer")
         values["jobs"] = table["jobs"]
+    if "max-depth" in table:
+        values["max_depth"] = positive_int(table["max-depth"], f"{path}: [tool.dpcheck] max-depth")
+    if "file-timeout" in table:
+        values["file_timeout"] = positive_seconds(table["file-timeout"], f"{path}: [tool.dpcheck] file-timeout")
+    if "max-memory" in table:
+        values["max_memory"] = parse_size(table["max-memory"])
     if "strict" in table:
         if not isinstance(table["strict"], bool):
             raise ConfigError(f"{path}: [tool.dpcheck] strict must be true or false")

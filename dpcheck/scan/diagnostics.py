@@ -39,8 +39,25 @@ NOT_A_FILE = Diagnostic(
     "A path matching *.py is a FIFO, socket or device; it is never opened.",
 )
 
+NOT_ANALYSED = Diagnostic(
+    "DP007", "not-analysed", "error",
+    "Valid Python (or beyond a parser limit) that could not be analysed: nested deeper than --max-depth, "
+    "refused by libcst, or over the per-file time or memory limit. The message names the lines.",
+)
+WORKER_DIED = Diagnostic(
+    "DP008", "worker-died", "error",
+    "The process analysing this file died (twice: e.g. killed by a signal or out of memory); the file was "
+    "not analysed. The exit code is 2.",
+)
+UNLISTABLE = Diagnostic(
+    "DP009", "unlistable-folder", "error",
+    "A folder below a scanned path could not be listed (permission denied or another OS error); its files "
+    "were not scanned.",
+)
+
 DIAGNOSTICS: dict[str, Diagnostic] = {
-    d.id: d for d in (SYNTAX_ERROR, UNDECODABLE, UNREADABLE, TOO_LARGE, BAD_SYMLINK, RULE_CRASH, NOT_A_FILE)
+    d.id: d for d in (SYNTAX_ERROR, UNDECODABLE, UNREADABLE, TOO_LARGE, BAD_SYMLINK, RULE_CRASH, NOT_A_FILE,
+                      NOT_ANALYSED, WORKER_DIED, UNLISTABLE)
 }
 
 

@@ -26,6 +26,7 @@ from dpcheck import __version__
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding
 from dpcheck.scan import diagnostics as diag
+from dpcheck.scan import py2, tolerant
 from dpcheck.scan.cache import ResultCache, content_hash, flow_key, from_rows, make_salt, to_rows
 from dpcheck.scan.catalog import RuleCatalog
 from dpcheck.scan.config import DEFAULT_EXCLUDES, ScanConfig
@@ -46,8 +47,6 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 #: the cross-module phase reports under this rule's id (``dpcheck.analysis.project.RULE_ID``)
 FLOW_RULE_ID = "DP202"
 
-#: a chunk sent to a worker holds about this many bytes of source
-_CHUNK_BYTES = 256 * 1024
 #: collector thresholds while scanning: a parsed tree is a million short-lived acyclic objects,
 #: and CPython's default (a collection every 700 allocations) re-traverses them again and again
 _SCAN_GC_THRESHOLD = (100_000, 50, 100)
@@ -105,6 +104,8 @@ class Analysis:
     crashed: bool
     #: the file's project-flow summary (``dpcheck.analysis.project``), when one was asked for
     summary: dict | None = None
+    #: False for a result that may differ next time (a file over the time limit)
+    cacheable: bool = True
 
 
 def _parse(source: str) -> cst.Module:
@@ -151,56 +152,70 @@ def applicable(rules: Sequence[type[Rule]], source: str, path: str, *, gate: boo
             if (rule.triggered(source) if defer and rule.TEXT_AFTER_GATE else rule.applies_to(source))]
 
 
-def _valid_python(source: str) -> ast.Module | None:
-    """CPython's own parser (to an AST only, ~10x faster than libcst): the tree if the syntax is valid."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return compile(source, "<scanned>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
 def analyse_source(
-    source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False, *, gate: bool | None = None
+    source: str,
+    path: str,
+    selected: Sequence[type[Rule]],
+    flow: bool = False,
+    *,
+    gate: bool | None = None,
+    max_depth: int = tolerant.DEFAULT_MAX_DEPTH,
 ) -> Analysis:
     """Parse once and run ``selected`` (rules whose triggers occur in ``source``).
 
-    Second prefilter (``gate``, default: on unless ``DPCHECK_AST_GATE=0``): the file is parsed
-    with CPython's ``ast`` and each selected rule is asked ``Rule.admits``; only rules that may
-    still report are run, and a file left with none is never parsed with libcst. Without
-    selected rules only the syntax is checked; a failure is confirmed with libcst (whose grammar
-    spans more Python versions) before DP000 is reported. ``flow``: also compute the
-    project-flow summary, from the same ``ast`` tree when there is one.
+    CPython's ``ast`` comes first: it decides the syntax (a file it parses is never DP000), the
+    limits (``max_depth``; deeper files are DP007, never handed to libcst) and, with the second
+    prefilter on (``gate``, default: on unless ``DPCHECK_AST_GATE=0``), which selected rules may
+    still report (``Rule.admits``); a file left with none is never parsed with libcst. Python 2
+    and tab-mixed sources are converted (``dpcheck.scan.py2``) and their findings mapped back; a
+    statement libcst cannot parse is blanked out and reported (DP007), the rest analysed. What
+    CPython refuses but libcst's wider grammar accepts is analysed as before. ``flow``: also
+    compute the project-flow summary.
     """
-    import libcst as cst
-
     from dpcheck.analysis.astfacts import gate_enabled
+
+    tree = tolerant.python_tree(source)
+    converted: py2.Converted | None = None
+    if isinstance(tree, tolerant.NotParsed):
+        problem = tree
+        if problem.limit:
+            return _not_analysed(path, f"CPython cannot parse it: {problem.message}", problem.line, flow)
+        converted = py2.convert(source)
+        tree = tolerant.python_tree(converted.text) if converted is not None else problem
+        if isinstance(tree, tolerant.NotParsed):
+            return _cst_only(source, path, selected, flow, problem)
+    deep = tolerant.too_complex(tree, max_depth)
+    if deep is not None:
+        return _not_analysed(path, f"{deep[1]} (--max-depth to raise the limit)", deep[0], flow)
+    text = converted.text if converted is not None else source
+    if selected and (gate_enabled() if gate is None else gate):
+        selected = _gated(selected, tree, text)
+        # the rest of the text prefilters deferred by ``applicable``
+        selected = [r for r in selected if not r.TEXT_AFTER_GATE or r.applies_to(text)]
+    if not selected:
+        return Analysis([], False, False, _flow_summary(flow, text, path, tree))
+    try:
+        module, parsed_text, blanked = tolerant.cst_module(text, tree, lambda t: _parse(t))
+    except Exception as exc:  # noqa: BLE001 - valid Python libcst refuses is not a syntax error
+        line = tolerant.cst_error_line(exc) if hasattr(exc, "message") else 1
+        reason = getattr(exc, "message", f"{type(exc).__name__}: {exc}").splitlines()[0]
+        return _not_analysed(path, f"libcst cannot parse this valid Python ({reason})", line, flow, text, tree)
+    findings, crashed = _run_rules(module, parsed_text, path, selected)
+    findings.extend(
+        diag.diagnostic(diag.NOT_ANALYSED, path, f"lines {b.first}-{b.last} not analysed: libcst cannot parse this "
+                        f"valid Python ({b.reason}); the rest of the file was", b.first)
+        for b in blanked
+    )
+    if converted is not None:
+        findings = _map_back(findings, converted, source)
+    return Analysis(_unsuppressed(findings, source), True, crashed, _flow_summary(flow, text, path, tree))
+
+
+def _run_rules(module: cst.Module, source: str, path: str, selected: Sequence[type[Rule]]) -> tuple[list[Finding], bool]:
+    """Every selected rule on ``module`` in one traversal; a crashing rule becomes DP005 and the
+    others run again without it."""
     from dpcheck.rule import RuleCrash, run_rules
 
-    tree: ast.Module | None = None
-    tried = False
-    if selected and (gate_enabled() if gate is None else gate):
-        tree, tried = _valid_python(source), True
-        if tree is not None:
-            selected = _gated(selected, tree, source)
-        # the rest of the text prefilters deferred by ``applicable``
-        selected = [r for r in selected if not r.TEXT_AFTER_GATE or r.applies_to(source)]
-    if not selected:
-        if not tried:
-            tree = _valid_python(source)
-        if tree is not None:
-            return Analysis([], False, False, _flow_summary(flow, source, path, tree))
-    try:
-        module = _parse(source)
-    except cst.ParserSyntaxError as exc:
-        finding = diag.diagnostic(
-            diag.SYNTAX_ERROR, path, f"syntax error: {exc.message}", exc.editor_line, exc.editor_column
-        )
-        return Analysis([finding], True, False, _flow_summary(flow, source, path, tree))
-    except (RecursionError, MemoryError, ValueError) as exc:
-        finding = diag.diagnostic(diag.SYNTAX_ERROR, path, f"cannot parse: {type(exc).__name__}: {exc}")
-        return Analysis([finding], True, False, _flow_summary(flow, source, path, tree))
     findings: list[Finding] = []
     crashed = False
     remaining = list(selected)
@@ -216,7 +231,48 @@ def analyse_source(
             if len(survivors) == len(remaining):
                 break
             remaining = survivors
-    return Analysis(_unsuppressed(findings, source), True, crashed, _flow_summary(flow, source, path, tree))
+    return findings, crashed
+
+
+def _cst_only(
+    source: str, path: str, selected: Sequence[type[Rule]], flow: bool, problem: tolerant.NotParsed
+) -> Analysis:
+    """CPython refuses ``source`` and no conversion helps: libcst, whose grammar spans more
+    Python versions, may still read it; else DP000 at CPython's line."""
+    import libcst as cst
+
+    syntax_error = diag.diagnostic(
+        diag.SYNTAX_ERROR, path, f"syntax error: {problem.message}", problem.line, problem.col
+    )
+    depth, line = tolerant.bracket_depth(source)
+    if depth > tolerant.MAX_BRACKETS:
+        return Analysis([syntax_error], False, False, _flow_summary(flow, source, path, None))
+    try:
+        module = _parse(source)
+    except (cst.ParserSyntaxError, RecursionError, MemoryError, ValueError):
+        return Analysis([syntax_error], True, False, _flow_summary(flow, source, path, None))
+    if not selected:
+        return Analysis([], True, False, _flow_summary(flow, source, path, None))
+    findings, crashed = _run_rules(module, source, path, selected)
+    return Analysis(_unsuppressed(findings, source), True, crashed, _flow_summary(flow, source, path, None))
+
+
+def _not_analysed(
+    path: str, reason: str, line: int, flow: bool, source: str = "", tree: ast.Module | None = None
+) -> Analysis:
+    finding = diag.diagnostic(diag.NOT_ANALYSED, path, f"not analysed: {reason}", line)
+    return Analysis([finding], False, False, _flow_summary(flow, source, path, tree) if tree is not None else None)
+
+
+def _map_back(findings: list[Finding], converted: py2.Converted, source: str) -> list[Finding]:
+    """Findings on the converted text, at their columns (and snippets) in the original."""
+    lines = source.splitlines()
+    out = []
+    for f in findings:
+        snippet = lines[f.line - 1].strip() if f.snippet and 0 < f.line <= len(lines) else f.snippet
+        end_col = converted.original_column(f.end_line, f.end_col) if f.end_line and f.end_col else f.end_col
+        out.append(replace(f, col=converted.original_column(f.line, f.col), end_col=end_col, snippet=snippet))
+    return out
 
 
 def _gated(selected: Sequence[type[Rule]], tree: ast.Module, source: str) -> list[type[Rule]]:
@@ -259,11 +315,16 @@ def _unsuppressed(findings: list[Finding], source: str) -> list[Finding]:
     return sorted(set(kept))
 
 
-def safe_analyse(source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False) -> Analysis:
+def safe_analyse(
+    source: str, path: str, selected: Sequence[type[Rule]], flow: bool = False,
+    max_depth: int = tolerant.DEFAULT_MAX_DEPTH,
+) -> Analysis:
     """``analyse_source``, with any engine failure on this file turned into a DP005 finding.
     ``flow``: also compute the file's project-flow summary."""
     try:
-        return analyse_source(source, path, selected, flow)
+        return analyse_source(source, path, selected, flow, max_depth=max_depth)
+    except MemoryError:
+        return _not_analysed(path, "over the memory limit while analysing it (--max-memory to raise it)", 1, False)
     except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
         message = f"internal error while analysing this file: {type(exc).__name__}: {exc}"
         return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], True, True)
@@ -276,12 +337,6 @@ def _summary(source: str, path: str, tree: ast.Module | None = None) -> dict | N
         return project.summarize(source, path, tree)
     except Exception:  # noqa: BLE001 - a summary is optional: without it no cross-module finding
         return None
-
-
-def _analyse_chunk(
-    chunk: list[tuple[str, str, list[int]]], rules: Sequence[type[Rule]], flow: bool = False
-) -> list[Analysis]:
-    return [safe_analyse(source, path, [rules[i] for i in which], flow) for path, source, which in chunk]
 
 
 def engine_code_files() -> list[str]:
@@ -331,8 +386,12 @@ class Engine:
         *,
         use_cache: bool = True,
         jobs: int | None = None,
+        isolate: bool = False,
     ) -> None:
+        """``isolate``: analyse in worker processes even with one job, so that a file that
+        crashes or exhausts the parser cannot end the scan (the command line always does)."""
         self.config = config
+        self.isolate = isolate
         #: a :class:`RuleCatalog` stays unimported until a file needs analysing
         self.rules: Sequence[type[Rule]] = rules if isinstance(rules, RuleCatalog) else list(rules)
         self.jobs = max(1, jobs or config.jobs or os.cpu_count() or 1)
@@ -342,7 +401,7 @@ class Engine:
         self._last_hit_sha: str | None = None
         self.cache: ResultCache | None = None
         if use_cache:
-            salt = make_salt(__version__, ids, rule_code_files(self.rules), f"max={config.max_file_size}")
+            salt = make_salt(__version__, ids, rule_code_files(self.rules), f"max={config.max_file_size},depth={config.max_depth}")
             self.cache = ResultCache(config.default_cache_dir(), salt)
 
     def scan(self, paths: Sequence[str | os.PathLike[str]], extra: Sequence[Candidate] = ()) -> ScanResult:
@@ -384,7 +443,7 @@ class Engine:
         for item, analysis in self._run(pending):
             stats.parsed += analysis.parsed
             crashed |= analysis.crashed
-            if self.cache is not None and not analysis.crashed:
+            if self.cache is not None and not analysis.crashed and analysis.cacheable:
                 self.cache.store(
                     os.path.abspath(item.candidate.path), item.st, item.sha, item.lines, to_rows(analysis.findings)
                 )
@@ -486,49 +545,44 @@ class Engine:
         return found
 
     def _run(self, pending: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
-        if self.jobs == 1 or len(pending) < 2:
+        from dpcheck.scan import isolate
+
+        if not pending:
+            return
+        if not isolate.available() or (not self.isolate and (self.jobs == 1 or len(pending) < 2)):
             yield from self._run_inline(pending)
             return
-        import multiprocessing
-        from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-        from concurrent.futures.process import BrokenProcessPool
+        rules = [self.rules[i] for i in range(len(self.rules))]  # imported once, before forking
+        import libcst  # noqa: F401 - likewise
 
-        chunks: list[list[_Pending]] = [[]]
-        size = 0
-        for item in pending:
-            if size >= _CHUNK_BYTES:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(item)
-            size += len(item.source)
-        context = multiprocessing.get_context("fork") if sys.platform == "linux" else None
-        finished_ids: set[int] = set()
+        import dpcheck.analysis.astfacts  # noqa: F401
+        import dpcheck.rule  # noqa: F401
 
-        def submit(pool: ProcessPoolExecutor, chunk: list[_Pending]) -> Future[list[Analysis]]:
-            payload = [(p.candidate.display, p.source, p.which) for p in chunk]
-            return pool.submit(_analyse_chunk, payload, list(self.rules), self.flow)
+        def work(index: int) -> Analysis:
+            item = pending[index]
+            return safe_analyse(item.source, item.candidate.display, [rules[i] for i in item.which], self.flow,
+                                self.config.max_depth)
 
-        try:
-            with ProcessPoolExecutor(max_workers=min(self.jobs, len(chunks)), mp_context=context) as pool:
-                queue = iter(chunks)
-                futures = {submit(pool, chunk): chunk for _, chunk in zip(range(self.jobs * 2), queue)}
-                while futures:
-                    done, _ = wait(futures, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        chunk = futures.pop(future)
-                        yield from zip(chunk, future.result())
-                        finished_ids.update(id(item) for item in chunk)
-                        nxt = next(queue, None)
-                        if nxt is not None:
-                            futures[submit(pool, nxt)] = nxt
-        except BrokenProcessPool:
-            # a worker died (e.g. killed for memory): finish the rest in this process
-            yield from self._run_inline([item for item in pending if id(item) not in finished_ids])
+        cfg = self.config
+        for outcome in isolate.run(work, len(pending), self.jobs, cfg.file_timeout, cfg.max_memory):
+            item = pending[outcome.index]
+            shown = item.candidate.display
+            if outcome.timed_out:
+                message = (f"not analysed: still running after {cfg.file_timeout:g} s, stopped "
+                           "(--file-timeout to raise the limit)")
+                yield item, Analysis([diag.diagnostic(diag.NOT_ANALYSED, shown, message)], False, False, cacheable=False)
+            elif outcome.died:
+                message = (f"not analysed: the process analysing it {outcome.died}, twice (memory limit "
+                           f"{cfg.max_memory} bytes: --max-memory)")
+                yield item, Analysis([diag.diagnostic(diag.WORKER_DIED, shown, message)], False, True)
+            else:
+                yield item, outcome.value
 
     def _run_inline(self, items: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
         for item in items:
             yield item, safe_analyse(
-                item.source, item.candidate.display, [self.rules[i] for i in item.which], self.flow
+                item.source, item.candidate.display, [self.rules[i] for i in item.which], self.flow,
+                self.config.max_depth,
             )
 
     def _post_filter(self, findings: list[Finding], root: str) -> list[Finding]:
