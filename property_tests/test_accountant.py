@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "moments_accountant"
+
 
 def test_accountant(impl: str) -> None:
-    assert_matches_table2(impl, "moments_accountant")
+    assert_matches_table2(impl, CATEGORY)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "delta_scale"
+
 
 def test_delta(impl: str) -> None:
-    assert_matches_table2(impl, "delta_scale")
+    assert_matches_table2(impl, CATEGORY)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "labels_distribution"
+
 
 def test_labels(impl: str) -> None:
-    assert_matches_table2(impl, "labels_distribution")
+    assert_matches_table2(impl, CATEGORY)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "laplace_noise"
+
 
 def test_noise(impl: str) -> None:
-    assert_matches_table2(impl, "laplace_noise")
+    assert_matches_table2(impl, CATEGORY)

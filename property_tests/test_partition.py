@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "data_partition"
+
 
 def test_partition(impl: str) -> None:
-    assert_matches_table2(impl, "data_partition")
+    assert_matches_table2(impl, CATEGORY)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "pate"
+
 
 def test_pate(impl: str) -> None:
-    assert_matches_table2(impl, "pate")
+    assert_matches_table2(impl, CATEGORY)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from ._verdict import assert_matches_table2
 
+CATEGORY = "processing"
+
 
 def test_processing(impl: str) -> None:
-    assert_matches_table2(impl, "processing")
+    assert_matches_table2(impl, CATEGORY)
