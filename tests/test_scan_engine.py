@@ -247,7 +247,7 @@ def test_concurrent_cache_writers_never_corrupt_it(tmp_path):
         t.join()
     assert not errors
     final = ResultCache(folder, "salt")
-    assert final.files and all(final.results.get(entry[3]) for entry in final.files.values())
+    assert final.files and all(final.results.get(entry[4]) for entry in final.files.values())
     assert not list(folder.glob(".index-*.tmp"))
 
 

@@ -92,6 +92,8 @@ def test_a_stale_memo_is_not_used(tmp_path):
     catalog = RuleCatalog(None, [], tmp_path)
     memo = next(tmp_path.glob("rules-*.json"))
     memo.write_text(json.dumps({"ids": ["DP101"]}))
+    assert len(RuleCatalog(None, [], tmp_path).ids) > 1, "an unsigned memo (not written by dpcheck) is ignored"
+    catalog._memoise(tmp_path, ["DP101"])
     assert RuleCatalog(None, [], tmp_path).ids == ["DP101"], "the memo is what is read"
     catalog.files = [*catalog.files, str(tmp_path / "new_rule.py")]
     (tmp_path / "new_rule.py").write_text("x = 1\n")

@@ -14,6 +14,13 @@ and, in ``flows``, the cross-module findings joined from a set of summaries (key
 :func:`flow_key` of the files they came from; the newest ``MAX_FLOWS`` are kept), so a re-scan
 of an unchanged tree repeats no analysis at all.
 
+Every index is signed (HMAC-SHA256) with a key kept outside any scanned tree, in the user's
+cache folder (:func:`signing_key`): an index this user's dpcheck did not write — e.g. one committed
+to the repository under the default ``.dpcheck/cache`` — fails the check and is ignored, so a
+planted ``{"results": {sha256(file): []}}`` cannot hide findings. A stat entry also records the
+inode-change time, which ``touch -r`` cannot restore, so a same-size edit with its mtime put back
+is re-read.
+
 Writes go to a temporary file in the same folder and are moved in with ``os.replace``; before
 writing, the index on disk is merged in, so two concurrent scans never corrupt the cache and at
 worst one loses the other's newest entries.
@@ -21,7 +28,9 @@ worst one loses the other's newest entries.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import secrets
 import os
 import tempfile
 import time
@@ -32,7 +41,7 @@ from typing import Any
 
 from dpcheck.finding import Finding, RelatedLocation
 
-FORMAT = 2
+FORMAT = 3
 RACY_SECONDS = 2.0
 MAX_FLOWS = 8
 
@@ -72,7 +81,56 @@ def from_rows(rows: list[list[Any]], path: str) -> list[Finding]:
 
 
 def stat_key(st: os.stat_result) -> list[int]:
-    return [st.st_mtime_ns, st.st_size, st.st_ino]
+    return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+
+_MAC_FIELD = b',"mac":"'
+
+
+def key_folder() -> Path:
+    """The user's dpcheck folder for the signing key (never inside a scanned tree by default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "dpcheck"
+
+
+def signing_key() -> bytes | None:
+    """This user's secret cache key, created on first use (mode 0600); ``None`` if it cannot be
+    read or made — then no cache is trusted or written."""
+    path = key_folder() / "cache-key"
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        return data if len(data) >= 32 else None
+    except OSError:
+        return None
+    key = secrets.token_bytes(32)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key)
+    return key
+
+
+def _sign(key: bytes, body: bytes) -> bytes:
+    return hmac.new(key, body, hashlib.sha256).hexdigest().encode()
+
+
+def _verified(key: bytes | None, raw: bytes) -> bool:
+    """``raw`` ends with the ``"mac"`` field signing everything before it, with ``key``."""
+    at = raw.rfind(_MAC_FIELD)
+    if key is None or at < 0:
+        return False
+    mac = raw[at + len(_MAC_FIELD):].rstrip(b'"}\n')
+    return hmac.compare_digest(mac, _sign(key, raw[:at]))
 
 
 class ResultCache:
@@ -85,6 +143,7 @@ class ResultCache:
         self.summaries: dict[str, Any] = {}
         self.flows: dict[str, list[list[Any]]] = {}
         self._dirty = False
+        self.key = signing_key()
         self._load_into(self.files, self.results, self.summaries, self.flows)
 
     def _load_into(
@@ -95,7 +154,10 @@ class ResultCache:
         flows: dict[str, list[list[Any]]],
     ) -> None:
         try:
-            data = json.loads(self.path.read_bytes())
+            raw = self.path.read_bytes()
+            if not _verified(self.key, raw):
+                return  # not written by this user's dpcheck: never trusted
+            data = json.loads(raw)
         except (OSError, ValueError):
             return
         if not isinstance(data, dict) or data.get("salt") != self.salt or data.get("format") != FORMAT:
@@ -111,10 +173,10 @@ class ResultCache:
     def by_stat(self, abspath: str, st: os.stat_result) -> tuple[list[list[Any]], int, str] | None:
         """(rows, line count, content hash) of an unchanged file, recognised without reading it."""
         entry = self.files.get(abspath)
-        if entry is None or len(entry) != 6 or not entry[4] or entry[:3] != stat_key(st):
+        if entry is None or len(entry) != 7 or not entry[5] or entry[:4] != stat_key(st):
             return None
-        rows = self.results.get(entry[3])
-        return None if rows is None else (rows, entry[5], entry[3])
+        rows = self.results.get(entry[4])
+        return None if rows is None else (rows, entry[6], entry[4])
 
     def summary(self, sha: str) -> Any:
         """The project-flow summary stored with this content, ``None`` if none was."""
@@ -146,7 +208,7 @@ class ResultCache:
         self._dirty = True
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._dirty or self.key is None:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         files: dict[str, list[Any]] = {}
@@ -161,17 +223,18 @@ class ResultCache:
             flows.pop(key, None)
             flows[key] = rows
         flows = dict(list(flows.items())[-MAX_FLOWS:])
-        live = {entry[3] for entry in files.values()}
+        live = {entry[4] for entry in files.values() if isinstance(entry, list) and len(entry) == 7}
         results = {sha: rows for sha, rows in results.items() if sha in live}
         summaries = {sha: s for sha, s in summaries.items() if sha in live}
-        payload = json.dumps(
+        body = json.dumps(
             {"format": FORMAT, "salt": self.salt, "files": files, "results": results, "summaries": summaries,
              "flows": flows},
             separators=(",", ":"),
-        )
+        ).encode()[:-1]
+        payload = body + _MAC_FIELD + _sign(self.key, body) + b'"}\n' 
         fd, tmp = tempfile.mkstemp(prefix=".index-", suffix=".tmp", dir=self.directory)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(payload)
             os.replace(tmp, self.path)
         except BaseException:

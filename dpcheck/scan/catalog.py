@@ -8,6 +8,7 @@ keyed by a hash of the rules' source files, so they are known without importing 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib.util
 import json
 import os
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
 from dpcheck import __version__
+from dpcheck.scan.cache import signing_key
 from dpcheck.scan.diagnostics import DIAGNOSTICS
 from dpcheck.scan.selection import check_codes, is_enabled
 
@@ -85,16 +87,24 @@ class RuleCatalog(Sequence["type[Rule]"]):
         except (OSError, ValueError):
             return None
         ids = data.get("ids") if isinstance(data, dict) else None
-        return ids if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return None
+        key = signing_key()
+        mac = data.get("mac")
+        # a memo this user's dpcheck did not write (e.g. committed to the scanned tree) is ignored
+        if key is None or not isinstance(mac, str) or not hmac.compare_digest(mac.encode(), _ids_mac(key, ids)):
+            return None
+        return ids
 
     def _memoise(self, memo_dir: Path | None, known: list[str]) -> None:
-        if memo_dir is None or not self.files:
+        key = signing_key()
+        if memo_dir is None or not self.files or key is None:
             return
         try:
             memo_dir.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".rules-", suffix=".tmp", dir=memo_dir)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"ids": known}, handle)
+                json.dump({"ids": known, "mac": _ids_mac(key, known).decode()}, handle)
             os.replace(tmp, self._memo_path(memo_dir))
         except OSError:
             pass
@@ -127,3 +137,7 @@ class RuleCatalog(Sequence["type[Rule]"]):
 
     def __iter__(self) -> Iterator[type[Rule]]:
         return iter(self.classes())
+
+
+def _ids_mac(key: bytes, ids: list[str]) -> bytes:
+    return hmac.new(key, "\0".join(ids).encode(), hashlib.sha256).hexdigest().encode()

@@ -170,7 +170,12 @@ def load_config(start: Path | None = None, pyproject: Path | None = None) -> Sca
     if "max-file-size" in table:
         values["max_file_size"] = parse_size(table["max-file-size"])
     if "cache-dir" in table:
-        values["cache_dir"] = (root / str(table["cache-dir"])).resolve()
+        cache_dir = (root / str(table["cache-dir"])).resolve()
+        # a project's file must not make dpcheck write elsewhere (--cache-dir can)
+        if cache_dir != root and root not in cache_dir.parents:
+            raise ConfigError(f"{path}: [tool.dpcheck] cache-dir {table['cache-dir']!r} is outside the project "
+                              f"{root}; give --cache-dir on the command line to use that folder")
+        values["cache_dir"] = cache_dir
     if "jobs" in table:
         if not isinstance(table["jobs"], int) or table["jobs"] < 1:
             raise ConfigError(f"{path}: [tool.dpcheck] jobs must be a positive integer")
