@@ -96,7 +96,9 @@ def run(args: argparse.Namespace) -> int:
         baseline = load_baseline(Path(args.baseline)) if args.baseline else None
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
-    missing = [p for p in args.paths if not os.path.lexists(p)]
+    from dpcheck.scan.discovery import present
+
+    missing = [p for p in args.paths if not present(p)]
     if missing:
         raise UsageError(f"no such file or folder: {', '.join(missing)}")
 

@@ -75,12 +75,18 @@ class ScanConfig:
 
 def find_pyproject(start: Path) -> Path | None:
     here = start.resolve()
-    if here.is_file() or not here.exists():
+    try:
+        if here.is_file() or not here.exists():
+            here = here.parent
+    except OSError:  # e.g. inside a folder we may not look into: start from its parent
         here = here.parent
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            return candidate
+        try:
+            if candidate.is_file():
+                return candidate
+        except OSError:
+            continue
     return None
 
 

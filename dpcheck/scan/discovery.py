@@ -1,7 +1,9 @@
 """Find the Python files to scan without following symlink loops.
 
-Directories are walked with ``os.scandir``; symlinked folders are followed once (a folder
-already on the current path is a loop and yields a DP004 diagnostic). Default excludes apply
+Directories are walked with ``os.scandir``; symlinked folders are followed, and every folder is
+entered once, by its real identity (device, inode): a ladder of symlinks to the same folders
+costs one visit per folder, not one per path. A folder already on the current path is a loop
+(DP004); a folder that cannot be listed is reported (DP009), never skipped silently. Default excludes apply
 to folders met while walking; ``exclude`` globs apply to everything met while walking.
 A file named on the command line is always scanned.
 """
@@ -25,7 +27,8 @@ class Candidate:
 
     path: str
     display: str
-    #: set when discovery already knows the path cannot be analysed ("loop", "broken")
+    #: set when discovery already knows the path cannot be analysed ("loop", "broken",
+    #: "unlistable: <reason>" for a folder)
     problem: str | None = None
 
 
@@ -52,6 +55,8 @@ def discover(
     cwd = os.getcwd()
     root_s = str(root)
     seen: set[str] = set()
+    #: (device, inode) of every folder entered
+    entered: set[tuple[int, int]] = set()
 
     def excluded(path: str, base: str) -> bool:
         """``exclude`` globs, relative to the project root (or to the scanned folder outside it)."""
@@ -69,8 +74,10 @@ def discover(
 
     def walk(folder: str, base: str, ancestors: frozenset[tuple[int, int]]) -> Iterator[Candidate]:
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            yield from emit(folder, f"unlistable: {exc.strerror or exc}")
             return
         for entry in entries:
             path = entry.path
@@ -83,12 +90,16 @@ def discover(
                     continue
                 try:
                     st = os.stat(path)
-                except OSError:
+                except OSError as exc:
+                    yield from emit(path, f"unlistable: {exc.strerror or exc}")
                     continue
                 ident = (st.st_dev, st.st_ino)
                 if ident in ancestors:
                     yield from emit(path, "loop")
                     continue
+                if ident in entered:
+                    continue  # the same folder reached through another symlink: already scanned
+                entered.add(ident)
                 yield from walk(path, base, ancestors | {ident})
             elif entry.name.endswith(PY_SUFFIXES):
                 if excluded(path, base):
@@ -100,11 +111,25 @@ def discover(
         path = os.fspath(given)
         if os.path.isdir(path):
             st = os.stat(path)
-            yield from walk(path, os.path.abspath(path), frozenset({(st.st_dev, st.st_ino)}))
-        elif os.path.lexists(path):
+            ident = (st.st_dev, st.st_ino)
+            if ident not in entered:
+                entered.add(ident)
+                yield from walk(path, os.path.abspath(path), frozenset({ident}))
+        elif present(path):
             yield from emit(path, _link_problem(path) if os.path.islink(path) else None)
         else:
             raise FileNotFoundError(path)
+
+
+def present(path: str) -> bool:
+    """``path`` exists, or cannot be looked at (permission denied: the scan reports it, DP002)."""
+    try:
+        os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _link_problem(path: str) -> str | None:

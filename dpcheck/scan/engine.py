@@ -496,6 +496,9 @@ class Engine:
         self._last_hit_sha = None
         if candidate.problem == "loop":
             return [diag.diagnostic(diag.BAD_SYMLINK, shown, "symlink loop: the path resolves to itself or a parent folder")]
+        if candidate.problem and candidate.problem.startswith("unlistable"):
+            reason = candidate.problem.partition(": ")[2]
+            return [diag.diagnostic(diag.UNLISTABLE, shown, f"cannot list this folder ({reason}): its files were not scanned")]
         if candidate.problem == "broken":
             return [diag.diagnostic(diag.BAD_SYMLINK, shown, f"broken symlink: target {os.readlink(path)!r} does not exist")]
         try:

@@ -5,13 +5,22 @@
 ``importlib.util.find_spec``, which for a top-level name only searches ``sys.path`` and runs
 nothing). Dotted names are refused: finding ``a.b`` would import ``a``. Findings show paths
 relative to the folder the package is installed in (``snsynth/pytorch/nn/dpgan.py``).
+
+An editable install is followed to its source: setuptools' import hook (the
+``__editable___*_finder.py`` its RECORD lists, whose ``MAPPING`` is read with ``ast``, never
+imported) and ``.pth`` path lines. A name not installed for this interpreter is looked up in
+dpcheck's target envs too (``dpcheck env path NAME``: the smartnoise, synthcity and dpmm envs),
+in their ``site-packages`` only.
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import importlib.machinery
 import importlib.metadata
 import importlib.util
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from dpcheck.scan.config import DEFAULT_EXCLUDES
@@ -29,6 +38,12 @@ def package_candidates(name: str) -> list[Candidate]:
     found = _from_distribution(name)
     if not found and name.isidentifier():
         found = _from_spec(name)
+    for site in ([] if found else target_env_sites()):
+        found = _from_distribution(name, [str(site)])
+        if not found and name.isidentifier():
+            found = _from_spec(name, [str(site)])
+        if found:
+            break
     if not found:
         hint = " (give a top-level name: finding a submodule would import its parents)" if "." in name else ""
         raise PackageNotFound(
@@ -38,29 +53,112 @@ def package_candidates(name: str) -> list[Candidate]:
     return sorted(found, key=lambda c: c.display)
 
 
-def _from_distribution(name: str) -> list[Candidate]:
+def target_env_sites() -> list[Path]:
+    """The ``site-packages`` folders of dpcheck's target envs that exist."""
     try:
-        dist = importlib.metadata.distribution(name)
+        from dpcheck.targets.envs import env_path, known_envs
+    except ImportError:
+        return []
+    sites: list[Path] = []
+    for env in known_envs():
+        sites.extend(sorted(env_path(env).glob("lib/python*/site-packages")))
+    return [s for s in sites if s.is_dir()]
+
+
+def _from_distribution(name: str, path: Sequence[str] | None = None) -> list[Candidate]:
+    try:
+        found = list(importlib.metadata.distributions(name=name, path=list(path))) if path is not None else [
+            importlib.metadata.distribution(name)]
     except (importlib.metadata.PackageNotFoundError, ValueError):
         return []
+    if not found:
+        return []
+    dist = found[0]
     base = Path(str(dist.locate_file(""))).resolve()
     out: list[Candidate] = []
+    hooks: list[Path] = []
     for entry in dist.files or ():
+        located = Path(str(dist.locate_file(entry))).resolve()
+        if entry.name.startswith("__editable__") and entry.name.endswith((".py", ".pth")):
+            hooks.append(located)
+            continue
         if not str(entry).endswith(PY_SUFFIXES) or "__pycache__" in entry.parts:
             continue
-        path = Path(str(dist.locate_file(entry))).resolve()
-        if path.is_file() and base in path.parents:
-            out.append(Candidate(str(path), path.relative_to(base).as_posix()))
+        if located.is_file() and base in located.parents:
+            out.append(Candidate(str(located), located.relative_to(base).as_posix()))
+    names = [n for n in (dist.read_text("top_level.txt") or "").split() if n.isidentifier()]
+    for hook in hooks:
+        out.extend(_from_editable(hook, names))
     if out:
         return out
-    # e.g. an editable install: the RECORD holds no source, the top-level names lead to it
-    names = (dist.read_text("top_level.txt") or "").split()
-    return [c for top in names if top.isidentifier() for c in _from_spec(top)]
+    # an editable install without a hook file in its RECORD: the top-level names lead to it
+    return [c for top in names for c in _from_spec(top, path)]
 
 
-def _from_spec(name: str) -> list[Candidate]:
+def _from_editable(hook: Path, names: list[str]) -> list[Candidate]:
+    """The sources an editable install's hook points at: the finder's ``MAPPING`` (top-level
+    name → folder or file), or the folders a ``.pth`` file adds to ``sys.path``."""
     try:
-        spec = importlib.util.find_spec(name)
+        text = hook.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    out: list[Candidate] = []
+    if hook.suffix == ".py":
+        for top, location in _finder_mapping(text).items():
+            out.extend(_located(top, Path(location)))
+        return out
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "import ", "import\t")):
+            continue
+        folder = Path(line) if os.path.isabs(line) else hook.parent / line
+        for top in names:
+            out.extend(_from_spec(top, [str(folder)]))
+    return out
+
+
+def _finder_mapping(text: str) -> dict[str, str]:
+    """``MAPPING = {...}`` of a setuptools editable finder, read as a literal (never run)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "MAPPING" for t in targets) and node.value is not None:
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, SyntaxError, TypeError, RecursionError):
+                return {}
+            if isinstance(value, dict):
+                return {str(k): str(v) for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
+    return {}
+
+
+def _located(top: str, location: Path) -> list[Candidate]:
+    """The files of top-level ``top`` found at ``location`` (its package folder or module file)."""
+    if location.is_dir():
+        return _folder(location.resolve(), location.resolve().parent)
+    if location.suffix in PY_SUFFIXES and location.is_file():
+        path = location.resolve()
+        return [Candidate(str(path), path.name)]
+    return []
+
+
+def _folder(folder: Path, base: Path) -> list[Candidate]:
+    out: list[Candidate] = []
+    for candidate in discover([str(folder)], root=folder, default_excludes=DEFAULT_EXCLUDES):
+        rel = Path(os.path.relpath(os.path.abspath(candidate.path), base)).as_posix()
+        out.append(Candidate(candidate.path, rel, candidate.problem))
+    return out
+
+
+def _from_spec(name: str, path: Sequence[str] | None = None) -> list[Candidate]:
+    try:
+        if path is None:
+            spec = importlib.util.find_spec(name)
+        else:
+            spec = importlib.machinery.PathFinder.find_spec(name, list(path))
     except (ImportError, ValueError):
         return []
     if spec is None:
@@ -69,11 +167,8 @@ def _from_spec(name: str) -> list[Candidate]:
         out: list[Candidate] = []
         for location in spec.submodule_search_locations:
             folder = Path(location).resolve()
-            if not folder.is_dir():
-                continue
-            for candidate in discover([str(folder)], root=folder, default_excludes=DEFAULT_EXCLUDES):
-                rel = Path(os.path.relpath(os.path.abspath(candidate.path), folder.parent)).as_posix()
-                out.append(Candidate(candidate.path, rel, candidate.problem))
+            if folder.is_dir():
+                out.extend(_folder(folder, folder.parent))
         return out
     origin = spec.origin or ""
     if origin.endswith(PY_SUFFIXES) and os.path.isfile(origin):
