@@ -399,7 +399,8 @@ def frozen_rules(rev: str, cache: Path) -> Path:
         (target / ".complete").write_text(sha.stdout)
     probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
                             "print(u.find_spec('dpcheck.rules').origin)"],
-                           env=dict(os.environ, PYTHONPATH=str(target)), capture_output=True, text=True)
+                           env=dict(os.environ, PYTHONPATH=str(target)), capture_output=True, text=True,
+                           cwd=cache)  # not the repository: its own dpcheck/ would shadow the snapshot
     if not probe.stdout.strip().startswith(str(target)):
         raise SourceError(f"--rules-at {rev}: dpcheck.rules resolves to {probe.stdout.strip()!r}, not the snapshot")
     return target
