@@ -7,10 +7,21 @@ runs and stepping K models per ``session.run``. Its own randomness (what the pla
 inside the framework) depends only on the run's seed, so a run's output does not depend on the
 batch it was computed in.
 
-``COVERED`` lists the implementations whose fast path passed the two-sample equivalence test of
-``benchmarks/fast_path_equivalence.py`` (results in ``reports/fast_path_equivalence.json``):
-only those run fast by default, and only those fall back to the plain path when a fast batch
-fails. A forced fast path (``--fast``) on any other implementation records a failed run instead.
+Two kinds of evidence back a fast path (docs/audit.md, "Fast path"):
+
+* ``EXACT``: the torch fast paths replay every draw and the arithmetic of the plain path, so the
+  released data equals the plain path's up to float32 rounding (``tests/test_audit_fast.py``
+  compares the unrounded output element by element within a few float32 ulps);
+* the others (TF1 graphs whose initial weights come from numpy, and ``synthcity``'s sklearn
+  teachers solved by a batched Newton solver) differ by construction: they passed the two-sample
+  equivalence test of ``benchmarks/fast_path_equivalence.py`` (``reports/fast_path_equivalence.json``,
+  a failure to reject, with its power stated), and the committed verdicts computed on them are
+  re-run on the plain path by ``benchmarks/fast_path_confirm.py``
+  (``reports/fast_path_confirmation.json``).
+
+``COVERED`` lists the implementations that run fast by default; only those fall back to the plain
+path when a fast batch fails. A forced fast path (``--fast``) on any other implementation records a
+failed run instead.
 """
 from __future__ import annotations
 
@@ -41,6 +52,8 @@ FAST_FUNCTIONS: dict[str, str] = {
 COVERED: frozenset[str] = frozenset({"original", "original-fixed", "turing", "turing-fixed", "updated",
                                      "updated-fixed", "synthcity", "borealis", "smartnoise", "borealis-fixed",
                                      "smartnoise-fixed", "synthcity-fixed"})
+#: fast paths whose released data equals the plain path's up to float32 rounding (same draws, same arithmetic)
+EXACT: frozenset[str] = frozenset({"borealis", "borealis-fixed", "smartnoise", "smartnoise-fixed", "synthcity-fixed"})
 #: shadow models trained together (larger batches gain little once session overhead is amortised)
 BATCH_SIZE = 32
 
