@@ -11,6 +11,7 @@ virtualenvs of targets whose library conflicts with the main environment.
 from __future__ import annotations
 
 import importlib
+import math
 import random
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -21,6 +22,26 @@ import pandas as pd
 KINDS = ("integer", "categorical", "continuous")
 TARGET_KINDS = ("synthesizer", "mechanism")
 ENVS = ("main", "synthcity", "dpmm", "smartnoise")
+#: neighbouring relations a library can claim; a dataset name ending in "+replace" plays replace-one
+NEIGHBOUR_RELATIONS = ("add/remove", "replace-one")
+
+
+def audited_relation(dataset: str) -> str:
+    """The neighbouring relation an audit on ``dataset`` plays: replace-one for ``…+replace``."""
+    return "replace-one" if str(dataset).endswith("+replace") else "add/remove"
+
+
+def claimed_guarantee(epsilon: float, delta: float, claimed: str, audited: str) -> tuple[float, float] | None:
+    """The (ε, δ) a library claiming (ε, δ)-DP under ``claimed`` neighbours promises for a pair of
+    ``audited`` neighbours: (ε, δ) when the relations agree; (2ε, (1 + e^ε)·δ) for a replace-one pair under
+    an add/remove claim (a replacement is a removal then an addition: group privacy for 2 steps); None —
+    no promise at all — for an add/remove pair under a replace-one claim (the row count, public there,
+    may be released exactly)."""
+    if claimed == audited:
+        return float(epsilon), float(delta)
+    if claimed == "add/remove" and audited == "replace-one":
+        return 2.0 * float(epsilon), (1.0 + math.exp(float(epsilon))) * float(delta)
+    return None
 
 
 class TargetError(RuntimeError):
@@ -214,8 +235,19 @@ class TargetInfo:
     #: mechanisms releasing a count table over the public domain: "histogram" (every cell of the
     #: product domain) or "marginals" (every 1-way marginal, columns in order); read by --attack release-query
     release_layout: str | None = None
+    #: the neighbouring relation the library's guarantee is stated (or calibrated) for:
+    #: "add/remove" (unbounded DP: one record added or removed, the row count is private) or
+    #: "replace-one" (bounded DP: one record replaced, the row count is public)
+    neighbours: str = "add/remove"
+    #: what the library treats as public, e.g. ("row count", "bounds"); the audit never tests a leak of these
+    public: tuple[str, ...] = ()
+    #: where the relation and the public facts are read from (docs page, or file:line of the calibration)
+    claim_source: str = ""
 
     def __post_init__(self) -> None:
+        if self.neighbours not in NEIGHBOUR_RELATIONS:
+            raise ValueError(f"target {self.name}: neighbours must be one of {NEIGHBOUR_RELATIONS}, "
+                             f"got {self.neighbours!r}")
         if self.kind not in TARGET_KINDS:
             raise ValueError(f"target {self.name}: kind must be one of {TARGET_KINDS}, got {self.kind!r}")
         if self.env not in ENVS:
@@ -227,12 +259,14 @@ class TargetInfo:
         return {"name": self.name, "library": self.library, "kind": self.kind, "env": self.env,
                 "factory": self.factory, "settings": dict(self.settings), "doc": self.doc,
                 "dataset": self.dataset, "requires": list(self.requires), "note": self.note,
-                "seedable": self.seedable}
+                "seedable": self.seedable, "neighbours": self.neighbours, "public": list(self.public),
+                "claim_source": self.claim_source}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "TargetInfo":
         d = dict(d)
         d["requires"] = tuple(d.get("requires", ()))
+        d["public"] = tuple(d.get("public", ()))
         return cls(**d)
 
 

@@ -266,6 +266,46 @@ class HistogramTool(DiffprivlibTarget):
 _LEAK = "fallback documented to leak: warns PrivacyLeakWarning (bounds/norm computed from the data)"
 
 
+#: diffprivlib's documentation states no neighbouring relation; each target declares the one its
+#: calibration in the installed source (diffprivlib 0.6.6, paths relative to site-packages) is correct
+#: for, and what that calibration takes as public.
+_REPLACE = "replace-one"
+_ADD_REMOVE = "add/remove"
+_CLAIMS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "GaussianNB": (_REPLACE, ("row count", "class labels", "bounds"),
+                   "diffprivlib/models/naive_bayes.py:289–302: class counts are forced to sum to the exact row "
+                   "count `n_total = y.shape[0]`"),
+    "LogisticRegression": (_REPLACE, ("row count", "data_norm"),
+                           "diffprivlib/models/logistic_regression.py:397–399: objective perturbation with "
+                           "`n=n_samples` and regularisation 1/(C·n_samples) (Chaudhuri et al., replace-one)"),
+    "LinearRegression": (_ADD_REMOVE, ("bounds_X", "bounds_y"),
+                         "diffprivlib/models/linear_regression.py:118–151: Laplace noise on sums of per-record "
+                         "terms, sensitivity = one record's largest term (no row count)"),
+    "KMeans": (_ADD_REMOVE, ("bounds",),
+               "diffprivlib/models/k_means.py:239–254: cluster counts with sensitivity 1 and sums with "
+               "sensitivity = the range, per record (no row count)"),
+    "StandardScaler": (_REPLACE, ("row count", "bounds"),
+                       "diffprivlib/models/standard_scaler.py:74–84 → tools nanmean/nanvar, whose sensitivity is "
+                       "(upper − lower)/n (tools/utils.py:293)"),
+    "PCA": (_REPLACE, ("row count", "data_norm", "bounds"),
+            "diffprivlib/models/pca.py:223: `mean_` by tools.mean, sensitivity (upper − lower)/n "
+            "(tools/utils.py:293)"),
+    "mean": (_REPLACE, ("row count", "bounds"),
+             "diffprivlib/tools/utils.py:293: sensitivity (upper − lower)/array.size"),
+    "var": (_REPLACE, ("row count", "bounds"),
+            "diffprivlib/tools/utils.py:451: sensitivity ((upper − lower)/n)²·(n − 1)"),
+    "histogram": (_ADD_REMOVE, ("bins", "range"),
+                  "diffprivlib/tools/histograms.py:143: geometric noise with sensitivity 1 per count"),
+}
+
+
+def _claim(name: str, *, bounds_public: bool = True) -> dict[str, Any]:
+    neighbours, public, source = _CLAIMS[name]
+    if not bounds_public:  # the -nobounds fallback computes them from the data: they are not public there
+        public = tuple(p for p in public if p not in ("bounds", "data_norm", "bounds_X", "bounds_y"))
+    return {"neighbours": neighbours, "public": public, "claim_source": source}
+
+
 def _pair(name: str, bounded: type, unbounded: type, dataset: str, settings: dict[str, Any],
           public: str) -> list[TargetInfo]:
     doc = (bounded.__doc__ or "").strip().splitlines()[0]
@@ -273,10 +313,10 @@ def _pair(name: str, bounded: type, unbounded: type, dataset: str, settings: dic
     return [
         TargetInfo(name=f"diffprivlib:{name}", factory=f"{__name__}:{bounded.__name__}",
                    settings=dict(settings), doc=f"{doc} {DOCS}models.html", note=f"public {public} from the schema",
-                   **common),
+                   **common, **_claim(name)),
         TargetInfo(name=f"diffprivlib:{name}-nobounds", factory=f"{__name__}:{unbounded.__name__}",
                    settings=dict(settings), doc=f"{doc} (without {public}) {DOCS}models.html", note=_LEAK,
-                   **common),
+                   **common, **_claim(name, bounds_public=False)),
     ]
 
 
@@ -285,7 +325,8 @@ def _tool(name: str, cls: type, dataset: str) -> TargetInfo:
     return TargetInfo(name=f"diffprivlib:{name}", library="diffprivlib", kind="mechanism", env="main",
                       factory=f"{__name__}:{cls.__name__}", settings={}, doc=f"{doc} {DOCS}tools.html",
                       dataset=dataset, requires=("diffprivlib",),
-                      note="calibration reference: correct with public bounds (no violation expected)")
+                      note="calibration reference: correct with public bounds (no violation expected)",
+                      **_claim(name))
 
 
 TARGETS: list[TargetInfo] = [

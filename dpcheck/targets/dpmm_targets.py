@@ -120,7 +120,10 @@ def _info(cls: type, name: str) -> TargetInfo:
     return TargetInfo(name=f"{LIBRARY}:{name}", library=LIBRARY, kind="synthesizer", env="dpmm",
                       factory=f"{__name__}:{cls.__name__}", settings={"n_jobs": 1, "gen_kwargs": {"n_iters": N_ITERS}},
                       doc=f"{doc} Public domain through fit(df, domain). {DOC}",
-                      dataset="worstcase-categorical", requires=("dpmm",), seedable=False, note=NOTE)
+                      dataset="worstcase-categorical", requires=("dpmm",), seedable=False, note=NOTE,
+                      neighbours="add/remove", public=("domain (fit(df, domain))",),
+                      claim_source="dpmm docs (ε-DP marginal-based synthesizers: MST, AIM, PrivBayes, "
+                                   "calibrated per record added or removed)")
 
 
 TARGETS: list[TargetInfo] = [_info(MST, "mst"), _info(AIM, "aim"), _info(PrivBayes, "privbayes")]

@@ -207,6 +207,13 @@ class PACSynth(SmartnoiseSynthesizer):
     style = "cube"
 
 
+#: smartnoise-synth states ε-DP for the synthesizer; its mechanisms are calibrated per record added or
+#: removed (counts and marginals at sensitivity 1, PATE votes, DP-SGD with sampling), and the domain is public
+#: only when the user declares it (the targets do; ``--hp domain=data`` audits the inferred default)
+CLAIM = ("smartnoise-synth docs (synthesizers: ε-DP); counts/marginals at sensitivity 1 per record, "
+         "PATE and DP-SGD accounting per record: add/remove")
+
+
 def _info(cls: type, settings: dict[str, Any], dataset: str, seedable: bool, note: str = "") -> TargetInfo:
     doc = " ".join((cls.__doc__ or "").split())
     return TargetInfo(
@@ -214,7 +221,8 @@ def _info(cls: type, settings: dict[str, Any], dataset: str, seedable: bool, not
         factory=f"{__name__}:{cls.__name__}", settings=dict(settings),
         doc=f"{doc} Public domain through a declared TableTransformer ({TRANSFORMS_DOC}).",
         dataset=dataset, requires=("snsynth",), seedable=seedable,
-        note=note or ("noise drawn through OpenDP: not reproducible from a seed" if not seedable else ""))
+        note=note or ("noise drawn through OpenDP: not reproducible from a seed" if not seedable else ""),
+        neighbours="add/remove", public=("domain (declared transformer)",), claim_source=CLAIM)
 
 
 #: GANs get D′ = 1,000 rows and D = 1,001 (PATE-GAN has int(rows / 1000) teachers and crashes with 0, so

@@ -72,7 +72,10 @@ def _target(plugin: str, doc: str, settings: dict[str, Any], note: str = "", dat
     return TargetInfo(
         name=f"synthcity:{plugin}", library=LIBRARY, kind="synthesizer", env="synthcity", factory=FACTORY,
         settings={"plugin": plugin, **settings}, doc=f"{DOCS}; {doc}",
-        dataset=dataset or "worstcase-categorical", requires=("synthcity", "torch"), note=note)
+        dataset=dataset or "worstcase-categorical", requires=("synthcity", "torch"), note=note,
+        neighbours="add/remove", public=(),
+        claim_source="synthcity privacy plugins (PATE-GAN, DP-GAN via opacus DP-SGD, PrivBayes): accounting "
+                     "per record added or removed; no argument takes a public domain")
 
 
 DOMAIN_NOTE = "synthcity takes no public domain: categories and bounds come from the private data"
