@@ -1,13 +1,14 @@
 """GitHub Actions workflow commands: one ``::error``/``::warning``/``::notice`` per finding."""
 from __future__ import annotations
 
+from dpcheck.output.escape import unicode_safe
 from dpcheck.scan.engine import ScanResult
 
 _LEVEL = {"error": "error", "warning": "warning", "note": "notice"}
 
 
 def _data(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return unicode_safe(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _prop(value: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from dpcheck import __version__
 from dpcheck.finding import Finding
+from dpcheck.output.escape import unicode_safe
 from dpcheck.scan.engine import ScanResult
 
 SCHEMA_VERSION = 1
@@ -18,14 +19,15 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "name": f.name,
         "category": f.category,
         "severity": f.severity,
-        "path": f.path,
+        "path": unicode_safe(f.path),
         "span": {
             "start": {"line": f.line, "column": f.col},
             "end": {"line": f.end_line or f.line, "column": f.end_col or f.col},
         },
-        "message": f.message,
-        "snippet": f.snippet,
-        "related": [{"path": r.path, "line": r.line, "column": r.col, "message": r.message} for r in f.related],
+        "message": unicode_safe(f.message),
+        "snippet": unicode_safe(f.snippet),
+        "related": [{"path": unicode_safe(r.path), "line": r.line, "column": r.col, "message": unicode_safe(r.message)}
+                    for r in f.related],
     }
 
 

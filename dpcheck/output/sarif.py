@@ -11,11 +11,11 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from dpcheck import __version__
 from dpcheck.categories import DIAGNOSTIC
 from dpcheck.finding import Finding
+from dpcheck.output.escape import unicode_safe, uri_path
 from dpcheck.scan.diagnostics import DIAGNOSTICS
 from dpcheck.scan.engine import ScanResult
 
@@ -55,7 +55,7 @@ def _rule_descriptors(result: ScanResult) -> list[dict[str, Any]]:
 def _uri(path: str) -> dict[str, str]:
     if os.path.isabs(path):
         return {"uri": Path(path).as_uri()}
-    return {"uri": quote(Path(path).as_posix()), "uriBaseId": "%SRCROOT%"}
+    return {"uri": uri_path(path), "uriBaseId": "%SRCROOT%"}
 
 
 def _related(f: Finding) -> list[dict[str, Any]]:
@@ -69,7 +69,7 @@ def _related(f: Finding) -> list[dict[str, Any]]:
             },
         }
         if r.message:
-            location["message"] = {"text": r.message}
+            location["message"] = {"text": unicode_safe(r.message)}
         out.append(location)
     return out
 
@@ -81,21 +81,22 @@ def _result(f: Finding, index: dict[str, int]) -> dict[str, Any]:
         if f.end_col >= 1 and (f.end_line > f.line or f.end_col >= f.col):
             region["endColumn"] = f.end_col
     if f.snippet:
-        region["snippet"] = {"text": f.snippet}
-    fingerprint = hashlib.sha256(f"{f.rule}\0{f.path}\0{f.snippet or f.message}".encode()).hexdigest()
+        region["snippet"] = {"text": unicode_safe(f.snippet)}
+    key = unicode_safe(f"{f.rule}\0{f.path}\0{f.snippet or f.message}")
+    fingerprint = hashlib.sha256(key.encode()).hexdigest()
     result: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index[f.rule],
         "level": _LEVEL.get(f.severity, "error"),
-        "message": {"text": f.message},
+        "message": {"text": unicode_safe(f.message)},
         "locations": [{"physicalLocation": {"artifactLocation": _uri(f.path), "region": region}}],
         "partialFingerprints": {"dpcheckFingerprint/v1": fingerprint},
         "properties": {"category": f.category},
     }
     if f.related:
         # the message links each related location ("[text](id)"), as SARIF viewers expect
-        links = ", ".join(f"[{r.path}:{r.line}]({i})" for i, r in enumerate(f.related, 1))
-        result["message"] = {"text": f"{f.message} (via {links})"}
+        links = ", ".join(f"[{unicode_safe(r.path)}:{r.line}]({i})" for i, r in enumerate(f.related, 1))
+        result["message"] = {"text": unicode_safe(f"{f.message} (via {links})")}
         result["relatedLocations"] = _related(f)
     return result
 
@@ -106,7 +107,7 @@ def payload(result: ScanResult) -> dict[str, Any]:
     invocation: dict[str, Any] = {"executionSuccessful": not result.crashed}
     if result.crashed:
         invocation["toolExecutionNotifications"] = [
-            {"level": "error", "message": {"text": f"{f.path}: {f.message}"}}
+            {"level": "error", "message": {"text": unicode_safe(f"{f.path}: {f.message}")}}
             for f in result.findings if f.rule == "DP005"
         ]
     return {

@@ -4,13 +4,16 @@ from __future__ import annotations
 from collections import Counter
 
 from dpcheck.finding import Finding
+from dpcheck.output.escape import one_line
 from dpcheck.scan.engine import ScanResult
 
 
 def format_finding(f: Finding) -> str:
-    line = f"{f.path}:{f.line}:{f.col}: {f.rule} {f.message} [{f.category}]"
+    """One line: names and code from the scanned tree are escaped (a newline in a file name
+    must not start a line of its own)."""
+    line = f"{one_line(f.path)}:{f.line}:{f.col}: {f.rule} {one_line(f.message)} [{f.category}]"
     if f.related:
-        line += " via " + ", ".join(f"{r.path}:{r.line}" for r in f.related)
+        line += " via " + ", ".join(f"{one_line(r.path)}:{r.line}" for r in f.related)
     return line
 
 

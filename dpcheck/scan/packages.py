@@ -20,6 +20,7 @@ import importlib.machinery
 import importlib.metadata
 import importlib.util
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -38,10 +39,12 @@ def package_candidates(name: str) -> list[Candidate]:
     found = _from_distribution(name)
     if not found and name.isidentifier():
         found = _from_spec(name)
+    if not found and name.isidentifier():
+        found = _from_finders(name, sys.path)
     for site in ([] if found else target_env_sites()):
         found = _from_distribution(name, [str(site)])
         if not found and name.isidentifier():
-            found = _from_spec(name, [str(site)])
+            found = _from_spec(name, [str(site)]) or _from_finders(name, [str(site)])
         if found:
             break
     if not found:
@@ -115,6 +118,24 @@ def _from_editable(hook: Path, names: list[str]) -> list[Candidate]:
         for top in names:
             out.extend(_from_spec(top, [str(folder)]))
     return out
+
+
+def _from_finders(name: str, folders: Sequence[str]) -> list[Candidate]:
+    """Top-level ``name`` mapped by a setuptools editable finder in one of ``folders`` (the
+    import hook is not active when its ``.pth`` was not processed, e.g. in a target env)."""
+    for folder in folders:
+        try:
+            finders = sorted(Path(folder).glob("__editable___*_finder.py"))
+        except OSError:
+            continue
+        for finder in finders:
+            try:
+                location = _finder_mapping(finder.read_text(encoding="utf-8")).get(name)
+            except (OSError, UnicodeDecodeError):
+                continue
+            if location:
+                return _located(name, Path(location))
+    return []
 
 
 def _finder_mapping(text: str) -> dict[str, str]:

@@ -64,13 +64,13 @@ def python_tree(source: str) -> ast.Module | NotParsed:
 
 def too_complex(tree: ast.AST, max_depth: int) -> tuple[int, str] | None:
     """(line, reason) when ``tree`` nests deeper than ``max_depth``; walked without recursion."""
-    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
         if depth > max_depth:
-            line = getattr(node, "lineno", 1)
             return line, f"expression or statement nested more than {max_depth} levels deep"
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
     return None
 
 
@@ -91,7 +91,12 @@ def bracket_depth(source: str) -> tuple[int, int]:
 
 
 def _deepest_line(source: str) -> int:
-    return bracket_depth(source)[1] if len(source) < 50_000_000 else 1
+    """Where a parser that gave up most likely did: the deepest brackets, else the longest line."""
+    depth, line = bracket_depth(source)
+    if depth > MAX_BRACKETS // 2:
+        return line
+    lengths = [len(text) for text in source.splitlines()] or [0]
+    return lengths.index(max(lengths)) + 1
 
 
 _ERROR_AT = re.compile(r"error at (\d+):(\d+)")
