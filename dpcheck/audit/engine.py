@@ -114,13 +114,19 @@ def check_impl_name(name: str) -> None:
 
         registry.check_available(registry.get(name))
         return
+    from dpcheck.targets import registry
+
     if ":" in name:
+        try:
+            registry.check_name(name)  # a misspelt LIBRARY:NAME, not a package.module:Factory
+        except KeyError as exc:
+            raise ValueError(exc.args[0]) from None
         from dpcheck.impls import load_factory
 
         load_factory(name)
         return
-    raise ValueError(f"unknown implementation {name!r}; known: {', '.join(known_names())}; "
-                     "or pass package.module:Factory")
+    raise ValueError(f"unknown implementation {name!r};{registry.suggestion(name)} "
+                     "Or pass package.module:Factory.")
 
 
 def is_target(name: str) -> bool:

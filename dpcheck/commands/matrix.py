@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--audit-results: audit_real/LIBRARY__NAME.json); default: reports/")
     p.add_argument("--test-results", metavar="FILE",
                    help="reuse property-check results written by `dpcheck test --json FILE` instead of re-running them")
+    p.add_argument("--compact", action="store_true",
+                   help="the 80-column terminal table (abbreviated headers, key below); default: the full table "
+                        "when the terminal is wide enough, else the compact one")
     p.add_argument("--no-write", action="store_true", help="print the table only, write no files")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when violations are found")
 
@@ -71,10 +74,14 @@ def resolve_names(requested: list[str] | None) -> list[str]:
         elif registry.is_target(name):
             out.append(name)
         else:
+            try:
+                registry.check_name(name)  # a misspelt LIBRARY:NAME, not a package.module:Factory
+            except KeyError as exc:
+                raise UsageError(exc.args[0]) from None
             for n in impls.resolve([name]):
                 if n not in impls.NAMES and ":" not in n:
-                    raise UsageError(f"unknown implementation {n!r}; built-in: {', '.join(impls.NAMES)}; "
-                                     f"real targets: 'real' or LIBRARY:NAME ({', '.join(registry.names())})")
+                    raise UsageError(f"unknown implementation {n!r}; built-in: {', '.join(impls.NAMES)}; real "
+                                     f"targets: 'real' or LIBRARY:NAME;{registry.suggestion(n)}")
                 out.append(n)
     return list(dict.fromkeys(out))
 
@@ -142,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         f" --audit-results {p}" for p in args.audit_results) + (
         "" if args.impl is None else " --impl " + " ".join(args.impl))
     matrix = Matrix(rows, args.quick, command)
-    terminal(matrix)
+    terminal(matrix, True if args.compact else None)
     if not args.no_write:
         for path in write_reports(matrix, Path(args.out)):
             print(f"wrote {path}", file=sys.stderr)

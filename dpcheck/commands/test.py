@@ -132,7 +132,10 @@ def run(args: argparse.Namespace) -> int:
     names = impls.resolve(args.impl)
     for name in names:
         if name not in impls.NAMES and ":" not in name:
-            raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)}")
+            from dpcheck.targets.registry import suggestion
+
+            raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)};"
+                             + suggestion(name, list(impls.NAMES)))
     categories = args.category or [c for c in CATEGORIES if c in CHECK_MODULES]
     results += run_checks(names, categories, progress=not args.quiet)
     return _finish(results, args)

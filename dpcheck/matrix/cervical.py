@@ -30,9 +30,21 @@ COPIED = ("target", "verdict", "eps_cp", "eps_bayes", "certifiable_cp", "certifi
           "test_per_world", "synth_rows", "runs_executed", "runs_reused", "run_seconds_mean", "run_paths",
           "executor")
 VERDICT_LETTER = {"violation": "V", "pass": "P", "underpowered": "U"}
-LEGEND = ("Cervical column: GroundHog on the Kaggle Cervical Cancer data, ε_emp (Clopper–Pearson) for the "
-          "paper's target 397 / dpcheck's selected target (#record); V = violation (ε_emp > ε), P = pass "
-          "(ε_emp ≤ ε, which proves nothing), U = underpowered, — = not audited")
+LETTER_MEANING = {"V": "V = violation (ε_emp > ε)", "P": "P = pass (ε_emp ≤ ε, which proves nothing)",
+                  "U": "U = underpowered"}
+
+
+def legend(letters: set[str] | frozenset[str] = frozenset(VERDICT_LETTER.values())) -> str:
+    """What the Cervical column shows; only the verdict letters in ``letters`` (the ones used) are explained."""
+    used = [LETTER_MEANING[k] for k in ("V", "P", "U") if k in letters]
+    return ("Cervical column: GroundHog on the Kaggle Cervical Cancer data, ε_emp (Clopper–Pearson) for the "
+            "paper's target 397 / dpcheck's selected target (#record); " + ", ".join([*used, "— = not audited"]))
+
+
+def letters_used(cells: list[dict[str, Any] | None]) -> set[str]:
+    """The verdict letters the given Cervical cells show."""
+    return {VERDICT_LETTER.get(str(entry.get("verdict")), "?") for cell in cells if cell
+            for entry in (cell.get(kind) for kind in KINDS) if entry}
 
 
 class CervicalReportError(ValueError):

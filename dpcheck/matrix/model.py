@@ -10,7 +10,8 @@ COLUMNS: tuple[str, ...] = (*CATEGORIES, GENERAL)
 SCHEMA_VERSION = 1
 
 Kind = Literal["static", "property", "audit"]
-Status = Literal["V", "B", "F", "clean", "not checked"]  # F = finding outside Table 2 (general column)
+#: F = finding outside Table 2 (general column); "not applicable" = checks ran, none of them applies to the row
+Status = Literal["V", "B", "F", "clean", "not applicable", "not checked"]
 
 
 @dataclass
@@ -20,6 +21,15 @@ class Evidence:
     ref: str  # rule id + file:line, check id, or audit attack
     message: str
     details: dict[str, Any] = field(default_factory=dict)
+    #: False for a check that ran but does not apply to the row (never a pass, never a failure)
+    applicable: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """``applicable`` is written only when False, so the common case stays short."""
+        out = asdict(self)
+        if self.applicable:
+            del out["applicable"]
+        return out
 
 
 @dataclass
@@ -31,6 +41,9 @@ class Cell:
     @property
     def marked(self) -> bool:
         return self.status in ("V", "B")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"category": self.category, "status": self.status, "evidence": [e.to_dict() for e in self.evidence]}
 
 
 @dataclass
@@ -65,7 +78,7 @@ class Matrix:
             "rows": [
                 {
                     "impl": r.impl,
-                    "cells": {c: asdict(cell) for c, cell in r.cells.items()},
+                    "cells": {c: cell.to_dict() for c, cell in r.cells.items()},
                     "audit": r.audit,
                     "errors": r.errors,
                     "target": r.target,

@@ -1,23 +1,14 @@
-"""Matrix renderers: terminal (rich), Markdown, JSON, self-contained HTML."""
+"""Matrix renderers: terminal (:mod:`.terminal`), Markdown, JSON, self-contained HTML (:mod:`.page`)."""
 from __future__ import annotations
 
-import base64
-import html
 import json
 from pathlib import Path
 
 from dpcheck.categories import CATEGORIES, GENERAL
-from dpcheck.matrix import cervical
-from dpcheck.matrix.model import COLUMNS, Cell, Matrix, Row
-
-SYMBOL = {"V": "V", "B": "B", "F": "F", "clean": "·", "not checked": "?"}
-CERVICAL_HEADER = "audit: Cervical GroundHog"
-LEGEND = ("V = privacy violation, B = other bug, F = finding outside Table 2, · = clean (checks ran and passed), "
-          "? = not checked")
-
-
-def _cell_text(cell: Cell) -> str:
-    return SYMBOL[cell.status]
+from dpcheck.matrix import cervical, page
+from dpcheck.matrix.model import COLUMNS, Matrix, Row
+from dpcheck.matrix.terminal import terminal
+from dpcheck.matrix.text import CERVICAL_HEADER, LEGEND, audit_text, cell_text
 
 
 def _scope(matrix: Matrix) -> str:
@@ -30,36 +21,6 @@ def _scope(matrix: Matrix) -> str:
 
 def _audit_sources(matrix: Matrix) -> list[str]:
     return sorted({str(row.audit["source"]) for row in matrix.rows if row.audit and row.audit.get("source")})
-
-
-def _audit_text(audit: dict | None) -> str:
-    if not audit:
-        return "—"
-    if audit.get("epsilon_emp") is None:
-        return f"({audit.get('verdict', 'no result')})"
-    runs = f", R={audit['runs']}" if audit.get("runs") else ""
-    return f"{audit.get('epsilon_emp', float('nan')):.2f} ({audit.get('verdict', '')}{runs})"
-
-
-def _audit_facts(audit: dict) -> list[tuple[str, str]]:
-    """The audit's settings and statistics, as (label, value) lines for the evidence lists."""
-    def num(key: str) -> str:
-        value = audit.get(key)
-        return f"{value:.3g}" if isinstance(value, (int, float)) else "—"
-
-    facts = [("attack", f"{audit.get('attack', '?')} on {audit.get('dataset', '?')}"),
-             ("ε claimed", f"{num('epsilon')} (δ = {num('delta')})"),
-             ("ε_emp", f"{num('eps_cp')} (Clopper–Pearson, {num('confidence')} confidence); Bayesian {num('eps_bayes')}"),
-             ("AUC", num("auc")),
-             ("runs per world", str(audit.get("runs", "—"))),
-             ("certifiable max", num("certifiable_cp"))]
-    failed = audit.get("failed_runs") or {}
-    if failed.get("with_target") or failed.get("without_target"):
-        facts.append(("failed runs", f"{failed.get('with_target', 0)} with target, "
-                                     f"{failed.get('without_target', 0)} without"))
-    if audit.get("source"):
-        facts.append(("from", str(audit["source"])))
-    return facts
 
 
 def _cervical_sources(matrix: Matrix) -> list[str]:
@@ -77,11 +38,6 @@ def _cervical_lines(row: Row) -> list[str]:
     return lines
 
 
-def _target_line(row: Row) -> str:
-    t = row.target or {}
-    return f"{t.get('library')} {t.get('version')}, {t.get('env')} env"
-
-
 def markdown(matrix: Matrix) -> str:
     head = ["impl", *COLUMNS, "audit ε_emp", CERVICAL_HEADER]
     lines = [
@@ -93,10 +49,11 @@ def markdown(matrix: Matrix) -> str:
         "|" + "---|" * len(head),
     ]
     for row in matrix.rows:
-        lines.append("| " + " | ".join([row.impl, *(_cell_text(row.cells[c]) for c in COLUMNS), _audit_text(row.audit),
+        lines.append("| " + " | ".join([row.impl, *(cell_text(row.cells[c]) for c in COLUMNS), audit_text(row.audit),
                                          cervical.cell_text(row.cervical)]) + " |")
     totals = matrix.totals()
-    lines += ["", LEGEND, "", cervical.LEGEND + ".", "", f"Totals: {totals['V']} V, {totals['B']} B."]
+    letters = cervical.letters_used([row.cervical for row in matrix.rows])
+    lines += ["", LEGEND + ".", "", cervical.legend(letters) + ".", "", f"Totals: {totals['V']} V, {totals['B']} B."]
     sources = _audit_sources(matrix)
     if sources:
         lines += ["", "Audit column read from: " + ", ".join(f"`{s}`" for s in sources) + "."]
@@ -113,7 +70,7 @@ def markdown(matrix: Matrix) -> str:
         for row in real:
             t = row.target
             lines.append(f"| {row.impl} | {t['library']} {t['version']} | {t['env']} (`{t['location']}`) | "
-                         f"{t['files_scanned']} | {len(t['acknowledged'])} | {_audit_text(row.audit)} |")
+                         f"{t['files_scanned']} | {len(t['acknowledged'])} | {audit_text(row.audit)} |")
     audited = [line for row in matrix.rows for line in _cervical_lines(row)]
     if audited:
         lines += ["", "## Cervical GroundHog audits", "", *audited]
@@ -140,124 +97,9 @@ def to_json(matrix: Matrix) -> str:
     return json.dumps(matrix.to_dict(), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def terminal(matrix: Matrix) -> None:
-    from rich.table import Table
-
-    from dpcheck.console import console
-
-    table = Table(title="dpcheck violation matrix", caption=LEGEND)
-    table.add_column("impl", overflow="fold")
-    for c in COLUMNS:
-        table.add_column(c.replace("_", "\n"), justify="center")
-    table.add_column("audit ε_emp", justify="right")
-    table.add_column("audit:\nCervical", justify="right")
-    style = {"V": "bold red", "B": "bold yellow", "F": "magenta", "clean": "green", "not checked": "dim"}
-    for row in matrix.rows:
-        table.add_row(row.impl + (f"\n[dim]{_target_line(row)}[/]" if row.target else ""), *(f"[{style[row.cells[c].status]}]{_cell_text(row.cells[c])}[/]" for c in COLUMNS),
-                      _audit_text(row.audit), "\n".join(cervical.cell_parts(row.cervical)) if row.cervical else "—")
-    console().print(table)
-
-
-def _evidence_list(items: list[str]) -> str:
-    return f"<ul>{''.join(items)}</ul>"
-
-
-def _cervical_td(row: Row) -> str:
-    """The Cervical cell: target 397 over the selected target, both audits' statistics on click."""
-    esc = html.escape
-    if not row.cervical:
-        return "<td class='cervical end' title='not audited on Cervical: not a pass'>—</td>"
-    entries = [row.cervical.get(kind) for kind in cervical.KINDS]
-    verdict = "violation" if any(e and e.get("verdict") == "violation" for e in entries) else "other"
-    facts = [f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for e in entries if e for k, v in cervical.entry_facts(e)]
-    facts += [f"<li><b>{esc(kind)}</b>: not audited</li>" for kind, e in zip(cervical.KINDS, entries) if not e]
-    summary = "<br>".join(esc(part) for part in cervical.cell_parts(row.cervical))
-    return (f"<td class='cervical end v-{verdict}'><details><summary>{summary}</summary>"
-            f"{_evidence_list(facts)}</details></td>")
-
-
 def html_page(matrix: Matrix, images: list[Path] | None = None) -> str:
-    """One self-contained page: the table (fits 1280 px), evidence on click, embedded PNG plots."""
-    esc = html.escape
-    head = "".join(f"<th scope='col'>{esc(c).replace('_', '_<wbr>')}</th>" for c in COLUMNS)
-    head = (f"<th scope='col' class='impl'>impl</th>{head}<th scope='col' class='audit'>audit ε_emp</th>"
-            f"<th scope='col' class='cervical'>{esc(CERVICAL_HEADER)}</th>")
-    body = []
-    for row in matrix.rows:
-        if row.target:
-            t = row.target
-            facts = [f"<li>{esc(t['library'])} {esc(str(t['version']))}, {esc(t['env'])} env: "
-                     f"<code>{esc(t['location'])}</code></li>",
-                     f"<li>static scan of {t['files_scanned']} installed file(s)</li>",
-                     f"<li>{esc(t['property_checks'])}</li>"]
-            facts += [f"<li class='ack'><b>acknowledged</b> <code>{esc(a['ref'])}</code>: {esc(a['message'])}</li>"
-                      for a in t["acknowledged"]]
-            facts += [f"<li>not analysed <code>{esc(a['ref'])}</code>: {esc(a['message'])}</li>"
-                      for a in t.get("not_analysed", [])]
-            if t.get("note"):
-                facts.append(f"<li>{esc(t['note'])}</li>")
-            tds = [f"<th scope='row' class='impl'>{esc(row.impl)}<details class='meta'><summary>"
-                   f"{esc(_target_line(row))}</summary>{_evidence_list(facts)}</details></th>"]
-        else:
-            tds = [f"<th scope='row' class='impl'>{esc(row.impl)}</th>"]
-        for i, c in enumerate(COLUMNS):
-            cell = row.cells[c]
-            items = [f"<li class='{'ok' if e.passed else 'bad'}'><b>{esc(e.kind)}</b> <code>{esc(e.ref)}</code>: "
-                     f"{esc(e.message)}</li>" for e in cell.evidence]
-            side = " end" if i >= len(COLUMNS) // 2 else ""
-            tds.append(f"<td class='s-{cell.status.replace(' ', '-')}{side}' title='{esc(c)}: {esc(cell.status)}'>"
-                       f"<details><summary>{esc(_cell_text(cell))}</summary>"
-                       f"{_evidence_list(items or ['<li>no check ran</li>'])}</details></td>")
-        if row.audit:
-            facts = [f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in _audit_facts(row.audit)]
-            verdict = str(row.audit.get("verdict", ""))
-            tds.append(f"<td class='audit end v-{esc(verdict)}'><details><summary>{esc(_audit_text(row.audit))}"
-                       f"</summary>{_evidence_list(facts)}</details></td>")
-        else:
-            tds.append("<td class='audit end' title='no stored audit result: not a pass'>—</td>")
-        tds.append(_cervical_td(row))
-        body.append("<tr>" + "".join(tds) + "</tr>")
-    figures = []
-    for img in images or []:
-        data = base64.b64encode(img.read_bytes()).decode()
-        figures.append(f"<figure><img alt='{esc(img.name)}' src='data:image/png;base64,{data}'>"
-                       f"<figcaption>{esc(img.name)}</figcaption></figure>")
-    totals = matrix.totals()
-    sources = _audit_sources(matrix)
-    audit_note = (" Audit column read from " + ", ".join(f"<code>{esc(s)}</code>" for s in sources) + "."
-                  if sources else "")
-    cervical_sources = _cervical_sources(matrix)
-    audit_note += (" Cervical column read from " + ", ".join(f"<code>{esc(s)}</code>" for s in cervical_sources)
-                   + "." if cervical_sources else "")
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>dpcheck violation matrix</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<style>
-body{{font-family:system-ui,sans-serif;font-size:14px;margin:1em}}
-table{{border-collapse:collapse;width:100%;table-layout:fixed}}
-td,th{{border:1px solid #ccc;padding:3px 4px;vertical-align:top;text-align:center;position:relative}}
-thead th{{font-size:12px;overflow-wrap:anywhere;background:#f5f5f5}}
-th.impl{{width:14em;text-align:left;overflow-wrap:anywhere}} th.audit,td.audit{{width:10em}}
-th.cervical,td.cervical{{width:9em;font-size:12px}}
-summary{{font-weight:bold;cursor:pointer}} .meta summary{{font-weight:normal;font-size:11px;color:#555}}
-details ul{{position:absolute;z-index:2;left:0;top:100%;width:32em;max-width:80vw;margin:0;padding:.5em .5em .5em 1.6em;
-  text-align:left;font-size:12px;font-weight:normal;background:#fff;border:1px solid #999;box-shadow:0 2px 6px #0003}}
-td.end details ul{{left:auto;right:0}}
-.s-V summary{{color:#c62828}} .s-B summary{{color:#ef6c00}} .s-F summary{{color:#6a1b9a}}
-.s-clean summary{{color:#2e7d32}} .s-not-checked summary{{color:#757575}}
-td.v-violation summary{{color:#c62828}} td.v-pass summary{{color:#2e7d32}}
-li.bad{{color:#b71c1c}} li.ok{{color:#33691e}} li.ack{{color:#795548}}
-figure{{display:inline-block;width:48%;margin:.5em 1%;vertical-align:top}} img{{max-width:100%}}
-</style></head><body>
-<h1>dpcheck violation matrix</h1>
-<p>Generated by <code>{esc(matrix.generated_by)}</code>{esc(_scope(matrix))}. {esc(LEGEND)}. {esc(cervical.LEGEND)}. Click a cell for its
-evidence; a real-library row's second line for its library, version, environment and acknowledged findings.{audit_note}</p>
-<table class="matrix"><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>
-<p>Totals: {totals['V']} V, {totals['B']} B.</p>
-{''.join(figures)}
-</body></html>
-"""
+    """One self-contained page: the table (fits 800 px and up), evidence on click, embedded PNG plots."""
+    return page.html_page(matrix, images, _scope(matrix), _audit_sources(matrix), _cervical_sources(matrix))
 
 
 __all__ = ["CATEGORIES", "GENERAL", "html_page", "markdown", "terminal", "to_json"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from dpcheck.categories import ACKNOWLEDGED, DIAGNOSTIC
 from dpcheck.finding import Finding
+from dpcheck.matrix.applicability import row_scopes
 from dpcheck.matrix.cells import make_cells, static_evidence
 from dpcheck.matrix.model import Row
 from dpcheck.scan.discovery import PY_SUFFIXES, Candidate
@@ -114,7 +115,7 @@ def build_target_row(name: str, *, root: Path, audit: dict[str, Any] | None = No
     acknowledged = [f for f in findings if f.category == ACKNOWLEDGED]
     diagnostics = [f for f in findings if f.category == DIAGNOSTIC]
     counted = [f for f in findings if f.category not in (ACKNOWLEDGED, DIAGNOSTIC)]
-    cells = make_cells(static_evidence(counted, rules_run, category_of))
+    cells = make_cells(static_evidence(counted, rules_run, category_of, row_scopes(info.kind, name)))
     target = {
         "library": source.library,
         "version": source.version,

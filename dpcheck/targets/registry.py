@@ -5,6 +5,7 @@ do not exist yet are skipped. Target modules never import their library at impor
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import importlib.util
@@ -58,7 +59,7 @@ def get(name: str) -> TargetInfo:
     for info in all_targets():
         if info.name == name:
             return info
-    raise KeyError(f"unknown target {name!r}; built-in targets: {', '.join(names())}")
+    raise KeyError(f"unknown target {name!r};{suggestion(name, names())}")
 
 
 def check_available(info: TargetInfo) -> None:
@@ -96,3 +97,70 @@ def library_version(info: TargetInfo) -> str | None:
         return importlib.metadata.version(info.library)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+#: the group names ``--impl`` accepts besides single names
+GROUPS = ("all", "buggy", "twins", "real")
+
+
+def known_names() -> list[str]:
+    """Every name ``--impl`` resolves: groups, the built-in implementations, the reference
+    mechanisms of ``dpcheck audit`` and the real-library targets."""
+    from dpcheck import impls
+
+    try:
+        from dpcheck.audit.mechanisms import REFERENCE
+        reference = list(REFERENCE)
+    except ImportError:  # the audit extra is not installed
+        reference = []
+    return list(dict.fromkeys([*GROUPS, *impls.NAMES, *reference, *names()]))
+
+
+def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
+    """The candidates most like ``name`` (difflib, case-insensitive), best first. A ``LIBRARY:NAME``
+    of a known library is compared with that library's targets by the part after ':'; a bare name
+    also with the targets' parts after ':' (``GaussianNB`` finds ``diffprivlib:GaussianNB``)."""
+    library, colon, rest = name.lower().partition(":")
+    same = [c for c in candidates if c.lower().startswith(library + ":")] if colon else []
+    keys: dict[str, list[str]] = {}
+    if same:
+        for c in same:
+            keys.setdefault(c.lower().partition(":")[2], []).append(c)
+        query = rest
+    else:
+        for c in candidates:
+            keys.setdefault(c.lower(), []).append(c)
+            if ":" in c:
+                keys.setdefault(c.lower().partition(":")[2], []).append(c)
+        query = name.lower()
+    found = difflib.get_close_matches(query, list(keys), n=n, cutoff=0.6)
+    return list(dict.fromkeys(c for k in found for c in keys[k]))[:n]
+
+
+def suggestion(name: str, candidates: list[str] | None = None) -> str:
+    """`` did you mean 'X'?`` (or '' when nothing is close), then where the full list is."""
+    close = closest(name, known_names() if candidates is None else candidates)
+    hint = f" did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return hint + " `dpcheck targets` lists every name."
+
+
+def target_libraries() -> set[str]:
+    """The ``LIBRARY`` parts of the registered target names (lower case)."""
+    return {n.partition(":")[0].lower() for n in names()}
+
+
+def check_name(name: str) -> None:
+    """Raise :class:`KeyError` for a ``LIBRARY:NAME`` whose library has targets but whose name is
+    not one of them (a typo, not a ``package.module:Factory``)."""
+    if ":" in name and not is_target(name) and name.partition(":")[0].lower() in target_libraries():
+        raise KeyError(f"unknown target {name!r};{suggestion(name, names())}")
+
+
+def neighbour_relation(info: TargetInfo) -> str:
+    """The neighbouring relation the target's library claims, as declared on the target; the audit's
+    own (add/remove one record) when the target declares none."""
+    for attribute in ("neighbours", "neighbour", "neighbors", "relation"):
+        value = getattr(info, attribute, None)
+        if value:
+            return str(value)
+    return "add/remove (not declared)"
