@@ -52,10 +52,10 @@ def _print_table(found: list) -> None:  # noqa: ANN001 - listing.Entry objects
         table.add_column("neighbours")
         for e in rows:
             env = e.env if e.env_exists else f"{e.env} [red](missing)[/]"
-            library = f"{e.library} {e.version or '(not installed)'}"
-            if e.setup:
-                library += f"\n[dim]not installed: {e.setup}[/]"
-            table.add_row(e.name, e.kind, library, env, e.neighbours)
+            table.add_row(e.name, e.kind, f"{e.library} {e.version or '(not installed)'}", env, e.neighbours)
         out.print(table)
+        for setup in dict.fromkeys(e.setup for e in rows if e.setup):
+            missing = sorted({e.env for e in rows if e.setup == setup})
+            out.print(f"not installed ({', '.join(missing)}): run `{setup}`", style="red", highlight=False)
     out.print("Use a name with `dpcheck test/audit/matrix --impl NAME`; `dpcheck env create ENV` builds a "
               "missing env.", style="dim", highlight=False)

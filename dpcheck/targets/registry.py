@@ -157,10 +157,7 @@ def check_name(name: str) -> None:
 
 
 def neighbour_relation(info: TargetInfo) -> str:
-    """The neighbouring relation the target's library claims, as declared on the target; the audit's
-    own (add/remove one record) when the target declares none."""
-    for attribute in ("neighbours", "neighbour", "neighbors", "relation"):
-        value = getattr(info, attribute, None)
-        if value:
-            return str(value)
-    return "add/remove (not declared)"
+    """The neighbouring relation the target's library claims (``TargetInfo.neighbours``), with what
+    the library treats as public when it says: ``replace-one (public: row count)``."""
+    public = ", ".join(info.public)
+    return f"{info.neighbours} (public: {public})" if public else info.neighbours
