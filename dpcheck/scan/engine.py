@@ -183,6 +183,8 @@ def analyse_source(
         converted = py2.convert(source)
         tree = tolerant.python_tree(converted.text) if converted is not None else problem
         if isinstance(tree, tolerant.NotParsed):
+            if converted is not None:  # past the Python 2 spellings: the error that is left
+                problem = replace(tree, col=converted.original_column(tree.line, tree.col))
             return _cst_only(source, path, selected, flow, problem)
     deep = tolerant.too_complex(tree, max_depth)
     if deep is not None:
