@@ -107,7 +107,7 @@ def test_function_with_pd_cut_through_absolute_and_aliased_imports(tmp_path):
     absolute = """\
     from gen.prep import discretize
 
-    def train(data, epsilon):
+    def train(data, epsilon):  # differentially private: the budget of the Laplace mechanism
         binned = discretize(data, ["age"])
         return binned
     """
@@ -175,7 +175,7 @@ def test_value_counts_class_ratios(tmp_path):
     model = """\
     from . import stats
 
-    def fit(data, target, epsilon):
+    def fit(data, target, epsilon):  # privacy budget
         weights = stats.class_ratios(data[target])
         return weights
     """
@@ -211,7 +211,7 @@ def test_scores_fed_to_an_exponential_mechanism_are_its_utility(tmp_path, mechan
     from .selection import select
 
     class Network:
-        def __init__(self, epsilon=1.0):
+        def __init__(self, epsilon=1.0):  # privacy budget
             self.epsilon = epsilon
 
         def fit(self, df):
@@ -441,7 +441,7 @@ def test_else_branch_of_a_public_bound_test_is_the_fallback(tmp_path):
     from .ecdf import Ecdf
 
     class CopulaGenerator:
-        def __init__(self, epsilon=1.0):
+        def __init__(self, epsilon=1.0):  # privacy budget
             self.epsilon = epsilon
 
         def fit(self, data):
@@ -463,3 +463,42 @@ def test_caller_that_passes_the_public_value_never_reaches_the_fallback(tmp_path
     root = make(tmp_path, {"gen/__init__.py": "", "gen/tools.py": TOOLS, "gen/scaler.py": scaler})
     got = [(f.line, f.category) for f in run(root).findings]
     assert got == [(20, "metadata")]
+
+
+# ---- ordinary ML estimators: epsilon/eps/delta are not privacy parameters -----------------------
+
+VALIDATION = """\
+import numpy as np
+
+def check_sample_weight(sample_weight, X):
+    if sample_weight is not None and X.min() < 0:
+        raise ValueError("negative data")
+    return np.ones(len(X))
+"""
+
+
+@pytest.mark.parametrize("init", [
+    "def __init__(self, epsilon=1.35, alpha=0.0001, max_iter=100):",  # HuberRegressor
+    "def __init__(self, eps=0.5, min_samples=5, metric='euclidean'):",  # DBSCAN
+    "def __init__(self, epsilon=0.0, tol=1e-4, C=1.0, loss='epsilon_insensitive'):",  # LinearSVR
+    "def __init__(self, eps=1e-3, n_alphas=100, cv=None):",  # a path length, a tolerance default
+    "def __init__(self, delta=1.0, sigma=0.5):",  # Huber-loss delta, a kernel width
+])
+def test_ml_estimator_hyperparameters_are_not_a_privacy_budget(tmp_path, init):
+    model = f"""\
+from .validation import check_sample_weight
+
+
+class Estimator:
+    {init}
+        self.params = locals()
+
+    def fit(self, X, y, sample_weight=None):
+        w = check_sample_weight(sample_weight, X)
+        return w
+"""
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/validation.py": VALIDATION, "gen/model.py": model})
+    assert rel_findings(run(root), root) == []
+    claimed = model.replace("class Estimator:", "class Estimator:\n    '''Differentially private estimator.'''")
+    root2 = make(tmp_path / "dp", {"gen/__init__.py": "", "gen/validation.py": VALIDATION, "gen/model.py": claimed})
+    assert [f[0] for f in rel_findings(run(root2), root2)] == ["gen/validation.py"]

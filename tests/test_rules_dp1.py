@@ -18,7 +18,8 @@ def scan(source: str, rule_id: str):
 
 
 def test_dp1_family_is_complete():
-    assert [r.id for r in DP1] == ["DP101", "DP102", "DP103", "DP104", "DP105", "DP106"]
+    assert [r.id for r in DP1] == ["DP101", "DP102", "DP103", "DP104", "DP105", "DP106", "DP107", "DP108", "DP109",
+                                   "DP110"]
 
 
 @pytest.mark.parametrize(

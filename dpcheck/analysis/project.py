@@ -32,7 +32,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 3
+VERSION = 4
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -60,6 +60,15 @@ _ENTRY_NAMES = {"fit", "train", "fit_transform", "_fit", "partial_fit", "_train"
 _PRIVACY_PARAMS = re.compile(
     r"^(?:target_)?(?:epsilon|eps|delta|rho|sigma|noise_multiplier|privacy_budget|budget|max_grad_norm|"
     r"lamda|lambda_|noise_scale|mu)$"
+)
+#: privacy parameters whose name is also an ordinary ML hyperparameter (SVR's and Huber's epsilon,
+#: DBSCAN's and MDS's eps, Adam's epsilon, a kernel's sigma, Huber's delta): DP only next to DP words
+_AMBIGUOUS_PARAMS = re.compile(r"^(?:epsilon|eps|delta|rho|sigma|budget|lambda_|noise_scale|mu)$")
+#: words of DP code in a class or function's text (or its module's imports) that make an ambiguous
+#: parameter a privacy parameter (a synthesizer's epsilon is always a privacy budget)
+_DP_VOCABULARY = re.compile(
+    r"(?i)privacy|privately|differential|sensitivity|laplace(?!ian)|accountant|noise_multiplier|\brdp\b|zcdp|"
+    r"\bdp_|_dp\b|synthesi[sz]|synthetic"
 )
 _NOT_DATA_PARAM = re.compile(
     r"(?i)^(?:self|cls|epsilon|eps|delta|rho|sigma|seed|random_state|epochs?|n_epochs|batch_size|lr|"
@@ -403,6 +412,8 @@ class _Summarizer:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions.append(_Function(f"{stmt.name}.{item.name}", item, stmt, _params(item, True)))
         self._class_attrs: dict[str, dict[str, str]] = {}
+        #: do the module's imports name DP code (computed on first use)
+        self._dp_vocabulary: bool | None = None
 
     def run(self, fits: bool = True, dp: bool = True) -> dict[str, Any]:
         """``fits``/``dp``: the text may fit statistics / hold a DP model (else skip that part)."""
@@ -583,7 +594,7 @@ class _Summarizer:
     def _dp_context(self, fn: _Function) -> str | None:
         """Why ``fn`` belongs to a DP model, or ``None``."""
         for name in fn.params:
-            if _PRIVACY_PARAMS.match(name):
+            if _PRIVACY_PARAMS.match(name) and self._privacy_param(fn, fn.node, name):
                 return f"takes `{name}`"
         if fn.cls is not None:
             if DP_NAME.search(fn.cls.name):
@@ -594,7 +605,7 @@ class _Summarizer:
             for item in fn.cls.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
                     for name in _params(item, True):
-                        if _PRIVACY_PARAMS.match(name):
+                        if _PRIVACY_PARAMS.match(name) and self._privacy_param(fn, item, name):
                             return f"`{fn.cls.name}` takes `{name}`"
         if dp_claim(ast.get_docstring(fn.node) or ""):
             return f"`{fn.key}` claims differential privacy"
@@ -605,6 +616,23 @@ class _Summarizer:
         if dp_claim(ast.get_docstring(self.tree) or ""):
             return "its module claims differential privacy"
         return None
+
+    def _privacy_param(self, fn: _Function, declared: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+        """``name`` (a ``_PRIVACY_PARAMS`` match of ``declared``'s parameters) is a privacy parameter:
+        unambiguous, or its class (else function) or the module's imports speak of DP (a mechanism,
+        sensitivity, privacy), and an epsilon-like default is not a numerical constant (``eps=1e-3``)."""
+        if not _AMBIGUOUS_PARAMS.match(name):
+            return True
+        if name in ("eps", "epsilon") and _small_default(declared, name):
+            return False
+        if self._dp_vocabulary is None:
+            imported = " ".join(f"{row[2]}.{row[3] or ''}" for row in self._imports())
+            self._dp_vocabulary = bool(_DP_VOCABULARY.search(imported))
+        if self._dp_vocabulary:
+            return True
+        scope = fn.cls if fn.cls is not None else fn.node
+        text = "\n".join(self.lines[scope.lineno - 1: scope.end_lineno or scope.lineno])
+        return bool(_DP_VOCABULARY.search(text) or _NOISE_CALL.search(text))
 
     def _calls(self) -> list[list[Any]]:
         by_key = {f.key: f for f in self.functions}
@@ -675,6 +703,19 @@ class _Summarizer:
         if name is None or name.startswith("self."):
             return None
         return name, None
+
+
+def _small_default(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Is the parameter's default a literal below 0.01 (a tolerance, never a privacy budget)?"""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    for arg, default in pairs:
+        if arg.arg == name and isinstance(default, ast.Constant) and isinstance(default.value, (int, float)) \
+                and not isinstance(default.value, bool):
+            return abs(default.value) < 1e-2
+    return False
 
 
 def _tainted_args(call: ast.Call, params: list[str], taint: Mapping[str, str]) -> Iterator[tuple[int, str]]:

@@ -1,0 +1,224 @@
+"""DP107: a hand-written per-example clipping whose factor is not min(1, C/‖g‖)."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name
+from dpcheck.rule import Rule
+from ._dp5_util import (
+    assigned_name, guarded, is_clip_bound, is_norm_value, name_uses, strip_small_add, under_comparison,
+)
+
+_DIVIDE_CALLS = frozenset({"div", "div_", "divide", "true_divide", "truediv"})
+
+
+class ClipFactor(Rule):
+    id = "DP107"
+    name = "clip-factor"
+    category = "general"
+    severity = "error"
+    summary = "per-example clipping factor C/‖g‖ applied without min(1, ·), or inverted to ‖g‖/C"
+    rationale = (
+        "DP-SGD bounds each example's contribution by clipping its gradient to norm C: "
+        "g · min(1, C/‖g‖) (equivalently g / max(1, ‖g‖/C)). The Gaussian noise is calibrated to "
+        "that bound. A hand-written factor that inverts the ratio — `g * (norm / clip)`, "
+        "`g / (clip / norm)` — multiplies a large gradient by ‖g‖/C, so one outlier's gradient "
+        "grows instead of being bounded and the noise no longer covers it: the guarantee is void. "
+        "Applying `clip / norm` without the min scales every gradient to norm exactly C "
+        "(small ones up): the bound holds, but this is normalisation, not the clipping the paper "
+        "and accountant describe, and it inflates the noise-free signal of every small gradient. "
+        "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
+        "under an `if` that compares the norm with the bound, code with no DP context. "
+        "Fix: `g * min(1.0, C / (norm + 1e-6))`, `factor.clamp(max=1.0)` or `g / max(1, norm / C)`."
+    )
+    TRIGGERS = ("norm",)
+    requires_dp_context = True
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A finding divides a clipping bound (``clip``, ``max_norm``, ``C``) and a norm."""
+        return "norm" in source and ("clip" in source or "max_norm" in source or "max_grad_norm" in source
+                                     or "C" in source)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a division."""
+        return bool(facts.binops(ast.Div))
+
+    VALID = (
+        # the textbook factor, in numpy and torch spellings
+        """
+import numpy as np
+def clip_and_noise(grads, l2_norm_clip, noise_multiplier):
+    norms = np.linalg.norm(grads, axis=1, keepdims=True)
+    clipped = grads * np.minimum(1.0, l2_norm_clip / (norms + 1e-6))
+    return clipped.sum(0) + np.random.normal(0, noise_multiplier * l2_norm_clip, grads.shape[1])
+""",
+        # Opacus / torch: the factor clamped at 1 by a method call
+        """
+import torch
+def clip_per_sample(per_sample_grads, max_grad_norm, noise_multiplier):
+    norms = per_sample_grads.flatten(1).norm(2, dim=1)
+    factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+    return torch.einsum("i,i...->...", factor, per_sample_grads)
+""",
+        # divided by max(1, norm / C)
+        """
+import numpy as np
+def dp_sgd_step(g, clip, sigma):
+    g_norm = np.linalg.norm(g)
+    g = g / max(1, g_norm / clip)
+    return g + np.random.normal(0, sigma * clip, g.shape)
+""",
+        # the factor applied only when the gradient is too long
+        """
+import torch
+def private_clip(grad, clip_norm, noise_multiplier):
+    total_norm = torch.norm(grad)
+    clip_coef = clip_norm / (total_norm + 1e-6)
+    if total_norm > clip_norm:
+        grad = grad * clip_coef
+    return grad + torch.randn_like(grad) * noise_multiplier * clip_norm
+""",
+        # the factor name clamped later (torch.nn.utils.clip_grad_norm_'s spelling)
+        """
+import torch
+def dp_clip(parameters, max_norm, noise_multiplier):
+    total_norm = torch.norm(torch.stack([p.grad.norm() for p in parameters]))
+    clip_coef = max_norm / (total_norm + 1e-6)
+    clip_coef_clamped = torch.clamp(clip_coef, max=1.0)
+    for p in parameters:
+        p.grad.mul_(clip_coef_clamped)
+""",
+        # gradient clipping with no privacy claim: an ordinary training trick
+        """
+import numpy as np
+def step(w, g, clip=5.0, lr=0.1):
+    norm = np.linalg.norm(g)
+    return w - lr * g * (clip / norm)
+""",
+    )
+
+    INVALID = (
+        # "clipping" that divides by clip/norm: large gradients are scaled up by norm/clip
+        """
+import numpy as np
+def dp_sgd(grads, clip, noise_multiplier):
+    norms = np.linalg.norm(grads, axis=1, keepdims=True)
+    clipped = grads / (clip / norms)  # <-
+    return clipped.sum(0) + np.random.normal(0, noise_multiplier * clip, grads.shape[1])
+""",
+        # norm / clip used as the multiplier
+        """
+import torch
+def clip_grads(per_sample_grads, max_grad_norm, noise_multiplier):
+    norms = per_sample_grads.norm(dim=1, keepdim=True)
+    scale = norms / max_grad_norm  # <-
+    clipped = per_sample_grads * scale
+    return clipped.sum(0) + torch.normal(0, noise_multiplier * max_grad_norm, clipped.shape[1:])
+""",
+        # clip / norm applied unconditionally: every gradient is rescaled to norm C
+        """
+import numpy as np
+def private_update(g, l2_norm_clip, sigma):
+    g_norm = np.sqrt(np.sum(g ** 2))
+    g = g * (l2_norm_clip / (g_norm + 1e-12))  # <-
+    return g + np.random.normal(0, sigma * l2_norm_clip, g.shape)
+""",
+        # the factor stored first, then divided by
+        """
+import torch
+def dp_step(model, clip_norm, noise_multiplier):
+    for p in model.parameters():
+        grad_norm = p.grad.norm()
+        clip_coef = clip_norm / grad_norm  # <-
+        p.grad.div_(clip_coef)
+        p.grad += torch.randn_like(p.grad) * noise_multiplier * clip_norm
+""",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Divide):
+            return
+        left, right = strip_small_add(node.left), strip_small_add(node.right)
+        if is_clip_bound(left) and is_norm_value(right):
+            direction = 1  # C / ‖g‖
+        elif is_norm_value(left) and is_clip_bound(right):
+            direction = -1  # ‖g‖ / C
+        else:
+            return
+        parents = self.ctx.analysis.index.parents
+        if guarded(node, parents) or under_comparison(node, parents):
+            return
+        scope = self.ctx.analysis.enclosing_function(node) or self.ctx.module
+        usage = self._usage(node, scope, parents)
+        if usage is None:
+            return
+        ratio = self.ctx.analysis.code(node).strip()
+        if direction * usage < 0:
+            self.report(
+                node,
+                f"`{ratio}` makes the per-example factor ‖g‖/C: a gradient longer than the bound is "
+                "scaled up, not clipped, so one example's contribution is unbounded and the noise "
+                "calibrated to C does not cover it; multiply by min(1, C/‖g‖) or divide by max(1, ‖g‖/C)",
+            )
+        else:
+            self.report(
+                node,
+                f"`{ratio}` is applied to the gradient without min(1, ·): every gradient is rescaled to "
+                "norm C, so gradients shorter than the bound are scaled up (normalisation, not the "
+                "clipping the accountant describes); use min(1, C/‖g‖) or clamp the factor at 1",
+            )
+
+    def _usage(self, ratio: cst.CSTNode, scope: cst.CSTNode,
+               parents: dict[cst.CSTNode, cst.CSTNode]) -> int | None:
+        """+1 when the ratio multiplies the gradient, -1 when the gradient is divided by it, None
+        when that cannot be seen (returned, logged) or the factor is bounded later on."""
+        parent = parents.get(ratio)
+        if isinstance(parent, cst.BinaryOperation):
+            if isinstance(parent.operator, cst.Divide) and parent.right is ratio:
+                return -1
+            if isinstance(parent.operator, cst.Multiply):
+                return 1
+            return None
+        if isinstance(parent, cst.Arg):
+            call = parents.get(parent)
+            if isinstance(call, cst.Call):
+                name = call_name(call)
+                if name in _DIVIDE_CALLS:
+                    return -1
+                if name in ("mul", "mul_", "multiply", "einsum"):
+                    return 1
+            return None
+        factor = assigned_name(ratio, parents)
+        if factor is None:
+            return None
+        usage: int | None = None
+        for use in name_uses(scope, factor):
+            holder = parents.get(use)
+            if isinstance(holder, cst.Attribute) and holder.value is not use:
+                holder = parents.get(holder)
+            if holder is not None and (guarded(use, parents) or under_comparison(use, parents)):
+                return None
+            if isinstance(holder, cst.BinaryOperation):
+                if isinstance(holder.operator, cst.Divide) and holder.right is use:
+                    usage = -1
+                elif isinstance(holder.operator, cst.Multiply):
+                    usage = usage or 1
+            elif isinstance(holder, cst.Arg):
+                call = parents.get(holder)
+                if isinstance(call, cst.Call):
+                    name = call_name(call)
+                    if name in _DIVIDE_CALLS:
+                        usage = -1
+                    elif name in ("mul", "mul_", "multiply", "einsum"):
+                        usage = usage or 1
+            elif isinstance(holder, cst.AugAssign) and holder.value is use:
+                if isinstance(holder.operator, cst.DivideAssign):
+                    usage = -1
+                elif isinstance(holder.operator, cst.MultiplyAssign):
+                    usage = usage or 1
+        return usage

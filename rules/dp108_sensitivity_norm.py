@@ -1,0 +1,186 @@
+"""DP108: Laplace noise sized from an L2 sensitivity (or Gaussian noise from an L1 one)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.rule import Rule
+from ._dp5_util import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
+
+_SCALE_KEYWORDS = frozenset({"scale", "b", "beta", "std", "sigma", "stddev", "noise_scale"})
+
+
+def _scale_of(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _SCALE_KEYWORDS:
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
+
+
+def _l2_name(name: str) -> bool:
+    """``l2_sensitivity``, ``l2_norm_clip``, ``max_grad_norm``, ``clip_norm``: an L2 bound."""
+    pieces = words(name)
+    if "l2" in pieces and pieces & {"sens", "sensitivity", "norm", "clip", "bound", "delta"}:
+        return True
+    return "norm" in pieces and bool(pieces & {"clip", "max"}) and "l1" not in pieces
+
+
+def _l2_norm_call(node: cst.Call) -> bool:
+    """``np.linalg.norm(x)``, ``torch.norm(g)``, ``g.norm(2)``: an L2 norm (no ``ord=1``/``p=1``)."""
+    if call_name(node) not in NORM_CALLS:
+        return False
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value in ("ord", "p") or arg.keyword is None:
+            value = arg.value
+            if isinstance(value, cst.Integer) and value.value == "1":
+                return False
+            if isinstance(value, (cst.SimpleString, cst.Name)) and ident(value) in ("inf", "fro", "nuc"):
+                return False
+    return True
+
+
+class SensitivityNorm(Rule):
+    id = "DP108"
+    name = "sensitivity-norm"
+    category = "general"
+    severity = "error"
+    summary = "Laplace noise calibrated to an L2 sensitivity (or Gaussian noise to an L1 one)"
+    rationale = (
+        "The Laplace mechanism is ε-DP when its scale is Δ₁/ε, the L1 sensitivity: the largest "
+        "L1 distance between the outputs on neighbouring datasets. The Gaussian mechanism needs "
+        "the L2 sensitivity Δ₂. A d-dimensional vector clipped to L2 norm C (a DP-SGD gradient, "
+        "an embedding) can move by up to C·√d in L1, so Laplace noise of scale C/ε "
+        "(`np.random.laplace(0, l2_norm_clip / eps, d)`, `laplace(scale=np.linalg.norm(x) / eps)`) "
+        "is √d times too small for the ε claimed. Gaussian noise sized from an L1 bound is the "
+        "mirror mistake in the other direction of the claim. "
+        "Not reported: an L2 bound converted with √d (`np.sqrt(d) * l2_sens`), an L1 norm "
+        "(`ord=1`), code with no DP context. "
+        "Fix: calibrate Laplace noise to the L1 sensitivity (clip in L1, or multiply an L2 bound by "
+        "√d), or use the Gaussian mechanism with the L2 bound."
+    )
+    TRIGGERS = ("aplace", "l1_", "L1")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a Laplace or Gaussian draw."""
+        return facts.calls_any(LAPLACE_DRAWS | GAUSS_DRAWS)
+
+    VALID = (
+        # L1 sensitivity for Laplace
+        """
+import numpy as np
+def release(counts, epsilon, l1_sensitivity=1.0):
+    return counts + np.random.laplace(0, l1_sensitivity / epsilon, size=counts.shape)
+""",
+        # an L2 bound converted to L1 with sqrt(d)
+        """
+import numpy as np
+def private_embedding(v, epsilon, l2_norm_clip):
+    d = v.shape[0]
+    v = v * min(1.0, l2_norm_clip / np.linalg.norm(v))
+    return v + np.random.laplace(0, np.sqrt(d) * l2_norm_clip / epsilon, size=d)
+""",
+        # Gaussian noise with the L2 clip bound: the right pairing
+        """
+import numpy as np
+def noisy_grad(g, l2_norm_clip, noise_multiplier):
+    return g + np.random.normal(0, noise_multiplier * l2_norm_clip, size=g.shape)
+""",
+        # an L1 norm of the data bounds the Laplace scale
+        """
+import numpy as np
+def laplace_release(x, epsilon):
+    sens = np.linalg.norm(x, ord=1)
+    return x + np.random.laplace(scale=sens / epsilon, size=x.shape)
+""",
+    )
+
+    INVALID = (
+        # DP-SGD gradients clipped in L2, Laplace noise of the L2 bound
+        """
+import numpy as np
+def dp_laplace_sgd(grads, l2_norm_clip, epsilon):
+    norms = np.linalg.norm(grads, axis=1, keepdims=True)
+    clipped = grads * np.minimum(1.0, l2_norm_clip / norms)
+    return clipped.sum(0) + np.random.laplace(0, l2_norm_clip / epsilon, clipped.shape[1])  # <-
+""",
+        # a sensitivity named L2, given to torch's Laplace
+        """
+import torch
+def perturb(weights, epsilon, l2_sensitivity):
+    noise = torch.distributions.Laplace(0.0, l2_sensitivity / epsilon)  # <-
+    return weights + noise.sample(weights.shape)
+""",
+        # the sensitivity is an L2 norm computed from a bound vector
+        """
+import numpy as np
+def private_mean(x, bound_vec, epsilon):
+    sensitivity = np.linalg.norm(bound_vec) / len(x)
+    return x.mean(0) + np.random.laplace(scale=sensitivity / epsilon, size=x.shape[1])  # <-
+""",
+        # Gaussian noise sized from an L1 sensitivity
+        """
+import numpy as np
+def gaussian_release(hist, epsilon, delta, l1_sensitivity):
+    sigma = l1_sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return hist + np.random.normal(0, sigma, hist.shape)  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        laplace = name in LAPLACE_DRAWS
+        if not laplace and name not in GAUSS_DRAWS:
+            return
+        scale = _scale_of(node)
+        if scale is None:
+            return
+        evidence = self._evidence(scale, want_l2=laplace, depth=0)
+        if evidence is None:
+            return
+        if laplace:
+            self.report(
+                node,
+                f"Laplace noise is scaled by `{evidence}`, an L2 bound: the Laplace mechanism needs the L1 "
+                "sensitivity, which for a d-dimensional release is up to √d times larger, so the noise is "
+                "too small for the ε claimed; use the L1 sensitivity (or √d·Δ₂), or the Gaussian mechanism",
+            )
+        else:
+            self.report(
+                node,
+                f"Gaussian noise is scaled by `{evidence}`, an L1 sensitivity: the Gaussian mechanism's σ "
+                "must use the L2 sensitivity of the release; compute Δ₂ (or use the Laplace mechanism with Δ₁)",
+            )
+
+    def _evidence(self, expr: cst.BaseExpression, *, want_l2: bool, depth: int) -> str | None:
+        """The L2 (``want_l2``) or L1 bound ``expr`` is built from, following local names."""
+        fa = self.ctx.analysis
+        for node in walk(expr):
+            if want_l2 and isinstance(node, cst.Call) and call_name(node) == "sqrt" and not any(
+                    isinstance(n, cst.Call) and call_name(n) in ("log", "log1p") for n in walk(node)):
+                return None  # a √d conversion between the norms
+        for node in walk(expr):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                name = ident(node)
+                if name is None:
+                    continue
+                pieces = words(name)
+                if want_l2 and _l2_name(name):
+                    return name
+                if not want_l2 and "l1" in pieces and pieces & {"sens", "sensitivity", "norm", "bound"}:
+                    return name
+            elif want_l2 and isinstance(node, cst.Call) and _l2_norm_call(node):
+                return fa.code(node).strip()
+        if depth >= 2:
+            return None
+        for node in walk(expr):
+            if isinstance(node, cst.Name):
+                value = fa.value_of(node)
+                if value is not None and value is not expr:
+                    found = self._evidence(value, want_l2=want_l2, depth=depth + 1)
+                    if found is not None:
+                        return found
+        return None

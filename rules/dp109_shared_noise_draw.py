@@ -1,0 +1,225 @@
+"""DP109: one scalar noise draw added to every coordinate of a vector release."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, dotted, number, words
+from dpcheck.rule import Rule
+from ._dp5_util import ident
+
+#: draws whose result is one number unless a size is given
+_SCALAR_DRAWS = frozenset({"laplace", "normal", "gumbel", "gauss", "normalvariate"})
+#: calls that return a vector of counts / values
+_VECTOR_CALLS = frozenset({
+    "histogram", "histogramdd", "histogram2d", "bincount", "value_counts", "zeros", "ones", "full", "array",
+    "asarray", "crosstab", "to_numpy", "zeros_like", "ones_like", "tensor", "cumsum", "marginal",
+})
+#: names that hold one value per bin / class / coordinate
+_VECTOR_WORDS = frozenset({
+    "counts", "hist", "histogram", "histo", "freqs", "frequencies", "marginal", "marginals", "grads",
+    "gradients", "vector", "vec", "histograms",
+})
+_REDUCERS = frozenset({"sum", "mean", "count", "size"})
+
+
+def _scalar_draw(expr: cst.BaseExpression) -> cst.Call | None:
+    """``np.random.laplace(0, b)``, ``rng.normal(scale=s)``, ``random.gauss(0, s)``: one number."""
+    if not isinstance(expr, cst.Call):
+        return None
+    name = call_name(expr)
+    if name not in _SCALAR_DRAWS:
+        return None
+    func = dotted(expr.func) or ""
+    if name == "normal" and func.split(".")[0] in ("torch", "tf", "jax", "jnp"):
+        return None  # torch.normal(mean, std) takes its shape from tensor arguments
+    positional = [a for a in expr.args if a.keyword is None]
+    if any(a.star for a in expr.args):
+        return None
+    if any(a.keyword is not None and a.keyword.value in ("size", "shape", "sample_shape") for a in expr.args):
+        return None
+    if name in ("gauss", "normalvariate"):
+        return expr if func.startswith("random.") else None
+    if len(positional) > 2:
+        return None
+    loc = positional[0].value if positional else next(
+        (a.value for a in expr.args if a.keyword is not None and a.keyword.value in ("loc", "mean", "mu")), None)
+    if loc is not None and number(loc) is None:
+        return None  # noise centred on the values themselves: ``laplace(counts, b)`` has their shape
+    return expr
+
+
+class SharedNoiseDraw(Rule):
+    id = "DP109"
+    name = "shared-noise-draw"
+    category = "general"
+    severity = "error"
+    summary = "one scalar noise draw added to a whole vector (histogram, counts, gradient)"
+    rationale = (
+        "A vector release (a histogram, per-class counts, a summed gradient) needs independent "
+        "noise in every coordinate. `counts + np.random.laplace(0, b)` draws ONE number and adds "
+        "it to every count: the differences between counts are released exactly, the noise "
+        "cancels from any contrast, and one record's count can be read off the released vector. "
+        "The Laplace/Gaussian mechanism's guarantee is for i.i.d. noise per coordinate. "
+        "Not reported: a draw with `size=`/a shape argument, a draw centred on the values "
+        "(`np.random.laplace(counts, b)`), a per-element loop or comprehension, code with no DP "
+        "context. Fix: `counts + np.random.laplace(0, b, size=counts.shape)`."
+    )
+    TRIGGERS = ("laplace", "normal", "gumbel", "gauss")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an addition with a draw in the module."""
+        if not facts.calls_any(_SCALAR_DRAWS):
+            return False
+        return bool(facts.binops(ast.Add) or facts.binops(ast.Sub) or facts.augassigns(ast.Add))
+
+    VALID = (
+        # one draw per bin
+        """
+import numpy as np
+def dp_histogram(x, bins, epsilon):
+    counts, edges = np.histogram(x, bins=bins)
+    return counts + np.random.laplace(0, 1 / epsilon, size=counts.shape), edges
+""",
+        # a comprehension draws per element
+        """
+import numpy as np
+def noisy_counts(counts, epsilon):
+    return [c + np.random.laplace(0, 1.0 / epsilon) for c in counts]
+""",
+        # a scalar release: one count, one draw
+        """
+import numpy as np
+def noisy_total(data, epsilon):
+    total = len(data)
+    return total + np.random.laplace(0, 1.0 / epsilon)
+""",
+        # draws centred on the counts have their shape
+        """
+import numpy as np
+def release(data, epsilon):
+    counts = np.bincount(data)
+    return np.random.laplace(counts, 1.0 / epsilon)
+""",
+        # one element of the vector at a time
+        """
+import numpy as np
+def release(hist, epsilon):
+    out = np.zeros(len(hist))
+    for i in range(len(hist)):
+        out[i] = hist[i] + np.random.laplace(0, 2.0 / epsilon)
+    return out
+""",
+    )
+
+    INVALID = (
+        # the histogram gets one shared draw
+        """
+import numpy as np
+def dp_histogram(x, bins, epsilon):
+    counts, edges = np.histogram(x, bins=bins)
+    noisy = counts + np.random.laplace(0, 1 / epsilon)  # <-
+    return noisy, edges
+""",
+        # class counts from pandas, scale by keyword
+        """
+import numpy as np
+def label_distribution(df, epsilon):
+    counts = df["label"].value_counts().sort_index()
+    noisy = counts + np.random.laplace(scale=2.0 / epsilon)  # <-
+    return noisy / noisy.sum()
+""",
+        # summed gradients of DP-SGD with one Gaussian number
+        """
+import numpy as np
+def dp_step(per_example_grads, l2_norm_clip, noise_multiplier):
+    grads = per_example_grads.sum(axis=0)
+    grads += np.random.normal(0, noise_multiplier * l2_norm_clip)  # <-
+    return grads / len(per_example_grads)
+""",
+        # a generator's draw on a vector named for counts
+        """
+import numpy as np
+rng = np.random.default_rng()
+def release(freqs, epsilon, sensitivity=1.0):
+    return freqs + rng.laplace(0.0, sensitivity / epsilon)  # <-
+""",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.Add, cst.Subtract)):
+            self._check(node, node.left, node.right)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self._check(node, node.target, node.value)
+
+    def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
+        for draw_side, other in ((right, left), (left, right)):
+            draw = _scalar_draw(draw_side)
+            if draw is None:
+                continue
+            vector = self._vector(other)
+            if vector is None:
+                continue
+            code = self.ctx.analysis.code(draw).strip()
+            self.report(
+                node,
+                f"`{code}` draws one number and adds it to every coordinate of `{vector}`: the differences "
+                "between coordinates are released without noise and the mechanism's guarantee (i.i.d. noise "
+                f"per coordinate) does not hold; draw one value per coordinate (`size={vector}.shape`)",
+            )
+            return
+
+    def _vector(self, expr: cst.BaseExpression) -> str | None:
+        """The name of a vector-valued operand, when it is visibly one."""
+        fa = self.ctx.analysis
+        if isinstance(expr, cst.Call) and call_name(expr) in _VECTOR_CALLS:
+            return fa.code(expr).strip()
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        name = ident(expr)
+        if name is None:
+            return None
+        loops = fa.enclosing_loops(expr, comprehensions=True)
+        if loops and any(name in {ident(t) for t in _loop_targets(loop)} for loop in loops):
+            return None
+        if isinstance(expr, cst.Name):
+            value = fa.value_of(expr)
+            if value is not None and self._vector_value(value):
+                return name
+        return name if words(name) & _VECTOR_WORDS else None
+
+    def _vector_value(self, value: cst.BaseExpression) -> bool:
+        """Is an assigned value a vector: a histogram/bincount/zeros call, an axis reduction, or a
+        tuple element of ``np.histogram``?"""
+        if isinstance(value, cst.Call):
+            name = call_name(value)
+            if name in _VECTOR_CALLS:
+                return True
+            if name in _REDUCERS:
+                return any(a.keyword is not None and a.keyword.value in ("axis", "dim") or
+                           (a.keyword is None and number(a.value) is not None) for a in value.args) \
+                    or (name in ("size", "count") and "groupby" in self.ctx.analysis.code(value))
+            if name == "sort_index" and isinstance(value.func, cst.Attribute):
+                return self._vector_value(value.func.value)
+        if isinstance(value, cst.Tuple):
+            return False
+        return False
+
+
+def _loop_targets(loop: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(loop, cst.For):
+        return [loop.target]
+    if isinstance(loop, cst.CompFor):
+        return [loop.target]
+    out: list[cst.CSTNode] = []
+    for_in = getattr(loop, "for_in", None)
+    while for_in is not None:
+        out.append(for_in.target)
+        for_in = for_in.inner_for_in
+    return out

@@ -1,0 +1,266 @@
+"""DP305: the accountant assumes Poisson subsampling that the data pipeline does not do."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, dotted, number, words
+from dpcheck.rule import Rule
+from ._dp5_util import ident
+
+#: accountant calls that take a sampling rate q (keyword or first positional argument)
+_RATE_CALLS = re.compile(
+    r"^(?:compute_rdp|compute_heterogeneous_rdp|_compute_rdp|compute_rdp_tf|PoissonSampledDpEvent|"
+    r"get_noise_multiplier|compute_epsilon\w*|get_epsilon|step|accumulate_privacy_spending|compose|"
+    r"compute_dp_sgd_privacy\w*|compute_dp_sgd_privacy_statement|apply_dp_sgd_analysis|get_privacy_spent)$"
+)
+#: tf-privacy entry points that derive q = batch_size / n themselves (Poisson sampling)
+_IMPLIED_RATE = re.compile(r"^(?:compute_dp_sgd_privacy\w*|apply_dp_sgd_analysis)$")
+_RATE_KEYWORDS = frozenset({
+    "q", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob",
+    "sampling_ratio", "sample_ratio",
+})
+_POSITIONAL_RATE = frozenset({"compute_rdp", "compute_rdp_tf", "_compute_rdp", "PoissonSampledDpEvent"})
+_BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
+
+
+def _rate_argument(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _RATE_KEYWORDS:
+            return arg.value
+    if call_name(call) in _POSITIONAL_RATE:
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        return positional[0] if positional else None
+    return None
+
+
+def _batch_named(expr: cst.BaseExpression | None) -> bool:
+    if expr is None:
+        return False
+    name = ident(expr)
+    if name is None and isinstance(expr, cst.Tuple) and expr.elements:
+        name = ident(expr.elements[0].value)
+    return name is not None and bool(words(name) & _BATCH_WORDS or name.lower().endswith("batch_size"))
+
+
+def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+class SubsamplingAssumed(Rule):
+    id = "DP305"
+    name = "subsampling-assumed"
+    category = "general"
+    severity = "error"
+    summary = "sampling rate q given to the accountant while batches are drawn with replacement, shuffled into fixed batches, or Opacus runs without Poisson sampling"
+    rationale = (
+        "Privacy amplification by subsampling — the q = batch/n that RDP/moments accountants "
+        "(`compute_rdp(q, σ, steps, orders)`, `RDPAccountant.step(sample_rate=q)`, "
+        "`compute_dp_sgd_privacy(n, batch_size, …)`, `get_noise_multiplier(sample_rate=q)`) "
+        "take — holds only when every record joins each batch independently with probability q "
+        "(Poisson sampling). A pipeline that draws the batch with replacement "
+        "(`np.random.choice(n, batch_size)`, `randint(0, n, batch_size)`), shuffles the data into "
+        "fixed-size batches (`DataLoader(shuffle=True)`, `tf.data…shuffle().batch()`, Keras "
+        "`fit(batch_size=…)`), or turns Opacus' Poisson sampling off (`poisson_sampling=False`) "
+        "is not what the accountant analysed: the reported ε is not a bound for the training that "
+        "ran (shuffled batches can cost several times more). "
+        "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
+        "`make_private` with its default Poisson sampling), sampling without replacement, a file "
+        "with no accountant taking a sampling rate. "
+        "Fix: draw each batch by Poisson sampling (keep every record with probability q), or "
+        "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
+        "analyses)."
+    )
+    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_rate", "sampling_rate", "sampling_probability",
+                "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a batch source (``choice``, ``randint``, ``DataLoader``, ``batch``, ``fit``,
+        ``poisson_sampling=``) in a file that calls an accountant."""
+        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "make_private",
+                                    "make_private_with_epsilon"}) or "poisson_sampling" in facts.source
+
+    VALID = (
+        # Poisson sampling: every record kept with probability q
+        """
+import numpy as np
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(X, batch_size, noise_multiplier, steps, orders):
+    q = batch_size / len(X)
+    for _ in range(steps):
+        mask = np.random.random(len(X)) < q
+        step(X[mask])
+    return get_privacy_spent(orders, compute_rdp(q, noise_multiplier, steps, orders), target_delta=1e-5)
+""",
+        # Opacus replaces the shuffled loader by its Poisson DPDataLoader
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+def train(model, optimizer, dataset, epochs):
+    loader = DataLoader(dataset, batch_size=256, shuffle=True)
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=1.1, max_grad_norm=1.0)
+    return model
+""",
+        # batches drawn without replacement, accounted with the without-replacement analysis
+        """
+import numpy as np
+from autodp import rdp_acct
+def train(X, batch_size, sigma, steps):
+    for _ in range(steps):
+        idx = np.random.choice(len(X), batch_size, replace=False)
+        step(X[idx])
+    return compute_rdp_sample_without_replacement(batch_size / len(X), sigma, steps)
+""",
+        # a sampler built for Poisson subsampling
+        """
+from torch.utils.data import DataLoader
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def loader(dataset, batch_size, accountant, sigma):
+    sampler = UniformWithReplacementSampler(num_samples=len(dataset), sample_rate=batch_size / len(dataset))
+    accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))
+    return DataLoader(dataset, batch_sampler=sampler)
+""",
+    )
+
+    INVALID = (
+        # batches with replacement (choice's default) accounted as Poisson by the RDP accountant
+        """
+import numpy as np
+from tensorflow_privacy.privacy.analysis.rdp_accountant import compute_rdp, get_privacy_spent
+def train(X, batch_size, noise_multiplier, steps, orders):
+    for _ in range(steps):
+        idx = np.random.choice(len(X), batch_size)  # <-
+        step(X[idx])
+    rdp = compute_rdp(q=batch_size / len(X), noise_multiplier=noise_multiplier, steps=steps, orders=orders)
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)
+""",
+        # fixed shuffled batches from a DataLoader, accounted with a sample rate
+        """
+from torch.utils.data import DataLoader
+from opacus.accountants import RDPAccountant
+def train(model, dataset, batch_size, sigma, epochs):
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True)  # <-
+    accountant = RDPAccountant()
+    for _ in range(epochs):
+        for x, y in loader:
+            dp_step(model, x, y, sigma)
+            accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))
+    return accountant.get_epsilon(delta=1e-5)
+""",
+        # Opacus told not to sample
+        """
+from opacus import PrivacyEngine
+def make(model, optimizer, loader):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=1.0, max_grad_norm=1.0, poisson_sampling=False)  # <-
+""",
+        # tf.data shuffled into fixed batches, tf-privacy's statement assumes Poisson
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_dp_sgd_privacy
+def train(x, y, batch_size, epochs, noise_multiplier):
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(10000).batch(batch_size)  # <-
+    for _ in range(epochs):
+        for xb, yb in ds:
+            step(xb, yb)
+    return compute_dp_sgd_privacy(n=len(x), batch_size=batch_size, noise_multiplier=noise_multiplier,
+                                  epochs=epochs, delta=1e-5)
+""",
+        # indices drawn with randint, accounted with a sampling probability
+        """
+import torch
+def dp_train(data, batch_size, sigma, steps, accountant):
+    for _ in range(steps):
+        idx = torch.randint(0, len(data), (batch_size,))  # <-
+        step(data[idx])
+        accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(data))
+""",
+    )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._sources: list[tuple[cst.CSTNode, str]] = []
+        self._accounted: list[cst.Call] = []
+        self._poisson_loader = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None):
+            self._accounted.append(node)
+        if name in ("make_private", "make_private_with_epsilon"):
+            off = _keyword(node, "poisson_sampling")
+            if off is not None and isinstance(off.value, cst.Name) and off.value.value == "False":
+                self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
+                                 "accountant still assumes each record is sampled with probability q (Poisson), so "
+                                 "the ε it reports does not bound this training; keep Poisson sampling on")
+            else:
+                self._poisson_loader = True
+            return
+        kind = self._batch_source(node, name)
+        if kind is not None:
+            self._sources.append((node, kind))
+
+    def _batch_source(self, node: cst.Call, name: str) -> str | None:
+        if name == "choice":
+            replace = _keyword(node, "replace")
+            if replace is not None and not _true(replace.value):
+                return None
+            size = _keyword(node, "size")
+            positional = [a.value for a in node.args if a.keyword is None]
+            size_expr = size.value if size is not None else (positional[1] if len(positional) > 1 else None)
+            if _batch_named(size_expr) or self._batch_target(node):
+                return "draws the batch with replacement (`choice` replaces by default)"
+        elif name == "randint":
+            args = [a.value for a in node.args]
+            if any(_batch_named(a) for a in args[1:]) or self._batch_target(node):
+                return "draws batch indices with replacement (`randint`)"
+        elif name == "DataLoader":
+            shuffle = _keyword(node, "shuffle")
+            if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
+                    and _keyword(node, "batch_sampler") is None:
+                return "shuffles the data into fixed-size batches (`DataLoader(shuffle=True)`)"
+        elif name == "batch" and isinstance(node.func, cst.Attribute):
+            inner = node.func.value
+            while isinstance(inner, cst.Call) and call_name(inner) in ("repeat", "prefetch", "cache"):
+                inner = inner.func.value if isinstance(inner.func, cst.Attribute) else inner
+            if isinstance(inner, cst.Call) and call_name(inner) == "shuffle":
+                return "shuffles the data into fixed-size batches (`shuffle(...).batch(...)`)"
+        elif name == "fit" and _keyword(node, "batch_size") is not None and _keyword(node, "epochs") is not None:
+            shuffle = _keyword(node, "shuffle")
+            if shuffle is None or _true(shuffle.value):
+                return "trains on fixed-size shuffled batches (Keras `fit(batch_size=…)`)"
+        return None
+
+    def _batch_target(self, node: cst.Call) -> bool:
+        parent = self.ctx.analysis.parent(node)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return _batch_named(parent.targets[0].target)
+        return False
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._accounted or not self._sources:
+            return
+        fa = self.ctx.analysis
+        accountant = self._accounted[0]
+        where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)}"
+        for node, kind in self._sources:
+            if self._poisson_loader and "DataLoader" in kind:
+                continue
+            self.report(
+                node,
+                f"this {kind}, but {where} is given a sampling rate that assumes Poisson subsampling (each "
+                "record in each batch independently with probability q): the amplification it credits did not "
+                "happen and the ε reported does not bound this training; sample batches by Poisson sampling or "
+                "account the sampling actually used",
+            )
