@@ -57,17 +57,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return EXIT_ERROR
+    from dpcheck.audit.usercode import Terminated, describe, signal_received, signals_handled
+
     try:
-        return int(args._run(args))
+        with signals_handled():
+            return int(args._run(args))
     except UsageError as exc:
         print(f"dpcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("dpcheck: interrupted", file=sys.stderr)
-        return 130
+    except Terminated:
+        print("dpcheck: terminated (SIGTERM)", file=sys.stderr)
+        return 143
+    except KeyboardInterrupt as exc:
+        if signal_received() is not None:
+            print("dpcheck: interrupted", file=sys.stderr)
+            return 130
+        print(f"dpcheck: error: code run by dpcheck raised KeyboardInterrupt without an interrupt signal "
+              f"({describe(exc)}); no result", file=sys.stderr)
+        return EXIT_ERROR
+    except SystemExit as exc:  # user code (an implementation, a module it imports) called sys.exit
+        print(f"dpcheck: error: code run by dpcheck ended early: {describe(exc)}; no result", file=sys.stderr)
+        return EXIT_ERROR
     except Exception:  # noqa: BLE001 - an internal error must never look like "no findings"
         print("dpcheck: internal error:", file=sys.stderr)
         traceback.print_exc()
+        return EXIT_ERROR
+    except BaseException as exc:  # noqa: BLE001 - e.g. GeneratorExit from foreign code: never exit 0
+        print(f"dpcheck: error: {describe(exc)}; no result", file=sys.stderr)
         return EXIT_ERROR
 
 

@@ -121,9 +121,19 @@ def check_impl_name(name: str) -> None:
             registry.check_name(name)  # a misspelt LIBRARY:NAME, not a package.module:Factory
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
+        from dpcheck.audit.usercode import describe, is_ours, where
         from dpcheck.impls import load_factory
 
-        load_factory(name)
+        try:
+            load_factory(name)
+        except ValueError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the user's module ran at import: any error is theirs
+            if is_ours(exc):
+                raise
+            module = name.partition(":")[0]
+            raise ValueError(f"your module {module!r} (implementation {name!r}) failed while being imported: "
+                             f"{describe(exc)}{'' if isinstance(exc, SyntaxError) else where(exc)}") from None
         return
     raise ValueError(f"unknown implementation {name!r};{registry.suggestion(name)} "
                      "Or pass package.module:Factory.")
@@ -136,6 +146,13 @@ def is_target(name: str) -> bool:
     from dpcheck.targets import registry
 
     return registry.is_target(name)
+
+
+def run_name(spec: AuditSpec, world: int, index: int) -> str:
+    """"shadow run 3 of world 1 (D, with the target record 4)": which run, in words."""
+    target = f" {spec.target}" if isinstance(spec.target, int) else ""
+    which = f"D, with the target record{target}" if world == WORLD_IN else f"D′, without the target record{target}"
+    return f"shadow run {index} of world {world} ({which})"
 
 
 def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, progress: Any = None,
@@ -157,8 +174,8 @@ def execute_runs(spec: AuditSpec, runs: int, *, store: Store, executor: Any, pro
                 if out.failed is not None:
                     failures.append(f"world {out.world}, index {out.index}: {out.failed}")
                 if out.error is not None or out.synth is None:
-                    raise AuditRunError(f"{spec.impl}: shadow run (world {out.world}, index {out.index}, "
-                                        f"seed {out.seed}) failed: {out.error}")
+                    raise AuditRunError(f"{spec.impl}: {run_name(spec, out.world, out.index)}, seed {out.seed}, "
+                                        f"failed: {out.error}")
                 if store.put(spec_hash, out.world, out.index, seed=out.seed, rows_requested=out.rows_requested,
                              synth=out.synth, seconds=out.seconds, worker=out.worker, session=session):
                     executed += 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import socket
 import time
-import traceback
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -43,10 +42,46 @@ class Outcome:
     failed: str | None = None
 
 
+class InvalidRelease(ValueError):
+    """An output no attack may count: not a finite numeric table with the dataset's columns."""
+
+
+def check_release(output: Any, width: int, requested: int, what: str) -> np.ndarray:
+    """``output`` as a (rows, width) float array, or :class:`InvalidRelease` naming what is wrong."""
+    try:
+        array = np.asarray(output, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidRelease(f"{what} returned {type(output).__name__}, not a numeric array ({exc})") from None
+    if array.ndim == 1 and array.size and array.size % width == 0:
+        array = array.reshape(-1, width)
+    if array.ndim != 2 or array.shape[1] != width:
+        raise InvalidRelease(f"{what} returned an array of shape {array.shape}; expected (rows, {width}): "
+                             f"one row per record with the dataset's {width} columns")
+    if array.shape[0] == 0:
+        raise InvalidRelease(f"{what} returned no rows (asked for {requested})")
+    bad = ~np.isfinite(array)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise InvalidRelease(f"{what} returned {int(bad.sum())} non-finite values of {array.size} "
+                             f"(first {array[row, col]} at row {row}, column {col}); a release must be finite "
+                             "numbers in the input's units")
+    return array
+
+
+def _failure_text(exc: BaseException) -> str:
+    """One line: what was raised and, for the user's code, the innermost frame."""
+    from dpcheck.audit.usercode import describe, where
+
+    if isinstance(exc, InvalidRelease):
+        return f"invalid release: {exc}"
+    return describe(exc) + where(exc)
+
+
 def run_one(task: Task) -> Outcome:
     """Fit the implementation on the task's world and sample; a pure function of the task."""
     from dpcheck.audit import datasets
     from dpcheck.audit.mechanisms import get_impl
+    from dpcheck.audit.usercode import is_ours
 
     gen = task.generation
     seed = run_seed(gen, task.world, task.index)
@@ -71,16 +106,19 @@ def run_one(task: Task) -> Outcome:
 
             return Outcome(task.world, task.index, seed, 1, model_features(impl, data.target),
                            time.perf_counter() - start, worker)
-        synth = np.asarray(impl.sample(requested), dtype=np.float64)
+        synth = impl.sample(requested)
+        what = "sample()"
         release = getattr(impl, "release", None)
         if callable(release):  # output left in a scaled space: back to input units as its users must
-            synth = np.asarray(release(synth), dtype=np.float64)
-        if synth.ndim == 1:
-            synth = synth.reshape(-1, len(data.columns))
+            synth = release(check_release(synth, len(data.columns), requested, what))
+            what = "release(sample())"
+        synth = check_release(synth, len(data.columns), requested, what)
         return Outcome(task.world, task.index, seed, requested, synth, time.perf_counter() - start, worker)
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which stops the audit
+    except BaseException as exc:  # noqa: BLE001 - the user's exit or interrupt too: reported, the audit stops
+        if is_ours(exc):
+            raise
         return Outcome(task.world, task.index, seed, requested, None, time.perf_counter() - start, worker,
-                       error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=6)}")
+                       error=_failure_text(exc))
 
 
 #: suffix of ``Outcome.worker`` naming the path a run took (no suffix: the plain path)
@@ -136,8 +174,15 @@ def run_group(tasks: list[Task], path: str = "auto") -> list[Outcome]:
                 for t, s in zip(tasks, seeds)]
     seconds = (time.perf_counter() - start) / len(tasks)
     width = len(data.columns)
-    return [Outcome(t.world, t.index, s, requested, o.reshape(-1, width) if o.ndim == 1 else o, seconds,
-                    worker + FAST_TAG) for t, s, o in zip(tasks, seeds, outs)]
+    outcomes = []
+    for t, s, o in zip(tasks, seeds, outs):
+        try:
+            outcomes.append(Outcome(t.world, t.index, s, requested, check_release(o, width, requested, "the fast path"),
+                                    seconds, worker + FAST_TAG))
+        except InvalidRelease as exc:
+            outcomes.append(Outcome(t.world, t.index, s, requested, None, seconds, worker + FAST_TAG,
+                                    error=_failure_text(exc)))
+    return outcomes
 
 
 def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]:
@@ -219,51 +264,103 @@ def _batch_size(tasks: list[Task], workers: int) -> int:
     return max(1, min(fastpath.BATCH_SIZE, per_world))
 
 
-class InlineExecutor:
+#: default --run-timeout: seconds one shadow run may take (a fast batch of k runs gets k times this)
+DEFAULT_RUN_TIMEOUT = 600.0
+
+
+def _trusted(impl: str) -> bool:
+    """dpcheck's own implementations and registered library targets; anything else is the user's code."""
+    from dpcheck.audit.mechanisms import known_names
+
+    return impl in known_names() or _is_target(impl)
+
+
+def _failed_group(group: list[Task], message: str) -> list[Outcome]:
+    return [Outcome(t.world, t.index, run_seed(t.generation, t.world, t.index), -1, None, 0.0, "", error=message)
+            for t in group]
+
+
+class _Isolating:
+    """Runs groups in worker processes: an exit, a signal or a hang there is a failed run, named."""
+
+    pool: Any = None
+    path = "auto"
+    run_timeout: float | None = DEFAULT_RUN_TIMEOUT
+
+    def _limit(self, group: list[Task]) -> float | None:
+        return self.run_timeout * len(group) if self.run_timeout else None
+
+    def _isolated(self, groups: list[list[Task]], size: int) -> Iterator[Outcome]:
+        import functools
+
+        from dpcheck.audit.workers import Failure, WorkerPool
+
+        if not groups:
+            return
+        if self.pool is None:
+            self.pool = WorkerPool(size, initializer=_limit_threads)
+        call = functools.partial(run_group, path=self.path)
+        for group, result in self.pool.map_unordered(call, groups, self._limit):
+            if isinstance(result, Failure):
+                limit = self._limit(group)
+                hint = f" (--run-timeout {self.run_timeout:g} s per run)" if "did not finish" in result.message \
+                    and limit else ""
+                yield from _failed_group(group, result.message + hint)
+            else:
+                yield from result
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+
+class InlineExecutor(_Isolating):
+    """Runs in this process; with ``isolate`` (what ``make_executor`` and the CLI use), the user's
+    adapters run in one worker process instead, where an exit or a kill cannot end dpcheck."""
+
     description = "in-process"
 
-    def __init__(self, path: str = "auto") -> None:
+    def __init__(self, path: str = "auto", run_timeout: float | None = DEFAULT_RUN_TIMEOUT,
+                 isolate: bool = False) -> None:
         from dpcheck.audit.fastpath import check_path
 
         self.path = check_path(path)
+        self.run_timeout = run_timeout
+        self.isolate = isolate
 
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
+        from dpcheck.audit.usercode import RunTimeout, alarm
+
         tasks = list(tasks)
-        for group in group_tasks(tasks, self.path, _batch_size(tasks, 1)):
-            yield from run_group(group, self.path)
+        groups = group_tasks(tasks, self.path, _batch_size(tasks, 1))
+        isolated = [g for g in groups if self.isolate and not _trusted(g[0].generation["impl"])]
+        for group in groups:
+            if any(group is g for g in isolated):
+                continue
+            limit = self._limit(group)
+            try:
+                with alarm(limit):
+                    outcomes = run_group(group, self.path)
+            except RunTimeout:
+                outcomes = _failed_group(group, f"did not finish within {limit:g} s "
+                                                f"(--run-timeout {self.run_timeout:g} s per run)")
+            yield from outcomes
+        yield from self._isolated(isolated, 1)
 
-    def close(self) -> None:
-        pass
 
-
-class ProcessExecutor:
-    def __init__(self, workers: int, path: str = "auto") -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
+class ProcessExecutor(_Isolating):
+    def __init__(self, workers: int, path: str = "auto", run_timeout: float | None = DEFAULT_RUN_TIMEOUT) -> None:
         from dpcheck.audit.fastpath import check_path
 
         self.path = check_path(path)
         self.workers = workers
+        self.run_timeout = run_timeout
         self.description = f"local process pool, {workers} worker(s)"
-        self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_limit_threads)
 
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
-        from concurrent.futures import as_completed
-
         tasks = list(tasks)
-        futures = [self.pool.submit(run_group, g, self.path)
-                   for g in group_tasks(tasks, self.path, _batch_size(tasks, self.workers))]
-        try:
-            for future in as_completed(futures):
-                yield from future.result()
-        finally:
-            for f in futures:
-                f.cancel()
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
+        yield from self._isolated(group_tasks(tasks, self.path, _batch_size(tasks, self.workers)), self.workers)
 
 
 class DaskExecutor:
@@ -307,9 +404,11 @@ class DaskExecutor:
 
 
 def make_executor(*, workers: int | None = None, scheduler: str | None = None,
-                  cluster: str | None = None, path: str = "auto") -> Any:
+                  cluster: str | None = None, path: str = "auto",
+                  run_timeout: float | None = DEFAULT_RUN_TIMEOUT) -> Any:
     """``path``: "auto" (fast path for implementations the equivalence test covers), "fast"
-    (wherever one exists) or "plain" (see :mod:`dpcheck.audit.fastpath`)."""
+    (wherever one exists) or "plain" (see :mod:`dpcheck.audit.fastpath`). ``run_timeout``
+    (seconds per run, None = no limit) applies to local execution; a Dask cluster uses its own."""
     if scheduler:
         return DaskExecutor(scheduler, path=path)
     if cluster == "local":
@@ -317,4 +416,6 @@ def make_executor(*, workers: int | None = None, scheduler: str | None = None,
     if cluster is not None:
         raise ValueError(f"unknown cluster kind {cluster!r}; only 'local' is built in")
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    return InlineExecutor(path) if workers <= 1 else ProcessExecutor(workers, path)
+    if workers <= 1:
+        return InlineExecutor(path, run_timeout, isolate=True)
+    return ProcessExecutor(workers, path, run_timeout)

@@ -62,11 +62,9 @@ def to_json(results: list[AuditResult], extra: dict[str, Any] | None = None) -> 
 
 
 def write_json(results: list[AuditResult], path: str | Path, extra: dict[str, Any] | None = None) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(to_json(results, extra), indent=2, default=str))
-    tmp.replace(path)
+    from dpcheck.audit.files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(to_json(results, extra), indent=2, default=str))
 
 
 def plot(results: list[AuditResult], path: str | Path) -> None:
@@ -92,6 +90,10 @@ def plot(results: list[AuditResult], path: str | Path) -> None:
     ax.set_title("Empirical privacy loss vs claimed ε")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    from dpcheck.audit.files import write_atomic
+
+    suffix = Path(path).suffix.lstrip(".") or "png"
+    try:
+        write_atomic(path, lambda tmp: fig.savefig(tmp, dpi=120, format=suffix))
+    finally:
+        plt.close(fig)

@@ -34,6 +34,28 @@ DEFAULT_CHECKPOINTS = (50, 100, 250, 500, 1000)
 #: as runs of another: "audit" (the bound), "select" (target-selection mini-audits), "pilot"
 #: (the --search pilot that chooses the hyperparameters)
 PHASES = ("audit", "select", "pilot")
+#: accepted ε: below 1e-6 the noise drowns every float64 signal, above 1000 no audit can certify anything
+EPSILON_RANGE = (1e-6, 1000.0)
+#: accepted δ: 0, or from 1e-100 (subnormal δ underflows in the bounds) up to, not including, 1
+DELTA_MIN = 1e-100
+MAX_RUNS = 1_000_000
+MAX_SYNTH_ROWS = 1_000_000
+
+
+def check_numbers(*, epsilon: float, delta: float, runs: int | None = None, synth_rows: int | None = None,
+                  seed: int | None = None) -> None:
+    """ValueError naming the first value outside its accepted range (checked before any run)."""
+    low, high = EPSILON_RANGE
+    if not low <= epsilon <= high:  # also NaN
+        raise ValueError(f"epsilon must be between {low:g} and {high:g}, got {epsilon!r}")
+    if not (delta == 0 or DELTA_MIN <= delta < 1):
+        raise ValueError(f"delta must be 0 or between {DELTA_MIN:g} and 1 (exclusive), got {delta!r}")
+    if runs is not None and not 5 <= runs <= MAX_RUNS:
+        raise ValueError(f"runs per world must be between 5 and {MAX_RUNS:,}, got {runs}")
+    if synth_rows is not None and not 1 <= synth_rows <= MAX_SYNTH_ROWS:
+        raise ValueError(f"synthetic rows per run must be between 1 and {MAX_SYNTH_ROWS:,}, got {synth_rows}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"the seed must be a non-negative integer, got {seed}")
 
 
 def _canonical(value: Any) -> Any:
@@ -74,10 +96,8 @@ class AuditSpec:
             raise ValueError(f"unknown attack {self.attack!r}; choose from {', '.join(ATTACKS)}")
         if self.phase not in PHASES:
             raise ValueError(f"unknown phase {self.phase!r}; choose from {', '.join(PHASES)}")
-        if self.runs < 5:
-            raise ValueError(f"runs per world must be at least 5, got {self.runs}")
-        if not (self.epsilon > 0 and 0 <= self.delta < 1):
-            raise ValueError(f"need epsilon > 0 and 0 <= delta < 1, got {self.epsilon}, {self.delta}")
+        check_numbers(epsilon=self.epsilon, delta=self.delta, runs=self.runs, synth_rows=self.synth_rows,
+                      seed=self.seed)
         if not 0 < self.confidence < 1:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence}")
         if len(self.split) != 3 or min(self.split) <= 0 or abs(sum(self.split) - 1) > 1e-9:

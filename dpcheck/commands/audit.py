@@ -70,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     e.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on an existing Dask scheduler")
     e.add_argument("--cluster", choices=("local",), help="start a Dask LocalCluster with --workers workers")
     e.add_argument("--store", default=".dpcheck/audit.sqlite", help="SQLite store of finished runs")
+    e.add_argument("--run-timeout", type=float, default=600.0, metavar="SECONDS",
+                   help="a shadow run that takes longer is killed and the audit stops with an error (exit 2); "
+                        "a fast batch of k runs gets k times this; 0 = no limit; Dask clusters use their own "
+                        "(default %(default)g)")
     paths = e.add_mutually_exclusive_group()
     paths.add_argument("--fast", dest="run_path", action="store_const", const="fast",
                        help="train several shadow models at once wherever a built-in fast path exists "
@@ -285,6 +289,48 @@ def command_line() -> dict[str, str]:
     return {"command": "dpcheck " + shlex.join(sys.argv[1:])}
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """Values no audit can mean, and output files that would overwrite the store: refused before any run."""
+    import math
+
+    from dpcheck.audit import spec
+    from dpcheck.audit.files import same_file
+
+    one_run = getattr(args, "one_run", None) is not None
+    try:
+        spec.check_numbers(epsilon=args.epsilon, delta=args.delta, runs=None if one_run else args.runs,
+                           synth_rows=args.synth_rows, seed=args.seed)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    timeout = getattr(args, "run_timeout", 600.0)
+    if not (math.isfinite(timeout) and timeout >= 0):
+        raise UsageError(f"--run-timeout must be a number of seconds ≥ 0 (0: no limit), got {timeout}")
+    files = [("--store", args.store), ("--json", args.json_out), ("--plot", getattr(args, "plot", None))]
+    files = [(flag, path) for flag, path in files if path]
+    for i, (flag_a, a) in enumerate(files):
+        for flag_b, b in files[i + 1:]:
+            if same_file(a, b):
+                raise UsageError(f"{flag_a} and {flag_b} name the same file ({b}): one would overwrite the other")
+
+
+def write_outputs(args: argparse.Namespace, results: list) -> None:
+    """--json and --plot; a full disk or a missing permission is one line, and no ``.tmp`` is left."""
+    from dpcheck.audit import report
+    from dpcheck.audit.files import os_error_text
+
+    for flag, path, write in (("--json", args.json_out, lambda p: report.write_json(results, p, extra=command_line())),
+                              ("--plot", args.plot, lambda p: report.plot(results, p))):
+        if not path:
+            continue
+        try:
+            write(Path(path))
+        except ImportError:
+            raise UsageError("--plot needs matplotlib: pip install 'dpcheck[test]'") from None
+        except OSError as exc:
+            raise UsageError(f"cannot write {flag} {path}: {os_error_text(exc)} (the runs are stored: the same "
+                             "command reuses them)") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from dpcheck.audit import report
     from dpcheck.audit.engine import AuditRunError, run_audit
@@ -294,6 +340,7 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.audit.crafting import is_craft, resolve_craft
     from dpcheck.audit.targets import resolve_target
 
+    check_numbers(args)
     if getattr(args, "one_run", None) is not None and (getattr(args, "search", None) is not None
                                                        or getattr(args, "search_grid", None)):
         raise UsageError("--search runs R-run audits; it cannot be combined with --one-run")
@@ -318,7 +365,8 @@ def run(args: argparse.Namespace) -> int:
     progress = TextProgress() if args.no_progress or not sys.stderr.isatty() else RichProgress()
     try:
         executor = make_executor(workers=args.workers, scheduler=args.scheduler, cluster=args.cluster,
-                                 path=getattr(args, "run_path", None) or "auto")
+                                 path=getattr(args, "run_path", None) or "auto",
+                                 run_timeout=getattr(args, "run_timeout", 600.0) or None)
     except (RuntimeError, OSError, TimeoutError) as exc:
         store.close()
         raise UsageError(f"cannot start the executor: {exc}") from None
@@ -356,12 +404,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"search {r.impl}: chose {r.search['chosen']} of {len(r.search['grid'])} grid points "
                   f"(pilot CV AUC {best['cv_auc']:.3f}, {r.search['pilot_runs']} pilot runs "
                   "per world, not in the bound)")
-    if args.json_out:
-        report.write_json(results, Path(args.json_out), extra=command_line())
-    if args.plot:
-        try:
-            report.plot(results, Path(args.plot))
-        except ImportError:
-            raise UsageError("--plot needs matplotlib: pip install 'dpcheck[test]'") from None
+    write_outputs(args, results)
     leaks = any(r.violation or (r.output_size or {}).get("reveals_input_size") for r in results)
     return EXIT_FINDINGS if leaks else EXIT_OK
