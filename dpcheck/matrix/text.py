@@ -32,7 +32,8 @@ def audit_short(audit: dict | None) -> str:
     """``V 1.19`` / ``P 0.00``: the verdict's letter and ε_emp (compact tables)."""
     if not audit:
         return "—"
-    letter = {"violation": "V", "pass": "P", "underpowered": "U"}.get(str(audit.get("verdict")), "?")
+    verdict = str(audit.get("verdict", "?"))
+    letter = {"violation": "V", "pass": "P", "underpowered": "U"}.get(verdict, verdict)
     eps = audit.get("epsilon_emp")
     return f"{letter} {eps:.2f}" if isinstance(eps, (int, float)) else f"{letter} —"
 
