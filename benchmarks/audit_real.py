@@ -377,15 +377,20 @@ def diffprivlib_targets() -> list[str]:
     return [t.name for t in TARGETS]
 
 
-def run(names: list[str], workers: int, runs: int, replace: bool = False, store: str = STORE) -> None:
-    """One audit per target; with ``replace`` on the replace-one variant of the target's worst case."""
+def run(names: list[str], workers: int, runs: int, replace: bool = False, store: str = STORE,
+        hp: list[str] | None = None) -> None:
+    """One audit per target; with ``replace`` on the replace-one variant of the target's worst case; ``hp``
+    (``KEY=VALUE``) are passed as ``--hp`` and name the result file (e.g. ``…__domain-data.json``)."""
     from dpcheck.targets import registry
 
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     for name in names:
-        out = RESULTS_DIR / f"{slug(name)}{'__replace' if replace else ''}.json"
+        suffix = "".join(f"__{kv.replace('=', '-')}" for kv in hp or [])
+        out = RESULTS_DIR / f"{slug(name)}{'__replace' if replace else ''}{suffix}.json"
         cmd = [DPCHECK, "audit", "--impl", name, "--until-verdict", "--runs", str(runs), "--workers", str(workers),
                "--no-progress", "--store", store, "--json", str(out.relative_to(ROOT))]
+        for kv in hp or []:
+            cmd[4:4] = ["--hp", kv]
         if replace:
             cmd[4:4] = ["--dataset", registry.get(name).dataset + "+replace"]
         started = time.perf_counter()
@@ -1059,6 +1064,8 @@ def main() -> None:
     r.add_argument("--runs", type=int, default=1000)
     r.add_argument("--replace", action="store_true", help="replace-one neighbours (dataset suffix +replace)")
     r.add_argument("--store", default=STORE, help=f"run store (default {STORE}; a fresh one times the whole audit)")
+    r.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE",
+                   help="a target knob, e.g. domain=data (smartnoise-synth: the domain inferred from the data)")
     sub.add_parser("report")
     c = sub.add_parser("confirm", help="a confirmatory look (fresh seed, one look) into reports/audit_real/confirm/")
     c.add_argument("--only", required=True, help="target name")
@@ -1079,7 +1086,7 @@ def main() -> None:
     if args.cmd == "installed":
         run_installed(args.examples, args.only)
     elif args.cmd == "run":
-        run(args.only or diffprivlib_targets(), args.workers, args.runs, args.replace, args.store)
+        run(args.only or diffprivlib_targets(), args.workers, args.runs, args.replace, args.store, args.hp)
     elif args.cmd == "confirm":
         confirm(args.only, args.dataset, args.runs, args.seed, args.workers)
     elif args.cmd == "onefit":
