@@ -6,13 +6,16 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name
+from dpcheck.analysis.syntax import call_name, walk
 from dpcheck.rule import Rule
 from ._dp5_util import (
     assigned_name, guarded, is_clip_bound, is_norm_value, name_uses, strip_small_add, under_comparison,
 )
 
 _DIVIDE_CALLS = frozenset({"div", "div_", "divide", "true_divide", "truediv"})
+_NOISE_DRAWS = frozenset({
+    "normal", "normal_", "randn", "randn_like", "laplace", "gaussian", "random_normal", "add_noise", "gauss",
+})
 
 
 class ClipFactor(Rule):
@@ -31,7 +34,8 @@ class ClipFactor(Rule):
         "(small ones up): the bound holds, but this is normalisation, not the clipping the paper "
         "and accountant describe, and it inflates the noise-free signal of every small gradient. "
         "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
-        "under an `if` that compares the norm with the bound, code with no DP context. "
+        "under an `if` that compares the norm with the bound, a rescaling `C/‖g‖` in a function that "
+        "adds no noise (a deliberate normalisation on a non-private path), code with no DP context. "
         "Fix: `g * min(1.0, C / (norm + 1e-6))`, `factor.clamp(max=1.0)` or `g / max(1, norm / C)`."
     )
     TRIGGERS = ("norm",)
@@ -92,6 +96,17 @@ def dp_clip(parameters, max_norm, noise_multiplier):
     clip_coef_clamped = torch.clamp(clip_coef, max=1.0)
     for p in parameters:
         p.grad.mul_(clip_coef_clamped)
+""",
+        # a gradient-norm hook of the non-private path of a DP-GAN: it rescales on purpose and draws no noise
+        """
+import torch
+CLIP_BOUND = 1.0
+def modify_gradnorm_hook(module, grad_input, grad_output, noise_multiplier=0.0):
+    grad = grad_input[0].view(grad_input[0].size(0), -1)
+    grad_norm = torch.norm(grad, p=2, dim=1)
+    clip_coef = CLIP_BOUND / (grad_norm + 1e-10)
+    clip_coef = clip_coef.unsqueeze(-1)
+    return (clip_coef * grad,)
 """,
         # gradient clipping with no privacy claim: an ordinary training trick
         """
@@ -165,13 +180,19 @@ def dp_step(model, clip_norm, noise_multiplier):
                 "scaled up, not clipped, so one example's contribution is unbounded and the noise "
                 "calibrated to C does not cover it; multiply by min(1, C/‖g‖) or divide by max(1, ‖g‖/C)",
             )
-        else:
+        elif self._adds_noise(scope):
             self.report(
                 node,
                 f"`{ratio}` is applied to the gradient without min(1, ·): every gradient is rescaled to "
                 "norm C, so gradients shorter than the bound are scaled up (normalisation, not the "
                 "clipping the accountant describes); use min(1, C/‖g‖) or clamp the factor at 1",
             )
+
+    @staticmethod
+    def _adds_noise(scope: cst.CSTNode) -> bool:
+        """Does the function draw noise (its rescaling is the DP step, not a deliberate
+        normalisation on a non-private path)?"""
+        return any(isinstance(n, cst.Call) and call_name(n) in _NOISE_DRAWS for n in walk(scope))
 
     def _usage(self, ratio: cst.CSTNode, scope: cst.CSTNode,
                parents: dict[cst.CSTNode, cst.CSTNode]) -> int | None:

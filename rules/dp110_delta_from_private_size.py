@@ -46,8 +46,10 @@ class DeltaFromPrivateSize(Rule):
         "whether one person is in the data, and the noise scale that depends on δ then releases n "
         "outside the budget. δ = 1/n is also too large to mean anything (releasing one random "
         "record in full is (0, 1/n)-DP). "
-        "Not reported: δ from a public size (a parameter or constant), a default computed only "
-        "when the caller passed no δ (`if delta is None:`), code with no DP context. "
+        "A default computed when the caller passed no δ (`if delta is None:`, synthcity's and "
+        "smartnoise's PATE-GAN, the NIST-challenge DP-WGAN) is reported too: the caller cannot see "
+        "that it leaks n. Not reported: δ from a public size (a parameter or constant), code with no "
+        "DP context. "
         "Fix: fix δ in advance from a public bound on n (δ ≤ 1/n_max, e.g. 1e-5), or spend "
         "budget on a DP estimate of n."
     )
@@ -74,15 +76,15 @@ def fit(self, X, epsilon=1.0):
     sigma = np.sqrt(2 * np.log(1.25 / self.delta)) / epsilon
     return X.mean(0) + np.random.normal(0, sigma / len(X), X.shape[1])
 """,
-        # a default only when the caller gave none (synthcity's PATE-GAN)
+        # a default from a public bound when the caller gave none
         """
 import numpy as np
 class PATEGAN:
-    def __init__(self, epsilon=1.0, delta=None):
-        self.epsilon, self.delta = epsilon, delta
+    def __init__(self, epsilon=1.0, delta=None, max_records=10 ** 6):
+        self.epsilon, self.delta, self.max_records = epsilon, delta, max_records
     def fit(self, X):
         if self.delta is None:
-            self.delta = 1 / (len(X) * np.sqrt(len(X)))
+            self.delta = 1 / (self.max_records * np.sqrt(self.max_records))
         return self._train(X)
 """,
         # a time step named delta in a DP module
@@ -116,6 +118,17 @@ def train_dp(train_data, epsilon, noise_multiplier):
     target_delta = 1 / n  # <-
     return get_noise_multiplier(target_epsilon=epsilon, target_delta=target_delta)
 """,
+        # synthcity's and smartnoise's default when no δ is given
+        """
+import numpy as np
+class PATEGAN:
+    def __init__(self, epsilon=1.0, delta=None):
+        self.epsilon, self.delta = epsilon, delta
+    def fit(self, data):
+        if self.delta is None:
+            self.delta = 1 / (data.shape[0] * np.sqrt(data.shape[0]))  # <-
+        return self._train(data)
+""",
         # negative power spelling on self
         """
 class DPModel:
@@ -144,13 +157,15 @@ class DPModel:
         if denominator is None:
             return
         size = self._private_size(denominator)
-        if size is None or self._default_branch(value):
+        if size is None:
             return
+        default = " (a default taken when no δ is passed: the caller cannot know it leaks n)" \
+            if self._default_branch(value) else ""
         self.report(
             value,
             f"δ = `{self.ctx.analysis.code(value).strip()}` is computed from the private dataset's size "
-            f"({size}): under add/remove neighbouring n is private, so δ (and every σ calibrated with it) "
-            "depends on whether one person is in the data; fix δ from a public bound on n (e.g. 1e-5)",
+            f"({size}){default}: under add/remove neighbouring n is private, so δ (and every σ calibrated "
+            "with it) depends on whether one person is in the data; fix δ from a public bound on n (e.g. 1e-5)",
         )
 
     def _private_size(self, expr: cst.BaseExpression) -> str | None:

@@ -45,6 +45,24 @@ def _batch_named(expr: cst.BaseExpression | None) -> bool:
     return name is not None and bool(words(name) & _BATCH_WORDS or name.lower().endswith("batch_size"))
 
 
+_NOT_RECORDS = frozenset({"dim", "classes", "class", "labels", "label", "categories", "cats", "k", "vocab", "z",
+                          "latent", "actions", "arms", "options", "choices", "colors", "ydim"})
+
+
+def _records(expr: cst.BaseExpression | None) -> bool:
+    """Could ``expr`` be the number (or the array) of training records a batch is drawn from?
+    Not a class count or a dimension (``self.y_dim``, ``num_classes``), not a small literal."""
+    if expr is None:
+        return False
+    value = number(expr)
+    if value is not None:
+        return value >= 1000
+    name = ident(expr)
+    if name is not None:
+        return not words(name) & _NOT_RECORDS
+    return True
+
+
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
@@ -120,6 +138,15 @@ def train(X, batch_size, sigma, steps):
         idx = np.random.choice(len(X), batch_size, replace=False)
         step(X[idx])
     return compute_rdp_sample_without_replacement(batch_size / len(X), sigma, steps)
+""",
+        # random class labels for a sample grid, not a batch of records
+        """
+import numpy as np
+from tensorflow_privacy import compute_rdp
+def sample_grid(self, noise_multiplier, steps, orders):
+    labels = np.random.choice(self.y_dim, self.batch_size)
+    rdp = compute_rdp(q=self.sample_rate, noise_multiplier=noise_multiplier, steps=steps, orders=orders)
+    return self.generate(labels), rdp
 """,
         # a sampler built for Poisson subsampling
         """
@@ -219,10 +246,16 @@ def dp_train(data, batch_size, sigma, steps, accountant):
             size = _keyword(node, "size")
             positional = [a.value for a in node.args if a.keyword is None]
             size_expr = size.value if size is not None else (positional[1] if len(positional) > 1 else None)
+            population = _keyword(node, "a")
+            population_expr = population.value if population is not None else (positional[0] if positional else None)
+            if not _records(population_expr):
+                return None
             if _batch_named(size_expr) or self._batch_target(node):
                 return "draws the batch with replacement (`choice` replaces by default)"
         elif name == "randint":
             args = [a.value for a in node.args]
+            if len(args) > 1 and not _records(args[1]):
+                return None
             if any(_batch_named(a) for a in args[1:]) or self._batch_target(node):
                 return "draws batch indices with replacement (`randint`)"
         elif name == "DataLoader":
