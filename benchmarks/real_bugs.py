@@ -441,6 +441,7 @@ class Result:
     lines: int
     unread: dict[str, int]
     missed: list[str]
+    false_positives: list[Finding] = field(default_factory=list)
 
     @property
     def precision(self) -> float | None:
@@ -459,7 +460,8 @@ class Result:
                 "findings": {"TP": self.tp, "ACK": self.ack, "FP": self.fp, "unlabelled": len(self.unlabelled)},
                 "precision": self.precision, "fp_per_100k": self.fp_per_100k, "lines": self.lines,
                 "unread_lines": sum(self.unread.values()), "unread_files": self.unread,
-                "unlabelled": [asdict(f) for f in self.unlabelled], "missed": self.missed}
+                "unlabelled": [asdict(f) for f in self.unlabelled], "missed": self.missed,
+                "false_positives": [f"{f.rule} {f.source}/{f.file}:{f.line}" for f in self.false_positives]}
 
 
 def label_key(source: str, file: str, line: int, rule: str) -> tuple[str, str, int, str]:
@@ -481,15 +483,18 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
             missed.append(bug.id)
     by_key = {label_key(l.source, l.file, l.line, l.rule): l for l in labels}
     counts: Counter[str] = Counter()
-    unlabelled = []
+    unlabelled, false_positives = [], []
     for f in findings:
         label = by_key.get(label_key(f.source, f.file, f.line, f.rule))
         if label is None:
             unlabelled.append(f)
         else:
             counts[label.label] += 1
+            if label.label == "FP":
+                false_positives.append(f)
     return Result({c: s for c, s in per_class.items() if s.bugs}, dict(per_source), static, every,
-                  counts["TP"], counts["ACK"], counts["FP"], unlabelled, lines, dict(unread or {}), missed)
+                  counts["TP"], counts["ACK"], counts["FP"], unlabelled, lines, dict(unread or {}), missed,
+                  false_positives)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -508,6 +513,8 @@ def print_result(result: Result, title: str) -> None:
     print(f"lines no rule read: {sum(result.unread.values()):,} in {len(result.unread)} file(s)")
     for path, n in sorted(result.unread.items()):
         print(f"  {n:>6}  {path}")
+    for f in result.false_positives:
+        print(f"  FP {f.rule} {f.source}/{f.file}:{f.line}")
     if result.missed:
         print("missed bugs: " + ", ".join(result.missed))
     for f in result.unlabelled:

@@ -220,6 +220,7 @@ def test_precision_and_fp_rate_and_unlabelled() -> None:
     assert result.precision == pytest.approx(0.75)
     assert result.fp_per_100k == pytest.approx(0.5)
     assert [(f.line, f.rule) for f in result.unlabelled] == [(5, "DP101")]
+    assert [f.line for f in result.false_positives] == [4]
 
 
 def test_scan_end_to_end_unlabelled_finding_fails_check_then_labelled_passes(tmp_path: Path) -> None:
