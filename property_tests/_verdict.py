@@ -35,7 +35,7 @@ def assert_matches_table2(impl: str, category: str) -> None:
     result = get_check(category)(impl)
     assert result.status != "error", f"{impl}/{category}: check could not run: {result.summary}"
     expected = expected_status(impl, category)
+    why = "marked in Table 2" if expected == "fail" else NOT_APPLICABLE.get((impl, category), "not marked in Table 2")
     assert result.status == expected, (
-        f"{impl}/{category}: expected {expected} "
-        f"({'marked in Table 2' if expected == 'fail' else NOT_APPLICABLE.get((impl, category), 'not marked in Table 2')})"
-        f", the check says {result.status}: {result.summary}\n{result.evidence}")
+        f"{impl}/{category}: expected {expected} ({why}), the check says {result.status}: "
+        f"{result.summary}\n{result.evidence}")
