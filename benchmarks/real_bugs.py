@@ -23,7 +23,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -296,7 +298,7 @@ def materialise_pypi(source: Source, cache: Path) -> Path:
             real_code.unpack(archive, target)
         else:
             check_sha(source, cache / "archives" / (target / ".complete").read_text().strip())
-    except (subprocess.CalledProcessError, OSError) as exc:
+    except (subprocess.CalledProcessError, OSError, zipfile.BadZipFile, tarfile.TarError) as exc:
         raise SourceError(f"{source.source}: cannot download or unpack ({exc})") from exc
     return target
 
@@ -392,7 +394,9 @@ def frozen_rules(rev: str, cache: Path) -> Path:
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
         archive = subprocess.run(["git", "-C", str(REPO), "archive", sha.stdout.strip(), "dpcheck", "rules",
-                                  "vendored_impls", "property_tests"], capture_output=True, check=True)
+                                  "vendored_impls", "property_tests"], capture_output=True)
+        if archive.returncode:
+            raise SourceError(f"--rules-at {rev}: git archive failed: {archive.stderr.decode()[-300:]}")
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
         for sub in ("rules", "vendored_impls", "property_tests"):
             (target / "dpcheck" / sub).symlink_to(Path("..") / sub)
@@ -573,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
             tool = real_code.Dpcheck(path)
         failures, results, unlabelled = run(manifests, args.mirrors, args.cache_dir, tool, args.stub)
     except SourceError as exc:
-        print(f"error: source cannot be rebuilt: {exc}", file=sys.stderr)
+        print(f"error: cannot rebuild {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:
         print(f"error: invalid manifest: {exc}", file=sys.stderr)
