@@ -75,6 +75,8 @@ class Source:
     @property
     def folder(self) -> str:
         tag = self.commit[:12] if self.kind == "github" else "pypi"
+        if self.kind == "github" and self.paths:  # only these folders are extracted
+            tag += "-" + hashlib.sha1("\0".join(self.paths).encode()).hexdigest()[:8]
         return self.source.replace("/", "+").replace("==", "-") + "@" + tag
 
 

@@ -247,3 +247,12 @@ def test_a_file_no_parser_reads_is_counted_as_unread(tmp_path: Path, capsys: pyt
     assert numbers["unread_files"] == {f"{SOURCE}/broken.py": 3}
     assert numbers["unread_lines"] == 3
     assert f"{SOURCE}/broken.py" in capsys.readouterr().out
+
+
+def test_sources_extracted_from_different_folders_do_not_share_a_cache(tmp_path: Path) -> None:
+    first, _ = make_mirror(tmp_path / "mirrors", extra={"other.py": "x = 1\n"})
+    whole = bench.Source(SOURCE, "github", "pate", first)
+    part = bench.Source(SOURCE, "github", "pate", first, paths=("pkg",))
+    assert whole.folder != part.folder
+    assert not (bench.materialise(part, tmp_path / "mirrors", tmp_path / "cache") / "other.py").exists()
+    assert (bench.materialise(whole, tmp_path / "mirrors", tmp_path / "cache") / "other.py").exists()
