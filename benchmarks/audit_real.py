@@ -41,9 +41,9 @@ DPCHECK = str(Path(sys.executable).with_name("dpcheck"))
 #: registered built-in targets without a committed audit, and why
 NOT_AUDITED: dict[str, str] = {
     "synthcity:aim": "one fit on the 5-row worst case: {rec:synthcity__aim__one_fit:outcome} "
-                     "(`{rec:synthcity__aim__one_fit:command}`, record "
+                     "(`python benchmarks/audit_real.py onefit --only synthcity:aim --timeout 450`, record "
                      "reports/audit_real/records/synthcity__aim__one_fit.json; AIM runs 16·d rounds of 1,000 steps "
-                     "and no setting reduces them), so no audit fits here; registered and its API call tested.",
+                     "and no setting reduces them); no audit of it is committed; registered and its API call tested.",
 }
 _SYNTHCITY_DOMAIN = (
     "synthcity takes no public domain: `fit` builds a `Schema` from the private data "
@@ -75,8 +75,8 @@ EXPLANATIONS: dict[str, dict[str, Any]] = {
     "smartnoise-synth:mwem": {
         "what": "MWEM sizes each histogram dimension from the min and max of the private data, ignoring the "
                 "categories the user declared: on D′ (all zeros) every dimension has one cell, so every released "
-                "row is (0, 0, 0) (recorded: {rec:smartnoise-synth__mwem__dprime_rows:summary}); with the target, "
-                "1s can appear.",
+                "row is (0, 0, 0) (record reports/audit_real/records/smartnoise-synth__mwem__dprime_rows.json: "
+                "{rec:smartnoise-synth__mwem__dprime_rows:summary}); with the target, 1s can appear.",
         "where": "snsynth/mwem.py", "lines": [559, 560, 565]},
     "dpmm:aim": {
         "what": "The same table binner as dpmm:privbayes: columns constant in the private data are dropped "
@@ -106,7 +106,8 @@ EXPLANATIONS: dict[str, dict[str, Any]] = {
         "what": "Without `bounds`, `_partial_fit` sets `self.bounds = (np.min(X, axis=0), np.max(X, axis=0))` from "
                 "the private features. On D′ every feature is 0, the bounds collapse to [0, 0] and the mean and "
                 "variance mechanisms get sensitivity 0: the released `theta_`/`var_` are exactly 0 without the "
-                "target and noisy with it (on top of the row count that `class_count_` reveals, see GaussianNB).",
+                "target and noisy with it (under add/remove also the row count that `class_count_` reveals, see "
+                "GaussianNB).",
         "where": "diffprivlib/models/naive_bayes.py", "lines": [117]},
     "diffprivlib:LogisticRegression-nobounds": {
         "what": "Without `data_norm`, `fit` sets `self.data_norm = np.linalg.norm(X, axis=1).max()` from the private "
@@ -405,17 +406,20 @@ def run(names: list[str], workers: int, runs: int, replace: bool = False, store:
         out.write_text(json.dumps(data, indent=2))
 
 
-def confirm(name: str, dataset: str | None, runs: int, seed: int, workers: int) -> None:
+def confirm(name: str, dataset: str | None, runs: int, seed: int, workers: int, hp: list[str] | None = None) -> None:
     """A confirmatory look: a fresh audit (another seed, one look) of ``name`` on ``dataset`` (default: the
     target's worst case) into reports/audit_real/confirm/; ``report`` takes it as that audit's extra look."""
     from dpcheck.targets import registry
 
     dataset = dataset or registry.get(name).dataset
     CONFIRM_DIR.mkdir(parents=True, exist_ok=True)
-    out = CONFIRM_DIR / f"{slug(name)}{'__replace' if dataset.endswith('+replace') else ''}.json"
+    suffix = "".join(f"__{kv.replace('=', '-')}" for kv in hp or [] if kv.startswith("domain="))
+    out = CONFIRM_DIR / f"{slug(name)}{'__replace' if dataset.endswith('+replace') else ''}{suffix}.json"
     cmd = [DPCHECK, "audit", "--impl", name, "--dataset", dataset, "--runs", str(runs), "--seed", str(seed),
            "--workers", str(workers), "--no-progress", "--store", ".dpcheck/audit_real_confirm.sqlite",
            "--json", str(out.relative_to(ROOT))]
+    for kv in hp or []:
+        cmd[4:4] = ["--hp", kv]
     started = time.perf_counter()
     proc = subprocess.run(["nice", "-n", "10", *cmd], cwd=ROOT, capture_output=True, text=True)
     took = time.perf_counter() - started
@@ -802,7 +806,7 @@ def build() -> dict[str, Any]:
 
 def fill(text: str, e: dict[str, Any], records: dict[str, dict[str, Any]]) -> str:
     """Put recorded numbers into a sentence: ``{failed_out}``/``{failed_in}``/``{runs}`` from the audit,
-    ``{rec:NAME:KEY}`` from a record (``{rec:…}`` of a missing record: "(not recorded)")."""
+    ``{rec:NAME:KEY}`` from a record (``{rec:…}`` of a missing record: "not recorded")."""
     failed = e.get("failed_runs") or {}
     out = text.replace("{failed_out}", str(failed.get("without_target", "?"))) \
         .replace("{failed_in}", str(failed.get("with_target", "?"))).replace("{runs}", str(e.get("runs", "?")))
@@ -811,7 +815,7 @@ def fill(text: str, e: dict[str, Any], records: dict[str, dict[str, Any]]) -> st
         j = out.index("}", i)
         name, key, *digits = out[i + 5:j].split(":")
         value = records.get(name, {}).get(key)
-        shown = "(not recorded)" if value is None else (f"{value:.{int(digits[0])}f}" if digits else str(value))
+        shown = "not recorded" if value is None else (f"{value:.{int(digits[0])}f}" if digits else str(value))
         out = out[:i] + shown + out[j + 1:]
     return out
 
@@ -919,12 +923,10 @@ def render(data: dict[str, Any]) -> str:
                       f"more than {SETTLE_GRID[-1]:,} per world (the observed rates cannot settle it)")
             lines.append(f"* `{e['target']}` ({label(e)}): p = {e['p_adjusted']:.3g} > level "
                          f"{e['holm_level']:.3g} (rank {e['holm_rank']}); observed FP/FN {best['fp']}/{best['fn']} "
-                         f"of {best['test_per_world']} test runs per world; settles at {settle}: `dpcheck audit "
-                         f"--impl {e['target']} --dataset {e['settings']['dataset']}"
+                         f"of {best['test_per_world']} test runs per world; settles at {settle}: `python "
+                         f"benchmarks/audit_real.py confirm --only {e['target']} --dataset {e['settings']['dataset']}"
                          + "".join(f" --hp {k}={v}" for k, v in sorted((e.get("hyperparams") or {}).items()))
-                         + f" --runs {e['settle_runs'] or ''} "
-                         f"--seed 1 --json reports/audit_real/confirm/{slug(e['target'])}"
-                         f"{'__replace' if e['neighbours_audited'] == 'replace-one' else ''}.json`.")
+                         + f" --runs {e['settle_runs'] or ''} --seed 1`.")
     confirmed_looks = [e for e in entries if e["confirm"]]
     if confirmed_looks:
         lines += ["", "## Confirmatory looks", ""]
@@ -1073,6 +1075,7 @@ def main() -> None:
     c.add_argument("--runs", type=int, required=True)
     c.add_argument("--seed", type=int, default=1)
     c.add_argument("--workers", type=int, default=2)
+    c.add_argument("--hp", action="append", default=[], metavar="KEY=VALUE", help="the audited knobs, as in its row")
     o = sub.add_parser("onefit", help="record whether one fit per world finishes within --timeout seconds")
     o.add_argument("--only", required=True)
     o.add_argument("--timeout", type=float, default=450.0)
@@ -1088,7 +1091,7 @@ def main() -> None:
     elif args.cmd == "run":
         run(args.only or diffprivlib_targets(), args.workers, args.runs, args.replace, args.store, args.hp)
     elif args.cmd == "confirm":
-        confirm(args.only, args.dataset, args.runs, args.seed, args.workers)
+        confirm(args.only, args.dataset, args.runs, args.seed, args.workers, args.hp)
     elif args.cmd == "onefit":
         one_fit(args.only, args.timeout)
     elif args.cmd == "dprime-rows":
