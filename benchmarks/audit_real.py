@@ -716,7 +716,7 @@ def assess(entries: list[dict[str, Any]], confirmations: dict[str, dict[str, Any
     Per entry: the relation the audit played (``+replace`` → replace-one) and the (ε, δ) the library's claim
     promises for it (:func:`dpcheck.targets.base.claimed_guarantee`: the same, (2ε, (1 + e^ε)δ), or none).
     An audit with a promise is in the family; its p-value is Bonferroni over its looks (planned checkpoints
-    + :data:`EXTRA_LOOKS`) of the smallest look p-value. Holm step-down at ``alpha`` over the family: a
+    + :data:`EXTRA_LOOKS`) of the smaller p-value of its last checkpoint and its confirmatory look. Holm step-down at ``alpha`` over the family: a
     rejected audit is a ``violation``; one whose own bound exceeded the claim but that Holm does not reject
     is ``not_confirmed`` (with the fresh runs that would settle it); a violation of ε under a relation the
     library does not claim is ``outside_claim``; everything else ``pass``."""
@@ -872,10 +872,12 @@ def render(data: dict[str, Any]) -> str:
         "**Error control across the report.** The verdicts name bugs in other people's libraries, so the report "
         f"controls the family-wise error rate at {fam['alpha']:g} with {fam['method']} over the "
         f"{fam['members']} audits that test a library's claim (the {fam['outside']} audits played under a "
-        "relation the library does not claim test no claim and are not in the family). Each audit's p-value "
-        "is the smallest p-value of its looks (the Clopper–Pearson bound of a look exceeds the claimed ε at "
-        f"level p), times its number of looks: its planned checkpoints plus {fam['extra_looks']} confirmatory "
-        "look (fresh seed) that an unconfirmed violation may take — counted for every audit, taken or not. "
+        "relation the library does not claim test no claim and are not in the family). A look's p-value is "
+        "the smallest α at which its Clopper–Pearson bound exceeds the claimed ε; an audit's p-value is the "
+        "smaller of its last checkpoint's and its confirmatory look's, times its number of looks: its planned "
+        f"checkpoints plus {fam['extra_looks']} confirmatory look (fresh seed) that an unconfirmed violation "
+        "may take — counted for every audit, taken or not (earlier checkpoints are left out, which can only "
+        "make the p-value larger). "
         "Holm at rank k tests at level α/(m − k + 1); the column 'ε_emp at report level' is the bound at "
         "confidence 1 − level/looks. An audit whose own bound exceeds the claim but that Holm does not "
         "reject is **not confirmed**, with the fresh runs per world that would settle it at the observed "
