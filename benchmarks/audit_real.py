@@ -1022,31 +1022,35 @@ def markdown(entries: list[dict[str, Any]], explanations: dict[str, dict[str, An
 
 
 def plot(entries: list[dict[str, Any]], path: Path) -> None:
+    """One horizontal bar pair per audit (readable at any count of audits), the claim for its pair marked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
 
-    x = np.arange(len(entries))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.55 * len(entries) + 3), 4.2))
-    ax.bar(x - 0.2, [e["eps_cp"] for e in entries], 0.4, label="ε_emp (Clopper–Pearson)", color="#4477aa")
-    ax.bar(x + 0.2, [e["eps_bayes"] for e in entries], 0.4, label="ε_emp (Bayesian)", color="#88ccee")
-    ax.scatter(x, [e["certifiable_cp"] for e in entries], marker="_", s=200, color="black",
+    y = np.arange(len(entries))[::-1]
+    fig, ax = plt.subplots(figsize=(9.0, 0.26 * len(entries) + 1.6))
+    ax.barh(y + 0.2, [e["eps_cp"] for e in entries], 0.4, label="ε_emp (Clopper–Pearson, per audit)",
+            color="#4477aa")
+    ax.barh(y - 0.2, [e["eps_bayes"] for e in entries], 0.4, label="ε_emp (Bayesian)", color="#88ccee")
+    ax.scatter([e["certifiable_cp"] for e in entries], y, marker="|", s=80, color="black",
                label="certifiable max (CP)")
-    for eps in sorted({e["epsilon"] for e in entries}):
-        ax.axhline(eps, color="red", linestyle="--", linewidth=1, label=f"claimed ε = {eps:g}")
+    claimed = [(e["claimed_eps"], yy) for e, yy in zip(entries, y) if e.get("claimed_eps") is not None]
+    ax.scatter([c for c, _ in claimed], [yy for _, yy in claimed], marker="d", s=30, color="red",
+               label="ε the library's claim allows for the pair", zorder=3)
     labels = [e["target"] + (" (replace-one)" if e["settings"]["dataset"].endswith("+replace") else "")
-              + {"violation": "", "not_confirmed": " [not confirmed]", "outside_claim": " [outside claim]",
-                 "pass": ""}[e["report_verdict"]] for e in entries]
-    ax.set_xticks(x, labels, rotation=60, ha="right", fontsize=7)
-    for tick, e in zip(ax.get_xticklabels(), entries):
+              + {"violation": " — VIOLATION", "not_confirmed": " — not confirmed",
+                 "outside_claim": " — outside the claim", "pass": ""}[e["report_verdict"]] for e in entries]
+    ax.set_yticks(y, labels, fontsize=7)
+    for tick, e in zip(ax.get_yticklabels(), entries):
         tick.set_color("#b00020" if e["report_verdict"] == "violation" else "black")
-    ax.set_ylabel("ε")
-    ax.set_title("Real DP libraries: empirical privacy loss vs claimed ε (worst case; red: confirmed violation)")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("ε")
+    ax.set_ylim(-0.8, len(entries) - 0.2)
+    ax.set_title("Real DP libraries, worst case: ε_emp vs the claim (red labels: confirmed report-wide)", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
