@@ -43,6 +43,8 @@ CLASSES = (
     "sensitivity-not-enforced", "dpsgd-noise-mistake", "accountant-steps", "private-size-parameter",
     "accountant-formula", "noise-scale", "partition", "other",
 )
+#: a bug whose ``why`` starts with this is one of the PATE-GAN audit paper's 24 items (issue 21's 24/24 target)
+PAPER_TAG = "[paper: "
 AREAS = ("pate", "synthetic-data", "dp-sgd", "federated", "local-dp", "query-system", "library")
 FINDING_LABELS = ("TP", "ACK", "FP")
 #: a finding this many lines outside a bug's range still counts as finding it
@@ -440,6 +442,7 @@ class Result:
     per_source: dict[str, Score]
     static: Score
     all: Score
+    paper: Score
     tp: int
     ack: int
     fp: int
@@ -462,7 +465,7 @@ class Result:
             return {"bugs": s.bugs, "found": s.found, "recall": s.recall}
         return {"per_class": {k: score(v) for k, v in self.per_class.items()},
                 "per_source": {k: score(v) for k, v in self.per_source.items()},
-                "static": score(self.static), "all": score(self.all),
+                "static": score(self.static), "all": score(self.all), "paper": score(self.paper),
                 "findings": {"TP": self.tp, "ACK": self.ack, "FP": self.fp, "unlabelled": len(self.unlabelled)},
                 "precision": self.precision, "fp_per_100k": self.fp_per_100k, "lines": self.lines,
                 "unread_lines": sum(self.unread.values()), "unread_files": self.unread,
@@ -478,11 +481,12 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
           unread: dict[str, int] | None = None) -> Result:
     per_class: dict[str, Score] = {c: Score() for c in CLASSES}
     per_source: dict[str, Score] = defaultdict(Score)
-    static, every = Score(), Score()
+    static, every, paper = Score(), Score(), Score()
     missed = []
     for bug in bugs:
         hit = bool(found_by(bug, findings))
-        for s in (per_class[bug.cls], per_source[bug.source], every, *((static,) if bug.static else ())):
+        for s in (per_class[bug.cls], per_source[bug.source], every, *((static,) if bug.static else ()),
+                  *((paper,) if bug.why.startswith(PAPER_TAG) else ())):
             s.bugs += 1
             s.found += hit
         if not hit:
@@ -498,7 +502,7 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
             counts[label.label] += 1
             if label.label == "FP":
                 false_positives.append(f)
-    return Result({c: s for c, s in per_class.items() if s.bugs}, dict(per_source), static, every,
+    return Result({c: s for c, s in per_class.items() if s.bugs}, dict(per_source), static, every, paper,
                   counts["TP"], counts["ACK"], counts["FP"], unlabelled, lines, dict(unread or {}), missed,
                   false_positives)
 
@@ -511,7 +515,8 @@ def print_result(result: Result, title: str) -> None:
     print("recall per source:")
     for src, s in sorted(result.per_source.items()):
         print(f"  {src:<48} {s.text()}")
-    print(f"recall, static bugs: {result.static.text()}    all bugs: {result.all.text()}")
+    print(f"recall, static bugs: {result.static.text()}    all bugs: {result.all.text()}"
+          + (f"    the audit paper's items: {result.paper.text()}" if result.paper.bugs else ""))
     prec = "-" if result.precision is None else f"{result.precision:.2f}"
     print(f"findings: {result.tp} TP, {result.ack} ACK, {result.fp} FP, {len(result.unlabelled)} unlabelled; "
           f"precision TP/(TP+FP) = {prec}; FP per 100k non-blank lines = {result.fp_per_100k:.2f} "

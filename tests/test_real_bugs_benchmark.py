@@ -189,8 +189,8 @@ def finding(file: str, line: int, rule: str = "DP202", source: str = "s") -> "be
     return bench.Finding(source, file, line, rule, "", "")
 
 
-def bug(bid: str, file: str, lines: tuple[int, int], cls: str, static: bool = True) -> "bench.Bug":
-    return bench.Bug(bid, "s", file, lines, cls, "why", static, "a")
+def bug(bid: str, file: str, lines: tuple[int, int], cls: str, static: bool = True, why: str = "why") -> "bench.Bug":
+    return bench.Bug(bid, "s", file, lines, cls, why, static, "a")
 
 
 def label(file: str, line: int, verdict: str, rule: str = "DP202") -> "bench.FindingLabel":
@@ -198,7 +198,7 @@ def label(file: str, line: int, verdict: str, rule: str = "DP202") -> "bench.Fin
 
 
 def test_recall_counts_a_finding_within_two_lines_of_the_range() -> None:
-    bugs = [bug("a", "m.py", (10, 12), "partition"), bug("b", "m.py", (30, 30), "partition"),
+    bugs = [bug("a", "m.py", (10, 12), "partition", why="[paper: x/y] …"), bug("b", "m.py", (30, 30), "partition"),
             bug("c", "n.py", (5, 5), "noise-scale", static=False), bug("d", "m.py", (50, 50), "noise-scale")]
     findings = [finding("m.py", 14), finding("m.py", 33), finding("m.py", 5), finding("n.py", 48)]
     result = bench.score(bugs, findings, [], lines=1000)
@@ -207,6 +207,7 @@ def test_recall_counts_a_finding_within_two_lines_of_the_range() -> None:
     assert (result.static.found, result.static.bugs) == (1, 3)
     assert (result.all.found, result.all.bugs) == (1, 4)
     assert result.missed == ["b", "c", "d"]
+    assert (result.paper.found, result.paper.bugs) == (1, 1)
     assert "other" not in result.per_class
 
 
