@@ -11,7 +11,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.astfacts import number as ast_number
 
-from dpcheck.analysis.syntax import number
+from dpcheck.analysis.syntax import call_name, number, walk
 from dpcheck.codetext import code_only, prose_free
 from dpcheck.rules._dp1_util import (
     token_text,
@@ -120,7 +120,18 @@ import numpy as np
 def smooth_targets(labels):
     return labels + np.random.normal(0.0, 0.05, labels.shape)
 ''',
+        # the same stacked real/fake targets used as they are; the Laplace noise goes on the vote counts
+        """
+import numpy as np
+def teacher_step(votes, lamda, mb_size=128):
+    M_real = np.ones([mb_size,])
+    M_fake = np.zeros([mb_size,])
+    M_entire = np.concatenate((M_real, M_fake), 0)
+    n1 = votes.sum(0) + np.random.laplace(0.0, 1.0 / lamda, size=votes.shape[1])
+    return M_entire, n1
+""",
     )
+
     INVALID = (
         "import numpy as np\n"
         "lamda = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
@@ -179,6 +190,21 @@ class PateLabeller:
         return labels + self.rng.normal(0.0, 1.0 / self.lamda, labels.shape)  # <-
     def once(self, target, lap_scale):
         return target + np.random.default_rng().normal(0, lap_scale, len(target))  # <-
+""",
+        # the original PATE-GAN: real/fake targets stacked from ones and zeros, the noise drawn into
+        # its own variable and added on another line, then thresholded
+        """
+import numpy as np
+def PATE_GAN(X_train, epsilon, delta, niter, num_teachers, mb_size=128):
+    lamda = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    for it in range(niter):
+        for _ in range(num_teachers):
+            M_real = np.ones([mb_size,])
+            M_fake = np.zeros([mb_size,])
+            M_entire = np.concatenate((M_real, M_fake), 0)
+            Normal_Add = np.random.normal(loc=0.0, scale=lamda, size=mb_size * 2)
+            M_entire = M_entire + Normal_Add  # <-
+            M_entire = (M_entire > 0.5)
 """,
         # torch.normal with mean/std keywords on fake labels, Laplace named only in a comment
         """
@@ -309,7 +335,28 @@ def teacher_answers(fake_labels, noise_std):
             return "labels"
         if has_token(expr, _VOTE_TOKENS):
             return "votes"
+        if isinstance(expr, cst.Name) and self._stacked_constants(expr):
+            return "labels"
         return None
+
+    def _stacked_constants(self, name: cst.Name) -> bool:
+        """``M = np.concatenate((np.ones(n), np.zeros(n)))`` (directly or through names bound to
+        the two parts): the original PATE-GAN's real/fake targets, named neither labels nor votes."""
+        fa = self.ctx.analysis
+        for value in fa.referents(name):
+            if not (isinstance(value, cst.Call) and call_name(value) in _STACKS and value.args):
+                continue
+            parts = [n for n in walk(value.args[0].value) if isinstance(n, (cst.Call, cst.Name))
+                     and n is not value.args[0].value]
+            kinds = set()
+            for part in parts:
+                held = [part] if isinstance(part, cst.Call) else fa.referents(part)
+                for item in held:
+                    if isinstance(item, cst.Call) and call_name(item) in ("ones", "zeros", "ones_like", "zeros_like"):
+                        kinds.add(call_name(item).split("_")[0])
+            if kinds == {"ones", "zeros"}:
+                return True
+        return False
 
     def _laplace_accounted(self) -> bool:
         """The module carries the PATE Laplace accountant's q = (2 + λ|n0−n1|)/(4·exp(λ|n0−n1|))."""
@@ -331,12 +378,17 @@ def _ast_may_be_target(facts: AstFacts, expr: ast.AST) -> bool:
     if isinstance(expr, ast.Call) and facts.call_lasts(expr) & {"ones", "zeros", "ones_like", "zeros_like"}:
         return True
     name = ast_last_name(expr)
+    if isinstance(expr, ast.Name) and any(
+            isinstance(v, ast.Call) and facts.call_lasts(v) & _STACKS for v in facts.resolutions(expr, hops=1)):
+        return True
     return name is not None and (
         name in _ANY_TARGET_TOKENS or any(t in _ANY_TARGET_TOKENS for t in name_tokens(name))
     )
 
 
 _ANY_TARGET_TOKENS = _LABEL_TOKENS | _VOTE_TOKENS | _WEAK_LABEL_TOKENS
+#: calls that stack real/fake targets into one vector
+_STACKS = frozenset({"concatenate", "cat", "hstack", "vstack", "stack", "concat"})
 
 
 def _ast_noisy_names(facts: AstFacts) -> tuple[set[str], set[str]]:

@@ -96,6 +96,20 @@ def train_student(x_pub, y_pub, epsilon):
     clf.fit(x_pub, teacher.predict(x_pub))
     return clf
 """,
+        # a template class for classic PATE on a labelled task: each teacher fitted once on its partition
+        """
+from sklearn.linear_model import LogisticRegression
+class TeacherEnsemble:
+    def __init__(self, template=LogisticRegression):
+        self.model_template = LogisticRegression
+    def train_teachers(self, parts):
+        self.teachers = []
+        for x, y in parts:
+            teacher = self.model_template(max_iter=500)
+            teacher.fit(x, y)
+            self.teachers.append(teacher)
+        return self.teachers
+""",
     )
 
     INVALID = (
@@ -194,6 +208,32 @@ def pategan_step(teacher_models, parts, fake_rows):
     for m, p in zip(teacher_models, parts):
         m.fit(p, fake_rows)
 """,
+        # synthcity: the teacher class chosen from sklearn/XGBoost templates, instantiated per teacher
+        # inside a fit that every training iteration runs
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from xgboost import XGBClassifier
+class Teachers:
+    def __init__(self, n_teachers, template="xgboost"):
+        self.n_teachers = n_teachers
+        if template == "xgboost":
+            self.model_template = XGBClassifier  # <-
+        else:
+            self.model_template = LogisticRegression  # <-
+    def fit(self, X, generator):
+        self.teacher_models = []
+        for part in np.array_split(X, self.n_teachers):
+            fake = generator(len(part))
+            model = self.model_template()
+            model.fit(np.concatenate([part, fake]), np.r_[np.ones(len(part)), np.zeros(len(fake))])
+            self.teacher_models.append(model)
+        return self
+def train(X, generator, epsilon, iters):
+    for _ in range(iters):
+        teachers = Teachers(10)
+        teachers.fit(X, generator)
+""",
     )
 
     @classmethod
@@ -210,8 +250,13 @@ def pategan_step(teacher_models, parts, fake_rows):
             return
         index = index_for(self.ctx)
         local_classes = {n.name.value for n in walk(node) if isinstance(n, cst.ClassDef)}
+        templates = self._templates(index)
         for call in index.calls:
             qual = index.qualify(call.func) or call_name(call)
+            template = target_key(call.func)
+            bindings = templates.get(template or "", [])
+            if bindings:
+                qual = bindings[0][1]
             model = qual.split(".")[-1]
             if model not in _MODELS or model in local_classes:
                 continue
@@ -223,13 +268,34 @@ def pategan_step(teacher_models, parts, fake_rows):
                 continue
             if not (self._refitted(call, index) or _in_ensemble(call, index) and _fitted_on_generated(index)):
                 continue
-            self.report(
-                call,
-                f"PATE teachers are sklearn {model} models re-fitted from scratch every "
-                "iteration instead of neural discriminators trained by SGD on their partition: "
-                "the votes do not follow the PATE-GAN algorithm; use neural teacher "
-                "discriminators created once and updated each iteration",
-            )
+            sites = [(value, q.split(".")[-1]) for value, q in bindings] or [(call, model)]
+            for site, name in sites:
+                self.report(
+                    site,
+                    f"PATE teachers are sklearn {name} models re-fitted from scratch every "
+                    "iteration instead of neural discriminators trained by SGD on their partition: "
+                    "the votes do not follow the PATE-GAN algorithm; use neural teacher "
+                    "discriminators created once and updated each iteration",
+                )
+
+    @staticmethod
+    def _templates(index: ModuleIndex) -> dict[str, list[tuple[cst.BaseExpression, str]]]:
+        """Names and ``self`` attributes bound to a model class itself, to be instantiated later
+        (synthcity: ``self.model_template = XGBClassifier`` … ``self.model_template(**args)``):
+        key -> (bound class expression, qualified name) for every binding. A finding through a
+        template is reported at the bindings, where the teachers' model is chosen."""
+        out: dict[str, list[tuple[cst.BaseExpression, str]]] = {}
+        for stmt in walk(index.module):
+            if not isinstance(stmt, cst.Assign) or not isinstance(stmt.value, (cst.Name, cst.Attribute)):
+                continue
+            qual = index.qualify(stmt.value) or ""
+            if qual.split(".")[-1] not in _MODELS:
+                continue
+            for target in stmt.targets:
+                key = target_key(target.target)
+                if key is not None:
+                    out.setdefault(key, []).append((stmt.value, qual))
+        return out
 
     @staticmethod
     def _context_names(call: cst.Call, index: ModuleIndex) -> set[str]:

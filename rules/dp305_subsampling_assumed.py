@@ -1,6 +1,7 @@
 """DP305: the accountant assumes Poisson subsampling that the data pipeline does not do."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -63,6 +64,13 @@ def _records(expr: cst.BaseExpression | None) -> bool:
     return True
 
 
+def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``float(FLAGS.batch_size)`` -> ``FLAGS.batch_size``."""
+    while isinstance(expr, cst.Call) and call_name(expr) in ("float", "int") and len(expr.args) == 1:
+        expr = expr.args[0].value
+    return expr
+
+
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
@@ -95,7 +103,7 @@ class SubsamplingAssumed(Rule):
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
     )
-    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_rate", "sampling_rate", "sampling_probability",
+    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_rate", "sampling_rate", "sampling_probability", "q =",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis")
     requires_dp_context = True
 
@@ -104,7 +112,8 @@ class SubsamplingAssumed(Rule):
         """A finding is a batch source (``choice``, ``randint``, ``DataLoader``, ``batch``, ``fit``,
         ``poisson_sampling=``) in a file that calls an accountant."""
         return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "make_private",
-                                    "make_private_with_epsilon"}) or "poisson_sampling" in facts.source
+                                    "make_private_with_epsilon"}) or "poisson_sampling" in facts.source \
+            or bool(facts.nodes(ast.Slice))
 
     VALID = (
         # Poisson sampling: every record kept with probability q
@@ -147,6 +156,13 @@ def sample_grid(self, noise_multiplier, steps, orders):
     labels = np.random.choice(self.y_dim, self.batch_size)
     rdp = compute_rdp(q=self.sample_rate, noise_multiplier=noise_multiplier, steps=steps, orders=orders)
     return self.generate(labels), rdp
+""",
+        # consecutive slices of a sequence of known length accounted without any sampling rate
+        """
+import numpy as np
+def chunks(tokens, batch_size, epsilon):
+    for i in range(len(tokens) // batch_size):
+        yield tokens[i * batch_size:(i + 1) * batch_size] + np.random.laplace(0, 1 / epsilon)
 """,
         # a sampler built for Poisson subsampling
         """
@@ -204,6 +220,20 @@ def train(x, y, batch_size, epochs, noise_multiplier):
     return compute_dp_sgd_privacy(n=len(x), batch_size=batch_size, noise_multiplier=noise_multiplier,
                                   epochs=epochs, delta=1e-5)
 """,
+        # shuffled once per epoch, then consecutive slices; q = batch / n for the moments accountant
+        """
+import numpy as np
+def train(input_data, batch_size, epochs, accountant):
+    num_examples = input_data.shape[0]
+    q = float(batch_size) / num_examples
+    for epoch in range(epochs):
+        rand_idxs = np.arange(num_examples)
+        np.random.shuffle(rand_idxs)
+        for idx in range(num_examples // batch_size):
+            batch_idxs = rand_idxs[idx * batch_size: (idx + 1) * batch_size]  # <-
+            accountant.accumulate_privacy_spending(q, sigma=1.1)
+            step(input_data[batch_idxs])
+""",
         # indices drawn with randint, accounted with a sampling probability
         """
 import torch
@@ -219,6 +249,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         super().__init__(ctx)
         self._sources: list[tuple[cst.CSTNode, str]] = []
         self._accounted: list[cst.Call] = []
+        self._rates: list[cst.Assign] = []
         self._poisson_loader = False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -237,6 +268,30 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         kind = self._batch_source(node, name)
         if kind is not None:
             self._sources.append((node, kind))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``q = batch_size / n``: a sampling rate computed for the accountant."""
+        if len(node.targets) != 1:
+            return
+        target = ident(node.targets[0].target)
+        value = node.value
+        if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
+                and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
+            self._rates.append(node)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+            return
+        part = node.slice[0].slice
+        lower, upper = part.lower, part.upper
+        if not (isinstance(lower, cst.BinaryOperation) and isinstance(upper, cst.BinaryOperation)):
+            return
+        if not (isinstance(lower.operator, cst.Multiply) and isinstance(upper.operator, cst.Multiply)):
+            return
+        if any(_batch_named(side) for side in (lower.left, lower.right)) and \
+                any(_batch_named(side) for side in (upper.left, upper.right)):
+            self._sources.append((node, "takes consecutive fixed-size batches (`data[i*b:(i+1)*b]`)"))
 
     def _batch_source(self, node: cst.Call, name: str) -> str | None:
         if name == "choice":
@@ -282,17 +337,20 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._accounted or not self._sources:
+        if not (self._accounted or self._rates) or not self._sources:
             return
         fa = self.ctx.analysis
-        accountant = self._accounted[0]
-        where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)}"
+        if self._accounted:
+            accountant = self._accounted[0]
+            where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)} is given a sampling rate that"
+        else:
+            where = f"the sampling rate on line {fa.line_of(self._rates[0])} (batch / n)"
         for node, kind in self._sources:
             if self._poisson_loader and "DataLoader" in kind:
                 continue
             self.report(
                 node,
-                f"this {kind}, but {where} is given a sampling rate that assumes Poisson subsampling (each "
+                f"this {kind}, but {where} assumes Poisson subsampling (each "
                 "record in each batch independently with probability q): the amplification it credits did not "
                 "happen and the ε reported does not bound this training; sample batches by Poisson sampling or "
                 "account the sampling actually used",

@@ -1,0 +1,114 @@
+"""DP111: a noise scale passed as numpy's first positional argument, which is the location."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.rule import Rule
+from ._dp5_util import ident
+
+_DRAWS = frozenset({"laplace", "normal", "gumbel", "logistic"})
+_SCALE_WORDS = frozenset({
+    "scale", "b", "beta", "lambda", "lamda", "lam", "sigma", "std", "stddev", "noise", "sensitivity", "sens",
+})
+_BUDGET_WORDS = frozenset({"epsilon", "eps", "privacy", "budget", "rho"})
+_LOCATION_WORDS = frozenset({"mean", "mu", "loc", "location", "center", "centre", "x", "value", "values", "counts"})
+
+
+def _scale_like(expr: cst.BaseExpression) -> bool:
+    """A value named or built like a noise scale: ``lambda_``, ``b``, ``sens / eps``, ``1 / epsilon``."""
+    name = ident(expr)
+    if name is not None:
+        pieces = words(name)
+        return bool(pieces & _SCALE_WORDS) and not pieces & _LOCATION_WORDS
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        return any(isinstance(n, (cst.Name, cst.Attribute)) and (words(ident(n) or "") & _BUDGET_WORDS)
+                   for n in walk(expr.right))
+    return False
+
+
+class ScaleAsLocation(Rule):
+    id = "DP111"
+    name = "scale-as-location"
+    category = "general"
+    severity = "error"
+    summary = "noise scale given as the only positional argument of numpy's laplace/normal (it is the location)"
+    rationale = (
+        "numpy's `laplace(loc=0.0, scale=1.0, size=None)` and `normal(loc, scale, size)` take the "
+        "location first. `np.random.laplace(lambda_)` or `rng.normal(sens / eps)` therefore draws "
+        "noise of scale 1 centred on the intended scale: the noise does not grow as ε shrinks, so "
+        "for ε < 1 (or a sensitivity above 1) it is far too small, and the release is shifted by "
+        "a known constant. Not reported: a draw with a `scale=` keyword or two positional "
+        "arguments, a first argument named for a location (`mean`, `mu`, `counts`), torch and "
+        "Python `random` (whose signatures differ), code with no DP context. "
+        "Fix: `np.random.laplace(0.0, lambda_)` or `np.random.laplace(scale=lambda_)`."
+    )
+    TRIGGERS = ("laplace", "normal", "gumbel", "logistic")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a call of one of the draws."""
+        return facts.calls_any(_DRAWS)
+
+    VALID = (
+        "import numpy as np\ndef noisy(x, epsilon, sensitivity=1.0):\n"
+        "    return x + np.random.laplace(0.0, sensitivity / epsilon)\n",
+        "import numpy as np\ndef noisy(x, lambda_):\n    return x + np.random.laplace(scale=lambda_)\n",
+        # the first argument is the values: noise centred on them
+        "import numpy as np\ndef release(counts, epsilon):\n    return np.random.laplace(counts, 1.0 / epsilon)\n",
+        # torch.normal(mean, std) needs both
+        "import torch\ndef dp_noise(grad, noise_multiplier):\n"
+        "    return grad + torch.normal(torch.zeros_like(grad), noise_multiplier)\n",
+        "import numpy as np\ndef sample_latent(mean, epsilon):\n    return np.random.normal(mean) * epsilon\n",
+    )
+
+    INVALID = (
+        # Copula-Shirley: one positional argument, read by numpy as the location
+        """
+import numpy as np
+def privatise(counts, epsilon, sensitivity=2.0):
+    lambda_ = sensitivity / epsilon
+    return counts + np.random.laplace(lambda_)  # <-
+""",
+        """
+import numpy as np
+rng = np.random.default_rng(0)
+def dp_sum(values, epsilon):
+    return values.sum() + rng.laplace(1.0 / epsilon)  # <-
+""",
+        """
+import numpy as np
+def gaussian_mechanism(x, sigma):
+    return x + np.random.normal(sigma, size=x.shape)  # <-
+""",
+        """
+import numpy as np
+def noisy_count(data, epsilon, sens=1):
+    return len(data) + np.random.laplace(sens / epsilon)  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if name not in _DRAWS:
+            return
+        func = dotted(node.func) or ""
+        if func.split(".")[0] in ("torch", "tf", "jax", "jnp", "random", "dist", "distributions"):
+            return
+        if any(a.star for a in node.args):
+            return
+        positional = [a.value for a in node.args if a.keyword is None]
+        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        if len(positional) != 1 or keywords & {"scale", "loc"}:
+            return
+        if not _scale_like(positional[0]):
+            return
+        code = self.ctx.analysis.code(positional[0]).strip()
+        self.report(
+            node,
+            f"`{code}` is the first positional argument of `{name}`, which numpy reads as the location (loc): "
+            f"the noise has scale 1 and is centred on `{code}`, so it does not follow ε; pass it as "
+            f"`{name}(0.0, {code})` or `scale={code}`",
+        )
