@@ -197,7 +197,7 @@ def test_matrix_page_in_chromium(browser, generated: Path, shots: list[Path], wh
         assert na.evaluate(style) != clean.evaluate(style)
         # the audit column of a real-library row shows its stored result
         audit_cell = rows.nth(real[0]).locator("td.audit")
-        assert audit_cell.is_visible() and audit_cell.inner_text().strip()[:1] in "0123456789VPU", audit_cell.inner_text()
+        assert audit_cell.is_visible() and audit_cell.inner_text().strip() not in ("", "—"), audit_cell.inner_text()
 
         # the Cervical column: every built-in row shows what the matrix JSON (or the fixture) holds
         expected = _cervical_cells(path)
@@ -217,14 +217,17 @@ def test_matrix_page_in_chromium(browser, generated: Path, shots: list[Path], wh
         _shoot(page, shots, f"{which}-{width}-open")
         assert "diffprivlib 0.6.6" in rows.nth(real[0]).locator("th").inner_text()
 
-        # plots: loaded, large enough to read, the first one starting above the fold at 1280 px
+        # plots: loaded, large enough to read (half the page, a wide one at its own size), the first one
+        # starting above the fold at 1280 px
         sizes = page.evaluate("[...document.images].map(i => [i.alt, i.complete, i.naturalWidth, i.naturalHeight,"
                               " i.getBoundingClientRect().width, i.getBoundingClientRect().top + window.scrollY])")
         assert sizes, "no plot embedded"
         for alt, complete, natural, natural_height, shown, top in sizes:
             assert complete and natural > 0, alt
-            wide = natural / natural_height > 3.5
-            assert shown >= (0.9 if wide or width < 1000 else 0.45) * width, (alt, shown)
+            if natural / natural_height > 3.5:  # a wide chart: at its own size, scrolled inside its frame
+                assert abs(shown - natural) <= 2, (alt, shown)  # its border aside
+            else:
+                assert shown >= (0.9 if width < 1000 else 0.45) * width, (alt, shown)
         if width > 1100:
             assert min(top for *_, top in sizes) < HEIGHT, sizes
         assert errors == [], errors

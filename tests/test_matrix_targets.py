@@ -30,7 +30,9 @@ def in_root():  # noqa: ANN201
 
 
 def _committed(name: str) -> dict:
-    data = json.loads((REPORTS / "audit_real" / (name.replace(":", "__") + ".json")).read_text())
+    """The committed audit under the relation the library claims (``__replace`` for replace-one)."""
+    suffix = "__replace" if registry.get(name).neighbours == "replace-one" else ""
+    data = json.loads((REPORTS / "audit_real" / (name.replace(":", "__") + suffix + ".json")).read_text())
     return data["results"][0]
 
 
@@ -60,11 +62,18 @@ def test_diffprivlib_row_quick_reads_the_committed_audit(tmp_path: Path, in_root
     assert {status[c] for c in ("metadata", "delta_scale", "general")} == {"clean"}
     assert all(e["kind"] == "static" for cell in row["cells"].values() for e in cell["evidence"])
     committed = _committed(name)
+    # judged under the relation diffprivlib claims (replace-one: the row count is public): a violation
+    # there; the add/remove leak (the exact row count) is a leak outside the claim, never a violation
     assert row["audit"]["eps_cp"] == committed["eps_cp"] and row["audit"]["verdict"] == "violation"
-    assert row["audit"]["source"] == "reports/audit_real/diffprivlib__GaussianNB-nobounds.json"
+    assert row["audit"]["source"] == "reports/audit_real/diffprivlib__GaussianNB-nobounds__replace.json"
+    assert (row["audit"]["neighbours_audited"], row["audit"]["neighbours_claimed"]) == ("replace-one", "replace-one")
+    [other] = row["audit"]["other_relations"]
+    assert (other["neighbours_audited"], other["verdict"], other["verdict_audit"]) == (
+        "add/remove", "outside claim", "violation")
     md = (tmp_path / "violation_matrix.md").read_text()
     assert f"| {name} | diffprivlib 0.6.6 | main" in md
-    assert f"{committed['eps_cp']:.2f} (violation, R={committed['runs']})" in md
+    assert f"| replace-one | {committed['eps_cp']:.2f} (violation, R={committed['runs']}) | add/remove: " in md
+    assert "(outside claim, R=" in md
     assert "acknowledged (not counted) `DP202 diffprivlib/models/naive_bayes.py:" in md
 
 

@@ -231,8 +231,15 @@ def committed_audit_file(name: str, audit_dir: Path) -> Path:
 
 
 def committed_target_audit(name: str, audit_dir: Path) -> dict | None:
-    path = committed_audit_file(name, audit_dir)
-    return _read_audits([str(path)]).get(name) if path.is_file() else None
+    """The committed audit of a real target under the relation its library claims (see
+    :mod:`dpcheck.matrix.claims`); None when there is none."""
+    from dpcheck.matrix.claims import target_audit
+    from dpcheck.targets import registry
+
+    try:
+        return target_audit(name, registry.get(name).neighbours, audit_dir)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def _audit(name: str, args: argparse.Namespace, progress) -> dict | None:  # noqa: ANN001

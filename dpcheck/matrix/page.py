@@ -24,7 +24,8 @@ esc = html.escape
 PANELS = (*COLUMNS, "audit", "cervical", "meta")
 #: plots shown first (the audit columns' own), the rest in name order
 FIRST = ("audit_worstcase.png", "audit_twins.png", "audit_cervical.png", "audit_real.png")
-#: a plot this much wider than tall is shown across the page's full width
+#: a plot this much wider than tall spans the page and is shown at its own size (its labels stay
+#: readable), scrolled sideways inside its frame
 WIDE_ASPECT = 3.5
 CSS_STATUS = {s: "s-" + s.replace(" ", "-") for s in SYMBOL}
 #: the one-line legend over the table (MEANING, shortened; the page's "How to read" section says more)
@@ -61,6 +62,7 @@ details[open]>summary{outline:2px solid #1565c0;outline-offset:1px}
 .s-not-applicable summary{font-weight:normal;font-style:italic;font-size:11px}
 .s-not-checked{color:#795548;background:#fffde7}
 td.v-violation summary{color:#b71c1c} td.v-pass summary{color:#2e7d32}
+td.v-outside-claim summary{color:#e65100} td.v-not-confirmed summary{color:#6d4c41}
 tr.ev td{text-align:left;background:#fafafa;font-size:12px;padding:.4em .6em}
 tr.ev .ev{margin:.2em 0 .5em} tr.ev ul{margin:.2em 0;padding-left:1.4em}
 li.bad{color:#b71c1c} li.ok{color:#33691e} li.na{color:#616161} li.ack{color:#795548}
@@ -69,7 +71,8 @@ li.bad{color:#b71c1c} li.ok{color:#33691e} li.na{color:#616161} li.ack{color:#79
 @media (max-width:1100px){.long{display:none} .short{display:inline}}
 #charts{display:grid;grid-template-columns:1fr 1fr;grid-auto-flow:row dense;gap:.6em}
 #charts h2{grid-column:1/-1}
-figure{margin:0} figure.wide{grid-column:1/-1} img{width:100%;height:auto;border:1px solid #eee}
+figure{margin:0;min-width:0} figure.wide{grid-column:1/-1} img{width:100%;height:auto;border:1px solid #eee}
+.scroll{overflow-x:auto} .scroll img{width:auto;max-width:none}
 figcaption{font-size:12px;color:#555}
 @media (max-width:1000px){#charts{grid-template-columns:1fr}}
 """
@@ -106,7 +109,7 @@ def _cells(row: Row) -> tuple[list[str], list[str]]:
                       f"{esc(cell_text(cell))} ({esc(meaning)})</b>{_list(items)}</div>")
     a, v = PANELS.index("audit"), PANELS.index("cervical")
     if row.audit:
-        verdict = str(row.audit.get("verdict", ""))
+        verdict = str(row.audit.get("verdict", "")).replace(" ", "-")
         label = (f"<span class='long'>{esc(audit_text(row.audit))}</span>"
                  f"<span class='short'>{esc(audit_short(row.audit))}</span>")
         tds.append(_clickable(a, f"audit v-{esc(verdict)}", label, "worst-case audit"))
@@ -167,10 +170,13 @@ def _figures(images: list[Path]) -> str:
     out = []
     for img in sorted(images, key=lambda p: (FIRST.index(p.name) if p.name in FIRST else len(FIRST), p.name)):
         width, height = png_size(img)
-        wide = " class='wide'" if height and width / height > WIDE_ASPECT else ""
         data = base64.b64encode(img.read_bytes()).decode()
-        out.append(f"<figure{wide}><img alt='{esc(img.name)}' src='data:image/png;base64,{data}'>"
-                   f"<figcaption>{esc(img.name)}</figcaption></figure>")
+        tag = f"<img alt='{esc(img.name)}' src='data:image/png;base64,{data}'>"
+        if height and width / height > WIDE_ASPECT:  # at its own size, scrolled sideways inside its frame
+            out.append(f"<figure class='wide'><div class='scroll'>{tag}</div><figcaption>{esc(img.name)} "
+                       "(full size: scroll sideways)</figcaption></figure>")
+        else:
+            out.append(f"<figure>{tag}<figcaption>{esc(img.name)}</figcaption></figure>")
     return "".join(out)
 
 
@@ -190,7 +196,11 @@ def about(matrix: Matrix, scope: str, sources: list[str], cervical_sources: list
              "applies to the code ran and passed, <i>not applicable</i> when the checks that ran look for code the "
              "row does not have (e.g. a PATE moments accountant in a library without PATE), <i>no check ran</i> "
              "otherwise — neither of the last two is a pass.",
-             "audit ε_emp: the worst-case audit's empirical lower bound on ε, its verdict and runs per world.",
+             "audit ε_emp: the worst-case audit's empirical lower bound on ε, its verdict and runs per world. A "
+             "real library is judged under the neighbouring relation it claims: <i>outside claim</i> = it leaks "
+             "only under a relation the library does not claim (e.g. add/remove when it treats the row count as "
+             "public); <i>not confirmed</i> = not significant after the Holm correction over every audit of "
+             "<code>reports/audit_real.json</code>. Short forms: V, P, U (underpowered), NC, OC.",
              esc(cervical.legend(letters)) + ".",
              "A real-library row's second line opens its library, version, environment and acknowledged findings."]
     if sources:

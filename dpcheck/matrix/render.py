@@ -66,11 +66,18 @@ def markdown(matrix: Matrix) -> str:
                   "Static evidence is `dpcheck scan` of the installed package's files; "
                   f"{real[0].target['property_checks']}. Acknowledged findings (a fallback the library "
                   "itself flags, e.g. with `PrivacyLeakWarning`) are listed, never counted as V.", "",
-                  "| target | library | env | files scanned | acknowledged | audit |", "|---|---|---|---|---|---|"]
+                  "The audit is judged under the neighbouring relation the library claims: *outside claim* = a "
+                  "leak only under a relation the library does not claim; *not confirmed* = not significant "
+                  "after the Holm correction of `reports/audit_real.json`.", "",
+                  "| target | library | env | files scanned | acknowledged | claims | audit | other relation |",
+                  "|---|---|---|---|---|---|---|---|"]
         for row in real:
-            t = row.target
+            t, audit = row.target, row.audit or {}
+            other = "; ".join(f"{o['neighbours_audited']}: {audit_text({**o, 'epsilon_emp': o.get('eps_cp')})}"
+                              for o in audit.get("other_relations") or []) or "—"
             lines.append(f"| {row.impl} | {t['library']} {t['version']} | {t['env']} (`{t['location']}`) | "
-                         f"{t['files_scanned']} | {len(t['acknowledged'])} | {audit_text(row.audit)} |")
+                         f"{t['files_scanned']} | {len(t['acknowledged'])} | {audit.get('neighbours_claimed', '—')} | "
+                         f"{audit_text(row.audit)} | {other} |")
     audited = [line for row in matrix.rows for line in _cervical_lines(row)]
     if audited:
         lines += ["", "## Cervical GroundHog audits", "", *audited]

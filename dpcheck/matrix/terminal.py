@@ -88,7 +88,8 @@ def key_lines(matrix: Matrix, compact: bool) -> list[str]:
     lines = [LEGEND + "."]
     if compact:
         lines.append("Columns: " + ", ".join(f"{SHORT[c]} = {header_words(c)}" for c in COLUMNS)
-                     + "; audit = worst-case audit (verdict letter, ε_emp); Cerv. = Cervical GroundHog audit, "
+                     + "; audit = worst-case audit: verdict (V violation, P pass, NC not confirmed, OC leak outside the "
+                       "library's claim) and ε_emp; Cerv. = Cervical GroundHog audit, "
                        "target 397 over dpcheck's selected target.")
     if any(row.cervical for row in matrix.rows):
         lines.append(cervical.legend(cervical.letters_used([row.cervical for row in matrix.rows])) + ".")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpcheck.matrix.claims import claim_facts
 from dpcheck.matrix.model import Cell, Row
 
 #: cell status -> the symbol shown in the table
@@ -13,6 +14,9 @@ MEANING = {"V": "privacy violation", "B": "other bug", "F": "finding outside Tab
            "not checked": "no check ran"}
 LEGEND = ", ".join(f"{SYMBOL[s]} = {MEANING[s]}" for s in SYMBOL)
 CERVICAL_HEADER = "audit: Cervical GroundHog"
+#: audit verdict -> its short form (compact tables); "outside claim": a leak under a relation the
+#: library does not claim; "not confirmed": not significant after the report's Holm correction
+AUDIT_LETTER = {"violation": "V", "pass": "P", "underpowered": "U", "not confirmed": "NC", "outside claim": "OC"}
 
 
 def cell_text(cell: Cell) -> str:
@@ -33,7 +37,7 @@ def audit_short(audit: dict | None) -> str:
     if not audit:
         return "—"
     verdict = str(audit.get("verdict", "?"))
-    letter = {"violation": "V", "pass": "P", "underpowered": "U"}.get(verdict, verdict)
+    letter = AUDIT_LETTER.get(verdict, verdict)
     eps = audit.get("epsilon_emp")
     return f"{letter} {eps:.2f}" if isinstance(eps, (int, float)) else f"{letter} —"
 
@@ -56,7 +60,7 @@ def audit_facts(audit: dict) -> list[tuple[str, str]]:
                                      f"{failed.get('without_target', 0)} without"))
     if audit.get("source"):
         facts.append(("from", str(audit["source"])))
-    return facts
+    return facts + claim_facts(audit)
 
 
 def target_line(row: Row) -> str:
