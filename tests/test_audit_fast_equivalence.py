@@ -74,3 +74,24 @@ def test_detectable_shift_matches_the_ks_threshold() -> None:
     assert equivalence.detectable_shift(30, 48) == pytest.approx(1.31, abs=0.011)
     # more runs, smaller detectable shift; fewer tests (a laxer Holm threshold), smaller too
     assert equivalence.detectable_shift(120, 10) < equivalence.detectable_shift(120, 48)
+
+
+def test_power_only_adds_the_power_check_to_an_existing_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--power-only recomputes the fast runs alone; a tenth of the iterations that shifts the features is seen."""
+    import fast_path_equivalence
+
+    def fake_runs(spec, runs: int, path: str, **kw: object) -> equivalence.PathRuns:
+        tenth = spec.hyperparams["max_iterations"] == 10
+        return _features(path, 1.5 if tenth else 0.0, 3 + tenth)
+
+    monkeypatch.setattr(equivalence, "path_runs", fake_runs)
+    out = tmp_path / "eq.json"
+    assert fast_path_equivalence.main(["--power-only", "--impl", "original", "--json", str(out)]) == 2  # no entry
+    entry = {"impl": "original", "runs_per_world": 60, "alpha": 0.05, "tests": 8, "command": "python x"}
+    out.write_text(json.dumps({"implementations": [entry]}))
+    assert fast_path_equivalence.main(["--power-only", "--impl", "original", "--json", str(out)]) == 0
+    got = json.loads(out.read_text())["implementations"][0]
+    assert got["command"] == "python x" and got["power_command"].endswith("--power-only --impl original --json "
+                                                                        + str(out))
+    assert got["power_check"]["change"] == "max_iterations 100 -> 10" and got["power_check"]["detected"]
+    assert got["detectable_shift_sd"] == equivalence.detectable_shift(60, 8)
