@@ -24,6 +24,11 @@ _RATE_KEYWORDS = frozenset({
     "sampling_ratio", "sample_ratio",
 })
 _POSITIONAL_RATE = frozenset({"compute_rdp", "compute_rdp_tf", "_compute_rdp", "PoissonSampledDpEvent"})
+#: calls that read (or target) the ε an accountant computes: the module claims a guarantee
+_EPSILON_READS = frozenset({
+    "get_epsilon", "get_privacy_spent", "compute_epsilon", "make_private_with_epsilon", "get_privacy_spent_epsilon",
+    "compute_dp_sgd_privacy", "get_noise_multiplier",
+})
 _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 
@@ -98,7 +103,8 @@ class SubsamplingAssumed(Rule):
         "ran (shuffled batches can cost several times more). "
         "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
         "`make_private` with its default Poisson sampling), sampling without replacement, a file "
-        "with no accountant taking a sampling rate. "
+        "with no accountant taking a sampling rate, `poisson_sampling=False` in a file that never "
+        "reads ε (tests of the optimizer's mechanics). "
         "Fix: draw each batch by Poisson sampling (keep every record with probability q), or "
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
@@ -164,6 +170,15 @@ def chunks(tokens, batch_size, epsilon):
     for i in range(len(tokens) // batch_size):
         yield tokens[i * batch_size:(i + 1) * batch_size] + np.random.laplace(0, 1 / epsilon)
 """,
+        # Poisson sampling off in a test of the optimizer's mechanics: no ε is read or claimed
+        """
+from opacus import PrivacyEngine
+def test_memory_manager(model, optimizer, loader):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=0.0, max_grad_norm=1.0, poisson_sampling=False)
+    assert len(loader) == 8
+""",
         # a sampler built for Poisson subsampling
         """
 from torch.utils.data import DataLoader
@@ -200,13 +215,15 @@ def train(model, dataset, batch_size, sigma, epochs):
             accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))
     return accountant.get_epsilon(delta=1e-5)
 """,
-        # Opacus told not to sample
+        # Opacus told not to sample, and its ε reported
         """
 from opacus import PrivacyEngine
-def make(model, optimizer, loader):
+def make(model, optimizer, loader, delta):
     engine = PrivacyEngine()
-    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                noise_multiplier=1.0, max_grad_norm=1.0, poisson_sampling=False)  # <-
+    train(model, optimizer, loader)
+    return engine.accountant.get_epsilon(delta=delta)
 """,
         # tf.data shuffled into fixed batches, tf-privacy's statement assumes Poisson
         """
@@ -251,17 +268,19 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         self._accounted: list[cst.Call] = []
         self._rates: list[cst.Assign] = []
         self._poisson_loader = False
+        self._poisson_off: list[cst.Arg] = []
+        self._epsilon_read = False
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None):
             self._accounted.append(node)
+        if name in _EPSILON_READS:
+            self._epsilon_read = True
         if name in ("make_private", "make_private_with_epsilon"):
             off = _keyword(node, "poisson_sampling")
             if off is not None and isinstance(off.value, cst.Name) and off.value.value == "False":
-                self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
-                                 "accountant still assumes each record is sampled with probability q (Poisson), so "
-                                 "the ε it reports does not bound this training; keep Poisson sampling on")
+                self._poisson_off.append(off)
             else:
                 self._poisson_loader = True
             return
@@ -337,6 +356,11 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if self._epsilon_read:
+            for off in self._poisson_off:
+                self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
+                                 "accountant still assumes each record is sampled with probability q (Poisson), so "
+                                 "the ε read from it here does not bound this training; keep Poisson sampling on")
         if not (self._accounted or self._rates) or not self._sources:
             return
         fa = self.ctx.analysis
