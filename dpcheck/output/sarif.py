@@ -108,7 +108,7 @@ def payload(result: ScanResult) -> dict[str, Any]:
     if result.crashed:
         invocation["toolExecutionNotifications"] = [
             {"level": "error", "message": {"text": unicode_safe(f"{f.path}: {f.message}")}}
-            for f in result.findings if f.rule == "DP005"
+            for f in result.findings if f.rule in ("DP005", "DP008")
         ]
     return {
         "$schema": SCHEMA_URI,

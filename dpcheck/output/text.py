@@ -42,5 +42,5 @@ def render(result: ScanResult) -> str:
         summary += f"; {result.hidden_by_baseline} hidden by the baseline"
     lines.append(summary)
     if result.crashed:
-        lines.append("error: a rule crashed (DP005 above); results are incomplete")
+        lines.append("error: a rule crashed or a file killed its worker (DP005/DP008 above); results are incomplete")
     return "\n".join(lines) + "\n"

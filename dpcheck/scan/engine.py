@@ -186,9 +186,6 @@ def analyse_source(
             if converted is not None:  # past the Python 2 spellings: the error that is left
                 problem = replace(tree, col=converted.original_column(tree.line, tree.col))
             return _cst_only(source, path, selected, flow, problem)
-    deep = tolerant.too_complex(tree, max_depth)
-    if deep is not None:
-        return _not_analysed(path, f"{deep[1]} (--max-depth to raise the limit)", deep[0], flow)
     text = converted.text if converted is not None else source
     if selected and (gate_enabled() if gate is None else gate):
         selected = _gated(selected, tree, text)
@@ -196,6 +193,9 @@ def analyse_source(
         selected = [r for r in selected if not r.TEXT_AFTER_GATE or r.applies_to(text)]
     if not selected:
         return Analysis([], False, False, _flow_summary(flow, text, path, tree))
+    deep = tolerant.too_complex(tree, max_depth)  # only libcst needs the limit
+    if deep is not None:
+        return _not_analysed(path, f"{deep[1]} (--max-depth to raise the limit)", deep[0], flow)
     try:
         module, parsed_text, blanked = tolerant.cst_module(text, tree, lambda t: _parse(t))
     except Exception as exc:  # noqa: BLE001 - valid Python libcst refuses is not a syntax error
