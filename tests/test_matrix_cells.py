@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from dpcheck.checks.result import CheckResult
-from dpcheck.matrix.applicability import PATE_CATEGORIES, RULE_SCOPE, row_scopes
+from dpcheck.matrix.applicability import PATE_CATEGORIES, RULE_SCOPE, row_scopes, scope_of
 from dpcheck.matrix.cells import make_cells, property_evidence, static_evidence
 from dpcheck.matrix.model import Matrix, Row
 from dpcheck.matrix.numbers import rounded
@@ -17,11 +17,13 @@ def _rules() -> tuple[list[str], dict[str, str]]:
     return [r.id for r in rules], {r.id: r.category for r in rules}
 
 
-def test_scoped_rules_exist_and_pate_categories_are_scoped() -> None:
+def test_scopes_of_the_rules() -> None:
     ids, categories = _rules()
     assert set(RULE_SCOPE) <= set(ids)
-    unscoped = [r for r in ids if categories[r] in PATE_CATEGORIES and RULE_SCOPE.get(r) != "pate"]
-    assert unscoped == [], "a rule in a PATE-only category must be scoped 'pate'"
+    scopes = {r: scope_of(r, categories[r]) for r in ids}
+    assert all(scopes[r] == "pate" for r in ids if categories[r] in PATE_CATEGORIES)
+    assert scopes["DP101"] == scopes["DP202"] == scopes["DP303"] == "any"
+    assert scopes["DP105"] == scopes["DP302"] == "pate" and scopes["DP401"] == scopes["DP403"] == "synthesizer"
 
 
 def test_pate_rules_do_not_apply_to_a_mechanism() -> None:

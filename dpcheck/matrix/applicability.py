@@ -4,7 +4,7 @@ Every PATE-GAN rule "ran and found nothing" on a library without PATE code, whic
 about that library. The matrix therefore records such a run as *not applicable*: a row's cell is
 ``clean`` only when a check that applies to the row ran and passed.
 
-Scopes (:data:`RULE_SCOPE` lists the rules that are not ``any``):
+Scopes (by category, :data:`CATEGORY_SCOPE`, narrowed for a few rules by :data:`RULE_SCOPE`):
 
 * ``any`` — DP code of every kind (noise calibration, bounds from the data, unaccounted releases);
 * ``synthesizer`` — generators: their output processing, latent noise, sampling-time labels;
@@ -20,23 +20,21 @@ from typing import Final, Literal
 
 Scope = Literal["any", "synthesizer", "pate"]
 
-#: rules that look for PATE or generator code, by id; every other rule looks for DP code of any kind
-RULE_SCOPE: Final[dict[str, Scope]] = {
-    "DP103": "pate",         # moments accountant without its log
-    "DP104": "pate",         # moment index mismatch
-    "DP105": "pate",         # Laplace scale vs the accountant's inverse scale λ
-    "DP106": "pate",         # Gaussian vote noise accounted as Laplace
-    "DP201": "pate",         # teachers' disjoint partition
-    "DP203": "synthesizer",  # training labels fed to the generator at sampling time
-    "DP301": "pate",         # PATE claimed, no accounting
-    "DP302": "pate",         # data-dependent moment bound's validity condition
-    "DP304": "pate",         # non-neural teachers
-    "DP401": "synthesizer",  # generator output not rescaled
-    "DP402": "synthesizer",  # integer columns truncated
-    "DP403": "synthesizer",  # latent distribution mismatch
+#: a rule's scope follows its category: the categories only PATE code has, and those of a generator's
+#: own code (its sampling-time labels, its output processing); every other category is DP code of any kind
+CATEGORY_SCOPE: Final[dict[str, Scope]] = {
+    "pate": "pate", "data_partition": "pate", "moments_accountant": "pate", "teachers": "pate",
+    "labels_distribution": "synthesizer", "processing": "synthesizer",
 }
-#: categories only PATE code has: a rule in one of them must be scoped above (a test checks it)
-PATE_CATEGORIES: Final[frozenset[str]] = frozenset({"pate", "data_partition", "moments_accountant", "teachers"})
+#: rules whose scope is narrower than their category's
+RULE_SCOPE: Final[dict[str, Scope]] = {
+    "DP105": "pate",         # Laplace scale vs the PATE accountant's inverse scale λ
+    "DP106": "pate",         # Gaussian vote noise accounted as Laplace
+    "DP302": "pate",         # the data-dependent moment bound's validity condition
+    "DP403": "synthesizer",  # latent distribution mismatch between training and generation
+}
+#: categories only PATE code has (a test checks that their rules are scoped "pate")
+PATE_CATEGORIES: Final[frozenset[str]] = frozenset(c for c, v in CATEGORY_SCOPE.items() if v == "pate")
 
 ALL_SCOPES: Final[frozenset[str]] = frozenset({"any", "synthesizer", "pate"})
 
@@ -52,11 +50,15 @@ def row_scopes(target_kind: str | None, name: str) -> frozenset[str]:
     return frozenset({"any", "synthesizer"})
 
 
-def applies(rule_id: str, scopes: frozenset[str]) -> bool:
-    return RULE_SCOPE.get(rule_id, "any") in scopes
+def scope_of(rule_id: str, category: str) -> Scope:
+    return RULE_SCOPE.get(rule_id) or CATEGORY_SCOPE.get(category, "any")
 
 
-def scope_text(rule_id: str) -> str:
+def applies(rule_id: str, category: str, scopes: frozenset[str]) -> bool:
+    return scope_of(rule_id, category) in scopes
+
+
+def scope_text(rule_id: str, category: str) -> str:
     return {"pate": "PATE code (teachers, noisy votes, moments accountant)",
             "synthesizer": "a generator's training and sampling code",
-            "any": "DP code"}[RULE_SCOPE.get(rule_id, "any")]
+            "any": "DP code"}[scope_of(rule_id, category)]

@@ -27,12 +27,12 @@ def static_evidence(findings: Iterable[Finding], rules_run: Iterable[str], categ
         category = category_of[rule_id]
         if category not in by_cat or any(r == rule_id for r, _ in fired):
             continue
-        if applies(rule_id, scopes):
+        if applies(rule_id, category, scopes):
             by_cat[category].append(Evidence("static", True, rule_id, f"{rule_id} ran on the source: no finding"))
         else:
             by_cat[category].append(Evidence("static", True, rule_id,
                                              f"{rule_id} ran, no finding — not applicable: it looks for "
-                                             f"{scope_text(rule_id)}", applicable=False))
+                                             f"{scope_text(rule_id, category)}", applicable=False))
     return by_cat
 
 
