@@ -48,7 +48,9 @@ def _batch_named(expr: cst.BaseExpression | None) -> bool:
     name = ident(expr)
     if name is None and isinstance(expr, cst.Tuple) and expr.elements:
         name = ident(expr.elements[0].value)
-    return name is not None and bool(words(name) & _BATCH_WORDS or name.lower().endswith("batch_size"))
+    if name is None or words(name) & {"micro", "microbatch", "micro_batch"} or name.lower().startswith("micro"):
+        return False  # micro-batches split one batch for clipping; they are not how the batch is drawn
+    return bool(words(name) & _BATCH_WORDS or name.lower().endswith("batch_size"))
 
 
 _NOT_RECORDS = frozenset({"dim", "classes", "class", "labels", "label", "categories", "cats", "k", "vocab", "z",
@@ -178,6 +180,15 @@ def test_memory_manager(model, optimizer, loader):
     model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                                    noise_multiplier=0.0, max_grad_norm=1.0, poisson_sampling=False)
     assert len(loader) == 8
+""",
+        # micro-batches cut from a Poisson-sampled batch for per-micro-batch clipping
+        """
+import numpy as np
+def dp_step(batch, micro_batch_size, sigma, q, accountant):
+    for k in range(len(batch) // micro_batch_size):
+        micro = batch[k * micro_batch_size: (k + 1) * micro_batch_size]
+        clip_and_accumulate(micro)
+    accountant.step(noise_multiplier=sigma, sample_rate=q)
 """,
         # a sampler built for Poisson subsampling
         """

@@ -1,0 +1,189 @@
+"""DP306: the accountant is charged a step count from a 0-based loop variable after the step ran."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, number, walk, words
+from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL
+from dpcheck.rule import Rule
+from ._dp5_util import ident
+
+_STEP_KEYWORDS = frozenset({"steps", "num_steps", "n_steps", "iterations", "T", "step", "global_step", "t",
+                            "num_iterations", "n_iter", "rounds", "num_rounds", "epochs", "num_epochs"})
+#: calls that take a training step (the step the count must include)
+_TRAIN_CALLS = frozenset({
+    "backward", "step", "minimize", "apply_gradients", "run", "train_step", "train_on_batch", "optimize",
+    "update", "fit", "partial_fit",
+})
+
+
+def _loop_variable(loop: cst.For) -> str | None:
+    """The variable of ``for v in range(n)`` / ``range(start, n)`` (not ``range(1, …)``)."""
+    if not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call):
+        return None
+    if call_name(loop.iter) not in ("range", "trange", "tqdm"):
+        return None
+    args = loop.iter.args
+    if call_name(loop.iter) != "range":
+        inner = args[0].value if args else None
+        if not (isinstance(inner, cst.Call) and call_name(inner) == "range"):
+            return None
+        args = inner.args
+    if len(args) >= 2 and number(args[0].value) not in (None, 0):
+        return None
+    return loop.target.value
+
+
+def _adds_one(expr: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add)
+               and (number(n.left) == 1 or number(n.right) == 1) for n in walk(expr))
+
+
+class StepsOffByOne(Rule):
+    id = "DP306"
+    name = "steps-off-by-one"
+    category = "general"
+    severity = "error"
+    summary = "the accountant is given a 0-based loop index as the number of steps taken, after the step ran"
+    rationale = (
+        "An accountant composes the steps actually taken. Inside `for idx in range(n)` the step of "
+        "iteration `idx` is the (idx + 1)-th, so charging `compute_epsilon(epoch * num_batches + idx)` "
+        "(or `compute_rdp(q, σ, steps=it, …)`) *after* the update undercounts by one: the ε "
+        "reported (and the stopping test against the budget) is for one step fewer than the model "
+        "has seen — over a run that stops on the budget, the released model overshoots it. "
+        "Not reported: a count with `+ 1`, a loop starting at 1, an accountant queried before the "
+        "step of that iteration, code with no DP context. "
+        "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step)."
+    )
+    TRIGGERS = ("range(",)
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an accountant call inside a ``for`` loop over ``range``."""
+        return "range" in facts.called and any(ACCOUNTANT_CALL.match(name) for name in facts.called)
+
+    VALID = (
+        # the count includes the step just taken
+        """
+def train(self, epochs, num_batches):
+    for epoch in range(epochs):
+        for idx in range(num_batches):
+            self.sess.run(self.d_optim)
+            eps = self.compute_epsilon(epoch * num_batches + idx + 1)
+""",
+        # queried before the step: idx steps have been taken
+        """
+def train(model, loader, steps, sigma, q, orders):
+    for it in range(steps):
+        eps = get_privacy_spent(orders, compute_rdp(q, sigma, it, orders), target_delta=1e-5)
+        model.step(next(loader))
+""",
+        # a loop from 1
+        """
+def train(model, steps, sigma, q, orders):
+    for it in range(1, steps + 1):
+        model.step()
+        rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=it, orders=orders)
+""",
+        # a counter incremented with the step
+        """
+def train(model, epochs, batches, accountant):
+    done = 0
+    for epoch in range(epochs):
+        for b in batches:
+            model.step(b)
+            done += 1
+        eps = accountant.compute_epsilon(done)
+""",
+    )
+
+    INVALID = (
+        # DP-CGAN: the step of iteration idx has run, idx steps are charged
+        """
+def train(self, epochs, num_batches):
+    for epoch in range(epochs):
+        for idx in range(num_batches):
+            self.sess.run([self.d_optim, self.d_loss])
+            eps = self.compute_epsilon((epoch * num_batches) + idx)  # <-
+            if eps > self.target_eps:
+                break
+""",
+        # compute_rdp with the loop index as steps, after the update
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(model, data, steps, sigma, q, orders):
+    for it in range(steps):
+        loss = model.loss(data.next())
+        loss.backward()
+        rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=it, orders=orders)  # <-
+""",
+        # epochs counted from 0 after each epoch's training
+        """
+def run(model, loader, epochs, sigma, q, delta):
+    for epoch in range(epochs):
+        for x, y in loader:
+            model.train_step(x, y)
+        eps = compute_epsilon(steps=epoch * len(loader), noise_multiplier=sigma, q=q, delta=delta)  # <-
+        print(epoch, eps)
+""",
+        # tqdm over range
+        """
+from tqdm import tqdm
+def fit(self, n_iter):
+    for i in tqdm(range(n_iter)):
+        self.optimizer.step()
+        self.eps = self.accountant.get_privacy_spent(steps=i)  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if not ACCOUNTANT_CALL.match(name):
+            return
+        steps = self._steps_argument(node, name)
+        if steps is None or _adds_one(steps):
+            return
+        fa = self.ctx.analysis
+        for loop in fa.enclosing_loops(node):
+            if not isinstance(loop, cst.For):
+                continue
+            var = _loop_variable(loop)
+            if var is None:
+                continue
+            if not any(isinstance(n, cst.Name) and n.value == var for n in walk(steps)):
+                continue
+            if not self._step_before(loop, node):
+                return
+            self.report(
+                node,
+                f"`{fa.code(steps).strip()}` counts the steps from the 0-based loop variable `{var}` after this "
+                f"iteration's update ran: the accountant is charged one step fewer than were taken, so the ε "
+                f"reported (and any stop on the budget) is too small; charge `{var} + 1`",
+            )
+            return
+
+    @staticmethod
+    def _steps_argument(call: cst.Call, name: str) -> cst.BaseExpression | None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in _STEP_KEYWORDS:
+                return arg.value
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if len(positional) == 1 and words(name) & {"epsilon", "eps", "privacy", "spent"}:
+            return positional[0]
+        if name == "compute_rdp" and len(positional) >= 3:
+            return positional[2]
+        return None
+
+    def _step_before(self, loop: cst.For, call: cst.Call) -> bool:
+        """Does the loop body take a training step before ``call`` (in source order)?"""
+        fa = self.ctx.analysis
+        line = fa.line_of(call)
+        for node in walk(loop.body):
+            if node is call:
+                break
+            if isinstance(node, cst.Call) and call_name(node) in _TRAIN_CALLS and fa.line_of(node) < line:
+                if ident(node.func) is not None and not words(call_name(node)) & {"epsilon"}:
+                    return True
+        return False
