@@ -12,14 +12,18 @@ file is in DP context, and a rule with ``requires_dp_context`` reports nothing t
 from __future__ import annotations
 
 import ast
+from typing import Any
 
-from dpcheck.analysis.astfacts import AstFacts, dotted
+from dpcheck.analysis.astnames import dotted
 from dpcheck.analysis.dpcontext import _ANY_SIGNAL
 from dpcheck.analysis.syntax import words
 from dpcheck.analysis.vocabulary import (
     ACCOUNTANT_CALL, ANCHOR_DP_WORDS, DP_LIBRARIES, DP_NAME, NOISE_DRAWS, STRONG_NOISE_DRAWS, dp_claim,
     dp_generator_name, dp_name_strength,
 )
+
+#: a dpcheck.analysis.astfacts.AstFacts (not imported: AstFacts.may_have_dp_context calls this module)
+AstFacts = Any
 
 _KEY_CALLS = frozenset({"get", "pop", "setdefault"})
 _STRIPPED = "'\"bBrRuU"

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
+from dpcheck.analysis.astnames import dotted
+
 T = TypeVar("T")
 
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -31,18 +33,6 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 
 def gate_enabled() -> bool:
     return os.environ.get("DPCHECK_AST_GATE", "1").strip().lower() not in ("0", "off", "false", "no")
-
-
-def dotted(node: ast.AST | None) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None (as ``dpcheck.analysis.syntax.dotted``)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def call_name(call: ast.Call) -> str:
