@@ -78,6 +78,8 @@ def test_table_names_groups_envs_and_relations(no_envs: Path, capsys) -> None:  
     (["matrix", "--quick", "--no-write", "--impl", "diffprivlib:GausianNB"], "did you mean 'diffprivlib:GaussianNB'"),
     (["matrix", "--quick", "--no-write", "--impl", "synthcty"], "did you mean 'synthcity'"),
     (["test", "--impl", "borealis-fixd"], "did you mean 'borealis-fixed'"),
+    (["test", "--impl", "diffprivlib:GausianNB"], "did you mean 'diffprivlib:GaussianNB'"),
+    (["diff", "accountant", "--impl", "orignal"], "did you mean 'original'"),
 ])
 def test_typos_suggest_the_closest_names(argv: list[str], expected: str, capsys) -> None:  # noqa: ANN001
     assert main(argv) == 2

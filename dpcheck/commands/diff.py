@@ -30,6 +30,12 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck import diffviews
 
     names = impls.resolve(args.impl)
+    for name in names:
+        if name not in impls.NAMES and ":" not in name:
+            from dpcheck.targets.registry import suggestion
+
+            raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)};"
+                             + suggestion(name, list(impls.NAMES)))
     if args.iterations is not None and args.iterations < 1:
         raise UsageError("--iterations must be ≥ 1")
     out = Path(args.out)

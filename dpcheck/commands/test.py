@@ -131,11 +131,15 @@ def run(args: argparse.Namespace) -> int:
         return _finish(results, args)
     names = impls.resolve(args.impl)
     for name in names:
-        if name not in impls.NAMES and ":" not in name:
-            from dpcheck.targets.registry import suggestion
+        from dpcheck.targets.registry import check_name, suggestion
 
+        if name not in impls.NAMES and ":" not in name:
             raise UsageError(f"unknown implementation {name!r}; built-in: {', '.join(impls.NAMES)};"
                              + suggestion(name, list(impls.NAMES)))
+        try:
+            check_name(name)  # a misspelt LIBRARY:NAME, not a package.module:Factory
+        except KeyError as exc:
+            raise UsageError(exc.args[0]) from None
     categories = args.category or [c for c in CATEGORIES if c in CHECK_MODULES]
     results += run_checks(names, categories, progress=not args.quiet)
     return _finish(results, args)
