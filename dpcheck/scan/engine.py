@@ -332,6 +332,18 @@ def safe_analyse(
         return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], True, True)
 
 
+def prefilter_and_analyse(
+    source: str, path: str, rules: Sequence[type[Rule]], flow: bool, max_depth: int = tolerant.DEFAULT_MAX_DEPTH
+) -> Analysis:
+    """The rules whose text prefilter admits ``source``, then :func:`safe_analyse`."""
+    try:
+        selected = [rules[i] for i in applicable(rules, source, path)]
+    except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
+        message = f"internal error in a rule's text prefilter: {type(exc).__name__}: {exc}"
+        return Analysis([diag.diagnostic(diag.RULE_CRASH, path, message)], False, True)
+    return safe_analyse(source, path, selected, flow, max_depth)
+
+
 def _summary(source: str, path: str, tree: ast.Module | None = None) -> dict | None:
     from dpcheck.analysis import project
 
@@ -376,8 +388,6 @@ class _Pending:
     sha: str
     lines: int
     source: str
-    #: indices into the engine's rules of those whose triggers occur in the source
-    which: list[int]
 
 
 class Engine:
@@ -543,8 +553,8 @@ class Engine:
         except ValueError as exc:
             found = [diag.diagnostic(diag.UNDECODABLE, shown, f"cannot decode: {exc}")]
         else:
-            which = applicable(self.rules, source, shown)
-            return _Pending(candidate, st, sha, lines, source, which)
+            # the rules' text prefilters run where the file is analysed: under its limits
+            return _Pending(candidate, st, sha, lines, source)
         if cache is not None:
             cache.store(abspath, st, sha, lines, to_rows(found))
         return found
@@ -565,8 +575,7 @@ class Engine:
 
         def work(index: int) -> Analysis:
             item = pending[index]
-            return safe_analyse(item.source, item.candidate.display, [rules[i] for i in item.which], self.flow,
-                                self.config.max_depth)
+            return prefilter_and_analyse(item.source, item.candidate.display, rules, self.flow, self.config.max_depth)
 
         cfg = self.config
         for outcome in isolate.run(work, len(pending), self.jobs, cfg.file_timeout, cfg.max_memory):
@@ -585,9 +594,8 @@ class Engine:
 
     def _run_inline(self, items: list[_Pending]) -> Iterator[tuple[_Pending, Analysis]]:
         for item in items:
-            yield item, safe_analyse(
-                item.source, item.candidate.display, [self.rules[i] for i in item.which], self.flow,
-                self.config.max_depth,
+            yield item, prefilter_and_analyse(
+                item.source, item.candidate.display, self.rules, self.flow, self.config.max_depth
             )
 
     def _post_filter(self, findings: list[Finding], root: str) -> list[Finding]:
