@@ -13,12 +13,7 @@ import traceback
 from collections.abc import Sequence
 
 from dpcheck import __version__
-
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed without a traceback, exit 2."""
+from dpcheck.exitcodes import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError  # noqa: F401 - commands import them from here
 
 
 def _commands(only: str | None = None) -> list:

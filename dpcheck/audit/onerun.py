@@ -439,8 +439,8 @@ def run_cli(args: Any) -> int:
     from pathlib import Path
 
     from dpcheck import impls
-    from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
-    from dpcheck.commands.audit import parse_hyperparams
+    from dpcheck.audit.hyperparams import parse_hyperparams
+    from dpcheck.exitcodes import EXIT_FINDINGS, EXIT_OK, UsageError
 
     for flag, given in (("--dataset", args.dataset), ("--data", getattr(args, "data", None)),
                         ("--attack", args.attack), ("--until-verdict", args.until_verdict)):

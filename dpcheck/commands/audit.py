@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from dpcheck.audit.hyperparams import parse_hyperparams
 from dpcheck.audit.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS
 from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
 
@@ -98,13 +98,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     o.add_argument("--no-progress", action="store_true", help="no progress bar (plain progress lines instead)")
 
 
-def _value(text: str) -> Any:
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        return text
-
-
 def target_arg(text: str) -> int | str:
     """--target: a row index, or 'craft' / 'craft:K' (a crafted canary, dpcheck.audit.crafting)."""
     from dpcheck.audit.crafting import is_craft
@@ -115,16 +108,6 @@ def target_arg(text: str) -> int | str:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a row index, 'craft' or 'craft:K', got {text!r}") from None
-
-
-def parse_hyperparams(items: list[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--hp expects KEY=VALUE, got {item!r}")
-        out[key.strip()] = _value(value.strip())
-    return out
 
 
 def parse_split(text: str) -> tuple[float, float, float]:
