@@ -242,7 +242,8 @@ def test_cervical_column_reads_stored_audits_and_leaves_table2_cells(tmp_path: P
     assert "| — | V 2.09 (397) / V 1.80 (#123) |" in md and "| — | P 0.00 (397) / — |" in md
     assert "record 397 ranks 2 of 2 candidates" in md  # the evidence lists the selection
     html = (tmp_path / "with" / "violation_matrix.html").read_text()
-    assert "<summary><span class='nw'>V 2.09 (397)</span> / <span class='nw'>V 1.80 (#123)</span></summary>" in html
+    assert ("<summary><span class='long'><span class='nw'>V 2.09 (397)</span> / <span class='nw'>V 1.80 (#123)</span>"
+            "</span><span class='short'>V 2.09 / V 1.80</span></summary>") in html
     assert "<td class='cervical' title='not audited on Cervical: not a pass'>—</td>" in html
 
     (folder / "original__selected.json").write_text("{}")  # unreadable → exit 2 before any row is built

@@ -68,7 +68,7 @@ tr.ev .ev{margin:.2em 0 .5em} tr.ev ul{margin:.2em 0;padding-left:1.4em}
 li.bad{color:#b71c1c} li.ok{color:#33691e} li.na{color:#616161} li.ack{color:#795548}
 .short{display:none}
 @media (min-width:1101px){td.audit summary,td.cervical summary{white-space:nowrap}}
-@media (max-width:1100px){.long{display:none} .short{display:inline}}
+@media (max-width:1100px){.long{display:none} .short{display:inline} td.cervical summary{white-space:nowrap}}
 #charts{display:grid;grid-template-columns:1fr 1fr;grid-auto-flow:row dense;gap:.6em}
 #charts h2{grid-column:1/-1}
 figure{margin:0;min-width:0} figure.wide{grid-column:1/-1} img{width:100%;height:auto;border:1px solid #eee}
@@ -120,7 +120,9 @@ def _cells(row: Row) -> tuple[list[str], list[str]]:
     if row.cervical:
         entries = [row.cervical.get(kind) for kind in cervical.KINDS]
         verdict = "violation" if any(e and e.get("verdict") == "violation" for e in entries) else "other"
-        label = " / ".join(f"<span class='nw'>{esc(part)}</span>" for part in cervical.cell_parts(row.cervical))
+        parts = cervical.cell_parts(row.cervical)
+        label = ("<span class='long'>" + " / ".join(f"<span class='nw'>{esc(p)}</span>" for p in parts) + "</span>"
+                 "<span class='short'>" + " / ".join(esc(p.rsplit(" (", 1)[0]) for p in parts) + "</span>")
         tds.append(_clickable(v, f"cervical v-{verdict}", label, "Cervical GroundHog audits"))
         facts = [f"<li><b>{esc(k)}</b>: {esc(val)}</li>" for e in entries if e for k, val in cervical.entry_facts(e)]
         facts += [f"<li><b>{esc(kind)}</b>: not audited</li>" for kind, e in zip(cervical.KINDS, entries) if not e]
