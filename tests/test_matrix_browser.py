@@ -215,6 +215,7 @@ def test_matrix_page_in_chromium(browser, generated: Path, shots: list[Path], wh
         marked.locator("summary").click()
         page.evaluate("window.scrollTo(0, 0)")
         _shoot(page, shots, f"{which}-{width}-open")
+        marked.locator("summary").click()  # closed: the fold below is the page as it opens
         assert "diffprivlib 0.6.6" in rows.nth(real[0]).locator("th").inner_text()
 
         # plots: loaded, large enough to read (half the page, a wide one at its own size), the first one
