@@ -155,6 +155,21 @@ def test_a_file_over_the_time_limit_is_stopped_and_reported(tmp_path):
     assert "still running after 1 s" in result.findings[0].message
 
 
+def test_a_file_over_the_memory_limit_is_reported_and_the_rest_is_written(tmp_path):
+    """2,500 chained conditional expressions (within CPython's limits) with the depth limit
+    lifted: libcst's allocations hit the worker's address-space limit."""
+    project(tmp_path)
+    write(tmp_path, "a_big.py", "import numpy as np\nepsilon = 1.0\nx = np.random.laplace("
+          + " if c else ".join(["epsilon"] * 2500) + ")\n")
+    write(tmp_path, "ok.py", XOR)
+    code, report, _ = run_scan(tmp_path, "--no-cache", "--max-depth", "100000", "--max-memory", "300M", ".")
+    first, *rest = report["findings"]
+    assert (first["path"], first["rule"]) in {("a_big.py", "DP007"), ("a_big.py", "DP008")}
+    assert "not analysed" in first["message"] and "--max-memory" in first["message"]
+    assert [(f["path"], f["rule"]) for f in rest] == [("ok.py", "DP102"), ("ok.py", "DP101")]
+    assert code == (2 if first["rule"] == "DP008" else 1)
+
+
 # -- 2. caches cannot change results ------------------------------------------------------
 
 

@@ -200,7 +200,7 @@ def analyse_source(
         module, parsed_text, blanked = tolerant.cst_module(text, tree, lambda t: _parse(t))
     except Exception as exc:  # noqa: BLE001 - valid Python libcst refuses is not a syntax error
         line = tolerant.cst_error_line(exc) if hasattr(exc, "message") else 1
-        reason = getattr(exc, "message", f"{type(exc).__name__}: {exc}").splitlines()[0]
+        reason = tolerant.short(getattr(exc, "message", f"{type(exc).__name__}: {exc}"))
         return _not_analysed(path, f"libcst cannot parse this valid Python ({reason})", line, flow, text, tree)
     findings, crashed = _run_rules(module, parsed_text, path, selected)
     findings.extend(

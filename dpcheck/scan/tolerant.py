@@ -136,7 +136,14 @@ def cst_module(
             if span is None or any(b.first == span[0] for b in blanked):
                 raise
             text = _blank(text, *span)
-            blanked.append(Blanked(span[0], span[1], exc.message.splitlines()[0]))
+            blanked.append(Blanked(span[0], span[1], short(exc.message)))
+
+
+def short(message: str, limit: int = 100) -> str:
+    """The first line of a parser message, cut at ``limit`` characters (libcst lists every
+    token it expected)."""
+    first = message.splitlines()[0] if message else ""
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _statement_at(tree: ast.Module, line: int) -> tuple[int, int] | None:
