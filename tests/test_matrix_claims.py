@@ -34,6 +34,7 @@ def test_the_audit_under_the_claimed_relation_is_shown_and_the_other_listed(tmp_
     assert (audit["verdict"], audit["neighbours_audited"], audit["eps_cp"]) == ("pass", "replace-one", 0.0)
     [other] = audit["other_relations"]
     assert (other["neighbours_audited"], other["verdict"]) == ("add/remove", "outside claim")
+    assert ("under add/remove", "1.24 (outside claim, R=100) from " + other["source"]) in claim_facts(audit)
     # a library claiming add/remove is judged on the add/remove audit: a violation stays one
     audit = target_audit("lib:M", "add/remove", tmp_path)
     assert (audit["verdict"], audit["neighbours_audited"]) == ("violation", "add/remove")
@@ -47,6 +48,10 @@ def test_the_report_verdict_wins(tmp_path: Path) -> None:
     audit = target_audit("lib:M", "add/remove", tmp_path)
     assert audit["verdict"] == "not confirmed" and audit_short(audit) == "NC 1.60"
     assert ("what leaks", "the row count") in claim_facts(audit)
+    # the explanation of a leak under the other relation is listed with it
+    _audit(tmp_path, "lib:M", replace=True, verdict="pass", eps=0.0)
+    audit = target_audit("lib:M", "replace-one", tmp_path)
+    assert ("what leaks under add/remove", "the row count") in claim_facts(audit)
 
 
 def test_no_stored_audit_is_none(tmp_path: Path) -> None:

@@ -110,4 +110,7 @@ def claim_facts(audit: dict[str, Any]) -> list[tuple[str, str]]:
         value = f"{eps:.2f}" if isinstance(eps, (int, float)) else "—"
         facts.append((f"under {other['neighbours_audited']}", f"{value} ({other['verdict']}, R={other.get('runs')}) "
                                                               f"from {other['source']}"))
+        what = (other.get("explanation") or {}).get("what") if isinstance(other.get("explanation"), dict) else None
+        if what:
+            facts.append((f"what leaks under {other['neighbours_audited']}", str(what)))
     return facts
