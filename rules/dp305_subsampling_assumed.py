@@ -190,6 +190,17 @@ def dp_step(batch, micro_batch_size, sigma, q, accountant):
         clip_and_accumulate(micro)
     accountant.step(noise_multiplier=sigma, sample_rate=q)
 """,
+        # a test of batch splitting next to a test of Poisson sampling (jax-privacy)
+        """
+import numpy as np
+def test_poisson(expected_batch_size, num_examples, noise_multiplier):
+    sampling_prob = expected_batch_size / num_examples
+    return CyclicPoissonSampling(sampling_prob=sampling_prob)
+def test_split_and_pad(global_batch_size, minibatch_size):
+    num_examples = 1000
+    indices = np.random.randint(0, num_examples, size=global_batch_size)
+    return split_and_pad_global_batch(indices, minibatch_size)
+""",
         # a sampler built for Poisson subsampling
         """
 from torch.utils.data import DataLoader
@@ -380,9 +391,12 @@ def dp_train(data, batch_size, sigma, steps, accountant):
             where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)} is given a sampling rate that"
         else:
             where = f"the sampling rate on line {fa.line_of(self._rates[0])} (batch / n)"
+        rate_scopes = {fa.enclosing_function(rate) for rate in self._rates}
         for node, kind in self._sources:
             if self._poisson_loader and "DataLoader" in kind:
                 continue
+            if not self._accounted and fa.enclosing_function(node) not in rate_scopes:
+                continue  # a bare ``q = batch / n`` speaks only for the code around it
             self.report(
                 node,
                 f"this {kind}, but {where} assumes Poisson subsampling (each "
