@@ -21,6 +21,12 @@ from typing import Any
 
 #: seconds a worker gets to leave on its own before it is killed
 _GRACE = 2.0
+#: seconds a new worker may take to start (spawn, imports) before it counts as dead
+_STARTUP = 300.0
+
+
+class WorkerError(RuntimeError):
+    """A worker process could not be started."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ def _serve(conn: Any, parent: int, initializer: Callable[[], None] | None) -> No
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if initializer is not None:
         initializer()
+    conn.send(("ready", None))
     while True:
         try:
             message = conn.recv()
@@ -97,6 +104,16 @@ class _Worker:
         self.limit: float | None = None
         self.deadline: float | None = None
 
+    def ready(self) -> bool:
+        """Wait until the worker has imported what it needs (its start-up is no run's time)."""
+        from multiprocessing.connection import wait
+
+        wait([self.conn, self.process.sentinel], _STARTUP)
+        try:
+            return self.conn.poll() and self.conn.recv()[0] == "ready"
+        except (EOFError, OSError):
+            return False
+
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
@@ -134,8 +151,9 @@ class WorkerPool:
         pending = deque(items)
         try:
             while pending or self.busy:
-                while pending and (self.idle or len(self.busy) < self.size):
-                    worker = self.idle.pop() if self.idle else _Worker(self.context, self.initializer)
+                self._start(min(len(pending), self.size - len(self.busy)) - len(self.idle))
+                while pending and self.idle:
+                    worker = self.idle.pop()
                     item = pending.popleft()
                     limit = timeout(item)
                     worker.item, worker.limit = item, limit
@@ -153,6 +171,17 @@ class WorkerPool:
                 worker.kill()
             self.busy.clear()
 
+    def _start(self, count: int) -> None:
+        """``count`` new idle workers, started together; one that dies starting up is an error."""
+        fresh = [_Worker(self.context, self.initializer) for _ in range(max(0, count))]
+        for worker in fresh:
+            if not worker.ready():
+                code = worker.process.exitcode
+                for other in fresh:
+                    other.kill()
+                raise WorkerError(f"a worker process {exit_description(code)} while starting")
+            self.idle.append(worker)
+
     def _collect(self, worker: _Worker, ready: set[Any]) -> Iterator[tuple[Any, Any]]:
         item = worker.item
         if worker.conn in ready:
@@ -163,7 +192,7 @@ class WorkerPool:
             if status != "died":
                 self.busy.remove(worker)
                 self.idle.append(worker)
-                yield item, (value if status == "ok" else Failure(f"raised {value}"))
+                yield item, (value if status == "ok" else Failure(str(value)))
                 return
         elif worker.process.sentinel not in ready:
             if worker.deadline is None or time.monotonic() < worker.deadline:

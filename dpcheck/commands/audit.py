@@ -322,6 +322,7 @@ def run(args: argparse.Namespace) -> int:
     from dpcheck.audit.store import Store, StoreError
     from dpcheck.audit.crafting import is_craft, resolve_craft
     from dpcheck.audit.targets import resolve_target
+    from dpcheck.audit.workers import WorkerError
 
     check_numbers(args)
     if getattr(args, "one_run", None) is not None and (getattr(args, "search", None) is not None
@@ -374,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
                                          until_verdict=args.until_verdict, checkpoints=checkpoints))
                 if choice.get("method") in ("vulnerable-record", "crafted"):
                     results[-1].target_selection = choice
-            except (AuditRunError, StoreError, ValueError) as exc:
+            except (AuditRunError, StoreError, ValueError, WorkerError) as exc:
                 raise UsageError(str(exc)) from None
     finally:
         progress.end()

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from dpcheck import impls
 from dpcheck.categories import CATEGORIES
@@ -46,21 +47,58 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="noise: largest ε drawn (default: the mapping's, 10 for most; 1 for diffprivlib's classic Gaussian)")
 
 
+def _one_check(job: tuple[str, str]) -> CheckResult:
+    name, category = job
+    return get_check(category)(name)
+
+
+def _foreign(name: str) -> bool:
+    """An adapter of the user's (package.module:Factory): its checks run in a worker process."""
+    return ":" in name and name not in impls.NAMES
+
+
+def _check(name: str, category: str, pool: Any) -> CheckResult:
+    """One check; user code that exits, interrupts or kills its process is an error, never a pass."""
+    from dpcheck.audit.usercode import describe, is_ours
+    from dpcheck.audit.workers import Failure
+
+    try:
+        if pool is None:
+            return get_check(category)(name)
+        ((_, result),) = list(pool.map_unordered(_one_check, [(name, category)], lambda _: None))
+    except BaseException as exc:  # noqa: BLE001 - sys.exit or KeyboardInterrupt from the implementation
+        if is_ours(exc):
+            raise
+        result = Failure(describe(exc))
+    if isinstance(result, Failure):
+        return CheckResult(name, category, CHECK_MODULES[category], "error",
+                           f"the implementation's code stopped the check: {result.message}")
+    return result
+
+
 def run_checks(names: list[str], categories: list[str], *, progress: bool = True) -> list[CheckResult]:
+    from dpcheck.audit.workers import WorkerPool
+
     results: list[CheckResult] = []
-    for name in names:
-        for category in categories:
-            if progress:
-                print(f"  {name:<20} {category:<20}", end="", file=sys.stderr, flush=True)
-            start = time.perf_counter()
-            try:
-                result = get_check(category)(name)
-            except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-                result = CheckResult(name, category, CHECK_MODULES[category], "error", f"{type(exc).__name__}: {exc}")
-            result.seconds = round(time.perf_counter() - start, 3)
-            if progress:
-                print(f" {result.status} ({result.seconds:.1f}s)", file=sys.stderr)
-            results.append(result)
+    pool = WorkerPool(1) if any(_foreign(n) for n in names) else None
+    try:
+        for name in names:
+            for category in categories:
+                if progress:
+                    print(f"  {name:<20} {category:<20}", end="", file=sys.stderr, flush=True)
+                start = time.perf_counter()
+                try:
+                    result = _check(name, category, pool if _foreign(name) else None)
+                except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
+                    result = CheckResult(name, category, CHECK_MODULES[category], "error",
+                                         f"{type(exc).__name__}: {exc}")
+                result.seconds = round(time.perf_counter() - start, 3)
+                if progress:
+                    print(f" {result.status} ({result.seconds:.1f}s)", file=sys.stderr)
+                results.append(result)
+    finally:
+        if pool is not None:
+            pool.close()
     return results
 
 
@@ -68,10 +106,9 @@ def write_json(results: list[CheckResult], path: Path) -> None:
     from dpcheck import __version__
 
     payload = {"schema": SCHEMA_VERSION, "dpcheck": __version__, "results": [r.to_dict() for r in results]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, default=str))
-    tmp.replace(path)
+    from dpcheck.audit.files import write_text_atomic
+
+    write_text_atomic(path, json.dumps(payload, indent=2, default=str))
 
 
 def read_json(path: Path) -> list[CheckResult]:
@@ -148,7 +185,12 @@ def run(args: argparse.Namespace) -> int:
 def _finish(results: list[CheckResult], args: argparse.Namespace) -> int:
     _print_results(results, verbose=not args.quiet)
     if args.json_out:
-        write_json(results, Path(args.json_out))
+        from dpcheck.audit.files import os_error_text
+
+        try:
+            write_json(results, Path(args.json_out))
+        except OSError as exc:
+            raise UsageError(f"cannot write --json {args.json_out}: {os_error_text(exc)}") from None
     if any(r.status == "error" for r in results):
         return EXIT_ERROR
     return EXIT_FINDINGS if any(r.failed for r in results) else EXIT_OK
