@@ -5,4 +5,6 @@ Modules: ``spec`` (what an audit is, per-run seeds), ``datasets`` (D and D′), 
 (reference adapters with known privacy), ``attacks`` (features + random forest), ``stats``
 (ε_emp), ``store`` (SQLite of finished runs), ``executor`` (in-process, process pool, Dask),
 ``engine`` (the game), ``targets`` (vulnerable-record selection), ``report`` and ``progress``.
+Their layers (core, worlds, reference mechanisms, attacks, runners) and what each may import:
+docs/architecture.md.
 """

@@ -22,6 +22,7 @@ import numpy as np
 
 from dpcheck.audit import gdp, stats
 from dpcheck.audit.datasets import AuditDataset
+from dpcheck.audit.featurizers import groundhog_features
 from dpcheck.audit.spec import WORLD_IN, split_sizes
 
 MAX_QUERY_CELLS = 4096
@@ -41,15 +42,6 @@ def querybased_features(synth: np.ndarray, lower: np.ndarray, upper: np.ndarray)
     inside = np.all((rounded >= lo) & (rounded <= hi), axis=1)
     codes = np.ravel_multi_index(tuple((rounded[inside].astype(int) - lo).T), sizes)
     return np.bincount(codes, minlength=cells).astype(float)
-
-
-def groundhog_features(synth: np.ndarray) -> np.ndarray:
-    if synth.shape[0] == 0:
-        return np.zeros(5 * synth.shape[1])
-    x = synth.astype(float)
-    feats = np.concatenate([x.min(axis=0), x.max(axis=0), x.mean(axis=0),
-                            np.median(x, axis=0), x.std(axis=0)])
-    return np.nan_to_num(feats, nan=0.0, posinf=1e12, neginf=-1e12)
 
 
 def release_features(release: np.ndarray, width: int) -> np.ndarray:

@@ -19,120 +19,16 @@ synthetic data, the released array for mechanism targets) is kept. The choice is
 """
 from __future__ import annotations
 
-import functools
-import itertools
 import json
-import re
 from typing import Any
 
-import numpy as np
-
-CRAFT = "craft"
-MAX_COLUMNS_ALL = 12  # 2^12 corners: every one is a candidate up to here
-SAMPLE_SEED = 20240514
-_PATTERN = re.compile(r"^craft(?::(\d+))?$")
-
-
-def is_craft(target: Any) -> bool:
-    return isinstance(target, str) and _PATTERN.match(target) is not None
-
-
-def check_target(target: Any) -> None:
-    """ValueError unless ``target`` is a row index, None, ``"craft"`` or ``"craft:K"``."""
-    if target is None or isinstance(target, (int, np.integer)) and not isinstance(target, bool):
-        return
-    if not is_craft(target):
-        raise ValueError(f"target must be a row index, {CRAFT!r} or '{CRAFT}:K' (crafted candidate K), got {target!r}")
-
-
-def candidate_index(target: str) -> int | None:
-    """K of ``"craft:K"``; None for ``"craft"`` (not chosen yet)."""
-    match = _PATTERN.match(target)
-    if match is None:
-        raise ValueError(f"not a crafted target: {target!r}")
-    return None if match.group(1) is None else int(match.group(1))
-
-
-def candidates(lower: np.ndarray, upper: np.ndarray, count: int) -> np.ndarray:
-    """The first ``count`` crafted candidates (rows) for the public box [lower, upper]."""
-    lower, upper = np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
-    d = len(lower)
-    if count < 1:
-        raise ValueError(f"need at least one crafted candidate, got {count}")
-    if d <= MAX_COLUMNS_ALL:
-        bits = np.array(list(itertools.product((1, 0), repeat=d)), dtype=float)
-    else:
-        rng = np.random.default_rng(SAMPLE_SEED)
-        drawn = rng.integers(0, 2, size=(4 * count, d)).astype(float)
-        bits = np.unique(np.vstack([np.ones((1, d)), np.zeros((1, d)), drawn]), axis=0)
-    degenerate = upper <= lower  # a single public value: both corners coincide
-    bits[:, degenerate] = 1.0
-    bits = np.unique(bits, axis=0)
-    # distance from the lower corner in min-max scaled units = √(columns at their upper bound)
-    order = sorted(range(len(bits)), key=lambda i: (-bits[i].sum(), tuple(-bits[i])))
-    order.insert(1, order.pop())  # the lower corner (fewest upper bounds) second
-    chosen = bits[order[:count]]
-    return lower + chosen * (upper - lower)
-
-
-def has_public_domain(name: str) -> str | None:
-    """None when ``name`` can take a crafted canary, else why not."""
-    from dpcheck.audit import datasets
-
-    if name.endswith(datasets.REPLACE_SUFFIX):
-        return (f"dataset {name!r} plays the replace-one game; a crafted canary is added to D (add/remove "
-                "neighbours): drop the '+replace' suffix")
-    base, _ = datasets.split_background(name)
-    if base not in (*datasets.DATASETS, "csv"):
-        return f"dataset {name!r} has no public domain dpcheck knows"
-    return None
-
-
-def check_craftable(name: str) -> None:
-    problem = has_public_domain(name)
-    if problem:
-        raise ValueError(f"--target craft needs a dataset with a public domain: {problem}")
-
-
-def _public_rows(name: str, data: dict | None) -> tuple[np.ndarray, Any]:
-    """(D′ rows, a dataset giving columns, bounds, schema and the default synthetic row count)."""
-    from dpcheck.audit import datasets
-
-    if name == "csv":
-        if data is None:
-            raise ValueError("the csv dataset needs its files")
-        like = datasets.user_csv(data["csv"], data["schema"], 0, data.get("sha256", ""))
-        return like.with_target, like  # every row of the CSV
-    if name == "cervical":
-        like = datasets.cervical(0)
-        return like.with_target, like  # the whole training split
-    like = datasets.load(name)
-    return like.without_target, like
-
-
-def crafted_dataset(name: str, target: str, data: dict | None = None) -> Any:
-    """The audit dataset with crafted candidate K of ``target = "craft:K"`` added to D."""
-    check_craftable(name)
-    index = candidate_index(target)
-    if index is None:
-        raise ValueError("choose the crafted candidate first (dpcheck.audit.crafting.resolve_craft), "
-                         "or give 'craft:K'")
-    files = (data["csv"], data["schema"], data.get("sha256", "")) if name == "csv" and data else None
-    return _crafted(name, index, files)
-
-
-@functools.lru_cache(maxsize=16)
-def _crafted(name: str, index: int, files: tuple[str, str, str] | None) -> Any:
-    from dpcheck.audit import datasets
-
-    data = dict(zip(("csv", "schema", "sha256"), files)) if files else None
-    rows, like = _public_rows(name, data)
-    pool = candidates(like.lower, like.upper, index + 1)
-    if index >= len(pool):
-        raise ValueError(f"craft:{index}: the public domain of {name} has only {len(pool)} crafted candidates")
-    default_rows = len(rows) if name in ("csv", "cervical") else like.default_synth_rows
-    return datasets.AuditDataset(name, np.vstack([rows, pool[index][None, :]]), rows, len(rows), like.columns,
-                                 like.lower, like.upper, default_synth_rows=default_rows, schema=like.schema)
+from dpcheck.audit.canary import (  # noqa: F401 - re-exported: the crafted canary's names and candidates
+    _PATTERN, CRAFT, MAX_COLUMNS_ALL, SAMPLE_SEED, candidate_index, candidates, check_target, is_craft,
+)
+from dpcheck.audit.datasets import (  # noqa: F401 - re-exported: D = D′ + the crafted canary
+    _crafted, check_craftable, crafted_dataset, has_public_domain,
+)
+from dpcheck.audit.datasets import public_rows as _public_rows
 
 
 def _key(spec: Any, count: int, mini_runs: int, attack: str) -> str:

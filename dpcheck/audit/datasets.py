@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from dpcheck.audit.canary import candidate_index, candidates
+from dpcheck.audit.seeds import CERVICAL_SPLIT_SEED
 from dpcheck.audit.spec import WORLD_IN
 from dpcheck.targets.base import Column, Schema
 
@@ -45,8 +47,6 @@ CERVICAL_SPARSE = (
     "STDs_pelvic_inflammatory_disease", "STDs_Hepatitis_B", "STDs_molluscum_contagiosum", "STDs_HPV",
 )
 CERVICAL_LABEL = "Biopsy"
-#: the audit paper's split: stratified 80/20 on Biopsy with seed 13 (686 training rows of 858)
-CERVICAL_SPLIT_SEED = 13
 #: the columns of the Kaggle/UCI file, in its order (the shipped copy's names)
 CERVICAL_COLUMNS = (
     "Age", "N_sex_partners", "First_sex_intercourse", "N_pregnancies", "Smokes", "Smokes_years",
@@ -127,8 +127,6 @@ def check_name(name: str) -> None:
 
 def load(name: str, target: int | str | None = None, data: dict | None = None) -> AuditDataset:
     if isinstance(target, str):  # "craft:K": D′ = the public rows, D = D′ + a crafted canary
-        from dpcheck.audit.crafting import crafted_dataset
-
         return crafted_dataset(name, target, data)
     if name == "csv":
         if data is None or target is None:
@@ -353,3 +351,59 @@ def farthest_records(data: np.ndarray, lower: np.ndarray, upper: np.ndarray, cou
     nearest = np.sort(dist, axis=1)[:, :k].mean(axis=1)
     order = np.lexsort((np.arange(len(data)), -nearest))  # ties: lower index first
     return [int(i) for i in order[:count]]
+
+
+# ---------------------------------------------------------------- crafted canaries (dpcheck.audit.crafting)
+
+def has_public_domain(name: str) -> str | None:
+    """None when ``name`` can take a crafted canary, else why not."""
+    if name.endswith(REPLACE_SUFFIX):
+        return (f"dataset {name!r} plays the replace-one game; a crafted canary is added to D (add/remove "
+                "neighbours): drop the '+replace' suffix")
+    base, _ = split_background(name)
+    if base not in (*DATASETS, "csv"):
+        return f"dataset {name!r} has no public domain dpcheck knows"
+    return None
+
+
+def check_craftable(name: str) -> None:
+    problem = has_public_domain(name)
+    if problem:
+        raise ValueError(f"--target craft needs a dataset with a public domain: {problem}")
+
+
+def public_rows(name: str, data: dict | None) -> tuple[np.ndarray, AuditDataset]:
+    """(D′ rows, a dataset giving columns, bounds, schema and the default synthetic row count)."""
+    if name == "csv":
+        if data is None:
+            raise ValueError("the csv dataset needs its files")
+        like = user_csv(data["csv"], data["schema"], 0, data.get("sha256", ""))
+        return like.with_target, like  # every row of the CSV
+    if name == "cervical":
+        like = cervical(0)
+        return like.with_target, like  # the whole training split
+    like = load(name)
+    return like.without_target, like
+
+
+def crafted_dataset(name: str, target: str, data: dict | None = None) -> AuditDataset:
+    """The audit dataset with crafted candidate K of ``target = "craft:K"`` added to D."""
+    check_craftable(name)
+    index = candidate_index(target)
+    if index is None:
+        raise ValueError("choose the crafted candidate first (dpcheck.audit.crafting.resolve_craft), "
+                         "or give 'craft:K'")
+    files = (data["csv"], data["schema"], data.get("sha256", "")) if name == "csv" and data else None
+    return _crafted(name, index, files)
+
+
+@functools.lru_cache(maxsize=16)
+def _crafted(name: str, index: int, files: tuple[str, str, str] | None) -> AuditDataset:
+    data = dict(zip(("csv", "schema", "sha256"), files)) if files else None
+    rows, like = public_rows(name, data)
+    pool = candidates(like.lower, like.upper, index + 1)
+    if index >= len(pool):
+        raise ValueError(f"craft:{index}: the public domain of {name} has only {len(pool)} crafted candidates")
+    default_rows = len(rows) if name in ("csv", "cervical") else like.default_synth_rows
+    return AuditDataset(name, np.vstack([rows, pool[index][None, :]]), rows, len(rows), like.columns,
+                        like.lower, like.upper, default_synth_rows=default_rows, schema=like.schema)

@@ -10,16 +10,13 @@ from typing import Any
 import numpy as np
 
 from dpcheck.audit import attacks, datasets, stats
+from dpcheck.audit.errors import AuditRunError
 from dpcheck.audit.executor import Task
 from dpcheck.audit.progress import NullProgress
+from dpcheck.audit.selection import features_of, release_features_of  # noqa: F401 - re-exported
 from dpcheck.audit.spec import (DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS,
                                 AuditSpec)
 from dpcheck.audit.store import RunRecord, Store
-
-
-
-class AuditRunError(RuntimeError):
-    """A shadow run raised: the implementation cannot be audited with this spec."""
 
 
 @dataclass
@@ -220,37 +217,6 @@ def release_size_finding(records: list[RunRecord]) -> dict[str, Any] | None:
         message += ": the size of the release reveals membership"
     return {"category": "general", "reveals_input_size": reveals, "release_sizes_with_target": sizes[WORLD_IN],
             "release_sizes_without_target": sizes[WORLD_OUT], "message": message}
-
-
-def features_of(spec: AuditSpec, records: list[RunRecord], dataset: datasets.AuditDataset,
-                runs: int) -> dict[int, np.ndarray]:
-    if spec.attack in RELEASE_ATTACKS:
-        return release_features_of(records, runs)
-    if spec.attack in WHITEBOX_ATTACKS:
-        from dpcheck.audit import whitebox
-
-        return whitebox.features_of(spec.attack, records, runs)
-    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
-    for r in records:
-        if r.index < runs:
-            feats[r.world].append(attacks.featurize(spec.attack, r.synth[: r.rows_requested], dataset))
-    for w in WORLDS:
-        if len(feats[w]) != runs:
-            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
-    return {w: np.vstack(f) for w, f in feats.items()}
-
-
-def release_features_of(records: list[RunRecord], runs: int) -> dict[int, np.ndarray]:
-    """Release attack: per run, [failed?, release length, released values zero-padded to the longest]."""
-    chosen = [r for r in records if r.index < runs]
-    width = max((int(r.synth.size) for r in chosen), default=0)
-    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
-    for r in sorted(chosen, key=lambda r: r.index):
-        feats[r.world].append(attacks.release_features(r.synth, width))
-    for w in WORLDS:
-        if len(feats[w]) != runs:
-            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
-    return {w: np.vstack(f) for w, f in feats.items()}
 
 
 def evaluate(spec: AuditSpec, records: list[RunRecord], runs: int, *,

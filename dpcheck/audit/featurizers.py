@@ -174,9 +174,17 @@ def correlation_features(synth: np.ndarray) -> np.ndarray:
     return np.clip(np.nan_to_num(corr[upper], nan=0.0, posinf=0.0, neginf=0.0), -1.0, 1.0)
 
 
-def ensemble_features(synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
-    from dpcheck.audit.attacks import groundhog_features
+def groundhog_features(synth: np.ndarray) -> np.ndarray:
+    """GroundHog's naive features (dpcheck.audit.attacks re-exports them): per column min, max, mean, median, std."""
+    if synth.shape[0] == 0:
+        return np.zeros(5 * synth.shape[1])
+    x = synth.astype(float)
+    feats = np.concatenate([x.min(axis=0), x.max(axis=0), x.mean(axis=0),
+                            np.median(x, axis=0), x.std(axis=0)])
+    return np.nan_to_num(feats, nan=0.0, posinf=1e12, neginf=-1e12)
 
+
+def ensemble_features(synth: np.ndarray, dataset: AuditDataset) -> np.ndarray:
     return np.concatenate([groundhog_features(synth), histogram_features(synth, dataset),
                            correlation_features(synth)])
 

@@ -136,3 +136,11 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray, *, confidence: float)
     mu = mu_from_rates(alpha, beta)
     keys = np.lexsort((candidates, fp + fn, -np.asarray(mu)))
     return float(candidates[keys[0]])
+
+
+def mu_for(epsilon: float, delta: float) -> float:
+    """The μ whose μ-GDP gives exactly (ε, δ): the analytic Gaussian calibration."""
+    hi = 1.0
+    while gdp_delta(epsilon, hi) < delta:
+        hi *= 2.0
+    return float(brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-9, hi, xtol=1e-13))

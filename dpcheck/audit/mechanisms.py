@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import dpsgd
+from dpcheck.audit import refdpsgd
+from dpcheck.audit.released import ReleasedModel
 from dpcheck.vendored_impls._common import as_numeric_array
 
 MAX_CELLS = 4096
@@ -95,8 +96,6 @@ class LaplaceCounts:
 
     def release_model(self) -> Any:
         """The noisy counts, and the released probability of a record's cell as the critic."""
-        from dpcheck.audit.whitebox import ReleasedModel
-
         if self._p is None or self._noisy is None or self._domain is None:
             raise RuntimeError("call fit() before release_model()")
         p, (lo, sizes) = self._p.copy(), self._domain
@@ -165,8 +164,6 @@ class LaplaceMarginals:
     def release_model(self) -> Any:
         """Per column the bin edges and noisy counts; the product of a record's cell probabilities
         over the columns as the critic."""
-        from dpcheck.audit.whitebox import ReleasedModel
-
         if not self._p:
             raise RuntimeError("call fit() before release_model()")
         columns = [(e.copy(), i, p.copy()) for e, i, p in zip(self._edges, self._integer, self._p)]
@@ -196,7 +193,7 @@ class DataBoundsMarginals(LaplaceMarginals):
 
 
 REFERENCE = {cls.name: cls for cls in (LaplaceCounts, MeanScaledCounts, LaplaceMarginals, DataBoundsMarginals)}
-REFERENCE.update({cls.name: cls for cls in dpsgd.ADAPTERS})  # releases parameters, not rows (dpcheck.audit.dpsgd)
+REFERENCE.update({cls.name: cls for cls in refdpsgd.ADAPTERS})  # releases parameters, not rows (dpcheck.audit.dpsgd)
 #: reference mechanisms that are correct (must pass) vs deliberately broken (must be caught)
 CORRECT = ("ref-laplace", "ref-marginals")
 BROKEN = ("ref-broken", "ref-leaky-bounds")

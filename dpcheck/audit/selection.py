@@ -16,6 +16,9 @@ import numpy as np
 
 from dpcheck.audit import attacks, featurizers
 from dpcheck.audit.datasets import AuditDataset
+from dpcheck.audit.errors import AuditRunError
+from dpcheck.audit.spec import RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLDS, AuditSpec
+from dpcheck.audit.store import RunRecord
 
 AUTO = "auto"
 CANDIDATES = ("querybased", "querybased-subsets", "groundhog", "groundhog-histogram", "groundhog-correlation",
@@ -27,8 +30,6 @@ RULE = ("highest validation CP ε_emp, then validation AUC, then candidate order
 def analyse(spec: Any, records: list, dataset: AuditDataset, runs: int, *,
             bound_confidence: float) -> attacks.AttackOutcome:
     """The attack outcome of ``spec`` on the first ``runs`` stored runs per world."""
-    from dpcheck.audit.engine import features_of
-
     kwargs = dict(split=spec.split, seed=spec.seed, delta=spec.delta, confidence=bound_confidence)
     if spec.attack != AUTO:
         from dpcheck.audit import dpsgd
@@ -47,6 +48,37 @@ def analyse(spec: Any, records: list, dataset: AuditDataset, runs: int, *,
         except ValueError as exc:  # e.g. querybased on a large domain
             skipped[name] = str(exc)
     return select(features, skipped=skipped, **kwargs)
+
+
+def features_of(spec: AuditSpec, records: list[RunRecord], dataset: AuditDataset,
+                runs: int) -> dict[int, np.ndarray]:
+    if spec.attack in RELEASE_ATTACKS:
+        return release_features_of(records, runs)
+    if spec.attack in WHITEBOX_ATTACKS:
+        from dpcheck.audit import whitebox
+
+        return whitebox.features_of(spec.attack, records, runs)
+    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
+    for r in records:
+        if r.index < runs:
+            feats[r.world].append(attacks.featurize(spec.attack, r.synth[: r.rows_requested], dataset))
+    for w in WORLDS:
+        if len(feats[w]) != runs:
+            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
+    return {w: np.vstack(f) for w, f in feats.items()}
+
+
+def release_features_of(records: list[RunRecord], runs: int) -> dict[int, np.ndarray]:
+    """Release attack: per run, [failed?, release length, released values zero-padded to the longest]."""
+    chosen = [r for r in records if r.index < runs]
+    width = max((int(r.synth.size) for r in chosen), default=0)
+    feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}
+    for r in sorted(chosen, key=lambda r: r.index):
+        feats[r.world].append(attacks.release_features(r.synth, width))
+    for w in WORLDS:
+        if len(feats[w]) != runs:
+            raise AuditRunError(f"expected {runs} stored runs in world {w}, found {len(feats[w])}")
+    return {w: np.vstack(f) for w, f in feats.items()}
 
 
 def select(features: dict[str, dict[int, np.ndarray]], *, split: tuple[float, float, float], seed: int,

@@ -89,7 +89,7 @@ class AuditSpec:
     data: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        from dpcheck.audit.crafting import check_target
+        from dpcheck.audit.canary import check_target
 
         check_target(self.target)
         if self.attack not in ATTACKS:
@@ -116,7 +116,7 @@ class AuditSpec:
         if self.data is not None:  # absent otherwise, so earlier stores keep their hashes
             generation["data"] = dict(self.data)
         if self.dataset == "cervical":  # runs stored under the earlier split (seed 0) are not reused
-            from dpcheck.audit.datasets import CERVICAL_SPLIT_SEED
+            from dpcheck.audit.seeds import CERVICAL_SPLIT_SEED
 
             generation["split_seed"] = CERVICAL_SPLIT_SEED
         return _canonical(generation)

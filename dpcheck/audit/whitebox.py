@@ -24,11 +24,11 @@ runs that store synthetic data; one stored run serves both white-box attacks.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpcheck.audit.released import ReleasedModel
 from dpcheck.audit.spec import WHITEBOX_ATTACKS, WORLDS
 
 BLACK_BOX, WHITE_BOX_PASSIVE = "black-box", "white-box (passive)"
@@ -37,18 +37,10 @@ WHITE_BOX_ACTIVE_GRADIENT, ACTIVE_CRAFTED = "white-box (active): gradient canary
 LIMIT = 1e12
 
 
-@dataclass(frozen=True)
-class ReleasedModel:
-    """What an adapter releases besides synthetic data (see the module docstring)."""
-
-    params: np.ndarray
-    critic: Callable[[np.ndarray], np.ndarray] | None = None
-
-
 def threat_model_of(spec: Any) -> str:
     """The threat model an audit's result belongs to, from its attack (and the active canaries of
     dpcheck.audit.dpsgd and dpcheck.audit.crafting)."""
-    from dpcheck.audit.crafting import is_craft
+    from dpcheck.audit.canary import is_craft
     from dpcheck.audit.dpsgd import uses_gradient_canary
 
     if uses_gradient_canary(spec):
@@ -61,7 +53,7 @@ def check_supported(impl: str, attack: str) -> None:
     """Refuse, before any run, a white-box attack on an implementation that releases no model."""
     if attack not in WHITEBOX_ATTACKS:
         return
-    from dpcheck.audit.engine import is_target
+    from dpcheck.targets.registry import is_target
 
     lacks = (f"--attack {attack} is a white-box attack: it reads the model an implementation releases "
              "through release_model(), but")

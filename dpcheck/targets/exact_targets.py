@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import brentq
 
+from dpcheck.audit.gdp import mu_for
 from dpcheck.targets.base import Schema, TargetError, TargetInfo
 
 MAX_CELLS = 4096
@@ -60,16 +60,6 @@ class RandomizedResponse:
         occupied = _counts(*_domain_codes(data, schema)) > 0
         flip = np.random.default_rng(seed).random(occupied.shape) < 1.0 / (1.0 + math.exp(epsilon))
         return (occupied ^ flip).astype(np.float64)
-
-
-def mu_for(epsilon: float, delta: float) -> float:
-    """The μ whose μ-GDP gives exactly (ε, δ): the analytic Gaussian calibration."""
-    from dpcheck.audit.gdp import gdp_delta
-
-    hi = 1.0
-    while gdp_delta(epsilon, hi) < delta:
-        hi *= 2.0
-    return float(brentq(lambda m: gdp_delta(epsilon, m) - delta, 1e-9, hi, xtol=1e-13))
 
 
 class GaussianMarginals:
