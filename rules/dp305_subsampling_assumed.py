@@ -15,7 +15,8 @@ from ._dp5_util import ident
 _RATE_CALLS = re.compile(
     r"^(?:compute_rdp|compute_heterogeneous_rdp|_compute_rdp|compute_rdp_tf|PoissonSampledDpEvent|"
     r"get_noise_multiplier|compute_epsilon\w*|get_epsilon|step|accumulate_privacy_spending|compose|"
-    r"compute_dp_sgd_privacy\w*|compute_dp_sgd_privacy_statement|apply_dp_sgd_analysis|get_privacy_spent)$"
+    r"compute_dp_sgd_privacy\w*|compute_dp_sgd_privacy_statement|apply_dp_sgd_analysis|get_privacy_spent|"
+    r"PrivacyEngine)$"
 )
 #: tf-privacy entry points that derive q = batch_size / n themselves (Poisson sampling)
 _IMPLIED_RATE = re.compile(r"^(?:compute_dp_sgd_privacy\w*|apply_dp_sgd_analysis)$")
@@ -78,6 +79,13 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _engine_rate(call: cst.Call, name: str) -> bool:
+    """A privacy engine told the batch and the dataset size (private-transformers, Opacus 0.x):
+    it accounts q = batch_size / sample_size as Poisson subsampling."""
+    return name == "PrivacyEngine" and _keyword(call, "batch_size") is not None and (
+        _keyword(call, "sample_size") is not None or _keyword(call, "sample_rate") is not None)
+
+
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
@@ -111,7 +119,7 @@ class SubsamplingAssumed(Rule):
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
     )
-    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_rate", "sampling_rate", "sampling_probability", "q =",
+    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "q =",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis")
     requires_dp_context = True
 
@@ -119,7 +127,7 @@ class SubsamplingAssumed(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a batch source (``choice``, ``randint``, ``DataLoader``, ``batch``, ``fit``,
         ``poisson_sampling=``) in a file that calls an accountant."""
-        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "make_private",
+        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "make_private", "RandomSampler",
                                     "make_private_with_epsilon"}) or "poisson_sampling" in facts.source \
             or bool(facts.nodes(ast.Slice))
 
@@ -201,6 +209,17 @@ def test_split_and_pad(global_batch_size, minibatch_size):
     indices = np.random.randint(0, num_examples, size=global_batch_size)
     return split_and_pad_global_batch(indices, minibatch_size)
 """,
+        # a shuffled test loader next to a Poisson training loader
+        """
+from torch.utils.data import DataLoader
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def loaders(train_set, test_set, batch_size, sample_rate, accountant, sigma):
+    train_loader = DataLoader(train_set, batch_sampler=UniformWithReplacementSampler(
+        num_samples=len(train_set), sample_rate=sample_rate))
+    test_loader = DataLoader(test_set, batch_size=batch_size, shuffle=True)
+    accountant.step(noise_multiplier=sigma, sample_rate=sample_rate)
+    return train_loader, test_loader
+""",
         # a sampler built for Poisson subsampling
         """
 from torch.utils.data import DataLoader
@@ -273,6 +292,17 @@ def train(input_data, batch_size, epochs, accountant):
             accountant.accumulate_privacy_spending(q, sigma=1.1)
             step(input_data[batch_idxs])
 """,
+        # private-transformers: a RandomSampler feeds fixed batches, the engine accounts batch / sample_size
+        """
+from torch.utils.data import DataLoader, RandomSampler
+from private_transformers import PrivacyEngine
+def train(model, optimizer, dataset, batch_size, epochs, target_epsilon):
+    sampler = RandomSampler(dataset)  # <-
+    loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
+    engine = PrivacyEngine(model, batch_size=batch_size, sample_size=len(dataset), epochs=epochs,
+                           target_epsilon=target_epsilon)
+    engine.attach(optimizer)
+""",
         # indices drawn with randint, accounted with a sampling probability
         """
 import torch
@@ -295,7 +325,8 @@ def dp_train(data, batch_size, sigma, steps, accountant):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None):
+        if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
+                                        or _engine_rate(node, name)):
             self._accounted.append(node)
         if name in _EPSILON_READS:
             self._epsilon_read = True
@@ -354,7 +385,11 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 return None
             if any(_batch_named(a) for a in args[1:]) or self._batch_target(node):
                 return "draws batch indices with replacement (`randint`)"
+        elif name == "RandomSampler":
+            return "shuffles the data into fixed-size batches (`RandomSampler`)"
         elif name == "DataLoader":
+            if self._evaluation_target(node):
+                return None
             shuffle = _keyword(node, "shuffle")
             if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
                     and _keyword(node, "batch_sampler") is None:
@@ -370,6 +405,14 @@ def dp_train(data, batch_size, sigma, steps, accountant):
             if shuffle is None or _true(shuffle.value):
                 return "trains on fixed-size shuffled batches (Keras `fit(batch_size=…)`)"
         return None
+
+    def _evaluation_target(self, node: cst.Call) -> bool:
+        """Assigned to a test/validation loader (``test_loader = DataLoader(...)``): not training."""
+        parent = self.ctx.analysis.parent(node)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            name = ident(parent.targets[0].target) or ""
+            return bool(words(name) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
+        return False
 
     def _batch_target(self, node: cst.Call) -> bool:
         parent = self.ctx.analysis.parent(node)

@@ -11,6 +11,8 @@ from ._dp5_util import ident
 
 _STEP_KEYWORDS = frozenset({"steps", "num_steps", "n_steps", "iterations", "T", "step", "global_step", "t",
                             "num_iterations", "n_iter", "rounds", "num_rounds", "epochs", "num_epochs"})
+#: accountant calls whose steps argument is positional: name -> index
+_POSITIONAL_STEPS = {"compute_rdp": 2, "apply_dp_sgd_analysis": 2, "compute_rdp_sample_without_replacement": 2}
 #: calls that take a training step (the step the count must include)
 _TRAIN_CALLS = frozenset({
     "backward", "step", "minimize", "apply_gradients", "run", "train_step", "train_on_batch", "optimize",
@@ -62,7 +64,8 @@ class StepsOffByOne(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an accountant call inside a ``for`` loop over ``range``."""
-        return "range" in facts.called and any(ACCOUNTANT_CALL.match(name) for name in facts.called)
+        return "range" in facts.called and any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS
+                                               for name in facts.called)
 
     VALID = (
         # the count includes the step just taken
@@ -128,6 +131,13 @@ def run(model, loader, epochs, sigma, q, delta):
         eps = compute_epsilon(steps=epoch * len(loader), noise_multiplier=sigma, q=q, delta=delta)  # <-
         print(epoch, eps)
 """,
+        # tf-privacy's analysis with the loop index as the step count
+        """
+def train(model, data, iters, q, sigma, orders, delta):
+    for iter in range(iters):
+        model.train_step(data.next())
+        eps, _ = apply_dp_sgd_analysis(q, sigma, iter, orders, delta)  # <-
+""",
         # tqdm over range
         """
 from tqdm import tqdm
@@ -140,7 +150,7 @@ def fit(self, n_iter):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if not ACCOUNTANT_CALL.match(name):
+        if not (ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS):
             return
         steps = self._steps_argument(node, name)
         if steps is None or _adds_one(steps):
@@ -172,8 +182,8 @@ def fit(self, n_iter):
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         if len(positional) == 1 and words(name) & {"epsilon", "eps", "privacy", "spent"}:
             return positional[0]
-        if name == "compute_rdp" and len(positional) >= 3:
-            return positional[2]
+        if name in _POSITIONAL_STEPS and len(positional) > _POSITIONAL_STEPS[name]:
+            return positional[_POSITIONAL_STEPS[name]]
         return None
 
     def _step_before(self, loop: cst.For, call: cst.Call) -> bool:
