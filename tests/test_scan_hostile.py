@@ -122,12 +122,17 @@ class SegfaultsInWorker(LeakCall):
         super().visit_Call(node)
 
 
-class Sleeps(LeakCall):
+class Stalls(LeakCall):
+    """Never finishes a file that calls ``stall()``: computing (``busy``) or blocked (``sleep``)."""
+
     id = "DP996"
 
     def visit_Call(self, node) -> None:
-        if "sleep" in self.ctx.source:
-            time.sleep(60)
+        if "stall(" in self.ctx.source:
+            end = time.monotonic() + 120
+            while time.monotonic() < end:
+                if "sleep" in self.ctx.source:
+                    time.sleep(1)
         super().visit_Call(node)
 
 
@@ -146,13 +151,15 @@ def test_a_worker_killed_by_a_signal_is_reported_and_the_scan_goes_on(tmp_path):
     assert "SIGSEGV" in result.findings[0].message
 
 
-def test_a_file_over_the_time_limit_is_stopped_and_reported(tmp_path):
+@pytest.mark.parametrize("how", ["busy", "sleep"])
+def test_a_file_over_the_time_limit_is_stopped_and_reported(tmp_path, how):
+    """1 s of CPU time for a computing worker; ten times that of wall clock for a blocked one."""
     project(tmp_path)
-    write(tmp_path, "a_sleep.py", "leak(sleep)\n")
+    write(tmp_path, "a_stall.py", f"leak(x)\nstall({how})\n")
     write(tmp_path, "b.py", "leak(y)\n")
-    result = isolated(tmp_path, (Sleeps,), file_timeout=1.0)
-    assert [(Path(f.path).name, f.rule) for f in result.findings] == [("a_sleep.py", "DP007"), ("b.py", "DP996")]
-    assert "still running after 1 s" in result.findings[0].message
+    result = isolated(tmp_path, (Stalls,), file_timeout=1.0)
+    assert [(Path(f.path).name, f.rule) for f in result.findings] == [("a_stall.py", "DP007"), ("b.py", "DP996")]
+    assert "stopped after 1 s of CPU time" in result.findings[0].message and not result.crashed
 
 
 def test_a_file_over_the_memory_limit_is_reported_and_the_rest_is_written(tmp_path):

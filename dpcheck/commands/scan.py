@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-depth", metavar="N",
                    help="files nested deeper than N levels are reported as not analysed, DP007 (default 400)")
     p.add_argument("--file-timeout", metavar="SECONDS",
-                   help="stop analysing a file after this long and report it as not analysed (default 120)")
+                   help="stop analysing a file after this many seconds of CPU time (or 10x that of wall clock) "
+                        "and report it as not analysed, DP007 (default 120)")
     p.add_argument("--max-memory", metavar="SIZE",
                    help="address-space limit of each analysing process, e.g. 4G (default 4G)")
     p.add_argument("--baseline", metavar="FILE", help="hide findings recorded in this baseline")

@@ -582,8 +582,8 @@ class Engine:
             item = pending[outcome.index]
             shown = item.candidate.display
             if outcome.timed_out:
-                message = (f"not analysed: still running after {cfg.file_timeout:g} s, stopped "
-                           "(--file-timeout to raise the limit)")
+                message = (f"not analysed: stopped after {cfg.file_timeout:g} s of CPU time (or {10 * cfg.file_timeout:g} s "
+                           "without finishing; --file-timeout to raise the limit)")
                 yield item, Analysis([diag.diagnostic(diag.NOT_ANALYSED, shown, message)], False, False, cacheable=False)
             elif outcome.died:
                 message = (f"not analysed: the process analysing it {outcome.died}, twice (memory limit "

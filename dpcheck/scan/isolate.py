@@ -6,8 +6,11 @@ the rules and the sources: only an index goes down the pipe and an ``Analysis`` 
 its address space with ``RLIMIT_AS`` and analyses one file at a time. The parent waits on every
 worker's pipe and process sentinel:
 
-* a file still running after ``timeout`` seconds: its worker is killed and the file is reported
-  as over the time limit (``timed_out``);
+* a file that used ``timeout`` seconds of CPU time (read from ``/proc``; wall-clock time where
+  there is no ``/proc``), or ten times that in wall-clock time (a worker that hangs without
+  computing): its worker is killed and the file is reported as over the time limit
+  (``timed_out``). CPU time, so that a machine shared with other jobs does not stop legitimate
+  large files;
 * a worker that dies (signal, ``os._exit``, out of memory): its file is retried once in a fresh
   worker — the kernel may have killed it for another process's memory — and reported as
   ``died`` if it kills that one too.
@@ -24,6 +27,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+_POLL = 0.5
 
 
 @dataclass
@@ -65,10 +72,29 @@ class _Worker:
         child_conn.close()
         self.index: int | None = None
         self.started = 0.0
+        self.cpu_start = 0.0
 
     def give(self, index: int) -> None:
         self.index, self.started = index, time.monotonic()
+        self.cpu_start = self.cpu() or 0.0
         self.conn.send(index)
+
+    def cpu(self) -> float | None:
+        """CPU seconds the worker has used so far, ``None`` where ``/proc`` cannot tell."""
+        try:
+            with open(f"/proc/{self.process.pid}/stat", "rb") as handle:
+                fields = handle.read().rsplit(b")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / _TICKS
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def over(self, timeout: float) -> bool:
+        """The current file has used up its time: ``timeout`` s of CPU, or 10× that of wall clock."""
+        wall = time.monotonic() - self.started
+        used = self.cpu()
+        if used is None:
+            return wall >= timeout
+        return used - self.cpu_start >= timeout or wall >= 10 * timeout
 
     def stop(self, kill: bool = False) -> None:
         if kill:
@@ -109,8 +135,8 @@ def run(work: Callable[[int], Any], count: int, jobs: int, timeout: float, memor
                 worker.give(queue.pop())
         while any(w.index is not None for w in workers):
             busy = [w for w in workers if w.index is not None]
-            deadline = min(w.started for w in busy) + timeout if timeout > 0 else None
-            wait_for = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            # CPU time is polled: wake up at least every _POLL seconds while a limit applies
+            wait_for = _POLL if timeout > 0 else None
             ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], wait_for)
             for worker in busy:
                 index = worker.index
@@ -129,7 +155,7 @@ def run(work: Callable[[int], Any], count: int, jobs: int, timeout: float, memor
                     else:
                         worker.index = None
                         yield Outcome(got, value)
-                elif timeout > 0 and time.monotonic() - worker.started >= timeout:
+                elif timeout > 0 and worker.over(timeout):
                     replace = True
                     yield Outcome(index, timed_out=True)
                 if replace:
