@@ -225,6 +225,16 @@ def test_pyproject_cache_dir_cannot_leave_the_project(tmp_path):
     assert not (tmp_path / "elsewhere").exists()
 
 
+def test_a_committed_symlink_cannot_send_the_default_cache_elsewhere(tmp_path):
+    project(tmp_path / "proj")
+    write(tmp_path / "proj", "gan.py", XOR)
+    (tmp_path / "outside").mkdir()
+    os.symlink(tmp_path / "outside", tmp_path / "proj" / ".dpcheck")
+    code, report, err = run_scan(tmp_path / "proj", "gan.py")
+    assert code == 1 and len(report["findings"]) == 2 and "not caching" in err
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
 # -- 3. walking is finite and complete ----------------------------------------------------
 
 
@@ -248,7 +258,7 @@ def test_an_unlistable_folder_is_reported_not_skipped():
         nobody = os.geteuid() == 0
         code, report, err = run_scan(folder, "--no-cache", ".", as_nobody=nobody)
         assert code == 1, err
-        assert rules_at(report) == [("sec", 1, "DP009")]
+        assert rules_at(report) == [("sec", 1, "DP009")] and report["summary"]["files"] == 1
         assert "Permission denied" in report["findings"][0]["message"]
         code, report, err = run_scan(folder, "--no-cache", "sec/gan.py", as_nobody=nobody)
         assert code == 1 and "Traceback" not in err and rules_at(report) == [("sec/gan.py", 1, "DP002")]

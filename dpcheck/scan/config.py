@@ -64,13 +64,18 @@ class ScanConfig:
         """CLI flags replace the file's values; ``None`` means "flag not given"."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
-    def default_cache_dir(self) -> Path:
+    def default_cache_dir(self) -> Path | None:
+        """The cache folder; ``None`` (no cache) when the default ``.dpcheck/cache`` resolves
+        outside the project — a committed symlink must not make dpcheck write elsewhere."""
         env = os.environ.get("DPCHECK_CACHE_DIR")
         if self.cache_dir is not None:
             return self.cache_dir
         if env:
             return Path(env)
-        return self.root / ".dpcheck" / "cache"
+        folder = self.root / ".dpcheck" / "cache"
+        root = self.root.resolve()
+        resolved = folder.resolve()
+        return folder if resolved == root or root in resolved.parents else None
 
 
 def find_pyproject(start: Path) -> Path | None:

@@ -414,7 +414,12 @@ class Engine:
         self.cache: ResultCache | None = None
         if use_cache:
             salt = make_salt(__version__, ids, rule_code_files(self.rules), f"max={config.max_file_size},depth={config.max_depth}")
-            self.cache = ResultCache(config.default_cache_dir(), salt)
+            directory = config.default_cache_dir()
+            if directory is None:
+                print("dpcheck: warning: .dpcheck/cache leads outside the project (a symlink); not caching",
+                      file=sys.stderr)
+            else:
+                self.cache = ResultCache(directory, salt)
 
     def scan(self, paths: Sequence[str | os.PathLike[str]], extra: Sequence[Candidate] = ()) -> ScanResult:
         """Scan ``paths`` (files or folders) and the ready-made ``extra`` candidates (e.g. the
@@ -440,7 +445,7 @@ class Engine:
         shas: dict[str, str] = {}
         candidates = discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES)
         for candidate in _chain_unique(candidates, extra):
-            stats.files += 1
+            stats.files += not (candidate.problem or "").startswith("unlistable")
             result = self._prepare(candidate, stats)
             if isinstance(result, list):
                 collect(result)
