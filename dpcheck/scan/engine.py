@@ -268,7 +268,7 @@ def _not_analysed(
 
 def _map_back(findings: list[Finding], converted: py2.Converted, source: str) -> list[Finding]:
     """Findings on the converted text, at their columns (and snippets) in the original."""
-    lines = source.splitlines()
+    lines = source.split("\n")
     out = []
     for f in findings:
         snippet = lines[f.line - 1].strip() if f.snippet and 0 < f.line <= len(lines) else f.snippet

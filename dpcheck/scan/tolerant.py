@@ -166,11 +166,12 @@ def _statement_at(tree: ast.Module, line: int) -> tuple[int, int] | None:
 
 
 def _blank(text: str, first: int, last: int) -> str:
-    lines = text.splitlines(keepends=True)
+    # split on "\n" only: str.splitlines also splits on form feeds and other characters that
+    # neither parser counts as line breaks
+    lines = text.split("\n")
     head = lines[first - 1]
     indent = head[: len(head) - len(head.lstrip(" \t"))]
-    ending = "\n"
-    lines[first - 1] = f"{indent}pass{ending}"
+    lines[first - 1] = f"{indent}pass"
     for i in range(first, min(last, len(lines))):
-        lines[i] = ending
-    return "".join(lines)
+        lines[i] = ""
+    return "\n".join(lines)
