@@ -110,6 +110,13 @@ def test_dying_workers_in_a_pool_are_errors_too(adapters, tmp_path, capsys):
     assert code == 2 and "exited with status 0" in one_error_line(capsys.readouterr().err)
 
 
+@pytest.mark.parametrize("adapter, says", [("ExitZero", "sys.exit(0)"), ("Killed", "killed by SIGKILL")])
+def test_one_run_audits_of_user_code_that_exits_are_errors(adapters, tmp_path, capsys, adapter, says):
+    code = main(["audit", "--impl", f"{adapters}:{adapter}", "--one-run", "20"])
+    line = one_error_line(capsys.readouterr().err)
+    assert code == 2 and f"one-run audit of {adapters}:{adapter} failed" in line and says in line
+
+
 def test_a_hanging_fit_is_stopped_by_the_run_timeout(adapters, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HOSTILE_FLAG", str(tmp_path / "started"))
     code = audit(tmp_path, f"{adapters}:Hang", "--run-timeout", "1")

@@ -275,6 +275,11 @@ def _trusted(impl: str) -> bool:
     return impl in known_names() or _is_target(impl)
 
 
+def users_code(impl: str) -> bool:
+    """A ``package.module:Factory`` adapter: run it where an exit or a kill cannot end dpcheck."""
+    return not _trusted(impl)
+
+
 def _failed_group(group: list[Task], message: str) -> list[Outcome]:
     return [Outcome(t.world, t.index, run_seed(t.generation, t.world, t.index), -1, None, 0.0, "", error=message)
             for t in group]

@@ -46,6 +46,10 @@ class OneRunRefused(ValueError):
     """The target cannot take the canary dataset (or the request is malformed)."""
 
 
+class OneRunFailed(RuntimeError):
+    """The user's adapter exited, was killed or hung in its worker process."""
+
+
 # ---------------------------------------------------------------- the bound
 
 def _accuracy(epsilon: float) -> float:
@@ -433,10 +437,33 @@ def table_lines(results: list[OneRunResult]) -> list[str]:
     return lines
 
 
+def _audit_job(job: tuple[str, int, dict[str, Any]]) -> Any:
+    name, m, options = job
+    return audit_one_run(name, m, **options)
+
+
+def _audit_isolated(name: str, m: int, options: dict[str, Any], timeout: float | None) -> Any:
+    """:func:`audit_one_run`; for the user's adapter in a worker process, where an exit, a kill or a
+    hang is an error naming it (dpcheck.audit.workers)."""
+    from dpcheck.audit.executor import users_code
+
+    if not users_code(name):
+        return audit_one_run(name, m, **options)
+    from dpcheck.audit.workers import Failure, WorkerPool
+
+    pool = WorkerPool(1)
+    try:
+        ((_, result),) = list(pool.map_unordered(_audit_job, [(name, m, options)], lambda _: timeout))
+    finally:
+        pool.close()
+    if isinstance(result, Failure):
+        raise OneRunFailed(f"one-run audit of {name} failed: {result.message}")
+    return result
+
+
 def run_cli(args: Any) -> int:
     """``dpcheck audit --impl NAME --one-run M [--guesses K]``."""
     import json
-    from pathlib import Path
 
     from dpcheck import impls
     from dpcheck.audit.hyperparams import parse_hyperparams
@@ -453,15 +480,21 @@ def run_cli(args: Any) -> int:
         for name in names:  # every refusal before any run
             target_kind(name)
         hyper = parse_hyperparams(args.hp)
-        results = [audit_one_run(name, int(args.one_run), guesses=guesses, epsilon=args.epsilon, delta=args.delta,
-                                 confidence=args.confidence, seed=args.seed, hyperparams=hyper,
-                                 synth_rows=args.synth_rows) for name in names]
-    except OneRunRefused as exc:
+        options = dict(guesses=guesses, epsilon=args.epsilon, delta=args.delta, confidence=args.confidence,
+                       seed=args.seed, hyperparams=hyper, synth_rows=args.synth_rows)
+        results = [_audit_isolated(name, int(args.one_run), options, getattr(args, "run_timeout", None) or None)
+                   for name in names]
+    except (OneRunRefused, OneRunFailed) as exc:
         raise UsageError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - an implementation that fails is an error, never "no violation"
         raise UsageError(f"one-run audit failed: {type(exc).__name__}: {exc}") from None
     print("\n".join(table_lines(results)))
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"kind": "audit-one-run", "results": [r.to_dict() for r in results]},
-                                                  indent=2) + "\n")
+        from dpcheck.audit.files import os_error_text, write_text_atomic
+
+        try:
+            write_text_atomic(args.json_out, json.dumps({"kind": "audit-one-run",
+                                                         "results": [r.to_dict() for r in results]}, indent=2) + "\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write --json {args.json_out}: {os_error_text(exc)}") from None
     return EXIT_FINDINGS if any(r.violation for r in results) else EXIT_OK
