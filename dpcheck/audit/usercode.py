@@ -8,12 +8,14 @@ without the flag was raised by code, not by the user at the terminal.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
 from typing import Any
 
 _received: list[int] = []
+_owner = [0]  # the process that installed the handlers
 
 
 class Terminated(BaseException):
@@ -30,6 +32,12 @@ def signal_received() -> int | None:
 
 
 def _on_signal(signum: int, _frame: Any) -> None:
+    if os.getpid() != _owner[0]:  # a forked child (e.g. a scan worker) keeps Python's usual behaviour
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     _received.append(signum)
     if signum == signal.SIGTERM:
         raise Terminated()
@@ -43,6 +51,7 @@ def signals_handled() -> Iterator[None]:
         yield
         return
     _received.clear()
+    _owner[0] = os.getpid()
     previous = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
