@@ -13,6 +13,9 @@ from ._dp5_util import (
 )
 
 _DIVIDE_CALLS = frozenset({"div", "div_", "divide", "true_divide", "truediv"})
+#: library clipping calls: their first argument must be the noise-free gradient
+_CLIP_CALLS = frozenset({"clip_by_norm", "clip_by_global_norm", "clip_grad_norm_", "clip_grad_norm",
+                         "clip_by_average_norm"})
 _NOISE_DRAWS = frozenset({
     "normal", "normal_", "randn", "randn_like", "laplace", "gaussian", "random_normal", "add_noise", "gauss",
 })
@@ -23,7 +26,7 @@ class ClipFactor(Rule):
     name = "clip-factor"
     category = "general"
     severity = "error"
-    summary = "per-example clipping factor C/‖g‖ applied without min(1, ·), or inverted to ‖g‖/C"
+    summary = "per-example clipping factor C/‖g‖ applied without min(1, ·), inverted to ‖g‖/C, or applied after the noise"
     rationale = (
         "DP-SGD bounds each example's contribution by clipping its gradient to norm C: "
         "g · min(1, C/‖g‖) (equivalently g / max(1, ‖g‖/C)). The Gaussian noise is calibrated to "
@@ -33,6 +36,8 @@ class ClipFactor(Rule):
         "Applying `clip / norm` without the min scales every gradient to norm exactly C "
         "(small ones up): the bound holds, but this is normalisation, not the clipping the paper "
         "and accountant describe, and it inflates the noise-free signal of every small gradient. "
+        "Clipping a gradient that already carries the noise (`tf.clip_by_norm(g + noise, C)`) cuts "
+        "the noise with the gradient: the noise no longer matches a bounded contribution. "
         "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
         "under an `if` that compares the norm with the bound, a rescaling `C/‖g‖` in a function that "
         "adds no noise (a deliberate normalisation on a non-private path), code with no DP context. "
@@ -49,8 +54,8 @@ class ClipFactor(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a division."""
-        return bool(facts.binops(ast.Div))
+        """A finding is a division or a clipping call."""
+        return bool(facts.binops(ast.Div)) or facts.calls_any(_CLIP_CALLS)
 
     VALID = (
         # the textbook factor, in numpy and torch spellings
@@ -108,6 +113,13 @@ def modify_gradnorm_hook(module, grad_input, grad_output, noise_multiplier=0.0):
     clip_coef = clip_coef.unsqueeze(-1)
     return (clip_coef * grad,)
 """,
+        # clip first, then noise (the right order)
+        """
+import tensorflow as tf
+def private_grads(grads, l2_norm_clip, noise_multiplier):
+    clipped = [tf.clip_by_norm(g, l2_norm_clip) for g in grads]
+    return [g + tf.random.normal(g.shape, stddev=noise_multiplier * l2_norm_clip) for g in clipped]
+""",
         # gradient clipping with no privacy claim: an ordinary training trick
         """
 import numpy as np
@@ -143,6 +155,16 @@ def private_update(g, l2_norm_clip, sigma):
     g = g * (l2_norm_clip / (g_norm + 1e-12))  # <-
     return g + np.random.normal(0, sigma * l2_norm_clip, g.shape)
 """,
+        # flower-dp: the noise is added inside the list the clip iterates over
+        """
+import tensorflow as tf
+def private_grads(tape, loss_value, weights, l2_norm_clip, sigma_u):
+    grads = tape.gradient(loss_value, weights)
+    return [
+        tf.clip_by_norm(g, l2_norm_clip)  # <-
+        for g in [g + tf.random.normal(g.shape, stddev=sigma_u) for g in grads]
+    ]
+""",
         # the factor stored first, then divided by
         """
 import torch
@@ -154,6 +176,32 @@ def dp_step(model, clip_norm, noise_multiplier):
         p.grad += torch.randn_like(p.grad) * noise_multiplier * clip_norm
 """,
     )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``tf.clip_by_norm(g, C) for g in [g + tf.random.normal(...) for g in grads]``: the noise is
+        added before the clipping, so the clip also cuts the noise."""
+        if call_name(node) not in _CLIP_CALLS or not node.args:
+            return
+        fa = self.ctx.analysis
+        value = node.args[0].value
+        sources: list[cst.CSTNode] = [value]
+        if isinstance(value, cst.Name):
+            for anc in fa.ancestors(node):
+                for_in = getattr(anc, "for_in", None)
+                while for_in is not None:
+                    if isinstance(for_in.target, cst.Name) and for_in.target.value == value.value:
+                        sources.append(for_in.iter)
+                    for_in = for_in.inner_for_in
+            bound = fa.value_of(value)
+            if bound is not None:
+                sources.append(bound)
+        if any(isinstance(n, cst.Call) and call_name(n) in _NOISE_DRAWS for src in sources for n in walk(src)):
+            self.report(
+                node,
+                f"`{fa.code(node).strip()}` clips a value that already has the noise in it: the clip bounds the "
+                "noisy gradient (cutting the noise too) instead of the record's contribution, so the noise is "
+                "not calibrated to a bounded sensitivity; clip first, then add noise of std σ·C",
+            )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, cst.Divide):
