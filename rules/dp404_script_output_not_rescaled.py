@@ -100,6 +100,22 @@ model.train(X_train, y_train)
 syn_data = model.generate(X_train.shape[0], class_ratios)  # <-
 X_syn, y_syn = syn_data[:, :-1], syn_data[:, -1]
 """,
+        # two branches: the model trained on the scaled data is reported, the one trained on the raw
+        # frame (Private-PGM in borealis' driver) is not
+        """
+from scipy.special import expit
+X_train = expit(X_train)  # <-
+if opt.model == "pate-gan":
+    model = PATE_GAN(d, target_epsilon=1.0)
+    model.train(X_train, y_train)
+elif opt.model == "private-pgm":
+    model = Private_PGM(target_epsilon=1.0)
+    model.train(train, config)
+if opt.model == "pate-gan":
+    X_syn = model.generate(n)  # <-
+elif opt.model == "private-pgm":
+    X_syn = model.generate()
+""",
         # a fitted scaler in a script, never inverted
         """
 from sklearn.preprocessing import MinMaxScaler
@@ -166,15 +182,56 @@ out = model.sample(len(data))  # <-
                 f"{fa.line_of(gen)} are never mapped back (no `logit`/`inverse_transform` in this script): the "
                 "synthetic data is released in the transformed space; keep the transform and invert it",
             )
+        scaled = {t for call in scalings for t in self._targets(call)}
         for call in generations:
-            if fa.line_of(call) > fa.line_of(first):
+            if fa.line_of(call) > fa.line_of(first) and self._trained_on_scaled(call, scaled, node):
                 self.report(
                     call,
                     f"the generated samples are used without the inverse of the scaling on line {fa.line_of(first)} "
                     "(`logit`, `inverse_transform`): they are not in the input's units",
                 )
 
+    def _targets(self, call: cst.Call) -> set[str]:
+        parent = self.ctx.analysis.parent(call)
+        if isinstance(parent, cst.Assign):
+            return {n for t in parent.targets if (n := ident(t.target)) is not None}
+        return set()
+
+    def _trained_on_scaled(self, gen: cst.Call, scaled: set[str], module: cst.Module) -> bool:
+        """Was the model sampled here trained on the scaled data? It is when the generation reads a
+        scaled name itself, or when the training calls (``.train``/``.fit``) of the same model in the
+        branches for the same choice (the string constants of the enclosing ``if`` tests) read one.
+        Without such training calls it is assumed (a script's one model)."""
+        fa = self.ctx.analysis
+        if _reads(gen, scaled):
+            return True
+        receiver = ident(gen.func.value) if isinstance(gen.func, cst.Attribute) else None
+        choice = _branch_strings(gen, fa)
+        trainings = [
+            call for call in fa.nodes(cst.Call)
+            if call_name(call) in ("train", "fit") and isinstance(call.func, cst.Attribute)
+            and ident(call.func.value) == receiver and fa.enclosing_function(call) is None
+            and (not choice or _branch_strings(call, fa) & choice)
+        ]
+        return not trainings or any(_reads(call, scaled) for call in trainings)
+
     @staticmethod
     def _training_data(targets: list[str | None]) -> bool:
         return any(t is not None and (t in ("X", "D") or words(t) & _TRAIN_WORDS) and "test" not in words(t)
                    for t in targets)
+
+
+def _reads(call: cst.Call, names: set[str]) -> bool:
+    return any(isinstance(n, cst.Name) and n.value in names for a in call.args for n in walk(a.value))
+
+
+def _branch_strings(node: cst.CSTNode, fa) -> set[str]:  # noqa: ANN001 - FileAnalysis
+    """String constants of the tests of the ``if``/``elif`` branches whose body holds ``node``."""
+    out: set[str] = set()
+    child = node
+    for anc in fa.ancestors(node):
+        if isinstance(anc, cst.If) and child is anc.body:
+            out |= {n.evaluated_value for n in walk(anc.test)
+                    if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str)}
+        child = anc
+    return out
