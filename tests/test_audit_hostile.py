@@ -124,6 +124,16 @@ def test_a_hanging_fit_is_stopped_by_the_run_timeout(adapters, tmp_path, capsys,
     assert code == 2 and "did not finish within 1 s" in line and "shadow run 0 of world" in line
 
 
+def test_an_in_process_run_is_stopped_by_the_run_timeout(tmp_path):
+    from dpcheck.audit.engine import AuditRunError, run_audit
+    from dpcheck.audit.executor import InlineExecutor
+    from dpcheck.audit.spec import AuditSpec
+
+    spec = AuditSpec("ref-laplace", runs=5, hyperparams={"delay": 600})  # dpcheck's own: runs in this process
+    with Store(tmp_path / "s.sqlite") as store, pytest.raises(AuditRunError, match="did not finish within 0.5 s"):
+        run_audit(spec, store=store, executor=InlineExecutor(run_timeout=0.5))
+
+
 def test_sys_exit_while_importing_the_users_module_is_an_error(tmp_path, capsys, monkeypatch):
     (tmp_path / "exits_at_import.py").write_text("import sys\nsys.exit(0)\n")
     (tmp_path / "broken_at_import.py").write_text("x = (\n")
