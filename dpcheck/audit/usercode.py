@@ -92,8 +92,10 @@ def where(exc: BaseException) -> str:
 
 @contextlib.contextmanager
 def alarm(seconds: float | None) -> Iterator[None]:
-    """Raise :class:`RunTimeout` after ``seconds`` (main thread, where SIGALRM exists; else no limit)."""
-    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+    """Raise :class:`RunTimeout` after ``seconds`` (main thread, where SIGALRM exists and no other
+    alarm is pending; else no limit)."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread() \
+            or signal.getitimer(signal.ITIMER_REAL)[0]:  # someone else's alarm is pending: leave it alone
         yield
         return
 
