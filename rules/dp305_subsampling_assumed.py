@@ -111,6 +111,7 @@ class SubsamplingAssumed(Rule):
         "`fit(batch_size=…)`), or turns Opacus' Poisson sampling off (`poisson_sampling=False`) "
         "is not what the accountant analysed: the reported ε is not a bound for the training that "
         "ran (shuffled batches can cost several times more). "
+        "The batch source and the sampling rate handed to the accountant are both reported. "
         "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
         "`make_private` with its default Poisson sampling), sampling without replacement, a file "
         "with no accountant taking a sampling rate, `poisson_sampling=False` in a file that never "
@@ -240,7 +241,7 @@ def train(X, batch_size, noise_multiplier, steps, orders):
     for _ in range(steps):
         idx = np.random.choice(len(X), batch_size)  # <-
         step(X[idx])
-    rdp = compute_rdp(q=batch_size / len(X), noise_multiplier=noise_multiplier, steps=steps, orders=orders)
+    rdp = compute_rdp(q=batch_size / len(X), noise_multiplier=noise_multiplier, steps=steps, orders=orders)  # <-
     return get_privacy_spent(orders, rdp, target_delta=1e-5)
 """,
         # fixed shuffled batches from a DataLoader, accounted with a sample rate
@@ -253,7 +254,7 @@ def train(model, dataset, batch_size, sigma, epochs):
     for _ in range(epochs):
         for x, y in loader:
             dp_step(model, x, y, sigma)
-            accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))
+            accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))  # <-
     return accountant.get_epsilon(delta=1e-5)
 """,
         # Opacus told not to sample, and its ε reported
@@ -283,7 +284,7 @@ def train(x, y, batch_size, epochs, noise_multiplier):
 import numpy as np
 def train(input_data, batch_size, epochs, accountant):
     num_examples = input_data.shape[0]
-    q = float(batch_size) / num_examples
+    q = float(batch_size) / num_examples  # <-
     for epoch in range(epochs):
         rand_idxs = np.arange(num_examples)
         np.random.shuffle(rand_idxs)
@@ -310,7 +311,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
     for _ in range(steps):
         idx = torch.randint(0, len(data), (batch_size,))  # <-
         step(data[idx])
-        accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(data))
+        accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(data))  # <-
 """,
     )
 
@@ -406,6 +407,19 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 return "trains on fixed-size shuffled batches (Keras `fit(batch_size=…)`)"
         return None
 
+    def _report_rates(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+        """The claim's side: the sampling rate handed to the accountant (or ``q = batch / n``)."""
+        source, kind = self._sources[0]
+        sites = [r for call in self._accounted if (r := _rate_argument(call)) is not None]
+        sites += [rate.value for rate in self._rates] if not sites else []
+        for site in sites:
+            self.report(
+                site,
+                f"this sampling rate `{fa.code(site).strip()}` credits Poisson subsampling, but the batches "
+                f"come from line {fa.line_of(source)}, which {kind}: the accountant's ε does not bound the "
+                "training that ran",
+            )
+
     def _evaluation_target(self, node: cst.Call) -> bool:
         """Assigned to a test/validation loader (``test_loader = DataLoader(...)``): not training."""
         parent = self.ctx.analysis.parent(node)
@@ -434,6 +448,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
             where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)} is given a sampling rate that"
         else:
             where = f"the sampling rate on line {fa.line_of(self._rates[0])} (batch / n)"
+        reported = False
         rate_scopes = {fa.enclosing_function(rate) for rate in self._rates}
         for node, kind in self._sources:
             if self._poisson_loader and "DataLoader" in kind:
@@ -447,3 +462,6 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 "happen and the ε reported does not bound this training; sample batches by Poisson sampling or "
                 "account the sampling actually used",
             )
+            reported = True
+        if reported:
+            self._report_rates(fa)

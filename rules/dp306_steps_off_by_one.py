@@ -131,11 +131,11 @@ def run(model, loader, epochs, sigma, q, delta):
         eps = compute_epsilon(steps=epoch * len(loader), noise_multiplier=sigma, q=q, delta=delta)  # <-
         print(epoch, eps)
 """,
-        # tf-privacy's analysis with the loop index as the step count
+        # tf-privacy's analysis with the loop index as the step count, after a training helper
         """
 def train(model, data, iters, q, sigma, orders, delta):
     for iter in range(iters):
-        model.train_step(data.next())
+        loss = train_dynamic_add_noise(model, data.next())
         eps, _ = apply_dp_sgd_analysis(q, sigma, iter, orders, delta)  # <-
 """,
         # tqdm over range
@@ -193,7 +193,14 @@ def fit(self, n_iter):
         for node in walk(loop.body):
             if node is call:
                 break
-            if isinstance(node, cst.Call) and call_name(node) in _TRAIN_CALLS and fa.line_of(node) < line:
+            if isinstance(node, cst.Call) and _trains(call_name(node)) and fa.line_of(node) < line:
                 if ident(node.func) is not None and not words(call_name(node)) & {"epsilon"}:
                     return True
         return False
+
+
+def _trains(name: str) -> bool:
+    """A training step: ``backward``/``step``/``run``…, or a helper named for training
+    (``train_dynamic_add_noise``, ``local_train``), not for testing."""
+    pieces = words(name)
+    return name in _TRAIN_CALLS or ("train" in pieces and not pieces & {"test", "eval", "valid", "validation"})
