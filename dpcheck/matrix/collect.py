@@ -51,7 +51,7 @@ def build_row(name: str, *, root: Path, property_results: list | None = None, au
     errors.extend(f"{f.rule} {f.path}: {f.message}" for f in diag)
     static = static_evidence(findings, rules_run, category_of)
     if property_results is None:
-        from dpcheck.commands.test import run_checks
+        from dpcheck.checks.runner import run_checks
 
         if progress:
             progress(f"{name}: property checks")
