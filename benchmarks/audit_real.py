@@ -463,12 +463,13 @@ def one_fit(name: str, timeout: float) -> None:
         # the worker's own timeout stops (and kills) the fit; the outer one only guards the main process
         proc = subprocess.run(["nice", "-n", "10", *cmd], cwd=ROOT, capture_output=True, text=True,
                               timeout=timeout + 120)
-        code, error = proc.returncode, proc.stderr.strip().splitlines()[-1:] if proc.returncode else []
+        code, stderr = proc.returncode, proc.stderr
     except subprocess.TimeoutExpired:
-        code, error = None, []
+        code, stderr = None, ""
     took = time.perf_counter() - started
-    if code is not None and "took longer than" in " ".join(error):
+    if code and "took longer than" in stderr:  # the worker's timeout: the fit did not finish
         code = None
+    error = [ln for ln in stderr.splitlines() if "Error" in ln][-1:] if code else []
     if code == 0:
         outcome = f"one fit finished in {took / 60:.1f} min"
     elif code is None:
@@ -853,11 +854,16 @@ def data_cell(e: dict[str, Any]) -> str:
     return f"{e['settings']['dataset']} ({e['neighbours_audited']}){' ' + knobs if knobs else ''}{domain}"
 
 
+def claim_text(e: dict[str, Any]) -> str:
+    if e["claim"]["neighbours"] == "none":
+        return f"leaks under {e['neighbours_audited']}; the library claims no DP guarantee"
+    return f"leaks under {e['neighbours_audited']}; the library claims {e['claim']['neighbours']}"
+
+
 def verdict_cell(e: dict[str, Any]) -> str:
     v = e["report_verdict"]
     if v == "outside_claim":
-        return (f"**leak outside the claim** (leaks under {e['neighbours_audited']}; the library claims "
-                f"{e['claim']['neighbours']})")
+        return f"**leak outside the claim** ({claim_text(e)})"
     return f"**{VERDICT_TEXT[v]}**"
 
 
@@ -930,8 +936,9 @@ def render(data: dict[str, Any]) -> str:
                 else "– (not in family)")
         at_level = (f"{fmt(e['eps_holm'])} (conf. {e['holm_confidence']:.5f})" if e["eps_holm"] is not None else "–")
         lines.append(
-            f"| `{e['target']}` | {e['library']} {e['version'] or ''} | {e['env']} | {e['claim']['neighbours']} "
-            f"({public}) | {data_cell(e)} | {runs} "
+            f"| `{e['target']}` | {e['library']} {e['version'] or ''} | {e['env']} | "
+            + ("no DP claim" if e["claim"]["neighbours"] == "none" else f"{e['claim']['neighbours']} ({public})")
+            + f" | {data_cell(e)} | {runs} "
             f"| {fmt(e['claimed_eps']) if e['claimed_eps'] is not None else 'none'} "
             f"| {fmt(e['eps_cp'])} | {fmt(e['eps_bayes'])} | {fmt(e['auc'])} | {holm} | {at_level} "
             f"| {verdict_cell(e)} | {fail} | {fmt(e['one_fit_seconds'], 3)} | {fmt(e['audit_seconds'], 1)} |")
@@ -952,7 +959,7 @@ def render(data: dict[str, Any]) -> str:
                          f"benchmarks/audit_real.py confirm --only {e['target']} --dataset {e['settings']['dataset']}"
                          + "".join(f" --hp {k}={v}" for k, v in sorted((e.get("hyperparams") or {}).items()))
                          + f" --runs {e['settle_runs'] or ''} --seed 1`.")
-    confirmed_looks = [e for e in entries if e["confirm"]]
+    confirmed_looks = [e for e in entries if e["confirm"] and e["claimed_eps"] is not None]
     if confirmed_looks:
         lines += ["", "## Confirmatory looks", ""]
         for e in confirmed_looks:
@@ -989,9 +996,8 @@ def render(data: dict[str, Any]) -> str:
         lines.append(f"* **`{e['target']}`** ({label(e)}, {VERDICT_TEXT[e['report_verdict']]}; "
                      f"ε_emp CP {fmt(e['eps_cp'])} > ε = {fmt(e['epsilon'])}): {text}")
         if e["report_verdict"] == "outside_claim":
-            lines.append(f"  Leaks under {e['neighbours_audited']}; the library claims {e['claim']['neighbours']} "
-                         f"(public: {', '.join(e['claim']['public']) or 'nothing'}), so this is not a violation "
-                         "of its claim.")
+            lines.append(f"  {claim_text(e).capitalize()} (public: {', '.join(e['claim']['public']) or 'nothing'}),"
+                         " so this is not a violation of its claim.")
         if exp.get("where"):
             numbers = exp.get("lines", [])
             cited = f"{exp['where']}:{numbers[0]}" if len(numbers) == 1 else \

@@ -22,8 +22,9 @@ import pandas as pd
 KINDS = ("integer", "categorical", "continuous")
 TARGET_KINDS = ("synthesizer", "mechanism")
 ENVS = ("main", "synthcity", "dpmm", "smartnoise")
-#: neighbouring relations a library can claim; a dataset name ending in "+replace" plays replace-one
-NEIGHBOUR_RELATIONS = ("add/remove", "replace-one")
+#: neighbouring relations a library can claim ("none": it claims no DP guarantee at all, e.g. synthcity's
+#: ADS-GAN); a dataset name ending in "+replace" plays replace-one
+NEIGHBOUR_RELATIONS = ("add/remove", "replace-one", "none")
 
 
 def audited_relation(dataset: str) -> str:
@@ -36,7 +37,7 @@ def claimed_guarantee(epsilon: float, delta: float, claimed: str, audited: str) 
     ``audited`` neighbours: (ε, δ) when the relations agree; (2ε, (1 + e^ε)·δ) for a replace-one pair under
     an add/remove claim (a replacement is a removal then an addition: group privacy for 2 steps); None —
     no promise at all — for an add/remove pair under a replace-one claim (the row count, public there,
-    may be released exactly)."""
+    may be released exactly); None as well when the library claims no DP guarantee (``claimed == "none"``)."""
     if claimed == audited:
         return float(epsilon), float(delta)
     if claimed == "add/remove" and audited == "replace-one":
@@ -237,7 +238,7 @@ class TargetInfo:
     release_layout: str | None = None
     #: the neighbouring relation the library's guarantee is stated (or calibrated) for:
     #: "add/remove" (unbounded DP: one record added or removed, the row count is private) or
-    #: "replace-one" (bounded DP: one record replaced, the row count is public)
+    #: "replace-one" (bounded DP: one record replaced, the row count is public); "none": no DP claim
     neighbours: str = "add/remove"
     #: what the library treats as public, e.g. ("row count", "bounds"); the audit never tests a leak of these
     public: tuple[str, ...] = ()

@@ -68,14 +68,16 @@ class SynthcityPlugin:
         return out.reset_index(drop=True)
 
 
-def _target(plugin: str, doc: str, settings: dict[str, Any], note: str = "", dataset: str = "") -> TargetInfo:
+def _target(plugin: str, doc: str, settings: dict[str, Any], note: str = "", dataset: str = "",
+            neighbours: str = "add/remove") -> TargetInfo:
     return TargetInfo(
         name=f"synthcity:{plugin}", library=LIBRARY, kind="synthesizer", env="synthcity", factory=FACTORY,
         settings={"plugin": plugin, **settings}, doc=f"{DOCS}; {doc}",
         dataset=dataset or "worstcase-categorical", requires=("synthcity", "torch"), note=note,
-        neighbours="add/remove", public=(),
+        neighbours=neighbours, public=(),
         claim_source="synthcity privacy plugins (PATE-GAN, DP-GAN via opacus DP-SGD, PrivBayes): accounting "
-                     "per record added or removed; no argument takes a public domain")
+                     "per record added or removed; no argument takes a public domain" if neighbours != "none" else
+                     "AdsGANPlugin docstring: identifiability (no ε parameter), no DP guarantee")
 
 
 DOMAIN_NOTE = "synthcity takes no public domain: categories and bounds come from the private data"
@@ -95,7 +97,7 @@ TARGETS: list[TargetInfo] = [
              "discriminator_n_units_hidden": 64, "batch_size": 64},
             note=DOMAIN_NOTE + "; ADS-GAN takes no epsilon: it claims identifiability, not DP, so the "
                  "epsilon of the audit is only the yardstick; on the worst case its fit on D' (identical "
-                 "rows) raises 'NaNs detected in the discriminator loss'"),
+                 "rows) raises 'NaNs detected in the discriminator loss'", neighbours="none"),
     # PrivBayes clusters the rows with KMeans(n_clusters=10) (plugin_privbayes.py:471): >= 10 rows
     _target("privbayes", "synthcity.plugins.privacy.plugin_privbayes.PrivBayesPlugin docstring", {},
             note=DOMAIN_NOTE, dataset="worstcase-categorical@16"),
