@@ -48,14 +48,22 @@ class ClipFactor(Rule):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """A finding divides a clipping bound (``clip``, ``max_norm``, ``C``) and a norm."""
-        return "norm" in source and ("clip" in source or "max_norm" in source or "max_grad_norm" in source
-                                     or "C" in source)
+        """A finding divides a clipping bound (``clip``, ``max_norm``, ``C``) and a norm, or clips."""
+        return "norm" in source and ("clip" in source or "max" in source or "C" in source)
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a division or a clipping call."""
-        return bool(facts.binops(ast.Div)) or facts.calls_any(_CLIP_CALLS)
+        """A finding is a clipping call, or a division with a clip bound (``is_clip_bound``: a name
+        with clip, ``C``, ``max_norm``, max and norm) on one side and a norm (a ``norm`` name or call,
+        a ``sqrt``) on the other."""
+        if facts.calls_any(_CLIP_CALLS):
+            return True
+        for binop in facts.binops(ast.Div):
+            sides = [_ast_names(binop.left), _ast_names(binop.right)]
+            for bound, norm in (sides, sides[::-1]):
+                if any(_ast_clip_name(n) for n in bound) and any("norm" in n.lower() or n == "sqrt" for n in norm):
+                    return True
+        return False
 
     VALID = (
         # the textbook factor, in numpy and torch spellings
@@ -291,3 +299,21 @@ def dp_step(model, clip_norm, noise_multiplier):
                 elif isinstance(holder.operator, cst.MultiplyAssign):
                     usage = usage or 1
         return usage
+
+
+def _ast_names(node: ast.AST) -> list[str]:
+    """Identifiers an expression reads (names, attributes, called names)."""
+    out: list[str] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.append(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            out.append(sub.attr)
+        elif isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and isinstance(sub.slice.value, str):
+            out.append(sub.slice.value)
+    return out
+
+
+def _ast_clip_name(name: str) -> bool:
+    lower = name.lower()
+    return "clip" in lower or name == "C" or ("max" in lower and "norm" in lower)

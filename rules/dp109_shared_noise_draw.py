@@ -72,10 +72,13 @@ class SharedNoiseDraw(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is an addition with a draw in the module."""
+        """A finding is an addition (or subtraction, ``+=``/``-=``) with a draw call as an operand."""
         if not facts.calls_any(_SCALAR_DRAWS):
             return False
-        return bool(facts.binops(ast.Add) or facts.binops(ast.Sub) or facts.augassigns(ast.Add))
+        pairs = [(b.left, b.right) for op in (ast.Add, ast.Sub) for b in facts.binops(op)]
+        pairs += [(a.target, a.value) for op in (ast.Add, ast.Sub) for a in facts.augassigns(op)]
+        return any(isinstance(side, ast.Call) and facts.call_lasts(side) & _SCALAR_DRAWS
+                   for pair in pairs for side in pair)
 
     VALID = (
         # one draw per bin

@@ -1,9 +1,12 @@
 """DP110: δ computed from the exact size of the private dataset."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.rule import Rule
 from ._dp5_util import ident
@@ -58,8 +61,17 @@ class DeltaFromPrivateSize(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a reciprocal of a size: a ``len`` call or a ``shape`` read in the module."""
-        return "len" in facts.called or "shape" in facts.source
+        """A finding is a δ-named assignment target or keyword whose value divides, raises to a
+        power or calls ``pow``, in a module with a ``len`` call or a ``shape`` read."""
+        if not ("len" in facts.called or "shape" in facts.source):
+            return False
+        values = [n.value for n in facts.nodes(ast.keyword) if n.arg in _DELTA_KEYWORDS]  # type: ignore[attr-defined]
+        for node in facts.nodes(ast.Assign, ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            if node.value is not None and any(  # type: ignore[attr-defined]
+                    _delta_name(ast_last_name(t)) for t in targets):
+                values.append(node.value)  # type: ignore[attr-defined]
+        return any(isinstance(v, ast.BinOp) or isinstance(v, ast.Call) for v in values)
 
     VALID = (
         # δ from a public bound on the population

@@ -79,6 +79,21 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
+    """``visit_Call``'s accountant test on CPython's ``ast`` (a superset: every called name)."""
+    for name in facts.call_lasts(call):
+        if not _RATE_CALLS.match(name):
+            continue
+        keywords = {k.arg for k in call.keywords}
+        if _IMPLIED_RATE.match(name) or keywords & _RATE_KEYWORDS or None in keywords:
+            return True
+        if name in _POSITIONAL_RATE and call.args:
+            return True
+        if name == "PrivacyEngine" and "batch_size" in keywords:
+            return True
+    return False
+
+
 def _engine_rate(call: cst.Call, name: str) -> bool:
     """A privacy engine told the batch and the dataset size (private-transformers, Opacus 0.x):
     it accounts q = batch_size / sample_size as Poisson subsampling."""
@@ -126,10 +141,17 @@ class SubsamplingAssumed(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a batch source (``choice``, ``randint``, ``DataLoader``, ``batch``, ``fit``,
-        ``poisson_sampling=``) in a file that calls an accountant."""
-        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "make_private", "RandomSampler",
-                                    "make_private_with_epsilon"}) or "poisson_sampling" in facts.source \
+        """A finding is ``poisson_sampling=``, or a batch source (``choice``, ``randint``,
+        ``DataLoader``, ``RandomSampler``, ``batch``, ``fit``, a slice) in a file that calls an
+        accountant taking a rate or assigns a rate-named variable."""
+        if "poisson_sampling" in facts.source:
+            return True
+        claims = any(_ast_rate_call(facts, call) for call in facts.calls) or any(
+            isinstance(t, ast.Name) and t.id in _RATE_KEYWORDS
+            for node in facts.nodes(ast.Assign) for t in node.targets)  # type: ignore[attr-defined]
+        if not claims:
+            return False
+        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "RandomSampler"}) \
             or bool(facts.nodes(ast.Slice))
 
     VALID = (
