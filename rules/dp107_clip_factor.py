@@ -6,14 +6,16 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, walk
+from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
 from ._dp5_util import (
+    ident,
     assigned_name, guarded, is_clip_bound, is_norm_value, name_uses, strip_small_add, under_comparison,
 )
 
 _DIVIDE_CALLS = frozenset({"div", "div_", "divide", "true_divide", "truediv"})
 #: library clipping calls: their first argument must be the noise-free gradient
+_QUANTILES = frozenset({"median", "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile"})
 _CLIP_CALLS = frozenset({"clip_by_norm", "clip_by_global_norm", "clip_grad_norm_", "clip_grad_norm",
                          "clip_by_average_norm"})
 _NOISE_DRAWS = frozenset({
@@ -38,6 +40,8 @@ class ClipFactor(Rule):
         "and accountant describe, and it inflates the noise-free signal of every small gradient. "
         "Clipping a gradient that already carries the noise (`tf.clip_by_norm(g + noise, C)`) cuts "
         "the noise with the gradient: the noise no longer matches a bounded contribution. "
+        "A clipping bound read off the records' norms (`np.quantile(norms, 0.5)`, `np.median(norms)`) "
+        "and used as the bound or the noise scale is a non-private statistic of the data. "
         "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
         "under an `if` that compares the norm with the bound, a rescaling `C/‖g‖` in a function that "
         "adds no noise (a deliberate normalisation on a non-private path), code with no DP context. "
@@ -49,14 +53,15 @@ class ClipFactor(Rule):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """A finding divides a clipping bound (``clip``, ``max_norm``, ``C``) and a norm, or clips."""
-        return "norm" in source and ("clip" in source or "max" in source or "C" in source)
+        return ("norm" in source or "Norm" in source) and (
+            "clip" in source or "max" in source or "C" in source or "median" in source or "quantile" in source)
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a clipping call, or a division with a clip bound (``is_clip_bound``: a name
         with clip, ``C``, ``max_norm``, max and norm) on one side and a norm (a ``norm`` name or call,
         a ``sqrt``) on the other."""
-        if facts.calls_any(_CLIP_CALLS):
+        if facts.calls_any(_CLIP_CALLS) or facts.calls_any(_QUANTILES):
             return True
         for binop in facts.binops(ast.Div):
             sides = [_ast_names(binop.left), _ast_names(binop.right)]
@@ -121,6 +126,16 @@ def modify_gradnorm_hook(module, grad_input, grad_output, noise_multiplier=0.0):
     clip_coef = clip_coef.unsqueeze(-1)
     return (clip_coef * grad,)
 """,
+        # a fixed clipping bound; the median of the norms is only logged
+        """
+import numpy as np
+def dp_scatter_mean(scatters, noise_multiplier, clip_bound=1.0):
+    norms = np.linalg.norm(scatters, axis=-1)
+    typical = np.median(norms)
+    scatters /= np.maximum(norms / clip_bound, 1).reshape(-1, 1)
+    print("median norm", typical)
+    return scatters.mean(0) + np.random.normal(scale=clip_bound * noise_multiplier, size=scatters.shape[1])
+""",
         # clip first, then noise (the right order)
         """
 import tensorflow as tf
@@ -173,6 +188,16 @@ def private_grads(tape, loss_value, weights, l2_norm_clip, sigma_u):
         for g in [g + tf.random.normal(g.shape, stddev=sigma_u) for g in grads]
     ]
 """,
+        # Handcrafted-DP: the clipping threshold is the median of the records' norms
+        """
+import numpy as np
+def dp_scatter_mean(scatters, noise_multiplier, sample_size):
+    norms = np.linalg.norm(scatters, axis=-1)
+    thresh_mean = np.quantile(norms, 0.5)  # <-
+    scatters /= np.maximum(norms / thresh_mean, 1).reshape(-1, 1)
+    mean = np.mean(scatters, axis=0)
+    return mean + np.random.normal(scale=thresh_mean * noise_multiplier, size=mean.shape) / sample_size
+""",
         # the factor stored first, then divided by
         """
 import torch
@@ -187,7 +212,11 @@ def dp_step(model, clip_norm, noise_multiplier):
 
     def visit_Call(self, node: cst.Call) -> None:
         """``tf.clip_by_norm(g, C) for g in [g + tf.random.normal(...) for g in grads]``: the noise is
-        added before the clipping, so the clip also cuts the noise."""
+        added before the clipping, so the clip also cuts the noise. ``thresh = np.quantile(norms, 0.5)``
+        used as the clipping bound: the bound is a statistic of the records."""
+        if call_name(node) in _QUANTILES:
+            self._bound_from_norms(node)
+            return
         if call_name(node) not in _CLIP_CALLS or not node.args:
             return
         fa = self.ctx.analysis
@@ -210,6 +239,42 @@ def dp_step(model, clip_norm, noise_multiplier):
                 "noisy gradient (cutting the noise too) instead of the record's contribution, so the noise is "
                 "not calibrated to a bounded sensitivity; clip first, then add noise of std σ·C",
             )
+
+    def _bound_from_norms(self, node: cst.Call) -> None:
+        fa = self.ctx.analysis
+        if not node.args or not any(isinstance(n, (cst.Name, cst.Attribute)) and
+                                    words(ident(n) or "") & {"norm", "norms"} for n in walk(node.args[0].value)):
+            return
+        holder: cst.CSTNode | None = fa.parent(node)
+        while holder is not None and not isinstance(holder, (cst.Assign, cst.SimpleStatementLine)):
+            holder = fa.parent(holder)
+        if not isinstance(holder, cst.Assign) or len(holder.targets) != 1:
+            return
+        bound = ident(holder.targets[0].target)
+        scope = fa.enclosing_function(node) or self.ctx.module
+        if bound is None or not self._used_as_bound(scope, bound):
+            return
+        self.report(
+            node,
+            f"`{fa.code(node).strip()}` sets the clipping bound `{bound}` from the records' own norms with no "
+            "noise: the bound (and the noise calibrated to it) is a statistic of the private data released "
+            "outside the budget; fix the bound in advance or estimate it with a DP quantile charged to the budget",
+        )
+
+    @staticmethod
+    def _used_as_bound(scope: cst.CSTNode, bound: str) -> bool:
+        """Does ``norm / bound`` (a clip ratio) or a noise draw scaled by ``bound`` read it?"""
+        for node in walk(scope):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                if any(isinstance(n, (cst.Name, cst.Attribute)) and ident(n) == bound for n in walk(node.right)) \
+                        and any(isinstance(n, (cst.Name, cst.Attribute)) and words(ident(n) or "") & {"norm", "norms"}
+                                for n in walk(node.left)):
+                    return True
+            if isinstance(node, cst.Call) and call_name(node) in _NOISE_DRAWS and any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and ident(n) == bound
+                    for a in node.args for n in walk(a.value)):
+                return True
+        return False
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, cst.Divide):
