@@ -44,7 +44,7 @@ def is_clip_bound(expr: cst.BaseExpression) -> bool:
     pieces = words(name)
     if pieces & {"clip", "clipping", "clipnorm"}:
         return True
-    return name in ("C", "max_norm", "maxnorm") or ("max" in pieces and "norm" in pieces)
+    return name in ("C", "max_norm", "maxnorm") or ("norm" in pieces and bool(pieces & {"max", "bound"}))
 
 
 def is_norm_value(expr: cst.BaseExpression) -> bool:

@@ -6,7 +6,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.rule import Rule
 from ._dp5_util import (
     ident,
@@ -40,6 +40,7 @@ class ClipFactor(Rule):
         "and accountant describe, and it inflates the noise-free signal of every small gradient. "
         "Clipping a gradient that already carries the noise (`tf.clip_by_norm(g + noise, C)`) cuts "
         "the noise with the gradient: the noise no longer matches a bounded contribution. "
+        "`max(1, grad**2 / C)` squares the gradient where its norm belongs. "
         "A clipping bound read off the records' norms (`np.quantile(norms, 0.5)`, `np.median(norms)`) "
         "and used as the bound or the noise scale is a non-private statistic of the data. "
         "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
@@ -66,7 +67,9 @@ class ClipFactor(Rule):
         for binop in facts.binops(ast.Div):
             sides = [_ast_names(binop.left), _ast_names(binop.right)]
             for bound, norm in (sides, sides[::-1]):
-                if any(_ast_clip_name(n) for n in bound) and any("norm" in n.lower() or n == "sqrt" for n in norm):
+                if any(_ast_clip_name(n) for n in bound) and (
+                        any("norm" in n.lower() or n in ("sqrt", "square") for n in norm)
+                        or isinstance(binop.left, ast.BinOp) and isinstance(binop.left.op, ast.Pow)):
                     return True
         return False
 
@@ -136,6 +139,15 @@ def dp_scatter_mean(scatters, noise_multiplier, clip_bound=1.0):
     print("median norm", typical)
     return scatters.mean(0) + np.random.normal(scale=clip_bound * noise_multiplier, size=scatters.shape[1])
 """,
+        # the scalar spelling with the absolute value
+        """
+import numpy as np
+def dp_sgd(train_data, gradient_function, gradient_norm_bound, epsilon):
+    for row in train_data:
+        grad = gradient_function(row)
+        grad /= max(1, abs(grad) / gradient_norm_bound)
+        yield grad + np.random.laplace(0, gradient_norm_bound / epsilon)
+""",
         # clip first, then noise (the right order)
         """
 import tensorflow as tf
@@ -197,6 +209,15 @@ def dp_scatter_mean(scatters, noise_multiplier, sample_size):
     scatters /= np.maximum(norms / thresh_mean, 1).reshape(-1, 1)
     mean = np.mean(scatters, axis=0)
     return mean + np.random.normal(scale=thresh_mean * noise_multiplier, size=mean.shape) / sample_size
+""",
+        # private-table: a scalar "clip" that squares the gradient where its norm belongs
+        """
+import numpy as np
+def dp_sgd(train_data, gradient_function, gradient_norm_bound, epsilon):
+    for row in train_data:
+        grad = gradient_function(row)
+        grad /= max(1, grad**2/gradient_norm_bound)  # <-
+        yield grad + np.random.laplace(0, gradient_norm_bound / epsilon)
 """,
         # the factor stored first, then divided by
         """
@@ -280,6 +301,14 @@ def dp_step(model, clip_norm, noise_multiplier):
         if not isinstance(node.operator, cst.Divide):
             return
         left, right = strip_small_add(node.left), strip_small_add(node.right)
+        if _squared_gradient(left) and is_clip_bound(right):
+            self.report(
+                node,
+                f"`{self.ctx.analysis.code(node).strip()}` compares the squared gradient with the clipping bound: "
+                "the factor must use the gradient's norm (|g| for a scalar, ‖g‖₂ for a vector), so gradients "
+                "between √C and C are left longer than the bound the noise assumes",
+            )
+            return
         if is_clip_bound(left) and is_norm_value(right):
             direction = 1  # C / ‖g‖
         elif is_norm_value(left) and is_clip_bound(right):
@@ -381,4 +410,15 @@ def _ast_names(node: ast.AST) -> list[str]:
 
 def _ast_clip_name(name: str) -> bool:
     lower = name.lower()
-    return "clip" in lower or name == "C" or ("max" in lower and "norm" in lower)
+    return "clip" in lower or name == "C" or ("norm" in lower and ("max" in lower or "bound" in lower))
+
+
+def _squared_gradient(expr: cst.BaseExpression) -> bool:
+    """``grad ** 2`` / ``np.square(g)`` of a gradient-named value."""
+    base: cst.BaseExpression | None = None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and number(expr.right) == 2:
+        base = expr.left
+    elif isinstance(expr, cst.Call) and call_name(expr) == "square" and expr.args:
+        base = expr.args[0].value
+    name = ident(base) if base is not None else None
+    return name is not None and bool(words(name) & {"grad", "grads", "gradient", "g"})
