@@ -1,0 +1,53 @@
+"""Helpers shared by the DP50x rules (noise order, truncated noise, classical Gaussian, budget loops)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
+from dpcheck.analysis.vocabulary import NOISE_DRAWS, STRONG_NOISE_DRAWS
+
+#: draws that are noise by themselves (not helpers such as ``add_noise(x)`` that return a noisy value)
+PURE_DRAWS = (NOISE_DRAWS | STRONG_NOISE_DRAWS | {"normal_noise", "laplace_noise", "gaussian_noise"}) - {
+    "add_noise", "sample", "rvs",
+}
+EPS_WORDS = frozenset({"epsilon", "eps"})
+
+
+def is_draw(expr: cst.BaseExpression) -> bool:
+    """A random draw, possibly scaled: ``np.random.normal(0, s, d)``, ``s * torch.randn(n)``."""
+    if isinstance(expr, cst.Call):
+        return call_name(expr) in PURE_DRAWS
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return is_draw(expr.left) or is_draw(expr.right)
+    return False
+
+
+def adds_draw(expr: cst.BaseExpression) -> bool:
+    """``x + draw`` (or ``draw + x``) anywhere at the top of ``expr``'s sums."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return is_draw(expr.left) or is_draw(expr.right) or adds_draw(expr.left) or adds_draw(expr.right)
+    return False
+
+
+def last_assignment(fn: cst.CSTNode, name: str, before_line: int, line_of) -> cst.BaseExpression | None:
+    """The value of the last plain ``name = value`` in ``fn`` on a line before ``before_line``."""
+    found: tuple[int, cst.BaseExpression] | None = None
+    for node in walk(fn, into_scopes=False):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name) or target.value != name:
+            continue
+        line = line_of(node)
+        if line < before_line and (found is None or line >= found[0]):
+            found = (line, node.value)
+    return found[1] if found else None
+
+
+def is_eps(expr: cst.CSTNode) -> bool:
+    name = last_name(expr)
+    return name is not None and bool(words(name) & EPS_WORDS)
+
+
+def is_one(expr: cst.CSTNode) -> bool:
+    return number(expr) == 1

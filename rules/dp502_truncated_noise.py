@@ -1,0 +1,141 @@
+"""DP502: the noise draw itself is clipped (truncated) before it is added to the released value."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, walk
+from dpcheck.rule import Rule
+from ._dp50x_util import is_draw, last_assignment
+
+_CLIPS = frozenset({"clip", "clamp", "clamp_", "clip_", "clip_by_value"})
+
+
+class TruncatedNoise(Rule):
+    id = "DP502"
+    name = "truncated-noise"
+    category = "general"
+    severity = "error"
+    summary = "the noise draw is clipped to a range before it is added: truncated noise gives no DP guarantee"
+    rationale = (
+        "The Laplace and Gaussian mechanisms rely on the noise density's full tails: the ratio of the "
+        "output densities at neighbouring inputs is bounded only because every output is possible "
+        "under both. Clipping the noise to ±3σ (`np.clip(noise, -3*s, 3*s)`, `noise.clamp(-c, c)`) "
+        "makes the support of the release depend on the true value: an output beyond `f(D) + 3σ` "
+        "has probability zero under D and positive under a neighbour, so ε is infinite (δ is at "
+        "least the mass of those outputs). Not reported: a clip of the noisy *release* "
+        "(`np.clip(x + noise, lo, hi)`, post-processing), a clip of a value that is not a draw, "
+        "code with no DP context. Fix: add the untruncated noise and clip the sum if a range is needed."
+    )
+    TRIGGERS = ("clip", "clamp")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a clip or clamp call."""
+        return facts.calls_any(_CLIPS)
+
+    VALID = (
+        # the sum is clipped: post-processing
+        """
+import numpy as np
+def noise_add(w, noise_scale, dim):
+    noise = np.random.normal(0, noise_scale, dim)
+    return np.clip(w + noise, -1.0, 1.0)
+""",
+        """
+import numpy as np
+def noise_add(w, noise_scale, dim):
+    noise = np.random.normal(0, noise_scale, dim)
+    w_noise = w + noise
+    return w_noise
+""",
+        # clipping the value before the noise is the sensitivity bound
+        """
+import torch
+def private_sum(x, C, sigma):
+    clipped = x.clamp(-C, C)
+    return clipped.sum() + torch.normal(0.0, sigma * C, size=())
+""",
+        # the name is reassigned to the noisy release before the clip
+        """
+import numpy as np
+def release(counts, epsilon):
+    noisy = np.random.laplace(0, 1 / epsilon, len(counts))
+    noisy = counts + noisy
+    return np.clip(noisy, 0, None)
+""",
+    )
+
+    INVALID = (
+        # AdamWei Fed_Svm.py
+        """
+import numpy as np
+def noise_add(w, noise_scale, dim):
+    noise = np.random.normal(0, noise_scale, dim)
+    noise = np.clip(noise, -3 * noise_scale, 3 * noise_scale)  # <-
+    w_noise = w + noise
+    return w_noise
+""",
+        """
+import torch
+def dp_update(delta, sigma, clip):
+    noise = torch.randn_like(delta) * sigma * clip
+    return delta + noise.clamp(-3 * sigma * clip, 3 * sigma * clip)  # <-
+""",
+        """
+import numpy as np
+def laplace_mechanism(value, sensitivity, epsilon):
+    return value + np.clip(np.random.laplace(0, sensitivity / epsilon), -10, 10)  # <-
+""",
+        """
+import tensorflow as tf
+def add_gaussian_noise(grads, noise_multiplier, l2_norm_clip):
+    stddev = noise_multiplier * l2_norm_clip
+    noise = tf.random.normal(tf.shape(grads), stddev=stddev)
+    bounded = tf.clip_by_value(noise, -2 * stddev, 2 * stddev)  # <-
+    return grads + bounded
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) not in _CLIPS:
+            return
+        subject: cst.BaseExpression | None = None
+        if isinstance(node.func, cst.Attribute) and call_name(node) in ("clamp", "clamp_", "clip_", "clip") and not self._module_call(node):
+            subject = node.func.value
+        elif node.args and node.args[0].keyword is None:
+            subject = node.args[0].value
+        if subject is None or not self._is_noise(subject, node):
+            return
+        code = self.ctx.analysis.code(subject).strip()
+        self.report(node, f"the noise `{code}` is truncated here before it is added: outputs beyond the bound are "
+                          f"impossible under one input and possible under its neighbour, so no ε holds; add the "
+                          f"full draw and clip the noisy sum instead")
+
+    @staticmethod
+    def _module_call(node: cst.Call) -> bool:
+        """``np.clip(x, …)`` / ``torch.clamp(x, …)`` rather than ``x.clip(…)``."""
+        base = node.func.value if isinstance(node.func, cst.Attribute) else None
+        return isinstance(base, (cst.Name, cst.Attribute)) and (
+            (isinstance(base, cst.Name) and base.value in ("np", "numpy", "torch", "tf", "jnp", "cp"))
+            or (isinstance(base, cst.Attribute) and base.attr.value in ("math", "numpy", "experimental"))
+        )
+
+    def _is_noise(self, expr: cst.BaseExpression, at: cst.Call) -> bool:
+        if is_draw(expr):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(at)
+        if fn is None:
+            return False
+        value = last_assignment(fn, expr.value, fa.line_of(at) + 1, fa.line_of)
+        if value is None or fa.line_of(value) == fa.line_of(at):
+            value = last_assignment(fn, expr.value, fa.line_of(at), fa.line_of)
+        if value is None or not is_draw(value):
+            return False
+        # an augmented update in between (``noise += x``) makes it something else
+        return not any(isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == expr.value
+                       and fa.line_of(value) < fa.line_of(n) < fa.line_of(at) for n in walk(fn, into_scopes=False))

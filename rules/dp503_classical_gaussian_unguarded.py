@@ -1,0 +1,170 @@
+"""DP503: the classical Gaussian mechanism's σ = sqrt(2 ln(1.25/δ))·Δ/ε with no check that ε < 1."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, last_name, number, walk
+from dpcheck.rule import Rule
+from ._dp50x_util import is_eps, is_one
+
+
+def _is_classical_log(node: cst.Call) -> bool:
+    """``log(1.25 / delta)`` (any spelling of the log)."""
+    if call_name(node) != "log" or len(node.args) != 1:
+        return False
+    arg = node.args[0].value
+    return (isinstance(arg, cst.BinaryOperation) and isinstance(arg.operator, cst.Divide)
+            and number(arg.left) == 1.25)
+
+
+def _guards(module: cst.Module, eps_names: set[str]) -> bool:
+    """A comparison of one of ``eps_names`` with 1 (``epsilon < 1``, ``0 < eps <= 1``, ``eps > 1``) or
+    ``min(eps, 1)``."""
+    for node in walk(module):
+        if isinstance(node, cst.Comparison):
+            sides = [node.left, *(c.comparator for c in node.comparisons)]
+            if any(last_name(s) in eps_names for s in sides) and any(is_one(s) for s in sides):
+                return True
+        elif isinstance(node, cst.Call) and call_name(node) in ("min", "minimum"):
+            values = [a.value for a in node.args]
+            if any(last_name(v) in eps_names for v in values) and any(is_one(v) for v in values):
+                return True
+    return False
+
+
+class ClassicalGaussianUnguarded(Rule):
+    id = "DP503"
+    name = "classical-gaussian-unguarded"
+    category = "general"
+    severity = "error"
+    summary = "σ = sqrt(2 ln(1.25/δ))·Δ/ε is used with no check that ε < 1 (the formula is proved only for ε < 1)"
+    rationale = (
+        "The classical Gaussian mechanism (Dwork & Roth, Theorem A.1) calibrates "
+        "σ = Δ·sqrt(2 ln(1.25/δ))/ε and is proved only for ε < 1. For larger ε the formula "
+        "under-noises: at ε = 4 and δ = 1e-5 the σ it gives meets (ε, δ)-DP only for a δ far "
+        "above the one claimed. Code that takes ε as a parameter and never compares it with 1 "
+        "will silently be run with ε > 1. Not reported: a module that compares that ε with 1 "
+        "(`assert 0 < epsilon < 1`, `if epsilon >= 1: raise`, `min(epsilon, 1)`), a literal ε ≤ 1, "
+        "code with no DP context. Fix: guard ε < 1, or use the analytic Gaussian mechanism "
+        "(Balle & Wang 2018), which holds for every ε."
+    )
+    TRIGGERS = ("1.25",)
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``log`` call with the constant 1.25 in the module."""
+        return "log" in facts.called and 1.25 in facts.numbers
+
+    VALID = (
+        # private-table: the formula's condition is asserted
+        """
+import numpy as np
+def gaussian_mechanism(value, sensitivity, epsilon, delta):
+    assert 0 < epsilon < 1, "the classical Gaussian mechanism needs epsilon < 1"
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) * sensitivity / epsilon
+    return value + np.random.normal(0, sigma)
+""",
+        """
+import math
+class GaussianClassic:
+    def __init__(self, epsilon, delta, sensitivity):
+        if epsilon > 1:
+            raise ValueError("epsilon must be at most 1")
+        self.epsilon, self.delta, self.sensitivity = epsilon, delta, sensitivity
+
+    def scale(self):
+        return math.sqrt(2 * math.log(1.25 / self.delta)) * self.sensitivity / self.epsilon
+""",
+        # a literal epsilon below 1
+        """
+import numpy as np
+def noisy(x, delta):
+    return x + np.random.normal(0, np.sqrt(2 * np.log(1.25 / delta)) / 0.5)
+""",
+        """
+import numpy as np
+def gaussian_sigma(epsilon, delta, sensitivity=1.0):
+    epsilon = min(epsilon, 1.0)
+    return np.sqrt(2 * np.log(1.25 / delta)) * sensitivity / epsilon
+""",
+    )
+
+    INVALID = (
+        # wenzhu dp_mechanism.py
+        """
+import numpy as np
+def Gaussian_Simple(epsilon, delta):
+    return np.sqrt(2 * np.log(1.25 / delta)) / epsilon  # <-
+""",
+        """
+import math
+def gaussian_mechanism(value, sensitivity, epsilon, delta):
+    sigma = sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon  # <-
+    return value + random.gauss(0, sigma)
+""",
+        """
+import numpy as np
+class GaussianMechanism:
+    def __init__(self, epsilon, delta, sensitivity):
+        self.epsilon, self.delta, self.sensitivity = epsilon, delta, sensitivity
+
+    def noise_scale(self):
+        c = np.sqrt(2 * np.log(1.25 / self.delta))  # <-
+        return c * self.sensitivity / self.epsilon
+""",
+        # the check is on another name
+        """
+import numpy as np
+def dp_release(x, eps, delta, alpha):
+    assert alpha < 1
+    std = np.sqrt(2 * np.log(1.25 / delta)) / eps  # <-
+    return x + np.random.normal(0, std, size=x.shape)
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not _is_classical_log(node):
+            return
+        eps = self._epsilons(node)
+        if not eps or _guards(self.ctx.module, eps):
+            return
+        self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
+                          f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
+                          f"or use the analytic Gaussian mechanism")
+
+    def _epsilons(self, at: cst.Call) -> set[str]:
+        """The ε the σ is divided by: in the statement itself, or in the statement that uses its result."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(at)
+        found = self._divisors(statement)
+        if found is None:
+            return set()
+        if found:
+            return found
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            target = last_name(statement.targets[0].target)
+            fn = fa.enclosing_function(at)
+            if target is not None and fn is not None:
+                for node in walk(fn, into_scopes=False):
+                    if isinstance(node, cst.BaseSmallStatement) and node is not statement and any(
+                            last_name(n) == target for n in walk(node)):
+                        more = self._divisors(node)
+                        if more:
+                            return more
+        return set()
+
+    @staticmethod
+    def _divisors(statement: cst.CSTNode) -> set[str] | None:
+        """Names with ε words divided by in ``statement``; None when it divides by a literal ε ≤ 1."""
+        out: set[str] = set()
+        for node in walk(statement):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                right = node.right
+                value = number(right)
+                if value is not None and value <= 1:
+                    return None
+                if is_eps(right):
+                    out.add(last_name(right) or "")
+        return out

@@ -1,0 +1,190 @@
+"""DP504: ``while epsilon < budget:`` trains first and measures ε after, so the last step overshoots."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, last_name, walk, words
+from dpcheck.analysis.taint import has_training_step
+from dpcheck.rule import Rule
+from ._dp50x_util import EPS_WORDS, is_eps
+
+_BUDGET_WORDS = frozenset({"budget", "target", "max", "total", "limit"})
+
+
+def _budget(expr: cst.BaseExpression) -> bool:
+    name = last_name(expr)
+    return name is not None and bool(words(name) & (_BUDGET_WORDS | EPS_WORDS))
+
+
+def _trains(statement: cst.CSTNode) -> bool:
+    if has_training_step(statement):
+        return True
+    return any(isinstance(n, cst.Call) and words(call_name(n)) & {"train", "training", "fit"}
+               for n in walk(statement, into_scopes=False))
+
+
+def _assigns(statement: cst.CSTNode, name: str) -> bool:
+    for node in walk(statement, into_scopes=False):
+        if isinstance(node, cst.Assign):
+            if any(name in {last_name(t) for t in _targets(target.target)} for target in node.targets):
+                return True
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and last_name(node.target) == name:
+            return True
+    return False
+
+
+def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [t for e in target.elements for t in _targets(e.value)]
+    return [target]
+
+
+class BudgetLoopOvershoot(Rule):
+    id = "DP504"
+    name = "budget-loop-overshoot"
+    category = "general"
+    severity = "error"
+    summary = "`while ε < budget:` trains and only then measures ε: the model released is the one past the budget"
+    rationale = (
+        "A loop `while epsilon < eps_budget:` whose body trains (an epoch, a step) and then recomputes "
+        "`epsilon` from the accountant exits only *after* the iteration that pushed ε over the "
+        "budget has updated the model. The model the loop leaves behind — the one saved or "
+        "returned — has spent more than the budget, by a whole epoch when ε is measured per epoch. "
+        "Not reported: a body that tests the ε the next step would cost and breaks before "
+        "training, a loop whose condition is not an ε against a budget, code with no DP context. "
+        "Fix: compute the ε after the next step first (the accountant can be queried for "
+        "`steps + k`) and stop before taking it, or keep and release the previous model."
+    )
+    TRIGGERS = ("while",)
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``while`` loop."""
+        import ast
+
+        return bool(facts.nodes(ast.While))
+
+    VALID = (
+        # the next step's cost is checked before the step
+        """
+def train(model, loader, accountant, eps_budget, delta):
+    epsilon = 0.0
+    while epsilon < eps_budget:
+        next_eps = accountant.epsilon_after(steps=len(loader), delta=delta)
+        if next_eps > eps_budget:
+            break
+        train_one_epoch(model, loader)
+        epsilon = accountant.get_epsilon(delta)
+    return model
+""",
+        # the loop counts steps, epsilon is only reported
+        """
+def train(model, optimizer, engine, steps, delta):
+    step = 0
+    while step < steps:
+        optimizer.step()
+        step += 1
+    epsilon = engine.get_epsilon(delta)
+    return model, epsilon
+""",
+        # epsilon measured before the training step of the iteration
+        """
+def fit(self, data, target_epsilon):
+    epsilon = self.accountant.get_epsilon(self.delta)
+    while epsilon < target_epsilon:
+        epsilon = self.accountant.get_epsilon_after_step(self.delta)
+        if epsilon >= target_epsilon:
+            return
+        self.optimizer.step()
+""",
+        # a loop over a numeric tolerance, no training
+        """
+def calibrate_sigma(epsilon, delta, target_eps):
+    sigma = 0.1
+    eps = compute_eps(sigma, delta)
+    while eps > target_eps:
+        sigma *= 1.1
+        eps = compute_eps(sigma, delta)
+    return sigma
+""",
+    )
+
+    INVALID = (
+        # Jeff DPSGD_Opacus.py
+        """
+def main(model_opacus, train_dl_opacus, optimizer_opacus, privacy_engine, eps_budget, delta):
+    epsilon = 0.
+    while epsilon < eps_budget:  # <-
+        central_train_loss, acc = train_privacy_opacus2(model_opacus, train_dl_opacus, optimizer_opacus)
+        epsilon = privacy_engine.accountant.get_epsilon(delta=delta)
+        print("epsilon", epsilon)
+    return model_opacus
+""",
+        # borealis dp_wgan.py: an epoch of steps, then the accountant
+        """
+def train(self, data_loader, batch_size, sigma, steps, lmbds, x_train):
+    epsilon = 0
+    while epsilon < self.target_epsilon:  # <-
+        for real in data_loader:
+            loss = self.discriminator(real).mean()
+            loss.backward()
+            self.optimizer_d.step()
+            steps += 1
+        rdp = compute_rdp(batch_size / x_train.shape[0], sigma, steps, lmbds)
+        epsilon, _, _ = get_privacy_spent(lmbds, rdp, target_delta=1e-5)
+""",
+        """
+def run(model, opt, accountant, data, max_epsilon, delta):
+    eps = 0.0
+    while eps <= max_epsilon:  # <-
+        opt.zero_grad()
+        model.loss(next(data)).backward()
+        opt.step()
+        accountant.step()
+        eps = accountant.get_epsilon(delta)
+    model.save("final.pt")
+""",
+        """
+def fit(self, X, epsilon_budget):
+    self.epsilon = 0.0
+    while self.epsilon < epsilon_budget:  # <-
+        self.sess.run(self.train_op, feed_dict={self.x: X})
+        self.epsilon, _ = self.accountant.get_privacy_spent(target_delta=self.delta)[0]
+""",
+    )
+
+    def visit_While(self, node: cst.While) -> None:
+        test = node.test
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return
+        if not isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual)):
+            return
+        measured, budget = test.left, test.comparisons[0].comparator
+        if not is_eps(measured) or not _budget(budget) or last_name(measured) == last_name(budget):
+            return
+        name = last_name(measured) or ""
+        statements = list(node.body.body)
+        trained = False
+        for statement in statements:
+            if self._stops_on_eps(statement) and not trained:
+                return
+            if _trains(statement):
+                trained = True
+            elif trained and _assigns(statement, name):
+                fa = self.ctx.analysis
+                self.report(node, f"the body trains and only then re-measures `{fa.code(measured).strip()}`: the loop "
+                                  f"exits after the iteration that passed `{fa.code(budget).strip()}`, so the model "
+                                  f"it leaves has spent more than the budget; check the next step's ε before "
+                                  f"taking it, or release the previous model")
+                return
+
+    @staticmethod
+    def _stops_on_eps(statement: cst.CSTNode) -> bool:
+        """An ``if`` on an ε that breaks or returns."""
+        for node in walk(statement, into_scopes=False):
+            if isinstance(node, cst.If) and any(is_eps(n) for n in walk(node.test)) and any(
+                    isinstance(s, (cst.Break, cst.Return)) for s in walk(node.body, into_scopes=False)):
+                return True
+        return False

@@ -1,0 +1,205 @@
+"""DP505: a privacy engine / accountant created anew every round, so earlier rounds are never composed."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, last_name, walk, words
+from dpcheck.rule import Rule
+
+#: constructors of an object that accumulates the privacy spent
+_ACCOUNTANTS = frozenset({
+    "PrivacyEngine", "RDPAccountant", "PRVAccountant", "GaussianAccountant", "GDPAccountant",
+    "RdpAccountant", "PLDAccountant", "GaussianMomentsAccountant", "MomentsAccountant",
+})
+_ROUND_WORDS = frozenset({"round", "rounds", "epoch", "epochs", "comm", "communication", "iteration", "iterations"})
+_READ_WORDS = frozenset({"epsilon", "eps", "spent", "privacy", "dp"})
+
+
+def _round_loop(loop: cst.CSTNode) -> bool:
+    """``for r in range(num_rounds)``, ``for epoch in …``, ``while round < R``."""
+    if isinstance(loop, cst.For):
+        names = [n for n in walk(loop.target)] + [n for n in walk(loop.iter)]
+    elif isinstance(loop, cst.While):
+        names = list(walk(loop.test))
+    else:
+        return False
+    return any(isinstance(n, cst.Name) and words(n.value) & _ROUND_WORDS for n in names)
+
+
+def _engine_target(statement: cst.CSTNode) -> str | None:
+    """The name an engine is stored in: ``engine = PrivacyEngine()``, ``model, opt, dl, privacy_engine = init(…)``."""
+    if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+        return None
+    target = statement.targets[0].target
+    elements = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else [target]
+    value = statement.value
+    if isinstance(value, cst.Call) and call_name(value) in _ACCOUNTANTS and len(elements) == 1:
+        return last_name(elements[0])
+    if isinstance(value, cst.Call):
+        for element in elements:
+            name = last_name(element)
+            if name and {"privacy", "engine"} <= words(name):
+                return name
+    return None
+
+
+class AccountantPerRound(Rule):
+    id = "DP505"
+    name = "accountant-per-round"
+    category = "general"
+    severity = "error"
+    summary = "a PrivacyEngine / accountant is created anew each round: the ε read from it covers one round only"
+    rationale = (
+        "An accountant composes the mechanisms it has seen. Building `PrivacyEngine()` (or an "
+        "RDP/PRV accountant) inside the round or epoch loop — or in a federated client's `train()`, "
+        "which the server calls every round — starts each round's count at zero: the ε read from "
+        "it is the cost of the last round alone, while the model (and the client's update) has "
+        "been trained on the same records in every round. The reported ε undercounts by about the "
+        "number of rounds. Not reported: an engine built once before the loop, an engine built per "
+        "round whose ε is never read, code with no DP context. "
+        "Fix: create the engine (or accountant) once per client and reuse it across rounds, or "
+        "compose the per-round costs explicitly."
+    )
+    TRIGGERS = ("Accountant", "PrivacyEngine", "privacy_engine")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding reads ε from an engine made in a loop or in a client's training method."""
+        import ast
+
+        return bool(facts.called & _ACCOUNTANTS) or any(
+            {"privacy", "engine"} <= words(n.id) for n in facts.nodes(ast.Name))  # type: ignore[attr-defined]
+
+    VALID = (
+        # built once, before the rounds
+        """
+from opacus import PrivacyEngine
+def run(model, optimizer, loader, rounds, sigma, delta):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=sigma, max_grad_norm=1.0)
+    for rnd in range(rounds):
+        train_one_round(model, optimizer, loader)
+        print(rnd, engine.get_epsilon(delta))
+""",
+        # one engine per client, built in __init__
+        """
+from opacus import PrivacyEngine
+class Client:
+    def __init__(self, model, optimizer, loader, sigma):
+        self.privacy_engine = PrivacyEngine()
+        self.model, self.optimizer, self.loader = self.privacy_engine.make_private(
+            module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=sigma, max_grad_norm=1.0)
+
+    def train(self, delta):
+        for x, y in self.loader:
+            self.optimizer.step()
+        return self.privacy_engine.get_epsilon(delta)
+""",
+        # a loop over clients at setup time
+        """
+from opacus import PrivacyEngine
+def setup(clients, sigma):
+    for client in clients:
+        client.engine = PrivacyEngine()
+        client.model, client.opt, client.loader = client.engine.make_private(
+            module=client.model, optimizer=client.opt, data_loader=client.loader, noise_multiplier=sigma,
+            max_grad_norm=1.0)
+""",
+        # a fresh engine per round whose epsilon is never read (accounted elsewhere)
+        """
+from opacus import PrivacyEngine
+def run(model, optimizer, loader, rounds, sigma):
+    for rnd in range(rounds):
+        engine = PrivacyEngine()
+        model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                       noise_multiplier=sigma, max_grad_norm=1.0)
+        train_one_round(model, optimizer, loader)
+""",
+    )
+
+    INVALID = (
+        # PFLlib clientavg.py: a helper builds PrivacyEngine() in the per-round train()
+        """
+class clientAVG(Client):
+    def train(self):
+        trainloader = self.load_train_data()
+        if self.privacy:
+            self.model, self.optimizer, trainloader, privacy_engine = \\
+                initialize_dp(self.model, self.optimizer, trainloader, self.dp_sigma)  # <-
+        for epoch in range(self.local_epochs):
+            for x, y in trainloader:
+                self.optimizer.step()
+        if self.privacy:
+            eps, DELTA = get_dp_params(privacy_engine)
+            print(f"Client {self.id}", f"epsilon = {eps:.2f}, sigma = {DELTA}")
+""",
+        """
+from opacus import PrivacyEngine
+def federated(model, optimizer, loader, num_rounds, sigma, delta):
+    for rnd in range(num_rounds):
+        engine = PrivacyEngine()  # <-
+        model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                       noise_multiplier=sigma, max_grad_norm=1.0)
+        train_one_round(model, optimizer, loader)
+        print(rnd, engine.get_epsilon(delta))
+""",
+        """
+from opacus.accountants import RDPAccountant
+def train(model, loader, epochs, sigma, q, delta):
+    for epoch in range(epochs):
+        accountant = RDPAccountant()  # <-
+        for x, y in loader:
+            model.step(x, y)
+            accountant.step(noise_multiplier=sigma, sample_rate=q)
+        print(epoch, accountant.get_epsilon(delta))
+""",
+        """
+from opacus import PrivacyEngine
+class FedClient:
+    def local_train(self, delta):
+        privacy_engine = PrivacyEngine()  # <-
+        self.model, self.opt, self.loader = privacy_engine.make_private(
+            module=self.model, optimizer=self.opt, data_loader=self.loader, noise_multiplier=1.1, max_grad_norm=1.0)
+        for x, y in self.loader:
+            self.opt.step()
+        self.epsilon = privacy_engine.get_epsilon(delta)
+""",
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        engine = _engine_target(node)
+        if engine is None:
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not self._epsilon_read(fn, engine, fa.line_of(node)):
+            return
+        loops = [loop for loop in fa.enclosing_loops(node) if _round_loop(loop)]
+        if loops:
+            where = "inside the loop on line " + str(fa.line_of(loops[0]))
+        else:
+            cls = fa.enclosing_class(node)
+            if cls is None or "client" not in words(cls.name.value) or not words(fn.name.value) & {"train", "training"}:
+                return
+            where = f"in `{cls.name.value}.{fn.name.value}`, which runs once per round"
+        self.report(node.value, f"`{engine}` is created {where}, and the ε read from it covers only what ran since: "
+                                f"every earlier round is dropped from the accounting; create it once and reuse it")
+
+    @staticmethod
+    def _epsilon_read(fn: cst.FunctionDef, engine: str, after: int) -> bool:
+        """Is ε read from ``engine`` later in ``fn`` (``engine.get_epsilon(…)``, ``get_dp_params(engine)``)?"""
+        for node in walk(fn, into_scopes=False):
+            if not isinstance(node, cst.Call) or not words(call_name(node)) & _READ_WORDS:
+                continue
+            func = node.func
+            receiver = func.value if isinstance(func, cst.Attribute) else None
+            while isinstance(receiver, cst.Attribute):
+                if last_name(receiver) == engine:
+                    break
+                receiver = receiver.value
+            if last_name(receiver) == engine or any(last_name(a.value) == engine for a in node.args):
+                return True
+        return False
