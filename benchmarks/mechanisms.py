@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", type=int, default=10_000_000, help="test outputs per input (10,000,000)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "reports" / "mechanism_benchmark"), help="path stem of the report")
+    ap.add_argument("--merge", action="store_true", help="replace only these mechanisms' rows in an existing report "
+                    "(each row keeps the command that produced it)")
     args = ap.parse_args(argv)
     names = args.only.split(",") if args.only else list(CATALOG)
     unknown = [n for n in names if n not in CATALOG]
@@ -117,8 +119,15 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(run_one("laplace", args.test, args.seed, True, lambda m: print(m, flush=True)))
         rows[-1]["expected"] = "violation"
         rows[-1]["note"] = "numpy's Generator.laplace seen through its floating-point outputs"
+    for row in rows:
+        row["command"] = command.strip()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.merge and out.with_suffix(".json").exists():
+        fresh = {r["name"]: r for r in rows}
+        old = json.loads(out.with_suffix(".json").read_text())["rows"]
+        rows = [fresh.pop(r["name"], r) for r in old] + list(fresh.values())
+        command = "python benchmarks/mechanisms.py (rows merged; each row names its command)"
     out.with_suffix(".json").write_text(json.dumps({"command": command.strip(), "rows": rows}, indent=2) + "\n")
     out.with_suffix(".md").write_text(markdown(rows, command.strip()))
     plot(rows, out.with_suffix(".png"))

@@ -183,3 +183,15 @@ def test_cli_refuses_bad_input() -> None:
     assert typo.returncode == 2 and "did you mean" in typo.stderr
     listing = _cli("--list")
     assert listing.returncode == 0 and "svt34-parallel" in listing.stdout
+
+
+def test_frequency_table_orders_discrete_outputs_by_their_ratio() -> None:
+    from dpcheck.mechaudit.attack import TooManyOutputs, fit_scorer
+    rng = np.random.default_rng(4)
+    a = rng.choice([0.0, 1.0, 2.0], p=[0.6, 0.3, 0.1], size=(20_000, 1))
+    b = rng.choice([0.0, 1.0, 2.0], p=[0.2, 0.3, 0.5], size=(20_000, 1))
+    scorer = fit_scorer("table", a, b, (), seed=0)
+    scores = scorer.score(np.array([[0.0], [1.0], [2.0], [7.0]]))
+    assert scores[0] > scores[1] > scores[2] and scores[3] == 0.0  # 7 was never seen
+    with pytest.raises(TooManyOutputs):
+        fit_scorer("table", rng.normal(size=(6000, 1)), rng.normal(size=(6000, 1)), (), seed=0)

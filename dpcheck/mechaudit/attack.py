@@ -20,8 +20,42 @@ from sklearn.preprocessing import StandardScaler
 
 from dpcheck.mechaudit.encode import Layout, learn_layout
 
-CLASSIFIERS = ("logistic", "boosting", "boosting-bits")
+CLASSIFIERS = ("logistic", "boosting", "boosting-bits", "table")
 MAX_THRESHOLDS = 4000
+MAX_TABLE_ROWS = 5000
+
+
+class TooManyOutputs(ValueError):
+    """The outputs take too many distinct values for a frequency table."""
+
+
+def _row_keys(x: np.ndarray) -> np.ndarray:
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return x.view(np.dtype((np.void, x.dtype.itemsize * x.shape[1]))).ravel()
+
+
+class FrequencyTable:
+    """For outputs with few distinct values: the log-ratio of their training frequencies, which
+    orders outputs as the likelihood ratio does (the Neyman–Pearson test) once counts are large."""
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> "FrequencyTable":
+        keys, inverse = np.unique(_row_keys(x), return_inverse=True)
+        if keys.size > MAX_TABLE_ROWS:
+            raise TooManyOutputs(f"{keys.size} distinct outputs (a table takes at most {MAX_TABLE_ROWS})")
+        n_a, n_b = max(int(y.sum()), 1), max(int((1 - y).sum()), 1)
+        count_a = np.bincount(inverse, weights=y, minlength=keys.size)
+        count_b = np.bincount(inverse, weights=1 - y, minlength=keys.size)
+        self.keys = keys
+        self.log_ratio = np.log((count_a + 0.5) / n_a) - np.log((count_b + 0.5) / n_b)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        keys = _row_keys(x)
+        pos = np.clip(np.searchsorted(self.keys, keys), 0, self.keys.size - 1)
+        known = self.keys[pos] == keys
+        logit = np.where(known, self.log_ratio[pos], 0.0)
+        p = 1 / (1 + np.exp(-logit))
+        return np.column_stack([1 - p, p])
 
 
 @dataclass
@@ -43,6 +77,12 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
     y = np.concatenate([np.ones(len(out_a)), np.zeros(len(out_b))])
     if name == "logistic":
         model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=300))
+    elif name == "table":
+        model = FrequencyTable()
+        raw = np.vstack([np.asarray(out_a, dtype=float).reshape(len(out_a), -1),
+                         np.asarray(out_b, dtype=float).reshape(len(out_b), -1)])
+        model.fit(raw, y)
+        return Scorer(name, _RawLayout(raw.shape[1]), model)
     elif name in ("boosting", "boosting-bits"):
         model = HistGradientBoostingClassifier(max_iter=100, learning_rate=0.1, max_leaf_nodes=31,
                                                early_stopping=False, random_state=seed)
@@ -50,6 +90,19 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
         raise ValueError(f"unknown classifier {name!r}; choose from {', '.join(CLASSIFIERS)}")
     model.fit(x, y)
     return Scorer(name, layout, model)
+
+
+@dataclass(frozen=True)
+class _RawLayout:
+    """The outputs as they are (the frequency table keys on exact values)."""
+
+    columns: int
+
+    def transform(self, outputs: np.ndarray) -> np.ndarray:
+        out = np.asarray(outputs, dtype=float).reshape(len(outputs), -1)
+        if out.shape[1] != self.columns:
+            raise ValueError(f"the mechanism returned {out.shape[1]} values per output, {self.columns} earlier")
+        return out
 
 
 def cp_lower(k: np.ndarray, n: int, alpha: float) -> np.ndarray:

@@ -49,16 +49,7 @@ def candidate_pairs(length: int, hood: str, rng: np.random.Generator, random_pai
         x_a = np.concatenate([np.ones(half), np.zeros(length - half)])
         pairs.append((x_a, 1 - x_a))
     for _ in range(random_pairs):
-        if integer:
-            d = rng.integers(-1, 2, size=length).astype(float)
-            if hood == "l1":
-                d = np.zeros(length)
-                d[rng.integers(length)] = rng.choice([-1.0, 1.0])
-        else:
-            d = rng.uniform(-1, 1, size=length)
-            if hood == "l1":
-                d /= max(np.abs(d).sum(), 1.0)
-        pairs.append((base, base + d))
+        pairs.append((base, base + _random_extreme(length, hood, rng, integer)))
     seen, unique = set(), []
     for a, b in pairs:
         key = (tuple(a), tuple(b))
@@ -67,3 +58,15 @@ def candidate_pairs(length: int, hood: str, rng: np.random.Generator, random_pai
             seen.add(key)
             unique.append((a, b))
     return unique
+
+
+def _random_extreme(length: int, hood: str, rng: np.random.Generator, integer: bool) -> np.ndarray:
+    """A random move to the edge of the neighbourhood, where additive noise leaks the most."""
+    if hood == "linf":
+        return rng.choice([-1.0, 1.0], size=length)
+    d = np.zeros(length)
+    if integer:
+        d[rng.integers(length)] = rng.choice([-1.0, 1.0])
+        return d
+    d = rng.uniform(-1, 1, size=length)
+    return d / np.abs(d).sum()

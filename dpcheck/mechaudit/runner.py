@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dpcheck.mechaudit.attack import Scorer, Threshold, choose_threshold, eps_bound, fit_scorer
+from dpcheck.mechaudit.attack import Scorer, Threshold, TooManyOutputs, choose_threshold, eps_bound, fit_scorer
 from dpcheck.mechaudit.neighbours import candidate_pairs, check_pair
 from dpcheck.mechaudit.target import MechanismTarget, probe
 
@@ -86,7 +86,7 @@ def rank_pairs(target: MechanismTarget, pairs: list[tuple[np.ndarray, np.ndarray
 
 
 def audit(target: MechanismTarget, *, hood: str, length: int, pair: tuple[np.ndarray, np.ndarray] | None = None,
-          delta: float = 0.0, budget: Budget | None = None, classifiers: tuple[str, ...] = ("logistic", "boosting"),
+          delta: float = 0.0, budget: Budget | None = None, classifiers: tuple[str, ...] = ("logistic", "boosting", "table"),
           seed: int = 0, base_value: float = 1.0, integer: bool = False,
           progress: Callable[[str], None] = lambda _m: None) -> MechanismResult:
     budget = budget or Budget()
@@ -107,7 +107,11 @@ def audit(target: MechanismTarget, *, hood: str, length: int, pair: tuple[np.nda
     tr_a, tr_b = target.sample(a, budget.train, train_rng), target.sample(b, budget.train, train_rng)
     best: tuple[float, Scorer, Threshold] | None = None
     for k, name in enumerate(classifiers):
-        scorer = fit_scorer(name, tr_a, tr_b, target.sentinels, seed=seed + k)
+        try:
+            scorer = fit_scorer(name, tr_a, tr_b, target.sentinels, seed=seed + k)
+        except TooManyOutputs as exc:
+            progress(f"  {name}: skipped, {exc}")
+            continue
         va = _score_blocks(target, scorer, a, budget.validation, val_rng)
         vb = _score_blocks(target, scorer, b, budget.validation, val_rng)
         threshold, bound = choose_threshold(va, vb, delta=delta, confidence=CONFIDENCES[0])  # type: ignore[arg-type]
