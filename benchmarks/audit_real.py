@@ -40,8 +40,9 @@ DPCHECK = str(Path(sys.executable).with_name("dpcheck"))
 #: "where" is relative to site-packages; "lines" are the lines the sentence is about.
 #: registered built-in targets without a committed audit, and why
 NOT_AUDITED: dict[str, str] = {
-    "synthcity:aim": "one fit on the 5-row worst case: {rec:synthcity__aim__one_fit:outcome} "
-                     "(`python benchmarks/audit_real.py onefit --only synthcity:aim --timeout 450`, record "
+    "synthcity:aim": "on the 5-row worst case, {rec:synthcity__aim__one_fit:outcome} "
+                     "(`python benchmarks/audit_real.py onefit --only synthcity:aim --timeout 450`, with the load "
+                     "average of the shared machine at the time in the record "
                      "reports/audit_real/records/synthcity__aim__one_fit.json; AIM runs 16·d rounds of 1,000 steps "
                      "and no setting reduces them); no audit of it is committed; registered and its API call tested.",
 }
@@ -328,8 +329,7 @@ def installed_markdown(rows: list[dict[str, Any]]) -> list[str]:
 
 
 SPEED_NOTES = [
-    "`synthcity:aim` is not measured: one fit on the worst case: {rec:synthcity__aim__one_fit:outcome} (see "
-    "above).",
+    "`synthcity:aim` is not measured: on the worst case, {rec:synthcity__aim__one_fit:outcome} (see above).",
     "Failed runs (column 'failed') are fits that raised — on D′ for the targets whose audits show failure-based "
     "leaks; they are fast, so they lower s/run.",
 ]
