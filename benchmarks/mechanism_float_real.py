@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from unittest import mock
@@ -22,6 +23,8 @@ from unittest import mock
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+# one OpenMP thread: on a shared machine the boosting's spinning threads cost 20× the work itself
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(ROOT))
 
 from dpcheck.mechaudit import real, runner  # noqa: E402
