@@ -51,10 +51,13 @@ def markdown(summary: list[dict], total: dict, command: str, seeds: int, budget:
         lines.append(f"| {s['mechanism']} | {s['seeds']} | {s['alarms']} | {s['max_eps_95']:.4f} | "
                      f"{s['max_eps_90']:.4f} | {s['median_eps_95']:.4f} | {100 * s['rate_upper_95']:.1f} % | "
                      f"{s['mean_seconds']:.1f} |")
-    lines += ["", f"What the seeds certify: with {total['alarms']} alarm{'s' if total['alarms'] != 1 else ''} in {total['seeds']} audits over the three "
+    plural = {s["mechanism"]: "" if s["alarms"] == 1 else "s" for s in summary + [total]}
+    lines += ["", f"What the seeds certify: with {total['alarms']} alarm{plural['all three']} in {total['seeds']} "
+              "audits over the three "
               f"mechanisms, the false-alarm rate per audit (at this budget, on these mechanisms) is at most "
               f"{100 * total['rate_upper_95']:.1f} % with 95 % confidence (one-sided Clopper–Pearson); per "
-              f"mechanism, {summary[0]['alarms']} alarm{'s' if summary[0]['alarms'] != 1 else ''} in {seeds} seeds certify at most "
+              f"mechanism, {summary[0]['alarms']} alarm{plural[summary[0]['mechanism']]} in {seeds} seeds "
+              "certify at most "
               f"{100 * summary[0]['rate_upper_95']:.1f} % for {summary[0]['mechanism']} (and likewise in the "
               "table). Nothing stronger follows from these runs."]
     alarms = [(n, r) for n, rs in runs.items() for r in rs if r["verdict"] == "violation"]

@@ -25,7 +25,10 @@ from dpcheck.mechaudit.target import MechanismError, MechanismTarget
 SENSITIVITY = 1.0
 
 
-def _diffprivlib_draw(kind: str, epsilon: float, delta: float) -> Callable[[np.ndarray, int, np.random.Generator], np.ndarray]:
+Draw = Callable[[np.ndarray, int, np.random.Generator], np.ndarray]
+
+
+def _diffprivlib_draw(kind: str, epsilon: float, delta: float) -> Draw:
     from diffprivlib import mechanisms
 
     cls = getattr(mechanisms, kind)
