@@ -22,6 +22,32 @@ def is_draw(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def zero_centred(call: cst.Call) -> bool:
+    """A draw centred on 0: ``normal(0, s)``, ``normal(scale=s)``, ``randn(n)``, ``torch.normal(0.0, s)``,
+    ``normal(torch.zeros_like(x), s)`` (not ``normal(mean, s)``, which perturbs a value)."""
+    name = call_name(call)
+    if name not in ("normal", "laplace", "gumbel", "Normal", "Laplace", "gauss", "normalvariate"):
+        return True
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("loc", "mean", "mu"):
+            return _zero(arg.value)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if not positional or "stddev" in keywords:
+        # tf.random.normal(shape, mean=0.0, stddev=…): the positional argument is the shape
+        return True
+    if len(positional) == 1 and not keywords & {"scale", "std", "stddev", "sigma"}:
+        # one positional argument: numpy reads it as loc, torch/tf as a shape or mean; a name is a value
+        return number(positional[0]) is not None or not isinstance(positional[0], (cst.Name, cst.Attribute))
+    return _zero(positional[0])
+
+
+def _zero(expr: cst.BaseExpression) -> bool:
+    if number(expr) == 0:
+        return True
+    return isinstance(expr, cst.Call) and call_name(expr) in ("zeros", "zeros_like", "zeros_like_")
+
+
 def adds_draw(expr: cst.BaseExpression) -> bool:
     """``x + draw`` (or ``draw + x``) anywhere at the top of ``expr``'s sums."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):

@@ -4,9 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, walk
+from dpcheck.analysis.syntax import call_name, last_name, walk, words
 from dpcheck.rule import Rule
-from ._dp50x_util import is_draw, last_assignment
+from ._dp50x_util import is_draw, last_assignment, zero_centred
 
 _CLIPS = frozenset({"clip", "clamp", "clamp_", "clip_", "clip_by_value"})
 
@@ -36,6 +36,23 @@ class TruncatedNoise(Rule):
         return facts.calls_any(_CLIPS)
 
     VALID = (
+        # simulated data, not noise (ornl-presto's examples)
+        """
+import numpy as np
+def make_cohort(n, epsilon):
+    age = np.random.normal(50, 15, n)
+    age = np.clip(age, 18, 90)
+    freq_shift = np.random.normal(0, 0.05, n)
+    freq_shift = np.clip(freq_shift, -0.1, 0.1)
+    return age, freq_shift, epsilon
+""",
+        # dp-cgans: a draw centred on the value is the noisy value; clipping it is post-processing
+        """
+import numpy as np
+def inverse_transform(values, sigmas, st, epsilon):
+    values = np.random.normal(values, sigmas[st])
+    return np.clip(values, -1, 1)
+""",
         # the sum is clipped: post-processing
         """
 import numpy as np
@@ -86,7 +103,8 @@ def dp_update(delta, sigma, clip):
         """
 import numpy as np
 def laplace_mechanism(value, sensitivity, epsilon):
-    return value + np.clip(np.random.laplace(0, sensitivity / epsilon), -10, 10)  # <-
+    b = sensitivity / epsilon
+    return value + np.clip(np.random.laplace(0, b), -5 * b, 5 * b)  # <-
 """,
         """
 import tensorflow as tf
@@ -106,7 +124,10 @@ def add_gaussian_noise(grads, noise_multiplier, l2_norm_clip):
             subject = node.func.value
         elif node.args and node.args[0].keyword is None:
             subject = node.args[0].value
-        if subject is None or not self._is_noise(subject, node):
+        if subject is None:
+            return
+        draw = self._draw(subject, node)
+        if draw is None or not self._noise_bound(subject, draw, node):
             return
         code = self.ctx.analysis.code(subject).strip()
         self.report(node, f"the noise `{code}` is truncated here before it is added: outputs beyond the bound are "
@@ -122,20 +143,33 @@ def add_gaussian_noise(grads, noise_multiplier, l2_norm_clip):
             or (isinstance(base, cst.Attribute) and base.attr.value in ("math", "numpy", "experimental"))
         )
 
-    def _is_noise(self, expr: cst.BaseExpression, at: cst.Call) -> bool:
-        if is_draw(expr):
-            return True
-        if not isinstance(expr, cst.Name):
-            return False
-        fa = self.ctx.analysis
-        fn = fa.enclosing_function(at)
-        if fn is None:
-            return False
-        value = last_assignment(fn, expr.value, fa.line_of(at) + 1, fa.line_of)
-        if value is None or fa.line_of(value) == fa.line_of(at):
+    def _draw(self, expr: cst.BaseExpression, at: cst.Call) -> cst.Call | None:
+        """The zero-centred draw ``expr`` is (directly, scaled, or through its last assignment)."""
+        value: cst.BaseExpression | None = expr
+        if isinstance(expr, cst.Name):
+            fa = self.ctx.analysis
+            fn = fa.enclosing_function(at)
+            if fn is None:
+                return None
             value = last_assignment(fn, expr.value, fa.line_of(at), fa.line_of)
+            # an augmented update in between (``noise += x``) makes it something else
+            if value is None or any(
+                    isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == expr.value
+                    and fa.line_of(value) < fa.line_of(n) < fa.line_of(at) for n in walk(fn, into_scopes=False)):
+                return None
         if value is None or not is_draw(value):
-            return False
-        # an augmented update in between (``noise += x``) makes it something else
-        return not any(isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name) and n.target.value == expr.value
-                       and fa.line_of(value) < fa.line_of(n) < fa.line_of(at) for n in walk(fn, into_scopes=False))
+            return None
+        calls = [n for n in walk(value) if isinstance(n, cst.Call) and is_draw(n)]
+        return calls[0] if calls and zero_centred(calls[0]) else None
+
+    @staticmethod
+    def _noise_bound(subject: cst.BaseExpression, draw: cst.Call, clip: cst.Call) -> bool:
+        """Is the clipped value noise rather than simulated data: named ``noise``, or clipped to a multiple
+        of the draw's own scale (``np.clip(z, -3 * s, 3 * s)``)?"""
+        name = last_name(subject)
+        if name is not None and words(name) & {"noise", "noises"}:
+            return True
+        scale_names = {n.value for arg in draw.args for n in walk(arg.value) if isinstance(n, cst.Name)}
+        bounds = [a.value for a in clip.args[1:]] if clip.args and clip.args[0].value is subject else list(
+            a.value for a in clip.args)
+        return any(isinstance(n, cst.Name) and n.value in scale_names for b in bounds for n in walk(b))

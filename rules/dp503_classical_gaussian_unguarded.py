@@ -4,9 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, last_name, number, walk
+from dpcheck.analysis.syntax import call_name, last_name, number, value_refs, walk, words
 from dpcheck.rule import Rule
-from ._dp50x_util import is_eps, is_one
+from ._dp50x_util import is_draw, is_eps, is_one, zero_centred
 
 
 def _is_classical_log(node: cst.Call) -> bool:
@@ -58,6 +58,24 @@ class ClassicalGaussianUnguarded(Rule):
         return "log" in facts.called and 1.25 in facts.numbers
 
     VALID = (
+        # a σ that only describes the mechanism in a returned summary (ornl-presto's metrics)
+        """
+import numpy as np
+def privacy_loss_distribution(epsilon, delta=1e-5, n_samples=1000):
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    mu = 1 / (2 * sigma ** 2)
+    losses = np.random.normal(mu, 1 / sigma, n_samples)
+    return {"epsilon": epsilon, "mean_loss": float(losses.mean())}
+""",
+        # smartnoise-sql: a rough scale only compared with a limit; the noise is calibrated elsewhere
+        """
+import math
+def _compute_noise_scale(self):
+    rough_scale = float(self.upper - self.lower) * math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.epsilon
+    if rough_scale > 10_000_000:
+        raise ValueError("noise scale too large for this epsilon")
+    self.scale = self._analytic_scale()
+""",
         # private-table: the formula's condition is asserted
         """
 import numpy as np
@@ -92,6 +110,16 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
     )
 
     INVALID = (
+        # flwr LocalDpMod: the σ goes straight to the noise helper
+        """
+import numpy as np
+class LocalDpMod:
+    def __call__(self, params):
+        std_dev = (
+            self.sensitivity * np.sqrt(2 * np.log(1.25 / self.delta)) / self.epsilon  # <-
+        )
+        add_gaussian_noise_inplace(params, std_dev)
+""",
         # wenzhu dp_mechanism.py
         """
 import numpy as np
@@ -114,6 +142,14 @@ class GaussianMechanism:
         c = np.sqrt(2 * np.log(1.25 / self.delta))  # <-
         return c * self.sensitivity / self.epsilon
 """,
+        # dp4gp: the constant, then the σ, then a scaled standard draw
+        """
+import numpy as np
+def prepare(self, binaverages, sens_per_bin):
+    c = np.sqrt(2*np.log(1.25/self.delta))  # <-
+    bin_sigma = c*sens_per_bin/self.epsilon
+    return binaverages + np.random.randn(binaverages.shape[0])*bin_sigma
+""",
         # the check is on another name
         """
 import numpy as np
@@ -128,11 +164,44 @@ def dp_release(x, eps, delta, alpha):
         if not _is_classical_log(node):
             return
         eps = self._epsilons(node)
-        if not eps or _guards(self.ctx.module, eps):
+        if not eps or _guards(self.ctx.module, eps) or not self._calibrates(node):
             return
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
                           f"or use the analytic Gaussian mechanism")
+
+    def _calibrates(self, at: cst.Call) -> bool:
+        """Does the σ become a noise scale: returned, stored on the object, or passed to a zero-centred draw
+        or a noise helper (not a rough bound that is only compared, nor a simulation centred elsewhere)?"""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(at)
+        if isinstance(statement, cst.Return):
+            return True
+        fn = fa.enclosing_function(at)
+        if fn is None:
+            return True
+        if not isinstance(statement, cst.Assign):
+            return any(isinstance(n, cst.Call) and (is_draw(n) and zero_centred(n) or "noise" in words(call_name(n)))
+                       for n in fa.ancestors(at) if fa.inside(n, statement))
+        seed = {t for target in statement.targets for t in value_refs(target.target)}
+        derived = fa.derived_names(fn, lambda _: False, seed)
+        # a σ that only flows into a returned summary is a description, not a calibration, unless the
+        # function is itself named for the scale
+        returns_scale = bool(words(fn.name.value) & {"sigma", "scale", "std", "stddev", "noise", "gaussian"})
+        for node in walk(fn, into_scopes=False):
+            if isinstance(node, cst.Return) and node.value is not None and value_refs(node.value) & derived:
+                if returns_scale:
+                    return True
+            if isinstance(node, cst.Call) and node is not at and (
+                    (is_draw(node) and zero_centred(node)) or "noise" in words(call_name(node))):
+                if any(value_refs(a.value) & derived for a in node.args):
+                    return True
+            # ``randn(n) * sigma``
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+                for draw, other in ((node.left, node.right), (node.right, node.left)):
+                    if isinstance(draw, cst.Call) and is_draw(draw) and zero_centred(draw) and value_refs(other) & derived:
+                        return True
+        return False
 
     def _epsilons(self, at: cst.Call) -> set[str]:
         """The ε the σ is divided by: in the statement itself, or in the statement that uses its result."""
