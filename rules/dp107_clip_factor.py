@@ -62,8 +62,12 @@ class ClipFactor(Rule):
         """A finding is a clipping call, or a division with a clip bound (``is_clip_bound``: a name
         with clip, ``C``, ``max_norm``, max and norm) on one side and a norm (a ``norm`` name or call,
         a ``sqrt``) on the other."""
-        if facts.calls_any(_CLIP_CALLS) or facts.calls_any(_QUANTILES):
+        if facts.calls_any(_CLIP_CALLS) and facts.calls_any(_NOISE_DRAWS):
             return True
+        for call in facts.calls:
+            if facts.call_lasts(call) & _QUANTILES and call.args and any(
+                    "norm" in n.lower() for n in _ast_names(call.args[0])):
+                return True
         for binop in facts.binops(ast.Div):
             sides = [_ast_names(binop.left), _ast_names(binop.right)]
             for bound, norm in (sides, sides[::-1]):

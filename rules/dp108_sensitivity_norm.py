@@ -65,8 +65,11 @@ class SensitivityNorm(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a Laplace or Gaussian draw."""
-        return facts.calls_any(LAPLACE_DRAWS | GAUSS_DRAWS)
+        """A finding is a Laplace draw in a module whose code names an L2 bound or a norm, or a
+        Gaussian draw in one that names an L1 bound."""
+        lower = facts.source.lower()
+        return (facts.calls_any(LAPLACE_DRAWS) and ("l2" in lower or "norm" in lower)) or (
+            facts.calls_any(GAUSS_DRAWS) and "l1" in lower)
 
     VALID = (
         # L1 sensitivity for Laplace

@@ -37,6 +37,19 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def _ast_reciprocal(value: ast.AST) -> bool:
+    """``_denominator`` on CPython's ``ast``: ``c / D``, ``D ** -k``, ``pow(D, -k)``, or a product of one."""
+    if isinstance(value, ast.BinOp):
+        if isinstance(value.op, ast.Div) and isinstance(value.left, ast.Constant):
+            return True
+        if isinstance(value.op, ast.Pow) and isinstance(value.right, ast.UnaryOp) \
+                and isinstance(value.right.op, ast.USub):
+            return True
+        if isinstance(value.op, ast.Mult):
+            return _ast_reciprocal(value.left) or _ast_reciprocal(value.right)
+    return isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.UnaryOp)
+
+
 class DeltaFromPrivateSize(Rule):
     id = "DP110"
     name = "delta-from-private-size"
@@ -71,7 +84,7 @@ class DeltaFromPrivateSize(Rule):
             if node.value is not None and any(  # type: ignore[attr-defined]
                     _delta_name(ast_last_name(t)) for t in targets):
                 values.append(node.value)  # type: ignore[attr-defined]
-        return any(isinstance(v, ast.BinOp) or isinstance(v, ast.Call) for v in values)
+        return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
         # δ from a public bound on the population

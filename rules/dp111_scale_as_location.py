@@ -1,9 +1,12 @@
 """DP111: a noise scale passed as numpy's first positional argument, which is the location."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 from ._dp5_util import ident
@@ -49,8 +52,22 @@ class ScaleAsLocation(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a call of one of the draws."""
-        return facts.calls_any(_DRAWS)
+        """A finding is a draw with one positional argument (no ``scale``/``loc`` keyword) that
+        is named like a scale or divides by a budget-named value."""
+        if not facts.calls_any(_DRAWS):
+            return False
+        for call in facts.calls:
+            if not facts.call_lasts(call) & _DRAWS or len(call.args) != 1:
+                continue
+            if {k.arg for k in call.keywords} & {"scale", "loc", None}:
+                continue
+            arg = call.args[0]
+            if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div):
+                return True
+            name = ast_last_name(arg)
+            if name is not None and words(name) & _SCALE_WORDS:
+                return True
+        return False
 
     VALID = (
         "import numpy as np\ndef noisy(x, epsilon, sensitivity=1.0):\n"

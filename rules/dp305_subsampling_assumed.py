@@ -79,6 +79,22 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
+    """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
+    names = facts.call_lasts(call)
+    keywords = {k.arg: k.value for k in call.keywords}
+    if names & {"choice", "randint", "RandomSampler"}:
+        return True
+    if "DataLoader" in names:
+        shuffle = keywords.get("shuffle")
+        return shuffle is not None and not (isinstance(shuffle, ast.Constant) and shuffle.value is not True)
+    if "fit" in names:
+        return "batch_size" in keywords and "epochs" in keywords
+    if "batch" in names and isinstance(call.func, ast.Attribute):
+        return isinstance(call.func.value, ast.Call)
+    return False
+
+
 def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
     """``visit_Call``'s accountant test on CPython's ``ast`` (a superset: every called name)."""
     for name in facts.call_lasts(call):
@@ -148,11 +164,13 @@ class SubsamplingAssumed(Rule):
             return True
         claims = any(_ast_rate_call(facts, call) for call in facts.calls) or any(
             isinstance(t, ast.Name) and t.id in _RATE_KEYWORDS
+            and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div)  # type: ignore[attr-defined]
             for node in facts.nodes(ast.Assign) for t in node.targets)  # type: ignore[attr-defined]
         if not claims:
             return False
-        return bool(facts.called & {"choice", "randint", "DataLoader", "batch", "fit", "RandomSampler"}) \
-            or bool(facts.nodes(ast.Slice))
+        return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
+            isinstance(n.lower, ast.BinOp) and isinstance(n.upper, ast.BinOp)  # type: ignore[attr-defined]
+            for n in facts.nodes(ast.Slice))
 
     VALID = (
         # Poisson sampling: every record kept with probability q

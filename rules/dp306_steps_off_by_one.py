@@ -1,6 +1,8 @@
 """DP306: the accountant is charged a step count from a 0-based loop variable after the step ran."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -63,9 +65,22 @@ class StepsOffByOne(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is an accountant call inside a ``for`` loop over ``range``."""
-        return "range" in facts.called and any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS
-                                               for name in facts.called)
+        """A finding is an accountant call inside ``for v in range(…)`` (or ``tqdm``/``trange``)
+        whose arguments read ``v``."""
+        if "range" not in facts.called or not any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS
+                                                  for name in facts.called):
+            return False
+        for loop in facts.nodes(ast.For):
+            if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call):  # type: ignore[attr-defined]
+                continue
+            var = loop.target.id  # type: ignore[attr-defined]
+            for node in ast.walk(loop):
+                if isinstance(node, ast.Call) and any(ACCOUNTANT_CALL.match(n) or n in _POSITIONAL_STEPS
+                                                      for n in facts.call_lasts(node)):
+                    args = [*node.args, *(k.value for k in node.keywords)]
+                    if any(isinstance(n, ast.Name) and n.id == var for a in args for n in ast.walk(a)):
+                        return True
+        return False
 
     VALID = (
         # the count includes the step just taken
