@@ -1,4 +1,4 @@
-"""DP501–DP505 beyond their VALID/INVALID cases: quiet on ordinary ML code, the real spellings' structure,
+"""DP501–DP506 beyond their VALID/INVALID cases: quiet on ordinary ML code, the real spellings' structure,
 and their documentation through ``dpcheck explain``."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from dpcheck.rule import run_rules
 from dpcheck.rules import by_id
 
-NEW_RULES = ("DP501", "DP502", "DP503", "DP504", "DP505")
+NEW_RULES = ("DP501", "DP502", "DP503", "DP504", "DP505", "DP506")
 
 
 def lines(source: str, rule_id: str) -> list[int]:
