@@ -21,6 +21,8 @@ BUGGY = '''import math
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:
+    if not 0 < epsilon < 1:
+        raise ValueError("the classical Gaussian mechanism needs 0 < epsilon < 1")
     return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
@@ -75,7 +77,7 @@ def test_code_scanning_job_writes_valid_sarif(project: Path) -> None:
     location = dp101["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "src/calibration.py"
     assert location["artifactLocation"]["uriBaseId"] == "%SRCROOT%"
-    assert location["region"]["startLine"] == 10
+    assert location["region"]["startLine"] == 12
     assert dp101["properties"]["category"] == "delta_scale"
     assert "dpcheckFingerprint/v1" in dp101["partialFingerprints"]
 
@@ -87,7 +89,7 @@ def test_gate_job_annotates_and_fails_on_a_gated_category(project: Path) -> None
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("::")]
     assert len(lines) == 1, done.stdout
     # the shape docs/scan.md shows for --format github
-    shape = re.compile(r"^::error file=src/calibration\.py,line=10,col=\d+,endLine=10,endColumn=\d+,"
+    shape = re.compile(r"^::error file=src/calibration\.py,line=12,col=\d+,endLine=12,endColumn=\d+,"
                        r"title=DP101 xor-for-power \(delta_scale\)::DP101 \[delta_scale\] .+")
     assert shape.match(lines[0]), lines[0]
 

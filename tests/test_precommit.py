@@ -24,6 +24,8 @@ BUGGY = '''import math
 
 
 def gaussian_sigma(epsilon: float, delta: float) -> float:
+    if not 0 < epsilon < 1:
+        raise ValueError("the classical Gaussian mechanism needs 0 < epsilon < 1")
     return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
@@ -100,7 +102,7 @@ def _commit_twice(project: Path, config: dict, env: dict[str, str], install_time
     assert refused.returncode != 0, output
     # the lines docs/ci.md shows
     assert "dpcheck (differential-privacy lint)" in output and "Failed" in output, output
-    assert "calibration.py:10:12: DP101 `sigma ^ 2` is bitwise XOR, not exponentiation" in output, output
+    assert "calibration.py:12:12: DP101 `sigma ^ 2` is bitwise XOR, not exponentiation" in output, output
     assert _run(["git", "rev-parse", "--verify", "-q", "HEAD"], project, env).returncode != 0  # nothing committed
 
     (project / "calibration.py").write_text(CLEAN)
