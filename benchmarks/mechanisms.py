@@ -28,14 +28,14 @@ from dpcheck.mechaudit.target import from_benchmark  # noqa: E402
 FLOAT_ROWS = ("laplace-float-naive", "laplace-snapping")
 
 
-def run_one(name: str, test: int, seed: int, float_attack: bool, log) -> dict:
+def run_one(name: str, budget: Budget, seed: int, float_attack: bool, classifiers: tuple[str, ...], log) -> dict:
     target = from_benchmark(name)
     bench = target.bench
     assert bench is not None
-    classifiers = ("logistic", "boosting", "boosting-bits") if float_attack else ("logistic", "boosting")
+    classifiers = classifiers + ("boosting-bits",) if float_attack else classifiers
     result = audit(target, hood=bench.neighbourhood, length=bench.length, seed=seed, classifiers=classifiers,
                    integer=bench.integer_input,
-                   budget=Budget(test=test), progress=log)
+                   budget=budget, progress=log)
     row = result.to_dict()
     row.update(name=name + (" (float view)" if float_attack and name not in FLOAT_ROWS else ""),
                true_eps=bench.true_eps, correct=bench.correct, dpsniper=bench.dpsniper,
@@ -50,21 +50,26 @@ def _fmt(v: float | None) -> str:
     return "∞" if math.isinf(v) else f"{v:.3f}"
 
 
+def _pair(pair: list) -> str:
+    return " vs ".join("[" + ",".join(f"{v:g}" for v in side) + "]" for side in pair)
+
+
 def markdown(rows: list[dict], command: str) -> str:
     lines = ["# Mechanism benchmark (StatDP / DP-Sniper suite)", "",
              f"Written by `{command}`. Every mechanism claims ε = 0.1 unless stated; bounds are exact "
              "Clopper–Pearson lower bounds on fresh test outputs (pilot, training and validation outputs never "
              "enter them). DP-Sniper: its published lower bound and time (reference logs, logistic regression, "
              "confidence 0.9, its machine).", "",
-             "| mechanism | claimed ε | true ε | dpcheck ε_emp (0.9) | (0.95) | DP-Sniper (0.9) | ratio | outputs/input "
-             "| time s | DP-Sniper s | verdict | expected |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| mechanism | claimed ε | true ε | dpcheck ε_emp (0.9) | (0.95) | DP-Sniper (0.9) | ratio | pair | attack "
+             "| test outputs/input | time s | DP-Sniper s | verdict | expected |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ratio = r["eps_lower"]["0.9"] / r["dpsniper"] if r["dpsniper"] else float("nan")
         mark = "" if r["verdict"] == r["expected"] else " ✗"
         lines.append(f"| {r['name']} | {r['claimed']:.3f} | {_fmt(r['true_eps'])} | {r['eps_lower']['0.9']:.3f} | "
-                     f"{r['eps_lower']['0.95']:.3f} | {_fmt(r['dpsniper'])} | {ratio:.2f} | {r['test_per_input']:,} | "
-                     f"{r['seconds']:.0f} | {_fmt(r['dpsniper_seconds'])} | {r['verdict']}{mark} | {r['expected']} |")
+                     f"{r['eps_lower']['0.95']:.3f} | {_fmt(r['dpsniper'])} | {ratio:.2f} | {_pair(r['pair'])} | {r['classifier']} | "
+                     f"{r['test_per_input']:,} | "
+                     f"{r['seconds']:.0f} | {r['dpsniper_seconds'] or 0:.0f} | {r['verdict']}{mark} | {r['expected']} |")
     wrong = [r["name"] for r in rows if r["verdict"] != r["expected"]]
     below = [r["name"] for r in rows if r["dpsniper"] and r["eps_lower"]["0.9"] < r["dpsniper"]]
     lines += ["", f"Verdicts as expected: {len(rows) - len(wrong)} of {len(rows)}"
@@ -99,6 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", help="comma-separated mechanism names")
     ap.add_argument("--test", type=int, default=10_000_000, help="test outputs per input (10,000,000)")
+    ap.add_argument("--pilot", type=int, default=Budget.pilot, help="pilot outputs per input and pair")
+    ap.add_argument("--train", type=int, default=Budget.train, help="training outputs per input")
+    ap.add_argument("--validation", type=int, default=Budget.validation, help="validation outputs per input")
+    ap.add_argument("--classifiers", default="logistic,boosting",
+                    help="attack classifiers, comma-separated (logistic, boosting, table; the floating-point rows "
+                         "add boosting-bits)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "reports" / "mechanism_benchmark"), help="path stem of the report")
     ap.add_argument("--merge", action="store_true", help="replace only these mechanisms' rows in an existing report "
@@ -109,14 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown mechanisms: {', '.join(unknown)}")
     command = "python benchmarks/mechanisms.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    classifiers = tuple(args.classifiers.split(","))
+    budget = Budget(pilot=args.pilot, train=args.train, validation=args.validation, test=args.test)
     rows = []
     for name in names:
         start = time.perf_counter()
-        rows.append(run_one(name, args.test, args.seed, name in FLOAT_ROWS, lambda m: print(m, flush=True)))
+        rows.append(run_one(name, budget, args.seed, name in FLOAT_ROWS, classifiers,
+                            lambda m: print(m, flush=True)))
         print(f"{name}: ε_emp {rows[-1]['eps_lower']} {rows[-1]['verdict']} ({time.perf_counter() - start:.0f} s)",
               flush=True)
     if not args.only:  # numpy's own Laplace in the floating-point view (Mironov's attack)
-        rows.append(run_one("laplace", args.test, args.seed, True, lambda m: print(m, flush=True)))
+        rows.append(run_one("laplace", budget, args.seed, True, classifiers, lambda m: print(m, flush=True)))
         rows[-1]["expected"] = "violation"
         rows[-1]["note"] = "numpy's Generator.laplace seen through its floating-point outputs"
     for row in rows:
