@@ -114,7 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(ROOT / "reports" / "mechanism_benchmark"), help="path stem of the report")
     ap.add_argument("--merge", action="store_true", help="replace only these mechanisms' rows in an existing report "
                     "(each row keeps the command that produced it)")
+    ap.add_argument("--render", action="store_true", help="only rewrite the markdown and the chart from the JSON")
     args = ap.parse_args(argv)
+    out = Path(args.out)
+    if args.render:
+        saved = json.loads(out.with_suffix(".json").read_text())
+        out.with_suffix(".md").write_text(markdown(saved["rows"], saved["command"]))
+        plot(saved["rows"], out.with_suffix(".png"))
+        return 0
     names = args.only.split(",") if args.only else list(CATALOG)
     unknown = [n for n in names if n not in CATALOG]
     if unknown:
@@ -135,7 +142,6 @@ def main(argv: list[str] | None = None) -> int:
         rows[-1]["note"] = "numpy's Generator.laplace seen through its floating-point outputs"
     for row in rows:
         row["command"] = command.strip()
-    out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.merge and out.with_suffix(".json").exists():
         fresh = {r["name"]: r for r in rows}
