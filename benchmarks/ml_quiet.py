@@ -81,13 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated distribution or import names (default: all)")
     p.add_argument("--check", action="store_true", help="exit 1 when any rule reports a finding")
     p.add_argument("--json", type=Path, help="also write the findings here")
+    p.add_argument("--select", default="", help="rule ids or prefixes passed to dpcheck (default: all)")
     p.add_argument("--dpcheck-path", type=Path,
                    help="scan with the dpcheck package found in this folder (e.g. a snapshot of another commit)")
     args = p.parse_args(argv)
     only = {s.strip() for s in args.only.split(",") if s.strip()}
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     roots = corpus(args.cache_dir, only)
-    tool = real_code.Dpcheck(args.dpcheck_path)
+    tool = real_code.Dpcheck(args.dpcheck_path, args.select)
 
     total_lines, total_findings = 0, 0
     per_rule: Counter[str] = Counter()
