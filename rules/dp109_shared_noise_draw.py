@@ -51,6 +51,17 @@ def _scalar_draw(expr: cst.BaseExpression) -> cst.Call | None:
     return expr
 
 
+def _ast_scalar(call: ast.Call) -> bool:
+    """``_scalar_draw``'s argument test on CPython's ``ast`` (loosened: any ``gauss``)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 2:
+        return False
+    keywords = {k.arg: k.value for k in call.keywords}
+    if keywords.keys() & {"size", "shape", "sample_shape"}:
+        return False
+    loc = call.args[0] if call.args else next((keywords[k] for k in ("loc", "mean", "mu") if k in keywords), None)
+    return loc is None or isinstance(loc, (ast.Constant, ast.UnaryOp)) or len(call.args) < 2 and not keywords
+
+
 class SharedNoiseDraw(Rule):
     id = "DP109"
     name = "shared-noise-draw"
@@ -77,7 +88,8 @@ class SharedNoiseDraw(Rule):
             return False
         pairs = [(b.left, b.right) for op in (ast.Add, ast.Sub) for b in facts.binops(op)]
         pairs += [(a.target, a.value) for op in (ast.Add, ast.Sub) for a in facts.augassigns(op)]
-        return any(isinstance(side, ast.Call) and facts.call_lasts(side) & _SCALAR_DRAWS
+        return any(isinstance(side, ast.Call) and facts.call_lasts(side) & _SCALAR_DRAWS and (
+                   _ast_scalar(side) or facts.call_lasts(side) & {"gauss", "normalvariate"})
                    for pair in pairs for side in pair)
 
     VALID = (

@@ -101,7 +101,7 @@ def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
         if not _RATE_CALLS.match(name):
             continue
         keywords = {k.arg for k in call.keywords}
-        if _IMPLIED_RATE.match(name) or keywords & _RATE_KEYWORDS or None in keywords:
+        if _IMPLIED_RATE.match(name) or keywords & _RATE_KEYWORDS:
             return True
         if name in _POSITIONAL_RATE and call.args:
             return True
