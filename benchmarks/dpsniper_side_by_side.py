@@ -157,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--workdir", default="/tmp/dpsniper_side_by_side")
     ap.add_argument("--out", default=str(ROOT / "reports" / "dpsniper_side_by_side"))
+    ap.add_argument("--merge", action="store_true", help="keep an existing report's other rows (each row names its "
+                    "command)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--mechanism", help=argparse.SUPPRESS)
     ap.add_argument("--pair", help=argparse.SUPPRESS)
@@ -178,9 +180,16 @@ def main(argv: list[str] | None = None) -> int:
         theirs = run_dpsniper(name, [ours["pair"][0], ours["pair"][1]], args)
         print(f"{name}: DP-Sniper {theirs['eps_lower_0.9']:.4f} ({theirs['wall_seconds']:.0f} s)", flush=True)
         del ours["pilot"]
-        rows.append({"name": name, "dpcheck": ours, "dpsniper": theirs})
+        rows.append({"name": name, "dpcheck": ours, "dpsniper": theirs, "command": command.strip()})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    if args.merge and out.with_suffix(".json").exists():
+        old = json.loads(out.with_suffix(".json").read_text())
+        for row in old["rows"]:
+            row.setdefault("command", old["command"])
+        fresh = {r["name"]: r for r in rows}
+        rows = [fresh.pop(r["name"], r) for r in old["rows"]] + list(fresh.values())
+        command = "python benchmarks/dpsniper_side_by_side.py (rows merged; each row names its command in the JSON)"
     out.with_suffix(".json").write_text(json.dumps({"command": command.strip(), "rows": rows}, indent=2) + "\n")
     text = markdown(rows, command.strip(), args)
     out.with_suffix(".md").write_text(text)
