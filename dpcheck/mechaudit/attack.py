@@ -17,6 +17,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from dpcheck.mechaudit.encode import Layout, learn_layout
 
@@ -66,7 +67,8 @@ class Scorer:
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
         """Log-odds that the output came from input a (larger: more like a)."""
-        proba = self.model.predict_proba(self.layout.transform(outputs))[:, 1]  # type: ignore[attr-defined]
+        with threadpool_limits(limits=1):  # blocks are large; OpenMP threads only oversubscribe the cores
+            proba = self.model.predict_proba(self.layout.transform(outputs))[:, 1]  # type: ignore[attr-defined]
         proba = np.clip(proba, 1e-12, 1 - 1e-12)
         return np.log(proba) - np.log1p(-proba)
 
@@ -88,7 +90,8 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
                                                early_stopping=False, random_state=seed)
     else:
         raise ValueError(f"unknown classifier {name!r}; choose from {', '.join(CLASSIFIERS)}")
-    model.fit(x, y)
+    with threadpool_limits(limits=1):
+        model.fit(x, y)
     return Scorer(name, layout, model)
 
 
