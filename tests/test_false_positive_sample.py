@@ -77,7 +77,8 @@ def test_installed_library_sample_is_finding_free() -> None:
 
 
 @pytest.mark.parametrize("bug, rule", [
-    ("    sigma = math.sqrt(2 * math.log(1.25 / delta)) / epsilon\n    return sigma ^ 2\n", "DP101"),
+    ("    if not 0 < epsilon < 1:\n        raise ValueError('the classical Gaussian needs epsilon < 1')\n"
+     "    sigma = math.sqrt(2 * math.log(1.25 / delta)) / epsilon\n    return sigma ^ 2\n", "DP101"),
     ("    return math.sqrt(2 * math.log(1.25 * delta)) / epsilon\n", "DP102"),
 ])
 def test_the_same_scan_does_see_a_dp_bug(tmp_path: Path, bug: str, rule: str) -> None:
