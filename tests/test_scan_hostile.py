@@ -166,7 +166,8 @@ def test_a_file_over_the_memory_limit_is_reported_and_the_rest_is_written(tmp_pa
     """2,500 chained conditional expressions (within CPython's limits) with the depth limit
     lifted: libcst's allocations hit the worker's address-space limit."""
     project(tmp_path)
-    write(tmp_path, "a_big.py", "import numpy as np\nepsilon = 1.0\nx = np.random.laplace("
+    # the XOR line makes DP101's gate hand the file to libcst
+    write(tmp_path, "a_big.py", "import numpy as np\nepsilon = 1.0\nsigma = epsilon ^ 2\nx = np.random.laplace("
           + " if c else ".join(["epsilon"] * 2500) + ")\n")
     write(tmp_path, "ok.py", XOR)
     code, report, _ = run_scan(tmp_path, "--no-cache", "--max-depth", "100000", "--max-memory", "300M", ".")
