@@ -126,7 +126,12 @@ def audit(target: MechanismTarget, *, hood: str, length: int, pair: tuple[np.nda
     n = budget.test
     bounds = {f"{c:g}": float(eps_bound(np.array([num]), n, np.array([den]), n, delta=delta, confidence=c)[0])
               for c in CONFIDENCES}
-    point = float(np.log(max(num / n - delta, 1e-300) / max(den / n, 1e-300))) if num and den else float("inf")
+    if num / n <= delta:
+        point = 0.0
+    elif den == 0:
+        point = float("inf")
+    else:
+        point = max(float(np.log((num / n - delta) / (den / n))), 0.0)
     verdict = "violation" if bounds["0.95"] > target.claimed else "pass"
     return MechanismResult(
         target=target.name, claimed=target.claimed, delta=delta, pair=(a.tolist(), b.tolist()),
