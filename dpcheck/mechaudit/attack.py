@@ -24,6 +24,9 @@ from dpcheck.mechaudit.encode import Layout, learn_layout
 CLASSIFIERS = ("logistic", "boosting", "boosting-bits", "table")
 MAX_THRESHOLDS = 4000
 MAX_TABLE_ROWS = 5000
+# DP-Sniper's probability floor: a set the numerator input rarely hits is chosen among thousands
+# of candidates by luck, and its validation bound does not carry over to fresh outputs
+MIN_MASS = 0.01
 
 
 class TooManyOutputs(ValueError):
@@ -163,6 +166,7 @@ def choose_threshold(val_a: np.ndarray, val_b: np.ndarray, *, delta: float, conf
             num, den = (hits_a, hits_b) if a_num else (hits_b, hits_a)
             n_num, n_den = (sa.size, sb.size) if a_num else (sb.size, sa.size)
             bounds = eps_bound(num, n_num, den, n_den, delta=delta, confidence=confidence)
+            bounds = np.where(num >= MIN_MASS * n_num, bounds, 0.0)
             i = int(np.argmax(bounds))
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), Threshold(float(values[i]), above, a_num))
