@@ -195,3 +195,16 @@ def test_frequency_table_orders_discrete_outputs_by_their_ratio() -> None:
     assert scores[0] > scores[1] > scores[2] and scores[3] == 0.0  # 7 was never seen
     with pytest.raises(TooManyOutputs):
         fit_scorer("table", rng.normal(size=(6000, 1)), rng.normal(size=(6000, 1)), (), seed=0)
+
+
+def test_the_committed_benchmark_report_is_rendered_from_its_json(tmp_path: Path) -> None:
+    import importlib.util
+    import shutil
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("mech_bench", root / "benchmarks" / "mechanisms.py")
+    bench = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(bench)
+    shutil.copy(root / "reports" / "mechanism_benchmark.json", tmp_path / "mb.json")
+    assert bench.main(["--render", "--out", str(tmp_path / "mb")]) == 0
+    assert (tmp_path / "mb.md").read_text() == (root / "reports" / "mechanism_benchmark.md").read_text()
