@@ -166,9 +166,10 @@ def install_requirements(name: str, python: Path, requirements: Path, spec: Dire
     """
     tail = ["-r", str(requirements)] + (["--no-deps"] if spec.no_deps else [])
     what = f"installing {requirements.name}"
+    step = f"install -r {requirements.name}{' --no-deps' if spec.no_deps else ''} (log: {log})"
     uv = find_uv()
     if uv:
-        progress(f"env {name}: [2/4] uv pip install -r {requirements.name}{' --no-deps' if spec.no_deps else ''} (log: {log})")
+        progress(f"env {name}: [2/4] uv pip {step}")
         try:
             _run([uv, "pip", "install", "--python", str(python)] + pip_index_options().uv_args() + tail,
                  log, what + " with uv", verbose)
@@ -176,7 +177,7 @@ def install_requirements(name: str, python: Path, requirements: Path, spec: Dire
         except EnvError:
             progress(f"env {name}: uv failed (see {log}); trying pip")
     else:
-        progress(f"env {name}: [2/4] pip install -r {requirements.name}{' --no-deps' if spec.no_deps else ''} (log: {log})")
+        progress(f"env {name}: [2/4] pip {step}")
     try:
         _run([str(python), "-m", "pip", "install", "--progress-bar", "off"] + tail, log, what + " with pip",
              verbose)
