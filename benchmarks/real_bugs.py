@@ -437,7 +437,7 @@ class Score:
 
 
 @dataclass
-class Result:
+class Result(real_code.PrecisionMixin):
     per_class: dict[str, Score]
     per_source: dict[str, Score]
     static: Score
@@ -451,14 +451,6 @@ class Result:
     unread: dict[str, int]
     missed: list[str]
     false_positives: list[Finding] = field(default_factory=list)
-
-    @property
-    def precision(self) -> float | None:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def fp_per_100k(self) -> float:
-        return 100_000 * self.fp / self.lines if self.lines else 0.0
 
     def as_json(self) -> dict[str, object]:
         def score(s: Score) -> dict[str, object]:

@@ -421,8 +421,24 @@ def dump_labels(labels: Iterable[dict[str, object]]) -> str:
 
 # --------------------------------------------------------------------------- report
 
+class PrecisionMixin:
+    """Precision and false positives per 100k lines of a labelled scan (``tp``, ``fp``, ``lines``)."""
+
+    tp: int
+    fp: int
+    lines: int
+
+    @property
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
+
+    @property
+    def fp_per_100k(self) -> float:
+        return 100_000 * self.fp / self.lines if self.lines else 0.0
+
+
 @dataclass
-class Summary:
+class Summary(PrecisionMixin):
     lines: int
     tp: int
     acceptable: int
@@ -433,14 +449,6 @@ class Summary:
     lost_tp: int = 0
     #: dpcheck reported an internal error (a rule crashed: its findings may be missing)
     crashed: bool = False
-
-    @property
-    def precision(self) -> float | None:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
-
-    @property
-    def fp_per_100k(self) -> float:
-        return 100_000 * self.fp / self.lines if self.lines else 0.0
 
     def failures(self) -> list[str]:
         out = []
