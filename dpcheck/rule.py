@@ -29,6 +29,7 @@ from dpcheck.analysis import FileAnalysis
 from dpcheck.analysis.acknowledged import LEAK_SOURCE
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.positions import Positions
+from dpcheck.analysis.resolver import Resolver, Scope, resolver_for
 from dpcheck.categories import ALL_CATEGORIES, check_category
 from dpcheck.cstwalk import dispatch
 from dpcheck.finding import Finding
@@ -236,3 +237,36 @@ def suppressed_ids(line: str) -> set[str] | None:
         return None
     ids = match.group("ids")
     return set() if ids is None else {i.strip().upper() for i in ids.split(",") if i.strip()}
+
+
+class ScopedRule(Rule):
+    """A Rule that knows the function and class it is currently visiting."""
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._funcs: list[cst.FunctionDef] = []
+        self._classes: list[cst.ClassDef] = []
+
+    @property
+    def scope(self) -> Scope:
+        return Scope(self._funcs[-1] if self._funcs else None, self._classes[-1] if self._classes else None)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._funcs.append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._funcs.pop()
+
+    @property
+    def resolver(self) -> Resolver:
+        return resolver_for(self.ctx)
+
+    def src(self, node: cst.CSTNode, limit: int = 60) -> str:
+        text = " ".join(self.ctx.module.code_for_node(node).split())
+        return text if len(text) <= limit else text[: limit - 1] + "…"

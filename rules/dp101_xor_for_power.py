@@ -14,10 +14,10 @@ from dpcheck.analysis.astfacts import number as ast_number
 from dpcheck.analysis.syntax import dotted, number
 from dpcheck.codetext import code_only
 
-from dpcheck.rules._dp1_util import (
+from dpcheck.rule import ScopedRule
+from dpcheck.analysis.resolver import (
     EXP_NAMES,
     LOG_NAMES,
-    ScopedRule,
     fstring_text,
     has_token,
     is_math_call,

@@ -7,14 +7,14 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 
-from dpcheck.rules._dp1_util import (
+from dpcheck.rule import ScopedRule
+from dpcheck.analysis.resolver import (
     ast_bounded_roots,
     ast_moment_term,
     bound_text,
     moment_term_text,
     EXP_NAMES,
     LOG_NAMES,
-    ScopedRule,
     code_gate,
     bounded_operands,
     constant_bound,

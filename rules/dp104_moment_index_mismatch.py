@@ -8,7 +8,8 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 
 from dpcheck.analysis.syntax import number
-from dpcheck.rules._dp1_util import (
+from dpcheck.rule import ScopedRule
+from dpcheck.analysis.resolver import (
     ast_bounded_roots,
     ast_moment_term,
     bound_text,
@@ -17,7 +18,6 @@ from dpcheck.rules._dp1_util import (
     LOG_NAMES,
     Resolver,
     Scope,
-    ScopedRule,
     code_gate,
     bounded_operands,
     is_math_call,

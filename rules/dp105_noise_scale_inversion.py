@@ -12,14 +12,14 @@ from dpcheck.analysis.astfacts import number as ast_number
 from dpcheck.analysis.astfacts import product_factors as ast_product_factors
 
 from dpcheck.analysis.syntax import number
-from dpcheck.rules._dp1_util import (
+from dpcheck.rule import ScopedRule
+from dpcheck.analysis.resolver import (
     ast_identity,
     ast_identity_closure,
     ast_identity_links,
     ABS_NAMES,
     EXP_NAMES,
     EXP_TEXT,
-    ScopedRule,
     code_gate,
     word_search,
     arg,

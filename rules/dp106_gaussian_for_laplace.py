@@ -13,10 +13,10 @@ from dpcheck.analysis.astfacts import number as ast_number
 
 from dpcheck.analysis.syntax import call_name, number, walk
 from dpcheck.codetext import code_only, prose_free
-from dpcheck.rules._dp1_util import (
+from dpcheck.rule import ScopedRule
+from dpcheck.analysis.resolver import (
     token_text,
     Scope,
-    ScopedRule,
     code_gate,
     word_search,
     arg,

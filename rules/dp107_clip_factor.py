@@ -8,7 +8,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.rule import Rule
-from ._dp5_util import (
+from dpcheck.analysis.clipping import (
     ident,
     assigned_name, guarded, is_clip_bound, is_norm_value, name_uses, strip_small_add, under_comparison,
 )

@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
-from ._dp5_util import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
+from dpcheck.analysis.clipping import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
 
 _SCALE_KEYWORDS = frozenset({"scale", "b", "beta", "std", "sigma", "stddev", "noise_scale"})
 

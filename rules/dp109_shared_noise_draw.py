@@ -8,7 +8,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, words
 from dpcheck.rule import Rule
-from ._dp5_util import ident
+from dpcheck.analysis.clipping import ident
 
 #: draws whose result is one number unless a size is given
 _SCALAR_DRAWS = frozenset({"laplace", "normal", "gumbel", "gauss", "normalvariate"})

@@ -9,7 +9,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
-from ._dp5_util import ident
+from dpcheck.analysis.clipping import ident
 
 _DRAWS = frozenset({"laplace", "normal", "gumbel", "logistic"})
 _SCALE_WORDS = frozenset({

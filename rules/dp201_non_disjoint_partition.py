@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, loop_iter, loop_targets, refs, target_names, walk, words
 from dpcheck.rule import Rule
-from ._dp2_util import (
+from dpcheck.analysis.dataindex import (
     COMPREHENSIONS,
     Dp2Index,
     assigned,

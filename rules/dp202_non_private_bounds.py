@@ -16,7 +16,7 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
-from ._dp2_util import (
+from dpcheck.analysis.dataindex import (
     Dp2Index,
     assigned,
     has_noise,

@@ -16,7 +16,7 @@ from dpcheck.analysis.syntax import call_name, dotted, param_names, refs, walk, 
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.codetext import prose_free
 from dpcheck.rule import Rule
-from ._dp2_util import (
+from dpcheck.analysis.dataindex import (
     Dp2Index,
     has_noise,
     index_for,

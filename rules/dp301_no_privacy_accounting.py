@@ -14,7 +14,7 @@ from dpcheck.analysis.vocabulary import TRAIN_STEP_CALLS
 from dpcheck.analysis.syntax import param_names, refs, walk, words
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
-from ._dp2_util import (
+from dpcheck.analysis.dataindex import (
     PATE_RE,
     Dp2Index,
     identifiers,

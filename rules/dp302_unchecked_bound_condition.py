@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, number, value_refs, walk
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     ModuleIndex,
     code,
     index_for,

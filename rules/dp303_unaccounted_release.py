@@ -14,7 +14,7 @@ from dpcheck.analysis.astfacts import target_key as ast_target_key
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
 from dpcheck.codetext import code_and_fstrings, prose_free
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     ModuleIndex,
     assignments_in,
     index_for,

@@ -5,7 +5,7 @@ import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, refs, walk
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     ModuleIndex,
     index_for,
     target_key,

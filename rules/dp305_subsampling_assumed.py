@@ -9,7 +9,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, words
 from dpcheck.rule import Rule
-from ._dp5_util import ident
+from dpcheck.analysis.clipping import ident
 
 #: accountant calls that take a sampling rate q (keyword or first positional argument)
 _RATE_CALLS = re.compile(

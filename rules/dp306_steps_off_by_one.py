@@ -9,7 +9,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL
 from dpcheck.rule import Rule
-from ._dp5_util import ident
+from dpcheck.analysis.clipping import ident
 
 _STEP_KEYWORDS = frozenset({"steps", "num_steps", "n_steps", "iterations", "T", "step", "global_step", "t",
                             "num_iterations", "n_iter", "rounds", "num_rounds", "epochs", "num_epochs"})

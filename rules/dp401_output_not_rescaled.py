@@ -13,7 +13,7 @@ from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.syntax import call_name, dotted, walk
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     ast_gen_taint,
     ast_generated,
     GEN_TEXT,

@@ -14,7 +14,7 @@ from dpcheck.analysis.syntax import call_name, dotted, number, refs, walk
 from dpcheck.codetext import code_only
 from dpcheck.cstwalk import children as walk_children
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     GEN_TEXT,
     ModuleIndex,
     assignments_in,

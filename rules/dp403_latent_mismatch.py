@@ -14,7 +14,7 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, value_refs, walk
 from dpcheck.codetext import code_only
 from dpcheck.rule import Rule
-from ._dp34_util import (
+from dpcheck.analysis.generator import (
     GEN_TEXT,
     gen_text,
     has_any,

@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
-from ._dp5_util import ident
+from dpcheck.analysis.clipping import ident
 
 #: element-wise squashing / scaling functions whose output is not in the data's units
 _SQUASH = frozenset({"expit", "sigmoid", "logistic", "minmax_scale", "maxabs_scale", "scale", "tanh"})

@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, last_name, walk, words
 from dpcheck.rule import Rule
-from ._dp50x_util import adds_draw, is_draw, last_assignment
+from dpcheck.analysis.noisedraws import adds_draw, is_draw, last_assignment
 
 #: norm clips of a tensor or of a model's gradients
 _NORM_CLIPS = frozenset({

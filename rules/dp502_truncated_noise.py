@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, last_name, walk, words
 from dpcheck.rule import Rule
-from ._dp50x_util import is_draw, last_assignment, zero_centred
+from dpcheck.analysis.noisedraws import is_draw, last_assignment, zero_centred
 
 _CLIPS = frozenset({"clip", "clamp", "clamp_", "clip_", "clip_by_value"})
 

@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, last_name, number, value_refs, walk, words
 from dpcheck.rule import Rule
-from ._dp50x_util import is_draw, is_eps, is_one, zero_centred
+from dpcheck.analysis.noisedraws import is_draw, is_eps, is_one, zero_centred
 
 
 def _is_classical_log(node: cst.Call) -> bool:

@@ -7,7 +7,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, last_name, walk, words
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
-from ._dp50x_util import EPS_WORDS, is_eps
+from dpcheck.analysis.noisedraws import EPS_WORDS, is_eps
 
 _BUDGET_WORDS = frozenset({"budget", "target", "max", "total", "limit"})
 

@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, param_names, target_names, walk
 from dpcheck.rule import Rule
-from ._dp50x_util import is_draw
+from dpcheck.analysis.noisedraws import is_draw
 
 #: calls that store a callback to run later
 _REGISTERS = frozenset({"register_hook", "register_full_backward_hook", "register_backward_hook",

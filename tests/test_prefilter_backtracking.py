@@ -18,7 +18,8 @@ ADVERSARIAL = [
 PROBE = textwrap.dedent(
     """
     import sys
-    from dpcheck.rules import all_rules, _dp34_util, dp403_latent_mismatch as dp403
+    from dpcheck.analysis import generator as _dp34_util
+    from dpcheck.rules import all_rules, dp403_latent_mismatch as dp403
     for src in {cases!r}:
         for rule in all_rules():
             rule.applies_to(src * 3)

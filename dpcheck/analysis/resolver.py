@@ -1,4 +1,4 @@
-"""Expression helpers shared by the DP1xx rules (noise calibration and PATE accountant arithmetic).
+"""Value resolution inside one module, and the expression shapes of noise calibration and PATE accountant arithmetic.
 
 The scanned code is never imported. Values are followed syntactically inside one module, over the
 shared analysis core's bindings (``ctx.analysis``): a name leads to every expression assigned to
@@ -24,7 +24,6 @@ from dpcheck.analysis.astfacts import number as ast_number
 from dpcheck.analysis.astfacts import reach_cut
 from dpcheck.analysis.syntax import dotted, number, param_names
 from dpcheck.codetext import code_only
-from dpcheck.rule import Rule
 
 NUMERIC_ROOTS = frozenset(
     {"numpy", "math", "cmath", "torch", "scipy", "tensorflow", "jax", "mpmath", "sympy", "cupy"}
@@ -319,46 +318,12 @@ class Resolver:
         return expr, scope
 
 
-def resolver_for(rule: Rule) -> Resolver:
-    """One Resolver per file, shared by the DP1xx rules running on it."""
-    ctx = rule.ctx
+def resolver_for(ctx: object) -> Resolver:
+    """One Resolver per file (a rule's ``FileContext``), shared by the rules running on it."""
     res = ctx.__dict__.get("_dp1_resolver")
     if res is None:
         res = ctx.__dict__["_dp1_resolver"] = Resolver(ctx.analysis)
     return res
-
-
-class ScopedRule(Rule):
-    """A Rule that knows the function and class it is currently visiting."""
-
-    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(ctx)
-        self._funcs: list[cst.FunctionDef] = []
-        self._classes: list[cst.ClassDef] = []
-
-    @property
-    def scope(self) -> Scope:
-        return Scope(self._funcs[-1] if self._funcs else None, self._classes[-1] if self._classes else None)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-
-    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
-        self._classes.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._funcs.append(node)
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self._funcs.pop()
-
-    @property
-    def resolver(self) -> Resolver:
-        return resolver_for(self)
-
-    def src(self, node: cst.CSTNode, limit: int = 60) -> str:
-        text = " ".join(self.ctx.module.code_for_node(node).split())
-        return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---------------------------------------------------------------- PATE moment term

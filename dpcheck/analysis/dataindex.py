@@ -15,7 +15,6 @@ from dpcheck.analysis import FileAnalysis
 from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, target_names, walk, words
 from dpcheck.cstwalk import children
-from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
 COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -93,7 +92,7 @@ class Dp2Index(CoreView):
         return text
 
 
-def index_for(ctx: FileContext) -> Dp2Index:
+def index_for(ctx: object) -> Dp2Index:
     cached = getattr(ctx, "_dp2_index", None)
     if cached is None:
         cached = Dp2Index(ctx.analysis)

@@ -18,7 +18,6 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.astfacts import read_names, spread
 from dpcheck.analysis.view import CoreView
 from dpcheck.analysis.syntax import call_name, dotted, value_refs, walk
-from dpcheck.rule import FileContext
 
 LoopNode = cst.For | cst.While
 
@@ -61,7 +60,7 @@ class ModuleIndex(CoreView):
         return found
 
 
-def index_for(ctx: FileContext) -> ModuleIndex:
+def index_for(ctx: object) -> ModuleIndex:
     cached = ctx.__dict__.get("_dp34_index")
     if cached is None:
         cached = ModuleIndex(ctx.analysis)
