@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -12,6 +13,15 @@ from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
 _DELTA_KEYWORDS = frozenset({"delta", "target_delta", "dp_delta", "delta_target"})
+#: keywords that set a mechanism's sensitivity (``LaplaceTruncated(..., sensitivity=2 / n)``)
+_SENSITIVITY_KEYWORDS = frozenset({"sensitivity", "l1_sensitivity", "l2_sensitivity", "sens"})
+#: a fitted attribute counting the records it was fitted on (sklearn's trailing underscore:
+#: ``n_records_fit_``, ``n_samples_seen_``, ``num_examples_``): the private record count
+_FITTED_COUNT = re.compile(r"^(?:n|num|number_of)_(?:records|samples|rows|examples|obs|observations)\w*_$")
+_FITTED_COUNT_TEXT = re.compile(r"\b(?:n|num|number_of)_(?:records|samples|rows|examples|obs|observations)\w*_\b")
+#: a dataset name that is not the private training data (a held-out, public or synthetic set)
+_NOT_TRAINING = frozenset({"test", "val", "valid", "validation", "eval", "dev", "holdout", "batch", "loader",
+                           "public", "synthetic", "synth", "fake", "generated"})
 
 
 def _delta_name(name: str | None) -> bool:
@@ -19,16 +29,31 @@ def _delta_name(name: str | None) -> bool:
                                  words(name) & {"t", "time", "huber", "lr", "loss", "x", "y"})
 
 
+def _sensitivity_name(name: str | None) -> bool:
+    """``sensitivity``, ``self._score_sensitivity``, ``l2_sens`` (not ``sensitivity_map``)."""
+    if name is None:
+        return False
+    pieces = words(name)
+    return bool(pieces & {"sensitivity", "sens"}) and not pieces & {"map", "maps", "analysis", "fn", "func"}
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    """A numeric literal or arithmetic of literals (``0.9 * 1``, ``2 * 2``)."""
+    if number(expr) is not None:
+        return True
+    return isinstance(expr, cst.BinaryOperation) and _constant(expr.left) and _constant(expr.right)
+
+
 def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
     """``1 / D``, ``1.0 / D``, ``D ** -2``, ``pow(D, -1)``: the D a reciprocal divides by."""
     if isinstance(value, cst.BinaryOperation):
-        if isinstance(value.operator, cst.Divide) and number(value.left) is not None:
+        if isinstance(value.operator, cst.Divide) and _constant(value.left):
             return value.right
         if isinstance(value.operator, cst.Power):
             exponent = value.right
             if isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus):
                 return value.left
-        if isinstance(value.operator, cst.Multiply):  # 0.1 / n written as 0.1 * (1 / n)
+        if isinstance(value.operator, (cst.Multiply, cst.Add)):  # 0.1 * (1 / n); 3 / n + 2 / n ** 2
             return _denominator(value.left) or _denominator(value.right)
     if isinstance(value, cst.Call) and call_name(value) in ("pow", "power") and len(value.args) == 2:
         exponent = value.args[1].value
@@ -37,15 +62,23 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+def _ast_constant(expr: ast.AST) -> bool:
+    if isinstance(expr, ast.UnaryOp):
+        expr = expr.operand
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    return isinstance(expr, ast.BinOp) and _ast_constant(expr.left) and _ast_constant(expr.right)
+
+
 def _ast_reciprocal(value: ast.AST) -> bool:
     """``_denominator`` on CPython's ``ast``: ``c / D``, ``D ** -k``, ``pow(D, -k)``, or a product of one."""
     if isinstance(value, ast.BinOp):
-        if isinstance(value.op, ast.Div) and isinstance(value.left, ast.Constant):
+        if isinstance(value.op, ast.Div) and _ast_constant(value.left):
             return True
         if isinstance(value.op, ast.Pow) and isinstance(value.right, ast.UnaryOp) \
                 and isinstance(value.right.op, ast.USub):
             return True
-        if isinstance(value.op, ast.Mult):
+        if isinstance(value.op, (ast.Mult, ast.Add)):
             return _ast_reciprocal(value.left) or _ast_reciprocal(value.right)
     return isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.UnaryOp)
 
@@ -55,7 +88,7 @@ class DeltaFromPrivateSize(Rule):
     name = "delta-from-private-size"
     category = "general"
     severity = "error"
-    summary = "δ set from the exact number of private records (1/n, 1/n², 1/(n·√n) with n = len(data))"
+    summary = "δ or a sensitivity set from the exact number of private records (1/n, 1/n², 2/n with n = len(data))"
     rationale = (
         "Under add/remove neighbouring the number of records n is itself private: δ = 1/n², "
         "1/(n·√n) or 1/n computed from `len(X)` makes the mechanism's own parameter depend on "
@@ -66,23 +99,30 @@ class DeltaFromPrivateSize(Rule):
         "smartnoise's PATE-GAN, the NIST-challenge DP-WGAN) is reported too: the caller cannot see "
         "that it leaks n. Not reported: δ from a public size (a parameter or constant), code with no "
         "DP context. "
+        "The same holds for a sensitivity `c / n` (`2 / data.shape[0]` for a normalised "
+        "histogram, `3 / self.n_records_fit_` for a score) and for δ or a sensitivity taken from "
+        "`len(train_set)` of a training set stored in a constructor. Not reported: a "
+        "data-dependent numerator (`(upper - lower) / n`, the replace-one mean sensitivity), sizes "
+        "of test/validation/public sets and batch sizes. "
         "Fix: fix δ in advance from a public bound on n (δ ≤ 1/n_max, e.g. 1e-5), or spend "
         "budget on a DP estimate of n."
     )
-    TRIGGERS = ("delta", "DELTA", "Delta")
+    TRIGGERS = ("delta", "DELTA", "Delta", "sens", "Sens", "SENS")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a δ-named assignment target or keyword whose value divides, raises to a
-        power or calls ``pow``, in a module with a ``len`` call or a ``shape`` read."""
-        if not ("len" in facts.called or "shape" in facts.source):
+        """A finding is a δ- or sensitivity-named assignment target or keyword whose value divides,
+        raises to a power or calls ``pow``, in a module with a ``len`` call, a ``shape`` read or a
+        fitted record-count attribute (``n_records_fit_``)."""
+        if not ("len" in facts.called or "shape" in facts.source or _FITTED_COUNT_TEXT.search(facts.source)):
             return False
-        values = [n.value for n in facts.nodes(ast.keyword) if n.arg in _DELTA_KEYWORDS]  # type: ignore[attr-defined]
+        values = [n.value for n in facts.nodes(ast.keyword)  # type: ignore[attr-defined]
+                  if n.arg in _DELTA_KEYWORDS or n.arg in _SENSITIVITY_KEYWORDS]  # type: ignore[attr-defined]
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             if node.value is not None and any(  # type: ignore[attr-defined]
-                    _delta_name(ast_last_name(t)) for t in targets):
+                    _delta_name(ast_last_name(t)) or _sensitivity_name(ast_last_name(t)) for t in targets):
                 values.append(node.value)  # type: ignore[attr-defined]
         return any(_ast_reciprocal(v) for v in values)
 
@@ -117,6 +157,35 @@ class PATEGAN:
 def fit(data, epsilon):
     delta_t = 1.0 / len(data)
     return noisy_mean(data, epsilon) * delta_t
+""",
+        # δ from the size of a public / held-out set, and from the batch size
+        """
+import torch
+from opacus import PrivacyEngine
+class Client:
+    def __init__(self, args, train_set, public_set, test_set):
+        self.DELTA = 0.9 / len(public_set)
+        self.test_delta = 1 / len(test_set)
+        self.loader = torch.utils.data.DataLoader(train_set, batch_size=args.bs, shuffle=True)
+""",
+        # a sensitivity from a public bound on n, or with a data-dependent numerator (a range / n
+        # under replace-one neighbouring is the textbook mean sensitivity)
+        """
+from diffprivlib.mechanisms import Laplace
+def dp_marginal(data, epsilon, min_records=1000):
+    sensitivity = 2 / min_records
+    mech = Laplace(epsilon=epsilon, sensitivity=sensitivity)
+    return [mech.randomise(v) for v in data.value_counts(normalize=True)]
+def dp_mean(data, epsilon, lower, upper):
+    sensitivity = (upper - lower) / len(data)
+    return Laplace(epsilon=epsilon, sensitivity=sensitivity).randomise(data.clip(lower, upper).mean())
+""",
+        # a record count that is not a fitted attribute: the number of synthetic rows asked for
+        """
+class DPSynth:
+    def __init__(self, epsilon=1.0, n_samples_out=1000):
+        self.epsilon, self.n_samples_out = epsilon, n_samples_out
+        self.sensitivity = 1.0 / self.n_samples_out
 """,
     )
 
@@ -161,34 +230,85 @@ class DPModel:
         self.delta = len(X) ** -1.1  # <-
         return self.train(X, epsilon, self.delta)
 """,
+        # a federated client's δ from its own training set, with a constant product as numerator
+        """
+import torch
+from opacus import PrivacyEngine
+class client(object):
+    def __init__(self, idx, args, train_set, test_set):
+        self.DELTA = 0.9 * 1 / len(train_set)  # <-
+        self.train_loader = torch.utils.data.DataLoader(train_set, batch_size=args.local_bs, shuffle=True)
+""",
+        # a normalised marginal's sensitivity 2/n from the private column
+        """
+from diffprivlib.mechanisms import LaplaceTruncated
+def dp_marginal_distribution(data, epsilon):
+    marginal = data.value_counts(normalize=True)
+    sensitivity = 2 / data.shape[0]  # <-
+    mech = LaplaceTruncated(epsilon=epsilon, lower=0, upper=1, sensitivity=sensitivity)
+    return [mech.randomise(v) for v in marginal.values]
+""",
+        # a fitted record count (sklearn's trailing underscore) in a score sensitivity
+        """
+import numpy as np
+class PrivBayes:
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+    def _check_score_function(self):
+        self._score_sensitivity = (3 / self.n_records_fit_) + (2 / self.n_records_fit_ ** 2)  # <-
+""",
+        # the record count kept on the object, then δ from it in another method
+        """
+class DPGAN:
+    def fit(self, data, epsilon=1.0):
+        self.n = data.shape[0]
+        return self._train(data, epsilon)
+    def _train(self, data, epsilon):
+        self.target_delta = 1.0 / self.n ** 2  # <-
+""",
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
-            if _delta_name(ident(target.target)):
-                self._check(node.value)
+            name = ident(target.target)
+            if _delta_name(name) or _sensitivity_name(name):
+                self._check(node.value, "δ" if _delta_name(name) else "sensitivity")
                 return
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None and _delta_name(ident(node.target)):
-            self._check(node.value)
+        name = ident(node.target)
+        if node.value is not None and (_delta_name(name) or _sensitivity_name(name)):
+            self._check(node.value, "δ" if _delta_name(name) else "sensitivity")
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in _DELTA_KEYWORDS:
-            self._check(node.value)
+            self._check(node.value, "δ")
+        elif node.keyword is not None and node.keyword.value in _SENSITIVITY_KEYWORDS:
+            self._check(node.value, "sensitivity")
 
-    def _check(self, value: cst.BaseExpression) -> None:
+    def _check(self, value: cst.BaseExpression, kind: str) -> None:
         denominator = _denominator(value)
         if denominator is None:
             return
         size = self._private_size(denominator)
         if size is None:
             return
+        code = " ".join(self.ctx.analysis.code(value).split())
+        code = code if len(code) <= 80 else code[:77] + "..."
+        if kind == "sensitivity":
+            self.report(
+                value,
+                f"the sensitivity `{code}` is computed from the private dataset's size ({size}): under "
+                "add/remove neighbouring n is private, so the noise scale itself depends on (and reveals) "
+                "whether one person is in the data; bound the sensitivity with a public n (a lower bound "
+                "on the data size) or release a noisy sum and a noisy count",
+            )
+            return
         default = " (a default taken when no δ is passed: the caller cannot know it leaks n)" \
             if self._default_branch(value) else ""
         self.report(
             value,
-            f"δ = `{self.ctx.analysis.code(value).strip()}` is computed from the private dataset's size "
+            f"δ = `{code}` is computed from the private dataset's size "
             f"({size}){default}: under add/remove neighbouring n is private, so δ (and every σ calibrated "
             "with it) depends on whether one person is in the data; fix δ from a public bound on n (e.g. 1e-5)",
         )
@@ -206,10 +326,31 @@ class DPModel:
                 value = fa.value_of(node)
                 if value is not None and not isinstance(value, (cst.Integer, cst.Float)):
                     size = value
+            elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                    and node.value.value == "self":
+                if _FITTED_COUNT.match(node.attr.value):
+                    return f"`{fa.code(node).strip()}`, the number of records it was fitted on"
+                size = self._attribute_size(node)
             if size is None:
                 continue
-            if fa.is_private(size, allow_shape=True) and _counts_records(size):
+            if _counts_records(size) and (fa.is_private(size, allow_shape=True) or _training_set_size(size)):
                 return f"`{fa.code(node).strip()}`"
+        return None
+
+    def _attribute_size(self, node: cst.Attribute) -> cst.BaseExpression | None:
+        """``self.n`` assigned a record count (``self.n = len(X)``) in the same class."""
+        fa = self.ctx.analysis
+        cls = fa.enclosing_class(node)
+        if cls is None:
+            return None
+        attr = node.attr.value
+        for stmt in walk(cls):
+            if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                target = stmt.targets[0].target
+                if isinstance(target, cst.Attribute) and target.attr.value == attr \
+                        and isinstance(target.value, cst.Name) and target.value.value == "self" \
+                        and _counts_records(stmt.value):
+                    return stmt.value
         return None
 
     def _default_branch(self, node: cst.CSTNode) -> bool:
@@ -222,6 +363,22 @@ class DPModel:
             if isinstance(anc, cst.FunctionDef):
                 return False
         return False
+
+
+def _training_set_size(size: cst.CSTNode) -> bool:
+    """``len(train_set)``, ``self.train_data.shape[0]``: the size of a set named as the training data
+    (a constructor's ``train_set`` is not a training entry point's parameter, but it is the data)."""
+    from dpcheck.analysis.vocabulary import is_dataset_name
+
+    target: cst.CSTNode | None = None
+    if isinstance(size, cst.Call) and size.args:
+        target = size.args[0].value
+    elif isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute):
+        target = size.value.value
+    if target is None:
+        return False
+    name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+    return name is not None and is_dataset_name(name) and not words(name) & _NOT_TRAINING
 
 
 def _counts_records(size: cst.CSTNode) -> bool:

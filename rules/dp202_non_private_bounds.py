@@ -33,6 +33,10 @@ _FITTED = {
     "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "QuantileTransformer", "KBinsDiscretizer",
     "OneHotEncoder", "OrdinalEncoder", "LabelEncoder", "StandardScaler", "PowerTransformer",
     "BayesianGaussianMixture", "GaussianMixture",
+    # CTGAN's / RDT's / synthcity's table transformers: modes, category lists and min/max learned
+    # from the table they are fitted on, and used to decode the synthetic output
+    "DataTransformer", "HyperTransformer", "ClusterBasedNormalizer", "BayesGMMTransformer", "TabularEncoder",
+    "GaussianNormalizer",
 }
 _ENCODERS = {"OneHotEncoder", "OrdinalEncoder", "LabelEncoder"}
 _FIT = {"fit", "fit_transform", "partial_fit"}
@@ -40,7 +44,7 @@ _FIT = {"fit", "fit_transform", "partial_fit"}
 _SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
 #: prefilter texts (``NonPrivateBounds.applies_to``): a call ``_bound_data`` can return data for
 _BOUND_CALL_TEXT = re.compile(
-    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut)\s*\("
+    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut|median)\s*\("
 )
 _FITTED_CALL_TEXT = re.compile(r"(?:" + "|".join(sorted(_FITTED)) + r")\s*\(")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
@@ -63,7 +67,8 @@ def _bound_call_text(code: str) -> bool:
                 fitted = _FITTED_CALL_TEXT.search(code) is not None
             if not fitted:
                 continue
-        elif not (name in _BOUND_FUNCS or name in _BOUND_METHODS or name in _SCALE_FUNCS or name == "cut"):
+        elif not (name in _BOUND_FUNCS or name in _BOUND_METHODS or name in _SCALE_FUNCS or name == "cut"
+                  or name in ("median", "nanmedian")):
             continue
         statements = statements or _Statements(code)
         if _names_data(statements.around(start)):
@@ -175,7 +180,7 @@ class NonPrivateBounds(Rule):
         "PATE", "Pate", "pategan", " pate", "_pate", ".pate", "(pate", "rivacy", "ifferential",
         "rivate data", "rivate-data", "rivate_data", "Private", "epsilon", "noise_multiplier", "DPGAN", "DP-GAN", "DP-SGD",
         "DP_SGD", "DPSGD", "dp_sgd",
-        "DP GAN",
+        "DP GAN", "LDP", "ldp", ".laplace(",
     )
     requires_dp_context = True
 
@@ -309,6 +314,43 @@ def fit(self, X, y, epsilon=1.0):
     self.encoder = LabelEncoder().fit(y)
     return n_classes - 1
 """,
+        # the transformer fitted on a public reference table
+        """
+from ctgan.data_transformer import DataTransformer
+class DPCTGAN:
+    def fit(self, train_data, public_data, discrete_columns=(), noise_multiplier=1.0, max_grad_norm=1.0):
+        self._transformer = DataTransformer()
+        self._transformer.fit(public_data, discrete_columns)
+        return self._train(self._transformer.transform(train_data), noise_multiplier)
+""",
+        # a median used for reporting, and imputation with a public constant
+        """
+import pandas as pd
+def main(epsilon=1.0):
+    df = pd.read_csv("adult.csv")
+    print("median age", df["age"].median())
+    df["age"] = df["age"].fillna(40)
+    return train_dp_generator(df, epsilon)
+""",
+        # a local randomiser with public bounds; the data's range only printed
+        """
+import numpy as np
+class LaplaceLDP:
+    def encode(self, data, eps=0.5, low=-1.0, up=1.0):
+        print("range", np.max(data) - np.min(data))
+        data = np.clip(data, low, up)
+        noise = self.random_.laplace(0, data.size * (up - low) / eps, size=np.shape(data))
+        return data + noise
+""",
+        # a private attribute written and never read (nothing downstream uses the set)
+        """
+class PrivBayes:
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+    def fit(self, X):
+        self._binary_columns = [c for c in X.columns if X[c].unique().size <= 2]
+        return self._greedy_bayes(X, self.epsilon)
+""",
         # bins given as public edges
         """
 import pandas as pd
@@ -350,6 +392,58 @@ class TabularGAN:
     )
 
     INVALID = (
+        # a local randomiser whose Laplace scale is the user's own quantile range
+        """
+import numpy as np
+class LaplaceLDP:
+    def encode(self, data, eps=0.5):
+        up, low = np.quantile(data, 0.995), np.quantile(data, 0.005)  # <-
+        sensitivity = up - low
+        data = np.clip(data, low, up)
+        noise = self.random_.laplace(0, data.size * sensitivity / eps, size=np.shape(data))
+        return data + noise
+""",
+        # median imputation of the private columns before DP training (DP-MERF's spelling)
+        """
+import pandas as pd
+def main(dataset, epsilon=1.0):
+    df = pd.read_csv("cervical.csv")
+    for feature in ["Age", "Number of sexual partners"]:
+        feature_mean = round(df[feature].median(), 1)  # <-
+        df[feature] = df[feature].fillna(feature_mean)
+    return train_dp_generator(df, epsilon)
+""",
+        # the same, inline and with numpy
+        """
+import numpy as np
+class DPSynth:
+    def fit(self, X, epsilon=1.0):
+        X = np.where(np.isnan(X), 0, X)
+        self.data = self.data_frame.fillna(self.data_frame.median())  # <-
+        return self
+""",
+        # CTGAN's DataTransformer fitted on the private table: its modes and category lists decode
+        # the synthetic output and size the generator
+        """
+from ctgan.data_transformer import DataTransformer
+class DPCTGAN:
+    def fit(self, train_data, discrete_columns=(), noise_multiplier=1.0, max_grad_norm=1.0):
+        self._transformer = DataTransformer()
+        self._transformer.fit(train_data, discrete_columns)  # <-
+        data_dim = self._transformer.output_dimensions
+        return self._train(self._transformer.transform(train_data), data_dim, noise_multiplier)
+""",
+        # the same private attribute, read when the network is built
+        """
+class PrivBayes:
+    def __init__(self, epsilon=1.0):
+        self.epsilon = epsilon
+    def fit(self, X):
+        self._binary_columns = [c for c in X.columns if X[c].unique().size <= 2]  # <-
+        return self._greedy_bayes(X, self.epsilon)
+    def _greedy_bayes(self, X, epsilon):
+        return [c for c in X.columns if c not in self._binary_columns]
+""",
         # the same tree partitioned on the private data itself
         _PARTITION_TREE.format(mark="  # <-", args="X, Y"),
         # ornl-presto: a sensitivity read off the private data and returned as such
@@ -542,8 +636,15 @@ class DPCGANTransformer:
         """A finding is a call ``_bound_data`` returns data for (``_ast_bound_data``) where that
         data is named like data or a target."""
         fitted: set[str] | None = None
+        imputes: bool | None = None
         for call in facts.calls:
             name = ast_call_name(call)
+            if name in _MEDIANS:
+                if imputes is None:
+                    imputes = any(ast_call_name(c) in _IMPUTE_CALLS for c in facts.calls)
+                if imputes:
+                    return True
+                continue
             if not (name in _SCALE_FUNCS or name == "cut" or name in _BOUND_FUNCS or name in _BOUND_METHODS
                     or name in _FIT and isinstance(call.func, ast.Attribute)):
                 continue
@@ -567,6 +668,9 @@ class DPCGANTransformer:
         # training data, helpers included; elsewhere the data must be private by the core's flow
         claimed = analysis.dp_generator_named() is not None
         for call in index.calls:
+            if call_name(call) in _MEDIANS:
+                self._median_fill(call, index, claimed)
+                continue
             data = self._bound_data(call, index, fitted)
             if data is None:
                 continue
@@ -580,10 +684,22 @@ class DPCGANTransformer:
                 continue
             if not fits and not _used_for_scaling(call, index):
                 continue
+            own_scale = False
             if not (claimed or analysis.is_private(data)):
-                continue
+                own_scale = _scales_own_noise(call, data, index)
+                if not own_scale:
+                    continue
             root = _data_root(data)
             if root is not None and analysis.public_parameter(call, root):
+                continue
+            if own_scale:
+                self.report(
+                    call,
+                    f"{self._what(call)} of `{self.ctx.module.code_for_node(data)}` sets the scale (or "
+                    "range) of the noise this function adds to that same input: the noise is calibrated "
+                    "to the private value it should hide, so the output reveals it (a user's own "
+                    "quantiles or maximum in a local randomiser); calibrate to public bounds and clip to them",
+                )
                 continue
             if fits:
                 lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"
@@ -597,6 +713,25 @@ class DPCGANTransformer:
                 "or estimate them with a DP mechanism",
             )
 
+    def _median_fill(self, call: cst.Call, index: Dp2Index, claimed: bool) -> None:
+        """``df[c].fillna(df[c].median())``: missing values imputed with the private median."""
+        analysis = self.ctx.analysis
+        data = _median_data(call, index)
+        if data is None or not _is_data(data) or not _imputes(call, index):
+            return
+        if not (claimed or analysis.is_private(data)):
+            return
+        root = _data_root(data)
+        if root is not None and analysis.public_parameter(call, root):
+            return
+        self.report(
+            call,
+            f"the median of the training data `{self.ctx.module.code_for_node(data)}` fills its missing "
+            "values with no DP mechanism: the imputed records carry a statistic of everyone's data (one "
+            "record can move the median), so the model trained on them leaks it outside the privacy "
+            "budget; impute with a public constant or a DP median charged to the budget",
+        )
+
     @staticmethod
     def _bound_data(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -> cst.BaseExpression | None:
         name = call_name(call)
@@ -609,7 +744,8 @@ class DPCGANTransformer:
         if name in _FIT and isinstance(func, cst.Attribute):
             receiver = func.value
             ctor = receiver if isinstance(receiver, cst.Call) else None
-            if ctor is not None and call_name(ctor) in _FITTED and not _public_categories(ctor):
+            if ctor is not None and call_name(ctor) in _FITTED and not _public_categories(ctor) \
+                    and not _defined_here(call_name(ctor), index):
                 return args[0] if args else None
             if dotted(receiver) in fitted:
                 return args[0] if args else None
@@ -670,9 +806,15 @@ def _fitted_names(index: Dp2Index) -> dict[str, str]:
         if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
             ctor = node.value
             kind = call_name(ctor)
-            if kind in _FITTED and not _public_categories(ctor):
+            if kind in _FITTED and not _public_categories(ctor) and not _defined_here(kind, index):
                 out.update(dict.fromkeys(assigned(node)[0], kind))
     return out
+
+
+def _defined_here(name: str | None, index: Dp2Index) -> bool:
+    """A class of that name is defined in this module: its own ``fit`` is what runs (and the
+    rule reads it), not the library class the name usually means."""
+    return name is not None and any(c.name.value == name for c in index.fa.nodes(cst.ClassDef))  # type: ignore[attr-defined]
 
 
 def _scales(call: cst.Call, fitted: dict[str, str]) -> bool:
@@ -752,6 +894,91 @@ def _statement(node: cst.CSTNode, index: Dp2Index) -> cst.CSTNode | None:
 _DRAWING_WORDS = frozenset({"plot", "chart", "svg", "draw", "figure", "axis", "axes"})
 
 
+def _scales_own_noise(call: cst.Call, data: cst.BaseExpression, index: Dp2Index) -> bool:
+    """A randomiser ``encode(self, data, eps)``: the bound is read from its parameter ``data``, a
+    name computed from the bound is an argument of a noise draw, and the function adds a draw to
+    a value computed from ``data`` (``data + ldp_noise``)."""
+    from dpcheck.analysis.dataindex import is_noise_call
+
+    fn = index.enclosing_function(call)
+    root = _data_root(data)
+    if fn is None or root is None or "." in root:
+        return False
+    if root not in {p.name.value for p in (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)}:
+        return False
+    assigns = [n for n in walk(fn) if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None]
+
+    def closure(seed: set[str], start: cst.CSTNode | None = None) -> set[str]:
+        names = set(seed)
+        for _ in range(3):
+            for node in assigns:
+                if (start is not None and any(x is start for x in walk(node.value))) or refs(node.value) & names:
+                    names |= set(assigned(node)[0])
+        return names
+
+    bound = closure(set(), call) - {root}
+    if not bound:
+        for anc in index.ancestors(call):
+            if isinstance(anc, cst.Call) and anc is not call and is_noise_call(anc):
+                break
+        else:
+            return False
+    noise_calls = [n for n in walk(fn) if isinstance(n, cst.Call) and is_noise_call(n)]
+    if not any(any(x is call for x in walk(n)) or any(refs(a.value) & bound for a in n.args) for n in noise_calls):
+        return False
+    inputs = closure({root}) - bound
+    noisy = {t for node in assigns if has_noise(node.value) for t in assigned(node)[0]}
+    for node in walk(fn):
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+            left, right = refs(node.left), refs(node.right)
+            if (left & inputs and (right & noisy or has_noise(node.right))) or \
+                    (right & inputs and (left & noisy or has_noise(node.left))):
+                return True
+    return False
+
+
+_MEDIANS = frozenset({"median", "nanmedian"})
+#: calls that fill missing values with their argument
+_IMPUTE_CALLS = frozenset({"fillna", "nan_to_num", "putmask"})
+
+
+def _median_data(call: cst.Call, index: Dp2Index) -> cst.BaseExpression | None:
+    """What ``df[c].median()``, ``np.median(x)``, ``statistics.median(x)`` take the median of."""
+    func = call.func
+    args = [a.value for a in call.args if a.keyword is None]
+    if isinstance(func, cst.Attribute):
+        root = dotted(func.value)
+        module = index.imports.get((root or "").split(".")[0], "").split(".")[0]
+        if root is not None and (root in _LIB_ROOTS or module in {"numpy", "torch", "pandas", "statistics", "jax"}):
+            return args[0] if args else None
+        return func.value
+    if isinstance(func, cst.Name) and index.imports.get(func.value, "").split(".")[0] in {"numpy", "statistics"}:
+        return args[0] if args else None
+    return None
+
+
+def _imputes(call: cst.Call, index: Dp2Index) -> bool:
+    """The median is a fill value: an argument of ``fillna``/``nan_to_num`` in its statement, or
+    assigned to a name that such a call in the same scope reads."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.Call) and anc is not call and call_name(anc) in _IMPUTE_CALLS:
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            break
+    stmt = index.parents.get(call)
+    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
+        stmt = index.parents.get(stmt)
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return False
+    names = assigned(stmt)[0]
+    scope = index.enclosing_function(call) or index.module
+    for sub in walk(scope):
+        if isinstance(sub, cst.Call) and call_name(sub) in _IMPUTE_CALLS and \
+                any(refs(a.value) & names for a in sub.args):
+            return True
+    return False
+
+
 def _drawing(call: cst.Call, index: Dp2Index) -> bool:
     fn = index.enclosing_function(call)
     return fn is not None and bool(words(fn.name.value) & _DRAWING_WORDS)
@@ -778,7 +1005,10 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         return False
     names = assigned(stmt)[0]
     if any("." in n for n in names):
-        return True
+        # kept on the object: a public attribute is the fitted model's API (``self.levels``), a
+        # private one (``self._binary_columns``) is used only if something in the module reads it
+        return any(not n.rsplit(".", 1)[-1].startswith("_") or index.attribute_read(n.rsplit(".", 1)[-1])
+                   for n in names if "." in n)
     categories = call_name(call) in {"unique", "nunique"}
     scope = index.enclosing_function(call) or index.module
     for sub in walk(scope):

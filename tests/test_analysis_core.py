@@ -771,3 +771,96 @@ def test_small_epsilon_default_is_a_cutoff_not_a_budget():
     assert not fa.dp_context(fa.module).is_dp
     fa = analyse(src.replace("{value}", "0.05"))
     assert fa.in_dp_context(fn(fa, "fit").body)
+
+
+# ---- project join: namespace packages and helpers that return a statistic ---------------------
+
+_CARDINALITY = """\
+import numpy as np
+
+
+def cardinality(X):
+    '''Number of distinct value combinations.'''
+    return np.prod(X.nunique(dropna=False))
+
+
+def show(X):
+    return X.nunique()
+"""
+
+_PRIVBAYES = """\
+import synth.models.utils as utils
+
+
+class PrivBayes:
+    '''Differentially private Bayesian network.'''
+
+    def __init__(self, epsilon=1.0, theta=4):
+        self.epsilon, self.theta = epsilon, theta
+
+    def fit(self, data):
+        size = utils.cardinality(data)
+        print("table size", size)
+        return self._max_domain(data, "age")
+
+    def _max_domain(self, data, node):
+        k = utils.cardinality(data[node])
+        return self.epsilon / (self.theta * k)
+"""
+
+
+def _flow(tmp_path, files):
+    import os
+    from pathlib import Path
+
+    from test_scan_support import project, scan, write
+
+    from dpcheck.rules import all_rules
+
+    project(tmp_path)
+    for rel, text in files.items():
+        write(tmp_path, rel, text)
+    rules = [r for r in all_rules() if r.id == "DP202"]
+    result = scan(tmp_path, [str(tmp_path / "synth")], rules=rules)
+    return sorted((Path(os.path.relpath(os.path.abspath(f.path), tmp_path)).as_posix(), f.line)
+                  for f in result.findings if f.rule == "DP202")
+
+
+def test_join_resolves_a_namespace_package_and_reports_where_a_returned_statistic_is_used(tmp_path):
+    # ``synth/`` has no __init__.py (PEP 420): ``synth.models.utils`` still resolves; the helper
+    # returns ``nunique`` of its argument, so the DP model's use of the result is reported where
+    # it is used (line 16), while the size that is only printed (line 11) is not
+    found = _flow(tmp_path, {"synth/models/__init__.py": "", "synth/models/utils.py": _CARDINALITY,
+                             "synth/models/privbayes.py": _PRIVBAYES})
+    assert ("synth/models/privbayes.py", 16) in found
+    assert ("synth/models/privbayes.py", 11) not in found
+    assert ("synth/models/utils.py", 6) in found
+
+
+def test_join_quiet_when_the_helper_privatises_what_it_returns(tmp_path):
+    utils = """\
+import numpy as np
+
+
+def noisy_cardinality(X, epsilon):
+    return np.prod(X.nunique()) + np.random.laplace(0, 1 / epsilon)
+"""
+    model = _PRIVBAYES.replace("utils.cardinality(data[node])", "utils.noisy_cardinality(data[node], self.epsilon)")
+    found = _flow(tmp_path, {"synth/models/__init__.py": "", "synth/models/utils.py": utils,
+                             "synth/models/privbayes.py": model})
+    assert ("synth/models/privbayes.py", 16) not in found
+
+
+def test_join_quiet_when_the_returned_statistic_is_a_mechanism_input_or_only_stored(tmp_path):
+    # scores handed to an exponential mechanism are its utility (privatised there); a result kept
+    # on the object or returned is reported at the helper's fitting site only
+    model = _PRIVBAYES.replace(
+        "        k = utils.cardinality(data[node])\n        return self.epsilon / (self.theta * k)\n",
+        "        scores = [utils.cardinality(data[c]) for c in data]\n"
+        "        self.sizes_ = utils.cardinality(data)\n"
+        "        return exponential_mechanism(scores, self.epsilon)\n",
+    )
+    found = _flow(tmp_path, {"synth/models/__init__.py": "", "synth/models/utils.py": _CARDINALITY,
+                             "synth/models/privbayes.py": model})
+    assert [f for f in found if f[0] == "synth/models/privbayes.py"] == []
+    assert ("synth/models/utils.py", 6) in found

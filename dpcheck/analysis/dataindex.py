@@ -50,6 +50,7 @@ class Dp2Index(CoreView):
         self.code = fa.code
         self._words: dict[cst.CSTNode, str] = {}
         self._loops: list[cst.CSTNode] | None = None
+        self._attr_reads: set[str] | None = None
 
     @property
     def loops(self) -> list[cst.CSTNode]:
@@ -57,6 +58,25 @@ class Dp2Index(CoreView):
         if self._loops is None:
             self._loops = sorted((*self.fa.nodes(cst.For), *self.fa.nodes(cst.While)), key=self.order.__getitem__)
         return self._loops
+
+    def attribute_read(self, attr: str) -> bool:
+        """Is an attribute named ``attr`` read anywhere in the module (not only assigned), or
+        named in a string (``getattr(self, "attr")``)? ``self._binary_columns = …`` that nothing
+        reads is not used downstream."""
+        if self._attr_reads is None:
+            reads: set[str] = set()
+            for node in self.fa.nodes(cst.Attribute):
+                parent = self.parents.get(node)
+                if isinstance(parent, cst.AssignTarget) and parent.target is node:
+                    continue
+                if isinstance(parent, cst.AnnAssign) and parent.target is node:
+                    continue
+                reads.add(node.attr.value)  # type: ignore[attr-defined]
+            self._attr_reads = reads
+        if attr in self._attr_reads:
+            return True
+        code = self.fa.source or ""
+        return f'"{attr}"' in code or f"'{attr}'" in code
 
     def inside(self, node: cst.CSTNode, container: cst.CSTNode) -> bool:
         pos = self.order[node]

@@ -32,7 +32,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 4
+VERSION = 5
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -49,6 +49,7 @@ _LIB_ROOTS = {"np", "numpy", "pd", "pandas", "torch", "jnp", "tf"}
 _ENCODERS = {
     "LabelEncoder", "OneHotEncoder", "OrdinalEncoder", "KBinsDiscretizer", "MinMaxScaler", "StandardScaler",
     "RobustScaler", "MaxAbsScaler", "QuantileTransformer", "LabelBinarizer", "PowerTransformer",
+    "DataTransformer", "HyperTransformer", "ClusterBasedNormalizer", "BayesGMMTransformer", "TabularEncoder",
 }
 _FIT_METHODS = {"fit", "fit_transform", "partial_fit"}
 _PASS_METHODS = {
@@ -412,6 +413,10 @@ class _Summarizer:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions.append(_Function(f"{stmt.name}.{item.name}", item, stmt, _params(item, True)))
         self._class_attrs: dict[str, dict[str, str]] = {}
+        #: fitters whose own statistic is (part of) what they return: ``cardinality(X)`` returning
+        #: ``np.prod(X.nunique())``; a caller that uses the result uses the statistic
+        self._returning: set[str] = set()
+        self._current: _Function | None = None
         #: do the module's imports name DP code (computed on first use)
         self._dp_vocabulary: bool | None = None
 
@@ -426,6 +431,7 @@ class _Summarizer:
             ),
             "fitters": (fitters := self._fitters() if fits else {}),
             "params": {f.key: f.params for f in self.functions if f.key in fitters},
+            "returns": sorted(self._returning) if fits else [],
             "calls": self._calls() if dp else [],
         }
 
@@ -546,6 +552,8 @@ class _Summarizer:
                     site.acknowledged = _acknowledged(node, parents)
                     site.guards = _guards(node, parents, fn.params)
                     direct.setdefault(fn.key, {}).setdefault(hit[0], []).append(site)
+                    if fn.key not in self._returning and _returns_stat(fn, node):
+                        self._returning.add(fn.key)
         # a function handing its parameter to a fitting helper of this module fits too
         fitters = {k: {p: list(s) for p, s in v.items()} for k, v in direct.items()}
         called = tuple({f"{key.rsplit('.', 1)[-1]}(" for key in fitters})
@@ -652,6 +660,7 @@ class _Summarizer:
             seen: set[tuple[str, str]] = set()
             while work:
                 current, origins = work.pop()
+                self._current = current
                 taint = {k: origins[v] for k, v in _tainted(current.nodes, origins).items()}
                 constructed = self._local_constructed(current)
                 for node in current.calls:
@@ -687,8 +696,12 @@ class _Summarizer:
             positional += 1
         given = sorted(k.arg for k in node.keywords
                        if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None))
+        site = self._site(node, "")
         return [fn.key, chain, method, pos, kw, origin, node.lineno, self._col(node.lineno, node.col_offset), reason,
-                positional, given]
+                positional, given,
+                _result_used(self._current, node) and not (self._current and _fed_to_mechanism(self._current, node)),
+                site.end_line, site.end_col, site.snippet,
+                site.suppressed]
 
     def _callee(self, func: ast.expr, constructed: Mapping[str, str]) -> tuple[str, str | None] | None:
         """(dotted name to resolve through the imports, method called on its instance or None)."""
@@ -703,6 +716,117 @@ class _Summarizer:
         if name is None or name.startswith("self."):
             return None
         return name, None
+
+
+#: calls that only show a value (a log line, a progress bar), not use it
+_SHOW_CALLS = frozenset({
+    "print", "format", "info", "debug", "warning", "warn", "log", "write", "set_description", "set_postfix",
+    "add_scalar", "pprint", "tqdm", "echo", "error",
+})
+#: calls that pass their argument's value through (``np.prod(X.nunique())``, ``list(df[c].unique())``)
+_THROUGH_CALLS = frozenset({"prod", "int", "float", "len", "list", "tuple", "sorted", "set", "dict", "tolist", "sum"})
+
+
+def _parents(fn: _Function) -> dict[ast.AST, ast.AST]:
+    return {c: p for p in ast.walk(fn.node) for c in ast.iter_child_nodes(p)}
+
+
+def _assigned_names(stmt: ast.AST) -> set[str]:
+    return {k for t in _targets(stmt) for k in _target_keys(t)}
+
+
+def _carried(expr: ast.AST) -> Iterator[ast.AST]:
+    """The sub-expressions whose value ``expr`` hands on unchanged: itself, and through containers
+    (tuple, list, dict, comprehension), conditional branches, subscripts, attribute reads and
+    pass-through calls (``np.prod``, ``int``, ``list``, ``.tolist()``, ``.to_dict()``)."""
+    yield expr
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        for elt in expr.elts:
+            yield from _carried(elt)
+    elif isinstance(expr, ast.Dict):
+        for part in (*expr.keys, *expr.values):
+            if part is not None:
+                yield from _carried(part)
+    elif isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        yield from _carried(expr.elt)
+    elif isinstance(expr, ast.DictComp):
+        yield from _carried(expr.key)
+        yield from _carried(expr.value)
+    elif isinstance(expr, ast.IfExp):
+        yield from _carried(expr.body)
+        yield from _carried(expr.orelse)
+    elif isinstance(expr, (ast.Subscript, ast.Attribute)):
+        yield from _carried(expr.value)
+    elif isinstance(expr, ast.Call) and _last(expr.func) in _THROUGH_CALLS | _CARRY_METHODS:
+        if isinstance(expr.func, ast.Attribute) and _last(expr.func) in _CARRY_METHODS:
+            yield from _carried(expr.func.value)
+        for arg in expr.args:
+            yield from _carried(arg)
+        for kw in expr.keywords:
+            yield from _carried(kw.value)
+
+
+#: methods that hand on their receiver's values (``marginal.index.tolist()``)
+_CARRY_METHODS = frozenset({"tolist", "to_dict", "to_numpy", "to_list", "item", "copy", "astype", "items", "keys"})
+
+
+def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
+    """Does ``fn`` hand back what ``stat`` computes: the ``return`` expression carries the
+    statistic (``return np.prod(X.nunique())``) or a name assigned it (``states = {c:
+    x.unique().tolist()}``, two assignments at most), not merely a value computed with it (a
+    clipped mean, data shifted by the minimum)? A function that also draws noise or calls a
+    mechanism returns a privatised value, not the statistic."""
+    if any(_MECHANISM_CALL.search(_last(c.func)) for c in fn.calls if c is not stat):
+        return False
+    holders: set[str] = set()
+    for _ in range(2):
+        for node in fn.nodes:
+            value = getattr(node, "value", None)
+            if value is None or not _targets(node):
+                continue
+            carried = list(_carried(value))
+            if any(n is stat for n in carried) or any(isinstance(n, ast.Name) and n.id in holders for n in carried):
+                holders |= {k for k in _assigned_names(node) if "." not in k}
+    for node in fn.nodes:
+        if isinstance(node, ast.Return) and node.value is not None:
+            for n in _carried(node.value):
+                if n is stat or (isinstance(n, ast.Name) and n.id in holders):
+                    return True
+    return False
+
+
+def _used_here(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
+    """Is the value of ``node`` used here (arithmetic, a test, an argument, stored) rather than
+    discarded, returned or only shown (``print``, a log call, an f-string)?"""
+    parent = parents.get(node)
+    while isinstance(parent, ast.Call) and node is not parent.func and _last(parent.func) in _THROUGH_CALLS:
+        node, parent = parent, parents.get(parent)
+    if parent is None or isinstance(parent, (ast.Expr, ast.Return)):
+        # dropped, or handed back to an unknown caller (the fitting site's finding covers that)
+        return False
+    if isinstance(parent, (ast.FormattedValue, ast.JoinedStr)):
+        return False
+    if isinstance(parent, ast.Call):
+        return node is parent.func or _last(parent.func) not in _SHOW_CALLS
+    if isinstance(parent, ast.keyword):
+        call = parents.get(parent)
+        return not (isinstance(call, ast.Call) and _last(call.func) in _SHOW_CALLS)
+    return True
+
+
+def _result_used(fn: _Function | None, call: ast.Call) -> bool:
+    """Is the result of ``call`` used in ``fn`` (not only printed or dropped)?"""
+    if fn is None:
+        return True
+    parents = _parents(fn)
+    parent = parents.get(call)
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+        # kept on the object (``self.raw_ = helper(X)``): the fitting site's finding covers it
+        names = {n for n in _assigned_names(parent) if "." not in n}
+        line = call.lineno
+        return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+                   and n.lineno >= line and _used_here(n, parents) for n in fn.nodes)
+    return _used_here(call, parents)
 
 
 def _small_default(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
@@ -782,6 +906,20 @@ class _Resolver:
             found = self.module_file(root, dotted)
             if found:
                 return found
+        # a namespace package (PEP 420, no ``__init__.py``): ``synthesis.synthesizers.utils`` read
+        # from inside ``synthesis/`` resolves from the folder above the one named ``synthesis``
+        head = dotted.split(".")[0]
+        for root in [own, *(r for r in self.roots if r != own)]:
+            base = root
+            for _ in range(4):
+                parent = os.path.dirname(base)
+                if parent == base:
+                    break
+                if os.path.basename(base) == head:
+                    found = self.module_file(parent, dotted)
+                    if found:
+                        return found
+                base = parent
         return None
 
     def resolve(self, importer: str, dotted: str, depth: int = 0) -> tuple[str, str] | None:
@@ -855,14 +993,19 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         return []
     resolver = _Resolver(summaries)
     found: dict[tuple[str, int, int], tuple[list[Any], str, set[RelatedLocation], list[str]]] = {}
+    #: call sites in a DP model that use what a helper returns, the helper's statistic:
+    #: (caller file, line, col) -> (row, fitted, fitting sites)
+    uses: dict[tuple[str, int, int], tuple[list[Any], str, str, list[list[Any]]]] = {}
     for caller, summary in sorted(summaries.items()):
-        for entry, chain, method, pos, kw, origin, line, col, reason, positional, given in summary.get("calls", []):
+        for row in summary.get("calls", []):
+            entry, chain, method, pos, kw, origin, line, col, reason, positional, given = row[:11]
             target = resolver.resolve(caller, chain)
             if target is None or target[0] == caller:
                 continue
             file, symbol = target
             key, entries = _fitter_entries(summaries[file], symbol, method)
             params = summaries[file].get("params", {}).get(key, [])
+            returning = method is None and key in summaries[file].get("returns", ()) and len(row) > 11 and row[11]
             for index, param, sites in entries:
                 if not (index == pos or (kw is not None and kw == param)):
                     continue
@@ -878,7 +1021,37 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
                     slot = found.setdefault((file, site[0], 0), (site, fitted, set(), []))
                     slot[2].add(related)
                     slot[3].append(f"`{entry}` ({where})")
+                    if returning:
+                        use = uses.setdefault((caller, line, col), (row, fitted, file, []))
+                        if site not in use[3]:
+                            use[3].append(site)
     findings = []
+    for (caller, line, col), (row, fitted, file, sites) in uses.items():
+        entry, origin, reason = row[0], row[5], row[8]
+        end_line, end_col, snippet, suppressed = (row[12:16] + [0, 0, "", False])[:4] if len(row) > 12 else (0, 0, "", False)
+        if suppressed:
+            continue
+        what = ", ".join(dict.fromkeys(s[4] for s in sites))
+        acknowledged = next((s[7] for s in sites if len(s) > 7 and isinstance(s[7], str) and s[7]), "")
+        if acknowledged and not all(len(s) > 7 and s[7] for s in sites):
+            acknowledged = ""
+        message = (
+            f"`{fitted}` returns {what} of the data it is given, and the DP model `{entry}` ({reason}) uses "
+            f"it here on its private training data `{origin}` with no DP mechanism: the statistic (a domain "
+            f"size, categories, bounds) shapes the model or the release outside the privacy budget. Take it "
+            f"from public metadata or estimate it with a DP mechanism charged to the budget"
+        )
+        if acknowledged:
+            message += f" (acknowledged: {acknowledged})"
+        related = tuple(sorted(
+            RelatedLocation(display.get(file, file), s[0], s[1], f"{s[4]} computed here by `{fitted}`") for s in sites
+        ))
+        findings.append(Finding(
+            path=display.get(caller, caller), line=line, col=col, rule=RULE_ID,
+            category=ACKNOWLEDGED if acknowledged else CATEGORY, severity="note" if acknowledged else "error",
+            message=message, name=RULE_NAME, end_line=end_line or line, end_col=end_col or col, snippet=snippet,
+            related=related,
+        ))
     for (file, _, _), (site, fitted, related, models) in found.items():
         line, col, end_line, end_col, what, snippet, suppressed, acknowledged = site[:8]
         acknowledged = acknowledged if isinstance(acknowledged, str) else ""
