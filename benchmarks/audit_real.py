@@ -446,8 +446,8 @@ def write_record(name: str, record: dict[str, Any]) -> None:
 
 ONE_FIT = """
 import sys, time
-from dpcheck.audit import datasets
-from dpcheck.audit.spec import WORLD_IN
+from dpcheck.audit.core.spec import WORLD_IN
+from dpcheck.audit.worlds import datasets
 from dpcheck.targets import registry
 from dpcheck.targets.base import shadow_release
 from dpcheck.targets.remote import remote_shadow_release
@@ -493,8 +493,8 @@ def dprime_rows(name: str, runs: int) -> None:
     equal to D′'s row — the evidence for a domain read from the private data."""
     import numpy as np
 
-    from dpcheck.audit import datasets
-    from dpcheck.audit.spec import WORLD_OUT
+    from dpcheck.audit.core.spec import WORLD_OUT
+    from dpcheck.audit.worlds import datasets
     from dpcheck.targets import registry
     from dpcheck.targets.base import shadow_release
     from dpcheck.targets.remote import remote_shadow_release
@@ -678,7 +678,7 @@ def planned_looks(confidence: float, bound_confidence: float) -> int:
 def p_value(fp: int, fn: int, n: int, epsilon: float, delta: float) -> float:
     """The smallest α at which the Clopper–Pearson bound (each rate at α/2) exceeds ``epsilon``: the p-value
     of H0 "the mechanism is (ε, δ)-DP" for one look. Bisection in log10 α (80 steps over [1e-300, 1])."""
-    from dpcheck.audit.stats import eps_clopper_pearson
+    from dpcheck.audit.core.stats import eps_clopper_pearson
 
     def beats(log_alpha: float) -> bool:
         return eps_clopper_pearson(fp, n, fn, n, delta=delta, confidence=1.0 - 10.0 ** log_alpha) > epsilon
@@ -695,7 +695,7 @@ def p_value(fp: int, fn: int, n: int, epsilon: float, delta: float) -> float:
 
 
 def bound(look: dict[str, Any], confidence: float, delta: float) -> float:
-    from dpcheck.audit.stats import eps_clopper_pearson
+    from dpcheck.audit.core.stats import eps_clopper_pearson
 
     n = look["test_per_world"]
     return eps_clopper_pearson(look["fp"], n, look["fn"], n, delta=delta, confidence=confidence)
@@ -704,7 +704,7 @@ def bound(look: dict[str, Any], confidence: float, delta: float) -> float:
 def runs_to_settle(look: dict[str, Any], epsilon: float, delta: float, confidence: float) -> int | None:
     """The smallest run count per world (of :data:`SETTLE_GRID`) at which, if the look's error rates held,
     a fresh one-look audit's bound at ``confidence`` would exceed ``epsilon``; None beyond the grid."""
-    from dpcheck.audit.stats import eps_clopper_pearson
+    from dpcheck.audit.core.stats import eps_clopper_pearson
 
     n = look["test_per_world"]
     share = n / look["runs"]

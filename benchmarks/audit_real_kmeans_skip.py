@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 from diffprivlib.models import KMeans
 from diffprivlib.mechanisms import GeometricFolded, LaplaceBoundedDomain
-from dpcheck.audit import attacks, datasets
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT
+from dpcheck.audit.worlds import datasets
 from dpcheck.targets.base import seed_everything
 from dpcheck.targets.diffprivlib_targets import _sorted_rows
 

@@ -1,7 +1,7 @@
 """Worst-case settings search on turing, smartnoise and their twins → reports/audit_search.{json,md}.
 
 For each implementation: a pilot of ``--pilot-runs`` runs per world on every point of its built-in
-grid (dpcheck.audit.search.DEFAULT_GRIDS; a twin gets its buggy version's grid), the most
+grid (dpcheck.audit.runners.search.DEFAULT_GRIDS; a twin gets its buggy version's grid), the most
 distinguishing point fixed, then a confirmatory Querybased audit on the worst case with fresh runs,
 ``--until-verdict`` at the default checkpoints cut at ``--runs``. Pilot runs never enter the bound.
 
@@ -24,13 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dpcheck.audit import search  # noqa: E402
-from dpcheck.audit.engine import checkpoint_plan  # noqa: E402
-from dpcheck.audit.executor import make_executor  # noqa: E402
-from dpcheck.audit.progress import TextProgress  # noqa: E402
-from dpcheck.audit.settings import paper_hyperparams  # noqa: E402
-from dpcheck.audit.spec import DEFAULT_CHECKPOINTS, AuditSpec  # noqa: E402
-from dpcheck.audit.store import Store  # noqa: E402
+from dpcheck.audit.core.progress import TextProgress  # noqa: E402
+from dpcheck.audit.core.settings import paper_hyperparams  # noqa: E402
+from dpcheck.audit.core.spec import DEFAULT_CHECKPOINTS, AuditSpec  # noqa: E402
+from dpcheck.audit.core.store import Store  # noqa: E402
+from dpcheck.audit.runners import search  # noqa: E402
+from dpcheck.audit.runners.engine import checkpoint_plan  # noqa: E402
+from dpcheck.audit.runners.executor import make_executor  # noqa: E402
 
 IMPLS = ("turing", "turing-fixed", "smartnoise", "smartnoise-fixed")
 

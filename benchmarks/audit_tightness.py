@@ -2,7 +2,7 @@
 
 For each exact reference mechanism (dpcheck/targets/exact_targets.py) this runs one audit at R
 runs per world with the ``release-query`` attack (the released counts in the target's own cells;
-train 5 %, threshold 5 %, test 90 %) and compares its bound with the **ceiling** (dpcheck/audit/ceiling.py): the bound the optimal test
+train 5 %, threshold 5 %, test 90 %) and compares its bound with the **ceiling** (dpcheck/audit/core/ceiling.py): the bound the optimal test
 would certify on its expected error counts with all R runs as test runs. One audit is one draw
 (at R = 2000 a μ bound's sampling s.d. is 0.05–0.07), so it also reports the mean and spread of
 bound / ceiling over independent seeds, a decomposition of the Gaussian loss on the same releases
@@ -33,15 +33,16 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from dpcheck.audit import ceiling as ce
-from dpcheck.audit import datasets, gdp, stats
-from dpcheck.audit.attacks import release_features, run_attack
-from dpcheck.audit.engine import AuditResult, run_audit
-from dpcheck.audit.executor import make_executor
-from dpcheck.audit.featurizers import LinearScore
-from dpcheck.audit.release_query import QueryScore, table_size, target_cells
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, AuditSpec, split_sizes
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks.attacks import release_features, run_attack
+from dpcheck.audit.attacks.featurizers import LinearScore
+from dpcheck.audit.attacks.release_query import QueryScore, table_size, target_cells
+from dpcheck.audit.core import ceiling as ce
+from dpcheck.audit.core import gdp, stats
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT, AuditSpec, split_sizes
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import AuditResult, run_audit
+from dpcheck.audit.runners.executor import make_executor
+from dpcheck.audit.worlds import datasets
 from dpcheck.targets.exact_targets import GaussianMarginals, mu_for
 
 OUT = Path("reports/audit_tightness")
@@ -78,7 +79,7 @@ def claimed_mu(knobs: dict[str, Any]) -> float:
 
 def mu_bounds(r: AuditResult) -> dict[str, float]:
     """μ_emp by both methods (each at confidence 1 − (1 − c)/2) at the GDP threshold the audit chose
-    on its validation part; the headline is their maximum (dpcheck.audit.engine.gdp_bounds)."""
+    on its validation part; the headline is their maximum (dpcheck.audit.runners.engine.gdp_bounds)."""
     if r.gdp is None:
         raise RuntimeError(f"{r.impl}: the audit returned no GDP bound")
     return {**r.gdp["by_method"], "headline": r.gdp["mu_emp"]}

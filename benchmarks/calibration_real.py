@@ -22,8 +22,8 @@ from math import comb
 from pathlib import Path
 from statistics import mean
 
-from dpcheck.audit.calibration import Calibration, calibrate
-from dpcheck.audit.executor import make_executor
+from dpcheck.audit.runners.calibration import Calibration, calibrate
+from dpcheck.audit.runners.executor import make_executor
 from dpcheck.targets import registry
 
 OUT = Path(__file__).resolve().parent.parent / "reports" / "calibration_real.json"

@@ -31,7 +31,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from dpcheck.audit import fastpath
+from dpcheck.audit.runners import fastpath
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "reports" / "fast_path_confirmation.json"
@@ -80,10 +80,10 @@ def load_result(path: str, index: int) -> dict:
 
 
 def confirm(label: str) -> dict:
-    from dpcheck.audit.engine import run_audit
-    from dpcheck.audit.executor import InlineExecutor
-    from dpcheck.audit.spec import AuditSpec
-    from dpcheck.audit.store import Store
+    from dpcheck.audit.core.spec import AuditSpec
+    from dpcheck.audit.core.store import Store
+    from dpcheck.audit.runners.engine import run_audit
+    from dpcheck.audit.runners.executor import InlineExecutor
 
     path, index, runs = CONFIRMATIONS[label]
     fast = load_result(path, index)

@@ -4,7 +4,7 @@ For every built-in implementation with a fast path: R runs per world on each pat
 paper settings, independent seeds), featurised with both attacks (Querybased cell counts,
 GroundHog column statistics), then a two-sample KS test per feature and world and a classifier
 two-sample test per world, Holm-corrected at family-wise α = 0.05 per implementation
-(:mod:`dpcheck.audit.equivalence`). Its power is stated two ways: ``detectable_shift_sd``, the
+(:mod:`dpcheck.audit.runners.equivalence`). Its power is stated two ways: ``detectable_shift_sd``, the
 smallest shift of one continuous feature (in s.d.) the KS test detects with 80 % probability at
 Holm's first threshold (simulated, fixed seed), and a power check that runs the same tests between
 the fast path and the fast path with a tenth of the iterations (a change the tests may or may not
@@ -31,8 +31,8 @@ import os
 import sys
 from pathlib import Path
 
-from dpcheck.audit import equivalence, fastpath
-from dpcheck.audit.settings import paper_hyperparams
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.runners import equivalence, fastpath
 
 REPORT = Path(__file__).resolve().parent.parent / "reports" / "fast_path_equivalence.json"
 

@@ -6,7 +6,7 @@ the correct ref-laplace), at ε = 1, δ = 1e-5, confidence 0.95:
 
 * one-run: M canaries on the one-run canary dataset (docs/onerun.md), guesses = half of M (the
   default, fixed in advance), ONE run; seconds of the run and of the whole audit;
-* R-run: :func:`dpcheck.audit.engine.run_audit` on the worst-case dataset (release-linear attack on
+* R-run: :func:`dpcheck.audit.runners.engine.run_audit` on the worst-case dataset (release-linear attack on
   mechanism targets with split 10/10/80 as in benchmarks/audit_tightness.py; querybased with the
   default 40/20/40 split on the implementations) at each R per world; its ε_emp (Clopper–Pearson) and
   wall time, 2R runs.
@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit import onerun
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import make_executor
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners import onerun
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import make_executor
 
 OUT = Path("reports/audit_onerun")
 EPSILON, DELTA, CONFIDENCE = 1.0, 1e-5, 0.95

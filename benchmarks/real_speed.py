@@ -60,7 +60,7 @@ def committed() -> list[dict[str, Any]]:
 
 
 def make_spec(spec: dict[str, Any], runs: int, seed: int) -> Any:
-    from dpcheck.audit.spec import AuditSpec
+    from dpcheck.audit.core.spec import AuditSpec
 
     fields = {k: v for k, v in spec.items() if k in AuditSpec.__dataclass_fields__}
     if "split" in fields:
@@ -71,9 +71,9 @@ def make_spec(spec: dict[str, Any], runs: int, seed: int) -> Any:
 
 def measure(spec_dict: dict[str, Any], sample: int, store_dir: Path, seed: int = 101) -> dict[str, Any]:
     """Seconds per shadow run (both worlds) over ``sample`` runs per world, after a warm-up."""
-    from dpcheck.audit.engine import execute_runs
-    from dpcheck.audit.executor import make_executor
-    from dpcheck.audit.store import Store
+    from dpcheck.audit.core.store import Store
+    from dpcheck.audit.runners.engine import execute_runs
+    from dpcheck.audit.runners.executor import make_executor
 
     executor = make_executor(workers=1)
     tag = f"{spec_dict['impl'].replace(':', '_')}-{spec_dict.get('dataset', '')}-{os.getpid()}"

@@ -52,7 +52,7 @@ def child(impl: str, dataset: str, max_iterations: int, seed: int) -> dict[str, 
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     from dpcheck import impls
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     if dataset == "worstcase":
         ds = datasets.worst_case()

@@ -52,7 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "_run", None):
         parser.print_help()
         return EXIT_ERROR
-    from dpcheck.audit.usercode import Terminated, describe, signal_received, signals_handled
+    from dpcheck.audit.core.usercode import Terminated, describe, signal_received, signals_handled
 
     try:
         with signals_handled():

@@ -1,7 +1,7 @@
 """Exit codes and the user-input error of the command line, below every layer that reports them.
 
 ``dpcheck.cli`` re-exports these names (commands import them from there); library code that also
-serves a command (e.g. ``dpcheck.audit.onerun.run_cli``) imports them from here, never from the CLI.
+serves a command (e.g. ``dpcheck.audit.runners.onerun.run_cli``) imports them from here, never from the CLI.
 """
 from __future__ import annotations
 

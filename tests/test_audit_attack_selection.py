@@ -4,11 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from dpcheck.audit import selection
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.spec import AuditSpec, split_sizes
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks import selection
+from dpcheck.audit.core.spec import AuditSpec, split_sizes
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
 from dpcheck.cli import main
 
 RUNS = 100
@@ -123,7 +123,7 @@ def test_auto_on_a_mechanism_target_is_refused(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_every_new_attack_end_to_end_catches_ref_broken_and_passes_ref_laplace(tmp_path):
-    from dpcheck.audit.featurizers import FEATURIZERS
+    from dpcheck.audit.attacks.featurizers import FEATURIZERS
 
     out = tmp_path / "r.json"
     args = ["audit", "--impl", "ref-broken", "--impl", "ref-laplace", "--runs", "150", "--workers", "1",

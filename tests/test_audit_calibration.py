@@ -19,12 +19,12 @@ import pytest
 from scipy.stats import beta
 
 from dpcheck import impls
-from dpcheck.audit.calibration import calibrate
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import make_executor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.calibration import calibrate
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import make_executor
 
 SMALL = bool(os.environ.get("DPCHECK_SMALL"))
 #: confidence of every false-alarm bound below (one-sided Clopper–Pearson)

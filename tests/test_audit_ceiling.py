@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcheck.audit import ceiling as ce
+from dpcheck.audit.core import ceiling as ce
 
 
 def test_laplace_tradeoff_never_beats_pure_dp() -> None:

@@ -6,11 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from dpcheck.audit import crafting, datasets
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners import crafting
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
 from dpcheck.cli import main
 
 DASK = str(Path(sys.executable).with_name("dask"))
@@ -87,7 +87,7 @@ def test_dask_scheduler_with_two_workers_matches_the_local_result(cluster, tmp_p
 
 
 def test_local_dask_cluster_matches_inline(tmp_path):
-    from dpcheck.audit.executor import make_executor
+    from dpcheck.audit.runners.executor import make_executor
 
     spec = AuditSpec("ref-laplace", runs=10)
     executor = make_executor(cluster="local", workers=2)

@@ -8,12 +8,14 @@ import os
 import numpy as np
 import pytest
 
-from dpcheck.audit import ceiling, datasets, dpsgd
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.gdp import gdp_delta
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks import dpsgd
+from dpcheck.audit.core import ceiling
+from dpcheck.audit.core.gdp import gdp_delta
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main
 
 SMALL = os.environ.get("DPCHECK_SMALL") == "1"

@@ -2,11 +2,11 @@
 import numpy as np
 import pytest
 
-from dpcheck.audit.engine import AuditRunError, checkpoint_plan, run_audit
-from dpcheck.audit.executor import InlineExecutor, ProcessExecutor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
-from dpcheck.audit.targets import resolve_target
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import AuditRunError, checkpoint_plan, run_audit
+from dpcheck.audit.runners.executor import InlineExecutor, ProcessExecutor
+from dpcheck.audit.runners.targets import resolve_target
 
 
 class RowPerRecord:
@@ -132,7 +132,7 @@ def test_target_selection_shares_the_runs_on_d_and_runs_each_candidate_once_on_d
 
 
 def test_cv_auc_separates_shifted_features_and_not_identical_ones():
-    from dpcheck.audit.targets import cv_auc
+    from dpcheck.audit.runners.targets import cv_auc
 
     rng = np.random.default_rng(3)
     same = cv_auc(rng.normal(size=(20, 4)), rng.normal(size=(20, 4)), seed=0)

@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit import datasets, equivalence, fastpath
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor, Task, group_tasks, run_group, run_path_of
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners import equivalence, fastpath
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor, Task, group_tasks, run_group, run_path_of
+from dpcheck.audit.worlds import datasets
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORT = ROOT / "reports" / "fast_path_equivalence.json"
@@ -201,7 +202,7 @@ def test_covered_fast_path_failure_falls_back(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_uncovered_fast_path_failure_is_a_failed_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from dpcheck.audit.engine import AuditRunError
+    from dpcheck.audit.runners.engine import AuditRunError
 
     monkeypatch.setattr(fastpath, "COVERED", frozenset())
     monkeypatch.setattr(fastpath, "batch_function", lambda impl: _broken)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit import equivalence, fastpath
+from dpcheck.audit.runners import equivalence, fastpath
 
 RUNS = 30 if os.environ.get("DPCHECK_SMALL") else 200
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))

@@ -1,11 +1,14 @@
-"""Black-box featurizers (dpcheck.audit.featurizers): values on hand-made data, and separation of
+"""Black-box featurizers (dpcheck.audit.attacks.featurizers): values on hand-made data, and separation of
 leaky vs correct mechanisms (fixed seeds, R = 100 runs per world, 40 test runs per world)."""
 import numpy as np
 import pytest
 
-from dpcheck.audit import attacks, datasets, featurizers, mechanisms, stats
-from dpcheck.audit.selection import CANDIDATES
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT
+from dpcheck.audit.attacks import attacks, featurizers
+from dpcheck.audit.attacks.selection import CANDIDATES
+from dpcheck.audit.core import stats
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT
+from dpcheck.audit.reference import mechanisms
+from dpcheck.audit.worlds import datasets
 
 WORST = datasets.worst_case()
 CONTINUOUS = datasets.load("worstcase-continuous")
@@ -169,7 +172,7 @@ def test_attack_separates_leaky_mechanisms_and_not_correct_ones(attack, releases
 
 
 def test_new_attacks_are_accepted_everywhere():
-    from dpcheck.audit.spec import ATTACKS, AuditSpec
+    from dpcheck.audit.core.spec import ATTACKS, AuditSpec
     from dpcheck.commands.audit import ATTACK_DATASET
 
     for name in (*featurizers.FEATURIZERS, "auto"):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from dpcheck.audit import gdp
+from dpcheck.audit.core import gdp
 from dpcheck.reference.gaussian import analytic_delta, analytic_sigma
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.audit.store import Store, StoreError
+from dpcheck.audit.core.store import Store, StoreError
 from dpcheck.cli import main
 
 ADAPTERS = '''
@@ -125,9 +125,9 @@ def test_a_hanging_fit_is_stopped_by_the_run_timeout(adapters, tmp_path, capsys,
 
 
 def test_an_in_process_run_is_stopped_by_the_run_timeout(tmp_path):
-    from dpcheck.audit.engine import AuditRunError, run_audit
-    from dpcheck.audit.executor import InlineExecutor
-    from dpcheck.audit.spec import AuditSpec
+    from dpcheck.audit.core.spec import AuditSpec
+    from dpcheck.audit.runners.engine import AuditRunError, run_audit
+    from dpcheck.audit.runners.executor import InlineExecutor
 
     spec = AuditSpec("ref-laplace", runs=5, hyperparams={"delay": 600})  # dpcheck's own: runs in this process
     with Store(tmp_path / "s.sqlite") as store, pytest.raises(AuditRunError, match="did not finish within 0.5 s"):

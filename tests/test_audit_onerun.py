@@ -1,4 +1,4 @@
-"""One-run auditing (dpcheck/audit/onerun.py): the bound, the game, the CLI."""
+"""One-run auditing (dpcheck/audit/runners/onerun.py): the bound, the game, the CLI."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from dpcheck.audit import onerun
+from dpcheck.audit.runners import onerun
 from dpcheck.cli import main
 
 

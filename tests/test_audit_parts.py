@@ -2,8 +2,10 @@
 import numpy as np
 import pytest
 
-from dpcheck.audit import attacks, datasets, mechanisms
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, AuditSpec, run_seed, split_sizes
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT, AuditSpec, run_seed, split_sizes
+from dpcheck.audit.reference import mechanisms
+from dpcheck.audit.worlds import datasets
 
 
 def test_generation_hash_ignores_analysis_only_fields():

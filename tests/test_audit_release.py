@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from dpcheck import impls
-from dpcheck.audit import attacks, datasets
-from dpcheck.audit.executor import Task, run_one
-from dpcheck.audit.settings import DATASET_DEFAULTS, paper_hyperparams
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, AuditSpec
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.core.settings import DATASET_DEFAULTS, paper_hyperparams
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT, AuditSpec
+from dpcheck.audit.runners.executor import Task, run_one
+from dpcheck.audit.worlds import datasets
 from dpcheck.vendored_impls.turing import finite
 
 #: short runs: the leaks below come from preprocessing, not from training length

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit import datasets
-from dpcheck.audit.attacks import run_attack
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.release_query import QueryScore, check_supported, table_size, target_cells
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks.attacks import run_attack
+from dpcheck.audit.attacks.release_query import QueryScore, check_supported, table_size, target_cells
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main as cli_main
 
 

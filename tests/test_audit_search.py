@@ -7,11 +7,11 @@ import sqlite3
 import numpy as np
 import pytest
 
-from dpcheck.audit import search
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners import search
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
 from dpcheck.cli import main
 
 from dpcheck.vendored_impls._common import as_numeric_array
@@ -285,8 +285,8 @@ def test_turing_and_its_twin_take_a_learning_rate():
 def test_twin_learning_rate_reaches_both_paths():
     """The twin's plain and fast paths train with the learning rate given."""
     impl = "turing-fixed"
-    from dpcheck.audit import fastpath
-    from dpcheck.audit.mechanisms import get_impl
+    from dpcheck.audit.reference.mechanisms import get_impl
+    from dpcheck.audit.runners import fastpath
 
     data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
     bounds = (np.zeros(3), np.ones(3))
@@ -302,7 +302,7 @@ def test_twin_learning_rate_reaches_both_paths():
 
 
 def test_turing_fast_path_uses_the_learning_rate():
-    from dpcheck.audit import fastpath
+    from dpcheck.audit.runners import fastpath
 
     data = np.array([[0, 0, 0]] * 4 + [[1, 1, 1]], dtype=float)
     hp = {"max_iterations": 30, "num_teachers": 1, "categorical_columns": (0, 1, 2)}

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from dpcheck.audit import stats
+from dpcheck.audit.core import stats
 
 
 def test_cp_upper_zero_errors_has_closed_form():

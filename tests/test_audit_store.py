@@ -3,7 +3,7 @@ import sqlite3
 import numpy as np
 import pytest
 
-from dpcheck.audit.store import SCHEMA_VERSION, Store, StoreError
+from dpcheck.audit.core.store import SCHEMA_VERSION, Store, StoreError
 
 
 def _put(store, index=0, world=0, synth=None):

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit import gdp, stats
-from dpcheck.audit.attacks import run_attack
-from dpcheck.audit.featurizers import LinearScore, model_for
+from dpcheck.audit.attacks.attacks import run_attack
+from dpcheck.audit.attacks.featurizers import LinearScore, model_for
+from dpcheck.audit.core import gdp, stats
 from dpcheck.cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[1]

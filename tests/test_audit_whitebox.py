@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit import selection, whitebox
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor, Task, group_tasks, run_one
-from dpcheck.audit.mechanisms import get_impl
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks import selection, whitebox
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.reference.mechanisms import get_impl
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor, Task, group_tasks, run_one
 from dpcheck.cli import UsageError
 
 SMALL = bool(os.environ.get("DPCHECK_SMALL"))
@@ -68,7 +68,7 @@ def test_white_box_runs_take_the_plain_path_even_when_fast_is_forced():
 # ------------------------------------------------------------------ the released model
 
 def test_reference_release_model_measurements_and_critic():
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     data = datasets.worst_case()
     impl = get_impl("ref-laplace").fit(data.with_target, epsilon=1.0, delta=1e-5, seed=3, bounds=data.bounds)
@@ -169,7 +169,7 @@ def test_real_library_white_box_task_fails_instead_of_storing_synthetic_data():
 def test_borealis_critic_is_the_trained_student():
     import torch
 
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     data = datasets.worst_case()
     hyper = {**paper_hyperparams("borealis", "worstcase"), "max_iterations": 3}
@@ -214,7 +214,7 @@ def test_updated_critic_sees_the_target_through_data_bounds():
 @pytest.mark.parametrize("impl", ["updated", "updated-fixed", "original", "original-fixed", "turing",
                                   "turing-fixed"])
 def test_tensorflow_release_model_reads_the_critic_variables(impl):
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     data = datasets.worst_case()
     hyper = {**paper_hyperparams(impl, "worstcase"), "max_iterations": 2}

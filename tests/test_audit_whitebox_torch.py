@@ -1,5 +1,5 @@
 """``release_model()`` of the vendored torch PATE-GANs without one before: smartnoise, synthcity and
-their twins (passive white-box attacks, dpcheck.audit.whitebox)."""
+their twins (passive white-box attacks, dpcheck.audit.attacks.whitebox)."""
 from __future__ import annotations
 
 import json
@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from dpcheck.audit import datasets, whitebox
-from dpcheck.audit.executor import Task, group_tasks
-from dpcheck.audit.mechanisms import get_impl
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import WORLD_IN, AuditSpec
+from dpcheck.audit.attacks import whitebox
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import WORLD_IN, AuditSpec
+from dpcheck.audit.reference.mechanisms import get_impl
+from dpcheck.audit.runners.executor import Task, group_tasks
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main
 
 IMPLS = ["smartnoise", "smartnoise-fixed", "synthcity", "synthcity-fixed"]

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcheck.audit import datasets
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main
 
 

@@ -131,7 +131,7 @@ def graph() -> dict[str, set[str]]:
 
 def test_the_graph_sees_function_level_and_relative_imports(graph: dict[str, set[str]]) -> None:
     assert "dpcheck.commands" in graph["dpcheck.cli"]  # ``import dpcheck.commands as pkg`` inside a function
-    assert "dpcheck.audit.whitebox" in graph["dpcheck.audit.engine"]  # inside run_audit
+    assert "dpcheck.audit.attacks.whitebox" in graph["dpcheck.audit.runners.engine"]  # inside run_audit
     assert len(graph) > 150
 
 

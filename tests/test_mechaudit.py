@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpcheck.audit.stats import cp_upper as audit_cp_upper
+from dpcheck.audit.core.stats import cp_upper as audit_cp_upper
 from dpcheck.mechaudit import catalog
 from dpcheck.mechaudit.attack import choose_threshold, cp_lower, cp_upper, eps_bound
 from dpcheck.mechaudit.encode import learn_layout, trailing_zero_bits

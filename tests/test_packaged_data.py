@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.audit import datasets
+from dpcheck.audit.worlds import datasets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -19,7 +19,7 @@ def test_packaged_file_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(datasets.CERVICAL_ENV, raising=False)
     path = datasets.cervical_path()
     assert path.name == datasets.CERVICAL_FILE and path.parent.name == "data" and path.is_file()
-    assert path.parent.parent == Path(datasets.__file__).resolve().parents[1]
+    assert path.parent.parent == Path(datasets.__file__).resolve().parents[2]
 
 
 def test_env_override_must_exist(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_wheel_ships_the_data_and_uses_it(tmp_path: Path) -> None:
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
         "import dpcheck; assert dpcheck.__file__.startswith(sys.argv[1]), dpcheck.__file__;"
-        "from dpcheck.audit import datasets as d; p = d.cervical_path();"
+        "from dpcheck.audit.worlds import datasets as d; p = d.cervical_path();"
         "assert str(p).startswith(sys.argv[1]), p; train = d.cervical_clean()[0]; print(train.shape)"
     )
     env = {k: v for k, v in os.environ.items() if k != datasets.CERVICAL_ENV}

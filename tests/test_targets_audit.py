@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from dpcheck.audit import attacks
+from dpcheck.audit.attacks import attacks
 from dpcheck.cli import main
 from dpcheck.targets import registry
 from dpcheck.targets.base import TargetInfo

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcheck.audit import datasets
+from dpcheck.audit.worlds import datasets
 from dpcheck.targets import registry
 from dpcheck.targets.base import Column, Schema, TargetError, TargetInfo, seed_everything, shadow_release
 

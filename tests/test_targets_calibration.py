@@ -20,8 +20,8 @@ from math import comb
 
 import pytest
 
-from dpcheck.audit.calibration import Calibration, calibrate
-from dpcheck.audit.executor import make_executor
+from dpcheck.audit.runners.calibration import Calibration, calibrate
+from dpcheck.audit.runners.executor import make_executor
 from dpcheck.targets import registry
 
 SMALL = bool(os.environ.get("DPCHECK_SMALL"))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from diffprivlib.utils import PrivacyLeakWarning
 
-from dpcheck.audit import datasets
+from dpcheck.audit.worlds import datasets
 from dpcheck.targets import registry
 from dpcheck.targets.base import shadow_release
 from dpcheck.targets.diffprivlib_targets import TARGETS

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcheck.audit.datasets import load
+from dpcheck.audit.worlds.datasets import load
 from dpcheck.targets import dpmm_targets, remote
 from dpcheck.targets.base import Column, Schema
 

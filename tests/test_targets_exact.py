@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcheck.audit.gdp import gdp_epsilon
+from dpcheck.audit.core.gdp import gdp_epsilon
 from dpcheck.targets.base import Column, Schema, TargetError, shadow_release
 from dpcheck.targets.exact_targets import mu_for
 from dpcheck.targets.registry import get

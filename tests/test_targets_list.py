@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dpcheck import impls
-from dpcheck.audit.mechanisms import REFERENCE
+from dpcheck.audit.reference.mechanisms import REFERENCE
 from dpcheck.cli import main
 from dpcheck.targets import envs, registry
 

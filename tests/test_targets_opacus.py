@@ -10,11 +10,12 @@ import warnings
 import numpy as np
 import pytest
 
-from dpcheck.audit import datasets, dpsgd
-from dpcheck.audit.engine import run_audit
-from dpcheck.audit.executor import InlineExecutor
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks import dpsgd
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import run_audit
+from dpcheck.audit.runners.executor import InlineExecutor
+from dpcheck.audit.worlds import datasets
 from dpcheck.cli import main
 from dpcheck.targets import registry
 from dpcheck.targets.base import Column, Schema, shadow_release

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dpcheck.audit.datasets import load
+from dpcheck.audit.worlds.datasets import load
 from dpcheck.targets import remote, smartnoise_targets
 from dpcheck.targets.base import Column, Schema
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpcheck.audit.datasets import load
+from dpcheck.audit.worlds.datasets import load
 from dpcheck.targets import remote, synthcity_targets
 from dpcheck.targets.base import Column, Schema, shadow_release
 

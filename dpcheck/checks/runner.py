@@ -23,8 +23,8 @@ def _foreign(name: str) -> bool:
 
 def _check(name: str, category: str, pool: Any) -> CheckResult:
     """One check; user code that exits, interrupts or kills its process is an error, never a pass."""
-    from dpcheck.audit.usercode import describe, is_ours
-    from dpcheck.audit.workers import Failure
+    from dpcheck.audit.core.usercode import describe, is_ours
+    from dpcheck.audit.core.workers import Failure
 
     try:
         if pool is None:
@@ -41,7 +41,7 @@ def _check(name: str, category: str, pool: Any) -> CheckResult:
 
 
 def run_checks(names: list[str], categories: list[str], *, progress: bool = True) -> list[CheckResult]:
-    from dpcheck.audit.workers import WorkerPool
+    from dpcheck.audit.core.workers import WorkerPool
 
     results: list[CheckResult] = []
     pool = WorkerPool(1) if any(_foreign(n) for n in names) else None

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit.hyperparams import parse_hyperparams
-from dpcheck.audit.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS
+from dpcheck.audit.core.hyperparams import parse_hyperparams
+from dpcheck.audit.core.spec import ATTACKS, DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS
 from dpcheck.cli import EXIT_FINDINGS, EXIT_OK, UsageError
 
 NAME = "audit"
@@ -99,8 +99,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def target_arg(text: str) -> int | str:
-    """--target: a row index, or 'craft' / 'craft:K' (a crafted canary, dpcheck.audit.crafting)."""
-    from dpcheck.audit.crafting import is_craft
+    """--target: a row index, or 'craft' / 'craft:K' (a crafted canary, dpcheck.audit.runners.crafting)."""
+    from dpcheck.audit.runners.crafting import is_craft
 
     if is_craft(text):
         return text
@@ -122,14 +122,14 @@ def parse_split(text: str) -> tuple[float, float, float]:
 
 
 def crafted(args: argparse.Namespace) -> bool:
-    from dpcheck.audit.crafting import is_craft
+    from dpcheck.audit.runners.crafting import is_craft
 
     return is_craft(getattr(args, "target", None))
 
 
 def user_data(args: argparse.Namespace) -> dict[str, Any] | None:
     """Check --data/--schema/--target before any run; the spec's record of the user's data."""
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     data_file, schema_file = getattr(args, "data", None), getattr(args, "schema", None)
     if data_file is None and schema_file is None:
@@ -150,7 +150,7 @@ def user_data(args: argparse.Namespace) -> dict[str, Any] | None:
 
 def target_defaults(name: str) -> tuple[str | None, str | None]:
     """(default dataset, default attack) of a real-library target; (None, None) for anything else."""
-    from dpcheck.audit.engine import is_target
+    from dpcheck.audit.runners.engine import is_target
 
     if not is_target(name):
         return None, None
@@ -162,12 +162,12 @@ def target_defaults(name: str) -> tuple[str | None, str | None]:
 
 def build_specs(args: argparse.Namespace) -> list:
     from dpcheck import impls
-    from dpcheck.audit import datasets
-    from dpcheck.audit.dpsgd import ATTACK as GRADIENT_CANARY
-    from dpcheck.audit.dpsgd import check_gradient_canary, is_dpsgd_style
-    from dpcheck.audit.engine import check_impl_name
-    from dpcheck.audit.settings import paper_hyperparams
-    from dpcheck.audit.spec import AuditSpec
+    from dpcheck.audit.attacks.dpsgd import ATTACK as GRADIENT_CANARY
+    from dpcheck.audit.attacks.dpsgd import check_gradient_canary, is_dpsgd_style
+    from dpcheck.audit.core.settings import paper_hyperparams
+    from dpcheck.audit.core.spec import AuditSpec
+    from dpcheck.audit.runners.engine import check_impl_name
+    from dpcheck.audit.worlds import datasets
     from dpcheck.targets.base import TargetError
 
     names = impls.resolve(args.impl)
@@ -196,14 +196,14 @@ def build_specs(args: argparse.Namespace) -> list:
                 raise UsageError(f"the release attack reads a mechanism's released array; {name} is not a "
                                  "mechanism target (use querybased or groundhog)")
             if attack == "release-query":
-                from dpcheck.audit.release_query import check_supported as check_layout
+                from dpcheck.audit.attacks.release_query import check_supported as check_layout
 
                 try:
                     check_layout(name, attack)
                 except ValueError as exc:
                     raise UsageError(str(exc)) from None
             if attack in WHITEBOX_ATTACKS:  # refused before any run (also target selection) if no model is released
-                from dpcheck.audit.whitebox import check_supported
+                from dpcheck.audit.attacks.whitebox import check_supported
 
                 try:
                     check_supported(name, attack)
@@ -211,7 +211,7 @@ def build_specs(args: argparse.Namespace) -> list:
                     raise UsageError(str(exc)) from None
             dataset = "csv" if data else args.dataset or target_dataset or ATTACK_DATASET.get(attack, "worstcase")
             if crafted(args):
-                from dpcheck.audit.crafting import check_craftable
+                from dpcheck.audit.runners.crafting import check_craftable
 
                 try:
                     check_craftable(dataset)
@@ -242,7 +242,7 @@ def build_specs(args: argparse.Namespace) -> list:
 
 def search_grids(args: argparse.Namespace, specs: list) -> dict[str, list[dict[str, Any]]] | None:
     """--search / --search-grid: each implementation's grid points, checked before any run."""
-    from dpcheck.audit import search
+    from dpcheck.audit.runners import search
 
     items, grid_file = getattr(args, "search", None), getattr(args, "search_grid", None)
     if items is None and grid_file is None:
@@ -276,8 +276,8 @@ def check_numbers(args: argparse.Namespace) -> None:
     """Values no audit can mean, and output files that would overwrite the store: refused before any run."""
     import math
 
-    from dpcheck.audit import spec
-    from dpcheck.audit.files import same_file
+    from dpcheck.audit.core import spec
+    from dpcheck.audit.core.files import same_file
 
     one_run = getattr(args, "one_run", None) is not None
     try:
@@ -298,8 +298,8 @@ def check_numbers(args: argparse.Namespace) -> None:
 
 def write_outputs(args: argparse.Namespace, results: list) -> None:
     """--json and --plot; a full disk or a missing permission is one line, and no ``.tmp`` is left."""
-    from dpcheck.audit import report
-    from dpcheck.audit.files import os_error_text
+    from dpcheck.audit.core.files import os_error_text
+    from dpcheck.audit.runners import report
 
     for flag, path, write in (("--json", args.json_out, lambda p: report.write_json(results, p, extra=command_line())),
                               ("--plot", args.plot, lambda p: report.plot(results, p))):
@@ -315,21 +315,21 @@ def write_outputs(args: argparse.Namespace, results: list) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dpcheck.audit import report
-    from dpcheck.audit.engine import AuditRunError, run_audit
-    from dpcheck.audit.executor import make_executor
-    from dpcheck.audit.progress import RichProgress, TextProgress
-    from dpcheck.audit.store import Store, StoreError
-    from dpcheck.audit.crafting import is_craft, resolve_craft
-    from dpcheck.audit.targets import resolve_target
-    from dpcheck.audit.workers import WorkerError
+    from dpcheck.audit.core.progress import RichProgress, TextProgress
+    from dpcheck.audit.core.store import Store, StoreError
+    from dpcheck.audit.core.workers import WorkerError
+    from dpcheck.audit.runners import report
+    from dpcheck.audit.runners.crafting import is_craft, resolve_craft
+    from dpcheck.audit.runners.engine import AuditRunError, run_audit
+    from dpcheck.audit.runners.executor import make_executor
+    from dpcheck.audit.runners.targets import resolve_target
 
     check_numbers(args)
     if getattr(args, "one_run", None) is not None and (getattr(args, "search", None) is not None
                                                        or getattr(args, "search_grid", None)):
         raise UsageError("--search runs R-run audits; it cannot be combined with --one-run")
     if getattr(args, "one_run", None) is not None:
-        from dpcheck.audit.onerun import run_cli
+        from dpcheck.audit.runners.onerun import run_cli
 
         return run_cli(args)
     if args.scheduler and args.cluster:
@@ -358,14 +358,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         for spec in specs:
             try:
-                if is_craft(spec.target):  # a canary crafted from the public domain (dpcheck.audit.crafting)
+                if is_craft(spec.target):  # a canary crafted from the public domain (dpcheck.audit.runners.crafting)
                     spec, choice = resolve_craft(spec, store=store, executor=executor, progress=progress,
                                                  candidates_count=args.candidates, mini_runs=args.mini_runs)
                 else:
                     spec, choice = resolve_target(spec, store=store, executor=executor, progress=progress,
                                                   candidates=args.candidates, mini_runs=args.mini_runs)
                 if grids is not None:
-                    from dpcheck.audit.search import run_search
+                    from dpcheck.audit.runners.search import run_search
 
                     results.append(run_search(spec, grids[spec.impl], store=store, executor=executor,
                                               progress=progress, pilot_runs=args.pilot_runs,

@@ -51,7 +51,7 @@ def write_json(results: list[CheckResult], path: Path) -> None:
     from dpcheck import __version__
 
     payload = {"schema": SCHEMA_VERSION, "dpcheck": __version__, "results": [r.to_dict() for r in results]}
-    from dpcheck.audit.files import write_text_atomic
+    from dpcheck.audit.core.files import write_text_atomic
 
     write_text_atomic(path, json.dumps(payload, indent=2, default=str))
 
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
 def _finish(results: list[CheckResult], args: argparse.Namespace) -> int:
     _print_results(results, verbose=not args.quiet)
     if args.json_out:
-        from dpcheck.audit.files import os_error_text
+        from dpcheck.audit.core.files import os_error_text
 
         try:
             write_json(results, Path(args.json_out))

@@ -2,7 +2,7 @@
 
 Each releases a statistic of the whole dataset over the *public* domain, so a record's influence
 is known exactly and so is the tradeoff curve the best possible attack faces
-(:mod:`dpcheck.audit.ceiling`). Neighbouring datasets differ by adding or removing one record.
+(:mod:`dpcheck.audit.core.ceiling`). Neighbouring datasets differ by adding or removing one record.
 
 * ``reference:laplace-histogram`` — the count of every cell of the (small) domain with
   Laplace(1/ε) noise: one record changes one count by one, so exactly ε-DP.
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dpcheck.audit.gdp import mu_for
+from dpcheck.audit.core.gdp import mu_for
 from dpcheck.targets.base import Schema, TargetError, TargetInfo
 
 MAX_CELLS = 4096

@@ -108,7 +108,7 @@ def entries() -> list[Entry]:
         out.append(Entry(name, "built-in", "PATE-GAN", "dpcheck", __version__, "main", True, AUDIT_RELATION,
                          f"{what} ({name.removesuffix('-fixed')})"))
     try:
-        from dpcheck.audit.mechanisms import REFERENCE
+        from dpcheck.audit.reference.mechanisms import REFERENCE
     except ImportError:
         REFERENCE = {}  # noqa: N806 - the audit extra is not installed
     for name, cls in REFERENCE.items():

@@ -84,7 +84,7 @@ class DPSGD:
     """``PrivacyEngine().make_private(...)`` with opacus's σ for the claimed (ε, δ); releases the parameters."""
 
     name = "opacus:DPSGD"
-    #: DP-SGD-style: the gradient canary (dpcheck.audit.dpsgd) applies; the target row is the canary
+    #: DP-SGD-style: the gradient canary (dpcheck.audit.attacks.dpsgd) applies; the target row is the canary
     gradient_canary = True
 
     def __init__(self) -> None:
@@ -153,7 +153,7 @@ class DPSGD:
         """The released coordinates the target row's gradient moves (the feature weights where its
         scaled value is non-zero) and the direction they move in (+1: up; label 1 gives a negative
         gradient (σ(z) − 1)·x, which gradient descent turns into a rise)."""
-        from dpcheck.audit import datasets
+        from dpcheck.audit.worlds import datasets
 
         data = datasets.load(spec.dataset, spec.target, spec.data)
         schema = data.get_schema()

@@ -109,7 +109,7 @@ def known_names() -> list[str]:
     from dpcheck import impls
 
     try:
-        from dpcheck.audit.mechanisms import REFERENCE
+        from dpcheck.audit.reference.mechanisms import REFERENCE
         reference = list(REFERENCE)
     except ImportError:  # the audit extra is not installed
         reference = []

@@ -189,7 +189,7 @@ def test_training_schedule_twin_public(h):
 def test_twin_schedule_default_is_upstreams_at_cervical_size():
     """The public default equals upstream's ceil(N / batch_size) on both Cervical worlds, so the
     Cervical audits of the twin are unchanged by the fix."""
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     ds = datasets.load("cervical", 397)
     for world in (0, 1):

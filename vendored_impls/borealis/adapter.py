@@ -126,12 +126,12 @@ class _BorealisAdapter:
 
     def release_model(self) -> Any:
         """The trained generator and student discriminator (the released critic), with the scaling
-        and label encoding the model applies to its inputs (dpcheck.audit.whitebox)."""
+        and label encoding the model applies to its inputs (dpcheck.audit.attacks.whitebox)."""
         if self._model is None:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, flat_parameters
 
         model, scaler, classes, label_col = self._model, self._scaler, self._classes, self._label_col
         student = model.student_disc

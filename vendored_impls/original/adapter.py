@@ -75,10 +75,10 @@ class _Base(SessionHolder):
     def release_model(self) -> Any:
         """The trained generator and the released critic (upstream: its one discriminator; twin: the
         student), with the model's feature scaling; the critic's input is the scaled features and
-        the label value, as in training (dpcheck.audit.whitebox)."""
+        the label value, as in training (dpcheck.audit.attacks.whitebox)."""
         if self._generate is None or self._session is None or self._layout is None:
             raise RuntimeError(f"{self.name}: call fit before release_model")
-        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, mlp_critic, relu
 
         values = self._session.run(self._session.graph.get_collection("trainable_variables"))
         critic_weights, generator = self._split_variables(values)

@@ -88,7 +88,7 @@ class _SmartnoiseAdapter:
 
     def release_model(self) -> Any:
         """The trained generator and student discriminator (the critic), with the transformer's
-        bounds (public, or estimated with DP), for dpcheck.audit.whitebox.
+        bounds (public, or estimated with DP), for dpcheck.audit.attacks.whitebox.
 
         Upstream's ``PATEGAN`` object keeps the generator and the transformer; its student is a
         local of ``train`` that the vendored copy keeps as ``student_disc`` so that the audit can
@@ -97,7 +97,7 @@ class _SmartnoiseAdapter:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, flat_parameters
 
         model = self._model
         transformer, student = model._transformer, model.student_disc

@@ -84,14 +84,14 @@ class _SynthcityAdapter:
     def release_model(self) -> Any:
         """The trained generator and student discriminator (the critic), with the encoder's
         min/max (``synthcity``: read from the training data; twin: the public bounds), for
-        dpcheck.audit.whitebox. The teachers (kept on the vendored object between iterations) are
+        dpcheck.audit.attacks.whitebox. The teachers (kept on the vendored object between iterations) are
         not released: PATE-GAN's claim covers the generator and the student, which see the data only
         through noisy votes; teachers fitted on the rows themselves are outside it."""
         if self._model is None:
             raise RuntimeError(f"{self.name}: call fit before release_model")
         import torch
 
-        from dpcheck.audit.whitebox import ReleasedModel, flat_parameters
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, flat_parameters
 
         model = self._model
         encoder, student = model.encoder, model.discriminator

@@ -76,10 +76,10 @@ class _Base(SessionHolder):
     def release_model(self) -> Any:
         """The trained generator and the released critic (upstream: its one discriminator, trained on
         every row; twin: the student), on records encoded as the model encodes them: scaled with the
-        metadata bounds, finite columns one-hot (dpcheck.audit.whitebox)."""
+        metadata bounds, finite columns one-hot (dpcheck.audit.attacks.whitebox)."""
         if self._model is None or self._session is None:
             raise RuntimeError(f"{self.name}: call fit before release_model")
-        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, mlp_critic, relu
         from dpcheck.vendored_impls.turing import finite
 
         values = self._session.run(self._session.graph.get_collection("trainable_variables"))

@@ -69,10 +69,10 @@ class _Base(SessionHolder):
     def release_model(self) -> Any:
         """The trained generator and student critic (weights read from the session's trainable
         variables in creation order: G_W1, G_b1, G_W2, G_b2, G_W3, G_b3, S_W1, S_b1, S_W2, S_b2) and
-        the model's input scaling; the critic is evaluated in numpy (dpcheck.audit.whitebox)."""
+        the model's input scaling; the critic is evaluated in numpy (dpcheck.audit.attacks.whitebox)."""
         if self._generate is None or self._session is None:
             raise RuntimeError(f"{self.name}: call fit before release_model")
-        from dpcheck.audit.whitebox import ReleasedModel, mlp_critic, relu
+        from dpcheck.audit.attacks.whitebox import ReleasedModel, mlp_critic, relu
 
         values = self._session.run(self._session.graph.get_collection("trainable_variables"))
         generator, (s_w1, s_b1, s_w2, s_b2) = values[:6], values[6:10]

@@ -19,10 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import attacks, datasets, engine
-from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.spec import WORLD_IN, WORLD_OUT, AuditSpec, spec_hash
-from dpcheck.audit.store import Store
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.core.progress import NullProgress
+from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT, AuditSpec, spec_hash
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners import engine
+from dpcheck.audit.worlds import datasets
 
 DEFAULT_CANDIDATES = 64
 DEFAULT_MINI_RUNS = 25

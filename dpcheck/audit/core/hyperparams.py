@@ -1,4 +1,4 @@
-"""``--hp KEY=VALUE`` hyperparameters, shared by ``dpcheck audit`` and the one-run audit (``dpcheck.audit.onerun``)."""
+"""``--hp KEY=VALUE`` hyperparameters, shared by ``dpcheck audit`` and the one-run audit (``dpcheck.audit.runners.onerun``)."""
 from __future__ import annotations
 
 import ast

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit.released import ReleasedModel
-from dpcheck.audit.spec import WHITEBOX_ATTACKS, WORLDS
+from dpcheck.audit.core.released import ReleasedModel
+from dpcheck.audit.core.spec import WHITEBOX_ATTACKS, WORLDS
 
 BLACK_BOX, WHITE_BOX_PASSIVE = "black-box", "white-box (passive)"
 WHITE_BOX_ACTIVE_GRADIENT, ACTIVE_CRAFTED = "white-box (active): gradient canary", "active: crafted canary"
@@ -39,9 +39,9 @@ LIMIT = 1e12
 
 def threat_model_of(spec: Any) -> str:
     """The threat model an audit's result belongs to, from its attack (and the active canaries of
-    dpcheck.audit.dpsgd and dpcheck.audit.crafting)."""
-    from dpcheck.audit.canary import is_craft
-    from dpcheck.audit.dpsgd import uses_gradient_canary
+    dpcheck.audit.attacks.dpsgd and dpcheck.audit.runners.crafting)."""
+    from dpcheck.audit.attacks.dpsgd import uses_gradient_canary
+    from dpcheck.audit.core.canary import is_craft
 
     if uses_gradient_canary(spec):
         return WHITE_BOX_ACTIVE_GRADIENT
@@ -60,7 +60,7 @@ def check_supported(impl: str, attack: str) -> None:
     if is_target(impl):
         raise ValueError(f"{lacks} {impl} is a real-library target, whose adapter has no release_model() "
                          "(mechanism targets release their model as the audited array: use --attack release)")
-    from dpcheck.audit.mechanisms import get_impl
+    from dpcheck.audit.reference.mechanisms import get_impl
 
     adapter = get_impl(impl)
     if not callable(getattr(adapter, "release_model", None)):

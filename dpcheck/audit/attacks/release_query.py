@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit.datasets import AuditDataset
+from dpcheck.audit.worlds.datasets import AuditDataset
 
 ATTACK = "release-query"
 LAYOUTS = ("histogram", "marginals")

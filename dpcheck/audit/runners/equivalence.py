@@ -25,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import attacks, datasets
-from dpcheck.audit.executor import Task, run_group, run_one
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import WORLDS, AuditSpec
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import WORLDS, AuditSpec
+from dpcheck.audit.runners.executor import Task, run_group, run_one
+from dpcheck.audit.worlds import datasets
 
 FEATURE_SETS = ("querybased", "groundhog")
 

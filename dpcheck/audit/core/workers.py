@@ -75,7 +75,7 @@ def _serve(conn: Any, parent: int, initializer: Callable[[], None] | None) -> No
         try:
             reply: tuple[str, Any] = ("ok", function(argument))
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, which names the call
-            from dpcheck.audit.usercode import describe
+            from dpcheck.audit.core.usercode import describe
 
             reply = ("raised", describe(exc))
         conn.send(reply)

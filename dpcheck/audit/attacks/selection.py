@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import attacks, featurizers
-from dpcheck.audit.datasets import AuditDataset
-from dpcheck.audit.errors import AuditRunError
-from dpcheck.audit.spec import RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLDS, AuditSpec
-from dpcheck.audit.store import RunRecord
+from dpcheck.audit.attacks import attacks, featurizers
+from dpcheck.audit.core.errors import AuditRunError
+from dpcheck.audit.core.spec import RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLDS, AuditSpec
+from dpcheck.audit.core.store import RunRecord
+from dpcheck.audit.worlds.datasets import AuditDataset
 
 AUTO = "auto"
 CANDIDATES = ("querybased", "querybased-subsets", "groundhog", "groundhog-histogram", "groundhog-correlation",
@@ -32,9 +32,9 @@ def analyse(spec: Any, records: list, dataset: AuditDataset, runs: int, *,
     """The attack outcome of ``spec`` on the first ``runs`` stored runs per world."""
     kwargs = dict(split=spec.split, seed=spec.seed, delta=spec.delta, confidence=bound_confidence)
     if spec.attack != AUTO:
-        from dpcheck.audit import dpsgd
+        from dpcheck.audit.attacks import dpsgd
 
-        from dpcheck.audit import release_query
+        from dpcheck.audit.attacks import release_query
 
         model = (dpsgd.model_for(spec) or release_query.model_for(spec, dataset)
                  or featurizers.model_for(spec.attack))
@@ -55,7 +55,7 @@ def features_of(spec: AuditSpec, records: list[RunRecord], dataset: AuditDataset
     if spec.attack in RELEASE_ATTACKS:
         return release_features_of(records, runs)
     if spec.attack in WHITEBOX_ATTACKS:
-        from dpcheck.audit import whitebox
+        from dpcheck.audit.attacks import whitebox
 
         return whitebox.features_of(spec.attack, records, runs)
     feats: dict[int, list[np.ndarray]] = {w: [] for w in WORLDS}

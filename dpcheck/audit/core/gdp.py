@@ -14,7 +14,7 @@ inequality gives a lower bound μ_emp:
 Validity: μ_emp bounds μ only for mechanisms whose guarantee *is* μ-GDP (the Gaussian mechanism,
 DP-SGD-style accounting). The ε obtained from μ via :func:`gdp_epsilon` is a lower bound on ε only
 for such mechanisms; an (ε, δ) claim of any other mechanism is judged with the (ε, δ) bounds of
-:mod:`dpcheck.audit.stats`.
+:mod:`dpcheck.audit.core.stats`.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from scipy.optimize import brentq
 from scipy.stats import beta as beta_dist
 from scipy.stats import norm
 
-from dpcheck.audit.stats import cp_upper
+from dpcheck.audit.core.stats import cp_upper
 
 METHODS = ("clopper-pearson", "jeffreys-joint")
 POSTERIOR_SAMPLES = 200_000

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit.spec import run_seed
+from dpcheck.audit.core.spec import run_seed
 
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS")
@@ -70,7 +70,7 @@ def check_release(output: Any, width: int, requested: int, what: str) -> np.ndar
 
 def _failure_text(exc: BaseException) -> str:
     """One line: what was raised and, for the user's code, the innermost frame."""
-    from dpcheck.audit.usercode import describe, where
+    from dpcheck.audit.core.usercode import describe, where
 
     if isinstance(exc, InvalidRelease):
         return f"invalid release: {exc}"
@@ -79,9 +79,9 @@ def _failure_text(exc: BaseException) -> str:
 
 def run_one(task: Task) -> Outcome:
     """Fit the implementation on the task's world and sample; a pure function of the task."""
-    from dpcheck.audit import datasets
-    from dpcheck.audit.mechanisms import get_impl
-    from dpcheck.audit.usercode import is_ours
+    from dpcheck.audit.core.usercode import is_ours
+    from dpcheck.audit.reference.mechanisms import get_impl
+    from dpcheck.audit.worlds import datasets
 
     gen = task.generation
     seed = run_seed(gen, task.world, task.index)
@@ -96,13 +96,13 @@ def run_one(task: Task) -> Outcome:
                 raise ValueError(f"{gen['impl']} is a real-library target: it releases no model (release_model())")
             return _run_target(task, data, seed, requested, worker, start)
         impl = get_impl(gen["impl"])
-        from dpcheck.audit.dpsgd import world_input  # the gradient canary: D′ + an adversary-set gradient
+        from dpcheck.audit.attacks.dpsgd import world_input  # the gradient canary: D′ + an adversary-set gradient
 
         rows, hyper = world_input(data, task.world, dict(gen["hyperparams"]))
         impl.fit(rows.copy(), epsilon=gen["epsilon"], delta=gen["delta"], seed=seed,
                  bounds=data.bounds, **hyper)
         if _releases_model(gen):  # white-box: the features of the released model, computed before it is dropped
-            from dpcheck.audit.whitebox import model_features
+            from dpcheck.audit.attacks.whitebox import model_features
 
             return Outcome(task.world, task.index, seed, 1, model_features(impl, data.target),
                            time.perf_counter() - start, worker)
@@ -139,10 +139,11 @@ def run_group(tasks: list[Task], path: str = "auto") -> list[Outcome]:
     it for the implementation, else one by one on the plain path.
 
     A failed fast batch falls back to the plain path only for implementations the equivalence
-    test covers (:data:`dpcheck.audit.fastpath.COVERED`); otherwise every run of the batch is
+    test covers (:data:`dpcheck.audit.runners.fastpath.COVERED`); otherwise every run of the batch is
     returned with the error, which stops the audit.
     """
-    from dpcheck.audit import datasets, fastpath
+    from dpcheck.audit.runners import fastpath
+    from dpcheck.audit.worlds import datasets
 
     if not tasks:
         return []
@@ -188,8 +189,8 @@ def run_group(tasks: list[Task], path: str = "auto") -> list[Outcome]:
 def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]:
     """Tasks cut into fast batches (same generation and world, at most ``size``) where the fast
     path is chosen, single tasks otherwise; the order of first appearance is kept."""
-    from dpcheck.audit import fastpath
-    from dpcheck.audit.spec import spec_hash
+    from dpcheck.audit.core.spec import spec_hash
+    from dpcheck.audit.runners import fastpath
 
     groups: dict[tuple[str, int], list[list[Task]]] = {}
     order: list[list[Task]] = []
@@ -206,7 +207,7 @@ def group_tasks(tasks: Iterable[Task], path: str, size: int) -> list[list[Task]]
 
 
 def _releases_model(generation: dict[str, Any]) -> bool:
-    """White-box runs (dpcheck.audit.whitebox): the plain path only, which keeps the fitted model."""
+    """White-box runs (dpcheck.audit.attacks.whitebox): the plain path only, which keeps the fitted model."""
     return generation.get("release") == "model"
 
 
@@ -258,7 +259,7 @@ def _limit_threads() -> None:
 
 def _batch_size(tasks: list[Task], workers: int) -> int:
     """Fast batches small enough that every worker gets one, at most ``BATCH_SIZE``."""
-    from dpcheck.audit import fastpath
+    from dpcheck.audit.runners import fastpath
 
     per_world = max(1, -(-len(tasks) // (2 * max(workers, 1))))
     return max(1, min(fastpath.BATCH_SIZE, per_world))
@@ -270,7 +271,7 @@ DEFAULT_RUN_TIMEOUT = 600.0
 
 def _trusted(impl: str) -> bool:
     """dpcheck's own implementations and registered library targets; anything else is the user's code."""
-    from dpcheck.audit.mechanisms import known_names
+    from dpcheck.audit.reference.mechanisms import known_names
 
     return impl in known_names() or _is_target(impl)
 
@@ -298,7 +299,7 @@ class _Isolating:
     def _isolated(self, groups: list[list[Task]], size: int) -> Iterator[Outcome]:
         import functools
 
-        from dpcheck.audit.workers import Failure, WorkerPool
+        from dpcheck.audit.core.workers import Failure, WorkerPool
 
         if not groups:
             return
@@ -328,14 +329,14 @@ class InlineExecutor(_Isolating):
 
     def __init__(self, path: str = "auto", run_timeout: float | None = DEFAULT_RUN_TIMEOUT,
                  isolate: bool = False) -> None:
-        from dpcheck.audit.fastpath import check_path
+        from dpcheck.audit.runners.fastpath import check_path
 
         self.path = check_path(path)
         self.run_timeout = run_timeout
         self.isolate = isolate
 
     def imap(self, tasks: Iterable[Task]) -> Iterator[Outcome]:
-        from dpcheck.audit.usercode import RunTimeout, alarm
+        from dpcheck.audit.core.usercode import RunTimeout, alarm
 
         tasks = list(tasks)
         groups = group_tasks(tasks, self.path, _batch_size(tasks, 1))
@@ -356,7 +357,7 @@ class InlineExecutor(_Isolating):
 
 class ProcessExecutor(_Isolating):
     def __init__(self, workers: int, path: str = "auto", run_timeout: float | None = DEFAULT_RUN_TIMEOUT) -> None:
-        from dpcheck.audit.fastpath import check_path
+        from dpcheck.audit.runners.fastpath import check_path
 
         self.path = check_path(path)
         self.workers = workers
@@ -371,7 +372,7 @@ class ProcessExecutor(_Isolating):
 class DaskExecutor:
     def __init__(self, scheduler: str | None = None, *, local_workers: int | None = None,
                  path: str = "auto") -> None:
-        from dpcheck.audit.fastpath import check_path
+        from dpcheck.audit.runners.fastpath import check_path
 
         self.path = check_path(path)
         try:
@@ -412,7 +413,7 @@ def make_executor(*, workers: int | None = None, scheduler: str | None = None,
                   cluster: str | None = None, path: str = "auto",
                   run_timeout: float | None = DEFAULT_RUN_TIMEOUT) -> Any:
     """``path``: "auto" (fast path for implementations the equivalence test covers), "fast"
-    (wherever one exists) or "plain" (see :mod:`dpcheck.audit.fastpath`). ``run_timeout``
+    (wherever one exists) or "plain" (see :mod:`dpcheck.audit.runners.fastpath`). ``run_timeout``
     (seconds per run, None = no limit) applies to local execution; a Dask cluster uses its own."""
     if scheduler:
         return DaskExecutor(scheduler, path=path)

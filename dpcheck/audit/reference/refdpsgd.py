@@ -1,6 +1,6 @@
 """The reference DP-SGD adapters (``ref-dpsgd`` and its broken twins), below the reference
-mechanisms that list them (:mod:`dpcheck.audit.mechanisms`); the accounting, the twins and the
-gradient canary they accept are described in :mod:`dpcheck.audit.dpsgd`, which re-exports them."""
+mechanisms that list them (:mod:`dpcheck.audit.reference.mechanisms`); the accounting, the twins and the
+gradient canary they accept are described in :mod:`dpcheck.audit.attacks.dpsgd`, which re-exports them."""
 from __future__ import annotations
 
 import math
@@ -16,7 +16,7 @@ DEFAULTS = {"steps": 10, "clip": 1.0, "lr": 0.1, "canary_coord": 0}
 
 def claimed_mu(epsilon: float, delta: float) -> float:
     """The μ of μ-GDP whose exact δ(ε) is the claimed (ε, δ)."""
-    from dpcheck.audit.gdp import mu_for
+    from dpcheck.audit.core.gdp import mu_for
 
     return mu_for(epsilon, delta)
 
@@ -28,7 +28,7 @@ def noise_multiplier(epsilon: float, delta: float, steps: int) -> float:
 
 def accountant_epsilon(sigma: float, steps: int, delta: float) -> float:
     """ε of T full-batch DP-SGD steps with noise multiplier σ at δ (μ = √T/σ)."""
-    from dpcheck.audit.gdp import gaussian_mu, gdp_epsilon
+    from dpcheck.audit.core.gdp import gaussian_mu, gdp_epsilon
 
     return gdp_epsilon(gaussian_mu(sigma, compositions=steps), delta)
 

@@ -9,7 +9,7 @@ its public range. Each of ``steps`` (T) steps clips every per-example gradient t
 Accounting: adding or removing one example moves each noisy sum by at most C, so each step is a
 Gaussian mechanism with μ = 1/σ and T full-batch steps compose to exactly μ-GDP with
 μ = √T/σ (Dong, Roth & Su 2019). σ is set so that this μ gives the claimed (ε, δ) through μ-GDP's
-exact δ(ε) (:func:`dpcheck.audit.gdp.gdp_delta`).
+exact δ(ε) (:func:`dpcheck.audit.core.gdp.gdp_delta`).
 
 Broken twins: ``ref-dpsgd-mean-noise`` (:class:`MeanNoiseDPSGD`) draws the noise for the *mean*
 gradient, N(0, (σC/n)²) for a batch of n examples, so it is ≈ n·μ-GDP; ``ref-dpsgd-unclipped``
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit.refdpsgd import (  # noqa: F401 - re-exported: the reference DP-SGD adapters
+from dpcheck.audit.reference.refdpsgd import (  # noqa: F401 - re-exported: the reference DP-SGD adapters
     ADAPTERS, DEFAULTS, DPSGD, GRADIENT, MeanNoiseDPSGD, UnclippedDPSGD, _sigmoid, accountant_epsilon, claimed_mu,
     noise_multiplier,
 )
@@ -57,7 +57,7 @@ def _target_class(impl: str) -> Any:
 def is_dpsgd_style(impl: str) -> bool:
     """Whether ``impl`` names an adapter (or a real-library target, e.g. ``opacus:DPSGD``) that
     accepts the gradient canary."""
-    from dpcheck.audit.mechanisms import REFERENCE
+    from dpcheck.audit.reference.mechanisms import REFERENCE
 
     return bool(getattr(REFERENCE.get(impl) or _target_class(impl), "gradient_canary", False))
 
@@ -74,7 +74,7 @@ def check_gradient_canary(spec: Any) -> None:
         raise ValueError(f"the gradient canary needs a DP-SGD-style target: {spec.impl} lacks "
                          f"{NEEDS[0]} exposed as {NEEDS[1]} (built in: "
                          f"{', '.join(a.name for a in ADAPTERS)}; real libraries: opacus:DPSGD)")
-    from dpcheck.audit.canary import is_craft
+    from dpcheck.audit.core.canary import is_craft
 
     if is_craft(spec.target):
         raise ValueError("the gradient canary is the target (an adversary-set gradient): it cannot be combined "
@@ -83,7 +83,7 @@ def check_gradient_canary(spec: Any) -> None:
         raise ValueError(f"--attack {ATTACK} reads runs trained with the canary: set the hyperparameter "
                          f"canary={GRADIENT} (the command line does so)")
     coord = spec.hyperparams.get("canary_coord", DEFAULTS["canary_coord"])
-    from dpcheck.audit import datasets
+    from dpcheck.audit.worlds import datasets
 
     if spec.dataset == "cervical" and spec.target is None:  # the target is chosen later; the columns are known
         dim = len(datasets.cervical_clean()[2])
@@ -100,7 +100,7 @@ def check_gradient_canary(spec: Any) -> None:
 def world_input(data: Any, world: int, hyperparams: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
     """What one run trains on: with the gradient canary, D′ in both worlds and the canary present in
     world D only (the target is the adversary's gradient, not a row); otherwise the world's rows."""
-    from dpcheck.audit.spec import WORLD_IN
+    from dpcheck.audit.core.spec import WORLD_IN
 
     if hyperparams.get("canary") != GRADIENT:
         return data.world(world), hyperparams

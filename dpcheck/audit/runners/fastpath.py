@@ -1,7 +1,7 @@
 """The fast path of shadow runs: several runs of a built-in implementation trained at once.
 
 A fast path computes, for a list of seeds, what the plain path (``impl.fit`` + ``impl.sample``
-in :func:`dpcheck.audit.executor.run_one`) computes for each seed alone — the same distribution,
+in :func:`dpcheck.audit.runners.executor.run_one`) computes for each seed alone — the same distribution,
 each model with its own data, seed and noise — while keeping graphs and sessions alive across
 runs and stepping K models per ``session.run``. Its own randomness (what the plain path draws
 inside the framework) depends only on the run's seed, so a run's output does not depend on the

@@ -1,5 +1,5 @@
 """What an adapter releases besides synthetic data (``release_model()``), below the reference
-mechanisms that release it and the white-box attacks that read it (:mod:`dpcheck.audit.whitebox`)."""
+mechanisms that release it and the white-box attacks that read it (:mod:`dpcheck.audit.attacks.whitebox`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -10,7 +10,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ReleasedModel:
-    """What an adapter releases besides synthetic data (see :mod:`dpcheck.audit.whitebox`)."""
+    """What an adapter releases besides synthetic data (see :mod:`dpcheck.audit.attacks.whitebox`)."""
 
     params: np.ndarray
     critic: Callable[[np.ndarray], np.ndarray] | None = None

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit.engine import AuditResult
+from dpcheck.audit.runners.engine import AuditResult
 
 JSON_SCHEMA_VERSION = 1
 VERDICT_STYLE = {"violation": "bold red", "pass": "green", "underpowered": "yellow"}
@@ -62,7 +62,7 @@ def to_json(results: list[AuditResult], extra: dict[str, Any] | None = None) -> 
 
 
 def write_json(results: list[AuditResult], path: str | Path, extra: dict[str, Any] | None = None) -> None:
-    from dpcheck.audit.files import write_text_atomic
+    from dpcheck.audit.core.files import write_text_atomic
 
     write_text_atomic(path, json.dumps(to_json(results, extra), indent=2, default=str))
 
@@ -90,7 +90,7 @@ def plot(results: list[AuditResult], path: str | Path) -> None:
     ax.set_title("Empirical privacy loss vs claimed ε")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    from dpcheck.audit.files import write_atomic
+    from dpcheck.audit.core.files import write_atomic
 
     suffix = Path(path).suffix.lstrip(".") or "png"
     try:

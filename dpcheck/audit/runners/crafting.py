@@ -22,25 +22,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dpcheck.audit.canary import (  # noqa: F401 - re-exported: the crafted canary's names and candidates
+from dpcheck.audit.core.canary import (  # noqa: F401 - re-exported: the crafted canary's names and candidates
     _PATTERN, CRAFT, MAX_COLUMNS_ALL, SAMPLE_SEED, candidate_index, candidates, check_target, is_craft,
 )
-from dpcheck.audit.datasets import (  # noqa: F401 - re-exported: D = D′ + the crafted canary
+from dpcheck.audit.worlds.datasets import (  # noqa: F401 - re-exported: D = D′ + the crafted canary
     _crafted, check_craftable, crafted_dataset, has_public_domain,
 )
-from dpcheck.audit.datasets import public_rows as _public_rows
+from dpcheck.audit.worlds.datasets import public_rows as _public_rows
 
 
 def _key(spec: Any, count: int, mini_runs: int, attack: str) -> str:
-    from dpcheck.audit.spec import spec_hash
+    from dpcheck.audit.core.spec import spec_hash
 
     return spec_hash({"craft": spec.with_(target=CRAFT).generation(), "candidates": count,
                       "mini_runs": mini_runs, "attack": attack, "design": "shared D', 5-fold CV AUC"})
 
 
 def _selection_attack(spec: Any) -> str:
-    from dpcheck.audit.engine import is_target
-    from dpcheck.audit.spec import RELEASE_ATTACKS
+    from dpcheck.audit.core.spec import RELEASE_ATTACKS
+    from dpcheck.audit.runners.engine import is_target
 
     if spec.attack in RELEASE_ATTACKS:
         return "release"
@@ -54,9 +54,9 @@ def _selection_attack(spec: Any) -> str:
 def resolve_craft(spec: Any, *, store: Any, executor: Any, progress: Any = None, candidates_count: int = 8,
                   mini_runs: int = 25) -> tuple[Any, dict[str, Any]]:
     """The spec with its crafted candidate fixed (``"craft:K"``), and how it was chosen."""
-    from dpcheck.audit.progress import NullProgress
-    from dpcheck.audit.spec import WORLD_OUT
-    from dpcheck.audit.targets import shared_mini_audits
+    from dpcheck.audit.core.progress import NullProgress
+    from dpcheck.audit.core.spec import WORLD_OUT
+    from dpcheck.audit.runners.targets import shared_mini_audits
 
     if not is_craft(spec.target):
         return spec, {"method": "given" if spec.target is not None else "fixed"}

@@ -309,14 +309,14 @@ def target_kind(name: str) -> str:
 
     Raises :class:`OneRunRefused` naming what the target lacks.
     """
-    from dpcheck.audit.engine import check_impl_name, is_target
-    from dpcheck.audit.mechanisms import known_names
+    from dpcheck.audit.reference.mechanisms import known_names
+    from dpcheck.audit.runners.engine import check_impl_name, is_target
 
     if name in known_names():
         return "synthetic"
     if is_target(name):
         from dpcheck.targets import registry
-        from dpcheck.audit.datasets import split_background
+        from dpcheck.audit.worlds.datasets import split_background
 
         info = registry.get(name)
         base, _ = split_background(info.dataset)
@@ -345,7 +345,7 @@ def target_kind(name: str) -> str:
 def default_hyperparams(name: str) -> dict[str, Any]:
     """The worst-case knobs for the built-in PATE-GANs (2 teachers, ≤ 100 iterations, λ = 10⁻³);
     ``turing`` describes only the label as a finite column."""
-    from dpcheck.audit.settings import paper_hyperparams
+    from dpcheck.audit.core.settings import paper_hyperparams
 
     hp = paper_hyperparams(name, "worstcase")
     if "categorical_columns" in hp:
@@ -401,7 +401,7 @@ def audit_one_run(impl: str | Any, m: int, *, guesses: float | None = None, epsi
         runner = _release_runner(name, ds, epsilon, delta, hyper)
         score = "released value of the canary's own cell"
     else:
-        from dpcheck.audit.mechanisms import get_impl
+        from dpcheck.audit.reference.mechanisms import get_impl
 
         rows = int(synth_rows or DEFAULT_SYNTH_ROWS)
         adapter = get_impl(impl) if isinstance(impl, str) else impl
@@ -444,12 +444,12 @@ def _audit_job(job: tuple[str, int, dict[str, Any]]) -> Any:
 
 def _audit_isolated(name: str, m: int, options: dict[str, Any], timeout: float | None) -> Any:
     """:func:`audit_one_run`; for the user's adapter in a worker process, where an exit, a kill or a
-    hang is an error naming it (dpcheck.audit.workers)."""
-    from dpcheck.audit.executor import users_code
+    hang is an error naming it (dpcheck.audit.core.workers)."""
+    from dpcheck.audit.runners.executor import users_code
 
     if not users_code(name):
         return audit_one_run(name, m, **options)
-    from dpcheck.audit.workers import Failure, WorkerPool
+    from dpcheck.audit.core.workers import Failure, WorkerPool
 
     pool = WorkerPool(1)
     try:
@@ -466,7 +466,7 @@ def run_cli(args: Any) -> int:
     import json
 
     from dpcheck import impls
-    from dpcheck.audit.hyperparams import parse_hyperparams
+    from dpcheck.audit.core.hyperparams import parse_hyperparams
     from dpcheck.exitcodes import EXIT_FINDINGS, EXIT_OK, UsageError
 
     for flag, given in (("--dataset", args.dataset), ("--data", getattr(args, "data", None)),
@@ -490,7 +490,7 @@ def run_cli(args: Any) -> int:
         raise UsageError(f"one-run audit failed: {type(exc).__name__}: {exc}") from None
     print("\n".join(table_lines(results)))
     if args.json_out:
-        from dpcheck.audit.files import os_error_text, write_text_atomic
+        from dpcheck.audit.core.files import os_error_text, write_text_atomic
 
         try:
             write_text_atomic(args.json_out, json.dumps({"kind": "audit-one-run",

@@ -1,4 +1,4 @@
-"""The audit's own error, below every module that raises it (re-exported by :mod:`dpcheck.audit.engine`)."""
+"""The audit's own error, below every module that raises it (re-exported by :mod:`dpcheck.audit.runners.engine`)."""
 from __future__ import annotations
 
 

@@ -24,8 +24,8 @@ import numpy as np
 from scipy.stats import beta as beta_dist
 from scipy.stats import laplace, norm
 
-from dpcheck.audit import gdp
-from dpcheck.audit.stats import eps_from_rates
+from dpcheck.audit.core import gdp
+from dpcheck.audit.core.stats import eps_from_rates
 
 MECHANISMS = ("laplace", "randomized-response", "gaussian")
 THRESHOLDS = 2001
@@ -65,7 +65,7 @@ def tradeoff(mechanism: str, *, epsilon: float | None = None, mu: float | None =
 def ceiling(mechanism: str, n: int, *, confidence: float, epsilon: float | None = None, mu: float | None = None,
             delta: float = 0.0, method: str = "clopper-pearson") -> Ceiling:
     """Best bound over thresholds at the expected error counts: CP ε, or μ for ``gaussian`` by
-    ``method`` (a :data:`dpcheck.audit.gdp.METHODS` name; the posterior one is evaluated only on
+    ``method`` (a :data:`dpcheck.audit.core.gdp.METHODS` name; the posterior one is evaluated only on
     the thresholds CP ranks highest, since it is smooth in the counts)."""
     if n <= 0:
         raise ValueError(f"n must be positive, got {n}")

@@ -23,9 +23,9 @@ ATTACKS = ("querybased", "groundhog", "release", "querybased-subsets", "groundho
            "groundhog-correlation", "groundhog-ensemble", "dcr", "mc-density", "tvd", "auto",
            "release-linear", "logan", "model-params", "gradient-canary", "release-query")
 #: attacks that read a mechanism's released array rather than synthetic rows (gradient-canary: the
-#: parameters a DP-SGD-style reference releases, dpcheck.audit.dpsgd)
+#: parameters a DP-SGD-style reference releases, dpcheck.audit.attacks.dpsgd)
 RELEASE_ATTACKS = ("release", "release-linear", "gradient-canary", "release-query")
-#: passive white-box attacks: they read the model an adapter releases (dpcheck.audit.whitebox); their
+#: passive white-box attacks: they read the model an adapter releases (dpcheck.audit.attacks.whitebox); their
 #: runs store white-box features, not synthetic data, under the generation field "release": "model"
 WHITEBOX_ATTACKS = ("logan", "model-params")
 #: where --until-verdict looks (runs per world), fixed before any run
@@ -74,7 +74,7 @@ class AuditSpec:
     dataset: str = "worstcase"
     attack: str = "querybased"
     #: index of the target row in the dataset's D; None = dataset default (worst case) or auto
-    target: int | str | None = None  # or "craft" / "craft:K": a crafted canary (dpcheck.audit.crafting)
+    target: int | str | None = None  # or "craft" / "craft:K": a crafted canary (dpcheck.audit.runners.crafting)
     epsilon: float = 1.0
     delta: float = 1e-5
     runs: int = 1000  # R per world
@@ -89,7 +89,7 @@ class AuditSpec:
     data: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        from dpcheck.audit.canary import check_target
+        from dpcheck.audit.core.canary import check_target
 
         check_target(self.target)
         if self.attack not in ATTACKS:
@@ -116,7 +116,7 @@ class AuditSpec:
         if self.data is not None:  # absent otherwise, so earlier stores keep their hashes
             generation["data"] = dict(self.data)
         if self.dataset == "cervical":  # runs stored under the earlier split (seed 0) are not reused
-            from dpcheck.audit.seeds import CERVICAL_SPLIT_SEED
+            from dpcheck.audit.core.seeds import CERVICAL_SPLIT_SEED
 
             generation["split_seed"] = CERVICAL_SPLIT_SEED
         return _canonical(generation)

@@ -2,7 +2,7 @@
 (building D = D′ + canary) and ``crafting`` (choosing a canary by mini-audits) share.
 
 A spec's target ``"craft:K"`` is candidate K; ``"craft"`` is not chosen yet. Candidates are corners
-of the public domain, ordered as :mod:`dpcheck.audit.crafting` describes. This module imports
+of the public domain, ordered as :mod:`dpcheck.audit.runners.crafting` describes. This module imports
 nothing of the audit, so every layer above may use it.
 """
 from __future__ import annotations

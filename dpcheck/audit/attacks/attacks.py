@@ -9,8 +9,8 @@
   whether the run failed and how many values it released; fixed before any split.
 
 More black-box attacks (column-subset queries, GroundHog's other featurizers, DCR, the privGAN
-paper's Monte-Carlo and TVD attacks) live in :mod:`dpcheck.audit.featurizers`; ``auto``
-(:mod:`dpcheck.audit.selection`) picks one of them on the validation part.
+paper's Monte-Carlo and TVD attacks) live in :mod:`dpcheck.audit.attacks.featurizers`; ``auto``
+(:mod:`dpcheck.audit.attacks.selection`) picks one of them on the validation part.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import gdp, stats
-from dpcheck.audit.datasets import AuditDataset
-from dpcheck.audit.featurizers import groundhog_features
-from dpcheck.audit.spec import WORLD_IN, split_sizes
+from dpcheck.audit.attacks.featurizers import groundhog_features
+from dpcheck.audit.core import gdp, stats
+from dpcheck.audit.core.spec import WORLD_IN, split_sizes
+from dpcheck.audit.worlds.datasets import AuditDataset
 
 MAX_QUERY_CELLS = 4096
 FOREST_TREES = 100
@@ -62,7 +62,7 @@ def featurize(attack: str, synth: np.ndarray, dataset: AuditDataset) -> np.ndarr
         return querybased_features(synth, dataset.lower, dataset.upper)
     if attack == "groundhog":
         return groundhog_features(synth)
-    from dpcheck.audit import featurizers
+    from dpcheck.audit.attacks import featurizers
 
     if attack in featurizers.FEATURIZERS:
         return featurizers.featurize(attack, synth, dataset)

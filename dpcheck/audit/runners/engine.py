@@ -9,14 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import attacks, datasets, stats
-from dpcheck.audit.errors import AuditRunError
-from dpcheck.audit.executor import Task
-from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.selection import features_of, release_features_of  # noqa: F401 - re-exported
-from dpcheck.audit.spec import (DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS,
-                                AuditSpec)
-from dpcheck.audit.store import RunRecord, Store
+from dpcheck.audit.attacks import attacks
+from dpcheck.audit.attacks.selection import features_of, release_features_of  # noqa: F401 - re-exported
+from dpcheck.audit.core import stats
+from dpcheck.audit.core.errors import AuditRunError
+from dpcheck.audit.core.progress import NullProgress
+from dpcheck.audit.core.spec import (DEFAULT_CHECKPOINTS, RELEASE_ATTACKS, WHITEBOX_ATTACKS, WORLD_IN, WORLD_OUT, WORLDS,
+                                     AuditSpec)
+from dpcheck.audit.core.store import RunRecord, Store
+from dpcheck.audit.runners.executor import Task
+from dpcheck.audit.worlds import datasets
 
 
 @dataclass
@@ -66,19 +68,19 @@ class AuditResult:
     failed_runs: dict[str, Any] | None = None
     #: real-library targets: TargetInfo, installed version, documented warnings of one fit
     target_info: dict[str, Any] | None = None
-    #: how the analysed runs were computed: {"fast": n, "plain": n, "fallback": n} (dpcheck.audit.fastpath)
+    #: how the analysed runs were computed: {"fast": n, "plain": n, "fallback": n} (dpcheck.audit.runners.fastpath)
     run_paths: dict[str, int] = field(default_factory=dict)
-    #: --attack auto: candidates, their validation scores and the chosen attack (dpcheck.audit.selection)
+    #: --attack auto: candidates, their validation scores and the chosen attack (dpcheck.audit.attacks.selection)
     attack_selection: dict[str, Any] | None = None
-    #: μ-GDP lower bounds (dpcheck.audit.gdp) at their own validation-chosen threshold; valid as a
+    #: μ-GDP lower bounds (dpcheck.audit.core.gdp) at their own validation-chosen threshold; valid as a
     #: bound on μ only for mechanisms whose guarantee is μ-GDP — never used for the (ε, δ) verdict
     gdp: dict[str, Any] | None = None
-    #: --search: the pilot over the hyperparameter grid that fixed this audit's setting (dpcheck.audit.search)
+    #: --search: the pilot over the hyperparameter grid that fixed this audit's setting (dpcheck.audit.runners.search)
     search: dict[str, Any] | None = None
     #: what the adversary sees: "black-box" (released synthetic data or array) or "white-box (passive)"
-    #: (also the model release_model() returns); dpcheck.audit.whitebox.threat_model_of
+    #: (also the model release_model() returns); dpcheck.audit.attacks.whitebox.threat_model_of
     threat_model: str = "black-box"
-    #: cervical without --target: how dpcheck.audit.targets chose the target (candidates' mini-audit AUCs)
+    #: cervical without --target: how dpcheck.audit.runners.targets chose the target (candidates' mini-audit AUCs)
     target_selection: dict[str, Any] | None = None
 
     @property
@@ -102,7 +104,7 @@ def _json_safe(value: Any) -> Any:
 
 def check_impl_name(name: str) -> None:
     """Fail early (in the parent) on names no worker could resolve."""
-    from dpcheck.audit.mechanisms import known_names
+    from dpcheck.audit.reference.mechanisms import known_names
 
     if name in known_names():
         return
@@ -118,7 +120,7 @@ def check_impl_name(name: str) -> None:
             registry.check_name(name)  # a misspelt LIBRARY:NAME, not a package.module:Factory
         except KeyError as exc:
             raise ValueError(exc.args[0]) from None
-        from dpcheck.audit.usercode import describe, is_ours, where
+        from dpcheck.audit.core.usercode import describe, is_ours, where
         from dpcheck.impls import load_factory
 
         try:
@@ -223,7 +225,7 @@ def evaluate(spec: AuditSpec, records: list[RunRecord], runs: int, *,
              bound_confidence: float) -> tuple[attacks.AttackOutcome, float, float, float, float]:
     """(attack outcome, ε_CP, ε_Bayes, certifiable CP, certifiable Bayes) on the first ``runs``."""
     dataset = datasets.load(spec.dataset, spec.target, spec.data)
-    from dpcheck.audit import selection
+    from dpcheck.audit.attacks import selection
 
     outcome = selection.analyse(spec, records, dataset, runs, bound_confidence=bound_confidence)
     c = outcome.counts
@@ -250,16 +252,16 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
     ε_emp > ε; the reported bounds hold jointly over all checkpoints at ``spec.confidence``.
     """
     if spec.target is None and spec.dataset in ("cervical", "csv"):
-        raise ValueError("resolve the target first (dpcheck.audit.targets.resolve_target)")
+        raise ValueError("resolve the target first (dpcheck.audit.runners.targets.resolve_target)")
     if spec.phase != "audit":  # pilot and target-selection runs choose settings; they never enter a bound
         raise ValueError(f"a {spec.phase!r} spec cannot be audited: only phase 'audit' runs enter a bound")
-    from dpcheck.audit import whitebox
+    from dpcheck.audit.attacks import whitebox
 
     whitebox.check_supported(spec.impl, spec.attack)
-    from dpcheck.audit import release_query
+    from dpcheck.audit.attacks import release_query
 
     release_query.check_supported(spec.impl, spec.attack)
-    from dpcheck.audit.dpsgd import check_gradient_canary
+    from dpcheck.audit.attacks.dpsgd import check_gradient_canary
 
     check_gradient_canary(spec)
     progress = progress or NullProgress()
@@ -313,7 +315,7 @@ def run_audit(spec: AuditSpec, *, store: Store, executor: Any, progress: Any = N
 def gdp_bounds(outcome: attacks.AttackOutcome, confidence: float) -> dict[str, Any] | None:
     """μ_emp by each method of :data:`gdp.METHODS`, fixed in advance, the confidence split across
     them so that the headline (their maximum) holds at ``confidence``."""
-    from dpcheck.audit import gdp
+    from dpcheck.audit.core import gdp
 
     c = outcome.gdp_counts
     if c is None or c.negatives == 0 or c.positives == 0:
@@ -328,7 +330,7 @@ def gdp_bounds(outcome: attacks.AttackOutcome, confidence: float) -> dict[str, A
 def run_paths_of(records: list[RunRecord]) -> dict[str, int]:
     """How many of ``records`` ran on the fast path, the plain path, or the plain path after a
     failed fast batch."""
-    from dpcheck.audit.executor import run_path_of
+    from dpcheck.audit.runners.executor import run_path_of
 
     counts = {"fast": 0, "plain": 0, "fallback": 0}
     for r in records:

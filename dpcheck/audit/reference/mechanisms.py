@@ -15,9 +15,9 @@ hyperparameters (so PATE-GAN budget knobs can be passed to every implementation 
 * ``ref-leaky-bounds`` (:class:`DataBoundsMarginals`): the same with the bins spanning the
   data's own min/max (the paper's "metadata" violation), so an outlying target moves the range.
 * ``ref-dpsgd`` and its broken twins ``ref-dpsgd-mean-noise``, ``ref-dpsgd-unclipped``
-  (:mod:`dpcheck.audit.dpsgd`): full-batch DP-SGD logistic regression releasing its parameters.
+  (:mod:`dpcheck.audit.attacks.dpsgd`): full-batch DP-SGD logistic regression releasing its parameters.
 
-Each also implements ``release_model()`` (:mod:`dpcheck.audit.whitebox`): its noisy measurements
+Each also implements ``release_model()`` (:mod:`dpcheck.audit.attacks.whitebox`): its noisy measurements
 (the noisy counts before clipping, plus the bin edges for the marginals) as parameters, and as
 "critic" the released probability of a record's cell (for the marginals, the product over columns).
 """
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit import refdpsgd
-from dpcheck.audit.released import ReleasedModel
+from dpcheck.audit.core.released import ReleasedModel
+from dpcheck.audit.reference import refdpsgd
 from dpcheck.vendored_impls._common import as_numeric_array
 
 MAX_CELLS = 4096
@@ -193,7 +193,7 @@ class DataBoundsMarginals(LaplaceMarginals):
 
 
 REFERENCE = {cls.name: cls for cls in (LaplaceCounts, MeanScaledCounts, LaplaceMarginals, DataBoundsMarginals)}
-REFERENCE.update({cls.name: cls for cls in refdpsgd.ADAPTERS})  # releases parameters, not rows (dpcheck.audit.dpsgd)
+REFERENCE.update({cls.name: cls for cls in refdpsgd.ADAPTERS})  # releases parameters, not rows (dpcheck.audit.attacks.dpsgd)
 #: reference mechanisms that are correct (must pass) vs deliberately broken (must be caught)
 CORRECT = ("ref-laplace", "ref-marginals")
 BROKEN = ("ref-broken", "ref-leaky-bounds")

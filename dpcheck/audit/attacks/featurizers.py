@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcheck.audit.datasets import AuditDataset
+from dpcheck.audit.worlds.datasets import AuditDataset
 
 MAX_ENUMERATED_COLUMNS = 16
 SUBSET_SAMPLE = 4096
@@ -175,7 +175,7 @@ def correlation_features(synth: np.ndarray) -> np.ndarray:
 
 
 def groundhog_features(synth: np.ndarray) -> np.ndarray:
-    """GroundHog's naive features (dpcheck.audit.attacks re-exports them): per column min, max, mean, median, std."""
+    """GroundHog's naive features (dpcheck.audit.attacks.attacks re-exports them): per column min, max, mean, median, std."""
     if synth.shape[0] == 0:
         return np.zeros(5 * synth.shape[1])
     x = synth.astype(float)
@@ -358,8 +358,8 @@ def model_for(attack: str) -> Any:
         return LinearScore()
     if attack == "tvd":
         return BinnedLikelihood()
-    if attack == "logan":  # white-box: the released critic's score (dpcheck.audit.whitebox)
-        from dpcheck.audit.whitebox import model_for as whitebox_model
+    if attack == "logan":  # white-box: the released critic's score (dpcheck.audit.attacks.whitebox)
+        from dpcheck.audit.attacks.whitebox import model_for as whitebox_model
 
         return whitebox_model(attack)
     return None

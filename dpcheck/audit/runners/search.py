@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit import engine
-from dpcheck.audit.progress import NullProgress
-from dpcheck.audit.spec import AuditSpec
+from dpcheck.audit.core.progress import NullProgress
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.runners import engine
 
 #: grid keys that set a spec field instead of a fit() hyperparameter
 SPEC_KEYS = ("synth_rows",)
@@ -44,7 +44,7 @@ STATEMENT = ("pilot runs are stored under phase 'pilot' (their own generation ha
              "used in the bound; the bound comes from the confirmatory runs only")
 
 #: built-in grids over the knobs each vendored PATE-GAN's fit() accepts; the paper's settings
-#: (dpcheck.audit.settings) are the base every point overrides. At most 4 teachers: D' of the
+#: (dpcheck.audit.core.settings) are the base every point overrides. At most 4 teachers: D' of the
 #: worst case has 4 rows and the implementations need a row per teacher.
 DEFAULT_GRIDS: dict[str, dict[str, list[Any]]] = {
     # reprosyn's PATEGAN: a single discriminator (num_teachers = its inner steps and GP weight),
@@ -147,7 +147,7 @@ def accepted_keys(impl: str) -> tuple[str, ...]:
     """The knobs a grid may name for ``impl``: those its adapter declares (a ``hyperparameters``
     attribute, or the defaults dict its ``fit()`` merges and checks names against), its ``fit()``
     keyword parameters, and ``synth_rows``. Constructing the adapter trains nothing."""
-    from dpcheck.audit.mechanisms import REFERENCE, get_impl
+    from dpcheck.audit.reference.mechanisms import REFERENCE, get_impl
     from dpcheck.impls import BUDGET_KNOBS
 
     if engine.is_target(impl):
@@ -259,9 +259,10 @@ def choose(pilot: list[dict[str, Any]]) -> int:
 def pilot_cv_auc(mini: AuditSpec, records: list[Any], runs: int) -> tuple[float, str]:
     """The 5-fold CV AUC of the attack's features over all ``runs`` pilot runs per world, and the
     attack it belongs to (for ``auto``: the candidate with the highest)."""
-    from dpcheck.audit import datasets, selection
-    from dpcheck.audit.spec import WORLD_IN, WORLD_OUT
-    from dpcheck.audit.targets import cv_auc
+    from dpcheck.audit.attacks import selection
+    from dpcheck.audit.core.spec import WORLD_IN, WORLD_OUT
+    from dpcheck.audit.runners.targets import cv_auc
+    from dpcheck.audit.worlds import datasets
 
     dataset = datasets.load(mini.dataset, mini.target, mini.data)
     names = list(selection.CANDIDATES) if mini.attack == selection.AUTO else [mini.attack]

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dpcheck.audit.engine import AuditResult, run_audit
-from dpcheck.audit.settings import paper_hyperparams
-from dpcheck.audit.spec import AuditSpec
-from dpcheck.audit.store import Store
+from dpcheck.audit.core.settings import paper_hyperparams
+from dpcheck.audit.core.spec import AuditSpec
+from dpcheck.audit.core.store import Store
+from dpcheck.audit.runners.engine import AuditResult, run_audit
 
 
 

@@ -5,7 +5,7 @@
 * ``cervical``: Kaggle Cervical Cancer cleaned as in the audit paper — '?' → missing, the seven
   near-empty STD indicator columns dropped, missing values filled with column modes, a stratified
   80/20 split on ``Biopsy`` with a fixed seed; D is the 80 % training part. The target is a row
-  index into D (chosen by :mod:`dpcheck.audit.targets` when not given).
+  index into D (chosen by :mod:`dpcheck.audit.runners.targets` when not given).
 
 * ``worstcase-categorical`` / ``worstcase-continuous`` / ``worstcase-classification``: the same
   worst case for real-library targets (:mod:`dpcheck.targets`), with a :class:`Schema` carrying the
@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpcheck.audit.canary import candidate_index, candidates
-from dpcheck.audit.seeds import CERVICAL_SPLIT_SEED
-from dpcheck.audit.spec import WORLD_IN
+from dpcheck.audit.core.canary import candidate_index, candidates
+from dpcheck.audit.core.seeds import CERVICAL_SPLIT_SEED
+from dpcheck.audit.core.spec import WORLD_IN
 from dpcheck.targets.base import Column, Schema
 
 CERVICAL_ENV = "DPCHECK_CERVICAL_CSV"
@@ -353,7 +353,7 @@ def farthest_records(data: np.ndarray, lower: np.ndarray, upper: np.ndarray, cou
     return [int(i) for i in order[:count]]
 
 
-# ---------------------------------------------------------------- crafted canaries (dpcheck.audit.crafting)
+# ---------------------------------------------------------------- crafted canaries (dpcheck.audit.runners.crafting)
 
 def has_public_domain(name: str) -> str | None:
     """None when ``name`` can take a crafted canary, else why not."""
@@ -391,7 +391,7 @@ def crafted_dataset(name: str, target: str, data: dict | None = None) -> AuditDa
     check_craftable(name)
     index = candidate_index(target)
     if index is None:
-        raise ValueError("choose the crafted candidate first (dpcheck.audit.crafting.resolve_craft), "
+        raise ValueError("choose the crafted candidate first (dpcheck.audit.runners.crafting.resolve_craft), "
                          "or give 'craft:K'")
     files = (data["csv"], data["schema"], data.get("sha256", "")) if name == "csv" and data else None
     return _crafted(name, index, files)
