@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, number, words
+from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -115,6 +115,24 @@ def _engine_rate(call: cst.Call, name: str) -> bool:
     it accounts q = batch_size / sample_size as Poisson subsampling."""
     return name == "PrivacyEngine" and _keyword(call, "batch_size") is not None and (
         _keyword(call, "sample_size") is not None or _keyword(call, "sample_rate") is not None)
+
+
+def _noiseless(call: cst.Call) -> bool:
+    """An engine built with ``noise_multiplier=0.0`` only clips: its accountant credits nothing."""
+    arg = _keyword(call, "noise_multiplier") or _keyword(call, "sigma")
+    return arg is not None and number(arg.value) == 0
+
+
+def _whole_dataset(call: cst.Call) -> bool:
+    """``DataLoader(ds, batch_size=73257)`` or ``batch_size=len(ds)``: one batch that loads the whole set into
+    memory, not the training batches."""
+    size = _keyword(call, "batch_size")
+    if size is None:
+        return False
+    value = number(size.value)
+    if value is not None:
+        return value >= 10_000
+    return isinstance(size.value, cst.Call) and call_name(size.value) == "len"
 
 
 def _keyword(call: cst.Call, name: str) -> cst.Arg | None:
@@ -261,6 +279,32 @@ def loaders(train_set, test_set, batch_size, sample_rate, accountant, sigma):
     accountant.step(noise_multiplier=sigma, sample_rate=sample_rate)
     return train_loader, test_loader
 """,
+        # DC-DPSGD-N: a σ search given q by its caller, next to a whole-dataset loader that fills memory
+        """
+import numpy as np
+import torch
+def get_data_loader(trainset):
+    return torch.utils.data.DataLoader(trainset, batch_size=73257, shuffle=True, num_workers=0)
+def loop_for_sigma(q, T, eps, delta, cur_sigma, interval):
+    while True:
+        rdp = compute_rdp(q, cur_sigma, T, orders)
+        cur_eps, _, _ = get_privacy_spent(orders, rdp, target_delta=delta)
+        if cur_eps < eps:
+            cur_sigma -= interval
+        else:
+            break
+    return cur_sigma
+""",
+        # AdamWei: an Opacus 0.x engine with noise 0, used only to clip per-sample gradients
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+def update_weights(self, net, dataset):
+    train = DataLoader(dataset, batch_size=self.args.local_bs, shuffle=True)
+    privacy_engine = PrivacyEngine(net, sample_rate=0.01, noise_multiplier=0.0, max_grad_norm=self.args.clipthr,
+                                   target_epsilon=2, target_delta=1e-5, epochs=1)
+    privacy_engine.attach(optimizer)
+""",
         # a sampler built for Poisson subsampling
         """
 from torch.utils.data import DataLoader
@@ -344,6 +388,16 @@ def train(model, optimizer, dataset, batch_size, epochs, target_epsilon):
                            target_epsilon=target_epsilon)
     engine.attach(optimizer)
 """,
+        # the same Opacus 0.x engine with real noise: its sample_rate credits Poisson sampling
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+def update_weights(self, net, dataset):
+    train = DataLoader(dataset, batch_size=self.args.local_bs, shuffle=True)  # <-
+    privacy_engine = PrivacyEngine(net, sample_rate=0.01, noise_multiplier=1.1, max_grad_norm=1.0,  # <-
+                                   target_epsilon=2, target_delta=1e-5, epochs=1)
+    privacy_engine.attach(optimizer)
+""",
         # indices drawn with randint, accounted with a sampling probability
         """
 import torch
@@ -367,7 +421,8 @@ def dp_train(data, batch_size, sigma, steps, accountant):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
-                                        or _engine_rate(node, name)):
+                                        or _engine_rate(node, name)) and not _noiseless(node) \
+                and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS:
             self._epsilon_read = True
@@ -429,7 +484,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         elif name == "RandomSampler":
             return "shuffles the data into fixed-size batches (`RandomSampler`)"
         elif name == "DataLoader":
-            if self._evaluation_target(node):
+            if self._evaluation_target(node) or _whole_dataset(node):
                 return None
             shuffle = _keyword(node, "shuffle")
             if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
@@ -459,6 +514,25 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 f"come from line {fa.line_of(source)}, which {kind}: the accountant's ε does not bound the "
                 "training that ran",
             )
+
+    def _sigma_search(self, node: cst.Call) -> bool:
+        """An accountant call inside a σ-calibration helper: the rate is the helper's own parameter (the caller
+        decides it) and a loop searches σ (``cur_sigma -= interval``); nothing here draws batches."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        rate = _rate_argument(node)
+        if fn is None or not isinstance(rate, cst.Name) or rate.value not in param_names(fn):
+            return False
+        if any(isinstance(n, cst.Call) and self._batch_source(n, call_name(n)) for n in walk(fn, into_scopes=False)):
+            return False
+        for loop in walk(fn, into_scopes=False):
+            if isinstance(loop, (cst.For, cst.While)) and fa.inside(node, loop):
+                for sub in walk(loop, into_scopes=False):
+                    if isinstance(sub, (cst.AugAssign, cst.Assign)):
+                        targets = [sub.target] if isinstance(sub, cst.AugAssign) else [t.target for t in sub.targets]
+                        if any(words(ident(t) or "") & {"sigma", "noise", "multiplier", "std"} for t in targets):
+                            return True
+        return False
 
     def _evaluation_target(self, node: cst.Call) -> bool:
         """Assigned to a test/validation loader (``test_loader = DataLoader(...)``): not training."""

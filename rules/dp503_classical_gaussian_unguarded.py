@@ -4,9 +4,9 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, last_name, number, value_refs, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, target_nodes, value_refs, walk, words
 from dpcheck.rule import Rule
-from dpcheck.analysis.noisedraws import is_draw, is_eps, is_one, zero_centred
+from dpcheck.analysis.noisedraws import charges_accountant, is_draw, is_eps, is_one, zero_centred
 
 
 def _is_classical_log(node: cst.Call) -> bool:
@@ -95,6 +95,29 @@ class GaussianClassic:
     def scale(self):
         return math.sqrt(2 * math.log(1.25 / self.delta)) * self.sensitivity / self.epsilon
 """,
+        # alps-lab/dpgan: the formula only seeds σ; the moments accountant charges that σ and computes ε
+        """
+import numpy as np
+from utils.accounting import GaussianMomentsAccountant
+if __name__ == "__main__":
+    config = parser.parse_args()
+    if config.enable_accounting:
+        config.sigma = np.sqrt(2.0 * np.log(1.25 / config.delta)) / config.epsilon
+        print("Now with new sigma: %.4f" % config.sigma)
+    accountant = GaussianMomentsAccountant(loader.n, config.moment)
+    train(config, accountant)
+""",
+        """
+import numpy as np
+from opacus.accountants import RDPAccountant
+def train(model, loader, epsilon, delta, q, steps):
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    accountant = RDPAccountant()
+    for _ in range(steps):
+        step(model, loader, sigma)
+        accountant.step(noise_multiplier=sigma, sample_rate=q)
+    return accountant.get_epsilon(delta)
+""",
         # a literal epsilon below 1
         """
 import numpy as np
@@ -150,6 +173,14 @@ def prepare(self, binaverages, sens_per_bin):
     bin_sigma = c*sens_per_bin/self.epsilon
     return binaverages + np.random.randn(binaverages.shape[0])*bin_sigma
 """,
+        # an accountant in the module, but the σ given to it is another one
+        """
+import numpy as np
+def release(x, epsilon, delta, q, steps, noise_multiplier):
+    std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon  # <-
+    eps_sgd = compute_rdp(q, noise_multiplier, steps, orders)
+    return x + np.random.normal(0, std, size=x.shape)
+""",
         # the check is on another name
         """
 import numpy as np
@@ -164,7 +195,7 @@ def dp_release(x, eps, delta, alpha):
         if not _is_classical_log(node):
             return
         eps = self._epsilons(node)
-        if not eps or _guards(self.ctx.module, eps) or not self._calibrates(node):
+        if not eps or _guards(self.ctx.module, eps) or not self._calibrates(node) or self._charged(node):
             return
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
@@ -201,6 +232,35 @@ def dp_release(x, eps, delta, alpha):
                 for draw, other in ((node.left, node.right), (node.right, node.left)):
                     if isinstance(draw, cst.Call) and is_draw(draw) and zero_centred(draw) and value_refs(other) & derived:
                         return True
+        return False
+
+    def _charged(self, at: cst.Call) -> bool:
+        """Is the σ (or the object it is stored on) also handed to a moments/RDP accountant in this module? Then
+        the classical formula only picks a starting σ and the accountant computes the ε that is claimed."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(at)
+        if not isinstance(statement, cst.Assign):
+            return False
+        names: set[str] = set()
+        holders: set[str] = set()
+        for target in statement.targets:
+            for t in target_nodes(target.target):
+                name = dotted(t)
+                if name is None:
+                    continue
+                names.add(name)
+                base = name.split(".")[0]
+                if "." in name and base not in ("self", "cls"):
+                    holders.add(base)
+        if not names:
+            return False
+        for n in walk(self.ctx.module):
+            if not isinstance(n, cst.Call) or not charges_accountant(n):
+                continue
+            read = set().union(*(value_refs(a.value) for a in n.args)) if n.args else set()
+            # the σ itself, or the config object holding it handed to an accountant's constructor
+            if read & names or (read & holders and "accountant" in call_name(n).lower()):
+                return True
         return False
 
     def _epsilons(self, at: cst.Call) -> set[str]:

@@ -13,6 +13,9 @@ _ACCOUNTANTS = frozenset({
     "RdpAccountant", "PLDAccountant", "GaussianMomentsAccountant", "MomentsAccountant",
 })
 _ROUND_WORDS = frozenset({"round", "rounds", "epoch", "epochs", "comm", "communication", "iteration", "iterations"})
+#: a federated client's method of these words runs once per round (``train``, ``update_model``, Flower's ``fit``)
+_PER_ROUND_METHOD = frozenset({"train", "training", "update", "fit", "local"})
+_TRAIN_CALL_WORDS = frozenset({"train", "training", "fit", "update", "backward", "local"})
 _READ_WORDS = frozenset({"epsilon", "eps", "spent", "privacy", "dp"})
 
 
@@ -56,8 +59,11 @@ class AccountantPerRound(Rule):
         "which the server calls every round — starts each round's count at zero: the ε read from "
         "it is the cost of the last round alone, while the model (and the client's update) has "
         "been trained on the same records in every round. The reported ε undercounts by about the "
-        "number of rounds. Not reported: an engine built once before the loop, an engine built per "
-        "round whose ε is never read, code with no DP context. "
+        "number of rounds. `make_private_with_epsilon(target_epsilon=budget)` on a fresh engine each "
+        "round (in a client's `update_model`/`fit`/`local_train`) spends the whole budget every round. "
+        "Not reported: an engine built once before the loop, an engine built per round whose ε is "
+        "never read or targeted, a binary search that builds one accountant per candidate σ and "
+        "replays every step into it (nothing trained in that loop), code with no DP context. "
         "Fix: create the engine (or accountant) once per client and reuse it across rounds, or "
         "compose the per-round costs explicitly."
     )
@@ -118,9 +124,67 @@ def run(model, optimizer, loader, rounds, sigma):
                                                        noise_multiplier=sigma, max_grad_norm=1.0)
         train_one_round(model, optimizer, loader)
 """,
+        # qiuqiu035: a binary search over noise multipliers, each candidate replayed through all rounds
+        """
+from opacus.accountants import RDPAccountant
+def calibrate(target_epsilon, delta, q, num_rounds, max_iterations=50):
+    low, high = 0.1, 10.0
+    for iteration in range(max_iterations):
+        mid = (low + high) / 2
+        accountant = RDPAccountant()
+        for round_idx in range(num_rounds):
+            accountant.step(noise_multiplier=mid, sample_rate=q)
+        computed_epsilon = accountant.get_epsilon(delta)
+        if computed_epsilon > target_epsilon:
+            low = mid
+        else:
+            high = mid
+    return (low + high) / 2
+""",
+        # HqChen's fix: the engine is built once per client and calibrated for all rounds
+        """
+from opacus import PrivacyEngine
+class client(object):
+    def __init__(self, model, optimizer, loader, total_epochs, budget, delta):
+        self.privacy_engine = PrivacyEngine()
+        self.model, self.optimizer, self.loader = self.privacy_engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader, epochs=total_epochs,
+            target_epsilon=budget, target_delta=delta, max_grad_norm=1.0)
+
+    def update_model(self, global_round):
+        for x, y in self.loader:
+            self.optimizer.step()
+""",
     )
 
     INVALID = (
+        # HqChen2021 client.py: each round's update_model calibrates a fresh engine to the whole budget
+        """
+from opacus import PrivacyEngine
+class client(object):
+    def update_model(self, global_round, model_weights, privacy_budget):
+        privacy_engine = PrivacyEngine()  # <-
+        model = self.load_weights(Initialize_Model(self.args), model_weights)
+        optimizer = torch.optim.SGD(model.parameters(), lr=self.args.lr)
+        model, optimizer, train_loader = privacy_engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=self.train_loader, epochs=self.args.local_ep,
+            target_epsilon=privacy_budget, target_delta=self.DELTA, max_grad_norm=1.0)
+        for x, y in train_loader:
+            optimizer.step()
+        return model.state_dict()
+""",
+        # a fresh engine calibrated to the target in every round of the server loop
+        """
+from opacus import PrivacyEngine
+def run(clients, rounds, target_eps, delta):
+    for rnd in range(rounds):
+        for c in clients:
+            engine = PrivacyEngine()  # <-
+            c.model, c.opt, c.loader = engine.make_private_with_epsilon(
+                module=c.model, optimizer=c.opt, data_loader=c.loader, epochs=1,
+                target_epsilon=target_eps, target_delta=delta, max_grad_norm=1.0)
+            c.train_one_round()
+""",
         # PFLlib clientavg.py: a helper builds PrivacyEngine() in the per-round train()
         """
 class clientAVG(Client):
@@ -178,15 +242,36 @@ class FedClient:
         if fn is None or not self._epsilon_read(fn, engine, fa.line_of(node)):
             return
         loops = [loop for loop in fa.enclosing_loops(node) if _round_loop(loop)]
+        if loops and self._replays(loops[0], engine):
+            return
         if loops:
             where = "inside the loop on line " + str(fa.line_of(loops[0]))
         else:
             cls = fa.enclosing_class(node)
-            if cls is None or "client" not in words(cls.name.value) or not words(fn.name.value) & {"train", "training"}:
+            if cls is None or "client" not in words(cls.name.value) or not words(fn.name.value) & _PER_ROUND_METHOD:
                 return
             where = f"in `{cls.name.value}.{fn.name.value}`, which runs once per round"
         self.report(node.value, f"`{engine}` is created {where}, and the ε read from it covers only what ran since: "
                                 f"every earlier round is dropped from the accounting; create it once and reuse it")
+
+    def _replays(self, loop: cst.CSTNode, engine: str) -> bool:
+        """A loop that only simulates: each candidate (a binary search over noise multipliers) gets a fresh
+        accountant stepped through every round in an inner loop, and nothing is trained in the loop."""
+        if self.ctx.analysis.trains(loop):
+            return False
+        replayed = False
+        for node in walk(loop, into_scopes=False):
+            if not isinstance(node, cst.Call):
+                continue
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else None
+            if last_name(receiver) == engine:
+                if call_name(node) in ("step", "compose", "accumulate_privacy_spending") and any(
+                        isinstance(inner, (cst.For, cst.While)) and self.ctx.analysis.inside(node, inner)
+                        for inner in walk(loop, into_scopes=False) if inner is not loop):
+                    replayed = True
+            elif words(call_name(node)) & _TRAIN_CALL_WORDS or call_name(node) in ("make_private", "make_private_with_epsilon"):
+                return False
+        return replayed
 
     @staticmethod
     def _epsilon_read(fn: cst.FunctionDef, engine: str, after: int) -> bool:

@@ -1,4 +1,4 @@
-"""DP501–DP506 beyond their VALID/INVALID cases: quiet on ordinary ML code, the real spellings' structure,
+"""DP501–DP509 beyond their VALID/INVALID cases: quiet on ordinary ML code, the real spellings' structure,
 and their documentation through ``dpcheck explain``."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from dpcheck.rule import run_rules
 from dpcheck.rules import by_id
 
-NEW_RULES = ("DP501", "DP502", "DP503", "DP504", "DP505", "DP506")
+NEW_RULES = ("DP501", "DP502", "DP503", "DP504", "DP505", "DP506", "DP507", "DP508", "DP509")
 
 
 def lines(source: str, rule_id: str) -> list[int]:
@@ -133,6 +133,77 @@ class clientAVG(Client):
     assert lines(read, "DP505") == [4]
     # the same method outside a client class is a one-shot training run
     assert lines(read.replace("class clientAVG(Client):", "class Trainer:"), "DP505") == []
+
+
+# ordinary ML code: a seeded generator for data augmentation noise and a seeded training script
+SEEDED_ML = """
+import numpy as np
+import torch
+class GaussianNoiseAugment:
+    def __init__(self, sigma, eps=1e-8, seed=0):
+        self.rng = np.random.RandomState(seed)
+        self.sigma = sigma
+
+    def __call__(self, x):
+        return x + self.rng.normal(0, self.sigma, size=x.shape)
+
+def main(args, epoch):
+    torch.manual_seed(args.seed + epoch)
+    noise = torch.randn(16, 100)
+    return noise
+"""
+
+
+# ordinary training: gradient clipping with weight noise for regularisation, and a noise schedule over √batch
+CLIPPED_ML = """
+import math
+import torch
+def train(model, optimizer, loader, max_norm, noise_std, batch_size):
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+        for p in model.parameters():
+            p.data += torch.randn_like(p) * noise_std / math.sqrt(batch_size)
+"""
+
+
+def test_batch_clipping_and_std_formula_quiet_on_ml_code() -> None:
+    assert lines(CLIPPED_ML, "DP508") == []
+    assert lines(CLIPPED_ML, "DP509") == []
+
+
+def test_seeded_noise_quiet_on_ml_code() -> None:
+    assert lines(SEEDED_ML, "DP507") == []
+
+
+def test_seeded_noise_in_a_dp_mechanism_class() -> None:
+    source = """
+import numpy as np
+class LaplaceMechanism:
+    def __init__(self, epsilon, sensitivity, seed=7):
+        self.rng = np.random.default_rng(seed)
+        self.epsilon, self.sensitivity = epsilon, sensitivity
+
+    def release(self, x):
+        return x + self.rng.laplace(0, self.sensitivity / self.epsilon)
+"""
+    assert lines(source, "DP507") == [5]
+    assert lines(source.replace("seed=7", "seed=None"), "DP507") == []
+
+
+def test_dp503_stands_down_when_an_accountant_charges_the_sigma() -> None:
+    source = """
+import numpy as np
+def train(args, loader, steps, q):
+    args.sigma = np.sqrt(2 * np.log(1.25 / args.delta)) / args.epsilon
+    for _ in range(steps):
+        add_noise(loader, args.sigma)
+    return get_privacy_spent(orders, compute_rdp(q, args.sigma, steps, orders), target_delta=args.delta)
+"""
+    assert lines(source, "DP503") == []
+    uncharged = source.replace("compute_rdp(q, args.sigma, steps, orders)", "rdp_cached")
+    assert lines(uncharged, "DP503") == [4]
 
 
 @pytest.mark.parametrize("rule_id", NEW_RULES)

@@ -1,6 +1,8 @@
 """Helpers shared by the DP50x rules (noise order, truncated noise, classical Gaussian, budget loops)."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
@@ -77,3 +79,19 @@ def is_eps(expr: cst.CSTNode) -> bool:
 
 def is_one(expr: cst.CSTNode) -> bool:
     return number(expr) == 1
+
+
+_ACCOUNTANT_CHARGE = re.compile(
+    r"(?i)(accountant|compute_rdp|get_privacy_spent|accumulate_privacy_spending|compute_log_moment|"
+    r"compute_dp_sgd_privacy|compute_eps|get_epsilon|privacy_spent|^rdp_|_rdp$|make_private)")
+
+
+def charges_accountant(call: cst.Call) -> bool:
+    """A call that composes a noise multiplier into a moments/RDP/PRV accountant: ``compute_rdp(q, σ, …)``,
+    ``GaussianMomentsAccountant(…)``, ``accountant.accumulate_privacy_spending(…, σ, …)``,
+    ``accountant.step(noise_multiplier=σ, …)``."""
+    name = call_name(call)
+    if _ACCOUNTANT_CHARGE.search(name):
+        return True
+    return name == "step" and any(a.keyword is not None and a.keyword.value in ("noise_multiplier", "sigma")
+                                  for a in call.args)

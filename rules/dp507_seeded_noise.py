@@ -1,0 +1,345 @@
+"""DP507: privacy noise drawn from a random generator with a fixed or derivable seed."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import all_params, call_name, dotted, last_name, number, value_refs, walk, words
+from dpcheck.rule import Rule
+
+#: constructors of a seeded generator object
+_GENERATORS = frozenset({"RandomState", "default_rng", "Generator", "Random", "PRNGKey", "SeedSequence"})
+#: global seeding calls (``np.random.seed``, ``torch.manual_seed``, ``random.seed``, ``tf.random.set_seed``)
+_GLOBAL_SEEDS = frozenset({"seed", "manual_seed", "set_seed", "manual_seed_all"})
+#: methods of a generator that draw privacy noise or a randomised response
+_NOISE_METHODS = frozenset({
+    "laplace", "normal", "gumbel", "exponential", "standard_normal", "randn", "binomial", "geometric",
+    "standard_exponential", "gauss", "normalvariate", "expovariate",
+})
+#: identifiers a seed derived from public run structure is built from
+_DERIVED_WORDS = frozenset({"round", "rnd", "client", "cid", "rank", "epoch", "iteration", "step", "worker",
+                            "partition", "party", "user", "id", "idx"})
+_NOISE_SEED_WORDS = frozenset({"noise", "dp", "privacy", "laplace", "gaussian", "mechanism"})
+
+
+def _seed_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("seed", "x", "a"):
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[0] if positional else None
+
+
+class SeededNoise(Rule):
+    id = "DP507"
+    name = "seeded-noise"
+    category = "general"
+    severity = "error"
+    summary = "privacy noise comes from a random generator seeded with a fixed or derivable value"
+    rationale = (
+        "A DP guarantee holds only if the adversary cannot predict the noise. A generator seeded with "
+        "a constant (`np.random.RandomState(42)`), a public default (`def measure(data, eps, seed=0)`), "
+        "or a value anyone can recompute (`master_seed + client_id * 1000 + round`) produces the same "
+        "noise on every run: knowing the code and the seed, the noise can be regenerated and "
+        "subtracted from the release, which is then the exact private value. "
+        "Reported: a seeded generator (`RandomState`, `default_rng`, `random.Random`) that draws "
+        "Laplace/Gaussian noise or a randomised response, or that a mechanism's constructor (one "
+        "taking ε) stores for its draws; a global `np.random.seed`/`torch.manual_seed` call with a "
+        "seed named or derived for the noise (from round or client identifiers) before a noise draw. "
+        "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
+        "data, code with no DP context. "
+        "Fix: draw privacy noise from an unseeded generator (`np.random.default_rng()`, "
+        "`secrets.SystemRandom`, a cryptographic RNG); keep seeds for model initialisation and data order."
+    )
+    TRIGGERS = ("seed", "RandomState", "default_rng", "Random(")
+    #: checked per finding: DP context, or a mechanism class named for DP (``BaseLDP``) with an ε parameter
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a generator constructor or a global seeding call with an argument."""
+        return bool(facts.called & (_GENERATORS | _GLOBAL_SEEDS))
+
+    VALID = (
+        # RON-Gauss: a helper's required seed, passed None by the public method
+        """
+import numpy as np
+class RONGauss:
+    def __init__(self, epsilon, delta):
+        self.epsilon, self.delta = epsilon, delta
+
+    def generate(self, X, prng_seed=None):
+        return self._gmm(X, prng_seed)
+
+    def _gmm(self, X, prng_seed):
+        prng = np.random.RandomState(prng_seed)
+        return X.mean(0) + prng.laplace(0, 1 / self.epsilon, size=X.shape[1])
+""",
+        # fresh entropy: no seed, or seed=None by default
+        """
+import numpy as np
+def privbayes_measurements(data, eps=1.0, seed=None):
+    prng = np.random.RandomState(seed)
+    return data + prng.laplace(loc=0, scale=4 / eps, size=data.shape)
+""",
+        """
+import numpy as np
+class LaplaceLDP:
+    def __init__(self, eps):
+        self.random_ = np.random.default_rng()
+        self.eps = eps
+
+    def encode(self, x, sensitivity):
+        return x + self.random_.laplace(0, sensitivity / self.eps, size=x.shape)
+""",
+        # a seed that only shuffles the data and initialises the model; the noise is unseeded
+        """
+import numpy as np
+import torch
+def train(model, X, epsilon, sigma, seed=0):
+    rng = np.random.RandomState(seed)
+    order = rng.permutation(len(X))
+    torch.manual_seed(seed)
+    for i in order:
+        g = model.grad(X[i])
+        g = g + torch.normal(0, sigma, g.shape)
+    return model
+""",
+        # a fixed seed for a simulation of the data, not for the noise
+        """
+import numpy as np
+def make_data(n, epsilon, seed=42):
+    rng = np.random.RandomState(seed)
+    return rng.normal(0, 1, size=(n, 3))
+""",
+    )
+
+    INVALID = (
+        # JS1820 privbayes.py: the measurements' Laplace noise from RandomState(seed) with seed=0 by default
+        """
+import numpy as np
+def privbayes_measurements(data, eps=1.0, seed=0):
+    prng = np.random.RandomState(seed)  # <-
+    measurements = []
+    for proj in projections:
+        x = data.project(proj).datavector()
+        y = x + prng.laplace(loc=0, scale=4 * len(projections) / eps, size=x.size)
+        measurements.append(y)
+    return measurements
+""",
+        # Balitskiy ldp_base.py: the LDP mechanism's own generator, seeded by the caller (42 by default)
+        """
+import numpy as np
+class BaseLDP:
+    def __init__(self, eps, seed, **kwargs):
+        self.random_ = np.random.RandomState(seed)  # <-
+        self.eps = eps
+""",
+        """
+import numpy as np
+class LaplaceLDP:
+    def __init__(self, eps, seed: int = 42):
+        self.rng = np.random.default_rng(seed)  # <-
+        self.eps = eps
+
+    def encode(self, x, sensitivity):
+        return x + self.rng.laplace(0, sensitivity / self.eps, size=x.shape)
+""",
+        # a literal seed for the noise generator
+        """
+import numpy as np
+def noisy_count(count, epsilon):
+    rng = np.random.default_rng(12345)  # <-
+    return count + rng.laplace(0, 1 / epsilon)
+""",
+        # qiuqiu035 localdp_adapter.py: the DP noise seed derived from client and round identifiers
+        """
+import numpy as np
+import torch
+def local_dp(update, clip, sigma, client_id, round_num, seed_mgr):
+    noise_seed = seed_mgr.get_dp_noise_seed(client_id, round_num)
+    torch.manual_seed(noise_seed)  # <-
+    np.random.seed(noise_seed)  # <-
+    return update + torch.normal(0, sigma * clip, update.shape)
+""",
+        """
+import numpy as np
+def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
+    rng = np.random.default_rng(master_seed + client_id * 1000 + rnd)  # <-
+    return update + rng.normal(0, noise_multiplier * clip, size=update.shape)
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if not (name in _GENERATORS or name in _GLOBAL_SEEDS):
+            return
+        fa = self.ctx.analysis
+        if self._test_code(node) or (not fa.in_dp_context(node) and not self._dp_class(node)):
+            return
+        if name in _GENERATORS:
+            self._generator(node, name)
+        elif name in _GLOBAL_SEEDS and isinstance(node.func, cst.Attribute):
+            self._global_seed(node, name)
+
+    # -- a generator object -------------------------------------------------------------------
+    def _generator(self, node: cst.Call, name: str) -> None:
+        if name in ("Random", "Generator") and not (dotted(node.func) or "").startswith(("random.", "np.", "numpy.")):
+            return
+        seed = _seed_arg(node)
+        if seed is None:
+            return
+        why = self._fixed(node, seed)
+        if why is None:
+            return
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(node)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 or statement.value is not node:
+            return
+        target = dotted(statement.targets[0].target)
+        if target is None:
+            return
+        draws = self._noise_draws(target)
+        if not draws:
+            if not (target.startswith("self.") and self._mechanism_init(node) and self._mechanism_class(node)
+                    and not self._other_uses(target)):
+                return
+            what = "the mechanism's own generator (its constructor takes ε)"
+        else:
+            what = f"it draws the noise on line {fa.line_of(draws[0])}"
+        self.report(node, f"`{target}` is seeded with {why}, and {what}: the privacy noise is reproducible "
+                          f"from public information, so it can be regenerated and subtracted; draw privacy noise "
+                          f"from an unseeded generator")
+
+    def _fixed(self, node: cst.CSTNode, seed: cst.BaseExpression) -> str | None:
+        """Why ``seed`` is public: a literal, a parameter with a literal (or no) default, a value derived from
+        round/client identifiers. None when it may be fresh entropy or is not visible."""
+        if number(seed) is not None:
+            return f"the constant `{self.ctx.analysis.code(seed)}`"
+        if isinstance(seed, cst.Name):
+            fn = self.ctx.analysis.enclosing_function(node)
+            if fn is None:
+                return None
+            for param in all_params(fn):
+                if param.name.value != seed.value:
+                    continue
+                if param.default is None:
+                    # a randomiser class that demands a seed from its caller (``BaseLDP(eps, seed)``); a helper's
+                    # required seed may be passed None by its public caller
+                    return f"the caller's `{seed.value}` (a required argument of the mechanism)" \
+                        if "seed" in words(seed.value) and self._mechanism_class(node) \
+                        and self._mechanism_init(node) else None
+                if number(param.default) is not None:
+                    return f"`{seed.value}`, whose default is the constant {self.ctx.analysis.code(param.default)}"
+                return None
+            return self._derived(node, seed)
+        if isinstance(seed, cst.BinaryOperation):
+            names = value_refs(seed)
+            if any(words(n.split(".")[-1]) & _DERIVED_WORDS for n in names):
+                return f"`{self.ctx.analysis.code(seed)}`, computed from round/client identifiers"
+        return None
+
+    def _derived(self, node: cst.CSTNode, seed: cst.Name) -> str | None:
+        """A local seed named for the noise (``noise_seed``) or assigned from round/client identifiers."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None:
+            return None
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and last_name(sub.targets[0].target) == seed.value:
+                if words(seed.value) & _NOISE_SEED_WORDS:
+                    return f"`{seed.value}`, a seed set aside for the noise"
+                names = value_refs(sub.value)
+                if any(words(n.split(".")[-1]) & _DERIVED_WORDS for n in names) and isinstance(
+                        sub.value, cst.BinaryOperation):
+                    return f"`{seed.value}`, computed from round/client identifiers"
+        return None
+
+    def _noise_draws(self, target: str) -> list[cst.Call]:
+        out = []
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and sub.func.attr.value in _NOISE_METHODS and dotted(sub.func.value) == target:
+                if sub.func.attr.value == "normal" and not self._noise_like_normal(sub):
+                    continue
+                if sub.func.attr.value in ("binomial", "geometric") and all(
+                        number(a.value) is not None for a in sub.args):
+                    continue  # ``rng.binomial(1, 0.6)`` simulates data; a randomised response reads ε
+                out.append(sub)
+        return out
+
+    def _noise_like_normal(self, call: cst.Call) -> bool:
+        """``rng.normal(0, sigma, …)`` added to something in DP code, not a simulated data set."""
+        fa = self.ctx.analysis
+        parent = fa.parent(call)
+        while isinstance(parent, (cst.Arg, cst.BinaryOperation)) and not (
+                isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Subtract))):
+            parent = fa.parent(parent)
+        if isinstance(parent, cst.BinaryOperation):
+            return True
+        statement = fa.enclosing_statement(call)
+        if isinstance(statement, (cst.Assign, cst.AugAssign)):
+            text = fa.code(statement)
+            return isinstance(statement, cst.AugAssign) or "noise" in text.lower()
+        return False
+
+    def _test_code(self, node: cst.CSTNode) -> bool:
+        """A unit test seeds on purpose (reproducible assertions on the noise's distribution)."""
+        path = self.ctx.path.replace("\\", "/")
+        base = path.rsplit("/", 1)[-1]
+        if base.startswith("test_") or base.endswith(("_test.py", "_tests.py")) or "/tests/" in f"/{path}" \
+                or "/test/" in f"/{path}":
+            return True
+        fn = self.ctx.analysis.enclosing_function(node)
+        return fn is not None and fn.name.value.startswith("test")
+
+    def _dp_class(self, node: cst.CSTNode) -> bool:
+        cls = self.ctx.analysis.enclosing_class(node)
+        return cls is not None and bool(words(cls.name.value) & {"ldp", "dp", "laplace", "mechanism", "private",
+                                                                  "privacy", "randomizer", "randomiser"}) \
+            and self._mechanism_init(node)
+
+    def _mechanism_class(self, node: cst.CSTNode) -> bool:
+        """A class named for a randomiser (``BaseLDP``, ``LaplaceMechanism``), not a model that takes ε."""
+        cls = self.ctx.analysis.enclosing_class(node)
+        return cls is not None and bool(words(cls.name.value) & {
+            "ldp", "mechanism", "laplace", "gaussian", "randomizer", "randomiser", "perturbation", "perturber",
+            "oracle", "rr"})
+
+    def _mechanism_init(self, node: cst.CSTNode) -> bool:
+        fn = self.ctx.analysis.enclosing_function(node)
+        return fn is not None and fn.name.value == "__init__" and any(
+            words(p.name.value) & {"eps", "epsilon"} for p in all_params(fn))
+
+    def _other_uses(self, target: str) -> bool:
+        """The generator also shuffles or initialises: its seed may be there for that."""
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and dotted(sub.func.value) == target and sub.func.attr.value in (
+                        "permutation", "shuffle", "choice", "integers", "randint", "uniform", "rand", "random"):
+                return True
+        return False
+
+    # -- a global seed --------------------------------------------------------------------------
+    def _global_seed(self, node: cst.Call, name: str) -> None:
+        receiver = dotted(node.func.value) or ""  # type: ignore[attr-defined]
+        if name == "seed" and receiver not in ("np.random", "numpy.random", "random"):
+            return
+        if name in ("manual_seed", "manual_seed_all") and not receiver.startswith("torch"):
+            return
+        if name == "set_seed" and not receiver.startswith("tf"):
+            return
+        seed = _seed_arg(node)
+        if not isinstance(seed, cst.Name):
+            return
+        why = self._derived(node, seed)
+        if why is None:
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        line = fa.line_of(node)
+        if fn is None or not any(isinstance(sub, cst.Call) and fa.is_noise(sub) and fa.line_of(sub) > line
+                                 for sub in walk(fn, into_scopes=False)):
+            return
+        self.report(node, f"the global generator is seeded with {why}, and the privacy noise drawn after it "
+                          f"is reproducible from public information; draw privacy noise from an unseeded generator")

@@ -1,0 +1,265 @@
+"""DP508: DP-SGD that clips the batch gradient (after ``loss.backward()``) instead of each example's."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import NORM_CALLS
+from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.rule import Rule
+
+_CLIPS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm"})
+_GRADIENTS = frozenset({"backward", "compute_gradients", "gradients"})
+_DRAWS = frozenset({"normal", "randn", "randn_like", "random_normal", "normal_", "laplace", "standard_normal"})
+#: per-example gradient machinery: then the batch clip is not the only clip
+_PER_EXAMPLE = ("grad_sample", "per_sample", "per_example", "persample", "perexample", "microbatch", "micro_batch",
+                "jacobian", "vmap", "vectorized_map", "GradSampleModule", "make_private", "PrivacyEngine",
+                "functorch", "pfor", "DPOptimizer", "DPKeras", "DPAdam", "DPSGD(", "dp_optimizer", "grad1",
+                "autograd_hacks", "backpack", "BatchGrad")
+_LOADER_WORDS = frozenset({"loader", "dataloader", "batches", "dataset", "epochs", "epoch", "steps", "iterations",
+                           "iters", "iterator", "critic", "rounds", "enumerate"})
+_EXAMPLE_WORDS = frozenset({"zip", "batch", "xb", "x", "examples", "example", "samples", "sample", "size", "len",
+                            "bs", "micro"})
+
+
+def _max_of_norm(expr: cst.BaseExpression) -> bool:
+    """``max(1, norm(g) / C)``, ``tf.maximum(1., tf.norm(g) / C)``: the divisor of a clip to C."""
+    return isinstance(expr, cst.Call) and call_name(expr) in ("max", "maximum", "fmax") and any(
+        isinstance(n, cst.Call) and call_name(n) in NORM_CALLS for n in walk(expr))
+
+
+class BatchClipping(Rule):
+    id = "DP508"
+    name = "batch-clipping"
+    category = "general"
+    severity = "error"
+    summary = "DP-SGD clips the batch gradient after `loss.backward()` (no per-example clipping), then adds noise"
+    rationale = (
+        "DP-SGD bounds each record's influence by clipping every example's gradient to C before they "
+        "are summed; the Gaussian noise σ·C and the accountant rest on that per-example bound. "
+        "`loss.backward()` on a batch loss followed by `clip_grad_norm_(model.parameters(), C)` clips "
+        "the gradient of the whole batch: one record can still move it anywhere inside the ball of "
+        "radius C (sensitivity 2C, not C per record of a sum), and with a mean loss the clip does "
+        "not bound a single example's share at all. The noise added afterwards does not give the "
+        "ε the accountant computes. Not reported: modules with per-example machinery (Opacus "
+        "`grad_sample`, `make_private`, micro-batches, `vmap`/`jacobian`), a backward inside a loop "
+        "over the examples of a batch (micro-batches of one), gradient-norm clipping with no noise "
+        "after it (ordinary training), code with no DP context. "
+        "Fix: compute per-example gradients (Opacus, `torch.func.vmap`, micro-batches of size 1), "
+        "clip each to C, sum, add N(0, σ²C²) and divide by the batch size."
+    )
+    TRIGGERS = ("clip_grad_norm", "clip_by_global_norm", "norm")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a gradient clip call next to a backward/compute_gradients call and a noise draw."""
+        return bool(facts.called & (_CLIPS | {"max", "maximum", "fmax"})) and bool(facts.called & _GRADIENTS) \
+            and bool(facts.called & _DRAWS)
+
+    VALID = (
+        # per-example clipping by micro-batches of one, then one noise draw on the sum
+        """
+import torch
+def dp_step(model, optimizer, xb, yb, max_grad_norm, noise_multiplier):
+    summed = [torch.zeros_like(p) for p in model.parameters()]
+    for x, y in zip(xb, yb):
+        optimizer.zero_grad()
+        loss_fn(model(x[None]), y[None]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        for s, p in zip(summed, model.parameters()):
+            s += p.grad
+    for s, p in zip(summed, model.parameters()):
+        p.grad = (s + torch.normal(0, noise_multiplier * max_grad_norm, s.shape)) / len(xb)
+    optimizer.step()
+""",
+        # Opacus does the per-example clipping; the extra clip is harmless
+        """
+import torch
+from opacus import PrivacyEngine
+def train(model, optimizer, loader, max_grad_norm, noise_multiplier):
+    model, optimizer, loader = PrivacyEngine().make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                            noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm)
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+""",
+        # ordinary gradient clipping in DP code with no noise after it
+        """
+import torch
+def pretrain_public(model, optimizer, loader, epsilon, max_grad_norm):
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+""",
+        # a DP-GAN's generator step: only the DP discriminator's output on fakes reaches its loss
+        """
+import torch
+def fit(self, loader, optimizerG, noise_multiplier, max_grad_norm):
+    for x in loader:
+        loss_g = -torch.mean(self.discriminator(self._generator(torch.randn(64, 128))))
+        optimizerG.zero_grad()
+        loss_g.backward()
+        torch.nn.utils.clip_grad_norm_(self._generator.parameters(), max_grad_norm)
+        optimizerG.step()
+        for param in self._generator.parameters():
+            param.data += torch.normal(mean=0.0, std=noise_multiplier * max_grad_norm, size=param.shape)
+""",
+        # gradient-noise regularisation clipped afterwards, no privacy: noise before the clip
+        """
+import torch
+def step(model, optimizer, loader, epsilon, eta, t, max_norm):
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        for p in model.parameters():
+            p.grad += torch.randn_like(p.grad) * (eta / (1 + t) ** 0.55)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+""",
+    )
+
+    INVALID = (
+        # DP-SDV ctgan.py: the DP TVAE clips the batch gradient, then noises the parameters
+        """
+import torch
+def fit(self, loader, encoder, optimizerAE, noise_multiplier, max_grad_norm):
+    for id_, data in enumerate(loader):
+        optimizerAE.zero_grad()
+        loss = self.loss(encoder, data[0])
+        loss.backward()
+        if noise_multiplier is not None:
+            torch.nn.utils.clip_grad_norm_(encoder.parameters(), max_grad_norm)  # <-
+        optimizerAE.step()
+        if noise_multiplier is not None:
+            for param in encoder.parameters():
+                param.data += torch.normal(mean=0.0, std=noise_multiplier * max_grad_norm, size=param.shape)
+""",
+        # the same with the noise on the gradients before the step
+        """
+import torch
+def dp_train(model, optimizer, loader, epochs, clip, sigma):
+    for epoch in range(epochs):
+        for x, y in loader:
+            optimizer.zero_grad()
+            loss = criterion(model(x), y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # <-
+            for p in model.parameters():
+                p.grad += torch.randn_like(p.grad) * sigma * clip / len(x)
+            optimizer.step()
+""",
+        # DP-SDV's DP-CTGAN discriminator: the penalty and the loss backpropagated, one clip, then noise
+        """
+import torch
+def fit(self, discriminator, optimizerD, n_critic, noise_multiplier, max_grad_norm):
+    for n in range(n_critic):
+        loss_d = -(torch.mean(y_real) - torch.mean(y_fake))
+        optimizerD.zero_grad()
+        pen.backward(retain_graph=True)
+        loss_d.backward()
+        if noise_multiplier is not None:
+            torch.nn.utils.clip_grad_norm_(discriminator.parameters(), max_grad_norm)  # <-
+        optimizerD.step()
+        for param in discriminator.parameters():
+            param.data += torch.normal(mean=0.0, std=noise_multiplier * max_grad_norm, size=param.shape)
+""",
+        # alexandrehuat dp-gan: the batch-mean loss's gradient clipped per variable by hand, then noised
+        """
+import tensorflow as tf
+def train(self, X, optimizer, C=1, sigma=1, target_epsilon=4, target_delta=1e-05):
+    D_loss = tf.reduce_mean(self.D(self.G(z)) - self.D(x), axis=0)
+    D_grad_vars = optimizer.compute_gradients(D_loss, self.D.trainable_weights)
+    D_grad_vars = [(tf.divide(grad, tf.maximum(tf.constant(1.), tf.divide(tf.norm(grad), tf.constant(C)))) + tf.random_normal(grad.shape, 0, sigma * C), var) for grad, var in D_grad_vars]  # <-
+    return optimizer.apply_gradients(D_grad_vars)
+""",
+        # TF: the batch loss's gradients clipped globally, then noised
+        """
+import tensorflow as tf
+def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
+    grads_and_vars = optimizer.compute_gradients(loss, variables)
+    grads, _ = tf.clip_by_global_norm([g for g, v in grads_and_vars], l2_norm_clip)  # <-
+    noisy = [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier * l2_norm_clip) for g in grads]
+    return optimizer.apply_gradients(zip(noisy, variables))
+""",
+    )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        fa = self.ctx.analysis
+        if any(marker in self.ctx.source for marker in _PER_EXAMPLE):
+            return
+        gradients: list[cst.Call] = []
+        clips: list[cst.Call] = []
+        noise: list[cst.Call] = []
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) \
+                    and _max_of_norm(sub.right):
+                clips.append(sub)  # type: ignore[arg-type]
+                continue
+            if not isinstance(sub, cst.Call):
+                continue
+            name = call_name(sub)
+            if name in _GRADIENTS:
+                gradients.append(sub)
+            elif name in _CLIPS or self._manual_clip(sub):
+                clips.append(sub)
+            elif name in _DRAWS and self._on_weights(sub):
+                noise.append(sub)
+        if not gradients or not clips or not noise:
+            return
+        for clip in clips:
+            if self._generator_step(clip):
+                continue
+            line = fa.line_of(clip)
+            before = [g for g in gradients if fa.line_of(g) <= line]
+            if not before or any(self._per_example(g, clip) for g in before):
+                continue
+            after = [n for n in noise if fa.line_of(n) >= line]
+            if not after:
+                continue
+            self.report(clip, f"this clips the gradient of the whole batch (computed on line {fa.line_of(before[-1])}), "
+                              f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
+                              f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
+                              f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    @staticmethod
+    def _manual_clip(call: cst.Call) -> bool:
+        """``tf.divide(g, tf.maximum(1., tf.norm(g) / C))``."""
+        positional = [a.value for a in call.args if a.keyword is None]
+        return call_name(call) in ("divide", "div", "truediv", "true_divide") and len(positional) == 2 \
+            and _max_of_norm(positional[1])
+
+    def _generator_step(self, clip: cst.Call) -> bool:
+        """A GAN generator's gradient: its loss reads only the (DP) discriminator's output on fakes, so the
+        clip and noise there are post-processing, not the privacy mechanism."""
+        if isinstance(clip, cst.BinaryOperation):
+            text = self.ctx.analysis.code(clip.left)
+        elif not clip.args:
+            return False
+        else:
+            text = self.ctx.analysis.code(clip.args[0].value)
+        return bool(re.search(r"(?i)generator|\bgen\b|\bnetG\b|\bG\.|_gen\b|\bgen_", text))
+
+    def _on_weights(self, draw: cst.Call) -> bool:
+        """The draw is added to parameters or gradients (``param.data += normal(…)``, ``p.grad += …``)."""
+        statement = self.ctx.analysis.enclosing_statement(draw)
+        text = self.ctx.analysis.code(statement)
+        return any(w in text for w in ("param", "grad", ".data", "weight"))
+
+    def _per_example(self, gradient: cst.Call, clip: cst.Call) -> bool:
+        """The backward runs in a loop over one batch's examples (micro-batches of one): ``for x, y in
+        zip(xb, yb)``, ``for i in range(batch_size)``; not a loop over a loader, epochs or critic steps."""
+        fa = self.ctx.analysis
+        for loop in fa.enclosing_loops(gradient):
+            if not fa.inside(clip, loop) or not isinstance(loop, cst.For):
+                continue
+            text = fa.code(loop.iter)
+            names = words("_".join(part for part in text.replace(".", " ").replace("(", " ").replace(")", " ")
+                                   .replace(",", " ").replace("[", " ").replace("]", " ").split()))
+            if names & _LOADER_WORDS:
+                return False
+            return bool(names & _EXAMPLE_WORDS)
+        return False

@@ -1,0 +1,233 @@
+"""DP509: a Gaussian noise standard deviation that disagrees with the sensitivity it is calibrated to:
+divided by √(batch size), or scaled by the sensitivity squared."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, walk, words
+from dpcheck.rule import Rule
+from dpcheck.analysis.noisedraws import is_draw, zero_centred
+
+_BATCH_WORDS = frozenset({"batch", "bs", "batchsize", "lot", "mb", "minibatch"})
+_STD_WORDS = frozenset({"sigma", "std", "stddev", "stdev", "scale"})
+_SENS_WORDS = frozenset({"sens", "sensitivity", "clip", "delta_f", "l2"})
+_SQRT = frozenset({"sqrt"})
+
+
+def _batch_named(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call) and call_name(expr) in ("len", "float", "int") and expr.args:
+        return _batch_named(expr.args[0].value)
+    name = last_name(expr)
+    if name is None:
+        return False
+    lowered = name.lower()
+    return bool(words(name) & _BATCH_WORDS) or lowered.endswith("batch_size") or lowered in ("b", "bsz")
+
+
+def _sqrt_of_batch(expr: cst.BaseExpression) -> bool:
+    """``np.sqrt(batch_size)``, ``math.sqrt(len(batch))``, ``batch_size ** 0.5``."""
+    if isinstance(expr, cst.Call) and call_name(expr) in _SQRT and len(expr.args) == 1:
+        return _batch_named(expr.args[0].value)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power):
+        return number(expr.right) == 0.5 and _batch_named(expr.left)
+    return False
+
+
+def _sensitivity_named(expr: cst.BaseExpression) -> bool:
+    name = last_name(expr)
+    return name is not None and (name == "s" or bool(words(name) & _SENS_WORDS))
+
+
+class NoiseStdFormula(Rule):
+    id = "DP509"
+    name = "noise-std-formula"
+    category = "general"
+    severity = "error"
+    summary = "Gaussian noise std divided by √(batch size), or scaled by the sensitivity squared"
+    rationale = (
+        "The Gaussian mechanism adds N(0, σ²Δ²): the standard deviation is σ times the L2 "
+        "sensitivity Δ. In DP-SGD the sum of B per-example gradients clipped to C has Δ = C, so "
+        "its noise is N(0, σ²C²), and the mean's is σC/B. `normal(0, C*sigma) / sqrt(batch_size)` "
+        "is neither: on the sum it is √B times too small for the σ the accountant charges. "
+        "Likewise `sigma *= sensitivity ** 2` (then used as a draw's scale) multiplies the standard deviation by Δ² (a variance "
+        "unit): for Δ < 1 the noise is too small by a factor Δ. Not reported: √B in a multiplication, "
+        "a variance (`var = sigma**2 * sens**2`), a Δ² under a square root, code with no DP context. "
+        "Fix: std = σ·Δ on the sum (divide the noisy sum by B afterwards), and scale σ by Δ, not Δ²."
+    )
+    TRIGGERS = ("sqrt", "**")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a division by a square root (or a ``** 0.5``) or a power of 2 in a module with a draw."""
+        import ast
+
+        return bool(facts.binops(ast.Div) or facts.binops(ast.Pow) or facts.augassigns(ast.Mult))
+
+    VALID = (
+        # the noise on the sum is σC; the mean divides the noisy sum by B
+        """
+import torch
+def noisy_mean(summed, clip, sigma, batch_size):
+    return (summed + torch.normal(0, clip * sigma, summed.shape)) / batch_size
+""",
+        # a variance, not a std
+        """
+import numpy as np
+def gaussian_variance(sigma, sensitivity):
+    var = sigma ** 2 * sensitivity ** 2
+    return var
+""",
+        # Δ² under the square root of a σ formula
+        """
+import numpy as np
+def sigma_for(epsilon, delta, sensitivity):
+    sigma = np.sqrt(2 * np.log(1.25 / delta) * sensitivity ** 2) / epsilon
+    return np.random.normal(0, sigma)
+""",
+        # the noise of a mean: σC / B
+        """
+import tensorflow as tf
+def noise_grads(m, batch_size, sigma, clip):
+    return {k: v + tf.random_normal(shape=k.shape, mean=0.0, stddev=clip * sigma) / batch_size for k, v in m.items()}
+""",
+        # √B in a multiplication: the effective noise of an averaged estimate, reported, not drawn
+        """
+import numpy as np
+def effective_sigma(sigma, clip, batch_size):
+    effective = sigma * clip * np.sqrt(batch_size)
+    return effective
+""",
+    )
+
+    INVALID = (
+        # alps-lab dpgan clippers/basic.py
+        """
+import numpy as np
+import tensorflow as tf
+def noise_grads(self, m, batch_size, sigma, delta):
+    noised = {}
+    for k, v in m.items():
+        c_value = self.clip_bound.get_bound_tensor()
+        noised[k] = v + (tf.random_normal(shape=k.shape, mean=0.0, stddev=c_value * sigma) /  # <-
+                         np.sqrt(batch_size))
+    return noised
+""",
+        """
+import torch, math
+def privatize(grad_sum, clip, noise_multiplier, batch_size):
+    std = clip * noise_multiplier / math.sqrt(batch_size)  # <-
+    return grad_sum + torch.normal(0, std, grad_sum.shape)
+""",
+        # FuzzyFL DP.py: σ multiplied by the sensitivity squared
+        """
+import numpy as np
+import torch
+def tight_gaussian(data, s, c2, q, t, delta, epsilon, device=None):
+    sigma = c2 * q * np.sqrt(t * np.log(1 / delta)) / epsilon
+    sigma *= (s ** 2)  # <-
+    noise = torch.normal(0, sigma, data.shape).to(device)
+    return data + noise
+""",
+        """
+import numpy as np
+def gaussian_release(x, epsilon, delta, l2_sensitivity):
+    std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon * l2_sensitivity ** 2  # <-
+    return x + np.random.normal(0, std, x.shape)
+""",
+    )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, cst.Divide) and _sqrt_of_batch(node.right):
+            if self._noise_or_std(node.left):
+                self.report(node, "Gaussian noise scaled by 1/√(batch size): the sum of B clipped gradients has "
+                                  "sensitivity C and needs std σ·C (σ·C/B for the mean), so this is √B too little "
+                                  "noise for the σ the accountant charges")
+            return
+        if isinstance(node.operator, cst.Power) and number(node.right) == 2 and _sensitivity_named(node.left):
+            self._squared_sensitivity(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if not isinstance(node.operator, cst.MultiplyAssign) or not self._std_target(node.target):
+            return
+        value = node.value
+        while isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Multiply):
+            value = value.left if isinstance(value.left, cst.BinaryOperation) else value.right
+        for sub in walk(node.value):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Power) \
+                    and number(sub.right) == 2 and _sensitivity_named(sub.left) \
+                    and self._drawn_with(node, last_name(node.target) or ""):
+                self.report(node, f"the noise std `{dotted(node.target) or 'sigma'}` is multiplied by the "
+                                  f"sensitivity squared: a standard deviation scales with Δ, not Δ² (Δ² is the "
+                                  f"variance's unit), so for Δ < 1 the noise is too small")
+                return
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _noise_or_std(self, expr: cst.BaseExpression) -> bool:
+        """A zero-centred Gaussian draw, a product with one, or a std made of σ and a clip bound."""
+        inner = expr
+        while isinstance(inner, cst.BinaryOperation) and isinstance(inner.operator, cst.Multiply):
+            if is_draw(inner):
+                break
+            inner = inner.left
+        if is_draw(expr):
+            draws = [n for n in walk(expr) if isinstance(n, cst.Call) and is_draw(n)]
+            return any(zero_centred(d) and call_name(d) not in ("laplace", "Laplace") for d in draws)
+        names = {w for n in walk(expr) if isinstance(n, (cst.Name, cst.Attribute)) for w in words(last_name(n) or "")}
+        if not (names & {"sigma", "noise", "multiplier"} and names & {"clip", "c", "bound", "norm", "value"}):
+            return False
+        statement = self.ctx.analysis.enclosing_statement(expr)
+        if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+            return self._std_target(statement.targets[0].target)
+        return False
+
+    def _drawn_with(self, node: cst.CSTNode, name: str) -> bool:
+        """Is ``name`` the scale of a zero-centred draw later in the same function (``normal(0, sigma, …)``,
+        ``randn(n) * sigma``)?"""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not name:
+            return False
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Call) and is_draw(sub) and zero_centred(sub):
+                if any(last_name(a.value) == name or any(last_name(n) == name for n in walk(a.value))
+                       for a in sub.args):
+                    return True
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Multiply) and is_draw(sub) \
+                    and any(isinstance(n, cst.Name) and n.value == name for n in walk(sub)):
+                return True
+        return False
+
+    @staticmethod
+    def _std_target(target: cst.BaseExpression) -> bool:
+        name = last_name(target)
+        if name is None:
+            return False
+        pieces = words(name)
+        return bool(pieces & _STD_WORDS) and not pieces & {"var", "variance", "sq", "squared", "sigma2", "lr"}
+
+    def _squared_sensitivity(self, power: cst.BinaryOperation) -> None:
+        fa = self.ctx.analysis
+        for anc in fa.ancestors(power):
+            if isinstance(anc, cst.Call) and call_name(anc) in _SQRT:
+                return
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Power):
+                return
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Add, cst.Subtract, cst.Divide)) \
+                    and not (isinstance(anc.operator, cst.Divide) and anc.left is not power and
+                             not any(n is power for n in walk(anc.left))):
+                return
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                break
+        statement = fa.enclosing_statement(power)
+        if isinstance(statement, cst.AugAssign):
+            return  # visit_AugAssign reports it
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
+                or not self._std_target(statement.targets[0].target):
+            return
+        target = last_name(statement.targets[0].target)
+        if not self._drawn_with(power, target or ""):
+            return
+        self.report(power, f"`{target}` (a noise std) is scaled by the sensitivity squared: a standard deviation "
+                           f"scales with Δ, not Δ², so for Δ < 1 the noise is too small")
