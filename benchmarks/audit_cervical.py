@@ -63,7 +63,7 @@ def markdown(summary: dict[str, Any]) -> str:
     if selected:
         lines += ["", "## Target selection", "",
                   "The 64 records farthest from the rest, a short mini-audit each, the highest AUC wins "
-                  "(`dpcheck/audit/targets.py`). Where the paper's record 397 ranks among them:", "",
+                  "(`dpcheck/audit/runners/targets.py`). Where the paper's record 397 ranks among them:", "",
                   "| implementation | chosen record | its mini-audit AUC | candidates | mini-runs | record 397 |",
                   "|---|---|---|---|---|---|"]
         for e in selected:

@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{r['minutes']:.1f} min", flush=True)
     finally:
         store.close()
-    payload = {"description": "worst-case settings search (dpcheck.audit.search): pilot over a grid, confirmatory "
+    payload = {"description": "worst-case settings search (dpcheck.audit.runners.search): pilot over a grid, confirmatory "
                               "audit on fresh runs", "command": "python benchmarks/audit_search.py " + " ".join(
                                   sys.argv[1:] if argv is None else argv),
                "pilot_runs": args.pilot_runs, "runs_cap": args.runs,

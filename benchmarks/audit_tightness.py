@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"known from the target's declared layout and the public domain; the train part only fixes the GDP "
                    f"threshold at the midpoint of the two worlds' mean scores, the α ≈ β point), dataset {DATASET}, ε = {EPSILON}, δ = {DELTA}, confidence {CONFIDENCE}. "
                    "Ceiling: the optimal test's bound on its expected error counts with all R runs as test runs "
-                   "(dpcheck/audit/ceiling.py), same statistic and confidence as the reported bound. For the Gaussian "
+                   "(dpcheck/audit/core/ceiling.py), same statistic and confidence as the reported bound. For the Gaussian "
                    "mechanism the headline μ_emp is the maximum of CP and joint-Jeffreys, each at confidence 0.975."),
         "rows": rows, "spread": spread, "false_alarms": alarms, "decomposition": decomposed,
         "anchor_limits": anchor_limits(args.anchor_runs) if args.anchor_runs else None,
