@@ -864,3 +864,43 @@ def test_join_quiet_when_the_returned_statistic_is_a_mechanism_input_or_only_sto
                              "synth/models/privbayes.py": model})
     assert [f for f in found if f[0] == "synth/models/privbayes.py"] == []
     assert ("synth/models/utils.py", 6) in found
+
+
+_LOADER = """\
+import pandas as pd
+
+
+def valid_values(gt_df, col):
+    return {v: k for k, v in enumerate(gt_df[col].unique().tolist())}
+
+
+def preprocess(input_file):
+    original_df = pd.read_csv(input_file)
+    print("max age", original_df["AGE"].max())
+    col_maps = {"CITY": valid_values(original_df, "CITY")}
+    return original_df, col_maps
+"""
+
+_DP_SCRIPT = """\
+import data_utils
+from opacus import PrivacyEngine
+
+noise_multiplier = 1.1
+original_df, col_maps = data_utils.preprocess("data.csv")
+engine = PrivacyEngine()
+"""
+
+
+def test_join_follows_a_preprocessing_module_that_reads_the_data_itself(tmp_path):
+    # the DP script passes only a path; the helper reads the private file and returns the
+    # categories it found (NIST challenge's valid_values_from_groundtruth): reported at the
+    # fitting site; the max that is only printed is not
+    found = _flow(tmp_path, {"synth/data_utils.py": _LOADER, "synth/train_dp.py": _DP_SCRIPT})
+    assert found == [("synth/data_utils.py", 5)]
+
+
+def test_join_quiet_when_the_script_calling_the_loader_is_not_dp_code(tmp_path):
+    script = _DP_SCRIPT.replace("from opacus import PrivacyEngine\n", "").replace(
+        "noise_multiplier = 1.1\n", "").replace("engine = PrivacyEngine()\n", "")
+    found = _flow(tmp_path, {"synth/data_utils.py": _LOADER, "synth/train.py": script})
+    assert found == []

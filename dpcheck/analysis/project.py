@@ -32,7 +32,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 5
+VERSION = 6
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -114,7 +114,25 @@ def wanted(source: str, path: str) -> bool:
     """Cheap text gate: does this file need a summary at all?"""
     if os.path.basename(path) == "__init__.py":
         return "import" in source
-    return _may_fit_text(source) or _dp_text(source)
+    return _may_fit_text(source) or _dp_text(source) or _dp_module_text(source)
+
+
+#: a module that speaks of differential privacy (a DP script or model, not an ML hyperparameter)
+_DP_MODULE = re.compile(
+    r"(?i)differential(?:ly)?[ _-]?priva|privacy[ _-]?(?:budget|engine|accountant|loss)|\bopacus\b|"
+    r"noise_multiplier|\bdp[_-]?(?:sgd|gan|epsilon|delta)\b|privacy_accounting|compute_rdp|rdp_accountant"
+)
+
+
+def _dp_module_text(source: str) -> bool:
+    return _DP_MODULE.search(source) is not None
+
+
+#: calls that read a dataset from storage: the records the DP code is about
+_LOAD_CALLS = frozenset({
+    "read_csv", "read_parquet", "read_excel", "read_table", "read_json", "read_feather", "read_pickle",
+    "read_sql", "read_hdf", "loadtxt", "genfromtxt",
+})
 
 
 def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> dict[str, Any] | None:
@@ -402,6 +420,7 @@ _NAME_STATS = {"Counter", "cut", "qcut", "bincount", "unique", "quantile", "perc
 
 class _Summarizer:
     def __init__(self, source: str, tree: ast.Module) -> None:
+        self.source = source
         self.lines = source.splitlines()
         self.tree = tree
         self.functions: list[_Function] = []
@@ -433,6 +452,8 @@ class _Summarizer:
             "params": {f.key: f.params for f in self.functions if f.key in fitters},
             "returns": sorted(self._returning) if fits else [],
             "calls": self._calls() if dp else [],
+            "loadfits": self._loadfits(fitters) if fits else {},
+            "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
         }
 
     # -- positions ---------------------------------------------------------------------------
@@ -597,6 +618,68 @@ class _Summarizer:
             return f"{fn.cls.name}.{func.attr}"
         return None
 
+    # -- preprocessing that loads the data itself ------------------------------------------
+
+    def _loaded_by(self) -> set[str]:
+        """Top-level functions that return a dataset they read (``read_cardio_data(path)``)."""
+        out: set[str] = set()
+        for fn in self.functions:
+            if fn.cls is not None:
+                continue
+            seeds = _load_seeds(fn)
+            if not seeds:
+                continue
+            taint = _tainted(fn.nodes, seeds)
+            for node in fn.nodes:
+                if isinstance(node, ast.Return) and node.value is not None and any(
+                        taint.get(_root(n)) for n in _carried(node.value) if isinstance(n, (ast.Name, ast.Call))):
+                    out.add(fn.key)
+                    break
+        return out
+
+    def _loadfits(self, fitters: Mapping[str, list[list[Any]]]) -> dict[str, list[list[Any]]]:
+        """Top-level functions that read a dataset, fit a statistic on it and return the statistic
+        (``col_maps = {'SEA': valid_values(original_df, 'SEA')}`` … ``return …, col_maps``): a DP
+        script that calls them gets the private statistic without passing any data."""
+        loaders = self._loaded_by()
+        out: dict[str, list[list[Any]]] = {}
+        by_key = {f.key: f for f in self.functions}
+        for fn in self.functions:
+            if fn.cls is not None:
+                continue
+            seeds = _load_seeds(fn, loaders)
+            if not seeds:
+                continue
+            taint = _tainted(fn.nodes, seeds)
+            constructed = self._local_constructed(fn)
+            rows: list[list[Any]] = []
+            for node in fn.calls:
+                if hit := self._stat(node, taint, constructed):
+                    if _returns_stat(fn, node):
+                        rows.append(self._site(node, hit[1]).row())
+                    continue
+                callee = self._local_callee(node.func, fn)
+                if callee in fitters and callee in self._returning and callee in by_key \
+                        and _returns_stat(fn, node):
+                    target = by_key[callee]
+                    for index, _origin in _tainted_args(node, target.params, taint):
+                        for entry in fitters[callee]:
+                            if entry[0] == index:
+                                rows.extend(r for r in entry[2] if r not in rows)
+            if rows:
+                out[fn.key] = rows
+        return out
+
+    def _dpcalls(self) -> list[list[Any]]:
+        """Every called dotted name of a DP module (first call of each), to resolve in the join."""
+        seen: dict[str, list[Any]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call):
+                name = _dotted(node.func)
+                if name and not name.startswith(("self.", "cls.")) and name not in seen:
+                    seen[name] = [name, node.lineno, self._col(node.lineno, node.col_offset)]
+        return sorted(seen.values(), key=lambda r: (r[1], r[2]))
+
     # -- DP call sites -----------------------------------------------------------------------
 
     def _dp_context(self, fn: _Function) -> str | None:
@@ -724,7 +807,25 @@ _SHOW_CALLS = frozenset({
     "add_scalar", "pprint", "tqdm", "echo", "error",
 })
 #: calls that pass their argument's value through (``np.prod(X.nunique())``, ``list(df[c].unique())``)
-_THROUGH_CALLS = frozenset({"prod", "int", "float", "len", "list", "tuple", "sorted", "set", "dict", "tolist", "sum"})
+_THROUGH_CALLS = frozenset({
+    "prod", "int", "float", "len", "list", "tuple", "sorted", "set", "dict", "tolist", "sum", "enumerate", "zip",
+    "reversed", "round",
+})
+
+
+def _load_seeds(fn: _Function, loaders: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """Names ``fn`` binds to a dataset it reads (``df = pd.read_csv(path)``, ``df = read_data(p)``)."""
+    seeds: list[str] = []
+    for node in fn.nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            call = node.value
+            while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call) \
+                    and call.func.attr in _PASS_METHODS:
+                call = call.func.value  # pd.read_csv(p).astype(np.int32)
+            name = _last(call.func)
+            if name in _LOAD_CALLS or (isinstance(call.func, ast.Name) and name in loaders):
+                seeds.extend(k for t in _targets(node) for k in _target_keys(t) if "." not in k)
+    return seeds
 
 
 def _parents(fn: _Function) -> dict[ast.AST, ast.AST]:
@@ -749,9 +850,13 @@ def _carried(expr: ast.AST) -> Iterator[ast.AST]:
                 yield from _carried(part)
     elif isinstance(expr, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
         yield from _carried(expr.elt)
+        for gen in expr.generators:  # [v for v in x.unique()]: the elements are the statistic's
+            yield from _carried(gen.iter)
     elif isinstance(expr, ast.DictComp):
         yield from _carried(expr.key)
         yield from _carried(expr.value)
+        for gen in expr.generators:
+            yield from _carried(gen.iter)
     elif isinstance(expr, ast.IfExp):
         yield from _carried(expr.body)
         yield from _carried(expr.orelse)
@@ -989,7 +1094,9 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
     findings show.
     """
     summaries = {p: s for p, s in summaries.items() if isinstance(s, dict) and s.get("v") == VERSION}
-    if not any(s.get("calls") for s in summaries.values()) or not any(s.get("fitters") for s in summaries.values()):
+    if not (any(s.get("calls") for s in summaries.values()) and any(s.get("fitters") for s in summaries.values())) \
+            and not (any(s.get("dpcalls") for s in summaries.values())
+                     and any(s.get("loadfits") for s in summaries.values())):
         return []
     resolver = _Resolver(summaries)
     found: dict[tuple[str, int, int], tuple[list[Any], str, set[RelatedLocation], list[str]]] = {}
@@ -1025,6 +1132,23 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
                         use = uses.setdefault((caller, line, col), (row, fitted, file, []))
                         if site not in use[3]:
                             use[3].append(site)
+    for caller, summary in sorted(summaries.items()):
+        for name, line, col in summary.get("dpcalls", []):
+            target = resolver.resolve(caller, name)
+            if target is None or target[0] == caller:
+                continue
+            file, symbol = target
+            sites = summaries[file].get("loadfits", {}).get(symbol)
+            if not sites:
+                continue
+            related = RelatedLocation(
+                display.get(caller, caller), line, col,
+                f"the DP code calls `{symbol}`, which reads the private data and returns this statistic",
+            )
+            for site in sites:
+                slot = found.setdefault((file, site[0], 0), (site, symbol, set(), []))
+                slot[2].add(related)
+                slot[3].append(f"script `{display.get(caller, caller)}` ({display.get(caller, caller)}:{line})")
     findings = []
     for (caller, line, col), (row, fitted, file, sites) in uses.items():
         entry, origin, reason = row[0], row[5], row[8]
@@ -1058,6 +1182,24 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         if suppressed:
             continue
         models = sorted(set(models))
+        scripts = [m for m in models if m.startswith("script ")]
+        models = [m for m in models if not m.startswith("script ")]
+        if scripts and not models:
+            message = (
+                f"{what} is fitted here on the dataset `{fitted}` reads, and `{fitted}` returns it to the DP code "
+                f"({', '.join(s.split(' (', 1)[1].rstrip(')') for s in scripts)}): the statistic (bounds, categories, "
+                f"frequencies) of the private data shapes the DP release outside the privacy budget. Take it as "
+                f"public metadata or estimate it with a DP mechanism charged to the budget"
+            )
+            if acknowledged:
+                message += f" (acknowledged: {acknowledged})"
+            findings.append(Finding(
+                path=display.get(file, file), line=line, col=col, rule=RULE_ID,
+                category=ACKNOWLEDGED if acknowledged else CATEGORY, severity="note" if acknowledged else "error",
+                message=message, name=RULE_NAME, end_line=end_line, end_col=end_col, snippet=snippet,
+                related=tuple(sorted(related)),
+            ))
+            continue
         message = (
             f"{what} is fitted here on the data given to `{fitted}`, and the DP model {', '.join(models)} "
             f"passes its private training data to it: the statistic (bounds, categories, frequencies) leaves "
