@@ -34,6 +34,7 @@ JSON_REPORTS = [
     ("onerun_compare", "markdown", "audit_onerun.json", "audit_onerun.md"),
     ("audit_search", "markdown", "audit_search.json", "audit_search.md"),
     ("audit_tightness", "markdown", "audit_tightness.json", "audit_tightness.md"),
+    ("audit_speed", "markdown", "audit_speed.json", "audit_speed.md"),
 ]
 
 
