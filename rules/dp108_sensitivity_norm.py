@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
 
@@ -24,7 +24,15 @@ def _l2_name(name: str) -> bool:
     pieces = words(name)
     if "l2" in pieces and pieces & {"sens", "sensitivity", "norm", "clip", "bound", "delta"}:
         return True
-    return "norm" in pieces and bool(pieces & {"clip", "max"}) and "l1" not in pieces
+    return "norm" in pieces and bool(pieces & {"clip", "clipping", "max"}) and "l1" not in pieces
+
+
+def _clip_named(expr: cst.BaseExpression) -> bool:
+    name = ident(expr)
+    if name is None and isinstance(expr, cst.Call) and expr.args:
+        name = ident(expr.args[0].value)
+    return name is not None and bool(words(name) & {"clip", "clipping", "bound", "c", "max_norm", "threshold"}
+                                     or name in ("C", "c") or "clip" in name.lower())
 
 
 def _l2_norm_call(node: cst.Call) -> bool:
@@ -41,6 +49,25 @@ def _l2_norm_call(node: cst.Call) -> bool:
     return True
 
 
+def _norm_order(node: cst.Call) -> float | None:
+    """The order of a norm call when it is above 2 (``p=3``, ``ord=np.inf``, ``float('inf')``); else None."""
+    for arg in node.args:
+        if arg.keyword is not None and arg.keyword.value in ("ord", "p") or (
+                arg.keyword is None and call_name(node) == "norm" and arg is not node.args[0]):
+            value = arg.value
+            num = number(value)
+            if num is not None:
+                return num if num > 2 else None
+            text = ident(value) or ""
+            if text in ("inf", "np.inf", "math.inf", "torch.inf", "numpy.inf") or (
+                    isinstance(value, cst.Call) and call_name(value) == "float" and value.args
+                    and "inf" in str(getattr(value.args[0].value, "value", ""))):
+                return float("inf")
+            if isinstance(value, cst.SimpleString) and "inf" in value.value:
+                return float("inf")
+    return None
+
+
 class SensitivityNorm(Rule):
     id = "DP108"
     name = "sensitivity-norm"
@@ -54,13 +81,15 @@ class SensitivityNorm(Rule):
         "an embedding) can move by up to C·√d in L1, so Laplace noise of scale C/ε "
         "(`np.random.laplace(0, l2_norm_clip / eps, d)`, `laplace(scale=np.linalg.norm(x) / eps)`) "
         "is √d times too small for the ε claimed. Gaussian noise sized from an L1 bound is the "
-        "mirror mistake in the other direction of the claim. "
+        "mirror mistake in the other direction of the claim. Clipping by a norm of order above 2 "
+        "(`torch.norm(g, p=3)`, `ord=np.inf`) before L2-calibrated Gaussian noise is the same "
+        "mistake at the clip: the L2 norm of the clipped vector can exceed C. "
         "Not reported: an L2 bound converted with √d (`np.sqrt(d) * l2_sens`), an L1 norm "
         "(`ord=1`), code with no DP context. "
         "Fix: calibrate Laplace noise to the L1 sensitivity (clip in L1, or multiply an L2 bound by "
         "√d), or use the Gaussian mechanism with the L2 bound."
     )
-    TRIGGERS = ("aplace", "l1_", "L1")
+    TRIGGERS = ("aplace", "l1_", "L1", "p=", "ord=", "inf")
     requires_dp_context = True
 
     @classmethod
@@ -68,10 +97,27 @@ class SensitivityNorm(Rule):
         """A finding is a Laplace draw in a module whose code names an L2 bound or a norm, or a
         Gaussian draw in one that names an L1 bound."""
         lower = facts.source.lower()
-        return (facts.calls_any(LAPLACE_DRAWS) and ("l2" in lower or "norm" in lower)) or (
-            facts.calls_any(GAUSS_DRAWS) and "l1" in lower)
+        laplace = facts.calls_any(LAPLACE_DRAWS) or any("laplace" in name.lower() for name in facts.called)
+        return (laplace and ("l2" in lower or "norm" in lower)) or (
+            facts.calls_any(GAUSS_DRAWS) and ("l1" in lower or facts.calls_any(NORM_CALLS)))
 
     VALID = (
+        # clipping by the L1 norm also bounds the L2 norm: Gaussian noise of C is enough
+        """
+import numpy as np
+import torch
+def clip_grad(grad, clip, sigma):
+    grad = grad / np.max((1, float(torch.norm(grad, p=1)) / clip))
+    return grad + torch.normal(0, sigma * clip, grad.shape)
+""",
+        # an L-infinity norm used for a convergence test, not a clip
+        """
+import numpy as np
+def solve(x, sigma, tol):
+    while np.linalg.norm(x, ord=np.inf) / tol > 1:
+        x = step(x) + np.random.normal(0, sigma, x.shape)
+    return x
+""",
         # L1 sensitivity for Laplace
         """
 import numpy as np
@@ -102,6 +148,23 @@ def laplace_release(x, epsilon):
     )
 
     INVALID = (
+        # FuzzyFL DP.py: "clipping" by the L3 norm, Gaussian noise of the L2 bound
+        """
+'''Differential privacy (DP) mechanisms.'''
+import numpy as np
+import torch
+def clip_grad(grad, clip):
+    grad = grad / np.max((1, float(torch.norm(grad, p=3)) / clip))  # <-
+    return grad
+def gaussian(data, clip, sigma, epsilon, delta):
+    return data + torch.normal(0, sigma * clip, data.shape)
+""",
+        """
+import numpy as np
+def clip_and_noise(g, l2_norm_clip, noise_multiplier):
+    g = g / max(1.0, np.linalg.norm(g, ord=np.inf) / l2_norm_clip)  # <-
+    return g + np.random.normal(0, noise_multiplier * l2_norm_clip, g.shape)
+""",
         # DP-SGD gradients clipped in L2, Laplace noise of the L2 bound
         """
 import numpy as np
@@ -109,6 +172,15 @@ def dp_laplace_sgd(grads, l2_norm_clip, epsilon):
     norms = np.linalg.norm(grads, axis=1, keepdims=True)
     clipped = grads * np.minimum(1.0, l2_norm_clip / norms)
     return clipped.sum(0) + np.random.laplace(0, l2_norm_clip / epsilon, clipped.shape[1])  # <-
+""",
+        # qiuqiu035 opacus_client_dp.py: L2-clipped per-sample gradients, a Laplace helper with scale C/ε
+        """
+def add_noise(self, avg_grads):
+    lap_eps = float(self.epsilon_per_step)
+    C = float(self.max_grad_norm)
+    noise_scale = C / lap_eps
+    noises = sample_l1_laplace_like_for_avg(avg_grads, scale=noise_scale)  # <-
+    return [g + n for g, n in zip(avg_grads, noises)]
 """,
         # a sensitivity named L2, given to torch's Laplace
         """
@@ -135,7 +207,12 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        laplace = name in LAPLACE_DRAWS
+        if name in NORM_CALLS:
+            self._clip_norm(node)
+            return
+        # a Laplace draw, or a helper named for one that takes a ``scale=`` (``sample_laplace_like(g, scale=b)``)
+        laplace = name in LAPLACE_DRAWS or ("laplace" in words(name) and any(
+            a.keyword is not None and a.keyword.value == "scale" for a in node.args))
         if not laplace and name not in GAUSS_DRAWS:
             return
         scale = _scale_of(node)
@@ -157,6 +234,28 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
                 f"Gaussian noise is scaled by `{evidence}`, an L1 sensitivity: the Gaussian mechanism's σ "
                 "must use the L2 sensitivity of the release; compute Δ₂ (or use the Laplace mechanism with Δ₁)",
             )
+
+    def _clip_norm(self, node: cst.Call) -> None:
+        """A clip by a norm of order above 2 (``g / max(1, norm(g, p=3) / C)``) in a module that draws Gaussian
+        noise: the L2 norm of the clipped vector is not bounded by C."""
+        order = _norm_order(node)
+        if order is None:
+            return
+        fa = self.ctx.analysis
+        clip = False
+        for anc in fa.ancestors(node):
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Divide) \
+                    and any(n is node for n in walk(anc.left)) and _clip_named(anc.right):
+                clip = True
+                break
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                break
+        if not clip or not any(isinstance(n, cst.Call) and call_name(n) in GAUSS_DRAWS for n in walk(self.ctx.module)):
+            return
+        shown = "∞" if order == float("inf") else f"{order:g}"
+        self.report(node, f"the clip uses the L{shown} norm, which is smaller than the L2 norm: a vector clipped to "
+                          f"C in L{shown} can have an L2 norm well above C, so Gaussian noise calibrated to an L2 "
+                          f"sensitivity C is too small; clip by the L2 norm")
 
     def _evidence(self, expr: cst.BaseExpression, *, want_l2: bool, depth: int) -> str | None:
         """The L2 (``want_l2``) or L1 bound ``expr`` is built from, following local names."""

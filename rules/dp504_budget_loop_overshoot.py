@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, last_name, walk, words
+from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
 from dpcheck.analysis.noisedraws import EPS_WORDS, is_eps
@@ -40,6 +40,28 @@ def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [target]
 
 
+_SPENT_WORDS = frozenset({"spent", "epsilon", "eps"})
+_STOP_WORDS = frozenset({"stop", "terminate", "done", "finished", "exceeded"})
+
+
+def _every_k(test: cst.BaseExpression) -> float | None:
+    """``step % 10 == 0`` (possibly ``and``-ed with other conditions): the period k."""
+    parts = [test]
+    while parts:
+        part = parts.pop()
+        if isinstance(part, cst.BooleanOperation) and isinstance(part.operator, cst.And):
+            parts += [part.left, part.right]
+            continue
+        if isinstance(part, cst.Comparison) and len(part.comparisons) == 1 \
+                and isinstance(part.comparisons[0].operator, cst.Equal) and number(part.comparisons[0].comparator) == 0:
+            left = part.left
+            if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo):
+                k = number(left.right)
+                if k is not None:
+                    return k
+    return None
+
+
 class BudgetLoopOvershoot(Rule):
     id = "DP504"
     name = "budget-loop-overshoot"
@@ -56,17 +78,36 @@ class BudgetLoopOvershoot(Rule):
         "Fix: compute the ε after the next step first (the accountant can be queried for "
         "`steps + k`) and stop before taking it, or keep and release the previous model."
     )
-    TRIGGERS = ("while",)
+    TRIGGERS = ("while", "%")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a ``while`` loop."""
+        """A finding is a ``while`` loop, or a modulo test in a loop."""
         import ast
 
-        return bool(facts.nodes(ast.While))
+        return bool(facts.nodes(ast.While)) or bool(facts.binops(ast.Mod))
 
     VALID = (
+        # logging ε every 10 steps, with no stop on it
+        """
+def train(model, loader, accountant, steps, delta):
+    for step in range(steps):
+        loss = model.step(next(loader))
+        loss.backward()
+        if step % 10 == 0:
+            print(step, accountant.get_epsilon(delta))
+    return model
+""",
+        # the budget checked every step, before the next one
+        """
+def train(model, loader, accountant, steps, delta, target_eps):
+    for step in range(steps):
+        if accountant.get_epsilon(delta) > target_eps:
+            break
+        model.step(next(loader)).backward()
+    return model
+""",
         # the next step's cost is checked before the step
         """
 def train(model, loader, accountant, eps_budget, delta):
@@ -112,6 +153,20 @@ def calibrate_sigma(epsilon, delta, target_eps):
     )
 
     INVALID = (
+        # alps-lab dpgan dp/train.py: the spent budget is read every 10 steps, after the step
+        """
+def train(config, sess, accountant, loader, train_op):
+    total_step, early_stop = 0, False
+    while not early_stop:
+        sess.run(train_op, feed_dict=loader.next_batch())
+        if total_step % 10 == 0 and accountant and config.terminate:  # <-
+            spent_eps_deltas = accountant.get_privacy_spent(sess, target_eps=config.target_epsilons)
+            for (spent_eps, spent_delta), target_delta in zip(spent_eps_deltas, config.target_deltas):
+                if spent_delta > target_delta:
+                    early_stop = True
+                    break
+        total_step += 1
+""",
         # Jeff DPSGD_Opacus.py
         """
 def main(model_opacus, train_dl_opacus, optimizer_opacus, privacy_engine, eps_budget, delta):
@@ -154,6 +209,26 @@ def fit(self, X, epsilon_budget):
         self.epsilon, _ = self.accountant.get_privacy_spent(target_delta=self.delta)[0]
 """,
     )
+
+    def visit_If(self, node: cst.If) -> None:
+        """``if step % 10 == 0: eps = accountant.get_privacy_spent(…); if eps > target: stop`` inside a training
+        loop: the budget is checked only every k steps, after the step, so up to k-1 steps overshoot it."""
+        k = _every_k(node.test)
+        if k is None or k <= 1:
+            return
+        if not any(isinstance(n, cst.Call) and words(call_name(n)) & _SPENT_WORDS for n in walk(node.body)):
+            return
+        if not any(isinstance(n, (cst.Break, cst.Return)) or (
+                isinstance(n, cst.Assign) and any(words(last_name(t.target) or "") & _STOP_WORDS for t in n.targets))
+                   for n in walk(node.body)):
+            return
+        fa = self.ctx.analysis
+        loops = fa.enclosing_loops(node)
+        if not loops or not _trains(loops[0]):
+            return
+        self.report(node.test, f"the privacy budget is checked only every {k:g} steps (and after the step): "
+                               f"training can run up to {k - 1:g} steps past the budget before it stops, and the "
+                               f"model released has spent more than the target; check before every step")
 
     def visit_While(self, node: cst.While) -> None:
         test = node.test

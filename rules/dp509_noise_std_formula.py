@@ -39,12 +39,39 @@ def _sensitivity_named(expr: cst.BaseExpression) -> bool:
     return name is not None and (name == "s" or bool(words(name) & _SENS_WORDS))
 
 
+_DIM_WORDS = frozenset({"dimensions", "dims", "dim", "features", "columns", "cols", "attributes", "attrs",
+                        "queries", "coordinates", "coords", "marginals", "histograms", "axes"})
+
+
+def _count_of_dims(expr: cst.BaseExpression) -> bool:
+    """``len(dimensions)``, ``len(self.columns)``: a count of released coordinates/queries."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "len" and expr.args:
+        name = last_name(expr.args[0].value)
+        return name is not None and bool(words(name) & _DIM_WORDS)
+    return False
+
+
+def _laplace_scale(call: cst.Call) -> cst.BaseExpression | None:
+    """The scale of a Laplace draw or of a helper named for one (``self._laplace(scale)``)."""
+    name = call_name(call)
+    if name not in ("laplace", "Laplace") and "laplace" not in words(name):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("scale", "b", "beta"):
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if name in ("laplace", "Laplace"):
+        return positional[1] if len(positional) >= 2 else None
+    return positional[0] if len(positional) == 1 else None
+
+
 class NoiseStdFormula(Rule):
     id = "DP509"
     name = "noise-std-formula"
     category = "general"
     severity = "error"
-    summary = "Gaussian noise std divided by √(batch size), or scaled by the sensitivity squared"
+    summary = ("Gaussian noise std divided by √(batch size) or scaled by the sensitivity squared; a Laplace scale "
+               "divided by the number of dimensions")
     rationale = (
         "The Gaussian mechanism adds N(0, σ²Δ²): the standard deviation is σ times the L2 "
         "sensitivity Δ. In DP-SGD the sum of B per-example gradients clipped to C has Δ = C, so "
@@ -53,9 +80,11 @@ class NoiseStdFormula(Rule):
         "Likewise `sigma *= sensitivity ** 2` (then used as a draw's scale) multiplies the standard deviation by Δ² (a variance "
         "unit): for Δ < 1 the noise is too small by a factor Δ. Not reported: √B in a multiplication, "
         "a variance (`var = sigma**2 * sens**2`), a Δ² under a square root, code with no DP context. "
+        "A Laplace scale `Δ / (ε · len(dimensions))` shrinks the noise of each coordinate as more "
+        "are released, where each needs Δ/ε_i of its own share. "
         "Fix: std = σ·Δ on the sum (divide the noisy sum by B afterwards), and scale σ by Δ, not Δ²."
     )
-    TRIGGERS = ("sqrt", "**")
+    TRIGGERS = ("sqrt", "**", "aplace")
     requires_dp_context = True
 
     @classmethod
@@ -86,6 +115,13 @@ def sigma_for(epsilon, delta, sensitivity):
     sigma = np.sqrt(2 * np.log(1.25 / delta) * sensitivity ** 2) / epsilon
     return np.random.normal(0, sigma)
 """,
+        # the Laplace scale of a mean over n records, and a budget split over the dimensions
+        """
+import numpy as np
+def dp_means(x, epsilon, lower, upper, dimensions):
+    eps_each = epsilon / len(dimensions)
+    return x.mean(0) + np.random.laplace(0, (upper - lower) / (len(x) * eps_each), size=len(dimensions))
+""",
         # the noise of a mean: σC / B
         """
 import tensorflow as tf
@@ -102,6 +138,15 @@ def effective_sigma(sigma, clip, batch_size):
     )
 
     INVALID = (
+        # DP-SDV mwem.py: the Laplace scale divided again by the number of the query's dimensions
+        """
+def fit(self, hist, queries, dimensions):
+    evals = self._evaluate(queries[qi], hist)
+    lap = self._laplace(  # <-
+        (2 * self.iterations * len(self.histograms)) / (self.epsilon * len(dimensions))
+    )
+    return evals + lap
+""",
         # alps-lab dpgan clippers/basic.py
         """
 import numpy as np
@@ -147,6 +192,25 @@ def gaussian_release(x, epsilon, delta, l2_sensitivity):
             return
         if isinstance(node.operator, cst.Power) and number(node.right) == 2 and _sensitivity_named(node.left):
             self._squared_sensitivity(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scale = _laplace_scale(node)
+        if scale is None:
+            return
+        for sub in walk(scale):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide):
+                denominator = sub.right
+                factors = [denominator]
+                while factors:
+                    f = factors.pop()
+                    if isinstance(f, cst.BinaryOperation) and isinstance(f.operator, cst.Multiply):
+                        factors += [f.left, f.right]
+                    elif _count_of_dims(f):
+                        self.report(node, f"the Laplace scale is divided by `{self.ctx.analysis.code(f)}`: the noise "
+                                          "per coordinate shrinks as more coordinates are released, while each one "
+                                          "needs the scale Δ/ε of its own share of the budget (more coordinates "
+                                          "need more noise, not less)")
+                        return
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if not isinstance(node.operator, cst.MultiplyAssign) or not self._std_target(node.target):
