@@ -50,14 +50,17 @@ class BatchClipping(Rule):
         "Fix: compute per-example gradients (Opacus, `torch.func.vmap`, micro-batches of size 1), "
         "clip each to C, sum, add N(0, σ²C²) and divide by the batch size."
     )
-    TRIGGERS = ("clip_grad_norm", "clip_by_global_norm", "norm")
+    TRIGGERS = ("clip_grad_norm", "clip_by_global_norm", "norm", "clip")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a gradient clip call next to a backward/compute_gradients call and a noise draw."""
-        return bool(facts.called & (_CLIPS | {"max", "maximum", "fmax"})) and bool(facts.called & _GRADIENTS) \
-            and bool(facts.called & _DRAWS)
+        clip = bool(facts.called & (_CLIPS | {"max", "maximum", "fmax"})) or any(
+            "clip" in name.lower() for name in facts.called)
+        noise = bool(facts.called & _DRAWS) or any("noise" in name.lower() or "gaussian" in name.lower()
+                                                   or "laplace" in name.lower() for name in facts.called)
+        return clip and bool(facts.called & _GRADIENTS) and noise
 
     VALID = (
         # per-example clipping by micro-batches of one, then one noise draw on the sum
@@ -86,6 +89,14 @@ def train(model, optimizer, loader, max_grad_norm, noise_multiplier):
         loss_fn(model(x), y).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
         optimizer.step()
+""",
+        # a per-sample clip helper on Opacus-style grad_sample, then noise on the sum
+        """
+import torch
+def dp_step(model, loss, clip, sigma, epsilon):
+    loss.backward()
+    for p in model.parameters():
+        p.grad = clip_per_example(p.grad_sample, clip).sum(0) + torch.normal(0, sigma * clip, p.grad.shape)
 """,
         # ordinary gradient clipping in DP code with no noise after it
         """
@@ -176,6 +187,35 @@ def train(self, X, optimizer, C=1, sigma=1, target_epsilon=4, target_delta=1e-05
     D_grad_vars = [(tf.divide(grad, tf.maximum(tf.constant(1.), tf.divide(tf.norm(grad), tf.constant(C)))) + tf.random_normal(grad.shape, 0, sigma * C), var) for grad, var in D_grad_vars]  # <-
     return optimizer.apply_gradients(D_grad_vars)
 """,
+        # FuzzyFL FedAvg.py: each tensor of the accumulated batch gradient clipped by a helper, noise later
+        """
+import torch
+def update_weights(self, criterion, optimizer):
+    for e in range(self.epoch):
+        for batch_x, batch_y in self.data_loader:
+            loss = criterion(self.model(batch_x), batch_y) / len(self.data_loader)
+            loss.backward()
+        grads = dict(self.model.named_parameters())
+        for name in grads:
+            grads[name].grad = clip_grad(grads[name].grad, self.clip)  # <-
+        optimizer.step()
+    sensitivity = 2 * self.lr * self.clip / self.data_size
+    new_param = self.model.state_dict()
+    for name in new_param:
+        new_param[name] += gaussian_noise_ls(new_param[name].shape, sensitivity, self.sigma)
+""",
+        # flower-dp pytorch/client.py: the batch gradient clipped and noised per tensor by one helper
+        """
+import torch
+def fit(self, x, y, epsilon, delta):
+    loss = self.criterion(self.net(x), y)
+    loss.backward()
+    with torch.no_grad():
+        for param in self.net.parameters():
+            param.grad.copy_(torch.Tensor(privacy.noise_and_clip_param(  # <-
+                param.grad, l2_norm_clip=self.l2_norm_clip, sigma=self.sigma_u)))
+    self.optimizer.step()
+""",
         # TF: the batch loss's gradients clipped globally, then noised
         """
 import tensorflow as tf
@@ -204,9 +244,11 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
             name = call_name(sub)
             if name in _GRADIENTS:
                 gradients.append(sub)
-            elif name in _CLIPS or self._manual_clip(sub):
+            elif name in _CLIPS or self._manual_clip(sub) or self._clip_helper(sub):
                 clips.append(sub)
-            elif name in _DRAWS and self._on_weights(sub):
+                if self._noise_helper(sub):
+                    noise.append(sub)  # ``noise_and_clip_param(p.grad, …)`` does both
+            elif (name in _DRAWS or self._noise_helper(sub)) and self._on_weights(sub):
                 noise.append(sub)
         if not gradients or not clips or not noise:
             return
@@ -224,6 +266,22 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
                               f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    def _clip_helper(self, call: cst.Call) -> bool:
+        """A project helper named for clipping applied to a parameter's ``.grad`` (``clip_grad(p.grad, C)``,
+        ``privacy.noise_and_clip_param(param.grad, l2_norm_clip=C)``)."""
+        pieces = words(call_name(call))
+        if not pieces & {"clip", "clipping", "clipped"} or call_name(call) in _CLIPS:
+            return False
+        return any(".grad" in self.ctx.analysis.code(a.value) and "grad_sample" not in self.ctx.analysis.code(a.value)
+                   for a in call.args)
+
+    @staticmethod
+    def _noise_helper(call: cst.Call) -> bool:
+        """A helper that returns noise or a noised value: ``gaussian_noise_ls(shape, s, sigma)``."""
+        pieces = words(call_name(call))
+        return bool(pieces & {"noise", "noised", "noisy"}) or bool(pieces & {"gaussian", "laplace"} and pieces & {
+            "noise", "mechanism", "ls", "sample"})
 
     @staticmethod
     def _manual_clip(call: cst.Call) -> bool:
