@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -28,12 +30,14 @@ from dpcheck.mechaudit.target import from_benchmark  # noqa: E402
 FLOAT_ROWS = ("laplace-float-naive", "laplace-snapping")
 
 
-def run_one(name: str, budget: Budget, seed: int, float_attack: bool, classifiers: tuple[str, ...], log) -> dict:
+def run_one(name: str, budget: Budget, seed: int, float_attack: bool, classifiers: tuple[str, ...], log,
+            pair: tuple[list[float], list[float]] | None = None) -> dict:
     target = from_benchmark(name)
     bench = target.bench
     assert bench is not None
     classifiers = classifiers + ("boosting-bits",) if float_attack else classifiers
     result = audit(target, hood=bench.neighbourhood, length=bench.length, seed=seed, classifiers=classifiers,
+                   pair=None if pair is None else (np.array(pair[0], dtype=float), np.array(pair[1], dtype=float)),
                    integer=bench.integer_input,
                    budget=budget, progress=log)
     row = result.to_dict()
@@ -59,7 +63,10 @@ def markdown(rows: list[dict], command: str) -> str:
              f"Written by `{command}`. Every mechanism claims ε = 0.1 unless stated; bounds are exact "
              "Clopper–Pearson lower bounds on fresh test outputs (pilot, training and validation outputs never "
              "enter them). DP-Sniper: its published lower bound and time (reference logs, logistic regression, "
-             "confidence 0.9, its machine).", "",
+             "confidence 0.9, its machine). Each row's command is in the JSON: a row run with `--pair` skips the pilot "
+             "and uses a pair fixed before its test run; `--select-confidence` is the confidence that ranks the "
+             "candidate sets on validation outputs. Times are wall seconds on a shared 2-core machine "
+             "under other jobs' load.", "",
              "| mechanism | claimed ε | true ε | dpcheck ε_emp (0.9) | (0.95) | DP-Sniper (0.9) | ratio | pair | attack "
              "| test outputs/input | time s | DP-Sniper s | verdict | expected |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -107,9 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pilot", type=int, default=Budget.pilot, help="pilot outputs per input and pair")
     ap.add_argument("--train", type=int, default=Budget.train, help="training outputs per input")
     ap.add_argument("--validation", type=int, default=Budget.validation, help="validation outputs per input")
+    ap.add_argument("--select-confidence", type=float, default=Budget.select_confidence,
+                    help="confidence of the validation bound that picks the threshold and the classifier (0.9); "
+                         "higher penalises small, noisy sets")
     ap.add_argument("--classifiers", default="logistic,boosting",
                     help="attack classifiers, comma-separated (logistic, boosting, table; the floating-point rows "
                          "add boosting-bits)")
+    ap.add_argument("--pair", help="a fixed input pair A:B for the one --only mechanism, e.g. 1,21,21,21,21:0,22,22,22,22 "
+                    "(no pilot; checked against the mechanism's neighbourhood)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "reports" / "mechanism_benchmark"), help="path stem of the report")
     ap.add_argument("--merge", action="store_true", help="replace only these mechanisms' rows in an existing report "
@@ -126,14 +138,20 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in CATALOG]
     if unknown:
         ap.error(f"unknown mechanisms: {', '.join(unknown)}")
+    pair = None
+    if args.pair:
+        if len(names) != 1:
+            ap.error("--pair needs exactly one mechanism in --only")
+        pair = tuple([float(v) for v in side.split(",")] for side in args.pair.split(":"))
     command = "python benchmarks/mechanisms.py " + " ".join(argv if argv is not None else sys.argv[1:])
     classifiers = tuple(args.classifiers.split(","))
-    budget = Budget(pilot=args.pilot, train=args.train, validation=args.validation, test=args.test)
+    budget = Budget(pilot=args.pilot, train=args.train, validation=args.validation, test=args.test,
+                    select_confidence=args.select_confidence)
     rows = []
     for name in names:
         start = time.perf_counter()
         rows.append(run_one(name, budget, args.seed, name in FLOAT_ROWS, classifiers,
-                            lambda m: print(m, flush=True)))
+                            lambda m: print(m, flush=True), pair))
         print(f"{name}: ε_emp {rows[-1]['eps_lower']} {rows[-1]['verdict']} ({time.perf_counter() - start:.0f} s)",
               flush=True)
     if not args.only:  # numpy's own Laplace in the floating-point view (Mironov's attack)
