@@ -49,6 +49,7 @@ CONFIRMATIONS: dict[str, tuple[str, int, int]] = {
     "cervical:synthcity-selected": ("reports/audit_cervical/synthcity__selected.json", 0, 50),
     "cervical:synthcity-target397": ("reports/audit_cervical/synthcity__target397.json", 0, 100),
     "real-confirm:synthcity": ("reports/audit_real/confirm/synthcity.json", 0, 50),
+    "cervical:updated-target397": ("reports/audit_cervical/updated__target397.json", 0, 100),
     "canary:craft-original": ("reports/audit_canaries/cervical_craft_original.json", 0, 50),
     "canary:craft-original-fixed": ("reports/audit_canaries/cervical_craft_original-fixed.json", 0, 50),
     "canary:craft-updated": ("reports/audit_canaries/cervical_craft_updated.json", 0, 50),
@@ -64,17 +65,15 @@ CONFIRMATIONS: dict[str, tuple[str, int, int]] = {
 }
 _CERVICAL = ("cervical GroundHog audit at 1,000 iterations and 5 teachers; timed here (2-core machine shared with "
              "4 other jobs, load 7-18): a plain run of original took 2.5-2.9 s when idle and 5.1 s under load "
-             "(508 s for 100 runs), of updated 1.5 s idle and 8.4-12.8 s under load (1,674 s for 200, 1,283 s "
-             "for 100); the session's 2 hours went to the crafted-canary and selected-target updated violations "
-             "and the twin passes first")
+             "(508 s for 100 runs), of updated 1.5 s idle and 6.8-12.8 s under load (1,366 and 1,674 s for "
+             "200, 1,283 s for 100); the session's 2 hours went to the crafted-canary and updated violations and the twin "
+             "passes first")
 #: "report#index" of committed fast-path verdicts of non-exact implementations not re-run on the plain path: why
 UNCONFIRMED: dict[str, str] = {
     "reports/audit_cervical/original__selected.json#0": "violation at R = 100 (not at 50); plain R = 100 is 200 runs "
                                                         f"of original, about 9 min idle, an estimated 40 min at load 13-18; {_CERVICAL}",
     "reports/audit_cervical/original__target397.json#0": "violation at R = 250 (not at 100); plain R = 250 is 500 runs "
                                                          f"of original, about 22 min idle, an estimated 1.5-2 hours at load 13-18; {_CERVICAL}",
-    "reports/audit_cervical/updated__target397.json#0": "violation at R = 100 (not at 50); plain R = 100 is 200 runs "
-                                                       f"of updated, run last here and stopped at the deadline; {_CERVICAL}",
     "reports/audit_search.json#0": "turing violation at R = 100 (not at 50) with the searched setting, 1,000 iterations "
                                    "(10x the paper's): a plain run took 1.2-1.5 s idle here, so R = 100 is about 5 min "
                                    "idle, an estimated 25 min at load 13-18; run last by priority, the session's time ran out",
