@@ -28,7 +28,7 @@ class ClipFactor(Rule):
     name = "clip-factor"
     category = "general"
     severity = "error"
-    summary = "per-example clipping factor C/‖g‖ applied without min(1, ·), inverted to ‖g‖/C, or applied after the noise"
+    summary = "per-example clipping factor inverted to ‖g‖/C, squared, taken from the records' norms, or applied after the noise"
     rationale = (
         "DP-SGD bounds each example's contribution by clipping its gradient to norm C: "
         "g · min(1, C/‖g‖) (equivalently g / max(1, ‖g‖/C)). The Gaussian noise is calibrated to "
@@ -36,8 +36,7 @@ class ClipFactor(Rule):
         "`g / (clip / norm)` — multiplies a large gradient by ‖g‖/C, so one outlier's gradient "
         "grows instead of being bounded and the noise no longer covers it: the guarantee is void. "
         "Applying `clip / norm` without the min scales every gradient to norm exactly C "
-        "(small ones up): the bound holds, but this is normalisation, not the clipping the paper "
-        "and accountant describe, and it inflates the noise-free signal of every small gradient. "
+        "(small ones up): the bound holds, so it is not reported (normalisation is a utility choice). "
         "Clipping a gradient that already carries the noise (`tf.clip_by_norm(g + noise, C)`) cuts "
         "the noise with the gradient: the noise no longer matches a bounded contribution. "
         "`max(1, grad**2 / C)` squares the gradient where its norm belongs. "
@@ -166,6 +165,15 @@ def step(w, g, clip=5.0, lr=0.1):
     norm = np.linalg.norm(g)
     return w - lr * g * (clip / norm)
 """,
+        # clip / norm applied unconditionally (ChicForX DPGAN utils.py): every gradient is rescaled to norm
+        # exactly C; the contribution is still bounded by C, so the noise calibrated to C holds
+        """
+import numpy as np
+def private_update(g, l2_norm_clip, sigma):
+    g_norm = np.sqrt(np.sum(g ** 2))
+    g = g * (l2_norm_clip / (g_norm + 1e-12))
+    return g + np.random.normal(0, sigma * l2_norm_clip, g.shape)
+""",
     )
 
     INVALID = (
@@ -185,14 +193,6 @@ def clip_grads(per_sample_grads, max_grad_norm, noise_multiplier):
     scale = norms / max_grad_norm  # <-
     clipped = per_sample_grads * scale
     return clipped.sum(0) + torch.normal(0, noise_multiplier * max_grad_norm, clipped.shape[1:])
-""",
-        # clip / norm applied unconditionally: every gradient is rescaled to norm C
-        """
-import numpy as np
-def private_update(g, l2_norm_clip, sigma):
-    g_norm = np.sqrt(np.sum(g ** 2))
-    g = g * (l2_norm_clip / (g_norm + 1e-12))  # <-
-    return g + np.random.normal(0, sigma * l2_norm_clip, g.shape)
 """,
         # flower-dp: the noise is added inside the list the clip iterates over
         """
@@ -334,13 +334,9 @@ def dp_step(model, clip_norm, noise_multiplier):
                 "scaled up, not clipped, so one example's contribution is unbounded and the noise "
                 "calibrated to C does not cover it; multiply by min(1, C/‖g‖) or divide by max(1, ‖g‖/C)",
             )
-        elif self._adds_noise(scope):
-            self.report(
-                node,
-                f"`{ratio}` is applied to the gradient without min(1, ·): every gradient is rescaled to "
-                "norm C, so gradients shorter than the bound are scaled up (normalisation, not the "
-                "clipping the accountant describes); use min(1, C/‖g‖) or clamp the factor at 1",
-            )
+        # ``g * (C / ‖g‖)`` without min(1, ·) rescales every gradient to norm exactly C: small gradients
+        # are scaled up, but no contribution exceeds C, so the noise calibrated to C still covers it (a
+        # utility choice, GS-WGAN/DPGAN style normalisation), not a privacy break: not reported
 
     @staticmethod
     def _adds_noise(scope: cst.CSTNode) -> bool:

@@ -20,8 +20,13 @@ _VECTOR_CALLS = frozenset({
 #: names that hold one value per bin / class / coordinate
 _VECTOR_WORDS = frozenset({
     "counts", "hist", "histogram", "histo", "freqs", "frequencies", "marginal", "marginals", "grads",
-    "gradients", "vector", "vec", "histograms",
+    "gradients", "vector", "vec", "histograms", "coef", "coefs", "coefficients",
 })
+#: methods that return a parameter tensor itself (``param.detach()``, ``p.data``)
+_TENSOR_VIEWS = frozenset({"detach", "clone", "data", "cpu", "numpy"})
+#: iterables of a model's parameter tensors
+_PARAMETER_ITERS = frozenset({"parameters", "named_parameters", "values", "items", "get_weights", "trainable_variables",
+                              "trainable_weights"})
 _REDUCERS = frozenset({"sum", "mean", "count", "size"})
 
 
@@ -129,9 +134,33 @@ def release(hist, epsilon):
         out[i] = hist[i] + np.random.laplace(0, 2.0 / epsilon)
     return out
 """,
+        # one draw per coordinate: a size argument, or torch's shape-taking spelling
+        """
+import numpy as np
+import torch
+def fit(reg, X, y, Deltaf, epsilon, module, noise_scale):
+    reg.fit(X, y)
+    w = reg.coef_ + np.random.laplace(0, Deltaf / epsilon, size=reg.coef_.shape)
+    state = module.state_dict()
+    for name, param in module.named_parameters():
+        state[name] = param.detach() + torch.normal(0, noise_scale, size=param.shape)
+    return w
+""",
     )
 
     INVALID = (
+        # dp-federated_sharing agt_dp_linreg_obj.py / akathikar learning.py: one scalar draw for the whole
+        # coefficient vector, and for every coordinate of each parameter tensor
+        """
+import numpy as np
+def fit(reg, X, y, Deltaf, epsilon, module, random_state, noise_scale):
+    reg.fit(X, y)
+    w = reg.coef_ + np.random.laplace(0, Deltaf / epsilon)  # <-
+    state_dict = module.state_dict()
+    for name, param in module.named_parameters():
+        state_dict[name] = param.detach() + random_state.normal(loc=0, scale=noise_scale)  # <-
+    return w
+""",
         # the histogram gets one shared draw
         """
 import numpy as np
@@ -195,11 +224,23 @@ def release(freqs, epsilon, sensitivity=1.0):
         fa = self.ctx.analysis
         if isinstance(expr, cst.Call) and call_name(expr) in _VECTOR_CALLS:
             return fa.code(expr).strip()
+        # ``param.detach()`` / ``p.data`` of a loop over a model's parameter tensors
+        base = expr
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) \
+                and base.func.attr.value in _TENSOR_VIEWS and not base.args:
+            base = base.func.value
+        while isinstance(base, cst.Attribute) and base.attr.value in _TENSOR_VIEWS:
+            base = base.value
+        if isinstance(base, cst.Name) and self._parameter_tensor(base):
+            return fa.code(expr).strip()
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
         name = ident(expr)
         if name is None:
             return None
+        # sklearn's fitted coefficient vector (``reg.coef_``)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "coef_":
+            return name
         loops = fa.enclosing_loops(expr, comprehensions=True)
         if loops and any(name in {ident(t) for t in _loop_targets(loop)} for loop in loops):
             return None
@@ -208,6 +249,21 @@ def release(freqs, epsilon, sensitivity=1.0):
             if value is not None and self._vector_value(value):
                 return name
         return name if words(name) & _VECTOR_WORDS else None
+
+    def _parameter_tensor(self, name: cst.Name) -> bool:
+        """A loop target bound to a model's parameter tensors: ``for n, param in model.named_parameters()``."""
+        for loop in self.ctx.analysis.enclosing_loops(name, comprehensions=True):
+            iterable = loop.iter if isinstance(loop, (cst.For, cst.CompFor)) else getattr(getattr(loop, "for_in", None), "iter", None)
+            if not (isinstance(iterable, cst.Call) and call_name(iterable) in _PARAMETER_ITERS):
+                continue
+            if call_name(iterable) in ("values", "items") and "state_dict" not in self.ctx.analysis.code(iterable):
+                continue
+            targets = _loop_targets(loop)
+            names = {t.value for tgt in targets for t in ([tgt] if isinstance(tgt, cst.Name) else
+                     [e.value for e in getattr(tgt, "elements", [])]) if isinstance(t, cst.Name)}
+            if name.value in names:
+                return True
+        return False
 
     def _vector_value(self, value: cst.BaseExpression) -> bool:
         """Is an assigned value a vector: a histogram/bincount/zeros call, an axis reduction, or a

@@ -43,6 +43,15 @@ def _rate_argument(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+_UNIFORM = frozenset({"uniform", "rand", "random", "random_sample", "rand_like", "uniform_"})
+
+
+def _rate_named(expr: cst.BaseExpression) -> bool:
+    name = ident(expr)
+    return name is not None and (name in _RATE_KEYWORDS or bool(
+        words(name) & {"sampling", "prob", "probability", "rate"} and not words(name) & {"lr", "learning"}))
+
+
 def _batch_named(expr: cst.BaseExpression | None) -> bool:
     if expr is None:
         return False
@@ -314,6 +323,28 @@ def loader(dataset, batch_size, accountant, sigma):
     accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(dataset))
     return DataLoader(dataset, batch_sampler=sampler)
 """,
+        # TFF DP-FedAvg tutorial: clients are Poisson-sampled each round (uniform draw < sampling_prob), as the
+        # accountant's q = clients_per_round / total_clients assumes; shuffle().batch() is each client's local loop
+        """
+import numpy as np
+import tensorflow_privacy as tfp
+def preprocess_train_dataset(dataset):
+    return dataset.map(element_fn).shuffle(buffer_size=418).repeat(1).batch(32)
+
+def train(rounds, noise_multiplier, clients_per_round, total_clients, train_data, process, state):
+    sampling_prob = clients_per_round / total_clients
+    for round in range(rounds):
+        x = np.random.uniform(size=total_clients)
+        sampled = [train_data.client_ids[i] for i in range(total_clients) if x[i] < sampling_prob]
+        state = process.next(state, [train_data.create_tf_dataset_for_client(c) for c in sampled])
+    return state
+
+def get_epsilon(clients_per_round, total_clients, noise_multiplier, rounds, orders):
+    q = clients_per_round / total_clients
+    rdp = tfp.compute_rdp(q, noise_multiplier=noise_multiplier, steps=rounds, orders=orders)
+    eps, _, _ = tfp.get_privacy_spent(orders, rdp, target_delta=1e-5)
+    return eps
+""",
     )
 
     INVALID = (
@@ -417,6 +448,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         self._poisson_loader = False
         self._poisson_off: list[cst.Arg] = []
         self._epsilon_read = False
+        self._poisson_selection: cst.Comparison | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
@@ -436,6 +468,33 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         kind = self._batch_source(node, name)
         if kind is not None:
             self._sources.append((node, kind))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """``x[i] < sampling_prob`` with ``x = np.random.uniform(size=n)``: the code Poisson-samples its units
+        (records or clients) itself, each with probability q, as the accountant assumes."""
+        if self._poisson_selection is not None or len(node.comparisons) != 1:
+            return
+        target = node.comparisons[0]
+        if not isinstance(target.operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)):
+            return
+        sides = (node.left, target.comparator)
+        for draw, rate in (sides, sides[::-1]):
+            if _rate_named(rate) and self._uniform_draw(draw):
+                self._poisson_selection = node
+                return
+
+    def _uniform_draw(self, expr: cst.BaseExpression) -> bool:
+        if any(isinstance(n, cst.Call) and call_name(n) in _UNIFORM for n in walk(expr)):
+            return True
+        base = expr.value if isinstance(expr, cst.Subscript) else expr
+        if not isinstance(base, cst.Name):
+            return False
+        scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and ident(sub.targets[0].target) == base.value \
+                    and isinstance(sub.value, cst.Call) and call_name(sub.value) in _UNIFORM:
+                return True
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``q = batch_size / n``: a sampling rate computed for the accountant."""
@@ -556,6 +615,8 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                                  "the ε read from it here does not bound this training; keep Poisson sampling on")
         if not (self._accounted or self._rates) or not self._sources:
             return
+        if self._poisson_selection is not None:
+            return  # the units are Poisson-sampled here; shuffled batches are each unit's local loop
         fa = self.ctx.analysis
         if self._accounted:
             accountant = self._accounted[0]

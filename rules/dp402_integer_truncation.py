@@ -323,6 +323,33 @@ def train_step(self, x, epsilon):
     buckets = np.floor(fake[:, 0] * 10)
     self.update(votes, buckets)
 """,
+        # privbayes-enhanced synthesizer.py: stochastic rounding (floor plus a Bernoulli of the fraction, or
+        # floor(x + U)) is unbiased, and the final cast applies to values every branch already rounded
+        """
+import numpy as np
+def decode(self, synthetic, rng, n):
+    for c in self.int_columns:
+        val = synthetic[c]
+        mode = self.integer_decode_mode
+        if mode == "stochastic":
+            base = np.floor(val)
+            frac = val - base
+            draw = rng.random(n)
+            val = base + (draw < frac).astype(float)
+        elif mode == "granular":
+            g = int(self.granularity.get(c, 1))
+            g = max(1, g)
+            val = np.round(val / g) * g
+        else:
+            val = np.rint(val)
+        if self.dtype is not None:
+            val = np.clip(val, 0, 100)
+            val = val.astype(self.dtype)
+        else:
+            val = val.astype(int)
+        synthetic[c] = np.floor(synthetic[c] + np.random.uniform(size=n))
+    return synthetic
+""",
     )
 
     INVALID = (
@@ -487,7 +514,7 @@ class PrivateGAN:
                 continue
             if func not in taints:
                 taints[func] = self._gen_taint(func, index) if func is not None else set()
-            if self._integral(operand, func, index):
+            if self._integral(operand, func, index) or self._stochastic_rounding(call, operand, func, index):
                 continue
             if not (self._is_generated(operand, taints[func]) or self._decoding_int_column(call, func, index)):
                 continue
@@ -539,11 +566,19 @@ class PrivateGAN:
                 return True
             if isinstance(core.operator, (cst.BitAnd, cst.BitOr, cst.BitXor, cst.FloorDivide, cst.Modulo)):
                 return True
+            # sums and products of integers (``base + (u < frac)``, ``np.round(x / g) * g`` with an integer ``g``)
+            if isinstance(core.operator, (cst.Add, cst.Subtract, cst.Multiply)) \
+                    and self._integral(core.left, func, index, depth) \
+                    and self._integral(core.right, func, index, depth):
+                return True
         if isinstance(core, cst.Call):
             name = call_name(core)
             if name in _ROUNDERS or name in _INT_VALUED:
                 return True
             if name in {"int", "long"} or truncation_operand(core, index) is not None:
+                return True
+            if name in {"max", "min"} and core.args and all(
+                    self._integral(a.value, func, index, depth) for a in core.args):
                 return True
         if isinstance(core, cst.Integer):
             return True
@@ -551,12 +586,44 @@ class PrivateGAN:
             return True
         if depth > 0 and func is not None and isinstance(core, (cst.Name, cst.Attribute, cst.Subscript)):
             key = dotted(core.value if isinstance(core, cst.Subscript) else core)
-            values = [
-                n.value for n in index.simple_assigns(func)
-                if any(dotted(t.target) == key for t in n.targets)
-            ]
+            values = _reaching(key, core, func, index)
+            if not values:
+                values = [
+                    n.value for n in index.simple_assigns(func)
+                    if any(dotted(t.target) == key for t in n.targets)
+                ]
+            # ``g = max(1, g)`` updates ``g`` in place: the other definitions decide
+            def self_update(v: cst.BaseExpression) -> bool:
+                return isinstance(v, cst.Call) and call_name(v) in {"max", "min"} and key in {dotted(a.value) for a in v.args}
+            if values and all(self_update(v) for v in values):
+                values = [n.value for n in index.simple_assigns(func) if any(dotted(t.target) == key for t in n.targets)]
+            values = [v for v in values if not self_update(v)] or values
             if values and all(self._integral(v, func, index, depth - 1) for v in values):
                 return True
+        return False
+
+    @staticmethod
+    def _stochastic_rounding(call: cst.Call, operand: cst.BaseExpression, func: cst.FunctionDef | None,
+                             index: ModuleIndex) -> bool:
+        """Unbiased stochastic rounding, not truncation: ``floor(x + U)`` with a uniform draw ``U``, or
+        ``base = floor(x)`` followed by ``base + (U < x - base)`` (a Bernoulli of the fractional part)."""
+        if call_name(call) not in _TRUNC_FUNCS:
+            return False
+        core = _unwrap(operand, index)
+        if isinstance(core, cst.BinaryOperation) and isinstance(core.operator, cst.Add) \
+                and any(_uniform_draw(side) for side in (core.left, core.right)):
+            return True
+        statement = index.parents.get(call)
+        if not (isinstance(statement, cst.Assign) and statement.value is call and len(statement.targets) == 1):
+            return False
+        base = dotted(statement.targets[0].target)
+        if base is None or func is None:
+            return False
+        for node in walk(func):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+                for mine, other in ((node.left, node.right), (node.right, node.left)):
+                    if dotted(mine) == base and isinstance(_unwrap(other, index), cst.Comparison):
+                        return True
         return False
 
     @staticmethod
@@ -688,3 +755,77 @@ def _ast_int_column_context(facts: AstFacts, call: ast.Call, func: ast.AST) -> b
 
 
 _INT_WORD = re.compile(r"int|discrete|ordinal", re.I)
+
+
+_UNIFORM_DRAWS = {"rand", "random", "uniform", "random_sample", "rand_like", "uniform_"}
+
+
+def _uniform_draw(expr: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Call) and call_name(n) in _UNIFORM_DRAWS for n in walk(expr))
+
+
+def _reaching(key: str | None, node: cst.CSTNode, func: cst.FunctionDef, index: ModuleIndex) -> list[cst.BaseExpression]:
+    """The values of ``key`` that reach ``node``: the nearest earlier assignment in the enclosing blocks, or the last
+    assignment in every branch of an earlier ``if``/``elif``/``else`` that assigns it in all branches. Empty when
+    not decided this way."""
+    if key is None:
+        return []
+    found: list[cst.BaseExpression] = []
+    child: cst.CSTNode = node
+    for anc in index.ancestors(node):
+        for body in _suites(anc):
+            if child in body:
+                for stmt in reversed(body[:body.index(child)]):
+                    values, complete = _assigned_in(key, stmt)
+                    found += values
+                    if complete:
+                        return found
+        if anc is func:
+            break
+        child = anc
+    return []
+
+
+def _assigned_in(key: str, stmt: cst.CSTNode) -> tuple[list[cst.BaseExpression], bool]:
+    """Last values ``stmt`` gives ``key``, and whether every path through it assigns."""
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in reversed(stmt.body):
+            if isinstance(small, cst.Assign) and any(dotted(t.target) == key for t in small.targets):
+                return [small.value], True
+        return [], False
+    if isinstance(stmt, cst.If):
+        values, complete = _block_assigns(key, stmt.body)
+        orelse = stmt.orelse
+        if orelse is None:
+            return values, False
+        if isinstance(orelse, cst.If):
+            more, rest = _assigned_in(key, orelse)
+        else:
+            more, rest = _block_assigns(key, orelse.body)
+        return values + more, complete and rest
+    return [], False
+
+
+def _block_assigns(key: str, block: cst.BaseSuite) -> tuple[list[cst.BaseExpression], bool]:
+    body = list(block.body) if isinstance(block, cst.IndentedBlock) else [block]
+    values: list[cst.BaseExpression] = []
+    for stmt in reversed(body):
+        more, complete = _assigned_in(key, stmt)
+        values += more
+        if complete:
+            return values, True
+    return values, False
+
+
+def _suites(node: cst.CSTNode) -> list[list[cst.CSTNode]]:
+    """The statement lists directly under ``node`` (its body, and an ``else`` body), whether or not the index
+    records the layout nodes between them."""
+    out: list[list[cst.CSTNode]] = []
+    for part in (node, getattr(node, "body", None), getattr(node, "orelse", None)):
+        if isinstance(part, (cst.IndentedBlock, cst.Module)):
+            out.append(list(part.body))
+        elif isinstance(part, cst.Else) and isinstance(part.body, cst.IndentedBlock):
+            out.append(list(part.body.body))
+        elif isinstance(part, cst.BaseCompoundStatement) and isinstance(getattr(part, "body", None), cst.IndentedBlock):
+            out.append(list(part.body.body))
+    return out

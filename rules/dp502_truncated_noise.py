@@ -27,13 +27,13 @@ class TruncatedNoise(Rule):
         "(`np.clip(x + noise, lo, hi)`, post-processing), a clip of a value that is not a draw, "
         "code with no DP context. Fix: add the untruncated noise and clip the sum if a range is needed."
     )
-    TRIGGERS = ("clip", "clamp")
+    TRIGGERS = ("clip", "clamp", "noise")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a clip or clamp call."""
-        return facts.calls_any(_CLIPS)
+        """A finding is a clip or clamp call, or a list comprehension (a one-sided cut of a noise list)."""
+        return facts.calls_any(_CLIPS) or "for" in facts.source and "noise" in facts.source
 
     VALID = (
         # simulated data, not noise (ornl-presto's examples)
@@ -82,10 +82,28 @@ def release(counts, epsilon):
     noisy = counts + noisy
     return np.clip(noisy, 0, None)
 """,
+        # rounding the draws element-wise keeps them two-sided
+        """
+import numpy as np
+def noisy_counts(counts, b, epsilon):
+    noise = np.random.laplace(loc=0, scale=b, size=len(counts)).tolist()
+    noise = [round(x) for x in noise]
+    released = [c + x for c, x in zip(counts, noise)]
+    return [0 if (v < 0) else v for v in released]
+""",
     )
 
     INVALID = (
-        # AdamWei Fed_Svm.py
+         # athenarc PrivBayes.py: negative Laplace draws set to 0 (one-sided noise), after rounding
+        """
+import numpy as np
+def noisy_counts(counts, b, epsilon):
+    noise = np.random.laplace(loc=0, scale=b, size=len(counts)).tolist()
+    noise = [round(x) for x in noise]
+    noise = [0 if (x<0) else x for x in noise]  # <-
+    return [c + x for c, x in zip(counts, noise)]
+""",
+       # AdamWei Fed_Svm.py
         """
 import numpy as np
 def noise_add(w, noise_scale, dim):
@@ -134,6 +152,65 @@ def add_gaussian_noise(grads, noise_multiplier, l2_norm_clip):
                           f"impossible under one input and possible under its neighbour, so no ε holds; add the "
                           f"full draw and clip the noisy sum instead")
 
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        """``[0 if x < 0 else x for x in noise]`` / ``[max(0, x) for x in noise]``: the negative draws are cut
+        to zero, so the noise is one-sided (a noisy count is never below the true count)."""
+        comp = node.for_in
+        if comp.inner_for_in is not None or not isinstance(comp.target, cst.Name) or node.for_in.ifs:
+            return
+        var = comp.target.value
+        elt = node.elt
+        one_sided = False
+        if isinstance(elt, cst.IfExp) and isinstance(elt.test, cst.Comparison) and len(elt.test.comparisons) == 1:
+            test, op = elt.test, elt.test.comparisons[0].operator
+            sides = (test.left, test.comparisons[0].comparator)
+            zero_branch = elt.body if isinstance(op, (cst.LessThan, cst.LessThanEqual)) else elt.orelse
+            keep_branch = elt.orelse if zero_branch is elt.body else elt.body
+            one_sided = isinstance(sides[0], cst.Name) and sides[0].value == var and _is_zero(sides[1]) \
+                and isinstance(op, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)) \
+                and _is_zero(zero_branch) and isinstance(keep_branch, cst.Name) and keep_branch.value == var
+        elif isinstance(elt, cst.Call) and call_name(elt) == "max" and len(elt.args) == 2:
+            values = [a.value for a in elt.args]
+            one_sided = any(_is_zero(v) for v in values) and any(
+                isinstance(v, cst.Name) and v.value == var for v in values)
+        if not one_sided or not self._noise_source(comp.iter, node, depth=3):
+            return
+        code = self.ctx.analysis.code(comp.iter).strip()
+        self.report(node, f"the negative draws of the noise `{code}` are set to 0 before it is added: the noise is "
+                          f"one-sided, so a release below the true value is impossible for this input but possible "
+                          f"for a neighbour and no ε holds; add the full zero-centred draw")
+
+    def _noise_source(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        """A zero-centred draw, possibly through ``.tolist()`` and element-wise comprehensions (``[round(x) for x
+        in noise]``) over earlier assignments of the same name."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in ("tolist", "flatten", "ravel", "numpy") and not expr.args:
+            expr = expr.func.value
+        if isinstance(expr, cst.Call):
+            return is_draw(expr) and (zero_centred(expr) or self._constant_centre(expr, at))
+        if not isinstance(expr, cst.Name) or depth <= 0:
+            return False
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(at) or self.ctx.module
+        value = last_assignment(fn, expr.value, fa.line_of(at), fa.line_of)
+        if value is None:
+            return False
+        if isinstance(value, cst.ListComp) and value.for_in.inner_for_in is None:
+            return self._noise_source(value.for_in.iter, value, depth - 1)
+        return self._noise_source(value, value, depth - 1)
+
+    def _constant_centre(self, call: cst.Call, at: cst.CSTNode) -> bool:
+        """``laplace(loc=mu, …)`` with ``mu`` assigned only numeric literals in the function: a fixed offset, not a
+        data value the draw perturbs."""
+        loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("loc", "mean", "mu")),
+                   None)
+        if not isinstance(loc, cst.Name):
+            return False
+        fn = self.ctx.analysis.enclosing_function(at) or self.ctx.module
+        values = [n.value for n in walk(fn, into_scopes=False) if isinstance(n, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == loc.value for t in n.targets)]
+        return bool(values) and all(isinstance(v, (cst.Integer, cst.Float)) for v in values)
+
     @staticmethod
     def _module_call(node: cst.Call) -> bool:
         """``np.clip(x, …)`` / ``torch.clamp(x, …)`` rather than ``x.clip(…)``."""
@@ -173,3 +250,7 @@ def add_gaussian_noise(grads, noise_multiplier, l2_norm_clip):
         bounds = [a.value for a in clip.args[1:]] if clip.args and clip.args[0].value is subject else list(
             a.value for a in clip.args)
         return any(isinstance(n, cst.Name) and n.value in scale_names for b in bounds for n in walk(b))
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0.0

@@ -112,6 +112,36 @@ def make_data(n, epsilon, seed=42):
     rng = np.random.RandomState(seed)
     return rng.normal(0, 1, size=(n, 3))
 """,
+        # dp-federated_sharing tree_max.py: the forest's seeded generator only draws data-independent structure;
+        # the Laplace noise comes from another class's unseeded generator of the same attribute name
+        """
+import numpy as np
+class Forest:
+    def __init__(self, epsilon, seed=1234):
+        self.rand = np.random.RandomState(seed)
+        self.epsilon = epsilon
+
+    def split(self, lo, hi):
+        return self.rand.uniform(lo, hi)
+
+class Node:
+    def __init__(self, epsilon, seed=None):
+        self.rand = np.random.RandomState(seed)
+
+    def laplace(self, e, count):
+        return count + self.rand.laplace(scale=1.0 / e)
+""",
+        # dp_datagen_opt.py: a helper's seeded generator draws synthetic points; the noise is another function's
+        """
+import numpy as np
+def generate(cells, epsilon, seed=1234):
+    rand = np.random.RandomState(seed=seed)
+    return [rand.uniform(lo, hi) for lo, hi in cells]
+
+def noisy_counts(counts, epsilon, seed=None):
+    rand = np.random.RandomState(seed)
+    return counts + rand.laplace(0, 1 / epsilon, size=len(counts))
+""",
     )
 
     INVALID = (
@@ -199,10 +229,10 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
         target = dotted(statement.targets[0].target)
         if target is None:
             return
-        draws = self._noise_draws(target)
+        draws = self._noise_draws(target, node)
         if not draws:
             if not (target.startswith("self.") and self._mechanism_init(node) and self._mechanism_class(node)
-                    and not self._other_uses(target)):
+                    and not self._other_uses(target, node)):
                 return
             what = "the mechanism's own generator (its constructor takes ε)"
         else:
@@ -255,9 +285,22 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
                     return f"`{seed.value}`, computed from round/client identifiers"
         return None
 
-    def _noise_draws(self, target: str) -> list[cst.Call]:
+    def _scope(self, target: str, node: cst.CSTNode) -> cst.CSTNode:
+        """Where ``target`` names this generator: ``self.rng`` within its class, a local within its function;
+        another class's ``self.rng`` or another function's ``rng`` is a different generator object."""
+        fa = self.ctx.analysis
+        if target.startswith("self."):
+            cls = fa.enclosing_class(node)
+            return cls if cls is not None else self.ctx.module
+        if "." not in target:
+            fn = fa.enclosing_function(node)
+            if fn is not None:
+                return fn
+        return self.ctx.module
+
+    def _noise_draws(self, target: str, node: cst.CSTNode) -> list[cst.Call]:
         out = []
-        for sub in walk(self.ctx.module):
+        for sub in walk(self._scope(target, node)):
             if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
                     and sub.func.attr.value in _NOISE_METHODS and dotted(sub.func.value) == target:
                 if sub.func.attr.value == "normal" and not self._noise_like_normal(sub):
@@ -311,9 +354,9 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
         return fn is not None and fn.name.value == "__init__" and any(
             words(p.name.value) & {"eps", "epsilon"} for p in all_params(fn))
 
-    def _other_uses(self, target: str) -> bool:
+    def _other_uses(self, target: str, node: cst.CSTNode) -> bool:
         """The generator also shuffles or initialises: its seed may be there for that."""
-        for sub in walk(self.ctx.module):
+        for sub in walk(self._scope(target, node)):
             if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
                     and dotted(sub.func.value) == target and sub.func.attr.value in (
                         "permutation", "shuffle", "choice", "integers", "randint", "uniform", "rand", "random"):
