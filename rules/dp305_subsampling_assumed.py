@@ -178,7 +178,7 @@ class SubsamplingAssumed(Rule):
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
     )
-    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "q =",
+    TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis")
     requires_dp_context = True
 
@@ -348,6 +348,21 @@ def get_epsilon(clients_per_round, total_clients, noise_multiplier, rounds, orde
     )
 
     INVALID = (
+        # NigeloYang DP-SGD main.py: the script's q = batchsize / n calibrates sigma, but train() takes consecutive
+        # slices of one shuffled index array (fixed-size disjoint batches)
+        """
+import numpy as np
+sampling_prob = args.batchsize / n_training  # <-
+steps = int(args.n_epoch / sampling_prob)
+sigma, eps = get_sigma(sampling_prob, steps, args.eps, args.delta)
+
+def train(epoch):
+    sample_idxes = np.arange(n_training)
+    np.random.shuffle(sample_idxes)
+    for batch_idx in range(n_training // args.batchsize):
+        idx = sample_idxes[batch_idx * args.batchsize:(batch_idx + 1) * args.batchsize]  # <-
+        step(train_samples[idx], sigma)
+""",
         # batches with replacement (choice's default) accounted as Poisson by the RDP accountant
         """
 import numpy as np
@@ -628,8 +643,8 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         for node, kind in self._sources:
             if self._poisson_loader and "DataLoader" in kind:
                 continue
-            if not self._accounted and fa.enclosing_function(node) not in rate_scopes:
-                continue  # a bare ``q = batch / n`` speaks only for the code around it
+            if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes:
+                continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
             self.report(
                 node,
                 f"this {kind}, but {where} assumes Poisson subsampling (each "
