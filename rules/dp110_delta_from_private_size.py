@@ -83,6 +83,11 @@ def _ast_reciprocal(value: ast.AST) -> bool:
     return isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.UnaryOp)
 
 
+def _ast_budget(expr: ast.AST) -> bool:
+    return any(_budget_name(ast_last_name(n))
+               for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
 class DeltaFromPrivateSize(Rule):
     id = "DP110"
     name = "delta-from-private-size"
@@ -107,8 +112,14 @@ class DeltaFromPrivateSize(Rule):
         "Fix: fix δ in advance from a public bound on n (δ ≤ 1/n_max, e.g. 1e-5), or spend "
         "budget on a DP estimate of n."
     )
-    TRIGGERS = ("delta", "DELTA", "Delta", "sens", "Sens", "SENS")
+    TRIGGERS = ("delta", "DELTA", "Delta", "sens", "Sens", "SENS", "eps", "EPS")
     requires_dp_context = True
+    TEXT_AFTER_GATE = True
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A δ/sensitivity word, or a positional ``c / n`` argument in a file naming the budget."""
+        return any(t in source for t in cls.TRIGGERS[:6]) or cls.triggered(source) and bool(_POSITIONAL_RECIPROCAL.search(source))
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
@@ -124,9 +135,24 @@ class DeltaFromPrivateSize(Rule):
             if node.value is not None and any(  # type: ignore[attr-defined]
                     _delta_name(ast_last_name(t)) or _sensitivity_name(ast_last_name(t)) for t in targets):
                 values.append(node.value)  # type: ignore[attr-defined]
+        for call in facts.nodes(ast.Call):
+            args = call.args  # type: ignore[attr-defined]
+            if len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
+                    isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div) and _ast_constant(a.left) for a in args):
+                return True
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # a positional sensitivity beside the budget from a public bound on the number of records
+        """
+import numpy as np
+from ProDist import GetFNProDist
+f = open("br2000.data")
+b = eval(f.read())
+n_min = 1000
+epsilon = 0.05
+FPro = GetFNProDist(b, 0, n_min, np.array(b), epsilon / 2, 2 / n_min)
+""",
         # δ from a public bound on the population
         """
 def train(X, epsilon, n_max=100000):
@@ -190,6 +216,17 @@ class DPSynth:
     )
 
     INVALID = (
+        # FAPrivBayes: a positional sensitivity ``2 / n`` beside the budget, n the size of the data
+        # handed to the same call
+        """
+import numpy as np
+from ProDist import GetFNProDist
+f = open("br2000.data")
+b = eval(f.read())
+n = len(b)
+epsilon = 0.05
+FPro = GetFNProDist(b, 0, n, np.array(b), epsilon / 2, 2 / n)  # <-
+""",
         # δ = 1/n² from the private training set, in a script
         """
 import pandas as pd
@@ -286,15 +323,54 @@ class DPGAN:
         elif node.keyword is not None and node.keyword.value in _SENSITIVITY_KEYWORDS:
             self._check(node.value, "sensitivity")
 
-    def _check(self, value: cst.BaseExpression, kind: str) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
+        """``GetDist(data, n, epsilon / k, 2 / n)``: a positional ``c / n`` beside the privacy budget
+        is the mechanism's sensitivity, whatever the callee names it."""
+        positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
+        if len(positional) < 2 or not any(_budget(a.value) for a in node.args):
+            return
+        for value in positional:
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
+                    and _constant(value.left) and not _budget(value):
+                self._check(value, "positional", given=[a for a in positional if a is not value])
+
+    def _size_of_given(self, expr: cst.BaseExpression, given: list[cst.BaseExpression]) -> str | None:
+        """``2 / n`` with ``n = len(b)`` where ``b`` is itself handed to the same call: the size
+        of the data the mechanism runs on."""
+        fa = self.ctx.analysis
+        names = {ident(n) for g in given for n in walk(g) if isinstance(n, (cst.Name, cst.Attribute))}
+        names.discard(None)
+        for node in walk(expr):
+            size = fa.value_of(node) if isinstance(node, cst.Name) else node
+            if not (isinstance(size, (cst.Call, cst.Subscript)) and _counts_records(size)):
+                continue
+            target = size.args[0].value if isinstance(size, cst.Call) and size.args else \
+                size.value.value if isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) else None
+            name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name is not None and name in names and not words(name) & _NOT_TRAINING:
+                return f"`{fa.code(node).strip()}`, the size of the data passed to the same call"
+        return None
+
+    def _check(self, value: cst.BaseExpression, kind: str, given: list[cst.BaseExpression] | None = None) -> None:
         denominator = _denominator(value)
         if denominator is None:
             return
         size = self._private_size(denominator)
+        if size is None and given:
+            size = self._size_of_given(denominator, given)
         if size is None:
             return
         code = " ".join(self.ctx.analysis.code(value).split())
         code = code if len(code) <= 80 else code[:77] + "..."
+        if kind == "positional":
+            self.report(
+                value,
+                f"`{code}`, passed beside the privacy budget (the mechanism's sensitivity or δ), is computed "
+                f"from the private dataset's size ({size}): under add/remove neighbouring n is private, so "
+                "the mechanism's own parameter depends on (and reveals) whether one person is in the data; "
+                "use a public bound on n, or spend budget on a DP estimate of it",
+            )
+            return
         if kind == "sensitivity":
             self.report(
                 value,
@@ -363,6 +439,20 @@ class DPGAN:
             if isinstance(anc, cst.FunctionDef):
                 return False
         return False
+
+
+#: ``f(data, eps / k, 2 / n)``: a constant over a name passed as a positional argument
+_POSITIONAL_RECIPROCAL = re.compile(r"[,(]\s*\d+(?:\.\d*)?\s*/\s*[A-Za-z_]")
+
+
+def _budget(expr: cst.BaseExpression) -> bool:
+    """An expression reading the privacy budget (``epsilon2 / (k + 1)``, ``self.eps``)."""
+    return any(isinstance(n, (cst.Name, cst.Attribute)) and _budget_name(ident(n))
+               for n in walk(expr))
+
+
+def _budget_name(name: str | None) -> bool:
+    return name is not None and any(re.fullmatch(r"(?:epsilon|eps)\d*", w) for w in words(name))
 
 
 def _training_set_size(size: cst.CSTNode) -> bool:

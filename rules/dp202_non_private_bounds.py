@@ -323,6 +323,35 @@ class DPCTGAN:
         self._transformer.fit(public_data, discrete_columns)
         return self._train(self._transformer.transform(train_data), noise_multiplier)
 """,
+        # a simulated split of the training set among agents: the range only weights which agent
+        # each row goes to (a draw over a public support), nothing of it is released
+        """
+import numpy as np
+class DPFederation:
+    def allocate_data_to_agents(self, epsilon=1.0):
+        means = np.linspace(np.min(self.data_train[["age"]].values),
+                            np.max(self.data_train[["age"]].values), self.n_agents + 2)[1:-1]
+        rows = {i: [] for i in range(self.n_agents)}
+        for index, row in self.data_train.iterrows():
+            Pr = to_probability(1 / (abs(row["age"] - means) + 1e-6))
+            i = np.random.choice(range(self.n_agents), p=Pr)
+            rows[i].append(index)
+        return rows
+""",
+        # a __main__ demo: a label encoder only maps class names to codes, never decoded
+        """
+import pandas as pd
+from sklearn import preprocessing
+def diff_gen(data, eps):
+    return dp_synthesize(data, epsilon=eps)
+if __name__ == "__main__":
+    data = pd.read_csv("fishiris.csv")
+    lb_make = preprocessing.LabelEncoder()
+    obj_df = data.select_dtypes(include=["object"]).copy()
+    for feat in list(obj_df.columns):
+        data.loc[:, feat] = lb_make.fit_transform(obj_df[feat])
+    private_data = diff_gen(data=data, eps=0.5)
+""",
         # a median used for reporting, and imputation with a public constant
         """
 import pandas as pd
@@ -392,6 +421,45 @@ class TabularGAN:
     )
 
     INVALID = (
+        # DataSynthesizer's greedy_bayes: the private distinct counts pick the exponential
+        # mechanism's sensitivity, whose scores then weight the draw (a noise scale, not a split)
+        """
+import numpy as np
+def greedy_bayes(dataset, k, epsilon):
+    attr_to_is_binary = {attr: dataset[attr].unique().size <= 2 for attr in dataset}  # <-
+    pairs, scores = candidates(dataset, k)
+    dist = exponential_mechanism(epsilon, scores, pairs, attr_to_is_binary)
+    idx = np.random.choice(list(range(len(scores))), p=dist)
+    return pairs[idx]
+class PrivBayes:
+    def fit(self, data, epsilon=1.0):
+        self.network = greedy_bayes(data, 2, epsilon)
+""",
+        # the same agent split, but the range-derived centres are also kept as the released grid
+        """
+import numpy as np
+class DPFederation:
+    def allocate_data_to_agents(self, epsilon=1.0):
+        means = np.linspace(np.min(self.data_train[["age"]].values),  # <-
+                            np.max(self.data_train[["age"]].values), self.n_agents + 2)[1:-1]  # <-
+        for index, row in self.data_train.iterrows():
+            Pr = to_probability(1 / (abs(row["age"] - means) + 1e-6))
+            i = np.random.choice(range(self.n_agents), p=Pr)
+        return means
+""",
+        # a __main__ run whose label encoder decodes the synthetic codes back to the private classes
+        """
+import pandas as pd
+from sklearn import preprocessing
+def diff_gen(data, eps):
+    return dp_synthesize(data, epsilon=eps)
+if __name__ == "__main__":
+    data = pd.read_csv("patients.csv")
+    lb_make = preprocessing.LabelEncoder()
+    data.loc[:, "diagnosis"] = lb_make.fit_transform(data["diagnosis"])  # <-
+    private_data = diff_gen(data=data, eps=0.5)
+    private_data["diagnosis"] = lb_make.inverse_transform(private_data["diagnosis"])
+""",
         # a local randomiser whose Laplace scale is the user's own quantile range
         """
 import numpy as np
@@ -683,6 +751,10 @@ class DPCGANTransformer:
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
                 continue
             if not fits and not _used_for_scaling(call, index):
+                continue
+            if not fits and _only_weights_a_draw(call, index):
+                continue
+            if fits and _demo_label_codes(call, index, fitted):
                 continue
             own_scale = False
             if not (claimed or analysis.is_private(data)):
@@ -1027,6 +1099,107 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
             if has_noise(sub.value):
                 return False
     return False
+
+
+#: draws whose ``p=`` weights pick an element of a public support (an agent, a row index)
+_WEIGHTED_DRAWS = {"choice", "multinomial", "categorical", "choices"}
+_DECODE_ATTRS = {"inverse_transform", "classes_", "categories_", "get_feature_names_out", "get_feature_names"}
+
+
+def _only_weights_a_draw(call: cst.Call, index: Dp2Index) -> bool:
+    """The bound, through the values computed from it in its function, only weights a random
+    choice over a public support (``np.random.choice(range(k), p=w)``): the draw's result is an
+    index the support fixes, so the bound never reaches a release, a decode, an output size or a
+    noise scale (how a simulation splits the training set among agents)."""
+    fn = index.enclosing_function(call)
+    stmt = index.parents.get(call)
+    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
+        stmt = index.parents.get(stmt)
+    if fn is None or not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return False
+    tainted = {n for n in assigned(stmt)[0] if "." not in n}
+    if not tainted or len(tainted) != len(assigned(stmt)[0]):
+        return False
+    assigns = [n for n in walk(fn) if isinstance(n, (cst.Assign, cst.AnnAssign)) and n.value is not None]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            if refs(node.value) & tainted and not _weights_only(node.value, tainted):
+                if _reads_budget(node.value):
+                    return False  # fed to a mechanism with the budget: it calibrates the noise
+                names = assigned(node)[0]
+                if any("." in n or "[" in n for n in names):
+                    return False
+                if not set(names) <= tainted:
+                    tainted |= set(names)
+                    changed = True
+    used = False
+    for sub in walk(fn):
+        if not (isinstance(sub, cst.Name) and sub.value in tainted):
+            continue
+        anc_stmt = sub
+        ok = False
+        for anc in index.ancestors(sub):
+            if isinstance(anc, cst.Arg) and anc.keyword is not None and anc.keyword.value == "p":
+                owner = index.parents.get(anc)
+                if isinstance(owner, cst.Call) and call_name(owner) in _WEIGHTED_DRAWS:
+                    ok = used = True
+                    break
+            if isinstance(anc, (cst.Assign, cst.AnnAssign)):
+                # the defining/propagating assignment itself (a target or a tainted value)
+                ok = set(assigned(anc)[0]) <= tainted
+                break
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+            anc_stmt = anc
+        del anc_stmt
+        if not ok:
+            return False
+    return used
+
+
+def _reads_budget(expr: cst.BaseExpression) -> bool:
+    return any(isinstance(n, cst.Name) and any(re.fullmatch(r"(?:epsilon|eps|rho|mu|sigma|noise\w*)\d*", w)
+                                                for w in words(n.value)) for n in walk(expr))
+
+
+def _weights_only(value: cst.BaseExpression, tainted: set[str]) -> bool:
+    """``np.random.choice(range(k), p=w)``: the tainted names appear only as the draw's weights."""
+    if not isinstance(value, cst.Call) or call_name(value) not in _WEIGHTED_DRAWS:
+        return False
+    return all(not (refs(a.value) & tainted) or (a.keyword is not None and a.keyword.value == "p")
+               for a in value.args)
+
+
+def _demo_label_codes(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -> bool:
+    """A label encoder fitted in the ``if __name__ == "__main__":`` demo of a module, kept in a
+    local name that is never decoded (no ``inverse_transform``/``classes_``), stored or returned:
+    it only maps class names to integer codes for the demo run, nothing of its category set is
+    released."""
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    name = dotted(receiver) if receiver is not None else None
+    if name is None or "." in name or fitted.get(name) != "LabelEncoder":
+        return False
+    if index.enclosing_function(call) is not None:
+        return False
+    in_main = False
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.If) and "__main__" in index.module.code_for_node(anc.test) \
+                and "__name__" in index.module.code_for_node(anc.test):
+            in_main = True
+            break
+    if not in_main:
+        return False
+    for sub in walk(index.module):
+        if isinstance(sub, cst.Attribute) and dotted(sub.value) == name and sub.attr.value in _DECODE_ATTRS:
+            return False
+        if isinstance(sub, cst.Return) and sub.value is not None and name in refs(sub.value):
+            return False
+        if isinstance(sub, cst.Call) and sub is not call and any(
+                isinstance(a.value, cst.Name) and a.value.value == name for a in sub.args):
+            return False
+    return True
 
 
 #: a function named for what calibrates a mechanism: what it returns is that calibration
