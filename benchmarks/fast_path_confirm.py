@@ -62,6 +62,8 @@ CONFIRMATIONS: dict[str, tuple[str, int, int]] = {
     "cervical:updated-fixed-target397": ("reports/audit_cervical/updated-fixed__target397.json", 0, 50),
     "cervical:updated-selected": ("reports/audit_cervical/updated__selected.json", 0, 100),
     "search:turing-fixed": ("reports/audit_search.json", 1, 100),
+    "search:turing": ("reports/audit_search.json", 0, 100),
+    "cervical:original-selected": ("reports/audit_cervical/original__selected.json", 0, 100),
 }
 _CERVICAL = ("cervical GroundHog audit at 1,000 iterations and 5 teachers; timed here (2-core machine shared with "
              "4 other jobs, load 7-18): a plain run of original took 2.5-2.9 s when idle and 5.1 s under load "
@@ -70,13 +72,8 @@ _CERVICAL = ("cervical GroundHog audit at 1,000 iterations and 5 teachers; timed
              "passes first")
 #: "report#index" of committed fast-path verdicts of non-exact implementations not re-run on the plain path: why
 UNCONFIRMED: dict[str, str] = {
-    "reports/audit_cervical/original__selected.json#0": "violation at R = 100 (not at 50); plain R = 100 is 200 runs "
-                                                        f"of original, about 9 min idle, an estimated 40 min at load 13-18; {_CERVICAL}",
     "reports/audit_cervical/original__target397.json#0": "violation at R = 250 (not at 100); plain R = 250 is 500 runs "
                                                          f"of original, about 22 min idle, an estimated 1.5-2 hours at load 13-18; {_CERVICAL}",
-    "reports/audit_search.json#0": "turing violation at R = 100 (not at 50) with the searched setting, 1,000 iterations "
-                                   "(10x the paper's): a plain run took 1.2-1.5 s idle here, so R = 100 is about 5 min "
-                                   "idle, an estimated 25 min at load 13-18; run last by priority, the session's time ran out",
 }
 
 
