@@ -64,16 +64,10 @@ CONFIRMATIONS: dict[str, tuple[str, int, int]] = {
     "search:turing-fixed": ("reports/audit_search.json", 1, 100),
     "search:turing": ("reports/audit_search.json", 0, 100),
     "cervical:original-selected": ("reports/audit_cervical/original__selected.json", 0, 100),
+    "cervical:original-target397": ("reports/audit_cervical/original__target397.json", 0, 250),
 }
-_CERVICAL = ("cervical GroundHog audit at 1,000 iterations and 5 teachers; timed here (2-core machine shared with "
-             "4 other jobs, load 7-18): a plain run of original took 2.5-2.9 s when idle and 5.1 s under load "
-             "(508 s for 100 runs), of updated 1.5 s idle and 6.8-12.8 s under load (1,366 and 1,674 s for "
-             "200, 1,283 s for 100); the session's 2 hours went to the crafted-canary and updated violations and the twin "
-             "passes first")
 #: "report#index" of committed fast-path verdicts of non-exact implementations not re-run on the plain path: why
 UNCONFIRMED: dict[str, str] = {
-    "reports/audit_cervical/original__target397.json#0": "violation at R = 250 (not at 100); plain R = 250 is 500 runs "
-                                                         f"of original, about 22 min idle, an estimated 1.5-2 hours at load 13-18; {_CERVICAL}",
 }
 
 
