@@ -1191,21 +1191,13 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
                 f"frequencies) of the private data shapes the DP release outside the privacy budget. Take it as "
                 f"public metadata or estimate it with a DP mechanism charged to the budget"
             )
-            if acknowledged:
-                message += f" (acknowledged: {acknowledged})"
-            findings.append(Finding(
-                path=display.get(file, file), line=line, col=col, rule=RULE_ID,
-                category=ACKNOWLEDGED if acknowledged else CATEGORY, severity="note" if acknowledged else "error",
-                message=message, name=RULE_NAME, end_line=end_line, end_col=end_col, snippet=snippet,
-                related=tuple(sorted(related)),
-            ))
-            continue
-        message = (
-            f"{what} is fitted here on the data given to `{fitted}`, and the DP model {', '.join(models)} "
-            f"passes its private training data to it: the statistic (bounds, categories, frequencies) leaves "
-            f"the privacy budget un-noised. Take it as public metadata or estimate it with a DP mechanism "
-            f"charged to the budget"
-        )
+        else:
+            message = (
+                f"{what} is fitted here on the data given to `{fitted}`, and the DP model {', '.join(models)} "
+                f"passes its private training data to it: the statistic (bounds, categories, frequencies) leaves "
+                f"the privacy budget un-noised. Take it as public metadata or estimate it with a DP mechanism "
+                f"charged to the budget"
+            )
         if acknowledged:
             message += f" (acknowledged: {acknowledged})"
         findings.append(Finding(
