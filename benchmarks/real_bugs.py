@@ -112,6 +112,9 @@ class Manifest:
     sources: list[Source]
     bugs: list[Bug]
     findings: list[FindingLabel]
+    #: no first look yet (``frozen_rules`` null): scanned only when named with ``--batch``, so a
+    #: routine run during rule work never shows its findings to a rules developer
+    held_out: bool = False
 
 
 def schema_errors(data: object, where: str = "manifest") -> list[str]:
@@ -119,10 +122,11 @@ def schema_errors(data: object, where: str = "manifest") -> list[str]:
     if not isinstance(data, dict):
         return [f"{where}: not a JSON object"]
     errors: list[str] = []
-    for key, kind in (("batch", int), ("frozen_rules", str), ("description", str),
-                      ("sources", list), ("bugs", list), ("findings", list)):
+    for key, kind in (("batch", int), ("description", str), ("sources", list), ("bugs", list), ("findings", list)):
         if not isinstance(data.get(key), kind):
             errors.append(f"{where}: '{key}' missing or not {kind.__name__}")
+    if "frozen_rules" not in data or not isinstance(data["frozen_rules"], (str, type(None))):
+        errors.append(f"{where}: 'frozen_rules' missing or not a commit (null while the batch is held out)")
     if errors:
         return errors
     names: set[str] = set()
@@ -205,7 +209,7 @@ def parse_manifest(path: Path) -> Manifest:
                 b["static"], b["anchor"]) for b in data["bugs"]]
     findings = [FindingLabel(f["source"], f["file"], f["line"], f["rule"], f["label"], f.get("bug"),
                              f.get("note", "")) for f in data["findings"]]
-    return Manifest(data["batch"], path, sources, bugs, findings)
+    return Manifest(data["batch"], path, sources, bugs, findings, data["frozen_rules"] is None)
 
 
 def load_manifests(folder: Path, batches: Sequence[int] = ()) -> list[Manifest]:
@@ -216,7 +220,12 @@ def load_manifests(folder: Path, batches: Sequence[int] = ()) -> list[Manifest]:
         missing = set(batches) - {m.batch for m in manifests}
         if missing:
             raise SystemExit(f"no manifest for batch(es) {sorted(missing)} in {folder}")
-    return manifests
+        return manifests
+    held = [m.batch for m in manifests if m.held_out]
+    if held:
+        print(f"held-out batch(es) {held} not scanned: name them with --batch for their first look",
+              file=sys.stderr)
+    return [m for m in manifests if not m.held_out]
 
 
 # --------------------------------------------------------------------------- rebuilding sources
@@ -560,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mirrors", type=Path, default=DEFAULT_MIRRORS, help="folder of fetched mirrors")
     p.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="where sources are rebuilt (reused)")
     p.add_argument("--manifests", type=Path, default=MANIFEST_DIR)
-    p.add_argument("--batch", type=int, action="append", default=[], help="batch number(s) (default: all)")
+    p.add_argument("--batch", type=int, action="append", default=[], help="batch number(s) (default: all but held-out ones, whose frozen_rules is null)")
     p.add_argument("--rules-at", help="scan with the rules of this commit of the dpcheck repository")
     p.add_argument("--dpcheck-path", type=Path, help="scan with the dpcheck package found in this folder")
     p.add_argument("--labels-only", action="store_true", help="rebuild and check the bug labels; no scan")

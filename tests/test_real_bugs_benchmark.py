@@ -152,6 +152,20 @@ def test_label_holds_at_its_commit_and_fails_when_the_anchor_moved(tmp_path: Pat
     assert "B7-001" in out and "not within pkg/noise.py:5-5" in out
 
 
+def test_held_out_batch_is_rebuilt_only_when_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, _ = make_mirror(tmp_path / "mirrors")
+    held = manifest(first) | {"frozen_rules": None}
+    assert bench.schema_errors(held) == []
+    assert run(tmp_path, held, "--labels-only") == 0
+    captured = capsys.readouterr()
+    assert "held-out batch(es) [7] not scanned" in captured.err
+    assert "0 bug(s) in 0 batch(es)" in captured.out
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+    assert run(tmp_path, held, "--labels-only", "--batch", "7") == 0
+    assert "1 bug(s) in 1 batch(es)" in capsys.readouterr().out
+    assert "'frozen_rules' missing" in bench.schema_errors(manifest(first) | {"frozen_rules": 3})[0]
+
+
 def test_label_on_a_missing_file_or_past_the_end_fails(tmp_path: Path) -> None:
     first, _ = make_mirror(tmp_path / "mirrors")
     root = bench.materialise(bench.Source(SOURCE, "github", "pate", first), tmp_path / "mirrors", tmp_path / "cache")
