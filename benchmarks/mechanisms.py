@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="confidence of the validation bound that picks the threshold and the classifier (0.9); "
                          "higher penalises small, noisy sets")
     ap.add_argument("--classifiers", default="logistic,boosting",
-                    help="attack classifiers, comma-separated (logistic, boosting, table; the floating-point rows "
-                         "add boosting-bits)")
+                    help="attack classifiers, comma-separated (logistic, logistic-signs, boosting, table; the "
+                         "floating-point rows add boosting-bits)")
     ap.add_argument("--pair", help="a fixed input pair A:B for the one --only mechanism, e.g. 1,21,21,21,21:0,22,22,22,22 "
                     "(no pilot; checked against the mechanism's neighbourhood)")
     ap.add_argument("--seed", type=int, default=0)

@@ -19,9 +19,11 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
+from dpcheck.audit.attacks.signs import MedianSigns, learn_median_signs
 from dpcheck.mechaudit.encode import Layout, learn_layout
 
-CLASSIFIERS = ("logistic", "boosting", "boosting-bits", "table")
+# logistic-signs: logistic regression that also sees each continuous column's sign against its median
+CLASSIFIERS = ("logistic", "logistic-signs", "boosting", "boosting-bits", "table")
 MAX_THRESHOLDS = 4000
 MAX_TABLE_ROWS = 5000
 # DP-Sniper's probability floor: a set the numerator input rarely hits is chosen among thousands
@@ -65,7 +67,7 @@ class FrequencyTable:
 @dataclass
 class Scorer:
     name: str
-    layout: Layout
+    layout: "Layout | _SignedLayout | _RawLayout"
     model: object
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
@@ -80,8 +82,12 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
     layout = learn_layout(np.vstack([out_a, out_b]), sentinels=sentinels, float_bits=name == "boosting-bits")
     x = np.vstack([layout.transform(out_a), layout.transform(out_b)])
     y = np.concatenate([np.ones(len(out_a)), np.zeros(len(out_b))])
-    if name == "logistic":
+    features: Layout | _SignedLayout = layout
+    if name in ("logistic", "logistic-signs"):
         model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=300))
+        if name == "logistic-signs":
+            features = _SignedLayout(layout, learn_median_signs(x))
+            x = np.hstack([x, features.signs.transform(x)])
     elif name == "table":
         model = FrequencyTable()
         raw = np.vstack([np.asarray(out_a, dtype=float).reshape(len(out_a), -1),
@@ -95,7 +101,19 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
         raise ValueError(f"unknown classifier {name!r}; choose from {', '.join(CLASSIFIERS)}")
     with threadpool_limits(limits=1):
         model.fit(x, y)
-    return Scorer(name, layout, model)
+    return Scorer(name, features, model)
+
+
+@dataclass(frozen=True)
+class _SignedLayout:
+    """The layout's features followed by their median signs."""
+
+    base: Layout
+    signs: MedianSigns
+
+    def transform(self, outputs: np.ndarray) -> np.ndarray:
+        x = self.base.transform(outputs)
+        return np.hstack([x, self.signs.transform(x)])
 
 
 @dataclass(frozen=True)
