@@ -92,7 +92,7 @@ def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
     names = facts.call_lasts(call)
     keywords = {k.arg: k.value for k in call.keywords}
-    if names & {"choice", "randint", "RandomSampler"}:
+    if names & {"choice", "randint", "RandomSampler"} or any(words(n) >= {"without", "replace"} for n in names):
         return True
     if "DataLoader" in names:
         shuffle = keywords.get("shuffle")
@@ -116,7 +116,66 @@ def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
             return True
         if name == "PrivacyEngine" and "batch_size" in keywords:
             return True
-    return False
+    return _ast_helper_rate(facts, call)
+
+
+_HELPER_WORDS = frozenset({"privacy", "epsilon", "renyi", "rdp"})
+_SIZE_WORDS = frozenset({"n", "num", "examples", "samples", "size", "total", "ntrain", "dataset", "len", "length"})
+
+
+def _helper_name(name: str) -> bool:
+    """``compute_renyi_privacy``, ``get_rdp_epsilon``: a project's own accountant helper."""
+    return bool(words(name) & _HELPER_WORDS) and not words(name) & {"without", "replacement", "replace"}
+
+
+def _size_like(expr: cst.BaseExpression) -> bool:
+    """``len(dset)``, ``n_train``, ``num_examples``: the number of records a rate is taken over."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "len":
+        return True
+    name = ident(expr)
+    return name is not None and not _batch_named(expr) and bool(words(name.split(".")[-1]) & _SIZE_WORDS)
+
+
+def _helper_rate(call: cst.Call, name: str) -> bool:
+    """An accountant helper handed the record count and the batch size (``compute_renyi_privacy(len(ds),
+    batch_size, steps, sigma, delta)``): like tf-privacy's ``compute_dp_sgd_privacy`` it derives q = batch / n
+    and analyses Poisson sampling."""
+    if not _helper_name(name):
+        return False
+    values = [a.value for a in call.args if not a.star]
+    return any(_size_like(v) for v in values) and any(_batch_named(v) for v in values)
+
+
+def _ast_helper_rate(facts: AstFacts, call: ast.Call) -> bool:
+    """``_helper_rate`` on CPython's ``ast`` (a superset: any length or name argument beside a batch name)."""
+    if not any(_helper_name(n) for n in facts.call_lasts(call)):
+        return False
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return any(isinstance(v, ast.Call) or isinstance(v, (ast.Name, ast.Attribute)) for v in values) and any(
+        isinstance(v, (ast.Name, ast.Attribute)) and "batch" in ast.unparse(v).lower() for v in values)
+
+
+def _ast_rate_named(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return name is not None and (name in _RATE_KEYWORDS or bool(
+        words(name) & {"sampling", "prob", "probability", "rate"} and not words(name) & {"lr", "learning"}))
+
+
+def _ast_self_claimed(facts: AstFacts) -> bool:
+    """The code's own spelling claims a sampling rate next to a batch source: ``binomial`` and ``choice``;
+    a ``DataLoader(batch_size=name)`` in a file computing ``len(…) * q``; ``self.x = choice(…)`` in
+    ``__init__`` in a file passing ``q=``/``sample_rate=`` to a call."""
+    called = facts.called
+    if "DataLoader" in called and "len" in called and any(
+            _ast_rate_named(b.left) or _ast_rate_named(b.right) for b in facts.binops(ast.Mult)):
+        return True
+    if not called & {"choice", "permutation", "sample"} or not any(
+            k.arg in _RATE_KEYWORDS for call in facts.calls for k in call.keywords):
+        return False
+    return any(fn.name == "__init__" and any(
+        isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Attribute) and isinstance(n.value, ast.Call)
+        and facts.call_lasts(n.value) & {"choice", "permutation", "sample"} for n in ast.walk(fn))
+        for fn in facts.functions)
 
 
 def _engine_rate(call: cst.Call, name: str) -> bool:
@@ -179,15 +238,22 @@ class SubsamplingAssumed(Rule):
         "analyses)."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
-                "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis")
-    requires_dp_context = True
+                "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
+                "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(")
+    #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
+    #: wrong wherever it is (a sampler module need not mention noise)
+    requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is ``poisson_sampling=``, or a batch source (``choice``, ``randint``,
         ``DataLoader``, ``RandomSampler``, ``batch``, ``fit``, a slice) in a file that calls an
         accountant taking a rate or assigns a rate-named variable."""
-        if "poisson_sampling" in facts.source:
+        if "binomial" in facts.called and "choice" in facts.called:
+            return True
+        if not facts.may_have_dp_context:
+            return False
+        if "poisson_sampling" in facts.source or _ast_self_claimed(facts):
             return True
         claims = any(_ast_rate_call(facts, call) for call in facts.calls) or any(
             isinstance(t, ast.Name) and t.id in _RATE_KEYWORDS
@@ -345,6 +411,45 @@ def get_epsilon(clients_per_round, total_clients, noise_multiplier, rounds, orde
     eps, _, _ = tfp.get_privacy_spent(orders, rdp, target_delta=1e-5)
     return eps
 """,
+        # a binomial batch size filled without replacement: a uniform subset of binomial size is a Poisson sample
+        """
+import numpy as np
+class PoissonBatchSampler:
+    def __iter__(self):
+        for _ in range(self.iterations):
+            size = np.random.binomial(self.length, self.batch_size / self.length)
+            yield np.random.choice(self.length, size, replace=False)
+""",
+        # an accountant helper given n and the batch size, fed by a Poisson sampler
+        """
+from torch.utils.data import DataLoader
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def train(dset, batch_size, sigma, delta, steps):
+    loader = DataLoader(dset, batch_sampler=UniformWithReplacementSampler(
+        num_samples=len(dset), sample_rate=batch_size / len(dset)))
+    for step, imgs in enumerate(loader):
+        critic_step(imgs, sigma)
+    return compute_renyi_privacy(len(dset), batch_size, steps, sigma, delta)
+""",
+        # a batch size from q, but the batches are Poisson-sampled by the batch sampler
+        """
+import math
+from torch.utils.data import DataLoader
+def local_train(client_data, q, sigma):
+    batch_size = math.floor(len(client_data) * q)
+    sampler = UniformWithReplacementSampler(num_samples=len(client_data), sample_rate=q)
+    return DataLoader(client_data, batch_sampler=sampler), batch_size
+""",
+        # a validation split drawn once in __init__; the accountant's rate is another value, drawn per step
+        """
+import numpy as np
+class Client:
+    def __init__(self, args, idxs):
+        self.args = args
+        self.val_idxs = np.random.choice(idxs, int(self.args.val_frac * len(idxs)), replace=False)
+    def account(self, accountant):
+        accountant.step(noise_multiplier=self.args.sigma, sample_rate=self.args.q)
+""",
     )
 
     INVALID = (
@@ -358,7 +463,7 @@ sigma, eps = get_sigma(sampling_prob, steps, args.eps, args.delta)
 
 def train(epoch):
     sample_idxes = np.arange(n_training)
-    np.random.shuffle(sample_idxes)
+    np.random.shuffle(sample_idxes)  # <-
     for batch_idx in range(n_training // args.batchsize):
         idx = sample_idxes[batch_idx * args.batchsize:(batch_idx + 1) * args.batchsize]  # <-
         step(train_samples[idx], sigma)
@@ -417,7 +522,7 @@ def train(input_data, batch_size, epochs, accountant):
     q = float(batch_size) / num_examples  # <-
     for epoch in range(epochs):
         rand_idxs = np.arange(num_examples)
-        np.random.shuffle(rand_idxs)
+        np.random.shuffle(rand_idxs)  # <-
         for idx in range(num_examples // batch_size):
             batch_idxs = rand_idxs[idx * batch_size: (idx + 1) * batch_size]  # <-
             accountant.accumulate_privacy_spending(q, sigma=1.1)
@@ -453,6 +558,118 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         step(data[idx])
         accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(data))  # <-
 """,
+        # DPautoGAN: a binomial (Poisson) batch size, then indices drawn with replacement (no accountant here)
+        """
+import numpy as np
+class IIDBatchSampler:
+    def __iter__(self):
+        for _ in range(self.iterations):
+            selections = np.random.binomial(self.length, self.minibatch_size / self.length)
+            indices = np.random.choice(self.length, selections)  # <-
+            if indices.size > 0:
+                yield indices
+""",
+        # the same with keyword arguments
+        """
+import numpy as np
+def poisson_batch(rng, n, q):
+    k = rng.binomial(n=n, p=q)
+    return rng.choice(n, size=k)  # <-
+""",
+        # an accountant helper given n and the batch size (q = batch / n, Poisson) for a shuffled DataLoader
+        """
+from torch.utils.data import DataLoader
+def train(dset, batch_size, sigma, delta, epochs):
+    dataloader = DataLoader(dset, batch_size=batch_size, shuffle=True, num_workers=4)  # <-
+    step = 0
+    for epoch in range(epochs):
+        for imgs in dataloader:
+            critic_step(imgs, sigma)
+            step += 1
+            spent = compute_renyi_privacy(len(dset), batch_size, step, sigma, delta)
+""",
+        # the same helper shape with keywords, fed by tf.data's shuffled fixed batches
+        """
+import tensorflow as tf
+from tensorflow_privacy import DPKerasSGDOptimizer
+def train(model, x, batch_size, epochs, sigma):
+    ds = tf.data.Dataset.from_tensor_slices(x).shuffle(len(x)).batch(batch_size)  # <-
+    opt = DPKerasSGDOptimizer(l2_norm_clip=1.0, noise_multiplier=sigma, num_microbatches=batch_size)
+    for _ in range(epochs):
+        for xb in ds:
+            step(model, opt, xb)
+    return get_rdp_epsilon(num_examples=len(x), batch_size=batch_size, noise_multiplier=sigma, epochs=epochs)
+""",
+        # fixed-size batches drawn without replacement, accounted as Poisson subsampling
+        """
+def train(train_data, model, optimizer, batch_size, iters, sigma, orders):
+    minibatch_loader, microbatch_loader = get_data_loaders_uniform_without_replace(batch_size, 1, 1)  # <-
+    for it in range(iters):
+        train_dynamic_add_noise(model, minibatch_loader(train_data), optimizer)
+    return apply_dp_sgd_analysis(batch_size / len(train_data), sigma, iters, orders, 1e-5)
+""",
+        # the same with numpy, accounted by compute_rdp
+        """
+import numpy as np
+def train(X, batch_size, sigma, steps, orders):
+    for _ in range(steps):
+        batch_idx = np.random.choice(len(X), batch_size, replace=False)  # <-
+        step(X[batch_idx], sigma)
+    return compute_rdp(q=batch_size / len(X), noise_multiplier=sigma, steps=steps, orders=orders)  # <-
+""",
+        # a client walks fixed unshuffled batches of size q * n; the caller accounts q as a Poisson rate
+        """
+import math
+import torch
+def local_train_with_dp(clients_data, models, q, epochs):
+    for i in range(len(clients_data)):
+        batch_size = math.floor(len(clients_data[i]) * q)
+        train_dl = torch.utils.data.DataLoader(clients_data[i], batch_size=batch_size, shuffle=False)  # <-
+        for epoch in range(epochs):
+            train_dynamic_add_noise(models[i], train_dl)
+""",
+        # the same with a sample_rate and a shuffled loader
+        """
+from torch.utils.data import DataLoader
+def client_loader(dataset, sample_rate, noise_multiplier):
+    bs = int(sample_rate * len(dataset))
+    return DataLoader(dataset, batch_size=bs, shuffle=True, drop_last=True)  # <-
+""",
+        # a client's dp_sample subset drawn once in __init__; Gaussian_MA credits a fresh sample of rate q per step
+        """
+import numpy as np
+class LocalUpdateDP:
+    def __init__(self, args, dataset, idxs):
+        self.args = args
+        self.idxs_sample = np.random.choice(list(idxs), int(self.args.dp_sample * len(idxs)), replace=False)  # <-
+        self.noise = Gaussian_MA(epsilon=args.dp_epsilon, delta=args.dp_delta, q=self.args.dp_sample, epoch=10)
+""",
+        # the same with an Opacus accountant and a sample_rate attribute
+        """
+import numpy as np
+class Client:
+    def __init__(self, data, sample_rate, sigma):
+        self.sample_rate = sample_rate
+        self.subset = np.random.choice(len(data), int(self.sample_rate * len(data)), replace=False)  # <-
+    def account(self, accountant, sigma):
+        accountant.step(noise_multiplier=sigma, sample_rate=self.sample_rate)
+""",
+        # Opacus 0.x engine told sample_rate in one function; make_private in another covers only its own loader
+        """
+import torch
+from opacus import PrivacyEngine
+def train_v0(model, train_data, batch_size, sigma, max_norm, optimizer):
+    train_dl = torch.utils.data.DataLoader(train_data, batch_size=256, shuffle=True)  # <-
+    engine = PrivacyEngine(model, sample_rate=batch_size / len(train_data), noise_multiplier=sigma,  # <-
+                           max_grad_norm=max_norm)
+    engine.attach(optimizer)
+    return engine.accountant.get_epsilon(delta=1e-5)
+def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
+    train_dl = torch.utils.data.DataLoader(train_data, batch_size=batch_size, shuffle=True)
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=train_dl, noise_multiplier=sigma,
+                               max_grad_norm=max_norm)
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -461,15 +678,22 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         self._accounted: list[cst.Call] = []
         self._rates: list[cst.Assign] = []
         self._poisson_loader = False
+        self._poisson_scopes: set[cst.CSTNode | None] = set()
+        #: reported whatever the accountant: the code itself shows it meant Poisson sampling
+        self._self_claimed: list[tuple[cst.CSTNode, str]] = []
+        #: fixed-size draws without replacement (wrong only against a Poisson accountant)
+        self._without_replacement: list[tuple[cst.CSTNode, str]] = []
+        #: ``self.x = choice(...)`` in ``__init__``: a subsample drawn once per object
+        self._init_draws: list[cst.Call] = []
         self._poisson_off: list[cst.Arg] = []
         self._epsilon_read = False
         self._poisson_selection: cst.Comparison | None = None
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if _RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
-                                        or _engine_rate(node, name)) and not _noiseless(node) \
-                and not self._sigma_search(node):
+        if (_RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
+                                         or _engine_rate(node, name)) or _helper_rate(node, name)) \
+                and not _noiseless(node) and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS:
             self._epsilon_read = True
@@ -479,7 +703,9 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 self._poisson_off.append(off)
             else:
                 self._poisson_loader = True
+                self._poisson_scopes.add(self.ctx.analysis.enclosing_function(node))
             return
+        self._note_sampling(node, name)
         kind = self._batch_source(node, name)
         if kind is not None:
             self._sources.append((node, kind))
@@ -534,6 +760,90 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         if any(_batch_named(side) for side in (lower.left, lower.right)) and \
                 any(_batch_named(side) for side in (upper.left, upper.right)):
             self._sources.append((node, "takes consecutive fixed-size batches (`data[i*b:(i+1)*b]`)"))
+            shuffle = self._shuffle_of(node.value)
+            if shuffle is not None:
+                self._sources.append((shuffle, f"shuffles the data once and then (line {self.ctx.analysis.line_of(node)}) "
+                                               "cuts it into consecutive fixed-size batches"))
+
+    def _shuffle_of(self, sliced: cst.BaseExpression) -> cst.Call | None:
+        """``np.random.shuffle(idx)`` or ``idx = np.random.permutation(n)`` for the array sliced into batches."""
+        name = ident(sliced)
+        if name is None:
+            return None
+        scope = self.ctx.analysis.enclosing_function(sliced) or self.ctx.module
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Call) and call_name(sub) == "shuffle" and sub.args \
+                    and ident(sub.args[0].value) == name:
+                return sub
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and ident(sub.targets[0].target) == name \
+                    and isinstance(sub.value, cst.Call) and call_name(sub.value) == "permutation":
+                return sub.value
+        return None
+
+    def _note_sampling(self, node: cst.Call, name: str) -> None:
+        """Sampling whose own spelling claims a rate: a binomial batch size filled with replacement, fixed
+        batches of size q * n, a fixed-size draw without replacement, a subsample drawn once in ``__init__``."""
+        fa = self.ctx.analysis
+        if name == "choice" and not self._replace_false(node):
+            size = self._choice_size(node)
+            if size is not None and self._assigned_from(size, {"binomial"}):
+                self._self_claimed.append((node, "draws a binomial batch size (Poisson's) and then fills it with "
+                                                 "replacement (`choice` replaces by default), so records repeat "
+                                                 "and the batch is not a Poisson sample"))
+        elif name == "choice" and _batch_named(self._choice_size(node)):
+            self._without_replacement.append((node, "draws fixed-size batches without replacement"))
+        elif words(name) >= {"without", "replace"} and words(name) & {"loader", "loaders", "sampler", "batch"}:
+            self._without_replacement.append((node, f"draws fixed-size batches without replacement (`{name}`)"))
+        if name in ("choice", "permutation", "sample") and self._in_init_attribute(node):
+            self._init_draws.append(node)
+        if name == "DataLoader" and _keyword(node, "sampler") is None and _keyword(node, "batch_sampler") is None:
+            size = _keyword(node, "batch_size")
+            if size is not None and self._assigned_from(size.value, set(), rate_times_size=True):
+                self._self_claimed.append((node, f"walks fixed batches of size `{fa.code(size.value).strip()}` = "
+                                                 "q * n: q is used as a sampling rate, but no record is sampled "
+                                                 "with probability q (every record is in the same batch each epoch)"))
+
+    @staticmethod
+    def _replace_false(node: cst.Call) -> bool:
+        replace = _keyword(node, "replace")
+        return replace is not None and not _true(replace.value)
+
+    @staticmethod
+    def _choice_size(node: cst.Call) -> cst.BaseExpression | None:
+        size = _keyword(node, "size")
+        positional = [a.value for a in node.args if a.keyword is None]
+        return size.value if size is not None else (positional[1] if len(positional) > 1 else None)
+
+    def _assigned_from(self, expr: cst.BaseExpression, calls: set[str], *, rate_times_size: bool = False) -> bool:
+        """Is the name ``expr`` assigned, in its function, from one of ``calls`` (or, with ``rate_times_size``,
+        from a sampling rate times a length: ``floor(len(data) * q)``)?"""
+        name = ident(expr)
+        if name is None:
+            return False
+        scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
+        found = False
+        for sub in walk(scope, into_scopes=False):
+            if not (isinstance(sub, cst.Assign) and len(sub.targets) == 1 and ident(sub.targets[0].target) == name):
+                continue
+            inner = list(walk(sub.value))
+            if any(isinstance(n, cst.Call) and call_name(n) in calls for n in inner):
+                return True
+            if not rate_times_size:
+                continue
+            if not (any(isinstance(n, cst.Call) and call_name(n) == "len" for n in inner) and any(
+                    isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply)
+                    and (_rate_named(n.left) or _rate_named(n.right)) for n in inner)):
+                return False  # also assigned something else (``batch_size = 256``)
+            found = True
+        return found
+
+    def _in_init_attribute(self, node: cst.Call) -> bool:
+        """``self.idxs = np.random.choice(...)`` directly in ``__init__``."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        parent = fa.parent(node)
+        return isinstance(fn, cst.FunctionDef) and fn.name.value == "__init__" and isinstance(parent, cst.Assign) \
+            and isinstance(parent.targets[0].target, cst.Attribute) and fn.body is not None
 
     def _batch_source(self, node: cst.Call, name: str) -> str | None:
         if name == "choice":
@@ -628,11 +938,23 @@ def dp_train(data, batch_size, sigma, steps, accountant):
                 self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
                                  "accountant still assumes each record is sampled with probability q (Poisson), so "
                                  "the ε read from it here does not bound this training; keep Poisson sampling on")
-        if not (self._accounted or self._rates) or not self._sources:
-            return
+        fa = self.ctx.analysis
+        for node, kind in self._self_claimed:
+            self.report(node, f"this {kind}; an accountant's subsampled ε (rate q) does not bound this training; "
+                              "keep each record independently with probability q (Poisson sampling)")
+        self._report_init_draws(fa)
+        self._report_batches(fa)
+        binomial = {id(node) for node, kind in self._self_claimed if "binomial" in kind}
+        self.reports[:] = [r for r in self.reports if id(r.node) in binomial or fa.in_dp_context(r.node)]
+
+    def _report_batches(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
         if self._poisson_selection is not None:
             return  # the units are Poisson-sampled here; shuffled batches are each unit's local loop
-        fa = self.ctx.analysis
+        scopes = {fa.enclosing_function(call) for call in self._accounted}
+        self._sources += [(n, k) for n, k in self._without_replacement
+                          if fa.enclosing_function(n) in scopes or None in scopes]
+        if not (self._accounted or self._rates) or not self._sources:
+            return
         if self._accounted:
             accountant = self._accounted[0]
             where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)} is given a sampling rate that"
@@ -641,7 +963,7 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         reported = False
         rate_scopes = {fa.enclosing_function(rate) for rate in self._rates}
         for node, kind in self._sources:
-            if self._poisson_loader and "DataLoader" in kind:
+            if self._poisson_loader and "DataLoader" in kind and not self._own_engine(node):
                 continue
             if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes:
                 continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
@@ -655,3 +977,27 @@ def dp_train(data, batch_size, sigma, steps, accountant):
             reported = True
         if reported:
             self._report_rates(fa)
+
+    def _own_engine(self, loader: cst.CSTNode) -> bool:
+        """A loader in a function that accounts its own engine (``PrivacyEngine(sample_rate=…)``) and does
+        not hand it to ``make_private``: another function's Poisson ``make_private`` does not cover it."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(loader)
+        return fn is not None and fn not in self._poisson_scopes and any(
+            fa.enclosing_function(call) is fn for call in self._accounted)
+
+    def _report_init_draws(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+        """A subsample drawn once in ``__init__`` and sized by the rate the module gives an accountant
+        (``q=self.args.dp_sample``): the same records every round, where the accountant credits a fresh draw."""
+        rates = {fa.code(a.value).strip(): call for call in walk(self.ctx.module) if isinstance(call, cst.Call)
+                 for a in call.args if a.keyword is not None and a.keyword.value in _RATE_KEYWORDS
+                 and isinstance(a.value, (cst.Name, cst.Attribute))}
+        for draw in self._init_draws:
+            used = {fa.code(n).strip() for n in walk(draw) if isinstance(n, (cst.Name, cst.Attribute))}
+            account = next((rates[r] for r in rates if r in used and words(r) - {"self", "args"}), None)
+            if account is None:
+                continue
+            self.report(draw, f"this subsample is drawn once, when the object is built, and reused every round, but "
+                              f"`{call_name(account)}` on line {fa.line_of(account)} is given the same rate as a "
+                              "per-step sampling probability: the accountant credits a fresh random sample each step "
+                              "that never happens; draw the sample (Poisson, rate q) inside the training step")

@@ -39,6 +39,56 @@ def _loop_variable(loop: cst.For) -> str | None:
     return loop.target.value
 
 
+_CONFIGURED_STEPS = frozenset({"iterations", "iters", "steps", "niter", "iter", "num_steps", "n_steps", "max_steps",
+                               "total_steps", "num_iterations", "n_iterations", "n_iters"})
+
+
+def _configured_steps(expr: cst.BaseExpression) -> bool:
+    """``args.iterations``, ``config['n_steps']``, ``FLAGS.max_steps``: a configured step count (the number an
+    accountant elsewhere is given), not a local loop bound."""
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _CONFIGURED_STEPS or bool(words(expr.attr.value) & {"iterations", "iters"})
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
+        key = expr.slice[0].slice
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            return key.value.value.strip("'\"") in _CONFIGURED_STEPS
+    return False
+
+
+def _plus_one_bound(loop: cst.For) -> cst.BaseExpression | None:
+    """``range(E + 1)`` / ``range(0, E + 1)`` (also inside ``tqdm``/``trange``): the ``E`` of a loop that runs
+    E + 1 times."""
+    it = loop.iter
+    if not isinstance(it, cst.Call):
+        return None
+    if call_name(it) == "tqdm" and it.args and isinstance(it.args[0].value, cst.Call):
+        it = it.args[0].value
+    if call_name(it) not in ("range", "trange"):
+        return None
+    args = [a.value for a in it.args if a.keyword is None]
+    if len(args) == 2 and number(args[0]) == 0:
+        args = args[1:]
+    if len(args) != 1:
+        return None
+    bound = args[0]
+    if isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, cst.Add) and number(bound.right) == 1:
+        return bound.left
+    return None
+
+
+def _ast_plus_one_loop(loop: ast.For) -> bool:
+    """``_plus_one_bound`` with a configured count, on CPython's ``ast`` (a superset)."""
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "tqdm" and it.args \
+            and isinstance(it.args[0], ast.Call):
+        it = it.args[0]
+    if not isinstance(it, ast.Call) or not it.args:
+        return False
+    bound = it.args[-1]
+    return isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) and isinstance(bound.right, ast.Constant) \
+        and bound.right.value == 1 and isinstance(bound.left, (ast.Attribute, ast.Subscript))
+
+
 def _adds_one(expr: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add)
                and (number(n.left) == 1 or number(n.right) == 1) for n in walk(expr))
@@ -49,16 +99,23 @@ class StepsOffByOne(Rule):
     name = "steps-off-by-one"
     category = "general"
     severity = "error"
-    summary = "the accountant is given a 0-based loop index as the number of steps taken, after the step ran"
+    summary = "the accountant is charged one step fewer than were taken: a 0-based loop index after the step, or a loop of configured steps + 1"
     rationale = (
         "An accountant composes the steps actually taken. Inside `for idx in range(n)` the step of "
         "iteration `idx` is the (idx + 1)-th, so charging `compute_epsilon(epoch * num_batches + idx)` "
         "(or `compute_rdp(q, σ, steps=it, …)`) *after* the update undercounts by one: the ε "
         "reported (and the stopping test against the budget) is for one step fewer than the model "
         "has seen — over a run that stops on the budget, the released model overshoots it. "
+        "The same undercount from the loop's side: `for it in range(args.iterations + 1)` around the "
+        "training step runs iterations + 1 updates while the accountant (in this module or, when the "
+        "module has none, the analysis script reading the same configured count) charges "
+        "`iterations`. "
         "Not reported: a count with `+ 1`, a loop starting at 1, an accountant queried before the "
-        "step of that iteration, code with no DP context. "
-        "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step)."
+        "step of that iteration, a `+ 1` loop over a local bound (not a configured `args.`/`FLAGS.`/"
+        "`config[...]` step count), a module whose accountant charges another count, code with no DP "
+        "context. "
+        "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step); "
+        "loop `range(iterations)`."
     )
     TRIGGERS = ("range(",)
     requires_dp_context = True
@@ -67,8 +124,11 @@ class StepsOffByOne(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an accountant call inside ``for v in range(…)`` (or ``tqdm``/``trange``)
         whose arguments read ``v``."""
-        if "range" not in facts.called or not any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS
-                                                  for name in facts.called):
+        if "range" not in facts.called:
+            return False
+        if any(_ast_plus_one_loop(loop) for loop in facts.nodes(ast.For)):  # type: ignore[arg-type]
+            return True
+        if not any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS for name in facts.called):
             return False
         for loop in facts.nodes(ast.For):
             if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call):  # type: ignore[attr-defined]
@@ -114,6 +174,28 @@ def train(model, epochs, batches, accountant):
             model.step(b)
             done += 1
         eps = accountant.compute_epsilon(done)
+""",
+        # the configured count + 1 iterations, and the accountant charges the same + 1
+        """
+def main(args, netD, netG, sigma, q, orders):
+    for it in range(args.iterations + 1):
+        netD.dp_step(sigma)
+        netG.train_step()
+    return compute_rdp(q, sigma, args.iterations + 1, orders)
+""",
+        # a loop from 1 to the configured count inclusive: exactly iterations updates
+        """
+def main(args, netD, sigma):
+    for it in range(1, args.iterations + 1):
+        netD.dp_step(sigma)
+        netD.backward()
+""",
+        # + 1 over a local bound (a count of batches), not the configured step count
+        """
+def run(model, batches, sigma):
+    n = len(batches) - 1
+    for i in range(n + 1):
+        model.train_step(batches[i], sigma)
 """,
     )
 
@@ -161,7 +243,54 @@ def fit(self, n_iter):
         self.optimizer.step()
         self.eps = self.accountant.get_privacy_spent(steps=i)  # <-
 """,
+        # GS-WGAN: iterations + 1 generator updates; privacy_analysis.py charges n_steps = iterations
+        """
+import numpy as np
+def main(args, netD_list, netG, optimizerG):
+    global dynamic_hook_function
+    dynamic_hook_function = dp_conv_hook  # clip and noise the generator's gradient
+    for netD in netD_list:
+        netD.conv1.register_backward_hook(master_hook_adder)
+    for iter in range(args.iterations + 1):  # <-
+        netD_id = np.random.randint(len(netD_list), size=1)[0]
+        G_cost = netG.loss(netD_list[netD_id])
+        G_cost.backward()
+        optimizerG.step()
+""",
+        # tqdm over range(0, FLAGS.max_steps + 1), and compute_rdp charges FLAGS.max_steps
+        """
+from tqdm import tqdm
+def train(model, q, sigma, orders):
+    for step in tqdm(range(0, FLAGS.max_steps + 1)):  # <-
+        model.train_step(sigma)
+    rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=FLAGS.max_steps, orders=orders)
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)
+""",
     )
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for it in range(args.iterations + 1)`` around a training step: iterations + 1 updates, while an
+        accountant given the configured ``iterations`` charges one fewer."""
+        bound = _plus_one_bound(node)
+        if bound is None or not _configured_steps(bound):
+            return
+        fa = self.ctx.analysis
+        if not any(isinstance(n, cst.Call) and _trains(call_name(n)) and ident(n.func) is not None
+                   for n in walk(node.body)):
+            return
+        text = fa.code(bound).strip()
+        charged = []
+        for call in walk(self.ctx.module):
+            if isinstance(call, cst.Call) and (ACCOUNTANT_CALL.match(call_name(call)) or call_name(call) in _POSITIONAL_STEPS):
+                steps = self._steps_argument(call, call_name(call))
+                if steps is not None:
+                    charged.append((call, steps))
+        if any(text not in fa.code(steps) or _adds_one(steps) for _, steps in charged):
+            return  # this module's accountant charges something else (a counter, E + 1): it speaks for itself
+        where = (f"`{call_name(charged[0][0])}` on line {fa.line_of(charged[0][0])} charges `{text}`" if charged
+                 else f"an accountant given the configured `{text}` charges that many")
+        self.report(node.iter, f"this loop runs `{text} + 1` training iterations, but {where}: one update more than the "
+                               f"ε accounts for; loop `range({text})` (or charge `{text} + 1` steps)")
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)

@@ -1,0 +1,532 @@
+"""DP307: a privacy guarantee claimed for a path that adds no noise."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, param_names, walk, words
+from dpcheck.analysis.vocabulary import NOISE_DRAWS
+from dpcheck.rule import Rule
+
+#: parameters that carry the privacy budget itself: a function taking one promises to spend it
+_BUDGET_PARAMS = frozenset({
+    "epsilon", "eps", "dp_epsilon", "target_epsilon", "target_eps", "privacy_budget", "epsilon_budget",
+    "noise_multiplier",
+})
+#: the other privacy parameters: any of them read means the function does something private
+_PRIVACY_PARAMS = _BUDGET_PARAMS | frozenset({
+    "delta", "dp_delta", "target_delta", "sigma", "noise_scale", "noise_std", "clip", "clip_norm",
+    "max_grad_norm", "l2_norm_clip", "clipping_norm", "sensitivity", "mechanism", "dp_mechanism",
+})
+#: calls that take a training step: the function trains (or fits) a model on the data
+_TRAIN_STEPS = frozenset({"backward", "step", "minimize", "apply_gradients", "train_on_batch", "fit", "partial_fit"})
+#: a non-private variant may take (and ignore) the same parameters as its private sibling
+_NON_PRIVATE = frozenset({"nonprivate", "non", "nodp", "nondp", "baseline", "plain", "vanilla", "without", "public"})
+#: reads of a noised value that only measure it (its norm for a bound, its size, a log line)
+_MEASURES = frozenset({"norm", "len", "print", "size", "shape", "item", "numel", "append"})
+_NOISE = NOISE_DRAWS - {"sample", "rvs", "exponential"}
+#: statistics of a sample: of n noise draws they are nearly constants (std ≈ √2·b for Laplace, mean ≈ 0)
+_STATISTICS = frozenset({"std", "var", "mean"})
+#: in-place parameter updates
+_UPDATES = frozenset({"add_", "sub_", "step", "apply_gradients", "copy_"})
+
+
+def _ast_ignored_budget(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``fn`` takes a budget parameter, reads none of its privacy parameters and takes a training step."""
+    args = fn.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    if args.kwarg is not None or not names & _BUDGET_PARAMS:
+        return False
+    read = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if read & names & _PRIVACY_PARAMS:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+               and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in _TRAIN_STEPS
+               for n in ast.walk(fn))
+
+
+def _ast_noised_assign(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``fn`` adds a noise draw (or a name holding one) to something and stores the sum."""
+    noise = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _ast_has_draw(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) and any(
+                    _ast_has_draw(side) or isinstance(side, ast.Name) and side.id in noise
+                    for side in (b.left, b.right)) for b in ast.walk(node.value)):
+            return True
+    return False
+
+
+def _ast_noise_statistic(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``np.std(noise)`` of a name the function assigns a noise draw to."""
+    drawn = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _ast_has_draw(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STATISTICS
+               and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in drawn for n in ast.walk(fn))
+
+
+def _ast_membership_branch(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``if i in sample: <noise> else: <update>``."""
+    return any(isinstance(n, ast.If) and n.orelse and isinstance(n.test, ast.Compare)
+               and any(isinstance(op, (ast.In, ast.NotIn)) for op in n.test.ops)
+               and any(_ast_has_draw(b) for b in (*n.body, *n.orelse)) for n in ast.walk(fn))
+
+
+def _ast_has_draw(expr: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _NOISE
+               for n in ast.walk(expr))
+
+
+def _draws_noise(expr: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and call_name(n) in _NOISE
+               for n in walk(expr))
+
+
+def _sum(expr: cst.BaseExpression) -> bool:
+    """``x + noise``: the value is something noised, not the noise itself."""
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add) for n in walk(expr))
+
+
+def _clips(body: cst.CSTNode) -> bool:
+    """A norm bound in ``body``: ``grad / max(1, norm / C)``, ``clip_grad_norm_``, ``clamp``."""
+    return any(isinstance(n, cst.Call) and (call_name(n) in ("norm", "clip", "clamp", "clip_by_norm", "clip_grad_norm_")
+                                            or "clip" in words(call_name(n))) for n in walk(body))
+
+
+def _updates(body: cst.CSTNode) -> cst.CSTNode | None:
+    """The first parameter update in ``body``: ``p.data.add_(…)``, ``optimizer.step()``, ``p.data -= …``."""
+    for n in walk(body):
+        if isinstance(n, cst.Call) and call_name(n) in _UPDATES and isinstance(n.func, cst.Attribute):
+            return n
+        if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Attribute) and n.target.attr.value == "data":
+            return n
+    return None
+
+
+def _base_name(target: cst.BaseExpression) -> str | None:
+    while isinstance(target, cst.Subscript):
+        target = target.value
+    return target.value if isinstance(target, cst.Name) else None
+
+
+class NoNoisePath(Rule):
+    id = "DP307"
+    name = "no-noise-path"
+    category = "general"
+    severity = "error"
+    summary = "a privacy budget accepted and never used by the training it is passed to, or a noised copy computed and discarded"
+    rationale = (
+        "A guarantee holds for the computation that ran, not for the parameters it was given. "
+        "Two spellings of a DP path that adds no noise: (1) a training function takes the privacy "
+        "budget (`epsilon`, `noise_multiplier`; with `delta`, `sigma`, a clip norm) and its caller "
+        "passes one, but the body reads none of them — it trains with plain gradient steps, no "
+        "clipping and no noise — so every result labelled with that ε (\"DP-FedAvg ε=…\") is "
+        "non-private; (2) a noised copy is built (`s = deepcopy(params); s[k] = params[k] + "
+        "noise`) and then only measured or updated in place — never returned, loaded or stepped "
+        "— while the model keeps the original values, so the noise protects nothing. "
+        "Not reported: functions with `**kwargs` (pass-through), abstract or stub bodies, methods "
+        "of classes with a base (interfaces), functions or classes named non-private "
+        "(`nonprivate`, `baseline`, `vanilla`…), functions no call in the module hands the budget "
+        "to, a function reading any of its privacy parameters, code with no DP context (an "
+        "optimizer's `eps` tolerance). "
+        "Fix: clip and noise inside the function that takes the budget (or drop the DP label), "
+        "and use the noised copy — return it or load it — instead of the original."
+    )
+    TRIGGERS = ("eps", "noise", "normal(", "laplace(", "randn")
+    #: checked in ``leave_Module``: a branch that clips and noises is DP code whatever its module says
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a function taking a budget parameter, reading none of its privacy
+        parameters and taking a training step, called in the file; or a function storing the sum
+        of something and a noise draw (``normal``/``laplace``/``randn``…)."""
+        context = facts.may_have_dp_context
+        for fn in facts.functions:
+            if _ast_membership_branch(fn):
+                return True
+            if context and (fn.name in facts.called and _ast_ignored_budget(fn) or _ast_noised_assign(fn)
+                            or _ast_noise_statistic(fn)):
+                return True
+        return False
+
+    VALID = (
+        # the budget is spent: clipping and noise in the training step
+        """
+import torch
+def train_client(loader, model, epochs, delta, epsilon):
+    sigma = (2 * torch.log(torch.tensor(1.25 / delta))).sqrt() / epsilon
+    for epoch in range(epochs):
+        for data, target in loader:
+            loss = model.loss(data, target)
+            loss.backward()
+            for p in model.parameters():
+                p.grad += torch.randn_like(p.grad) * sigma
+            model.step()
+    return model
+def run(loaders, model, epsilon, delta):
+    return [train_client(l, model, 1, delta, epsilon) for l in loaders]
+""",
+        # a non-private baseline with the private variant's signature
+        """
+def train_nonprivate(loader, model, epochs, epsilon):
+    for data, target in loader:
+        model.loss(data, target).backward()
+        model.step()
+    return model
+def run(loader, model, epsilon):
+    return train_nonprivate(loader, model, 1, epsilon)
+""",
+        # an optimizer's eps tolerance in ordinary training code, passed through **kwargs
+        """
+import torch
+def train(model, loader, lr, eps, **kwargs):
+    opt = torch.optim.Adam(model.parameters(), lr=lr, **kwargs)
+    for x, y in loader:
+        model.loss(x, y).backward()
+        opt.step()
+def main(model, loader, noise_std):
+    x = loader.dataset + torch.randn(3) * noise_std
+    return train(model, loader, 1e-3, 1e-8), x
+""",
+        # the noised copy is loaded into the model
+        """
+import copy
+import numpy as np
+import torch
+def dp_step(model, sigma, C):
+    params = model.state_dict()
+    noisy = copy.deepcopy(params)
+    for k in params.keys():
+        noisy[k] = params[k] + torch.from_numpy(np.random.normal(0, sigma, params[k].size())).float()
+    model.load_state_dict(noisy)
+""",
+        # the noised value is returned
+        """
+import numpy as np
+def release(counts, epsilon):
+    noisy = counts + np.random.laplace(0, 1 / epsilon, len(counts))
+    noisy = np.clip(noisy, 0, None)
+    return noisy
+""",
+        # an interface method: the subclass implements it
+        """
+class Trainer(Base):
+    def train(self, loader, epsilon):
+        for x in loader:
+            self.model.loss(x).backward()
+            self.opt.step()
+def run(trainer, loader):
+    return trainer.train(loader, 1.0)
+""",
+        # a mode switch, not a sample: the non-DP mode is a plain step by design
+        """
+import torch
+def step(model, lr, mode, sigma, C):
+    for p in model.parameters():
+        if mode in ("dp", "private"):
+            g = p.grad / max(1, torch.norm(p.grad) / C)
+            p.data.add_(-lr, g + torch.normal(0, sigma * C, size=g.shape))
+        else:
+            p.data.add_(-lr, p.grad)
+""",
+        # the std of the noise logged, the noise itself added
+        """
+import numpy as np
+def noisy_scale(scale, eps, n):
+    noise = np.random.laplace(0, 1 / eps, size=n)
+    print("noise std", np.std(noise))
+    return scale + noise[0]
+""",
+    )
+
+    INVALID = (
+        # DP-FedAvg: train_client takes epsilon and delta and never uses them; results labelled DP
+        """
+import torch.nn.functional as F
+from torch import optim
+def train_client(loader, model, epochs, delta, epsilon):  # <-
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        for data, target in loader:
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(data), target)
+            loss.backward()
+            optimizer.step()
+    return model
+def run_fedavg(client_loaders, global_model, epsilon, delta):
+    models = [train_client(loader, global_model, 1, delta, epsilon) for loader in client_loaders]
+    print(f"DP-FedAvg eps={epsilon}")
+    return models
+""",
+        # a method taking a noise multiplier by keyword, never reading it
+        """
+class LocalUpdate:
+    def local_train(self, net, noise_multiplier=1.0, max_grad_norm=1.0):  # <-
+        for x, y in self.loader:
+            self.loss(net(x), y).backward()
+            self.optimizer.step()
+        return net.state_dict()
+def round(clients, net, sigma):
+    return [c.local_train(net, noise_multiplier=sigma) for c in clients]
+""",
+        # RDP-GAN: the noised and clipped copy is built, then the original weights are reloaded
+        """
+import copy
+import numpy as np
+import torch
+def dp_discriminator_step(self, sigma, C):
+    self.d_optimizer.zero_grad()
+    d_loss.backward()
+    d_parameters = self.discriminator.state_dict()
+    s_noise = copy.deepcopy(d_parameters)
+    bound = []
+    for k in d_parameters.keys():
+        noise = np.random.normal(0, sigma, d_parameters[k].size())
+        noise = torch.from_numpy(noise).float()
+        s_noise[k] = d_parameters[k] + noise  # <-
+        bound.append(np.linalg.norm(s_noise[k]))
+        if bound[-1] > C:
+            s_noise[k] = s_noise[k] / bound[-1] * C
+    self.discriminator.load_state_dict(d_parameters)
+    self.d_optimizer.step()
+""",
+        # a noisy gradient computed, but the raw gradient is applied
+        """
+import torch
+def private_step(params, grads, lr, noise_multiplier, clip):
+    for p, g in zip(params, grads):
+        g = g * min(1.0, clip / (g.norm() + 1e-6))
+        noisy_g = g + torch.randn_like(g) * noise_multiplier * clip  # <-
+        p.data -= lr * g
+""",
+        # DP-SGD-FL: examples outside the sampled set update the model with their raw gradient
+        """
+import torch
+def update_weights(self, model, images, labels, rand_sample, L):
+    for i, (image, label) in enumerate(zip(images, labels)):
+        model.zero_grad()
+        self.criterion(model(image), label).backward()
+        if i in rand_sample:
+            for param in model.parameters():
+                grad = param.grad.detach().clone()
+                grad_clipped = grad / max(1, torch.norm(grad) / self.C)
+                grad_clipped += torch.normal(0, self.sigma, size=grad_clipped.shape)
+                param.data.add_(-self.lr, grad_clipped / L)
+        else:
+            for param in model.parameters():
+                param.data.add_(-self.lr, param.grad)  # <-
+""",
+        # the same with the branches swapped and an in-place subtraction
+        """
+import numpy as np
+def sgd(w, grads, batch, lr, C, sigma):
+    for i, g in enumerate(grads):
+        if i not in batch:
+            w.data -= lr * g  # <-
+        else:
+            g = np.clip(g, -C, C)
+            w.data -= lr * (g + np.random.normal(0, sigma * C, g.shape))
+""",
+        # DP-SDV: the marginal scale replaced by the std of a Laplace sample (nearly a constant)
+        """
+import numpy as np
+def fit_dp(self, data, eps):
+    datum = self.get_parameters()
+    for key in datum.keys():
+        if 'scale' in key:
+            noise = np.random.laplace(loc=0.0, scale=(1 / eps), size=data.shape[0])
+            datum[key] = np.sqrt(np.square(np.std(noise)) + np.square(datum[key]))  # <-
+    self.set_parameters(datum)
+""",
+        # the mean of a Gaussian sample added to a private mean: it is ≈ 0
+        """
+import numpy as np
+def private_mean(x, epsilon, delta, sensitivity):
+    sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    draws = np.random.normal(0, sigma, size=1000)
+    released = x.mean() + np.mean(draws)  # <-
+    return released
+""",
+    )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._self_evident: set[int] = set()
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        fa = self.ctx.analysis
+        self.reports[:] = [r for r in self.reports if id(r.node) in self._self_evident or fa.in_dp_context(r.node)]
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._ignored_budget(node)
+        self._discarded_noise(node)
+        self._noise_statistic(node)
+
+    def visit_If(self, node: cst.If) -> None:
+        """``if i in sample: clipped, noised update; else: raw update`` (DP-SGD where the unsampled examples
+        still step the model)."""
+        test = node.test
+        if not isinstance(test, cst.Comparison) or not any(
+                isinstance(c.operator, (cst.In, cst.NotIn)) for c in test.comparisons):
+            return
+        other = node.orelse
+        if not isinstance(other, cst.Else) or not self._loop_index_in_set(test):
+            return
+        for noisy, raw in ((node.body, other.body), (other.body, node.body)):
+            if _draws_noise(noisy) and not _draws_noise(raw) and _updates(noisy) and _clips(noisy):
+                update = _updates(raw)
+                if update is not None:
+                    self._self_evident.add(id(update))
+                    self.report(update, f"this branch updates the model with the raw value (no clipping, no noise) "
+                                        f"for the records that fail `{self.ctx.analysis.code(test).strip()}`, while "
+                                        "the other branch noises its update: those records' contributions are not "
+                                        "private, whatever ε the noised branch accounts")
+                return
+
+    def _loop_index_in_set(self, test: cst.Comparison) -> bool:
+        """``i in rand_sample``: a loop's record index tested against a drawn set (not ``mode in ("dp", …)``)."""
+        container = test.comparisons[0].comparator
+        if not isinstance(test.left, cst.Name) or not isinstance(container, (cst.Name, cst.Attribute)):
+            return False
+        fa = self.ctx.analysis
+        return any(isinstance(loop, cst.For) and test.left.value in {
+            n.value for n in walk(loop.target) if isinstance(n, cst.Name)} for loop in fa.enclosing_loops(test))
+
+    # ---- (3) the statistic of a noise sample in place of the noise -----------------------------
+    def _noise_statistic(self, fn: cst.FunctionDef) -> None:
+        nodes = list(walk(fn.body, into_scopes=False))
+        last: dict[str, cst.Assign] = {}
+        for node in nodes:
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                last[node.targets[0].target.value] = node
+            if not (isinstance(node, cst.Call) and call_name(node) in _STATISTICS and node.args):
+                continue
+            arg = node.args[0].value
+            source = last.get(arg.value) if isinstance(arg, cst.Name) else None
+            if source is None or not _draws_noise(source.value) or _sum(source.value):
+                continue
+            if not self._inside_assignment(node):
+                continue
+            self.report(node, f"`{self.ctx.analysis.code(node).strip()}` is a statistic of the noise sample, not "
+                              "noise: over many draws it is almost a constant (a Laplace sample's std is ≈ √2·scale), "
+                              "so the value it enters is a deterministic function of the private input; add one noise "
+                              "draw to the value instead")
+
+    def _inside_assignment(self, node: cst.CSTNode) -> bool:
+        fa = self.ctx.analysis
+        current: cst.CSTNode | None = fa.parent(node)
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.FunctionDef)):
+            if isinstance(current, (cst.Assign, cst.AugAssign)):
+                return True
+            if isinstance(current, cst.Call) and call_name(current) in ("print", "log", "info", "debug"):
+                return False
+            current = fa.parent(current)
+        return False
+
+    # ---- (1) a budget accepted and ignored ---------------------------------------------------
+    def _ignored_budget(self, fn: cst.FunctionDef) -> None:
+        params = param_names(fn)
+        budget = [p for p in params if p in _BUDGET_PARAMS]
+        if not budget or fn.params.star_kwarg is not None or fn.decorators:
+            return
+        if words(fn.name.value) & _NON_PRIVATE or self._interface_method(fn):
+            return
+        body = list(walk(fn.body))
+        read = {n.value for n in body if isinstance(n, cst.Name)}
+        if read & set(params) & _PRIVACY_PARAMS:
+            return
+        if not any(isinstance(n, cst.Call) and call_name(n) in _TRAIN_STEPS and isinstance(n.func, cst.Attribute)
+                   for n in body):
+            return
+        if not self._called_with_budget(fn, budget[0]):
+            return
+        self.report(
+            fn.name,
+            f"`{fn.name.value}` takes {', '.join(f'`{p}`' for p in params if p in _PRIVACY_PARAMS)} and its "
+            "caller passes a budget, but the body reads none of them: plain training steps, no clipping, no noise. "
+            "Whatever is reported for that ε is not differentially private; spend the budget here (clip and noise) "
+            "or stop labelling the results private",
+        )
+
+    def _interface_method(self, fn: cst.FunctionDef) -> bool:
+        """A method of a class with a base (an override or interface), or of a class named non-private."""
+        cls = self.ctx.analysis.parent(self.ctx.analysis.parent(fn))
+        if not isinstance(cls, cst.ClassDef):
+            return False
+        named = words(cls.name.value) & _NON_PRIVATE
+        bases = [b for b in cls.bases if not (isinstance(b.value, cst.Name) and b.value.value == "object")]
+        return bool(named or bases)
+
+    def _called_with_budget(self, fn: cst.FunctionDef, param: str) -> bool:
+        """Does a call of ``fn`` in this module pass ``param`` (by keyword or position)?"""
+        params = param_names(fn)
+        index = params.index(param)
+        if params and params[0] in ("self", "cls"):
+            index -= 1
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call) or call_name(call) != fn.name.value:
+                continue
+            if any(a.keyword is not None and a.keyword.value == param for a in call.args):
+                return True
+            positional = [a for a in call.args if a.keyword is None and not a.star]
+            if len(positional) > index >= 0:
+                return True
+        return False
+
+    # ---- (2) a noised copy computed and discarded --------------------------------------------
+    def _discarded_noise(self, fn: cst.FunctionDef) -> None:
+        nodes = list(walk(fn.body, into_scopes=False))
+        assigns = [n for n in nodes if isinstance(n, cst.Assign) and len(n.targets) == 1]
+        noise = {t for a in assigns if _draws_noise(a.value) and not _sum(a.value)
+                 and (t := _base_name(a.targets[0].target)) is not None and isinstance(a.targets[0].target, cst.Name)}
+        noised: dict[str, cst.Assign] = {}
+        for a in assigns:
+            name = _base_name(a.targets[0].target)
+            if name is None or name in noise or name in noised:
+                continue
+            if any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Add) and any(
+                    _draws_noise(side) or isinstance(side, cst.Name) and side.value in noise
+                    for side in (b.left, b.right)) for b in walk(a.value)):
+                noised[name] = a
+        for name, first in noised.items():
+            if not self._used(fn, name, nodes):
+                self.report(
+                    first,
+                    f"`{name}` gets the noise here but is never used afterwards (only measured or updated in place; "
+                    "not returned, loaded or stepped): the computation goes on with the un-noised values, so the "
+                    "noise protects nothing; use the noised copy instead of the original",
+                )
+
+    def _used(self, fn: cst.FunctionDef, name: str, nodes: list[cst.CSTNode]) -> bool:
+        """Is ``name`` read anywhere other than in its own (subscript) assignments or a measurement?"""
+        fa = self.ctx.analysis
+        for node in nodes:
+            if not (isinstance(node, cst.Name) and node.value == name):
+                continue
+            parent = fa.parent(node)
+            if isinstance(parent, cst.Subscript) and parent.value is node:
+                holder = fa.parent(parent)
+                if isinstance(holder, cst.AssignTarget):
+                    continue  # ``name[k] = …``
+            if isinstance(parent, cst.AssignTarget):
+                continue
+            if self._inside_own_assignment_or_measure(node, name):
+                continue
+            return True
+        return False
+
+    def _inside_own_assignment_or_measure(self, node: cst.CSTNode, name: str) -> bool:
+        fa = self.ctx.analysis
+        current: cst.CSTNode | None = fa.parent(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.SimpleStatementLine)):
+            if isinstance(current, cst.Call) and call_name(current) in _MEASURES and call_name(current) != "append":
+                return True
+            if isinstance(current, cst.Assign):
+                return len(current.targets) == 1 and _base_name(current.targets[0].target) == name
+            current = fa.parent(current)
+        return False
+
