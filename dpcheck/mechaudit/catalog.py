@@ -128,20 +128,20 @@ def svt2(x, n, rng):
     return out
 
 
-def svt3(x, n, rng):
+def svt3(x, n, rng, c: int = SVT_C):
     # Alg. 3: releases the noisy answer of each positive, with noise that ignores the budget split
     e1 = e2 = EPS / 2
     rho = rng.laplace(0, 1 / e1, size=(n, 1))
-    noisy = x[None, :] + rng.laplace(0, SVT_C / e2, size=(n, x.size))
-    return _svt_answers(noisy >= SVT_THRESHOLD + rho, SVT_C, noisy)
+    noisy = x[None, :] + rng.laplace(0, c / e2, size=(n, x.size))
+    return _svt_answers(noisy >= SVT_THRESHOLD + rho, c, noisy)
 
 
-def svt4(x, n, rng):
+def svt4(x, n, rng, c: int = SVT_C):
     e1 = EPS / 4
     e2 = EPS - e1
     rho = rng.laplace(0, 1 / e1, size=(n, 1))
     nu = rng.laplace(0, 1 / e2, size=(n, x.size))
-    return _svt_answers(x[None, :] + nu >= SVT_THRESHOLD + rho, SVT_C)
+    return _svt_answers(x[None, :] + nu >= SVT_THRESHOLD + rho, c)
 
 
 def svt5(x, n, rng):
@@ -164,8 +164,11 @@ def numerical_svt(x, n, rng):
     return _svt_answers(above, SVT_C, released)
 
 
+SVT34_C = 2  # DP-Sniper runs SVT34Parallel with both halves at c = 2 (SVT3 and SVT4 alone at c = 1)
+
+
 def svt34_parallel(x, n, rng):
-    return np.hstack([svt3(x, n, rng), svt4(x, n, rng)])
+    return np.hstack([svt3(x, n, rng, SVT34_C), svt4(x, n, rng, SVT34_C)])
 
 
 def laplace_parallel(x, n, rng, copies: int = 20):
@@ -268,7 +271,7 @@ def _catalog() -> dict[str, BenchMechanism]:
         ("svt6", svt6, EPS, inf, "linf", 10, False, (), 0.2720, 95.5, "no cut-off after c positives"),
         ("numerical-svt", numerical_svt, EPS, EPS, "linf", 10, False, (FALSE, ABORTED), 0.0343, 151.7, ""),
         ("svt34-parallel", svt34_parallel, EPS, inf, "linf", 10, False, (FALSE, ABORTED, -1.0), 0.2610, 363.9,
-         "SVT3 and SVT4 released together"),
+         "SVT3 and SVT4 released together, both at c = 2 (DP-Sniper's setting)"),
         ("laplace-parallel", laplace_parallel, EPS, EPS, "l1", 1, False, (), 0.0350, 104.4,
          "twenty Laplace releases at ε/20"),
         ("prefix-sum", prefix_sum, EPS, 10 * EPS, "linf", 10, False, (), 0.5040, 97.0,
