@@ -1,0 +1,349 @@
+"""DP510: the whole ε spent on every column, coordinate or selection of a loop over the same records."""
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.noisedraws import PURE_DRAWS
+from dpcheck.analysis.syntax import call_name, last_name, loop_iter, walk, words
+from dpcheck.rule import Rule
+
+_EPS = re.compile(r"(eps|epsilon)\d*")
+#: an ε name with one of these words is already a share (``eps_per_col``, ``epsilon_round``)
+_SHARE_WORDS = frozenset({
+    "per", "each", "col", "column", "attr", "attribute", "round", "step", "iter", "iteration", "query", "split",
+    "share", "part", "local", "single", "one", "node", "dim", "coord", "item", "feature", "marginal", "t", "i",
+    "k", "sub", "unit", "layer", "level", "j", "q", "remaining", "left", "rest", "new", "cur", "current",
+})
+#: what a loop over the attributes of the same records iterates
+_COLUMN_WORDS = frozenset({
+    "cols", "columns", "column", "features", "attributes", "attrs", "attr", "dims", "dimensions", "dim",
+    "coordinates", "coords", "marginals", "queries", "fields", "variables", "categorical", "numeric",
+    "numerical", "d", "ncols", "ncol", "nfeatures", "record", "row",
+})
+_PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
+#: a callee that releases something about its input under an ε it is given
+_MECH_WORDS = frozenset({
+    "laplace", "laplacian", "gaussian", "gauss", "geometric", "perturb", "perturbation", "privatize", "privatise",
+    "randomize", "randomise", "randomized", "randomised", "randomizer", "randomiser", "rr", "grr", "oue", "olh",
+    "mechanism", "mech", "noise", "noisy", "private", "privatized", "sanitize", "exponential", "exponent",
+})
+_SELECT_WORDS = frozenset({"exponential", "exponent", "em"})
+#: a loop body that charges a budget or an accountant composes its rounds
+_CHARGE_WORDS = frozenset({"spend", "spent", "consume", "charge", "compose", "accountant", "account", "budget",
+                           "odometer", "composition", "pay"})
+
+
+def _eps_name(name: str | None) -> bool:
+    """The full budget: ``epsilon``, ``self.eps``, ``epsilon1`` (not ``eps_per_col``, ``eps_round``)."""
+    if name is None:
+        return False
+    pieces = words(name)
+    return any(_EPS.fullmatch(w) for w in pieces) and not pieces & _SHARE_WORDS
+
+
+def _full_eps(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Name, cst.Attribute)) and _eps_name(last_name(expr))
+
+
+def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
+    """``df.columns``, ``enumerate(cols)``, ``range(len(features))``, ``range(X.shape[1])``, ``range(d)``;
+    with ``any_range`` every ``range(…)`` (repeated selections on the same data)."""
+    if isinstance(expr, cst.Call):
+        name = call_name(expr)
+        if name in _PASS_THROUGH:
+            return any(_column_like(a.value, any_range=any_range) for a in expr.args if a.keyword is None)
+        if name in ("items", "keys", "values") and isinstance(expr.func, cst.Attribute):
+            return _column_like(expr.func.value, any_range=any_range)
+        if name == "range" and expr.args:
+            if any_range:
+                return True
+            bound = expr.args[-1].value if len(expr.args) == 1 else expr.args[1].value
+            if isinstance(bound, cst.Call) and call_name(bound) == "len" and bound.args:
+                return _column_like(bound.args[0].value, any_range=False)
+            if isinstance(bound, cst.Subscript) and last_name(bound.value) == "shape":
+                index = bound.slice[0].slice if bound.slice else None
+                return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) \
+                    and index.value.value == "1"
+            return _column_like(bound, any_range=False)
+        return False
+    name = last_name(expr)
+    return name is not None and bool(words(name) & _COLUMN_WORDS)
+
+
+def _mech_call(call: cst.Call) -> bool:
+    name = call_name(call)
+    return bool(words(name) & _MECH_WORDS) or "exp_mech" in name.lower()
+
+
+def _select_call(call: cst.Call) -> bool:
+    name = call_name(call)
+    return bool(words(name) & _SELECT_WORDS) or "exp_mech" in name.lower() or "noisy_max" in name.lower()
+
+
+def _eps_arg(call: cst.Call) -> cst.BaseExpression | None:
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None and not (_EPS.fullmatch(arg.keyword.value) or
+                                            words(arg.keyword.value) & {"eps", "epsilon", "budget"}):
+            continue
+        if _full_eps(arg.value):
+            return arg.value
+    return None
+
+
+def _draw_eps(call: cst.Call) -> cst.BaseExpression | None:
+    """``laplace(0, sens / epsilon)``: a draw whose scale divides by the full ε."""
+    if call_name(call) not in PURE_DRAWS:
+        return None
+    for arg in call.args:
+        for sub in walk(arg.value):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) \
+                    and _full_eps(sub.right):
+                return sub.right
+    return None
+
+
+def _ast_eps(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return _eps_name(name)
+
+
+class BudgetPerItem(Rule):
+    id = "DP510"
+    name = "budget-per-item"
+    category = "general"
+    severity = "error"
+    summary = ("a mechanism given the whole ε inside a loop over columns, coordinates or repeated selections: "
+               "d releases of the same records cost d·ε")
+    rationale = (
+        "Sequential composition: releasing d noisy answers about the same records costs the sum of "
+        "their budgets. A loop over the columns, attributes, coordinates or marginals of one data "
+        "set (`for col in df.columns: out[col] = laplace_perturb(df[col], epsilon)`, "
+        "`{c: ECDF(x[c], mech) for c in cols}` with `mech = Laplace(epsilon=epsilon)`, "
+        "`np.random.laplace(0, 1 / epsilon)` per coordinate), or a loop that repeats an exponential-"
+        "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
+        "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
+        "Not reported: an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
+        "(`eps_per_col`, `epsilon_round`), a loop body that charges an accountant or a budget "
+        "(`spent += eps`, `accountant.spend(eps)`), a noisy loop that stops at the first answer above "
+        "a threshold (the sparse vector technique), loops over records, users, clients, batches or "
+        "bins (disjoint data: parallel composition), code with no DP context. "
+        "Fix: give each pass ε/d (ε/k for selections), or charge an accountant per pass and report "
+        "the composed ε."
+    )
+    TRIGGERS = ("eps",)
+    #: an ``epsilon`` given to a mechanism-named callee in such a loop is DP evidence of its own; a bare
+    #: ``eps`` (often a stability constant) needs the scope's DP context (checked in ``visit_Call``)
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a call inside a loop or comprehension with an ε-named argument (or an ε in a
+        division): the file needs a loop and such a call."""
+        if not facts.nodes(ast.For, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp):
+            return False
+        for call in facts.calls():
+            for arg in (*call.args, *(k.value for k in call.keywords)):
+                if _ast_eps(arg) or isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div) \
+                        and _ast_eps(arg.right):
+                    return True
+        return False
+
+    VALID = (
+        # the budget split over the columns before the loop
+        """
+import numpy as np
+def perturb_columns(df, epsilon, sensitivity):
+    eps = epsilon / len(df.columns)
+    for col in df.columns:
+        df[col] = df[col] + np.random.laplace(0, sensitivity / eps, len(df))
+    return df
+""",
+        # a share named as such
+        """
+def release(data, cols, eps_per_col):
+    return {col: laplace_mechanism(data[col].sum(), eps_per_col) for col in cols}
+""",
+        # one mechanism per user: disjoint records (parallel composition)
+        """
+def collect(users, epsilon):
+    return [randomized_response(u.answer, epsilon) for u in users]
+""",
+        # each selection charged to an accountant
+        """
+def select_marginals(scores, k, epsilon, accountant):
+    chosen = []
+    for i in range(k):
+        chosen.append(exponential_mechanism(scores, epsilon))
+        accountant.spend(epsilon, 0)
+    return chosen
+""",
+        # k selections with ε/k each
+        """
+def select(scores, k, epsilon):
+    eps = epsilon / k
+    return [exponential_mechanism(scores, eps) for _ in range(k)]
+""",
+        # above-threshold (sparse vector): noise per query, one answer paid for
+        """
+import numpy as np
+def above_threshold(queries, df, T, epsilon):
+    T_hat = T + np.random.laplace(0, 2 / epsilon)
+    for i, q in enumerate(queries):
+        if q(df) + np.random.laplace(0, 4 / epsilon) >= T_hat:
+            return i
+    return None
+""",
+        # a loss margin, no mechanism
+        """
+import torch
+def hinge(features, targets, epsilon):
+    for f in features:
+        f.loss = torch.clamp(epsilon - targets * f.score, min=0)
+""",
+    )
+
+    INVALID = (
+        # ReverendBayes LDP-SynthData: every column of a record perturbed with the full ε
+        """
+import numpy as np
+def laplace_perturb(column, epsilon):
+    return column + np.random.laplace(0, 1.0 / epsilon, len(column))
+def generate_synthetic(df, epsilon, mechanism):
+    synth = df.copy()
+    for col in df.columns:
+        if mechanism == 'laplace':
+            synth[col] = laplace_perturb(df[col], epsilon)  # <-
+        else:
+            synth[col] = randomized_response(df[col], epsilon)  # <-
+    return synth
+""",
+        # copula-shirley: one mechanism with the whole ε applied to every column's ECDF
+        """
+def get_ecdfs(samples, epsilon, sensitivity=2):
+    dp_mech = LaplaceTruncated(epsilon=epsilon, sensitivity=sensitivity, lower=0, upper=len(samples))
+    return {col: ECDF(samples[col], dp_mech) for col in samples.columns}  # <-
+""",
+        # FAPrivBayes FirstNode.py: k exponential-mechanism selections, each with the whole epsilon1
+        """
+def select_first_nodes(scores, epsilon1, n, attrs):
+    chosen = []
+    for k in range(len(scores)):
+        index = exponentSelect(attrs, scores, epsilon1, n)  # <-
+        scores[index] = 0
+        chosen.append(index)
+    return chosen
+""",
+        # a draw per coordinate with the full ε
+        """
+import numpy as np
+def privatize(x, epsilon, bound):
+    out = np.empty(x.shape[1])
+    for j in range(x.shape[1]):
+        out[j] = x[:, j].mean() + np.random.laplace(0, bound / epsilon)  # <-
+    return out
+""",
+        """
+def measure(data, marginals, epsilon):
+    return [gaussian_mechanism(data.project(m).datavector(), epsilon=epsilon) for m in marginals]  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        eps = _draw_eps(node)
+        selection = False
+        if eps is None and _mech_call(node):
+            eps = _eps_arg(node)
+            selection = _select_call(node)
+        if eps is None:
+            eps = self._bound_mechanism(node)
+        if eps is None:
+            return
+        fa = self.ctx.analysis
+        loops = fa.enclosing_loops(node, comprehensions=True)
+        loop = next((lp for lp in loops if (it := loop_iter(lp)) is not None
+                     and _column_like(it, any_range=selection)), None)
+        if loop is None or not selection and self._stops_early(loop):
+            return
+        if self._charged(loop) or self._split(node, eps) or self._count_given(node):
+            return
+        if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(node):
+            return
+        what = "selection" if selection else "release"
+        self.report(node, f"`{fa.code(eps).strip()}` is the whole budget, spent again on every pass of the loop over "
+                          f"`{fa.code(loop_iter(loop)).strip()}`: each {what} of the same records costs it, so d "
+                          f"passes cost d·ε; split it (ε/d per pass) or charge an accountant per pass")
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _bound_mechanism(self, call: cst.Call) -> cst.BaseExpression | None:
+        """An argument bound in the same function to a mechanism built with the full ε."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is None:
+            return None
+        names = {last_name(a.value) for a in call.args if isinstance(a.value, cst.Name)}
+        names.discard(None)
+        if not names:
+            return None
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
+                    and sub.targets[0].target.value in names and isinstance(sub.value, cst.Call) \
+                    and _mech_call(sub.value) and not fa.inside(call, sub):
+                eps = _eps_arg(sub.value)
+                if eps is not None:
+                    return eps
+        return None
+
+    @staticmethod
+    def _count_given(call: cst.Call) -> bool:
+        """The callee is also told how many passes there are (``inject_noise(eps, num_attributes)``) and
+        may split the budget itself."""
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Call) and call_name(value) == "len" and value.args:
+                value = value.args[0].value
+            elif not (words(last_name(value) or "") & {"num", "n", "number", "count", "k", "d"}
+                      or (last_name(value) or "").startswith(("n_", "num"))):
+                continue
+            if _column_like(value, any_range=False) or words(last_name(value) or "") & {"k", "d"} \
+                    or words(last_name(value) or "") & {"attributes", "attrs", "cols", "columns", "features", "dims",
+                                                         "queries", "marginals", "selections", "rounds", "iterations"}:
+                return True
+        return False
+
+    @staticmethod
+    def _stops_early(loop: cst.CSTNode) -> bool:
+        """A loop that stops at the first answer above a threshold (the sparse vector technique pays for
+        one answer, not for every noisy comparison)."""
+        return isinstance(loop, cst.For) and any(
+            isinstance(sub, cst.If) and any(isinstance(n, (cst.Break, cst.Return)) for n in walk(sub.body))
+            for sub in walk(loop.body, into_scopes=False))
+
+    def _charged(self, loop: cst.CSTNode) -> bool:
+        for sub in walk(loop, into_scopes=False):
+            if isinstance(sub, cst.Call) and words(call_name(sub)) & _CHARGE_WORDS:
+                return True
+            if isinstance(sub, cst.AugAssign) and words(last_name(sub.target) or "") & (_CHARGE_WORDS | {"used"}):
+                return True
+            if isinstance(sub, cst.Name) and words(sub.value) & {"accountant", "budget", "odometer"}:
+                return True
+        return False
+
+    def _split(self, node: cst.CSTNode, eps: cst.BaseExpression) -> bool:
+        """Is the ε name rebound (in the module) to a product or quotient, i.e. already a share?"""
+        name = last_name(eps)
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.Assign) and any(last_name(t.target) == name for t in sub.targets):
+                if any(isinstance(v, cst.BinaryOperation) and isinstance(v.operator, (cst.Divide, cst.Multiply,
+                                                                                      cst.FloorDivide))
+                       for v in walk(sub.value)):
+                    return True
+            elif isinstance(sub, cst.AugAssign) and last_name(sub.target) == name \
+                    and isinstance(sub.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+                return True
+        return False

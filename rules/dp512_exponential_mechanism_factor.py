@@ -1,0 +1,248 @@
+"""DP512: exponential-mechanism weights ``exp(ε·u/Δ)`` without the factor 2 in the denominator."""
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
+from dpcheck.rule import Rule
+
+_EPS = re.compile(r"(eps|epsilon)\d*")
+_WEIGHT_CALLS = frozenset({"exp", "softmax", "log_softmax"})
+#: what turns weights into a draw: a sum to normalise by, a categorical sampler
+_SAMPLER_CALLS = frozenset({"sum", "logsumexp", "choice", "choices", "multinomial", "categorical", "random_pick",
+                            "searchsorted", "cumsum", "Categorical", "sample", "softmax"})
+
+
+def _eps_name(name: str | None) -> bool:
+    if name is None:
+        return False
+    pieces = words(name)
+    return any(_EPS.fullmatch(w) for w in pieces) and not pieces & {"half", "per", "each"}
+
+
+def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The multiplicative factors of ``expr`` (numerator and denominator alike), unary minus dropped."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _factors(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _factors(expr.left) + _factors(expr.right)
+    return [expr]
+
+
+def _ast_factors(expr: ast.AST) -> list[ast.AST]:
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+        return _ast_factors(expr.operand)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        return _ast_factors(expr.left) + _ast_factors(expr.right)
+    return [expr]
+
+
+def _ast_named_eps(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+    return _eps_name(name)
+
+
+def _ast_candidate(call: ast.Call) -> bool:
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    if name not in _WEIGHT_CALLS or not call.args:
+        return False
+    factors = _ast_factors(call.args[0])
+    return len(factors) >= 2 and any(_ast_named_eps(f) for f in factors)
+
+
+class ExponentialMechanismFactor(Rule):
+    id = "DP512"
+    name = "exponential-mechanism-factor"
+    category = "general"
+    severity = "error"
+    summary = "exponential-mechanism weights exp(ε·u/Δ) without the factor 2: each selection is 2ε-DP"
+    rationale = (
+        "The exponential mechanism samples r with probability ∝ exp(ε·u(D, r) / (2Δu)). The 2 "
+        "is needed because both the chosen candidate's score and the normalising sum move when one "
+        "record changes: with `exp(eps * score / sensitivity)` (or `exp(eps * score)` for Δu = 1) "
+        "the ratio of output probabilities on neighbouring data sets reaches e^{2ε}, so the "
+        "selection is 2ε-DP while it is charged ε. Reported: an `exp`/`softmax` of a product of "
+        "an ε and a score with no factor 2 (or ½) among its factors, whose result is summed "
+        "(normalised) or handed to a categorical sampler. Not reported: `exp(eps * u / (2 * sens))`, `exp(0.5 * eps * u)`, "
+        "an ε already halved or named as a half, a Δ bound to a product with 2, a scorer documented "
+        "as monotone (then ε·u/Δ is right), `exp(eps)` alone (randomized response), Laplace "
+        "densities (`exp(-eps * abs(x - mu))`). Fix: divide by 2Δu, or state and check that the "
+        "utility is monotone."
+    )
+    TRIGGERS = ("exp", "softmax")
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an ``exp``/``softmax`` call whose argument is a product with an ε-named factor."""
+        return any(_ast_candidate(c) for c in facts.calls())
+
+    VALID = (
+        """
+import numpy as np
+def exponential_mechanism(scores, epsilon, sensitivity):
+    weights = np.exp(epsilon * scores / (2 * sensitivity))
+    return np.random.choice(len(scores), p=weights / weights.sum())
+""",
+        """
+import numpy as np
+def select(scores, eps, rng):
+    p = np.exp(0.5 * eps * (scores - scores.max()))
+    return rng.choice(len(p), p=p / p.sum())
+""",
+        # the sensitivity bound to 2Δ before
+        """
+import numpy as np
+def select(qualities, epsilon, n):
+    delta_u = 2 * (1.0 / n)
+    w = np.exp(epsilon * qualities / delta_u)
+    return np.random.choice(len(w), p=w / np.sum(w))
+""",
+        # a monotone quality (documented): ε·u/Δ is right
+        """
+import numpy as np
+def exp_mech(q, eps, sensitivity, monotonic=True):
+    coef = 1.0 if monotonic else 0.5
+    scores = coef * eps / sensitivity * q
+    p = np.exp(scores - scores.max())
+    return np.random.choice(len(q), p=p / p.sum())
+""",
+        # randomized response
+        """
+import numpy as np
+def grr(value, k, epsilon):
+    p = np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    return value if np.random.rand() < p else np.random.choice(k)
+""",
+        # a Laplace density
+        """
+import numpy as np
+def laplace_pdf(x, mu, epsilon):
+    d = np.exp(-epsilon * np.abs(x - mu))
+    return d / d.sum()
+""",
+    )
+
+    INVALID = (
+        # FAPrivBayes ExponentMachine.py: exp(eps * score / Δ), normalised by the sum, then sampled
+        """
+import numpy as np
+def exponentSelectB(A, elist, epsilon, n):
+    exponent_list = []
+    for i in range(len(elist)):
+        exponent_list.append(np.exp((elist[i] * epsilon) / ((len(A) - 1) * (6 / n + 4 / (n**2)))))  # <-
+    total = sum(exponent_list)
+    return random_pick(A, [e / total for e in exponent_list])
+""",
+        """
+import numpy as np
+def exponential_mechanism(utility, epsilon, sensitivity=1.0):
+    probabilities = np.exp(epsilon * utility / sensitivity)  # <-
+    probabilities /= probabilities.sum()
+    return np.random.choice(len(utility), p=probabilities)
+""",
+        """
+import torch
+def select_candidate(scores, epsilon):
+    probs = torch.softmax(epsilon * scores, dim=0)  # <-
+    return torch.multinomial(probs, 1).item()
+""",
+        # PrivBayes-style: the mutual-information sensitivity without the 2
+        """
+import math, random
+def choose_parents(candidates, mi_scores, epsilon, sensitivity):
+    weights = [math.exp(epsilon * mi / sensitivity) for mi in mi_scores]  # <-
+    return random.choices(candidates, weights=weights)[0]
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) not in _WEIGHT_CALLS or not node.args:
+            return
+        arg = node.args[0].value
+        factors = _factors(arg)
+        eps = next((f for f in factors if isinstance(f, (cst.Name, cst.Attribute)) and _eps_name(last_name(f))), None)
+        if eps is None or len(factors) < 2:
+            return
+        if any(number(f) in (2.0, 0.5) for f in factors):
+            return
+        if not any(number(f) is None and f is not eps and not (
+                isinstance(f, (cst.Name, cst.Attribute)) and _eps_name(last_name(f))) for f in factors):
+            return
+        if any(isinstance(n, cst.Call) and call_name(n) in ("abs", "absolute", "fabs", "norm") for n in walk(arg)):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None:
+            return
+        text = fa.code(fn).lower()
+        if "monoton" in text:
+            return
+        if call_name(node) == "exp" and not self._sampled(fn, node):
+            return
+        if any(self._halved(fn, f) for f in factors if isinstance(f, (cst.Name, cst.Attribute))):
+            return
+        if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(node):
+            return
+        if self._callers_double(fn):
+            return
+        self.report(node, f"exponential-mechanism weights `{fa.code(node).strip()[:70]}` have no factor 2: the "
+                          f"score and the normalising sum both move with one record, so the selection is "
+                          f"2ε-DP; use exp(ε·u / (2Δu)) (or document and check a monotone utility)")
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _sampled(self, fn: cst.FunctionDef, weight: cst.Call) -> bool:
+        """Do the weights (the name they are assigned or appended to) reach a sum or a categorical
+        sampler in the function?"""
+        fa = self.ctx.analysis
+        holder: str | None = None
+        for anc in fa.ancestors(weight):
+            if isinstance(anc, cst.Assign) and len(anc.targets) == 1:
+                holder = last_name(anc.targets[0].target)
+                break
+            if isinstance(anc, cst.Call) and call_name(anc) in ("append", "extend") \
+                    and isinstance(anc.func, cst.Attribute):
+                holder = last_name(anc.func.value)
+                break
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                break
+        if holder is None:
+            return False
+        for n in walk(fn, into_scopes=False):
+            if not isinstance(n, cst.Call) or n is weight or call_name(n) not in _SAMPLER_CALLS:
+                continue
+            receiver = n.func.value if isinstance(n.func, cst.Attribute) else None
+            if receiver is not None and last_name(receiver) == holder:
+                return True
+            if any(isinstance(m, (cst.Name, cst.Attribute)) and last_name(m) == holder
+                   for a in n.args for m in walk(a.value)):
+                return True
+        return False
+
+    def _halved(self, fn: cst.FunctionDef, factor: cst.BaseExpression) -> bool:
+        """Is the name bound (in the function or module) to a value with a factor 2 or ½?"""
+        name = last_name(factor)
+        for scope in (fn, self.ctx.module):
+            for sub in walk(scope, into_scopes=scope is not fn):
+                if isinstance(sub, cst.Assign) and any(last_name(t.target) == name for t in sub.targets):
+                    if any(number(f) in (2.0, 0.5) for f in _factors(sub.value)):
+                        return True
+                elif isinstance(sub, cst.AugAssign) and last_name(sub.target) == name and number(sub.value) in (
+                        2.0, 0.5):
+                    return True
+        return False
+
+    def _callers_double(self, fn: cst.FunctionDef) -> bool:
+        """A caller in the module passes an argument with a factor 2 (``select(q, eps, 2 * sens)``)."""
+        name = fn.name.value
+        for call in self.ctx.analysis.nodes(cst.Call):
+            if call_name(call) == name:  # type: ignore[arg-type]
+                for arg in call.args:  # type: ignore[attr-defined]
+                    if any(number(f) in (2.0, 0.5) for f in _factors(arg.value)):
+                        return True
+        return False
