@@ -11,7 +11,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.astfacts import number as ast_number
 
-from dpcheck.analysis.syntax import dotted, number
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.codetext import code_only
 
 from dpcheck.rule import ScopedRule
@@ -81,6 +81,19 @@ class XorForPower(ScopedRule):
         "toggled = a ^ b\nsame = (x > 0) ^ (y > 0)\nkey = hash(name) ^ hash(kind)\n",
         "import numpy as np\nflipped = responses ^ (np.random.rand(n) < p)\nmixed = seed ^ 2654435761\n",
         "pattern = r'^[a-z]+$'\n# 10^delta in a comment\n",
+        # a random seed bounded or set with ``^`` in an evaluation script: no privacy parameter
+        "import random\nimport torch\n"
+        "def main(args):\n"
+        "    if args.random_seed is None:\n"
+        "        args.random_seed = random.randint(1, 10 ^ 5)\n"
+        "    random.seed(args.random_seed)\n"
+        "    torch.manual_seed(args.random_seed)\n",
+        "import numpy as np\n"
+        "def make_rng(seed=None):\n"
+        "    if seed is None:\n"
+        "        seed = int(np.random.randint(0, 10 ^ 6))\n"
+        "    eval_seed = 10 ^ 4\n"
+        "    return np.random.default_rng(seed), np.random.default_rng(eval_seed)\n",
     )
     INVALID = (
         "import numpy as np\n"
@@ -98,6 +111,10 @@ class XorForPower(ScopedRule):
         "err = (pred / total) ^ 2  # <-\n",
         "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
         "print(f\"delta = {10 ^ -delta}\")  # <-\n",
+        # a seed call on the same line does not cover an XOR outside its arguments
+        "import numpy as np\nrng = np.random.default_rng(seed); tol = 10 ^ -6  # <-\n",
+        # a seed-bounded draw that feeds the noise scale is a DP calibration
+        "import random\nsigma = random.randint(1, 10 ^ 3) / epsilon  # <-\n",
     )
 
     @classmethod
@@ -141,6 +158,8 @@ class XorForPower(ScopedRule):
         if not dp and self._statement is not None:
             # sigma = sqrt(2*log(1.25 / 10^-5)) / eps: the XOR feeds a DP calibration
             dp = any(has_token(n, DP_TOKENS) for n in _names_in_statement(self._statement))
+            if not dp and _feeds_seed(self._statement, node):
+                return
         text = self.src(node)
         quantity = ""
         lv, rv = number(left), number(right)
@@ -211,6 +230,33 @@ def _operand_names(*operands: cst.BaseExpression) -> list[cst.CSTNode]:
         elif isinstance(n, cst.Call) and len(n.args) == 1:
             stack.append(n.args[0].value)  # int(delta), float(eps)
     return out
+
+
+#: calls that seed a generator or draw a public random integer: their arguments are no DP parameter
+_SEED_CALLS = frozenset({
+    "seed", "manual_seed", "manual_seed_all", "set_seed", "set_random_seed", "RandomState", "default_rng",
+    "SeedSequence", "PRNGKey", "randint", "randrange", "integers",
+})
+
+
+def _feeds_seed(statement: cst.SimpleStatementLine, node: cst.CSTNode) -> bool:
+    """``random.randint(1, 10 ^ 5)`` as a seed, ``seed = 10 ^ 6``: the XOR only bounds or sets
+    a random seed (evaluation scripts, reproducibility), so it is no power of a privacy parameter."""
+    for small in statement.body:
+        if not any(n is node for n in walk(small)):
+            continue
+        targets: list[cst.BaseExpression] = []
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            targets = [small.target]
+        if any("seed" in words(name.split(".")[-1]) for t in targets if (name := dotted(t)) is not None):
+            return True
+        for call in walk(small):
+            if isinstance(call, cst.Call) and call_name(call) in _SEED_CALLS \
+                    and any(n is node for arg in call.args for n in walk(arg.value)):
+                return True
+    return False
 
 
 def _names_in_statement(statement: cst.SimpleStatementLine) -> list[cst.CSTNode]:

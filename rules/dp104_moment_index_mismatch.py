@@ -60,10 +60,19 @@ def _slip(expr: cst.BaseExpression, order: set[str]) -> int | None:
     return None
 
 
-def _product_offset(expr: cst.BaseExpression, order: set[str]) -> int | None:
-    """Order offset of a product such as ``2·λ·(l+1)`` (None when no order factor)."""
-    offsets = [o for f, s in product_factors(expr) if s > 0 and (o := _order_offset(f, order)) is not None]
+def _order_offsets(expr: cst.BaseExpression, order: set[str]) -> list[int]:
+    """Order offsets of the factors of a product such as ``2·λ·(l+1)`` ([1]) or ``k(k−1)`` ([0, −1])."""
+    return [o for f, s in product_factors(expr) if s > 0 and (o := _order_offset(f, order)) is not None]
+
+
+def _exponent_order(offsets: list[int]) -> int | None:
+    """The order an exponential's argument is written at. Linear (PATE's e^{2λl}): its one order
+    factor. Two factors one apart, k(k−1): the Gaussian term e^{k(k−1)/2σ²} of a sampled-Gaussian
+    binomial expansion, which goes with q^k, so the larger factor is the order."""
+    if len(offsets) == 2 and abs(offsets[0] - offsets[1]) == 1:
+        return max(offsets)
     return min(offsets) if offsets else None
+
 
 def _gate_text(text: str) -> bool:
     return (log_text(text) or bound_text(text)) and moment_term_text(text)
@@ -86,6 +95,8 @@ class MomentIndexMismatch(ScopedRule):
         "in another, or slips the offset outside the product (`exp(2 * lamda * l + 1)` where "
         "`exp(2 * lamda * (l + 1))` was meant, as in synthcity's PATE-GAN). The term is then no "
         "bound on the moment at any order, and the ε̂ derived from it can be far too small. "
+        "The same holds for the sampled-Gaussian binomial expansion Σ C(α,k)(1−q)^{α−k} q^k "
+        "e^{k(k−1)/2σ²}: its quadratic exponent k(k−1) is order k, the larger factor. "
         "Fix: use one order variable, e.g. `order = l + 1`, in every term."
     )
     TRIGGERS = ("**", "pow")
@@ -119,6 +130,22 @@ class MomentIndexMismatch(ScopedRule):
         "    first = (1 - q) * math.pow((1 - q) / (1 - math.exp(gamma) * q), order)\n"
         "    second = q * math.exp(gamma * order)\n"
         "    return min(0.5 * gamma ** 2 * order * (order + 1), math.log(first + second), gamma * order)\n",
+        # sampled-Gaussian RDP by its binomial expansion: q^k goes with e^{k(k-1)/2σ²}
+        "import math\n"
+        "import scipy.special\n"
+        "def epsilon_prime(alpha, p, sigma1):\n"
+        "    tot = 0\n"
+        "    for k in range(2, alpha + 1):\n"
+        "        comb = scipy.special.comb(alpha, k)\n"
+        "        tot += comb * ((1 - p) ** (alpha - k)) * (p ** k) * math.exp((k - 1) * k / (sigma1 ** 2))\n"
+        "    logarand = ((1 - p) ** (alpha - 1)) * (1 + (alpha - 1) * p) + tot\n"
+        "    return 1 / (alpha - 1) * math.log(logarand)\n",
+        "import numpy as np\n"
+        "from scipy.special import binom\n"
+        "def sgm_rdp(q, sigma, order):\n"
+        "    terms = [binom(order, j) * (1 - q) ** (order - j) * q ** j * np.exp(j * (j - 1) / (2 * sigma ** 2))\n"
+        "             for j in range(order + 1)]\n"
+        "    return np.log(np.sum(terms)) / (order - 1)\n",
     )
     INVALID = (
         "import numpy as np\n"
@@ -156,6 +183,18 @@ class MomentIndexMismatch(ScopedRule):
         "        return first + q * math.e ** (2 * self.lam * (k - 1))  # <-\n"
         "    def add(self, q, k):\n"
         "        self.alpha[k] += min(2 * self.lam ** 2 * k * (k + 1), math.log(self.term(q, k)))\n",
+        # the Gaussian term of the binomial expansion one order too high: e^{j(j+1)/2σ²} with q^j
+        "import numpy as np\n"
+        "from scipy.special import binom\n"
+        "def sgm_rdp(q, sigma, order):\n"
+        "    terms = [binom(order, j) * (1 - q) ** (order - j) * q ** j * np.exp(j * (j + 1) / (2 * sigma ** 2))  # <-\n"
+        "             for j in range(order + 1)]\n"
+        "    return np.log(np.sum(terms)) / (order - 1)\n",
+        "import math\n"
+        "def sgm_term(alpha, q, sigma, k):\n"
+        "    return math.comb(alpha, k) * (1 - q) ** (alpha - k) * q ** (k + 1) * math.exp(k * (k - 1) / (2 * sigma ** 2))  # <-\n"
+        "def sgm_log_moment(alpha, q, sigma):\n"
+        "    return math.log(sum(sgm_term(alpha, q, sigma, k) for k in range(alpha + 1)))\n",
     )
 
     @classmethod
@@ -214,7 +253,7 @@ class MomentIndexMismatch(ScopedRule):
                     f"`{power_text}`: the moment term mixes orders and ε̂ is wrong; write 2·λ·(l + {slip})",
                 )
                 continue
-            offset = _product_offset(argument, order)
+            offset = _exponent_order(_order_offsets(argument, order))
             if offset is not None and offset != power_offset:
                 self._reported.add(id(node))
                 self.report(

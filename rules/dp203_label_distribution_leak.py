@@ -20,6 +20,7 @@ from dpcheck.analysis.dataindex import (
     Dp2Index,
     has_noise,
     index_for,
+    is_noise_call,
 )
 
 _LABEL_WORDS = {"y", "labels", "label", "targets", "target"}
@@ -131,7 +132,8 @@ class LabelDistributionLeak(Rule):
         "the training data's category frequencies (a CTGAN-style `DataSampler(train_data)`, or "
         "`train[cond_col].value_counts(normalize=True)` of any conditioning column). "
         "Labels that go into the DP mechanism itself (a `generate(X, y, …)` that trains the "
-        "teachers, the noisy-vote aggregation) are not reported. Fix: sample labels from a DP estimate of the class ratios "
+        "teachers, the noisy-vote aggregation, a helper of the same file that noises a statistic "
+        "of the labels and returns only draws from it, as supervised RON-Gauss does) are not reported. Fix: sample labels from a DP estimate of the class ratios "
         "(noisy counts charged to the budget) or take them as public input."
     )
     TEXT_AFTER_GATE = True
@@ -242,6 +244,35 @@ class ConditionalGAN:
     def sample(self, n):
         c = np.random.choice(len(self.class_ratios), n, p=self.class_ratios)
         return self.generator(np.random.randn(n, 8), c)
+""",
+        # supervised RON-Gauss: the labels join the features in a covariance that is noised, and
+        # the helper returns only draws from the noisy covariance
+        """
+import numpy as np
+class RONGauss:
+    def generate(self, X, y=None, n_samples=None, max_y=None):
+        return self._supervised_rongauss(X, y, n_samples or len(X), max_y)
+    def _supervised_rongauss(self, X, y, n_samples, max_y):
+        (n, p) = X.shape
+        augmented_mat = np.hstack((X, y.reshape(len(y), 1)))
+        cov_matrix = np.inner(augmented_mat.T, augmented_mat.T) / n
+        b = (2.0 + 4.0 * max_y + max_y ** 2) / (n * self.epsilon_cov)
+        noise = np.random.normal(scale=b, size=(p + 1, p + 1))
+        cov_dp = cov_matrix + noise
+        synth_data = np.random.multivariate_normal(np.zeros(p + 1), cov_dp, n_samples)
+        return synth_data[:, :-1], synth_data[:, -1]
+""",
+        # the same with a module-level helper: noisy mean and covariance of the joint table
+        """
+import numpy as np
+def _noisy_joint(X, labels, eps):
+    joint = np.column_stack([X, labels])
+    mean = joint.mean(0) + np.random.laplace(0, 2 / (len(X) * eps), joint.shape[1])
+    noisy_cov = np.cov(joint.T) + np.random.laplace(0, 4 / (len(X) * eps), (joint.shape[1],) * 2)
+    rows = np.random.multivariate_normal(mean, noisy_cov, len(X))
+    return rows[:, :-1], rows[:, -1]
+def generate(X, labels, epsilon):
+    return _noisy_joint(X, labels, epsilon)
 """,
         # a condition sampler built from public metadata (no training data) at sampling time
         """
@@ -383,6 +414,18 @@ class DPCondGAN:
         third = self.generator(sex)  # <-
         return first, second, third
 """,
+        # a helper that adds noise to the features but hands the real labels back
+        """
+import numpy as np
+class NoisyResampler:
+    def _draw(self, X, y, n, scale):
+        idx = np.random.randint(0, len(y), n)
+        x_syn = X[idx] + np.random.laplace(0, scale, (n, X.shape[1]))
+        labels = y[idx]
+        return x_syn, labels
+    def generate(self, X, y, n, epsilon):
+        return self._draw(X, y, n, scale=2 / epsilon)  # <-
+""",
         # CTGAN-style condition sampler built from the training data, drawn from at sampling time
         """
 import torch
@@ -472,7 +515,7 @@ class DPCTGANLike:
             return
         for ret in walk(body, into_scopes=False):
             if isinstance(ret, cst.Return) and ret.value is not None:
-                hits = [n for n in refs(ret.value) if env.get(n) == _LABELS]
+                hits = sorted(n for n in _released_refs(ret.value, fn, index) if env.get(n) == _LABELS)
                 if hits:
                     self._report(ret, hits[0], _LABELS)
 
@@ -485,6 +528,90 @@ class DPCTGANLike:
             "reproduces the real label distribution outside the privacy budget; sample labels "
             "from a DP estimate of the class ratios or take them as public input",
         )
+
+
+def _released_refs(expr: cst.BaseExpression, fn: cst.FunctionDef, index: Dp2Index) -> set[str]:
+    """``refs`` of a returned value, less the arguments of a call to a helper of this module whose
+    own returns never carry the matching parameter unnoised: ``return self._supervised(X, y, …)``
+    where the helper adds noise to a statistic of ``y`` and returns only draws from it releases the
+    mechanism's output, not the labels."""
+    if not isinstance(expr, cst.Call):
+        return refs(expr)
+    helper = _local_callee(expr, fn, index)
+    if helper is None:
+        return refs(expr)
+    params = param_names(helper)
+    if isinstance(expr.func, cst.Attribute):
+        params = params[1:]  # ``self``
+    out = refs(expr.func.value) if isinstance(expr.func, cst.Attribute) else set()
+    position = 0
+    for arg in expr.args:
+        if arg.star:
+            return refs(expr)
+        if arg.keyword is not None:
+            param = arg.keyword.value
+        elif position < len(params):
+            param, position = params[position], position + 1
+        else:
+            return refs(expr)
+        if param not in params or _returns_unnoised(helper, param):
+            out |= refs(arg.value)
+    return out
+
+
+def _local_callee(call: cst.Call, fn: cst.FunctionDef, index: Dp2Index) -> cst.FunctionDef | None:
+    """The function of this module ``call`` runs: ``self.name(…)`` a method of ``fn``'s class,
+    ``name(…)`` a module-level function; None when not found here or not one definition."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = index.enclosing_class(fn)
+        found = [m for m in (cls.body.body if cls is not None else ())
+                 if isinstance(m, cst.FunctionDef) and m.name.value == func.attr.value]
+    elif isinstance(func, cst.Name):
+        found = [f for f in index.functions if f.name.value == func.value
+                 and index.enclosing_function(f) is None and index.enclosing_class(f) is None]
+    else:
+        return None
+    return found[0] if len(found) == 1 and found[0] is not fn else None
+
+
+def _noise_added(expr: cst.BaseExpression, noise: set[str]) -> bool:
+    """A noise draw, or a sum with one (``cov + noise``, ``mean + np.random.laplace(…)``): what
+    comes out is the mechanism's output."""
+    if isinstance(expr, cst.Call):
+        return is_noise_call(expr)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return any(has_noise(side) or refs(side) & noise or _noise_added(side, noise) for side in (expr.left, expr.right))
+    return False
+
+
+def _returns_unnoised(helper: cst.FunctionDef, param: str) -> bool:
+    """Does a value of ``param`` reach a ``return`` of ``helper`` without noise added to it on the
+    way? Flow-insensitive: an assignment, loop variable or ``append`` reading a carrier carries it
+    (through any call), unless its value is a noise draw or a sum with noise."""
+    flows: list[tuple[list[str], cst.BaseExpression]] = []
+    for node in walk(helper.body, into_scopes=False):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and node.value is not None:
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            keys = [k for t in targets for k in refs(t) if k != "self"]
+            flows.append((keys, node.value))
+        elif isinstance(node, cst.For):
+            flows.append(([k for k in refs(node.target)], node.iter))
+        elif isinstance(node, cst.Call) and call_name(node) in {"append", "extend", "insert"} and node.args \
+                and isinstance(node.func, cst.Attribute) and (key := dotted(node.func.value)) is not None:
+            flows.append(([key], node.args[-1].value))
+    noise = {k for keys, value in flows if has_noise(value) for k in keys}
+    carriers = {param}
+    changed = True
+    while changed:
+        changed = False
+        for keys, value in flows:
+            if set(keys) <= carriers or not refs(value) & carriers or _noise_added(value, noise):
+                continue
+            carriers.update(keys)
+            changed = True
+    return any(isinstance(r, cst.Return) and r.value is not None and refs(r.value) & carriers
+               for r in walk(helper.body, into_scopes=False))
 
 
 def _is_label_name(name: str) -> bool:

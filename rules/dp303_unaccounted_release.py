@@ -213,8 +213,10 @@ class UnaccountedRelease(Rule):
         "accountant for every aggregation query before any return/continue that can release "
         "teacher-derived output, or charge it on every branch. Branches that test a setting "
         "(`self.n_teachers == 0`, `not self.teachers`, `len(self.teachers) == 0`, `mode`, `epsilon is None`) and return no answer, and branches "
-        "taken after the cost was charged (Confident-GNMax charges its threshold check first), "
-        "are fine."
+        "taken after the cost was charged (Confident-GNMax charges its threshold check first, "
+        "also by opening the ledger with it: `rdp = threshold_cost(…)` before `if …: rdp += …`), "
+        "and refusals (`return None`, `np.full(k, None)`, `[None] * k`: a budget stop declining "
+        "to answer) are fine."
     )
     TEXT_AFTER_GATE = True
     TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
@@ -358,6 +360,53 @@ def policy_union(groups, gamma, scale, rho):
             released.append(item)
     return released
 """,
+        # Confident-GNMax helper: the ledger opens with the threshold test's cost, the answer's
+        # cost is added only when the teachers are confident enough to answer
+        """
+import numpy as np
+def gnmax_thresh_aggregator(votes, thresh_cnt, sigma_thresh, sigma, orders):
+    log_pr_answered = compute_logpr_answered(thresh_cnt, sigma_thresh, votes)
+    rdp_budget = compute_rdp_threshold(log_pr_answered, sigma_thresh, orders)
+    if np.random.normal(np.max(votes), sigma_thresh) >= thresh_cnt:
+        res = np.argmax(np.random.normal(votes, sigma))
+        rdp_budget += rdp_gaussian(compute_logq_gaussian(votes, sigma), sigma, orders)
+    else:
+        res = -1
+    return res, rdp_budget
+""",
+        # the same, the ledger extended by ``eps = eps + …`` and a refusal as None
+        """
+import numpy as np
+def confident_label(votes, threshold, sigma1, sigma2, orders):
+    eps_rdp = float(threshold_rdp(votes, threshold, sigma1, orders))
+    label = None
+    if votes.max() + np.random.normal(0, sigma1) > threshold:
+        label = int(np.argmax(votes + np.random.normal(0, sigma2, votes.shape)))
+        eps_rdp = eps_rdp + gnmax_rdp(votes, sigma2, orders)
+    return label, eps_rdp
+""",
+        # a budget stop: over the budget the query declines, returning a vector of None
+        """
+import numpy as np
+class Aggregator:
+    def aggregate(self, votes):
+        self.eps_ma += self.cost(votes)
+        return np.argmax(np.bincount(votes) + np.random.laplace(0, self.scale, self.k))
+    def threshold_aggregate(self, votes, max_epsilon):
+        if self.hit_max:
+            return np.full(self.k, None)
+        noisy_eps = self.epsilon_after(self.data_dependent_cost(votes))
+        if noisy_eps > max_epsilon:
+            self.hit_max = True
+            return np.full(self.k, None)
+        return self.aggregate(votes)
+    def label_or_refuse(self, votes, max_epsilon):
+        if self.epsilon_after(self.data_dependent_cost(votes)) > max_epsilon:
+            return [None] * self.k
+        if np.max(votes) < self.tau:
+            return np.array([np.nan] * self.k)
+        return self.aggregate(votes)
+""",
         # verbose logging branch before the charge returns nothing
         """
 def label(self, x):
@@ -484,6 +533,28 @@ def answer_query(self, x, use_cache=True):
         return label  # <-
     self.budget.spend(self.gamma)
     return label
+""",
+        # a ledger opened empty: the threshold test is never charged, only the answer
+        """
+import numpy as np
+def thresh_aggregate(votes, thresh, sigma_thresh, sigma, orders):
+    rdp_budget = np.zeros(len(orders))
+    if np.random.normal(np.max(votes), sigma_thresh) >= thresh:  # <-
+        res = np.argmax(np.random.normal(votes, sigma))
+        rdp_budget += rdp_gaussian(votes, sigma, orders)
+    else:
+        res = -1
+    return res, rdp_budget
+""",
+        # a filled vector of the noisy winner is an answer, not a refusal
+        """
+import numpy as np
+def answer(self, votes):
+    noisy = votes + np.random.laplace(0, self.scale, votes.shape)
+    if noisy.max() > self.tau:
+        return np.full(self.k, noisy.argmax())  # <-
+    self.budget.spend(self.gamma)
+    return None
 """,
         # early return inside the query loop skips the ledger entry of the last batch
         """
@@ -614,9 +685,7 @@ def label_all(self, batches, eps_per_query):
         for node in walk(func.body):
             if not isinstance(node, (cst.Return, cst.Continue)) or index.enclosing_function(node) is not func:
                 continue
-            if isinstance(node, cst.Return) and (
-                node.value is None or (isinstance(node.value, cst.Name) and node.value.value == "None")
-            ):
+            if isinstance(node, cst.Return) and (node.value is None or _no_answer(node.value)):
                 continue
             if index.order[node] > first:
                 continue
@@ -651,6 +720,8 @@ def label_all(self, batches, eps_per_query):
                 continue
             if any(index.order[c] < index.order[node] for c in charges if not _inside(c, node, index)):
                 continue
+            if _opened_with_cost(node, inside, func, index):
+                continue
             later_release = any(
                 isinstance(r, cst.Return) and r.value is not None and index.order[r] > index.order[node]
                 and not _inside(r, node, index) and index.enclosing_function(r) is func
@@ -663,6 +734,75 @@ def label_all(self, batches, eps_per_query):
                     "teacher votes, yet the result is returned on both: the uncharged answers are "
                     "missing from ε̂; charge the accountant on every branch",
                 )
+
+
+#: calls that build a container or convert a value; a ledger opened with one of them starts empty
+_CONSTRUCTORS = {
+    "zeros", "zeros_like", "empty", "empty_like", "ones", "ones_like", "full", "full_like", "array",
+    "asarray", "tensor", "as_tensor", "list", "dict", "tuple", "float", "int", "copy", "deepcopy",
+    "defaultdict", "Counter", "len", "range", "arange", "OrderedDict",
+}
+#: values a query answers with when it declines to answer
+_NO_ANSWER = {"None", "nan", "NaN", "NAN", "math.nan", "np.nan", "numpy.nan", "torch.nan", "np.NaN", "np.NAN"}
+
+
+def _no_answer(expr: cst.BaseExpression) -> bool:
+    """A refusal, not an answer: ``None``, NaN, or a container filled with it (``np.full(k, None)``,
+    ``[None] * k``, ``np.array([None] * k)``, ``np.full_like(votes, np.nan)``)."""
+    if dotted(expr) in _NO_ANSWER:
+        return True
+    if isinstance(expr, cst.Call):
+        name = call_name(expr)
+        if name == "float" and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.SimpleString):
+            return expr.args[0].value.evaluated_value.lower() == "nan"
+        if name in {"full", "full_like"}:
+            fill = [a.value for a in expr.args if a.keyword is not None and a.keyword.value == "fill_value"]
+            fill = fill or [a.value for a in expr.args if a.keyword is None][1:2]
+            return bool(fill) and _no_answer(fill[0])
+        if name in {"array", "asarray", "repeat", "tile", "list", "tuple"} and expr.args:
+            return _no_answer(expr.args[0].value)
+        return False
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return bool(expr.elements) and all(
+            not isinstance(el, cst.StarredElement) and _no_answer(el.value) for el in expr.elements
+        )
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return any(isinstance(side, (cst.List, cst.Tuple)) and _no_answer(side)
+                   for side in (expr.left, expr.right))
+    return False
+
+
+def _charge_key(charge: cst.CSTNode) -> str | None:
+    """The ledger an accumulating charge adds to: ``rdp += c``, ``rdp = rdp + c``."""
+    if isinstance(charge, cst.AugAssign) and isinstance(charge.operator, cst.AddAssign):
+        return target_key(charge.target)
+    if isinstance(charge, cst.Assign) and len(charge.targets) == 1 and isinstance(charge.value, cst.BinaryOperation) \
+            and isinstance(charge.value.operator, cst.Add):
+        return target_key(charge.targets[0].target)
+    return None
+
+
+def _opened_with_cost(branch: cst.If, inside: list[cst.CSTNode], func: cst.FunctionDef, index: ModuleIndex) -> bool:
+    """Confident-GNMax: ``rdp = threshold_cost(...)`` before ``if noisy_max >= T: rdp += answer_cost``.
+    The ledger the branch adds to was opened with a computed cost (a call that is no container
+    constructor) before the test, so the test itself was charged and only the answer remains."""
+    keys = {key for key in map(_charge_key, inside) if key is not None}
+    if not keys or len(keys) != len(inside):
+        return False
+    opened: set[str] = set()
+    for node in walk(func.body):
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1 or index.enclosing_function(node) is not func:
+            continue
+        if index.order[node] >= index.order[branch] or _inside(node, branch, index):
+            continue
+        key = target_key(node.targets[0].target)
+        if key not in keys or key in value_refs(node.value):
+            continue
+        if any(isinstance(n, cst.Call) and call_name(n) not in _CONSTRUCTORS for n in walk(node.value)):
+            opened.add(key)
+        else:
+            opened.discard(key)  # re-opened empty: what was charged before is gone
+    return opened == keys
 
 
 def _reset_each_iteration(charge: cst.CSTNode, func: cst.FunctionDef, index: ModuleIndex) -> bool:
