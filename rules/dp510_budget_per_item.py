@@ -147,7 +147,7 @@ class BudgetPerItem(Rule):
         division): the file needs a loop and such a call."""
         if not facts.nodes(ast.For, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp):
             return False
-        for call in facts.calls():
+        for call in facts.calls:
             for arg in (*call.args, *(k.value for k in call.keywords)):
                 if _ast_eps(arg) or isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div) \
                         and _ast_eps(arg.right):

@@ -80,7 +80,7 @@ class ExponentialMechanismFactor(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an ``exp``/``softmax`` call whose argument is a product with an ε-named factor."""
-        return any(_ast_candidate(c) for c in facts.calls())
+        return any(_ast_candidate(c) for c in facts.calls)
 
     VALID = (
         """

@@ -1,0 +1,343 @@
+"""DP513: DP-SGD noise that does not match the clipping: σ where σ·C is meant, or every parameter tensor
+clipped to C on its own while the noise is σ·C for the whole gradient."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import GAUSS_DRAWS, is_clip_bound, is_norm_value
+from dpcheck.analysis.noisedraws import zero_centred
+from dpcheck.analysis.syntax import call_name, last_name, loop_iter, loop_targets, number, walk, words
+from dpcheck.rule import Rule
+
+_MULTIPLIER_WORDS = frozenset({"sigma", "multiplier", "z"})
+_STD_WORDS = frozenset({"std", "stddev", "scale", "var", "variance", "stdev", "sd"})
+_CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm"})
+_PARAM_WORDS = frozenset({"params", "parameters", "grads", "gradients", "layers", "weights", "tensors",
+                          "variables", "vars"})
+
+
+def _clip(expr: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``(clipped, bound)`` of an L2 clip: ``g / max(1, n / C)``, ``g * min(1, C / n)``,
+    ``clip_grad_norm_(g, C)``, ``tf.clip_by_norm(g, C)``."""
+    if isinstance(expr, cst.Call) and call_name(expr) in _CLIP_CALLS and len(expr.args) >= 2:
+        bound = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value in (
+            "max_norm", "clip_norm")), expr.args[1].value)
+        return expr.args[0].value, bound
+    if not isinstance(expr, cst.BinaryOperation):
+        return None
+    guard = expr.right if isinstance(expr.operator, (cst.Divide, cst.Multiply)) else None
+    if not isinstance(guard, cst.Call) or call_name(guard) not in ("max", "maximum", "min", "minimum", "clamp"):
+        return None
+    for arg in guard.args:
+        ratio = arg.value
+        if isinstance(ratio, cst.BinaryOperation) and isinstance(ratio.operator, cst.Divide):
+            if isinstance(expr.operator, cst.Divide) and is_norm_value(ratio.left) and not is_norm_value(ratio.right):
+                return expr.left, ratio.right
+            if isinstance(expr.operator, cst.Multiply) and is_norm_value(ratio.right) \
+                    and not is_norm_value(ratio.left):
+                return expr.left, ratio.left
+    return None
+
+
+def _gauss_std(call: cst.Call) -> cst.BaseExpression | None:
+    """The std of a zero-centred Gaussian draw (``normal(0, s, …)``, ``normal(mean=0, std=s)``)."""
+    if call_name(call) not in GAUSS_DRAWS or not zero_centred(call):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("std", "scale", "stddev", "sigma"):
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
+
+
+def _multiplier_only(expr: cst.BaseExpression) -> bool:
+    """A bare noise multiplier: ``sigma``, ``self.noise_multiplier``, ``args.z`` (not ``noise_std``)."""
+    if not isinstance(expr, (cst.Name, cst.Attribute)):
+        return False
+    pieces = words(last_name(expr) or "")
+    return bool(pieces & _MULTIPLIER_WORDS) and not pieces & _STD_WORDS and not is_clip_bound(expr)
+
+
+def _ast_has_clip(facts: AstFacts) -> bool:
+    for call in facts.calls:
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name in _CLIP_CALLS or name in ("max", "maximum", "min", "minimum", "clamp") and any(
+                isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div) for a in call.args):
+            return True
+    return False
+
+
+class ClipNoiseMismatch(Rule):
+    id = "DP513"
+    name = "clip-noise-mismatch"
+    category = "general"
+    severity = "error"
+    summary = ("DP-SGD noise that does not match the clipping: std σ where σ·C is meant, or each parameter "
+               "tensor clipped to C separately while the noise is σ·C for the whole gradient")
+    rationale = (
+        "After clipping each example's gradient to L2 norm C, the sum has sensitivity C and the "
+        "Gaussian mechanism with noise multiplier σ adds N(0, σ²C²). Two mismatches undo the σ the "
+        "accountant charges. (1) The std is the multiplier alone: `g / max(1, norm / C)` followed by "
+        "`g + torch.normal(0, sigma, g.shape)` adds σ, which is σ·C only when C = 1, so the "
+        "effective multiplier is σ/C (σ = 4 with C = 70 is 0.057). (2) Per-tensor clipping: a loop "
+        "(or comprehension) over the parameter tensors that clips each one to C "
+        "(`for p in model.parameters(): g = p.grad / max(1, p.grad.norm() / C)`, "
+        "`[tf.clip_by_norm(g, C) for g in grads]`) bounds each tensor, so one example's whole gradient "
+        "can have norm √L·C for L tensors, while the noise is σ·C. Not reported: a std that is "
+        "assigned from the clip bound or a product anywhere in the module (`self.sigma = z * C`), a "
+        "draw multiplied by C, a clip bound of 1, per-layer bounds (`C / sqrt(L)`, `clip[i]`), a "
+        "global norm (`clip_grad_norm_(model.parameters(), C)`, `clip_by_global_norm`), functions "
+        "without a Gaussian draw, code with no DP context. Fix: noise std σ·C; clip the "
+        "concatenated gradient (global norm) or give each tensor C/√L."
+    )
+    TRIGGERS = ("norm",)
+    #: a norm clip followed by Gaussian noise named for a multiplier is DP-SGD by itself
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs an L2 clip (``clip_grad_norm_``/``clip_by_norm``, or ``max``/``min`` of a
+        ratio) and a Gaussian draw in the file."""
+        return _ast_has_clip(facts) and bool(facts.calls_any({"normal", "randn", "randn_like", "gauss",
+                                                              "random_normal", "normal_"}))
+
+    VALID = (
+        # σ·C
+        """
+import torch
+def dp_step(model, C, sigma, lr):
+    for p in model.parameters():
+        g = p.grad_sample.sum(0)
+        p.data -= lr * (g + torch.normal(0, sigma * C, g.shape))
+""",
+        # the std bound to the product in __init__
+        """
+import torch
+class Client:
+    def __init__(self, args):
+        self.C = args.clip
+        self.sigma = args.noise_multiplier * args.clip
+    def step(self, grads):
+        total = torch.cat([g.flatten() for g in grads]).norm()
+        out = []
+        for g in grads:
+            g = g / max(1, total / self.C)
+            out.append(g + torch.normal(0, self.sigma, size=g.shape))
+        return out
+""",
+        # a global clip, then σ·C
+        """
+import torch
+def private_step(model, max_grad_norm, noise_multiplier):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    for p in model.parameters():
+        p.grad += torch.normal(0, noise_multiplier * max_grad_norm, p.grad.shape)
+""",
+        # per-layer bounds C/√L
+        """
+import math, torch
+def clip_layers(model, C, sigma):
+    params = list(model.parameters())
+    c_layer = C / math.sqrt(len(params))
+    for p in params:
+        p.grad = p.grad / max(1, p.grad.norm() / c_layer)
+        p.grad += torch.normal(0, sigma * C, p.grad.shape)
+""",
+        # the draw multiplied by C
+        """
+import numpy as np
+def noisy_sum(g, clip, sigma):
+    g = g / max(1, np.linalg.norm(g) / clip)
+    return g + clip * np.random.normal(0, sigma, g.shape)
+""",
+    )
+
+    INVALID = (
+        # NicoleStrel DP-SGD-FL update.py: per-tensor clip to C, then noise with std sigma alone
+        """
+import torch
+def update_weights(self, model, image, label):
+    loss = self.criterion(model(image), label)
+    loss.backward()
+    for param in model.parameters():
+        grad = param.grad.detach().clone()
+        norm = torch.norm(grad)
+        grad_clipped = grad / max(1, norm / self.C)  # <-
+        grad_clipped += torch.normal(0, self.sigma, size=grad_clipped.shape)  # <-
+        param.data.add_(-self.lr, grad_clipped)
+""",
+        """
+import numpy as np
+def privatize(grad, clip_norm, noise_multiplier):
+    grad = grad * min(1.0, clip_norm / np.linalg.norm(grad))
+    return grad + np.random.normal(0, noise_multiplier, grad.shape)  # <-
+""",
+        # per-tensor clipping in a comprehension, noise σ·C
+        """
+import tensorflow as tf
+def dp_grads(tape, loss, variables, l2_norm_clip, noise_multiplier):
+    grads = tape.gradient(loss, variables)
+    clipped = [tf.clip_by_norm(g, l2_norm_clip) for g in grads]  # <-
+    return [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier * l2_norm_clip) for g in clipped]
+""",
+        """
+import torch
+def clip_and_noise(model, max_grad_norm, noise_multiplier):
+    for name, p in model.named_parameters():
+        torch.nn.utils.clip_grad_norm_(p, max_grad_norm)  # <-
+        p.grad += torch.normal(0, noise_multiplier * max_grad_norm, p.grad.shape)
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        std = _gauss_std(node)
+        if std is not None and _multiplier_only(std):
+            self._bare_multiplier(node, std)
+        if call_name(node) in _CLIP_CALLS:
+            self._per_tensor(node)
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.Divide, cst.Multiply)) and isinstance(node.right, cst.Call):
+            self._per_tensor(node)
+
+    # -- (1) σ where σ·C is meant ----------------------------------------------------------------
+    def _bare_multiplier(self, draw: cst.Call, std: cst.BaseExpression) -> None:
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(draw)
+        if fn is None:
+            return
+        clips = [c for n in walk(fn, into_scopes=False) if (c := _clip(n)) is not None]
+        bounds = [b for _, b in clips if number(b) != 1]
+        if not bounds:
+            return
+        if self._scaled_elsewhere(std, bounds) or self._draw_times_bound(draw, fn, bounds):
+            return
+        bound = fa.code(bounds[0]).strip()
+        self.report(draw, f"the Gaussian std is `{fa.code(std).strip()}` alone, but the gradient was clipped to "
+                          f"`{bound}`: the sum's sensitivity is `{bound}`, so the noise must be σ·{bound}; as "
+                          f"written the effective noise multiplier is σ/{bound}")
+
+    def _scaled_elsewhere(self, std: cst.BaseExpression, bounds: list[cst.BaseExpression]) -> bool:
+        """Is the std's name bound anywhere in the module to a product, a call, or a value using a bound?"""
+        name = last_name(std)
+        bound_names = {last_name(b) for b in bounds}
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.Assign) and any(last_name(t.target) == name for t in sub.targets):
+                value = sub.value
+            elif isinstance(sub, (cst.AugAssign, cst.AnnAssign)) and last_name(sub.target) == name:
+                value = sub.value
+            else:
+                continue
+            if value is None:
+                continue
+            if isinstance(value, (cst.BinaryOperation, cst.Call)) and not (
+                    isinstance(value, cst.Call) and call_name(value) in ("float", "int", "get")):
+                return True
+            if any(isinstance(n, (cst.Name, cst.Attribute)) and (last_name(n) in bound_names or is_clip_bound(n))
+                   for n in walk(value)):
+                return True
+        return False
+
+    def _draw_times_bound(self, draw: cst.Call, fn: cst.FunctionDef, bounds: list[cst.BaseExpression]) -> bool:
+        """``C * normal(0, sigma)``, or the drawn name later multiplied by a bound."""
+        fa = self.ctx.analysis
+        bound_names = {last_name(b) for b in bounds}
+        for anc in fa.ancestors(draw):
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Multiply):
+                if any(isinstance(n, (cst.Name, cst.Attribute)) and (last_name(n) in bound_names or is_clip_bound(n))
+                       for n in (anc.left, anc.right)):
+                    return True
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                break
+        return False
+
+    # -- (2) per-tensor clipping -----------------------------------------------------------------
+    def _per_tensor(self, node: cst.CSTNode) -> None:
+        clip = _clip(node)
+        if clip is None:
+            return
+        clipped, bound = clip
+        if number(bound) is not None or isinstance(bound, cst.Subscript):
+            return
+        if words(last_name(bound) or "") & {"layer", "tensor", "per", "param"}:
+            return
+        fa = self.ctx.analysis
+        loop = next((lp for lp in fa.enclosing_loops(node, comprehensions=True)
+                     if self._over_tensors(lp)), None)
+        if loop is None:
+            return
+        targets = {t.split(".")[-1] for t in loop_targets(loop)}
+        tensor_names = targets | self._derived(loop, targets)
+        if not any(isinstance(n, cst.Name) and n.value in tensor_names for n in walk(clipped)):
+            return
+        if isinstance(node, cst.BinaryOperation) and not self._norm_of_loop_tensor(node, loop, tensor_names):
+            return
+        fn = fa.enclosing_function(node)
+        if fn is None or not self._noised(fn, last_name(bound)):
+            return
+        self.report(node, f"each tensor of `{fa.code(loop_iter(loop)).strip()}` is clipped to "
+                          f"`{fa.code(bound).strip()}` on its own: one example's whole gradient can then have norm "
+                          f"√L·{fa.code(bound).strip()} for L tensors, while the noise is calibrated to "
+                          f"{fa.code(bound).strip()}; clip the global norm, or each tensor to C/√L")
+
+    @staticmethod
+    def _over_tensors(loop: cst.CSTNode) -> bool:
+        it = loop_iter(loop)
+        if it is None:
+            return False
+        while isinstance(it, cst.Call) and call_name(it) in ("enumerate", "zip", "list", "tuple", "reversed"):
+            if not it.args:
+                return False
+            it = it.args[0].value
+        if isinstance(it, cst.Call):
+            name = call_name(it)
+            if name in ("parameters", "named_parameters", "trainable_variables", "values", "items"):
+                if name in ("values", "items") and isinstance(it.func, cst.Attribute):
+                    return bool(words(last_name(it.func.value) or "") & _PARAM_WORDS)
+                return True
+            return False
+        return bool(words(last_name(it) or "") & _PARAM_WORDS)
+
+    @staticmethod
+    def _derived(loop: cst.CSTNode, targets: set[str]) -> set[str]:
+        """Names assigned in the loop body from the loop variables (``grad = param.grad.clone()``)."""
+        out: set[str] = set()
+        body = loop.body if isinstance(loop, cst.For) else loop
+        for sub in walk(body, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name):
+                if any(isinstance(n, cst.Name) and n.value in targets | out for n in walk(sub.value)):
+                    out.add(sub.targets[0].target.value)
+        return out
+
+    @staticmethod
+    def _norm_of_loop_tensor(node: cst.BinaryOperation, loop: cst.CSTNode, names: set[str]) -> bool:
+        """The norm in the guard is the loop tensor's own (not a global norm computed before the loop)."""
+        for n in walk(node.right):
+            if isinstance(n, cst.Call) and call_name(n) in ("norm", "vector_norm") and any(
+                    isinstance(m, cst.Name) and m.value in names for m in walk(n)):
+                return True
+        body = loop.body if isinstance(loop, cst.For) else loop
+        guard_names = {n.value for n in walk(node.right) if isinstance(n, cst.Name)}
+        for sub in walk(body, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
+                    and sub.targets[0].target.value in guard_names and any(
+                        isinstance(n, cst.Call) and call_name(n) in ("norm", "vector_norm") for n in walk(sub.value)) \
+                    and any(isinstance(m, cst.Name) and m.value in names for m in walk(sub.value)):
+                return True
+        return False
+
+    @staticmethod
+    def _noised(fn: cst.FunctionDef, bound: str | None) -> bool:
+        """A Gaussian draw in the function whose arguments name the clip bound or a noise multiplier."""
+        for n in walk(fn, into_scopes=False):
+            if isinstance(n, cst.Call) and (call_name(n) in GAUSS_DRAWS or call_name(n) in (
+                    "randn", "randn_like", "normal_")):
+                for m in walk(n):
+                    if isinstance(m, (cst.Name, cst.Attribute)) and (
+                            last_name(m) == bound or words(last_name(m) or "") & _MULTIPLIER_WORDS):
+                        return True
+        return False
