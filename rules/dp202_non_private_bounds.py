@@ -7,6 +7,7 @@ import bisect
 import re
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
@@ -16,6 +17,7 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
+from dpcheck.analysis.releaseless import after_release, evaluation_module, simulated
 from dpcheck.analysis.dataindex import (
     Dp2Index,
     assigned,
@@ -170,7 +172,9 @@ class NonPrivateBounds(Rule):
         "covers only what the mechanism sees, so these bounds leak outside the budget. "
         "Not reported: a max subtracted before `exp` (log-sum-exp, stable softmax), min/max of "
         "a dictionary's keys, of budgets, lengths or scores, a classifier's class count/set, "
-        "code with no DP context. A fallback the code flags with a privacy-leak warning is "
+        "code with no DP context, toy data drawn at random in the same function, and a "
+        "utility-evaluation module (classifier metrics, no noise of its own) reading the data after "
+        "the last use of the privacy budget. A fallback the code flags with a privacy-leak warning is "
         "reported as an `acknowledged` note. "
         "Fix: take bounds as public metadata (parameters, a schema) or estimate them with a DP "
         "mechanism and charge that to the budget."
@@ -215,6 +219,29 @@ def score(real_data, synth):
     lo, hi = real_data.min(), real_data.max()
     scaled = (real_data - lo) / (hi - lo)
     return eval_privacy.compare(scaled, synth)
+""",
+        # toy data drawn at random for an experiment: its min/max belong to nobody
+        """
+import numpy as np
+def data_generator(no, dim, noise_rate):
+    '''Toy train data for the PATE-GAN experiment.'''
+    x_train = np.random.multivariate_normal(np.zeros(dim), np.eye(dim), no)
+    y_train = x_train.sum(1, keepdims=True) + np.random.normal(0, noise_rate, (no, 1))
+    train_data = np.concatenate((x_train, y_train), axis=1)
+    for i in range(dim + 1):
+        train_data[:, i] = train_data[:, i] - np.min(train_data[:, i])
+        train_data[:, i] = train_data[:, i] / (np.max(train_data[:, i]) + 1e-8)
+    return train_data
+""",
+        # utility evaluation after the release: the encoder only re-encodes synthetic and test data
+        """
+from sklearn.preprocessing import OrdinalEncoder
+from sklearn.metrics import accuracy_score
+def crossval(data, train, test, labels, epsilon):
+    synth = dp_synthesizer(train, epsilon=epsilon)
+    encoder = OrdinalEncoder().fit(data)
+    clf = fit_classifier(encoder.transform(synth), labels)
+    return accuracy_score(labels, clf.predict(encoder.transform(test)))
 """,
         # bounds passed in as public parameters
         """
@@ -514,6 +541,28 @@ class PrivBayes:
 """,
         # the same tree partitioned on the private data itself
         _PARTITION_TREE.format(mark="  # <-", args="X, Y"),
+        # the same normalisation of real records read from a file
+        """
+import numpy as np
+import pandas as pd
+def load_data(path, dim):
+    '''Real train data for the PATE-GAN experiment.'''
+    train_data = pd.read_csv(path).to_numpy()
+    for i in range(dim + 1):
+        train_data[:, i] = train_data[:, i] - np.min(train_data[:, i])  # <-
+        train_data[:, i] = train_data[:, i] / (np.max(train_data[:, i]) + 1e-8)  # <-
+    return train_data
+""",
+        # the evaluation module's encoder fitted before the release encodes the DP model's input
+        """
+from sklearn.preprocessing import OrdinalEncoder
+from sklearn.metrics import accuracy_score
+def crossval(data, train, test, labels, epsilon):
+    encoder = OrdinalEncoder().fit(data)  # <-
+    synth = dp_synthesizer(encoder.transform(train), epsilon=epsilon)
+    clf = fit_classifier(synth, labels)
+    return accuracy_score(labels, clf.predict(encoder.transform(test)))
+""",
         # ornl-presto: a sensitivity read off the private data and returned as such
         """
 import numpy as np
@@ -735,6 +784,7 @@ class DPCGANTransformer:
         # a module naming a DP generator is DP code throughout and its data-named values are its
         # training data, helpers included; elsewhere the data must be private by the core's flow
         claimed = analysis.dp_generator_named() is not None
+        evaluation = evaluation_module(node)
         for call in index.calls:
             if call_name(call) in _MEDIANS:
                 self._median_fill(call, index, claimed)
@@ -746,6 +796,8 @@ class DPCGANTransformer:
             if not (target or _is_data(data)) or _over_mapping(data, index):
                 continue
             if _dp_estimated(call, index) or _numeric_shift(call, index) or _drawing(call, index):
+                continue
+            if self._releases_nothing(call, data, index, evaluation):
                 continue
             fits = call_name(call) in _FIT | _SCALE_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
@@ -784,6 +836,18 @@ class DPCGANTransformer:
                 "mechanism), so it leaks outside the privacy budget; pass public bounds (metadata) "
                 "or estimate them with a DP mechanism",
             )
+
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ctx.metadata(PositionProvider)[node].start.line
+
+    def _releases_nothing(self, call: cst.Call, data: cst.BaseExpression, index: Dp2Index,
+                          evaluation: bool) -> bool:
+        """Toy data drawn at random in the function, or a utility evaluation after the release."""
+        fn = index.enclosing_function(call)
+        root = _data_root(data)
+        if fn is not None and root is not None and simulated(root, fn):
+            return True
+        return evaluation and after_release(call, fn, self.ctx.module, self._line)
 
     def _median_fill(self, call: cst.Call, index: Dp2Index, claimed: bool) -> None:
         """``df[c].fillna(df[c].median())``: missing values imputed with the private median."""

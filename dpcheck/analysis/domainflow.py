@@ -1,0 +1,319 @@
+"""Value sets and ranges read from private data, followed inside a function to where they shape a
+DP release (DP204).
+
+A *domain read* is a call that returns what values the data holds, or its extremes: ``np.unique``,
+``set``, ``Counter``, ``.unique()``, ``.value_counts()``, ``.nunique()``, ``min``/``max`` (builtin,
+numpy, method), median/quantile/percentile and ``np.histogram`` edges with a bin count. Its result
+taints what is computed from it; a *sink* is where a tainted value meets the mechanism: an
+argument of a noise draw or of a mechanism-named call, an expression together with the privacy
+budget, a loop over observed values that adds noise, a value returned next to noisy output.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from dpcheck.cstwalk import children
+from dpcheck.analysis.syntax import (
+    SCOPE_TYPES,
+    call_name,
+    dotted,
+    param_names,
+    target_names,
+    value_refs,
+    walk,
+    words,
+)
+
+_SET_FUNCS = frozenset({"unique", "set", "Counter"})
+_SET_METHODS = frozenset({"unique", "value_counts", "nunique", "drop_duplicates"})
+_RANGE_FUNCS = frozenset({
+    "min", "max", "amin", "amax", "nanmin", "nanmax", "median", "nanmedian", "quantile", "percentile",
+    "nanquantile", "nanpercentile", "ptp",
+})
+_HIST_FUNCS = frozenset({"histogram", "histogram_bin_edges"})
+_LIB_ROOTS = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "math", "statistics", "collections"})
+#: calls that draw noise or sample a randomised output
+DRAWS = frozenset({"laplace", "normal", "gumbel", "geometric", "choice", "binomial", "bernoulli", "exponential"})
+#: words of a call that applies a DP mechanism
+MECHANISM_WORDS = frozenset({
+    "mechanism", "mech", "laplace", "gaussian", "randomized", "randomised", "perturb", "perturbation",
+    "privatize", "privatise", "noisy", "lap", "piecewise", "duchi", "grr", "oue", "olh",
+})
+BUDGET_WORDS = frozenset({"epsilon", "eps", "epslon", "budget", "rho"})
+_NOISY_WORDS = frozenset({"noisy", "noised", "privatized", "privatised", "perturbed", "dp"})
+#: a name with one of these words is not the private records (a public input, a budget, model
+#: state, a score or a count of something public)
+_NOT_DATA = frozenset({
+    "self", "cls", "public", "pub", "domain", "domains", "bounds", "bound", "lower", "upper", "lo", "hi",
+    "range", "ranges", "schema", "meta", "metadata", "config", "cfg", "args", "opt", "opts", "params",
+    "epsilon", "eps", "delta", "budget", "sigma", "noise", "noisy", "fake", "synth", "synthetic", "syn",
+    "generated", "gen", "votes", "vote", "scores", "score", "utility", "utilities", "util", "logits",
+    "probs", "prob", "proba", "pred", "preds", "predictions", "loss", "losses", "grad", "grads",
+    "gradient", "gradients", "norm", "norms", "columns", "cols", "names", "keys", "attrs", "attributes",
+    "queries", "query", "workload", "cliques", "marginals", "categories", "cats", "classes", "bins",
+    "size", "shape", "idx", "seed", "rng", "model", "net", "kwargs", "test", "val", "valid",
+    "history", "orders", "alphas", "steps", "epochs", "lengths_public", "template",
+})
+#: words of ``self`` attributes holding the records
+_DATA_ATTR_WORDS = frozenset({
+    "data", "df", "dataframe", "frame", "table", "records", "x", "values", "samples", "train",
+    "col", "column", "series", "dataset", "rows",
+})
+#: a range (max/min/quantile) of these is a score, a count or a distance: the exponential
+#: mechanism's shift or a selection, not the data's range
+_NOT_RANGE = frozenset({
+    "counts", "count", "errors", "error", "qualities", "quality", "q", "s", "u", "mutual", "info", "mi",
+    "gain", "gains", "dist", "distances", "distance", "err", "freq", "freqs", "frequencies", "hist",
+})
+#: a set of these is a set of attribute names or cliques, not of the data's values
+_NOT_SET = frozenset({"attr", "att", "pair", "attpair", "clique", "marginal", "key", "col", "cols", "feature"})
+#: a call that maps observed values onto a declared domain, so the set no longer depends on the data
+_ONTO_DOMAIN = frozenset({"reindex", "searchsorted", "isin", "in1d"})
+
+
+@dataclass
+class Flow:
+    """Taint of one function: name -> the domain-read calls its value comes from."""
+
+    taint: dict[str, set[cst.Call]] = field(default_factory=dict)
+    private: set[str] = field(default_factory=set)
+    #: domain read -> "set" (which values occur) or "range" (extremes, quantiles)
+    kinds: dict[cst.Call, str] = field(default_factory=dict)
+
+    def sources(self, expr: cst.CSTNode) -> set[cst.Call]:
+        """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
+        out: set[cst.Call] = set()
+        for name in carried(expr):
+            out |= self.taint.get(name, set())
+        return out | _domain_calls(expr, self)
+
+    def kind(self, call: cst.Call) -> str:
+        return self.kinds.get(call, "set")
+
+
+#: calls whose result carries their arguments' values (sizes, arrays, arithmetic); any other
+#: function (a model constructor, an evaluation) stops the flow
+_CARRY = frozenset({
+    "len", "list", "sorted", "set", "tuple", "dict", "enumerate", "zip", "range", "int", "float", "abs",
+    "round", "min", "max", "sum", "array", "asarray", "zeros", "ones", "full", "empty", "linspace", "arange",
+    "exp", "log", "sqrt", "where", "clip", "maximum", "minimum", "concatenate", "stack", "tensor",
+    "Series", "deepcopy", "copy", "reversed", "filter", "map",
+})
+
+
+def carried(expr: cst.CSTNode) -> set[str]:
+    """Names whose value ``expr`` carries: like ``value_refs``, but a call outside ``_CARRY``
+    carries only its receiver (``x.tolist()`` carries x, ``Model(k)`` carries nothing)."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute:
+                stack.append(func.value)
+            if call_name(node) in _CARRY:  # type: ignore[arg-type]
+                stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Attribute:
+            name = dotted(node)
+            if name is not None:
+                out.add(name)
+                out.add(name.split(".")[0])
+                continue
+        if kind is cst.Name:
+            out.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind in SCOPE_TYPES:
+            continue
+        stack.extend(children(node))
+    return out
+
+
+def _not_data(name: str) -> bool:
+    return bool(words(name) & _NOT_DATA) or name.isupper()
+
+
+#: attributes and methods of a frame that are its schema, not its values
+_SCHEMA_ATTRS = frozenset({"columns", "index", "shape", "dtypes", "dtype", "keys", "names", "ndim", "size"})
+
+
+def _root(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``df`` of ``df[c].astype(str)`` / ``df.col``; ``self.data`` of ``self.data[c]``; None for
+    the frame's schema (``df.columns``, ``x.shape``)."""
+    while True:
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _SCHEMA_ATTRS:
+            return None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SCHEMA_ATTRS:
+            return None
+        if isinstance(expr, cst.Subscript):
+            expr = expr.value
+        elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name)
+                                                     and expr.value.value in ("self", "cls")):
+            expr = expr.value
+        else:
+            return expr
+
+
+def is_private(expr: cst.BaseExpression, flow: Flow) -> bool:
+    """Is ``expr`` the private records (a parameter or a local holding them, ``self.data``…)?"""
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)) and all(
+            isinstance(e.value, (cst.SimpleString, cst.Integer, cst.Float)) for e in expr.elements):
+        return False
+    root = _root(expr)
+    if root is None:
+        return False
+    name = dotted(root)
+    if name is None:
+        if isinstance(root, (cst.GeneratorExp, cst.ListComp)):
+            return bool(value_refs(root.for_in.iter) & flow.private)
+        return False
+    if name in flow.taint:
+        return False
+    if name.startswith(("self.", "cls.")):
+        attr = name.split(".", 1)[1]
+        return "." not in attr and bool(words(attr) & _DATA_ATTR_WORDS) and not _not_data(attr)
+    return name in flow.private
+
+
+def domain_read(call: cst.Call, flow: Flow) -> str | None:
+    """``"set"`` if ``call`` reads which values the private records hold, ``"range"`` if it
+    reads their extremes or quantiles, else None."""
+    name = call_name(call)
+    func = call.func
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    method = isinstance(func, cst.Attribute) and (dotted(func.value) or "").split(".")[0] not in _LIB_ROOTS
+    if method:
+        subject: cst.BaseExpression = func.value  # type: ignore[union-attr]
+        if name in _SET_METHODS:
+            return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
+        if name in _RANGE_FUNCS and name != "ptp":
+            return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) else None
+        return None
+    if not positional:
+        return None
+    if name in _SET_FUNCS or name in _HIST_FUNCS:
+        if name in _HIST_FUNCS and _edges_given(call, flow):
+            return None
+        ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_SET)
+        return "set" if ok else None
+    if name in _RANGE_FUNCS:
+        if isinstance(func, cst.Name) and name in ("min", "max") and len(positional) != 1:
+            return None  # min(a, b) clamps, it does not read a range
+        ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_RANGE)
+        return "range" if ok else None
+    return None
+
+
+def _named(expr: cst.BaseExpression, vocabulary: frozenset[str]) -> bool:
+    root = _root(expr)
+    name = dotted(root) if root is not None else None
+    return name is not None and bool(words(name.split(".")[-1]) & vocabulary)
+
+
+def _edges_given(call: cst.Call, flow: Flow) -> bool:
+    """``np.histogram(x, bins=edges)``: bins passed in or built elsewhere, not a bin count spread
+    over the data's range (absent, a literal, or itself read from the data)."""
+    bins = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "bins"]
+    positional = [a.value for a in call.args if a.keyword is None]
+    bins += positional[1:2]
+    if not bins:
+        return False
+    given = bins[0]
+    if isinstance(given, cst.Integer):
+        return False
+    name = dotted(given)
+    return name is None or name not in flow.taint
+
+
+def _domain_calls(expr: cst.CSTNode, flow: Flow) -> set[cst.Call]:
+    out: set[cst.Call] = set()
+    for n in walk(expr, into_scopes=False):
+        if isinstance(n, cst.Call):
+            kind = domain_read(n, flow)
+            if kind is not None:
+                flow.kinds[n] = kind
+                out.add(n)
+    return out
+
+
+def _random(expr: cst.CSTNode) -> bool:
+    """Is ``expr`` drawn at random (simulated data, not records)?"""
+    return any(isinstance(n, cst.Call) and "random" in (dotted(n.func) or "").split(".") for n in walk(expr))
+
+
+def _onto_domain(expr: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and call_name(n) in _ONTO_DOMAIN for n in walk(expr))
+
+
+def statements(fn: cst.FunctionDef) -> Iterator[cst.CSTNode]:
+    """Small statements and ``for`` loops of ``fn`` in order, nested functions and classes left out."""
+    for node in walk(fn.body, into_scopes=False):
+        if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return, cst.For)):
+            yield node
+        elif type(node) in SCOPE_TYPES:
+            continue
+
+
+def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
+    srcs = set() if _onto_domain(value) else flow.sources(value)
+    if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value)):
+        # a range noised where it is read is a DP estimate of it; which values occur stays exact
+        srcs = {s for s in srcs if flow.kind(s) == "set"}
+    if srcs:
+        for t in targets:
+            flow.taint.setdefault(t, set()).update(srcs)
+        return
+    if _random(value):
+        flow.private -= targets
+    elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
+        flow.private |= {t for t in targets if not _not_data(t)}
+
+
+def function_flow(fn: cst.FunctionDef, seed: dict[str, set[cst.Call]] | None = None) -> Flow:
+    """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start)."""
+    flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()})
+    flow.private = {p for p in param_names(fn) if not _not_data(p)}
+    for _ in range(2):
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.Assign):
+                names: set[str] = set()
+                for t in stmt.targets:
+                    names |= target_names(t.target)
+                _bind(flow, names, stmt.value)
+            elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
+                _bind(flow, target_names(stmt.target), stmt.value)
+            elif isinstance(stmt, cst.For):
+                _bind(flow, target_names(stmt.target), stmt.iter)
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
+                call = stmt.value
+                if call_name(call) in ("append", "extend", "add") and isinstance(call.func, cst.Attribute) \
+                        and call.args:
+                    owner = dotted(call.func.value)
+                    if owner is not None:
+                        _bind(flow, {owner}, call.args[0].value)
+    return flow
+
+
+def is_draw(call: cst.Call) -> bool:
+    return call_name(call) in DRAWS
+
+
+def is_mechanism(call: cst.Call) -> bool:
+    name = call_name(call)
+    return bool(words(name) & MECHANISM_WORDS) and name not in ("laplace_scale",)
+
+
+def budget_refs(expr: cst.CSTNode) -> set[str]:
+    return {n for n in value_refs(expr) if words(n.split(".")[-1]) & BUDGET_WORDS}
+
+
+def noisy_refs(expr: cst.CSTNode) -> set[str]:
+    return {n for n in value_refs(expr) if words(n.split(".")[-1]) & _NOISY_WORDS}

@@ -1,0 +1,112 @@
+"""Code that reads the data but releases nothing DP: simulated data sets and utility evaluation.
+
+``simulated`` answers whether a value is built only from random draws in its function (a
+generator of toy data for an experiment, not anyone's records). ``evaluation_after_release``
+answers whether a read sits in a utility-evaluation module (classifier metrics, no noise of its
+own) after the function's last use of the privacy budget, so it cannot shape what was released.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from dpcheck.cstwalk import children
+from dpcheck.analysis.syntax import call_name, dotted, target_names, value_refs, walk, words
+
+_LIBS = frozenset({"np", "numpy", "pd", "pandas", "torch", "math", "scipy", "stats"})
+_METRICS = frozenset({
+    "accuracy_score", "f1_score", "roc_auc_score", "r2_score", "mean_squared_error", "mean_absolute_error",
+    "classification_report", "confusion_matrix", "precision_score", "recall_score", "predict",
+    "predict_proba", "average_precision_score", "balanced_accuracy_score",
+})
+_NOISE = frozenset({"laplace", "normal", "gumbel", "exponential", "geometric", "randn", "normal_"})
+_NOISE_WORDS = frozenset({"mechanism", "noise", "noisy", "privatize", "privatise", "perturb", "laplace", "gaussian"})
+_EVAL_MODULE_WORDS = frozenset({"utility", "utilities", "metrics", "evaluation", "evaluate"})
+_REPORTING = frozenset({"print", "info", "debug", "warning", "log", "write", "to_csv", "format", "savefig", "set_title"})
+_BUDGET_WORDS = frozenset({"epsilon", "eps", "budget", "rho", "noise", "multiplier", "sigma"})
+
+
+def _drawn(expr: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and "random" in (dotted(n.func) or "").split(".") for n in walk(expr))
+
+
+def _built_from(value: cst.BaseExpression, names: set[str]) -> bool:
+    """Does ``value`` read some names, all of them in ``names`` (a file read reads none)?"""
+    read = {r for r in value_refs(value) if r.split(".")[0] not in _LIBS}
+    return bool(read) and read <= names
+
+
+def simulated(name: str, fn: cst.FunctionDef) -> bool:
+    """Is every value ``fn`` binds to ``name`` drawn at random or built from such values?"""
+    bindings: dict[str, list[cst.BaseExpression]] = {}
+    for node in walk(fn.body, into_scopes=False):
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                for n in target_names(t.target):
+                    bindings.setdefault(n, []).append(node.value)
+    if name not in bindings:
+        return False
+    done: set[str] = set()
+    for _ in range(4):
+        for n, values in bindings.items():
+            if n in done:
+                continue
+            grounded = any(_drawn(v) or _built_from(v, done) for v in values)
+            if grounded and all(_drawn(v) or _built_from(v, done | {n}) for v in values):
+                done.add(n)
+    return name in done
+
+
+LineOf = Callable[[cst.CSTNode], int]
+
+
+def _budget_lines(scope: cst.CSTNode, line_of: LineOf) -> list[int]:
+    """Lines naming a budget outside reporting (f-strings, ``print``, logging, file names)."""
+    out: list[int] = []
+    stack: list[cst.CSTNode] = [scope]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.FormattedString) or (isinstance(node, cst.Call)
+                                                     and call_name(node) in _REPORTING):
+            continue
+        if node is not scope and isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if isinstance(node, cst.Name) and words(node.value) & _BUDGET_WORDS:
+            out.append(line_of(node))
+        stack.extend(children(node))
+    return out
+
+
+def _evaluation_import(module: str) -> bool:
+    """A project's own evaluation module (``from utility_tests import *``); not a package's
+    (``synthcity.metrics``, whose functions score anything), not a privacy metric."""
+    if "." in module:
+        return False
+    last = words(module)
+    return bool(last & _EVAL_MODULE_WORDS) and not last & {"privacy", "private", "dp"}
+
+
+def evaluation_module(module: cst.Module) -> bool:
+    """Does the module score models or synthetic data (classifier metrics, ``predict``, an
+    imported utility/evaluation module) and draw no noise itself?"""
+    scores = False
+    for node in walk(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            names = [dotted(node.module)] if isinstance(node, cst.ImportFrom) else \
+                [dotted(a.name) for a in node.names]  # type: ignore[union-attr]
+            scores = scores or any(n and _evaluation_import(n) for n in names)
+        if not isinstance(node, cst.Call):
+            continue
+        name = call_name(node)
+        if name in _NOISE or words(name) & _NOISE_WORDS:
+            return False
+        scores = scores or name in _METRICS
+    return scores
+
+
+def after_release(call: cst.Call, fn: cst.FunctionDef | None, module: cst.Module, line_of: LineOf) -> bool:
+    """Is ``call`` after the last mention of a privacy budget (or noise scale) in its function (or
+    module-level code)? In an ``evaluation_module`` such a read cannot shape what was released."""
+    line = line_of(call)
+    return all(b < line for b in _budget_lines(fn if fn is not None else module, line_of))

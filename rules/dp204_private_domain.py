@@ -1,0 +1,307 @@
+"""DP204: the value set or range of the private data shapes what a DP mechanism releases."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.domainflow import (
+    DRAWS,
+    MECHANISM_WORDS,
+    Flow,
+    budget_refs,
+    function_flow,
+    is_draw,
+    is_mechanism,
+    noisy_refs,
+    statements,
+)
+from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, walk, words
+from dpcheck.codetext import code_and_fstrings
+from dpcheck.rule import Rule
+
+_READ_TEXT = re.compile(
+    r"\b(?:unique|value_counts|nunique|drop_duplicates|set|Counter|min|max|amin|amax|nanmin|nanmax|median|"
+    r"quantile|percentile|histogram)\s*\("
+)
+
+
+def _functions(node: cst.CSTNode) -> list[cst.FunctionDef]:
+    return [n for n in walk(node) if isinstance(n, cst.FunctionDef)]
+
+
+def _value_slot(index: int, arg: cst.Arg) -> bool:
+    """The argument a draw centres on or a mechanism privatises (first positional, ``loc=``)."""
+    if arg.keyword is not None:
+        return arg.keyword.value in ("loc", "mean", "mu", "value", "values", "x")
+    return index == 0
+
+
+class PrivateDomain(Rule):
+    id = "DP204"
+    name = "private-domain"
+    category = "metadata"
+    severity = "error"
+    summary = "the set of values or the range of the private data shapes the DP release (candidates, bins, keys, scale)"
+    rationale = (
+        "A mechanism is differentially private only over a domain fixed before the data is seen. "
+        "When the candidate set of an exponential mechanism or randomized response (`k = "
+        "len(df[c].unique())`), the bins of a noisy histogram (`len(np.unique(x))`, edges from "
+        "`min(x)`/`max(x)`), the keys that get noise (`value_counts()`, `np.unique(..., "
+        "return_counts=True)`, `Counter`), or a perturbation range or scale (`min(y)`/`max(y)` of a "
+        "client's own values, `max(lengths)`) are read from the private data, the output's shape, "
+        "alphabet or scale changes with one record: a category held by one person appears only if "
+        "that person is in the data, empty categories are visibly missing, and the extremes are "
+        "released exactly. Reported where the read value reaches a noise draw or a mechanism-named "
+        "call, an expression with the privacy budget, a loop over observed values that adds noise, "
+        "or is returned beside noisy output. Not reported: values mapped onto a declared domain "
+        "(`reindex`, `searchsorted`), reads of public inputs (`public_*`, `domain`, `bounds`, "
+        "categories passed in), a class count for a model's output layer, utility evaluation, "
+        "code with no DP context. Fix: take the domain (categories, bin edges, ranges) as public "
+        "input, or estimate it with a DP mechanism charged to the budget."
+    )
+    TRIGGERS = ("epsilon", "eps", "budget", "laplace", "mechanism", "rivacy", "noise", "ldp", "LDP")
+    requires_dp_context = True
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        return super().applies_to(source) and _READ_TEXT.search(code_and_fstrings(source)) is not None
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a draw or a mechanism-named call, or a budget-named value, in the file."""
+        for call in facts.calls:
+            lasts = facts.call_lasts(call)
+            if lasts & DRAWS or any(words(n) & MECHANISM_WORDS for n in lasts):
+                return True
+        return False
+
+    VALID = (
+        # randomized response over the declared categories
+        """
+import math, numpy as np
+def randomized_response(column, categories, epsilon):
+    k = len(categories)
+    p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    return [v if np.random.rand() < p else np.random.choice([c for c in categories if c != v]) for v in column]
+""",
+        # counts of observed values mapped onto the declared domain before noise
+        """
+import numpy as np
+def noisy_histogram(data, domain, epsilon):
+    counts = data.value_counts().reindex(domain, fill_value=0)
+    return counts + np.random.laplace(0, 1 / epsilon, size=len(domain))
+""",
+        # a histogram over public edges; the data's range only printed
+        """
+import numpy as np
+def dp_hist(data, edges, epsilon):
+    print("observed range", min(data), max(data))
+    counts, _ = np.histogram(data, bins=edges)
+    return counts + np.random.laplace(0, 1 / epsilon, size=len(counts))
+""",
+        # a class count sizing a DP-SGD model's output layer (labels are public)
+        """
+import numpy as np
+import torch
+def train(x_train, y_train, noise_multiplier, max_grad_norm):
+    n_classes = len(np.unique(y_train))
+    model = torch.nn.Linear(x_train.shape[1], n_classes)
+    for p in model.parameters():
+        p.grad += torch.normal(0, noise_multiplier * max_grad_norm, size=p.shape)
+    return model
+""",
+        # utility evaluation: a classifier on real vs synthetic data, nothing released
+        """
+import numpy as np
+def evaluate(real, synth, epsilon):
+    labels = np.unique(real["label"])
+    scores = {l: accuracy(real, synth, l) for l in labels}
+    return scores
+""",
+        # an exponential mechanism over a public candidate list (log-sum-exp of the utilities)
+        """
+import numpy as np
+def exponential_mechanism(utility, candidates, epsilon, sensitivity):
+    u = np.asarray(utility)
+    p = np.exp(epsilon * (u - u.max()) / (2 * sensitivity))
+    return np.random.choice(candidates, p=p / p.sum())
+""",
+    )
+
+    INVALID = (
+        # randomized response whose alphabet is the observed categories (LDP-SynthData)
+        """
+import math, numpy as np
+def randomized_response(column, epsilon):
+    cat = column.astype(str)
+    categories = cat.unique()  # <-
+    k = len(categories)
+    p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    return [v if np.random.rand() < p else np.random.choice([c for c in categories if c != v]) for v in cat]
+""",
+        # the same, spelled with a set and a generalized-RR helper
+        """
+def perturb_column(values, epsilon):
+    domain_seen = sorted(set(values))  # <-
+    return [grr_perturb(v, domain_seen, epsilon) for v in values]
+""",
+        # the exponential mechanism's candidates are the values present in the column (private-table)
+        """
+import numpy as np
+class PrivateTable:
+    def mode(self, column, privacy_budget):
+        def score_function(x):
+            R = np.unique(x)  # <-
+            s = [np.sum(x == label) for label in R]
+            return R, s
+        return exponential_mechanism(self._dataframe[column], score_function, 1, privacy_budget)
+    def cat_hist(self, column, privacy_budget):
+        key, hist = np.unique(self._dataframe[column], return_counts=True)  # <-
+        return histogram_mechanism(hist, privacy_budget)
+""",
+        # bins and edges of a noisy histogram read from the data (dp_stats)
+        """
+import numpy as np
+def dp_histogram(data, num_bins, epsilon, histtype="continuous"):
+    if histtype == "discrete":
+        num_bins = len(np.unique(data))  # <-
+    hist_counts = [0] * num_bins
+    data_min = min(data)  # <-
+    data_max = max(data)  # <-
+    bin_edges = np.linspace(data_min, data_max, num_bins + 1)
+    noise = np.random.laplace(loc=0, scale=1.0 / epsilon, size=(1, len(hist_counts)))
+    return np.array(hist_counts) + noise, bin_edges
+""",
+        # noise only on the categories that occur (value_counts / Counter keys)
+        """
+from collections import Counter
+import numpy as np
+class Synth:
+    def fit(self, df, eps_col):
+        counts = df["city"].value_counts().to_dict()  # <-
+        noisy = {b: c + np.random.laplace(0, 1 / eps_col) for b, c in counts.items()}
+        tally = Counter(df["job"])  # <-
+        for job in tally:
+            noisy[job] = tally[job] + self._lap(eps_col)
+        return noisy
+""",
+        # an LDP perturbation range from the client's own values, and lengths normalised by their max
+        """
+import numpy as np
+def client_update(w, epsilon):
+    lo, hi = min(w), max(w)  # <-
+    center, radius = (hi + lo) / 2, (hi - lo) / 2
+    p = (np.exp(epsilon) - 1) / (2 * np.exp(epsilon)) * (w - center) / radius + 0.5
+    return center + radius * np.where(np.random.rand(len(w)) < p, 1, -1)
+def noise_lengths(lengths, epsilon):
+    max_length = max(lengths)  # <-
+    xs = 2 * (np.array(lengths) / max_length) - 1
+    return [piecewise_mechanism(v, epsilon) for v in xs]
+""",
+        # only the labels present get noisy counts (diffprivlib GaussianNB)
+        """
+import numpy as np
+class GaussianNB:
+    def _partial_fit(self, X, y, epsilon):
+        unique_y = np.unique(y)  # <-
+        noisy_class_counts = self._noisy_class_counts(y, epsilon)
+        for _i, y_i in enumerate(unique_y):
+            self.class_count_[_i] += noisy_class_counts[_i]
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        functions = _functions(node)
+        seeds = self._class_seeds(node)
+        flows: dict[cst.FunctionDef, Flow] = {}
+        returns: dict[str, set[cst.Call]] = {}
+        for fn in functions:
+            flow = function_flow(fn, seeds.get(fn))
+            flows[fn] = flow
+            for stmt in statements(fn):
+                if isinstance(stmt, cst.Return) and stmt.value is not None:
+                    srcs = flow.sources(stmt.value)
+                    if srcs:
+                        returns.setdefault(fn.name.value, set()).update(srcs)
+        reported: set[cst.Call] = set()
+        for fn, flow in flows.items():
+            for src, sink in self._sinks(fn, flow, returns):
+                if src in reported:
+                    continue
+                reported.add(src)
+                code = self.ctx.analysis.code(src).strip()
+                self.report(
+                    src,
+                    f"`{code}` reads the values or the range of the private data, and it shapes the DP "
+                    f"release ({sink}): the output's alphabet, bins or scale change with one record; "
+                    f"take the domain as public input or estimate it with DP",
+                )
+
+    @staticmethod
+    def _class_seeds(node: cst.Module) -> dict[cst.FunctionDef, dict[str, set[cst.Call]]]:
+        """``self.x`` tainted in one method is tainted in every method of the class."""
+        out: dict[cst.FunctionDef, dict[str, set[cst.Call]]] = {}
+        for cls in (n for n in walk(node) if isinstance(n, cst.ClassDef)):
+            methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+            attrs: dict[str, set[cst.Call]] = {}
+            for m in methods:
+                for name, srcs in function_flow(m).taint.items():
+                    if name.startswith("self."):
+                        attrs.setdefault(name, set()).update(srcs)
+            if attrs:
+                for m in methods:
+                    out[m] = attrs
+        return out
+
+    @staticmethod
+    def _sinks(fn: cst.FunctionDef, flow: Flow,
+               returns: dict[str, set[cst.Call]]) -> list[tuple[cst.Call, str]]:
+        out: list[tuple[cst.Call, str]] = []
+        calls = [n for n in walk(fn.body, into_scopes=False) if isinstance(n, cst.Call)]
+        noisy_fn = any(is_draw(c) or is_mechanism(c) for c in calls)
+        budget_fn = any(budget_refs(p) for p in (fn.params,))
+        for call in calls:
+            if not (is_draw(call) or is_mechanism(call)):
+                continue
+            if call_name(call) == "choice" and not budget_fn:
+                continue
+            srcs: set[cst.Call] = set()
+            for i, arg in enumerate(call.args):
+                found = flow.sources(arg.value)
+                if _value_slot(i, arg):
+                    # the statistic being noised: only which values occur (its shape) matters here
+                    found = {s for s in found if flow.kind(s) == "set"}
+                srcs |= found
+                name = dotted(arg.value)
+                if name in returns:
+                    srcs |= returns[name]
+            out += [(s, f"reaches `{call_name(call)}`") for s in srcs]
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.For):
+                srcs = flow.sources(stmt.iter)
+                body = list(walk(stmt.body, into_scopes=False))
+                if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in body) \
+                        or srcs and noisy_refs(stmt.body):
+                    out += [(s, "noise is added per observed value") for s in srcs]
+                continue
+            value = getattr(stmt, "value", None)
+            if value is None:
+                continue
+            srcs = flow.sources(value)
+            if not srcs:
+                continue
+            if budget_refs(value):
+                privatised = any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n))
+                                 for n in walk(value, into_scopes=False))
+                # a range noised in the same expression is a DP estimate of it
+                out += [(s, "combined with the privacy budget") for s in srcs
+                        if not (privatised and flow.kind(s) == "range")]
+            elif isinstance(stmt, cst.Return) and noisy_fn:
+                out += [(s, "returned with the noisy output") for s in srcs]
+            for comp in (n for n in walk(value, into_scopes=False) if isinstance(n, COMPREHENSIONS)):
+                if flow.sources(comp.for_in.iter) and any(
+                        isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(comp)):
+                    out += [(s, "noise is added per observed value") for s in flow.sources(comp.for_in.iter)]
+        return out
