@@ -103,6 +103,8 @@ class FindingLabel:
     label: str
     bug: str | None
     note: str
+    #: a substring of the finding's message, for two findings of one rule on one line
+    match: str = ""
 
 
 @dataclass
@@ -195,6 +197,8 @@ def schema_errors(data: object, where: str = "manifest") -> list[str]:
             errors.append(f"{w}: needs 'file', 'line' and 'rule'")
         if f.get("bug") is not None and f.get("bug") not in ids:
             errors.append(f"{w}: bug {f.get('bug')!r} is not a bug id of this batch")
+        if not isinstance(f.get("match", ""), str):
+            errors.append(f"{w}: 'match' must be a string")
     return errors
 
 
@@ -208,7 +212,7 @@ def parse_manifest(path: Path) -> Manifest:
     bugs = [Bug(b["id"], b["source"], b["file"], (b["lines"][0], b["lines"][1]), b["class"], b["why"],
                 b["static"], b["anchor"]) for b in data["bugs"]]
     findings = [FindingLabel(f["source"], f["file"], f["line"], f["rule"], f["label"], f.get("bug"),
-                             f.get("note", "")) for f in data["findings"]]
+                             f.get("note", ""), f.get("match", "")) for f in data["findings"]]
     return Manifest(data["batch"], path, sources, bugs, findings, data["frozen_rules"] is None)
 
 
@@ -478,6 +482,15 @@ def label_key(source: str, file: str, line: int, rule: str) -> tuple[str, str, i
     return (source, file, line, rule)
 
 
+def label_for(finding: Finding, candidates: Sequence[FindingLabel]) -> FindingLabel | None:
+    """The label whose ``match`` occurs in the finding's message; else the last one without a ``match``."""
+    matched = [l for l in candidates if l.match and l.match in finding.message]
+    if matched:
+        return matched[-1]
+    plain = [l for l in candidates if not l.match]
+    return plain[-1] if plain else None
+
+
 def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[FindingLabel], lines: int,
           unread: dict[str, int] | None = None) -> Result:
     per_class: dict[str, Score] = {c: Score() for c in CLASSES}
@@ -492,11 +505,13 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
             s.found += hit
         if not hit:
             missed.append(bug.id)
-    by_key = {label_key(l.source, l.file, l.line, l.rule): l for l in labels}
+    by_key: dict[tuple[str, str, int, str], list[FindingLabel]] = defaultdict(list)
+    for l in labels:
+        by_key[label_key(l.source, l.file, l.line, l.rule)].append(l)
     counts: Counter[str] = Counter()
     unlabelled, false_positives = [], []
     for f in findings:
-        label = by_key.get(label_key(f.source, f.file, f.line, f.rule))
+        label = label_for(f, by_key.get(label_key(f.source, f.file, f.line, f.rule), []))
         if label is None:
             unlabelled.append(f)
         else:

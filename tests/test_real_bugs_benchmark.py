@@ -225,6 +225,20 @@ def test_recall_counts_a_finding_within_two_lines_of_the_range() -> None:
     assert "other" not in result.per_class
 
 
+def test_two_findings_of_one_rule_on_one_line_take_the_label_whose_match_is_in_the_message() -> None:
+    def finding(msg: str) -> "bench.Finding":
+        return bench.Finding(SOURCE, "a.py", 3, "DP202", "privacy", msg)
+    def label(lab: str, match: str = "") -> "bench.FindingLabel":
+        return bench.FindingLabel(SOURCE, "a.py", 3, "DP202", lab, None, "", match)
+    users, items = finding("the max of `data[user_col]`"), finding("the max of `data[item_col]`")
+    result = bench.score([], [users, items], [label("FP", "user_col"), label("TP", "item_col")], 100)
+    assert (result.tp, result.fp) == (1, 1) and result.false_positives == [users]
+    result = bench.score([], [users, items], [label("TP", "item_col")], 100)
+    assert result.unlabelled == [users], "a match that does not occur leaves the finding unlabelled"
+    result = bench.score([], [users, items], [label("FP", "user_col"), label("TP")], 100)
+    assert (result.tp, result.fp) == (1, 1), "a label without match covers the rest"
+
+
 def test_precision_and_fp_rate_and_unlabelled() -> None:
     findings = [finding("m.py", 1), finding("m.py", 2), finding("m.py", 3), finding("m.py", 4),
                 finding("m.py", 5), finding("m.py", 5, rule="DP101")]
