@@ -155,6 +155,15 @@ def _ast_helper_rate(facts: AstFacts, call: ast.Call) -> bool:
         isinstance(v, (ast.Name, ast.Attribute)) and "batch" in ast.unparse(v).lower() for v in values)
 
 
+def _ast_coin_per_batch(loop: ast.AST) -> bool:
+    """``for b in loader: if rand() > p: continue`` on CPython's ``ast``."""
+    body = getattr(loop, "body", [])
+    first = body[0] if body else None
+    return isinstance(first, ast.If) and len(first.body) == 1 and isinstance(first.body[0], ast.Continue) and any(
+        isinstance(n, ast.Call) and isinstance(n.func, (ast.Attribute, ast.Name))
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in _UNIFORM for n in ast.walk(first.test))
+
+
 def _ast_rate_named(node: ast.AST) -> bool:
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
     return name is not None and (name in _RATE_KEYWORDS or bool(
@@ -263,9 +272,18 @@ class SubsamplingAssumed(Rule):
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
             isinstance(n.lower, ast.BinOp) and isinstance(n.upper, ast.BinOp)  # type: ignore[attr-defined]
-            for n in facts.nodes(ast.Slice))
+            for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
 
     VALID = (
+        # a coin per record inside the loader's batch: Poisson sampling of records
+        """
+import torch
+def fit(self, q, sigma):
+    for (x, y) in self.train_loader:
+        keep = torch.rand(len(x)) < q
+        self.step(x[keep], y[keep], sigma)
+        self.accountant.step(noise_multiplier=sigma, sample_rate=q)
+""",
         # Poisson sampling: every record kept with probability q
         """
 import numpy as np
@@ -511,7 +529,7 @@ def train(x, y, batch_size, epochs, noise_multiplier):
     for _ in range(epochs):
         for xb, yb in ds:
             step(xb, yb)
-    return compute_dp_sgd_privacy(n=len(x), batch_size=batch_size, noise_multiplier=noise_multiplier,
+    return compute_dp_sgd_privacy(n=len(x), batch_size=batch_size, noise_multiplier=noise_multiplier,  # <-
                                   epochs=epochs, delta=1e-5)
 """,
         # shuffled once per epoch, then consecutive slices; q = batch / n for the moments accountant
@@ -558,6 +576,18 @@ def dp_train(data, batch_size, sigma, steps, accountant):
         step(data[idx])
         accountant.step(noise_multiplier=sigma, sample_rate=batch_size / len(data))  # <-
 """,
+        # LDPFL-Attack DP-SGD: one coin per batch of a fixed loader; the realised fraction is given as q
+        """
+import torch
+def fit(self, global_model, rn):
+    sample_count = 0
+    for (x, y) in self.train_loader:
+        if torch.rand(1).item() > param.P:  # <-
+            continue
+        sample_count += len(x)
+        self.step(x, y)
+    self.accountant.step(noise_multiplier=param.SIGMA, sample_rate=(sample_count / self.train_data_size))  # <-
+""",
         # DPautoGAN: a binomial (Poisson) batch size, then indices drawn with replacement (no accountant here)
         """
 import numpy as np
@@ -586,7 +616,7 @@ def train(dset, batch_size, sigma, delta, epochs):
         for imgs in dataloader:
             critic_step(imgs, sigma)
             step += 1
-            spent = compute_renyi_privacy(len(dset), batch_size, step, sigma, delta)
+            spent = compute_renyi_privacy(len(dset), batch_size, step, sigma, delta)  # <-
 """,
         # the same helper shape with keywords, fed by tf.data's shuffled fixed batches
         """
@@ -598,7 +628,7 @@ def train(model, x, batch_size, epochs, sigma):
     for _ in range(epochs):
         for xb in ds:
             step(model, opt, xb)
-    return get_rdp_epsilon(num_examples=len(x), batch_size=batch_size, noise_multiplier=sigma, epochs=epochs)
+    return get_rdp_epsilon(num_examples=len(x), batch_size=batch_size, noise_multiplier=sigma, epochs=epochs)  # <-
 """,
         # fixed-size batches drawn without replacement, accounted as Poisson subsampling
         """
@@ -606,7 +636,7 @@ def train(train_data, model, optimizer, batch_size, iters, sigma, orders):
     minibatch_loader, microbatch_loader = get_data_loaders_uniform_without_replace(batch_size, 1, 1)  # <-
     for it in range(iters):
         train_dynamic_add_noise(model, minibatch_loader(train_data), optimizer)
-    return apply_dp_sgd_analysis(batch_size / len(train_data), sigma, iters, orders, 1e-5)
+    return apply_dp_sgd_analysis(batch_size / len(train_data), sigma, iters, orders, 1e-5)  # <-
 """,
         # the same with numpy, accounted by compute_rdp
         """
@@ -746,6 +776,22 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
                 and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
             self._rates.append(node)
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for x, y in loader: if torch.rand(1) > p: continue``: one coin per batch keeps or drops the whole
+        batch, so its records are sampled together, not each with probability q."""
+        name = ident(node.iter) or ""
+        if not words(name) & {"loader", "dl", "dataloader", "batches", "iterator"}:
+            return
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        first = body[0] if body else None
+        if not isinstance(first, cst.If) or not isinstance(first.test, cst.Comparison):
+            return
+        drops = isinstance(first.body, cst.IndentedBlock) and len(first.body.body) == 1 and isinstance(
+            first.body.body[0], cst.SimpleStatementLine) and isinstance(first.body.body[0].body[0], cst.Continue)
+        if drops and any(isinstance(n, cst.Call) and call_name(n) in _UNIFORM for n in walk(first.test)):
+            self._sources.append((first.test, "keeps or drops each whole batch of the loader with one coin, so its "
+                                              "records are sampled together, not each independently"))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
@@ -890,11 +936,16 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         """The claim's side: the sampling rate handed to the accountant (or ``q = batch / n``)."""
         source, kind = self._sources[0]
         sites = [r for call in self._accounted if (r := _rate_argument(call)) is not None]
+        sites += [call for call in self._accounted if _rate_argument(call) is None
+                  and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call)))
+                  and not _engine_rate(call, call_name(call))]
         sites += [rate.value for rate in self._rates] if not sites else []
         for site in sites:
+            what = f"this sampling rate `{fa.code(site).strip()}`" if not isinstance(site, cst.Call) else \
+                f"`{call_name(site)}` derives q = batch / n from its arguments and"
             self.report(
                 site,
-                f"this sampling rate `{fa.code(site).strip()}` credits Poisson subsampling, but the batches "
+                f"{what} credits Poisson subsampling, but the batches "
                 f"come from line {fa.line_of(source)}, which {kind}: the accountant's ε does not bound the "
                 "training that ran",
             )

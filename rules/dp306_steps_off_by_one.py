@@ -46,6 +46,8 @@ _CONFIGURED_STEPS = frozenset({"iterations", "iters", "steps", "niter", "iter", 
 def _configured_steps(expr: cst.BaseExpression) -> bool:
     """``args.iterations``, ``config['n_steps']``, ``FLAGS.max_steps``: a configured step count (the number an
     accountant elsewhere is given), not a local loop bound."""
+    if isinstance(expr, cst.Attribute) and words(expr.attr.value) & {"pretrain", "warmup", "pre", "burnin", "public"}:
+        return False  # warm-up iterations are not the ones the accountant is given
     if isinstance(expr, cst.Attribute):
         return expr.attr.value in _CONFIGURED_STEPS or bool(words(expr.attr.value) & {"iterations", "iters"})
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:

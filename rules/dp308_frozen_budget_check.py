@@ -117,6 +117,16 @@ def train(model, steps, q, sigma, orders, target_eps):
         if eps > target_eps:
             break
 """,
+        # the frozen name is the target δ; the spent δ is the loop's (tf-privacy's get_privacy_spent pairs)
+        """
+def main(priv_accountant, sess, steps, target_eps):
+    delta = 1e-5
+    for i in range(steps):
+        sess.run(train_op)
+        for _eps, _delta in priv_accountant.get_privacy_spent(sess, target_eps=target_eps):
+            if _delta >= delta:
+                return
+""",
         # a loss compared with a tolerance (not a privacy cost)
         """
 def fit(model, data, tol, epsilon):
@@ -173,7 +183,7 @@ def fit(self, data, epochs, eps_budget, sigma):
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        frozen = self._frozen_locals(node)
+        frozen, varying = self._frozen_locals(node)
         if not frozen:
             return
         fa = self.ctx.analysis
@@ -183,7 +193,10 @@ def fit(self, data, epochs, eps_budget, sigma):
             if not isinstance(sub, cst.Comparison) or not any(isinstance(c.operator, _COMPARISONS)
                                                               for c in sub.comparisons):
                 continue
-            names = {n.value for n in walk(sub) if isinstance(n, cst.Name)} & frozen
+            read = {n.value for n in walk(sub) if isinstance(n, cst.Name)}
+            names = read & frozen
+            if read & varying:
+                continue  # ``_delta >= delta``: the frozen name is the budget a changing spent value is tested against
             if not names or not (fa.enclosing_loops(sub) or id(sub) in tests) or names <= seen:
                 continue
             seen |= names
@@ -196,8 +209,9 @@ def fit(self, data, epochs, eps_budget, sigma):
             )
 
     @staticmethod
-    def _frozen_locals(fn: cst.FunctionDef) -> set[str]:
-        """Spent-named locals whose every binding in ``fn`` is a plain assignment of a constant."""
+    def _frozen_locals(fn: cst.FunctionDef) -> tuple[set[str], set[str]]:
+        """Spent-named locals whose every binding in ``fn`` is a plain assignment of a constant, and the locals
+        bound to something else."""
         constant: dict[str, bool] = {}
         for sub in walk(fn.body, into_scopes=False):
             if isinstance(sub, cst.Assign):
@@ -224,4 +238,5 @@ def fit(self, data, epochs, eps_budget, sigma):
                     if isinstance(n, cst.Name):
                         constant[n.value] = False
         params = set(param_names(fn))
-        return {name for name, const in constant.items() if const and name not in params and _spent_name(name)}
+        frozen = {name for name, const in constant.items() if const and name not in params and _spent_name(name)}
+        return frozen, {name for name, const in constant.items() if not const}
