@@ -10,11 +10,14 @@ from dpcheck.analysis.domainflow import (
     DRAWS,
     MECHANISM_WORDS,
     Flow,
+    Scope,
+    body_of,
     budget_refs,
     function_flow,
     is_draw,
     is_mechanism,
     noisy_refs,
+    reads_labels,
     statements,
 )
 from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, walk, words
@@ -23,7 +26,7 @@ from dpcheck.rule import Rule
 
 _READ_TEXT = re.compile(
     r"\b(?:unique|value_counts|nunique|drop_duplicates|set|Counter|min|max|amin|amax|nanmin|nanmax|median|"
-    r"quantile|percentile|histogram)\s*\("
+    r"quantile|percentile|histogram|bincount|groupby)\s*\(|\.categories\b"
 )
 
 
@@ -36,6 +39,23 @@ def _value_slot(index: int, arg: cst.Arg) -> bool:
     if arg.keyword is not None:
         return arg.keyword.value in ("loc", "mean", "mu", "value", "values", "x")
     return index == 0
+
+
+class _DropDraws(cst.CSTTransformer):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return cst.Name("_") if is_draw(original) or is_mechanism(original) else updated
+
+
+def _without_draws(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` with its noise draws replaced by a placeholder (their sizes are not returned)."""
+    return expr.visit(_DropDraws())  # type: ignore[return-value]
+
+
+def _size_slot(index: int, arg: cst.Arg) -> bool:
+    """``size=``/``shape=`` of a draw, or its third positional argument."""
+    if arg.keyword is not None:
+        return arg.keyword.value in ("size", "shape")
+    return index == 2
 
 
 class PrivateDomain(Rule):
@@ -128,6 +148,55 @@ def exponential_mechanism(utility, candidates, epsilon, sensitivity):
     p = np.exp(epsilon * (u - u.max()) / (2 * sensitivity))
     return np.random.choice(candidates, p=p / p.sum())
 """,
+        # counts over a declared number of codes; a class count sizing output-perturbation noise
+        """
+import numpy as np
+def noisy_counts(codes, n_codes, epsilon):
+    counts = np.bincount(codes, minlength=n_codes)
+    return counts + np.random.laplace(0, 1 / epsilon, size=counts.shape)
+def fit(X, y, epsilon):
+    n_classes = len(np.unique(y))
+    W = np.linalg.lstsq(X, np.eye(n_classes)[y], rcond=None)[0]
+    return W + np.random.laplace(0, 2 / (len(X) * epsilon), size=(X.shape[1], n_classes))
+""",
+        # the exponential mechanism's log-sum-exp shift on data-named scores
+        """
+import numpy as np
+def exp_mech(x, candidates, epsilon):
+    z = x - x.max()
+    p = np.exp(epsilon * z / 2)
+    return np.random.choice(candidates, p=p / p.sum())
+""",
+        # a per-user contribution cap given as a parameter and enforced before the sum
+        """
+import numpy as np
+def dp_mean_speed(df, epsilon, max_records=10, max_speed=120.0):
+    capped = df.groupby("plate").head(max_records)
+    sensitivity = max_records * max_speed / len(capped)
+    return capped["speed"].clip(0, max_speed).mean() + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # the same script with the answer set declared by the survey
+        """
+import numpy as np
+import pandas as pd
+epsilon = 1.0
+ANSWERS = ["yes", "no", "unsure"]
+df = pd.read_csv("survey.csv")
+print(df["answer"].unique())
+p = np.exp(epsilon) / (np.exp(epsilon) + len(ANSWERS) - 1)
+reports = [a if np.random.rand() < p else np.random.choice(ANSWERS) for a in df["answer"]]
+""",
+        # observed counts looked up for each declared value; a score function's count lookup
+        """
+import numpy as np
+def noisy_marginal(df, column, domain, epsilon):
+    counts = df[column].value_counts()
+    return {v: counts.get(v, 0) + np.random.laplace(0, 1 / epsilon) for v in domain}
+def score(data, option):
+    return data.value_counts()[option] / data.shape[0]
+def best_option(data, options, epsilon):
+    return exponential_mechanism(data, options, score, 1, epsilon)
+""",
     )
 
     INVALID = (
@@ -200,6 +269,36 @@ def noise_lengths(lengths, epsilon):
     xs = 2 * (np.array(lengths) / max_length) - 1
     return [piecewise_mechanism(v, epsilon) for v in xs]
 """,
+        # one count per integer up to the private maximum; a categorical's categories as RR alphabet
+        """
+import numpy as np
+import pandas as pd
+def noisy_counts(codes, epsilon):
+    counts = np.bincount(codes)  # <-
+    return counts + np.random.laplace(0, 1 / epsilon, size=counts.shape)
+def rr(col, epsilon):
+    cats = pd.Categorical(col).categories  # <-
+    keep = np.exp(epsilon) / (np.exp(epsilon) + len(cats) - 1)
+    return [v if np.random.rand() < keep else np.random.choice(cats) for v in col]
+""",
+        # the sensitivity uses the exact maximum number of records of one user
+        """
+import numpy as np
+def dp_mean_speed(df, epsilon, max_speed=120.0):
+    max_per_user = df.groupby("plate").size().max()  # <-
+    sensitivity = max_per_user * max_speed / len(df)
+    return df["speed"].clip(0, max_speed).mean() + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # a script: the categories of the loaded table are the randomized-response alphabet
+        """
+import numpy as np
+import pandas as pd
+epsilon = 1.0
+df = pd.read_csv("survey.csv")
+answers = sorted(df["answer"].unique())  # <-
+p = np.exp(epsilon) / (np.exp(epsilon) + len(answers) - 1)
+reports = [a if np.random.rand() < p else np.random.choice(answers) for a in df["answer"]]
+""",
         # only the labels present get noisy counts (diffprivlib GaussianNB)
         """
 import numpy as np
@@ -213,19 +312,19 @@ class GaussianNB:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        functions = _functions(node)
+        functions: list[Scope] = [node, *_functions(node)]
         seeds = self._class_seeds(node)
-        flows: dict[cst.FunctionDef, Flow] = {}
-        returns: dict[str, set[cst.Call]] = {}
+        flows: dict[Scope, Flow] = {}
+        returns: dict[str, set[cst.BaseExpression]] = {}
         for fn in functions:
             flow = function_flow(fn, seeds.get(fn))
             flows[fn] = flow
             for stmt in statements(fn):
                 if isinstance(stmt, cst.Return) and stmt.value is not None:
                     srcs = flow.sources(stmt.value)
-                    if srcs:
+                    if srcs and isinstance(fn, cst.FunctionDef):
                         returns.setdefault(fn.name.value, set()).update(srcs)
-        reported: set[cst.Call] = set()
+        reported: set[cst.BaseExpression] = set()
         for fn, flow in flows.items():
             for src, sink in self._sinks(fn, flow, returns):
                 if src in reported:
@@ -240,12 +339,12 @@ class GaussianNB:
                 )
 
     @staticmethod
-    def _class_seeds(node: cst.Module) -> dict[cst.FunctionDef, dict[str, set[cst.Call]]]:
+    def _class_seeds(node: cst.Module) -> dict[cst.FunctionDef, dict[str, set[cst.BaseExpression]]]:
         """``self.x`` tainted in one method is tainted in every method of the class."""
-        out: dict[cst.FunctionDef, dict[str, set[cst.Call]]] = {}
+        out: dict[cst.FunctionDef, dict[str, set[cst.BaseExpression]]] = {}
         for cls in (n for n in walk(node) if isinstance(n, cst.ClassDef)):
             methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
-            attrs: dict[str, set[cst.Call]] = {}
+            attrs: dict[str, set[cst.BaseExpression]] = {}
             for m in methods:
                 for name, srcs in function_flow(m).taint.items():
                     if name.startswith("self."):
@@ -256,23 +355,26 @@ class GaussianNB:
         return out
 
     @staticmethod
-    def _sinks(fn: cst.FunctionDef, flow: Flow,
-               returns: dict[str, set[cst.Call]]) -> list[tuple[cst.Call, str]]:
-        out: list[tuple[cst.Call, str]] = []
-        calls = [n for n in walk(fn.body, into_scopes=False) if isinstance(n, cst.Call)]
+    def _sinks(fn: Scope, flow: Flow,
+               returns: dict[str, set[cst.BaseExpression]]) -> list[tuple[cst.BaseExpression, str]]:
+        out: list[tuple[cst.BaseExpression, str]] = []
+        calls = [n for n in walk(body_of(fn), into_scopes=False) if isinstance(n, cst.Call)]
         noisy_fn = any(is_draw(c) or is_mechanism(c) for c in calls)
-        budget_fn = any(budget_refs(p) for p in (fn.params,))
+        budget_fn = bool(budget_refs(fn.params if isinstance(fn, cst.FunctionDef) else fn))
         for call in calls:
             if not (is_draw(call) or is_mechanism(call)):
                 continue
             if call_name(call) == "choice" and not budget_fn:
                 continue
-            srcs: set[cst.Call] = set()
+            srcs: set[cst.BaseExpression] = set()
             for i, arg in enumerate(call.args):
                 found = flow.sources(arg.value)
                 if _value_slot(i, arg):
                     # the statistic being noised: only which values occur (its shape) matters here
                     found = {s for s in found if flow.kind(s) == "set"}
+                elif _size_slot(i, arg):
+                    # a model's class count sizes its noise: labels are taken as public there
+                    found = {s for s in found if not reads_labels(s)}
                 srcs |= found
                 name = dotted(arg.value)
                 if name in returns:
@@ -299,7 +401,8 @@ class GaussianNB:
                 out += [(s, "combined with the privacy budget") for s in srcs
                         if not (privatised and flow.kind(s) == "range")]
             elif isinstance(stmt, cst.Return) and noisy_fn:
-                out += [(s, "returned with the noisy output") for s in srcs]
+                kept = flow.sources(_without_draws(value))
+                out += [(s, "returned with the noisy output") for s in srcs & kept]
             for comp in (n for n in walk(value, into_scopes=False) if isinstance(n, COMPREHENSIONS)):
                 if flow.sources(comp.for_in.iter) and any(
                         isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(comp)):

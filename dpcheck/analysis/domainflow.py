@@ -78,19 +78,27 @@ _ONTO_DOMAIN = frozenset({"reindex", "searchsorted", "isin", "in1d"})
 class Flow:
     """Taint of one function: name -> the domain-read calls its value comes from."""
 
-    taint: dict[str, set[cst.Call]] = field(default_factory=dict)
+    taint: dict[str, set[cst.BaseExpression]] = field(default_factory=dict)
     private: set[str] = field(default_factory=set)
     #: domain read -> "set" (which values occur) or "range" (extremes, quantiles)
-    kinds: dict[cst.Call, str] = field(default_factory=dict)
+    kinds: dict[cst.BaseExpression, str] = field(default_factory=dict)
 
-    def sources(self, expr: cst.CSTNode) -> set[cst.Call]:
+    def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
-        out: set[cst.Call] = set()
-        for name in carried(expr):
+        out: set[cst.BaseExpression] = set()
+        direct, lookups = carried(expr)
+        for name in direct:
             out |= self.taint.get(name, set())
-        return out | _domain_calls(expr, self)
+        for name in lookups - direct:
+            # ``counts[v]`` / ``counts.get(v)``: one entry looked up, not the set of keys
+            out |= {s for s in self.taint.get(name, set()) if self.kind(s) == "range"}
+        lookups_inline = {n for n in walk(expr, into_scopes=False)
+                          if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Call)}
+        found = _domain_calls(expr, self)
+        looked_up = {sub.value for sub in lookups_inline}
+        return out | {s for s in found if s not in looked_up or self.kind(s) == "range"}
 
-    def kind(self, call: cst.Call) -> str:
+    def kind(self, call: cst.BaseExpression) -> str:
         return self.kinds.get(call, "set")
 
 
@@ -104,19 +112,28 @@ _CARRY = frozenset({
 })
 
 
-def carried(expr: cst.CSTNode) -> set[str]:
-    """Names whose value ``expr`` carries: like ``value_refs``, but a call outside ``_CARRY``
-    carries only its receiver (``x.tolist()`` carries x, ``Model(k)`` carries nothing)."""
+def carried(expr: cst.CSTNode) -> tuple[set[str], set[str]]:
+    """Names whose value ``expr`` carries, and names it only looks entries up in (``c[k]``,
+    ``c.get(k)``). Like ``value_refs``, but a call outside ``_CARRY`` carries only its receiver
+    (``x.tolist()`` carries x, ``Model(k)`` carries nothing)."""
     out: set[str] = set()
+    lookups: set[str] = set()
     stack: list[cst.CSTNode] = [expr]
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind is cst.Subscript and dotted(node.value) is not None:  # type: ignore[attr-defined]
+            lookups.add(dotted(node.value))  # type: ignore[arg-type, attr-defined]
+            stack.extend(node.slice)  # type: ignore[attr-defined]
+            continue
         if kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
             if type(func) is cst.Attribute:
-                stack.append(func.value)
-            if call_name(node) in _CARRY:  # type: ignore[arg-type]
+                if func.attr.value == "get" and dotted(func.value) is not None:
+                    lookups.add(dotted(func.value))  # type: ignore[arg-type]
+                else:
+                    stack.append(func.value)
+            if call_name(node) in _CARRY or call_name(node) == "get":  # type: ignore[arg-type]
                 stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
             continue
         if kind is cst.Attribute:
@@ -131,7 +148,7 @@ def carried(expr: cst.CSTNode) -> set[str]:
         if kind in SCOPE_TYPES:
             continue
         stack.extend(children(node))
-    return out
+    return out, lookups
 
 
 def _not_data(name: str) -> bool:
@@ -149,7 +166,7 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(expr, cst.Attribute) and expr.attr.value in _SCHEMA_ATTRS:
             return None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
-                and expr.func.attr.value in _SCHEMA_ATTRS:
+                and expr.func.attr.value in _SCHEMA_ATTRS - {"size"}:
             return None
         if isinstance(expr, cst.Subscript):
             expr = expr.value
@@ -192,13 +209,18 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
     method = isinstance(func, cst.Attribute) and (dotted(func.value) or "").split(".")[0] not in _LIB_ROOTS
     if method:
         subject: cst.BaseExpression = func.value  # type: ignore[union-attr]
-        if name in _SET_METHODS:
+        if name in _SET_METHODS or (name in ("size", "count") and isinstance(subject, cst.Call)
+                                    and call_name(subject) == "groupby"):
             return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
         if name in _RANGE_FUNCS and name != "ptp":
             return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) else None
         return None
     if not positional:
         return None
+    if name == "bincount":
+        # one count per integer up to the data's maximum, unless the length is given
+        given = any(a.keyword is not None and a.keyword.value == "minlength" for a in call.args)
+        return "set" if not given and is_private(positional[0], flow) else None
     if name in _SET_FUNCS or name in _HIST_FUNCS:
         if name in _HIST_FUNCS and _edges_given(call, flow):
             return None
@@ -233,15 +255,70 @@ def _edges_given(call: cst.Call, flow: Flow) -> bool:
     return name is None or name not in flow.taint
 
 
-def _domain_calls(expr: cst.CSTNode, flow: Flow) -> set[cst.Call]:
-    out: set[cst.Call] = set()
+def _domain_calls(expr: cst.CSTNode, flow: Flow) -> set[cst.BaseExpression]:
+    out: set[cst.BaseExpression] = set()
+    shifts: set[cst.CSTNode] = set()
     for n in walk(expr, into_scopes=False):
-        if isinstance(n, cst.Call):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract):
+            shifted = _max_of(n.right)
+            if shifted is not None and shifted.deep_equals(n.left):
+                shifts.add(n.right)  # ``a - a.max()``: the log-sum-exp shift, not a bound
+        kind: str | None = None
+        if isinstance(n, cst.Call) and n not in shifts:
             kind = domain_read(n, flow)
-            if kind is not None:
-                flow.kinds[n] = kind
-                out.add(n)
+        elif isinstance(n, cst.Attribute) and n.attr.value == "categories" and _categorical(n.value, flow):
+            kind = "set"
+        if kind is not None:
+            flow.kinds[n] = kind  # type: ignore[index]
+            out.add(n)  # type: ignore[arg-type]
     return out
+
+
+_LABEL_WORDS = frozenset({"y", "label", "labels", "target", "targets", "class", "classes"})
+
+
+def reads_labels(read: cst.BaseExpression) -> bool:
+    """Is ``read`` a value set or range of a label column (``np.unique(y)``, ``y.max()``)?"""
+    if isinstance(read, cst.Call):
+        func = read.func
+        if isinstance(func, cst.Attribute) and (dotted(func.value) or "").split(".")[0] not in _LIB_ROOTS:
+            subject = func.value
+        elif read.args:
+            subject = read.args[0].value
+        else:
+            return False
+        root = _root(subject)
+        name = dotted(root) if root is not None else None
+        return name is not None and bool(words(name.split(".")[-1]) & _LABEL_WORDS)
+    return False
+
+
+def _max_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``a`` of ``a.max(...)`` / ``max(a)`` / ``np.max(a, ...)``."""
+    if not isinstance(expr, cst.Call) or call_name(expr) not in ("max", "amax", "nanmax"):
+        return None
+    if isinstance(expr.func, cst.Attribute) and (dotted(expr.func.value) or "") not in _LIB_ROOTS:
+        return expr.func.value
+    return expr.args[0].value if expr.args else None
+
+
+def _categorical(expr: cst.BaseExpression, flow: Flow) -> bool:
+    """``pd.Categorical(x)`` / ``x.astype("category").cat`` / ``x.cat`` of private ``x``."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "Categorical" and expr.args:
+        return is_private(expr.args[0].value, flow)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "cat":
+        return is_private(expr.value, flow)
+    return False
+
+
+def _loads(expr: cst.CSTNode) -> bool:
+    """Does ``expr`` read a data file (``pd.read_csv``, ``np.loadtxt``, ``load_dataset``)?"""
+    for n in walk(expr):
+        if isinstance(n, cst.Call):
+            name = call_name(n)
+            if name.startswith(("read_", "load")) or name in ("genfromtxt", "fetch_openml"):
+                return True
+    return False
 
 
 def _random(expr: cst.CSTNode) -> bool:
@@ -253,9 +330,17 @@ def _onto_domain(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and call_name(n) in _ONTO_DOMAIN for n in walk(expr))
 
 
-def statements(fn: cst.FunctionDef) -> Iterator[cst.CSTNode]:
-    """Small statements and ``for`` loops of ``fn`` in order, nested functions and classes left out."""
-    for node in walk(fn.body, into_scopes=False):
+Scope = cst.FunctionDef | cst.Module
+
+
+def body_of(scope: Scope) -> cst.CSTNode:
+    return scope if isinstance(scope, cst.Module) else scope.body
+
+
+def statements(fn: Scope) -> Iterator[cst.CSTNode]:
+    """Small statements and ``for`` loops of ``fn`` (a function, or a module's top-level code) in
+    order, nested functions and classes left out."""
+    for node in walk(body_of(fn), into_scopes=False):
         if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Expr, cst.Return, cst.For)):
             yield node
         elif type(node) in SCOPE_TYPES:
@@ -273,14 +358,18 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
         return
     if _random(value):
         flow.private -= targets
+    elif _loads(value):
+        flow.private |= {t for t in targets if not _not_data(t)}
     elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
         flow.private |= {t for t in targets if not _not_data(t)}
 
 
-def function_flow(fn: cst.FunctionDef, seed: dict[str, set[cst.Call]] | None = None) -> Flow:
-    """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start)."""
+def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None) -> Flow:
+    """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
+    records are its parameters and what it loads from files."""
     flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()})
-    flow.private = {p for p in param_names(fn) if not _not_data(p)}
+    if isinstance(fn, cst.FunctionDef):
+        flow.private = {p for p in param_names(fn) if not _not_data(p)}
     for _ in range(2):
         for stmt in statements(fn):
             if isinstance(stmt, cst.Assign):
