@@ -968,7 +968,38 @@ class _Resolver:
     def __init__(self, summaries: Mapping[str, dict[str, Any]]) -> None:
         self.summaries = summaries
         self._pkg_root: dict[str, str] = {}
+        #: (importer's folder, level, dotted) -> module file: the same imports recur in every file
+        self._modules: dict[tuple[str, int, str], str | None] = {}
+        self._listings: dict[str, frozenset[str] | None] = {}
         self.roots = sorted({self._import_root(os.path.dirname(p)) for p in summaries})
+        #: folder name -> (root, the folder above it) for each root's first four ancestors, roots in order
+        self._named: dict[str, list[tuple[str, str]]] = {}
+        for root in self.roots:
+            for name, parent in self._ancestors(root):
+                self._named.setdefault(name, []).append((root, parent))
+
+    @staticmethod
+    def _ancestors(root: str) -> list[tuple[str, str]]:
+        """(folder name, the folder above it) from ``root`` up, at most four levels."""
+        out = []
+        base = root
+        for _ in range(4):
+            parent = os.path.dirname(base)
+            if parent == base:
+                break
+            out.append((os.path.basename(base), parent))
+            base = parent
+        return out
+
+    def _may_hold(self, root: str, head: str) -> bool:
+        """False when ``root`` has no entry ``head`` or ``head.py`` (so no module ``head…`` there)."""
+        if root not in self._listings:
+            try:
+                self._listings[root] = frozenset(os.listdir(root))
+            except OSError:
+                self._listings[root] = None
+        names = self._listings[root]
+        return not head or names is None or head in names or f"{head}.py" in names
 
     def _import_root(self, folder: str) -> str:
         if folder not in self._pkg_root:
@@ -995,6 +1026,12 @@ class _Resolver:
         return None
 
     def _module(self, importer: str, level: int, dotted: str) -> str | None:
+        key = (os.path.dirname(importer), level, dotted)
+        if key not in self._modules:
+            self._modules[key] = self._find_module(importer, level, dotted)
+        return self._modules[key]
+
+    def _find_module(self, importer: str, level: int, dotted: str) -> str | None:
         if level:
             base = os.path.dirname(importer)
             for _ in range(level - 1):
@@ -1007,24 +1044,18 @@ class _Resolver:
                 return None  # beyond the top-level package
             return self.module_file(base, dotted)
         own = self._import_root(os.path.dirname(importer))
+        head = dotted.split(".")[0]
         for root in [own, *(r for r in self.roots if r != own)]:
-            found = self.module_file(root, dotted)
+            found = self.module_file(root, dotted) if self._may_hold(root, head) else None
             if found:
                 return found
         # a namespace package (PEP 420, no ``__init__.py``): ``synthesis.synthesizers.utils`` read
         # from inside ``synthesis/`` resolves from the folder above the one named ``synthesis``
-        head = dotted.split(".")[0]
-        for root in [own, *(r for r in self.roots if r != own)]:
-            base = root
-            for _ in range(4):
-                parent = os.path.dirname(base)
-                if parent == base:
-                    break
-                if os.path.basename(base) == head:
-                    found = self.module_file(parent, dotted)
-                    if found:
-                        return found
-                base = parent
+        named = [(own, parent) for name, parent in self._ancestors(own) if name == head]
+        for _, parent in [*named, *(n for n in self._named.get(head, ()) if n[0] != own)]:
+            found = self.module_file(parent, dotted)
+            if found:
+                return found
         return None
 
     def resolve(self, importer: str, dotted: str, depth: int = 0) -> tuple[str, str] | None:
