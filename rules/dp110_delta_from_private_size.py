@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
-from dpcheck.analysis.syntax import call_name, number, walk, words
+from dpcheck.analysis.syntax import call_name, number, param_names, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -125,7 +125,8 @@ class DeltaFromPrivateSize(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a δ- or sensitivity-named assignment target or keyword whose value divides,
         raises to a power or calls ``pow``, in a module with a ``len`` call, a ``shape`` read or a
-        fitted record-count attribute (``n_records_fit_``)."""
+        fitted record-count attribute (``n_records_fit_``); or a call with a budget and a ``len(...)``
+        argument in a module that divides a constant by something."""
         if not ("len" in facts.called or "shape" in facts.source or _FITTED_COUNT_TEXT.search(facts.source)):
             return False
         values = [n.value for n in facts.nodes(ast.keyword)  # type: ignore[attr-defined]
@@ -135,14 +136,28 @@ class DeltaFromPrivateSize(Rule):
             if node.value is not None and any(  # type: ignore[attr-defined]
                     _delta_name(ast_last_name(t)) or _sensitivity_name(ast_last_name(t)) for t in targets):
                 values.append(node.value)  # type: ignore[attr-defined]
+        reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
             if len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
                     isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div) and _ast_constant(a.left) for a in args):
                 return True
+            # a ``len(...)`` beside the budget, into a module function that may take its reciprocal
+            if reciprocal and len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
+                    isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "len" for a in args):
+                return True
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # the size of a public list (the attributes), not of the records, flows into the callee
+        """
+import math
+def ExponentialMechanism(omega, d, epsilon):
+    sensitivity = 1 / d
+    return [math.exp(epsilon * I / (2 * sensitivity)) for I in omega]
+def select(omega, attributes, epsilon):
+    return ExponentialMechanism(omega, len(attributes), epsilon)
+""",
         # a positional sensitivity beside the budget from a public bound on the number of records
         """
 import numpy as np
@@ -216,6 +231,17 @@ class DPSynth:
     )
 
     INVALID = (
+        # athenarc PrivBayes: len(Dataset) flows into the mutual-information sensitivity two calls down
+        """
+import math
+def CalcSensitivity(x, n, domains):
+    Delta_I = (2 / n) * math.log((n + 1) / 2, 2) + ((n - 1) / n) * math.log((n + 1) / (n - 1), 2)
+    return Delta_I
+def ExponentialMechanism(omega, domains, n, epsilon, k):
+    return [math.exp(epsilon * I / (2 * CalcSensitivity(x, n, domains))) for x, I in omega]
+def GreedyBayes(Dataset, domains, epsilon_1, k, omega):
+    return ExponentialMechanism(omega, domains, len(Dataset), epsilon_1, k)  # <-
+""",
         # FAPrivBayes: a positional sensitivity ``2 / n`` beside the budget, n the size of the data
         # handed to the same call
         """
@@ -333,6 +359,61 @@ class DPGAN:
             if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
                     and _constant(value.left) and not _budget(value):
                 self._check(value, "positional", given=[a for a in positional if a is not value])
+        self._size_into_callee(node, positional)
+
+    def _size_into_callee(self, call: cst.Call, positional: list[cst.BaseExpression]) -> None:
+        """``ExponentialMechanism(omega, len(dataset), epsilon)`` whose parameter ``n`` (directly, or one
+        call further down the module) becomes a reciprocal sensitivity or δ (``1 / n * log(n)``)."""
+        fa = self.ctx.analysis
+        sizes = [(i, v) for i, v in enumerate(positional)
+                 if isinstance(v, cst.Call) and call_name(v) == "len" and not _budget(v)]
+        if not sizes:
+            return
+        callee = fa.callee(call)
+        if callee is None:
+            return
+        params = param_names(callee)
+        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+            params = params[1:]
+        for index, value in sizes:
+            if index >= len(params):
+                continue
+            size = self._private_size(value)
+            if size is None:
+                continue
+            use = self._reciprocal_of(callee, params[index], hops=1)
+            if use is None:
+                continue
+            self.report(value, f"the private dataset's size ({size}) is passed as `{params[index]}` of "
+                               f"`{callee.name.value}`, which computes `{use}` from it (a sensitivity or δ): under "
+                               f"add/remove neighbouring n is private, so the mechanism's own parameter depends on "
+                               f"whether one person is in the data; use a public bound on n")
+            return
+
+    def _reciprocal_of(self, fn: cst.FunctionDef, param: str, hops: int) -> str | None:
+        """A reciprocal of ``param`` (``1 / n``, ``2 / n``, ``n ** -1``) assigned in ``fn`` (or, ``hops``
+        calls further, in a module function ``param`` is passed to positionally)."""
+        fa = self.ctx.analysis
+        for sub in walk(fn.body, into_scopes=False):
+            if isinstance(sub, cst.BinaryOperation):
+                denominator = _denominator(sub)
+                if isinstance(denominator, cst.Name) and denominator.value == param:
+                    return " ".join(fa.code(sub).split())[:60]
+            if hops > 0 and isinstance(sub, cst.Call):
+                args = [a for a in sub.args if a.keyword is None and a.star == ""]
+                for i, arg in enumerate(args):
+                    if isinstance(arg.value, cst.Name) and arg.value.value == param:
+                        inner = fa.callee(sub)
+                        if inner is None or inner is fn:
+                            continue
+                        names = param_names(inner)
+                        if names and names[0] in ("self", "cls") and isinstance(sub.func, cst.Attribute):
+                            names = names[1:]
+                        if i < len(names):
+                            found = self._reciprocal_of(inner, names[i], hops - 1)
+                            if found is not None:
+                                return found
+        return None
 
     def _size_of_given(self, expr: cst.BaseExpression, given: list[cst.BaseExpression]) -> str | None:
         """``2 / n`` with ``n = len(b)`` where ``b`` is itself handed to the same call: the size

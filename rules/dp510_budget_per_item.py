@@ -74,9 +74,20 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
     return name is not None and bool(words(name) & _COLUMN_WORDS)
 
 
+#: a callee that reads ε to post-process reports (de-bias an estimate, compute a variance), not to release
+_POST_WORDS = frozenset({
+    "aggregator", "aggregate", "aggregation", "estimate", "estimator", "estimation", "est", "decode", "debias",
+    "unbias", "unbiased", "frequency", "freq", "analyze", "analyse", "attack", "eval", "evaluate", "variance",
+    "var", "utility", "loss", "accuracy", "error", "mse", "plot", "print", "log", "test",
+})
+
+
 def _mech_call(call: cst.Call) -> bool:
     name = call_name(call)
-    return bool(words(name) & _MECH_WORDS) or "exp_mech" in name.lower()
+    pieces = words(name)
+    if pieces & _POST_WORDS:
+        return False
+    return bool(pieces & _MECH_WORDS) or "exp_mech" in name.lower()
 
 
 def _select_call(call: cst.Call) -> bool:
@@ -132,7 +143,8 @@ class BudgetPerItem(Rule):
         "(`eps_per_col`, `epsilon_round`), a loop body that charges an accountant or a budget "
         "(`spent += eps`, `accountant.spend(eps)`), a noisy loop that stops at the first answer above "
         "a threshold (the sparse vector technique), loops over records, users, clients, batches or "
-        "bins (disjoint data: parallel composition), code with no DP context. "
+        "bins (disjoint data: parallel composition), callees named for post-processing (an "
+        "aggregator or estimator that reads ε to de-bias reports), code with no DP context. "
         "Fix: give each pass ε/d (ε/k for selections), or charge an accountant per pass and report "
         "the composed ε."
     )
@@ -198,6 +210,11 @@ def above_threshold(queries, df, T, epsilon):
         if q(df) + np.random.laplace(0, 4 / epsilon) >= T_hat:
             return i
     return None
+""",
+        # an LDP aggregator reads ε to de-bias each attribute's reports: post-processing
+        """
+def smp_aggregator(reports, lst_k, d, epsilon):
+    return [GRR_Aggregator_MI(reports[idx], lst_k[idx], epsilon) for idx in range(d)]
 """,
         # a loss margin, no mechanism
         """
