@@ -197,6 +197,26 @@ def score(data, option):
 def best_option(data, options, epsilon):
     return exponential_mechanism(data, options, score, 1, epsilon)
 """,
+        # an argmax by key, attribute names of a declared domain, an audit's measured epsilon, a
+        # discrete Gaussian CMF clamped to [0, 1], bin edges given as a list
+        """
+import numpy as np
+def privatize_word(f, epsilon):
+    return max(f, key=f.get), np.random.laplace(0, 1 / epsilon)
+def greedy(data, epsilon):
+    remaining = set(data.domain.attrs)
+    return [exponential_mechanism(data, a, epsilon) for a in remaining]
+def audit(values, delta):
+    eps = np.median(values)
+    return eps + np.random.normal(0, delta)
+def _discrete_gaussian_cmf(k, sigma_squared):
+    result = _discrete_gaussian_unnormalized_cmf(k, sigma_squared)
+    result = result.min(1)
+    return result
+def approx_bounds(edge_list, epsilon):
+    lo = min([l for l, u in edge_list])
+    return lo + np.random.laplace(0, 1 / epsilon)
+""",
     )
 
     INVALID = (
@@ -394,7 +414,7 @@ class GaussianNB:
             srcs = flow.sources(value)
             if not srcs:
                 continue
-            if budget_refs(value):
+            if budget_refs(value) - flow.taint.keys():  # a data-derived ``eps`` is no budget
                 privatised = any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n))
                                  for n in walk(value, into_scopes=False))
                 # a range noised in the same expression is a DP estimate of it
@@ -402,6 +422,8 @@ class GaussianNB:
                         if not (privatised and flow.kind(s) == "range")]
             elif isinstance(stmt, cst.Return) and noisy_fn:
                 kept = flow.sources(_without_draws(value))
+                if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value)):
+                    kept = {s for s in kept if flow.kind(s) == "set"}  # a range noised here is estimated
                 out += [(s, "returned with the noisy output") for s in srcs & kept]
             for comp in (n for n in walk(value, into_scopes=False) if isinstance(n, COMPREHENSIONS)):
                 if flow.sources(comp.for_in.iter) and any(

@@ -55,7 +55,7 @@ _NOT_DATA = frozenset({
     "gradient", "gradients", "norm", "norms", "columns", "cols", "names", "keys", "attrs", "attributes",
     "queries", "query", "workload", "cliques", "marginals", "categories", "cats", "classes", "bins",
     "size", "shape", "idx", "seed", "rng", "model", "net", "kwargs", "test", "val", "valid",
-    "history", "orders", "alphas", "steps", "epochs", "lengths_public", "template",
+    "history", "orders", "alphas", "steps", "epochs", "template", "rho", "edge", "edges", "eta",
 })
 #: words of ``self`` attributes holding the records
 _DATA_ATTR_WORDS = frozenset({
@@ -163,7 +163,8 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``df`` of ``df[c].astype(str)`` / ``df.col``; ``self.data`` of ``self.data[c]``; None for
     the frame's schema (``df.columns``, ``x.shape``)."""
     while True:
-        if isinstance(expr, cst.Attribute) and expr.attr.value in _SCHEMA_ATTRS:
+        if isinstance(expr, cst.Attribute) and (expr.attr.value in _SCHEMA_ATTRS
+                                                or words(expr.attr.value) & _NOT_DATA):
             return None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
                 and expr.func.attr.value in _SCHEMA_ATTRS - {"size"}:
@@ -227,8 +228,9 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
         ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_SET)
         return "set" if ok else None
     if name in _RANGE_FUNCS:
-        if isinstance(func, cst.Name) and name in ("min", "max") and len(positional) != 1:
-            return None  # min(a, b) clamps, it does not read a range
+        if isinstance(func, cst.Name) and name in ("min", "max") and (
+                len(positional) != 1 or any(a.keyword is not None and a.keyword.value == "key" for a in call.args)):
+            return None  # min(a, b) clamps and max(xs, key=f) is an argmax: neither reads a range
         ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_RANGE)
         return "range" if ok else None
     return None
@@ -395,9 +397,16 @@ def is_draw(call: cst.Call) -> bool:
     return call_name(call) in DRAWS
 
 
+#: words of a distribution helper or a model named after a distribution, not a mechanism
+_NOT_MECHANISM = frozenset({
+    "cmf", "pmf", "cdf", "pdf", "mixture", "kernel", "normalizing", "constant", "process", "nb",
+    "blur", "filter", "unnormalized", "prob", "probability", "scale", "variance", "std", "sigma",
+})
+
+
 def is_mechanism(call: cst.Call) -> bool:
-    name = call_name(call)
-    return bool(words(name) & MECHANISM_WORDS) and name not in ("laplace_scale",)
+    pieces = words(call_name(call))
+    return bool(pieces & MECHANISM_WORDS) and not pieces & _NOT_MECHANISM
 
 
 def budget_refs(expr: cst.CSTNode) -> set[str]:

@@ -17,8 +17,8 @@ from dpcheck.analysis.syntax import call_name, dotted, target_names, value_refs,
 _LIBS = frozenset({"np", "numpy", "pd", "pandas", "torch", "math", "scipy", "stats"})
 _METRICS = frozenset({
     "accuracy_score", "f1_score", "roc_auc_score", "r2_score", "mean_squared_error", "mean_absolute_error",
-    "classification_report", "confusion_matrix", "precision_score", "recall_score", "predict",
-    "predict_proba", "average_precision_score", "balanced_accuracy_score",
+    "classification_report", "confusion_matrix", "precision_score", "recall_score",
+    "average_precision_score", "balanced_accuracy_score",
 })
 _NOISE = frozenset({"laplace", "normal", "gumbel", "exponential", "geometric", "randn", "normal_"})
 _NOISE_WORDS = frozenset({"mechanism", "noise", "noisy", "privatize", "privatise", "perturb", "laplace", "gaussian"})
@@ -88,8 +88,9 @@ def _evaluation_import(module: str) -> bool:
 
 
 def evaluation_module(module: cst.Module) -> bool:
-    """Does the module score models or synthetic data (classifier metrics, ``predict``, an
-    imported utility/evaluation module) and draw no noise itself?"""
+    """Does the module score models or synthetic data (classifier metrics, an imported
+    utility/evaluation module of the project) and draw no noise itself? (A model's own
+    ``predict`` is not scoring.)"""
     scores = False
     for node in walk(module):
         if isinstance(node, (cst.Import, cst.ImportFrom)):
