@@ -149,6 +149,11 @@ class BudgetPerItem(Rule):
         "the composed ε."
     )
     TRIGGERS = ("eps",)
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """An ε word and a ``for`` (a loop or a comprehension)."""
+        return "eps" in source and "for " in source
     #: an ``epsilon`` given to a mechanism-named callee in such a loop is DP evidence of its own; a bare
     #: ``eps`` (often a stability constant) needs the scope's DP context (checked in ``visit_Call``)
     requires_dp_context = False

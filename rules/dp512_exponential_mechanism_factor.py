@@ -74,7 +74,7 @@ class ExponentialMechanismFactor(Rule):
         "densities (`exp(-eps * abs(x - mu))`). Fix: divide by 2Δu, or state and check that the "
         "utility is monotone."
     )
-    TRIGGERS = ("exp", "softmax")
+    TRIGGERS = ("exp(", "softmax(")
     requires_dp_context = False
 
     @classmethod

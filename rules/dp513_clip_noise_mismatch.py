@@ -95,6 +95,11 @@ class ClipNoiseMismatch(Rule):
         "concatenated gradient (global norm) or give each tensor C/√L."
     )
     TRIGGERS = ("norm",)
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A norm (the clip) and a Gaussian draw's name."""
+        return "norm" in source and ("normal" in source or "randn" in source or "gauss" in source)
     #: a norm clip followed by Gaussian noise named for a multiplier is DP-SGD by itself
     requires_dp_context = False
 

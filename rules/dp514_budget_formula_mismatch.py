@@ -99,6 +99,11 @@ class BudgetFormulaMismatch(Rule):
         "√(m·Δ²/(2ρ)) for m Gaussian answers under ρ-zCDP), and pass the budget share meant."
     )
     TRIGGERS = ("eps", "rho", "delta")
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        """A δ word (an argument to check), or an ε/ρ word with a ``*`` or ``/`` (a scale formula)."""
+        return "delta" in source or ("eps" in source or "rho" in source) and ("*" in source or "/" in source)
     requires_dp_context = True
 
     @classmethod
