@@ -85,6 +85,16 @@ def _draws_noise(expr: cst.CSTNode) -> bool:
                for n in walk(expr))
 
 
+#: names of a DP noise scale: a draw scaled by one is privacy noise, not a random data set
+_SCALE_WORDS = frozenset({"eps", "epsilon", "sigma", "sensitivity", "delta", "privacy", "noise", "multiplier", "lap",
+                          "laplace", "rho", "mu", "budget", "clip", "std"})
+
+
+def _dp_scaled(expr: cst.CSTNode) -> bool:
+    """Does ``expr`` read a DP-named value (``eps``, ``sigma``, ``noise_multiplier``, ``self.sensitivity``)?"""
+    return any(isinstance(n, cst.Name) and words(n.value) & _SCALE_WORDS for n in walk(expr))
+
+
 def _sum(expr: cst.BaseExpression) -> bool:
     """``x + noise``: the value is something noised, not the noise itself."""
     return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add) for n in walk(expr))
@@ -240,6 +250,24 @@ def noisy_scale(scale, eps, n):
     noise = np.random.laplace(0, 1 / eps, size=n)
     print("noise std", np.std(noise))
     return scale + noise[0]
+""",
+        # diffprivlib's tests: a random data set centred by its own mean
+        """
+import numpy as np
+def test_pca_dp(epsilon):
+    X = np.random.randn(5000, 21)
+    X -= np.mean(X, axis=0)
+    return DPPCA(epsilon=epsilon).fit(X)
+""",
+        # tf-privacy's tests: noisy labels read by a closure
+        """
+import numpy as np
+def test_estimator(noise_multiplier):
+    train_data = np.random.normal(scale=3.0, size=(1000, 4))
+    train_labels = train_data @ np.ones((4, 1)) + np.random.normal(scale=noise_multiplier, size=(1000, 1))
+    def train_input_fn():
+        return (train_data, train_labels)
+    return fit(train_input_fn)
 """,
     )
 
@@ -407,14 +435,27 @@ def private_mean(x, epsilon, delta, sensitivity):
                 continue
             arg = node.args[0].value
             source = last.get(arg.value) if isinstance(arg, cst.Name) else None
-            if source is None or not _draws_noise(source.value) or _sum(source.value):
+            if source is None or not _draws_noise(source.value) or _sum(source.value) or not _dp_scaled(source.value):
                 continue
+            if self._assigned_to(node, arg.value):
+                continue  # ``X -= np.mean(X)``: centring the sample itself
             if not self._inside_assignment(node):
                 continue
             self.report(node, f"`{self.ctx.analysis.code(node).strip()}` is a statistic of the noise sample, not "
                               "noise: over many draws it is almost a constant (a Laplace sample's std is ≈ √2·scale), "
                               "so the value it enters is a deterministic function of the private input; add one noise "
                               "draw to the value instead")
+
+    def _assigned_to(self, node: cst.CSTNode, name: str) -> bool:
+        fa = self.ctx.analysis
+        current: cst.CSTNode | None = fa.parent(node)
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.FunctionDef)):
+            if isinstance(current, cst.AugAssign):
+                return _base_name(current.target) == name
+            if isinstance(current, cst.Assign):
+                return any(_base_name(t.target) == name for t in current.targets)
+            current = fa.parent(current)
+        return False
 
     def _inside_assignment(self, node: cst.CSTNode) -> bool:
         fa = self.ctx.analysis
@@ -481,7 +522,7 @@ def private_mean(x, epsilon, delta, sensitivity):
     def _discarded_noise(self, fn: cst.FunctionDef) -> None:
         nodes = list(walk(fn.body, into_scopes=False))
         assigns = [n for n in nodes if isinstance(n, cst.Assign) and len(n.targets) == 1]
-        noise = {t for a in assigns if _draws_noise(a.value) and not _sum(a.value)
+        noise = {t for a in assigns if _draws_noise(a.value) and not _sum(a.value) and _dp_scaled(a.value)
                  and (t := _base_name(a.targets[0].target)) is not None and isinstance(a.targets[0].target, cst.Name)}
         noised: dict[str, cst.Assign] = {}
         for a in assigns:
@@ -489,11 +530,11 @@ def private_mean(x, epsilon, delta, sensitivity):
             if name is None or name in noise or name in noised:
                 continue
             if any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Add) and any(
-                    _draws_noise(side) or isinstance(side, cst.Name) and side.value in noise
+                    _draws_noise(side) and _dp_scaled(side) or isinstance(side, cst.Name) and side.value in noise
                     for side in (b.left, b.right)) for b in walk(a.value)):
                 noised[name] = a
         for name, first in noised.items():
-            if not self._used(fn, name, nodes):
+            if not self._used(fn, name, list(walk(fn.body))):  # a closure's read counts
                 self.report(
                     first,
                     f"`{name}` gets the noise here but is never used afterwards (only measured or updated in place; "
