@@ -46,6 +46,19 @@ class _DropDraws(cst.CSTTransformer):
         return cst.Name("_") if is_draw(original) or is_mechanism(original) else updated
 
 
+class _DropReference(cst.CSTTransformer):
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return cst.Name("_") if words(original.value) & _REFERENCE_WORDS else updated
+
+
+#: a value returned for comparison with the noisy one (a simulation's ground truth), not released
+_REFERENCE_WORDS = frozenset({"original", "true", "truth", "actual", "exact", "ground", "groundtruth"})
+
+
+def _without_reference(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.visit(_DropReference())  # type: ignore[return-value]
+
+
 def _without_draws(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``expr`` with its noise draws replaced by a placeholder (their sizes are not returned)."""
     return expr.visit(_DropDraws())  # type: ignore[return-value]
@@ -421,7 +434,7 @@ class GaussianNB:
                 out += [(s, "combined with the privacy budget") for s in srcs
                         if not (privatised and flow.kind(s) == "range")]
             elif isinstance(stmt, cst.Return) and noisy_fn:
-                kept = flow.sources(_without_draws(value))
+                kept = flow.sources(_without_draws(_without_reference(value)))
                 if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value)):
                     kept = {s for s in kept if flow.kind(s) == "set"}  # a range noised here is estimated
                 out += [(s, "returned with the noisy output") for s in srcs & kept]
