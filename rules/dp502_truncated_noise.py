@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, last_name, walk, words
 from dpcheck.rule import Rule
-from dpcheck.analysis.noisedraws import is_draw, last_assignment, zero_centred
+from dpcheck.analysis.noisedraws import PURE_DRAWS, is_draw, last_assignment, zero_centred
 
 _CLIPS = frozenset({"clip", "clamp", "clamp_", "clip_", "clip_by_value"})
 
@@ -32,8 +32,10 @@ class TruncatedNoise(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a clip or clamp call, or a list comprehension (a one-sided cut of a noise list)."""
-        return facts.calls_any(_CLIPS) or "for" in facts.source and "noise" in facts.source
+        """A finding is a clip or clamp call beside a draw, or a one-sided list comprehension in a file with one."""
+        from dpcheck.analysis.astshapes import truncated_noise
+
+        return truncated_noise(facts, _CLIPS, PURE_DRAWS)
 
     VALID = (
         # simulated data, not noise (ornl-presto's examples)

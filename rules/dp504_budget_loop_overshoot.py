@@ -83,10 +83,10 @@ class BudgetLoopOvershoot(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a ``while`` loop, or a modulo test in a loop."""
-        import ast
+        """A finding is ``while ε < budget``, or an every-k-steps test whose body calls an ε/spent function."""
+        from dpcheck.analysis.astshapes import budget_loop
 
-        return bool(facts.nodes(ast.While)) or bool(facts.binops(ast.Mod))
+        return budget_loop(facts, EPS_WORDS, _BUDGET_WORDS, _SPENT_WORDS)
 
     VALID = (
         # logging ε every 10 steps, with no stop on it

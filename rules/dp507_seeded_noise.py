@@ -57,8 +57,11 @@ class SeededNoise(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a generator constructor or a global seeding call with an argument."""
-        return bool(facts.called & (_GENERATORS | _GLOBAL_SEEDS))
+        """A finding is a seeded generator assigned to a name that draws noise (or a mechanism's ``self.…`` in an
+        ``__init__`` taking ε), or a global seed from a name the function assigns."""
+        from dpcheck.analysis.astshapes import seeded_noise
+
+        return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
 
     VALID = (
         # RON-Gauss: a helper's required seed, passed None by the public method

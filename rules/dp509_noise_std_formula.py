@@ -89,10 +89,10 @@ class NoiseStdFormula(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a division by a square root (or a ``** 0.5``) or a power of 2 in a module with a draw."""
-        import ast
+        """A finding is a division by √(batch), a sensitivity squared, or a Laplace scale over len(dimensions)."""
+        from dpcheck.analysis.astshapes import noise_std
 
-        return bool(facts.binops(ast.Div) or facts.binops(ast.Pow) or facts.augassigns(ast.Mult))
+        return noise_std(facts, _BATCH_WORDS, _SENS_WORDS, _DIM_WORDS)
 
     VALID = (
         # the noise on the sum is σC; the mean divides the noisy sum by B

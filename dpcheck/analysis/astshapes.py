@@ -1,0 +1,221 @@
+"""The exact call and operator shapes some rules report, found on CPython's ``ast`` (their gates).
+
+Each function answers "does the file hold the shape the rule's report starts from?" and must be a
+superset of the rule's own libcst test: names are read as written (the rules do not expand import
+aliases for these shapes), an argument the rule reads by position or keyword is looked for among all
+of them, and a value the rule follows through assignments is looked for anywhere in the function
+(or file) it may come from. A rule passes its own vocabulary (word sets, called names), so the gate
+and the visitor read the same words. Results are memoised per file in ``AstFacts.memo``.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from dpcheck.analysis.astfacts import AstFacts, call_name, last_name, number
+from dpcheck.analysis.astnames import dotted
+from dpcheck.analysis.syntax import words
+
+
+def arg_values(call: ast.Call) -> list[ast.expr]:
+    """Every argument's value, positional (starred unwrapped) and keyword (``**`` included)."""
+    out = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
+    return out + [k.value for k in call.keywords]
+
+
+def named(expr: ast.AST | None, vocabulary: frozenset[str]) -> bool:
+    """The last name of ``expr`` has a word of ``vocabulary``."""
+    name = last_name(expr) if expr is not None else None
+    return name is not None and bool(words(name) & vocabulary)
+
+
+def top_statement(facts: AstFacts, node: ast.AST) -> ast.AST:
+    """The module-level statement holding ``node``."""
+    parents = facts.parents
+    while True:
+        parent = parents.get(node)
+        if parent is None or parent is facts.tree:
+            return node
+        node = parent
+
+
+def _statements_with(facts: AstFacts, names: frozenset[str], key: str) -> set[int]:
+    """Ids of the module-level statements holding a call of one of ``names`` (as written)."""
+    return facts.memo(key, lambda: {id(top_statement(facts, c)) for c in facts.calls if call_name(c) in names})
+
+
+# ---- DP502: a clip of a noise draw, a one-sided comprehension over one ------------------------------
+
+def _zero(expr: ast.AST) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) in (int, float) and expr.value == 0
+
+
+def one_sided_comprehension(comp: ast.ListComp) -> bool:
+    """``[0 if x < 0 else x for x in v]`` / ``[max(0, x) for x in v]`` (either operand order)."""
+    if len(comp.generators) != 1 or comp.generators[0].ifs or not isinstance(comp.generators[0].target, ast.Name):
+        return False
+    var = comp.generators[0].target.id
+    elt = comp.elt
+    if isinstance(elt, ast.IfExp) and isinstance(elt.test, ast.Compare) and len(elt.test.ops) == 1:
+        test = elt.test
+        if not isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            return False
+        return isinstance(test.left, ast.Name) and test.left.id == var and _zero(test.comparators[0]) and (
+            _zero(elt.body) or _zero(elt.orelse))
+    if isinstance(elt, ast.Call) and call_name(elt) == "max" and len(arg_values(elt)) == 2:
+        values = arg_values(elt)
+        return any(_zero(v) for v in values) and any(isinstance(v, ast.Name) and v.id == var for v in values)
+    return False
+
+
+def truncated_noise(facts: AstFacts, clips: frozenset[str], draws: frozenset[str]) -> bool:
+    """A clip/clamp call in the same module-level statement as a draw (the clipped value is the draw or a
+    name assigned one in the enclosing function), or a one-sided comprehension in a file with a draw."""
+    with_draw = _statements_with(facts, draws, "astshapes.draw_statements")
+    if not with_draw:
+        return False
+    if any(call_name(c) in clips and id(top_statement(facts, c)) in with_draw for c in facts.calls):
+        return True
+    return any(one_sided_comprehension(c) for c in facts.nodes(ast.ListComp))  # type: ignore[arg-type]
+
+
+# ---- DP509: σ / √B, Δ², a Laplace scale over len(dimensions) -----------------------------------------
+
+def _batch_named(expr: ast.AST, batch: frozenset[str]) -> bool:
+    if isinstance(expr, ast.Call) and call_name(expr) in ("len", "float", "int"):
+        return any(_batch_named(v, batch) for v in arg_values(expr))
+    name = last_name(expr)
+    if name is None:
+        return False
+    lowered = name.lower()
+    return bool(words(name) & batch) or lowered.endswith("batch_size") or lowered in ("b", "bsz")
+
+
+def _sqrt_of_batch(expr: ast.AST, batch: frozenset[str]) -> bool:
+    if isinstance(expr, ast.Call) and call_name(expr) == "sqrt":
+        values = arg_values(expr)
+        return len(values) == 1 and _batch_named(values[0], batch)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Pow):
+        return number(expr.right) == 0.5 and _batch_named(expr.left, batch)
+    return False
+
+
+def _factors(expr: ast.AST) -> Iterator[ast.AST]:
+    stack = [expr]
+    while stack:
+        f = stack.pop()
+        if isinstance(f, ast.BinOp) and isinstance(f.op, ast.Mult):
+            stack += [f.left, f.right]
+        else:
+            yield f
+
+
+def noise_std(facts: AstFacts, batch: frozenset[str], sensitivity: frozenset[str], dims: frozenset[str]) -> bool:
+    """A division by √(batch), a sensitivity squared, or a Laplace(-named) call whose arguments divide by
+    ``len(<dimensions>)``."""
+    if any(_sqrt_of_batch(b.right, batch) for b in facts.binops(ast.Div)):
+        return True
+    for b in facts.binops(ast.Pow):
+        name = last_name(b.left)
+        if number(b.right) == 2 and name is not None and (name == "s" or words(name) & sensitivity):
+            return True
+    for call in facts.calls:
+        name = call_name(call)
+        if name not in ("laplace", "Laplace") and "laplace" not in words(name):
+            continue
+        for value in arg_values(call):
+            for sub in ast.walk(value):
+                if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div) and any(
+                        isinstance(f, ast.Call) and call_name(f) == "len" and any(named(v, dims) for v in arg_values(f))
+                        for f in _factors(sub.right)):
+                    return True
+    return False
+
+
+# ---- DP504: ``while ε < budget``, a budget checked every k steps -------------------------------------
+
+def _periods(test: ast.AST) -> list[float]:
+    """Every ``k`` of ``x % k == 0`` among the ``and``-ed parts of ``test``."""
+    out = []
+    parts = [test]
+    while parts:
+        part = parts.pop()
+        if isinstance(part, ast.BoolOp) and isinstance(part.op, ast.And):
+            parts += part.values
+        elif isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], ast.Eq) \
+                and number(part.comparators[0]) == 0 and isinstance(part.left, ast.BinOp) \
+                and isinstance(part.left.op, ast.Mod):
+            k = number(part.left.right)
+            if k is not None:
+                out.append(k)
+    return out
+
+
+def budget_loop(facts: AstFacts, eps: frozenset[str], budget: frozenset[str], spent: frozenset[str]) -> bool:
+    """``while <ε> < <budget>:``, or ``if step % k == 0:`` (k > 1) whose body calls an ε/spent-named function."""
+    for loop in facts.nodes(ast.While):
+        test = loop.test  # type: ignore[attr-defined]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Lt, ast.LtE)) \
+                and named(test.left, eps) and named(test.comparators[0], budget | eps):
+            return True
+    for branch in facts.nodes(ast.If):
+        if any(k > 1 for k in _periods(branch.test)) and any(  # type: ignore[attr-defined]
+                isinstance(n, ast.Call) and words(call_name(n)) & spent
+                for stmt in branch.body for n in ast.walk(stmt)):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+# ---- DP507: a seeded generator that draws noise, a global seed derived for the noise -----------------
+
+def _seed_arg(call: ast.Call) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg in ("seed", "x", "a"):
+            return keyword.value
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return positional[0] if positional else None
+
+
+def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[str], methods: frozenset[str],
+                 eps: frozenset[str]) -> bool:
+    """``target = <generator>(seed)`` whose target draws noise (``target.laplace(…)``) or is ``self.…`` set in
+    an ``__init__`` taking ε; or ``np.random.seed(name)``/``torch.manual_seed(name)``/``tf…set_seed(name)``
+    in a function that assigns ``name``."""
+    calls = facts.calls
+    drawn_by: set[str] | None = None
+    for call in calls:
+        name = call_name(call)
+        if name in generators:
+            if name in ("Random", "Generator") and not (dotted(call.func) or "").startswith(("random.", "np.", "numpy.")):
+                continue
+            statement = facts.parents.get(call)
+            if _seed_arg(call) is None or not isinstance(statement, ast.Assign) or len(statement.targets) != 1 \
+                    or statement.value is not call:
+                continue
+            target = dotted(statement.targets[0])
+            if target is None:
+                continue
+            if drawn_by is None:
+                drawn_by = {d for c in calls if isinstance(c.func, ast.Attribute) and c.func.attr in methods
+                            for d in [dotted(c.func.value)] if d is not None}
+            if target in drawn_by:
+                return True
+            fn = facts.enclosing_function(call)
+            if target.startswith("self.") and fn is not None and fn.name == "__init__" and any(
+                    words(a.arg) & eps for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                                 *filter(None, [fn.args.vararg, fn.args.kwarg])]):
+                return True
+        elif name in seeds and isinstance(call.func, ast.Attribute):
+            receiver = dotted(call.func.value) or ""
+            if (name == "seed" and receiver not in ("np.random", "numpy.random", "random")) \
+                    or (name in ("manual_seed", "manual_seed_all") and not receiver.startswith("torch")) \
+                    or (name == "set_seed" and not receiver.startswith("tf")):
+                continue
+            seed = _seed_arg(call)
+            fn = facts.enclosing_function(call)
+            if not isinstance(seed, ast.Name) or fn is None:
+                continue
+            if any(isinstance(n, ast.Assign) and len(n.targets) == 1 and last_name(n.targets[0]) == seed.id
+                   for n in ast.walk(fn)):
+                return True
+    return False

@@ -1,0 +1,100 @@
+"""The exact-shape gates (``dpcheck.analysis.astshapes``): each skips DP-dense code without the shape its
+rule reports, and a file with the shape still gets the rule's finding through the whole engine, also
+when the cheaper facts the old gates used (a ``noise`` word, a ``while`` loop, a generator call) say
+nothing or point elsewhere."""
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.rules import all_rules
+from dpcheck.scan.engine import analyse_source, applicable
+
+RULES = {r.id: r for r in all_rules()}
+
+
+def admits(rule_id: str, source: str) -> bool:
+    return RULES[rule_id].may_report(AstFacts(ast.parse(source), source))
+
+
+def reported(rule_id: str, source: str) -> list[int]:
+    rules = list(RULES.values())
+    selected = [rules[i] for i in applicable(rules, source, "m.py", gate=True)]
+    analysis = analyse_source(source, "m.py", selected, gate=True)
+    return [f.line for f in analysis.findings if f.rule == rule_id]
+
+
+# (rule, DP-dense code the gate skips, the same code with the reported shape: it must still report)
+PAIRS = [
+    # DP502: a loop and the word noise, but the clip is of the data, in another function than the draw
+    ("DP502",
+     "import numpy as np\ndef clip_data(x, c):\n    return np.clip(x, -c, c)\n"
+     "def release(x, epsilon):\n    noise = [v for v in np.random.laplace(0, 1 / epsilon, len(x))]\n    return x + noise\n",
+     "import numpy as np\ndef release(x, epsilon, s):\n    z = np.random.laplace(0, s, len(x))\n"
+     "    z = np.clip(z, -3 * s, 3 * s)  # the draw is not named noise\n    return x + z\n"),
+    # DP502: a one-sided comprehension over a list that is not named noise
+    ("DP502",
+     "import numpy as np\ndef counts(c, b, epsilon):\n    d = np.random.laplace(0, b, len(c)).tolist()  # noise\n"
+     "    return [x if x > 1 else 1 for x in d]\n",
+     "import numpy as np\ndef counts(c, b, epsilon):\n    d = np.random.laplace(0, b, len(c)).tolist()  # noise\n"
+     "    d = [0 if x < 0 else x for x in d]\n    return [a + x for a, x in zip(c, d)]\n"),
+    # DP509: a division and a power, but by a count and of a std
+    ("DP509",
+     "import numpy as np\ndef noisy(g, sigma, clip, n, epsilon):\n    s = sigma ** 2\n"
+     "    return g + np.random.normal(0, clip * sigma, g.shape) / n\n",
+     "import numpy as np\ndef noisy(g, sigma, clip, batch_size, epsilon):\n"
+     "    return g + np.random.normal(0, clip * sigma, g.shape) / np.sqrt(batch_size)\n"),
+    # DP509: a Laplace scale divided by a count that is not of dimensions, then by one that is
+    ("DP509",
+     "import numpy as np\ndef release(x, epsilon, sens, records):\n"
+     "    return x + np.random.laplace(0, sens / (epsilon * len(records)), x.shape)\n",
+     "import numpy as np\ndef release(x, epsilon, sens, dimensions):\n"
+     "    return x + np.random.laplace(0, sens / (epsilon * len(dimensions)), x.shape)\n"),
+    # DP504: a while loop and a modulo, neither on the budget
+    ("DP504",
+     "def train(model, loader, accountant, steps, delta, epsilon):\n    i = 0\n    while i < steps:\n"
+     "        model.step(next(loader))\n        if i % 10 == 0:\n            print(i)\n        i += 1\n",
+     "def train(model, loader, accountant, delta, target_epsilon):\n    epsilon = 0.0\n"
+     "    while epsilon < target_epsilon:\n        model.train_step(next(loader))\n"
+     "        epsilon = accountant.get_epsilon(delta)\n    return model\n"),
+    # DP507: a seeded generator that only shuffles, then one that draws the noise
+    ("DP507",
+     "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"
+     "    return x + np.random.laplace(0, 1 / epsilon, x.shape)\n",
+     "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"
+     "    return x + rng.laplace(0, 1 / epsilon, x.shape)\n"),
+]
+
+
+@pytest.mark.parametrize("rule_id,skipped,kept", PAIRS, ids=[f"{p[0]}-{i}" for i, p in enumerate(PAIRS)])
+def test_gate_skips_code_without_the_shape_and_keeps_the_finding(rule_id: str, skipped: str, kept: str) -> None:
+    assert RULES[rule_id].applies_to(skipped), "the text prefilter must admit it: the gate is what skips it"
+    assert not admits(rule_id, skipped)
+    assert reported(rule_id, skipped) == []
+    assert admits(rule_id, kept)
+    assert reported(rule_id, kept), f"{rule_id} no longer reports its shape through the engine"
+
+
+def test_seeded_mechanism_generator_without_draws_passes_the_gate() -> None:
+    # no ``rng.laplace`` anywhere: the gate keeps a mechanism's ``self.rng`` set in an ``__init__`` taking ε
+    source = ("import numpy as np\nclass LaplaceMechanism:\n    def __init__(self, epsilon, seed=0):\n"
+              "        self.rng = np.random.default_rng(seed)\n")
+    assert admits("DP507", source)
+    assert not admits("DP507", source.replace("epsilon", "scale"))
+
+
+def test_global_seed_from_an_assigned_name_passes_the_gate() -> None:
+    source = ("import numpy as np\ndef run(rnd, cid, epsilon):\n    noise_seed = rnd * 1000 + cid\n"
+              "    np.random.seed(noise_seed)\n    return np.random.laplace(0, 1 / epsilon)\n")
+    assert admits("DP507", source)
+    assert not admits("DP507", source.replace("np.random.seed", "model.seed"))
+
+
+def test_budget_checked_every_k_steps_passes_the_gate() -> None:
+    source = ("def train(model, steps, accountant, target):\n    for step in range(steps):\n        model.step()\n"
+              "        if step % 50 == 0 and step > 0:\n            if accountant.get_epsilon(1e-5) > target:\n"
+              "                break\n")
+    assert admits("DP504", source)
+    assert not admits("DP504", source.replace("% 50", "% 1"))
