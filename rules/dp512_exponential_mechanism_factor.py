@@ -15,6 +15,9 @@ _WEIGHT_CALLS = frozenset({"exp", "softmax", "log_softmax"})
 #: what turns weights into a draw: a sum to normalise by, a categorical sampler
 _SAMPLER_CALLS = frozenset({"sum", "logsumexp", "choice", "choices", "multinomial", "categorical", "random_pick",
                             "searchsorted", "cumsum", "Categorical", "sample", "softmax"})
+#: what draws one candidate (an accountant that only computes the output distribution draws nothing)
+_DRAW_CALLS = frozenset({"choice", "choices", "multinomial", "categorical", "random_pick", "Categorical", "sample",
+                         "rand", "random", "uniform", "randint", "gumbel", "argmax"})
 
 
 def _eps_name(name: str | None) -> bool:
@@ -68,10 +71,11 @@ class ExponentialMechanismFactor(Rule):
         "the ratio of output probabilities on neighbouring data sets reaches e^{2ε}, so the "
         "selection is 2ε-DP while it is charged ε. Reported: an `exp`/`softmax` of a product of "
         "an ε and a score with no factor 2 (or ½) among its factors, whose result is summed "
-        "(normalised) or handed to a categorical sampler. Not reported: `exp(eps * u / (2 * sens))`, `exp(0.5 * eps * u)`, "
+        "(normalised) or handed to a categorical sampler, in a function that draws a candidate. Not reported: `exp(eps * u / (2 * sens))`, `exp(0.5 * eps * u)`, "
         "an ε already halved or named as a half, a Δ bound to a product with 2, a scorer documented "
         "as monotone (then ε·u/Δ is right), `exp(eps)` alone (randomized response), Laplace "
-        "densities (`exp(-eps * abs(x - mu))`). Fix: divide by 2Δu, or state and check that the "
+        "densities (`exp(-eps * abs(x - mu))`), a function that only computes the output distribution "
+        "(an accountant of the mechanism draws nothing). Fix: divide by 2Δu, or state and check that the "
         "utility is monotone."
     )
     TRIGGERS = ("exp(", "softmax(")
@@ -118,6 +122,16 @@ import numpy as np
 def grr(value, k, epsilon):
     p = np.exp(epsilon) / (np.exp(epsilon) + k - 1)
     return value if np.random.rand() < p else np.random.choice(k)
+""",
+        # an accountant computing the mechanism's output distribution: nothing is drawn
+        """
+import numpy as np
+def get_delta_em(eps_em, m, n):
+    P1 = np.array([np.exp(eps_em * m), np.exp(eps_em * (n - m))])
+    P1 = P1 / np.sum(P1)
+    P2 = np.array([np.exp(eps_em * (m - 1)), np.exp(eps_em * (n - m))])
+    P2 = P2 / np.sum(P2)
+    return np.log(P1 / P2)
 """,
         # a Laplace density
         """
@@ -184,6 +198,9 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
         if "monoton" in text:
             return
         if call_name(node) == "exp" and not self._sampled(fn, node):
+            return
+        if not any(isinstance(n, cst.Call) and (call_name(n) in _DRAW_CALLS or "pick" in call_name(n).lower())
+                   for n in walk(fn, into_scopes=False)):
             return
         if any(self._halved(fn, f) for f in factors if isinstance(f, (cst.Name, cst.Attribute))):
             return

@@ -150,6 +150,20 @@ class Synth:
     def run(self, x):
         return self.measure(x, self.rho, self.delta)
 """,
+        # the callee is a function passed in (a δ(ε) curve), not the module's function of that name
+        """
+def deltacomp(n, eps0, rho, delta):
+    return rho * delta
+def binarysearch(deltacomp, delta, num_iterations, epsupper):
+    llim, rlim = 0, epsupper
+    for t in range(num_iterations):
+        mideps = (rlim + llim) / 2
+        if deltacomp(mideps, delta) < delta:
+            rlim = mideps
+        else:
+            llim = mideps
+    return rlim
+""",
         # a ratio of budgets scales the noise down
         """
 import numpy as np
@@ -245,6 +259,9 @@ def noise_scale(rho):
         if not any(_delta_only(a.value) for a in call.args):
             return
         fa = self.ctx.analysis
+        caller = fa.enclosing_function(call)
+        if caller is not None and isinstance(call.func, cst.Name) and call.func.value in param_names(caller):
+            return  # a function passed in, not the module's function of that name
         callee = fa.callee(call)
         if callee is None:
             return
