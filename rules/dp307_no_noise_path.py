@@ -155,11 +155,14 @@ class NoNoisePath(Rule):
         parameters and taking a training step, called in the file; or a function storing the sum
         of something and a noise draw (``normal``/``laplace``/``randn``…)."""
         context = facts.may_have_dp_context
+        # the three draw shapes need a draw in the function: only functions holding one are walked for them
+        drawing = facts.functions_holding([c for c in facts.calls if isinstance(c.func, ast.Attribute)
+                                           and c.func.attr in _NOISE])
         for fn in facts.functions:
-            if _ast_membership_branch(fn):
+            if id(fn) in drawing and (_ast_membership_branch(fn)
+                                      or context and (_ast_noised_assign(fn) or _ast_noise_statistic(fn))):
                 return True
-            if context and (fn.name in facts.called and _ast_ignored_budget(fn) or _ast_noised_assign(fn)
-                            or _ast_noise_statistic(fn)):
+            if context and fn.name in facts.called and _ast_ignored_budget(fn):
                 return True
         return False
 

@@ -74,7 +74,10 @@ class FrozenBudgetCheck(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a function assigning a spent-named local (``delta``, ``eps_spent``) only
         constants and comparing it inside a loop."""
-        return any(_ast_frozen(fn) for fn in facts.functions)
+        # a frozen name needs a ``name = <constant>`` in the function: only functions holding one are walked
+        constant = facts.functions_holding([n for n in facts.nodes(ast.Assign) if isinstance(n.value, ast.Constant)
+                                            and any(isinstance(t, ast.Name) and _spent_name(t.id) for t in n.targets)])
+        return any(_ast_frozen(fn) for fn in facts.functions if id(fn) in constant)
 
     VALID = (
         # the spent δ is re-computed from the accountant every epoch

@@ -98,3 +98,13 @@ def test_budget_checked_every_k_steps_passes_the_gate() -> None:
               "                break\n")
     assert admits("DP504", source)
     assert not admits("DP504", source.replace("% 50", "% 1"))
+
+
+def test_functions_holding_names_every_enclosing_function() -> None:
+    source = ("def outer():\n    def inner():\n        return np.random.laplace(0, 1)\n    return inner\n"
+              "def other():\n    return 1\n")
+    facts = AstFacts(ast.parse(source), source)
+    draw = next(c for c in facts.calls if getattr(c.func, "attr", "") == "laplace")
+    held = facts.functions_holding([draw])
+    assert {f.name for f in facts.functions if id(f) in held} == {"outer", "inner"}
+    assert facts.functions_holding([]) == set()

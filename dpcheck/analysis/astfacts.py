@@ -193,6 +193,20 @@ class AstFacts:
             cur = parents.get(cur)
         return cur  # type: ignore[return-value]
 
+    def functions_holding(self, nodes: list[ast.AST]) -> set[int]:
+        """Ids of every function whose subtree holds one of ``nodes`` (all enclosing levels)."""
+        parents = self.parents
+        out: set[int] = set()
+        for node in nodes:
+            cur = parents.get(node)
+            while cur is not None:
+                if isinstance(cur, FUNCTIONS):
+                    if id(cur) in out:
+                        break  # its enclosing functions are in already
+                    out.add(id(cur))
+                cur = parents.get(cur)
+        return out
+
     def nodes(self, *kinds: type) -> list[ast.AST]:
         by_type = self._by_type
         if len(kinds) == 1:
