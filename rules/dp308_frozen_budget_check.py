@@ -63,7 +63,8 @@ class FrozenBudgetCheck(Rule):
         "Not reported: a spent value updated anywhere in the function (assignment from a call, "
         "`+=`, tuple unpacking, a loop target), attributes (`self.eps`, updated by other methods), "
         "parameters, globals, names of the budget itself (`target_eps`, `delta0`, `max_epsilon`), "
-        "comparisons outside loops, code with no DP context. "
+        "a comparison whose other side changes (`if _delta >= delta`: the frozen name is then the "
+        "budget), comparisons outside loops, code with no DP context. "
         "Fix: update the spent value from the accountant inside the loop (after each step) before "
         "the stop test, or remove the stop and the (ε, δ) claim."
     )
