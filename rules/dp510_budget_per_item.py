@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, last_name, loop_iter, walk, words
+from dpcheck.analysis.syntax import call_name, last_name, loop_iter, number, walk, words
 from dpcheck.rule import Rule
 
 _EPS = re.compile(r"(eps|epsilon)\d*")
@@ -24,6 +24,9 @@ _COLUMN_WORDS = frozenset({
     "coordinates", "coords", "marginals", "queries", "fields", "variables", "categorical", "numeric",
     "numerical", "d", "ncols", "ncol", "nfeatures", "record", "row",
 })
+#: a loop that repeats the same release to measure it (tests, experiments), not one release per pass
+_REPEAT_WORDS = frozenset({"trials", "trial", "runs", "run", "repeat", "repeats", "repetitions", "reps",
+                           "experiments", "seeds", "samples", "times", "nsamples", "ntrials", "nruns"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -59,9 +62,11 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
         if name in ("items", "keys", "values") and isinstance(expr.func, cst.Attribute):
             return _column_like(expr.func.value, any_range=any_range)
         if name == "range" and expr.args:
+            bound = expr.args[-1].value if len(expr.args) == 1 else expr.args[1].value
+            if number(bound) is not None or words(last_name(bound) or "") & _REPEAT_WORDS:
+                return False
             if any_range:
                 return True
-            bound = expr.args[-1].value if len(expr.args) == 1 else expr.args[1].value
             if isinstance(bound, cst.Call) and call_name(bound) == "len" and bound.args:
                 return _column_like(bound.args[0].value, any_range=False)
             if isinstance(bound, cst.Subscript) and last_name(bound.value) == "shape":
@@ -143,7 +148,8 @@ class BudgetPerItem(Rule):
         "(`eps_per_col`, `epsilon_round`), a loop body that charges an accountant or a budget "
         "(`spent += eps`, `accountant.spend(eps)`), a noisy loop that stops at the first answer above "
         "a threshold (the sparse vector technique), loops over records, users, clients, batches or "
-        "bins (disjoint data: parallel composition), callees named for post-processing (an "
+        "bins (disjoint data: parallel composition), repetitions (`range(1000)`, `range(n_trials)`) and "
+        "test functions/modules that sample a mechanism to check it, callees named for post-processing (an "
         "aggregator or estimator that reads ε to de-bias reports), code with no DP context. "
         "Fix: give each pass ε/d (ε/k for selections), or charge an accountant per pass and report "
         "the composed ε."
@@ -221,6 +227,12 @@ def above_threshold(queries, df, T, epsilon):
 def smp_aggregator(reports, lst_k, d, epsilon):
     return [GRR_Aggregator_MI(reports[idx], lst_k[idx], epsilon) for idx in range(d)]
 """,
+        # a test samples the selection many times to check its distribution
+        """
+def check_distribution(scores, epsilon, n_trials):
+    picks = [exponential_mechanism(scores, epsilon) for _ in range(n_trials)]
+    return picks.count(0) / n_trials
+""",
         # a loss margin, no mechanism
         """
 import torch
@@ -287,6 +299,9 @@ def measure(data, marginals, epsilon):
         if eps is None:
             return
         fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is not None and fn.name.value.startswith("test") or self._test_file():
+            return
         loops = fa.enclosing_loops(node, comprehensions=True)
         loop = next((lp for lp in loops if (it := loop_iter(lp)) is not None
                      and _column_like(it, any_range=selection)), None)
@@ -320,6 +335,11 @@ def measure(data, marginals, epsilon):
                 if eps is not None:
                     return eps
         return None
+
+    def _test_file(self) -> bool:
+        """A test module samples a mechanism many times to check its distribution."""
+        parts = self.ctx.path.replace("\\", "/").split("/")
+        return parts[-1].startswith("test_") or parts[-1].endswith("_test.py") or "tests" in parts[:-1]
 
     @staticmethod
     def _count_given(call: cst.Call) -> bool:
