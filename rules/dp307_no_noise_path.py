@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, param_names, walk, words
-from dpcheck.analysis.vocabulary import NOISE_DRAWS
+from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL, NOISE_DRAWS
 from dpcheck.rule import Rule
 
 #: parameters that carry the privacy budget itself: a function taking one promises to spend it
@@ -27,6 +27,9 @@ _NON_PRIVATE = frozenset({"nonprivate", "non", "nodp", "nondp", "baseline", "pla
 #: reads of a noised value that only measure it (its norm for a bound, its size, a log line)
 _MEASURES = frozenset({"norm", "len", "print", "size", "shape", "item", "numel", "append"})
 _NOISE = NOISE_DRAWS - {"sample", "rvs", "exponential"}
+#: configuration keys whose True (or, for the second set, False) turns the noise off
+_NOISE_OFF_KEYS = frozenset({"nonprivate", "non_private", "no_dp", "nodp", "disable_dp", "no_privacy"})
+_NOISE_ON_KEYS = frozenset({"dp", "private", "use_dp", "differential_privacy", "add_noise", "privacy"})
 #: statistics of a sample: of n noise draws they are nearly constants (std ≈ √2·b for Laplace, mean ≈ 0)
 _STATISTICS = frozenset({"std", "var", "mean"})
 #: in-place parameter updates
@@ -155,6 +158,10 @@ class NoNoisePath(Rule):
         parameters and taking a training step, called in the file; or a function storing the sum
         of something and a noise draw (``normal``/``laplace``/``randn``…)."""
         context = facts.may_have_dp_context
+        if context and any(isinstance(node.value, ast.Dict) and any(  # type: ignore[attr-defined]
+                isinstance(k, ast.Constant) and str(k.value).lower() in _NOISE_OFF_KEYS | _NOISE_ON_KEYS
+                for k in node.value.keys) for node in facts.nodes(ast.Assign)):  # type: ignore[attr-defined]
+            return True  # a configuration with a noise switch (checked against the ε computed from it)
         # the three draw shapes need a draw in the function: only functions holding one are walked for them
         drawing = facts.functions_holding([c for c in facts.calls if isinstance(c.func, ast.Attribute)
                                            and c.func.attr in _NOISE])
@@ -245,6 +252,13 @@ def step(model, lr, mode, sigma, C):
             p.data.add_(-lr, g + torch.normal(0, sigma * C, size=g.shape))
         else:
             p.data.add_(-lr, p.grad)
+""",
+        # a non-private configuration next to a private one; ε is computed only for the private one
+        """
+ae_params = {'nonprivate': True, 'minibatch_size': 64}
+gan_params = {'nonprivate': False, 'noise_multiplier': 1.1, 'minibatch_size': 64, 'iterations': 100}
+print('Achieves ({}, {})-DP'.format(analysis.epsilon(60000, gan_params['minibatch_size'],
+      gan_params['noise_multiplier'], gan_params['iterations'], 1e-5), 1e-5))
 """,
         # the std of the noise logged, the noise itself added
         """
@@ -362,6 +376,29 @@ def sgd(w, grads, batch, lr, C, sigma):
             g = np.clip(g, -C, C)
             w.data -= lr * (g + np.random.normal(0, sigma * C, g.shape))
 """,
+        # DPautoGAN: the autoencoder is trained with 'nonprivate': True, and its "(eps, delta)-DP" is printed
+        """
+ae_params = {
+    'nonprivate': True,
+    'noise_multiplier': 2.5,
+    'minibatch_size': 64,
+    'iterations': 20000,
+    'delta': 1e-5,
+}
+train_autoencoder(X, **ae_params)
+print('Achieves ({}, {})-DP'.format(
+    analysis.epsilon(  # <-
+        len(X), ae_params['minibatch_size'], ae_params['noise_multiplier'], ae_params['iterations'], ae_params['delta']
+    ),
+    ae_params['delta'],
+))
+""",
+        # a config with use_dp False handed to compute_rdp
+        """
+config = {"use_dp": False, "sigma": 1.0, "q": 0.01, "steps": 1000}
+train(model, config)
+rdp = compute_rdp(config["q"], config["sigma"], config["steps"], orders)  # <-
+""",
         # DP-SDV: the marginal scale replaced by the std of a Laplace sample (nearly a constant)
         """
 import numpy as np
@@ -387,6 +424,35 @@ def private_mean(x, epsilon, delta, sensitivity):
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
         self._self_evident: set[int] = set()
+        self._noise_off: dict[str, cst.DictElement] = {}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``ae_params = {'nonprivate': True, ...}``: a configuration that turns the noise off."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name) \
+                or not isinstance(node.value, cst.Dict):
+            return
+        for element in node.value.elements:
+            if isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString) \
+                    and isinstance(element.value, cst.Name):
+                key = element.key.value.strip("'\"").lower()
+                off = key in _NOISE_OFF_KEYS and element.value.value == "True" or \
+                    key in _NOISE_ON_KEYS and element.value.value == "False"
+                if off:
+                    self._noise_off[node.targets[0].target.value] = element
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """An ε computed from a configuration whose noise is off: a guarantee claimed for a non-private run."""
+        if not self._noise_off or not (ACCOUNTANT_CALL.match(call_name(node)) or call_name(node) in ("epsilon", "eps")):
+            return
+        for sub in walk(node):
+            if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name) and sub.value.value in self._noise_off:
+                config = sub.value.value
+                fa = self.ctx.analysis
+                self.report(node, f"this ε is computed from `{config}`, whose "
+                                  f"`{fa.code(self._noise_off[config].key).strip()}` (line "
+                                  f"{fa.line_of(self._noise_off[config])}) turns the noise off: the component trained "
+                                  "with it is not private, whatever ε this reports")
+                return
 
     def leave_Module(self, original_node: cst.Module) -> None:
         fa = self.ctx.analysis
