@@ -72,11 +72,11 @@ class AccountantPerRound(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding reads ε from an engine made in a loop or in a client's training method."""
-        import ast
+        """A finding reads ε from an engine made in a loop or in a client's training method: an engine assigned
+        in a function that later reads ε from it."""
+        from dpcheck.analysis.astshapes import engine_read_back
 
-        return bool(facts.called & _ACCOUNTANTS) or any(
-            {"privacy", "engine"} <= words(n.id) for n in facts.nodes(ast.Name))  # type: ignore[attr-defined]
+        return engine_read_back(facts, _ACCOUNTANTS, _READ_WORDS)
 
     VALID = (
         # built once, before the rounds

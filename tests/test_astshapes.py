@@ -59,6 +59,14 @@ PAIRS = [
      "def train(model, loader, accountant, delta, target_epsilon):\n    epsilon = 0.0\n"
      "    while epsilon < target_epsilon:\n        model.train_step(next(loader))\n"
      "        epsilon = accountant.get_epsilon(delta)\n    return model\n"),
+    # DP505: an engine built per round, but ε is read from another object; then from the engine itself
+    ("DP505",
+     "from opacus import PrivacyEngine\ndef run(model, rounds, accountant, delta):\n    for r in range(rounds):\n"
+     "        engine = PrivacyEngine()\n        model, opt, dl = engine.make_private(module=model)\n"
+     "        model.train_round(dl)\n        eps = accountant.get_epsilon(delta)\n    return eps\n",
+     "from opacus import PrivacyEngine\ndef run(model, rounds, delta):\n    for r in range(rounds):\n"
+     "        acct = PrivacyEngine()\n        model, opt, dl = acct.make_private(module=model)\n"
+     "        model.train_round(dl)\n        eps = acct.get_epsilon(delta)\n    return eps\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"

@@ -219,3 +219,32 @@ def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[s
                    for n in ast.walk(fn)):
                 return True
     return False
+
+
+# ---- DP505: an engine/accountant assigned in a function that reads ε from it ---------------------------
+
+def _elements(target: ast.expr) -> list[ast.expr]:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [e.value if isinstance(e, ast.Starred) else e for e in target.elts]
+    return [target]
+
+
+def engine_read_back(facts: AstFacts, accountants: frozenset[str], reads: frozenset[str]) -> bool:
+    """``engine = PrivacyEngine()`` (or a ``privacy_engine`` among a call's results) in a function that later
+    calls an ε/spent-named function on that name or with it as an argument."""
+    for node in facts.nodes(ast.Assign):
+        value = node.value  # type: ignore[attr-defined]
+        if len(node.targets) != 1 or not isinstance(value, ast.Call):  # type: ignore[attr-defined]
+            continue
+        elements = _elements(node.targets[0])  # type: ignore[attr-defined]
+        engines = {last_name(elements[0])} if call_name(value) in accountants and len(elements) == 1 else set()
+        engines |= {n for n in map(last_name, elements) if n and {"privacy", "engine"} <= words(n)}
+        engines.discard(None)
+        fn = facts.enclosing_function(node) if engines else None
+        if fn is None:
+            continue
+        for call in ast.walk(fn):
+            if isinstance(call, ast.Call) and words(call_name(call)) & reads and any(
+                    last_name(sub) in engines for sub in ast.walk(call)):
+                return True
+    return False
