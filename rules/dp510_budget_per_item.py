@@ -141,7 +141,8 @@ class BudgetPerItem(Rule):
         "their budgets. A loop over the columns, attributes, coordinates or marginals of one data "
         "set (`for col in df.columns: out[col] = laplace_perturb(df[col], epsilon)`, "
         "`{c: ECDF(x[c], mech) for c in cols}` with `mech = Laplace(epsilon=epsilon)`, "
-        "`np.random.laplace(0, 1 / epsilon)` per coordinate), or a loop that repeats an exponential-"
+        "`np.random.laplace(0, 1 / epsilon)` per coordinate; vectorised: `idx = rng.choice(d, size=k, "
+        "replace=False)` then each chosen coordinate randomised with `exp(eps)`), or a loop that repeats an exponential-"
         "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
         "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
         "Not reported: an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
@@ -158,8 +159,8 @@ class BudgetPerItem(Rule):
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
-        """An ε word and a ``for`` (a loop or a comprehension)."""
-        return "eps" in source and "for " in source
+        """An ε word and a ``for`` (a loop or a comprehension) or a ``choice(`` (k coordinates drawn)."""
+        return "eps" in source and ("for " in source or "choice(" in source)
     #: an ``epsilon`` given to a mechanism-named callee in such a loop is DP evidence of its own; a bare
     #: ``eps`` (often a stability constant) needs the scope's DP context (checked in ``visit_Call``)
     requires_dp_context = False
@@ -167,8 +168,10 @@ class BudgetPerItem(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a call inside a loop or comprehension with an ε-named argument (or an ε in a
-        division): the file needs a loop and such a call."""
-        if not facts.nodes(ast.For, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp):
+        division), or a ``.choice(…, size=, replace=)`` beside such a call (``exp(eps)``)."""
+        if not facts.nodes(ast.For, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp) and not any(
+                isinstance(c.func, ast.Attribute) and c.func.attr == "choice"
+                and {k.arg for k in c.keywords} >= {"size", "replace"} for c in facts.calls):
             return False
         for call in facts.calls:
             for arg in (*call.args, *(k.value for k in call.keywords)):
@@ -233,6 +236,15 @@ def check_distribution(scores, epsilon, n_trials):
     picks = [exponential_mechanism(scores, epsilon) for _ in range(n_trials)]
     return picks.count(0) / n_trials
 """,
+        # k coordinates sampled, each perturbed with eps / k
+        """
+import numpy as np
+def encode(x, epsilon, k, rng):
+    idx = rng.choice(len(x), size=k, replace=False)
+    eps = epsilon / k
+    p = np.exp(eps) / (np.exp(eps) + 1)
+    return idx, np.where(rng.random(k) < p, x[idx], -x[idx])
+""",
         # a loss margin, no mechanism
         """
 import torch
@@ -243,6 +255,18 @@ def hinge(features, targets, epsilon):
     )
 
     INVALID = (
+        # local-differential-privacy harmony.py: k coordinates sampled, each perturbed with the whole eps
+        """
+import numpy as np
+class HarmonyLDP:
+    def encode(self, data, eps=None):
+        if eps is None:
+            eps = self.eps
+        x = np.clip(data.reshape(1, -1), -1, 1)
+        idx = self.random_.choice(np.arange(x.shape[1]), size=(1, self.k), replace=False).T  # <-
+        prob = (x[0, idx] * (np.exp(eps) - 1) + np.exp(eps) + 1) / 2 / (np.exp(eps) + 1)
+        return np.where(self.random_.binomial(1, np.clip(prob, 0, 1)) == 1, 1.0, -1.0)
+""",
         # ReverendBayes LDP-SynthData: every column of a record perturbed with the full ε
         """
 import numpy as np
@@ -289,6 +313,9 @@ def measure(data, marginals, epsilon):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) == "choice":
+            self._k_coordinates(node)
+            return
         eps = _draw_eps(node)
         selection = False
         if eps is None and _mech_call(node):
@@ -315,6 +342,41 @@ def measure(data, marginals, epsilon):
         self.report(node, f"`{fa.code(eps).strip()}` is the whole budget, spent again on every pass of the loop over "
                           f"`{fa.code(loop_iter(loop)).strip()}`: each {what} of the same records costs it, so d "
                           f"passes cost d·ε; split it (ε/d per pass) or charge an accountant per pass")
+
+    def _k_coordinates(self, choice: cst.Call) -> None:
+        """``idx = rng.choice(d, size=k, replace=False)`` then every chosen coordinate randomised with
+        ``exp(eps)``: the vectorised spelling of k passes, each with the whole ε."""
+        size = next((a.value for a in choice.args if a.keyword is not None and a.keyword.value == "size"), None)
+        replace = next((a.value for a in choice.args if a.keyword is not None and a.keyword.value == "replace"), None)
+        if size is None or not (isinstance(replace, cst.Name) and replace.value == "False"):
+            return
+        ks = [n for n in walk(size) if isinstance(n, (cst.Name, cst.Attribute)) and last_name(n) in ("k", "n_coords",
+                                                                                                     "num_coords")]
+        if not ks:
+            return
+        k = last_name(ks[0])
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(choice)
+        if fn is None:
+            return
+        eps: cst.BaseExpression | None = None
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) \
+                    and last_name(sub.right) == k:
+                return  # something is shared out over the k coordinates
+            if eps is None and isinstance(sub, cst.Call) and call_name(sub) in ("exp", "expm1") and sub.args \
+                    and _full_eps(sub.args[0].value):
+                eps = sub.args[0].value
+        if eps is None or self._split(choice, eps):
+            return
+        # exp(ε) and a coin (a randomized response) are DP evidence of their own; else the scope's context
+        coin = any(isinstance(n, cst.Call) and call_name(n) in ("binomial", "bernoulli", "rand", "random", "uniform")
+                   for n in walk(fn, into_scopes=False))
+        if not coin and not fa.in_dp_context(choice):
+            return
+        self.report(choice, f"`{fa.code(choice).strip()[:60]}` picks `{k}` coordinates of the same user and each is "
+                            f"randomised with `exp({fa.code(eps).strip()})`, the whole budget: the report costs "
+                            f"{k}·ε; randomise each with ε/{k}")
 
     # -- helpers ---------------------------------------------------------------------------------
     def _bound_mechanism(self, call: cst.Call) -> cst.BaseExpression | None:
