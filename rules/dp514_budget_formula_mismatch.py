@@ -2,7 +2,6 @@
 function takes ρ or ε."""
 from __future__ import annotations
 
-import ast
 import re
 
 import libcst as cst
@@ -73,11 +72,6 @@ def _delta_only(expr: cst.BaseExpression) -> bool:
     return "delta" in pieces and pieces <= _DELTA_ONLY
 
 
-def _ast_budget_name(node: ast.AST) -> bool:
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    return name is not None and any(_BUDGET.fullmatch(w) for w in words(name))
-
-
 class BudgetFormulaMismatch(Rule):
     id = "DP514"
     name = "budget-formula-mismatch"
@@ -108,17 +102,11 @@ class BudgetFormulaMismatch(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a product/quotient with an ε/ρ-named operand, or a call with a δ-named argument
-        to a function of the module."""
-        for binop in (*facts.binops(ast.Mult), *facts.binops(ast.Div)):
-            if _ast_budget_name(binop.left) or _ast_budget_name(binop.right):
-                return True
-        for call in facts.calls:
-            for a in (*call.args, *(k.value for k in call.keywords)):
-                name = a.id if isinstance(a, ast.Name) else a.attr if isinstance(a, ast.Attribute) else ""
-                if "delta" in name.lower():
-                    return True
-        return False
+        """A finding is a scale growing with an ε/ρ-named factor (a draw's scale, or a std-named target a
+        draw reads), or a δ passed to a function or method of the module with an ε/ρ-named parameter."""
+        from dpcheck.analysis.astshapes import budget_scale
+
+        return budget_scale(facts, PURE_DRAWS, _BUDGET, _STD_WORDS, _DELTA_ONLY, _DRAW_SCALE_KEYS)
 
     VALID = (
         # zCDP Gaussian: σ falls with ρ

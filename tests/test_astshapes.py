@@ -67,6 +67,18 @@ PAIRS = [
      "from opacus import PrivacyEngine\ndef run(model, rounds, delta):\n    for r in range(rounds):\n"
      "        acct = PrivacyEngine()\n        model, opt, dl = acct.make_private(module=model)\n"
      "        model.train_round(dl)\n        eps = acct.get_epsilon(delta)\n    return eps\n"),
+    # DP514: ε in a product that is not a scale (a budget split), then a scale that grows with ε
+    ("DP514",
+     "import numpy as np\ndef release(x, epsilon, sens):\n    share = epsilon * 0.5\n    scale = sens / share\n"
+     "    return x + np.random.laplace(0, scale, x.shape)\n",
+     "import numpy as np\ndef release(x, epsilon, sens):\n    share = epsilon * 0.5\n    scale = sens * epsilon\n"
+     "    return x + np.random.laplace(0, scale, x.shape)\n"),
+    # DP514: δ passed to a function whose parameter is δ, then to one whose parameter is ρ
+    ("DP514",
+     "import numpy as np\ndef scale(delta):\n    return np.sqrt(1 / delta)\n"
+     "def measure(m, rho, delta):\n    return m + np.random.normal(0, scale(delta), m.shape)\n",
+     "import numpy as np\ndef scale(rho):\n    return np.sqrt(1 / rho)\n"
+     "def measure(m, rho, delta):\n    return m + np.random.normal(0, scale(delta), m.shape)\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"

@@ -10,6 +10,7 @@ and the visitor read the same words. Results are memoised per file in ``AstFacts
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from dpcheck.analysis.astfacts import AstFacts, call_name, last_name, number
@@ -247,4 +248,70 @@ def engine_read_back(facts: AstFacts, accountants: frozenset[str], reads: frozen
             if isinstance(call, ast.Call) and words(call_name(call)) & reads and any(
                     last_name(sub) in engines for sub in ast.walk(call)):
                 return True
+    return False
+
+
+# ---- DP514: a noise scale that grows with the budget, δ passed as ρ/ε ---------------------------------
+
+def product_sides(expr: ast.AST) -> tuple[list[ast.AST], list[ast.AST]]:
+    """(numerator, denominator) factors of a product/quotient; ``sqrt(x)`` counts as ``x``."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        ln, ld = product_sides(expr.left)
+        rn, rd = product_sides(expr.right)
+        return (ln + rn, ld + rd) if isinstance(expr.op, ast.Mult) else (ln + rd, ld + rn)
+    if isinstance(expr, ast.Call) and call_name(expr) == "sqrt" and len(arg_values(expr)) == 1:
+        return product_sides(arg_values(expr)[0])
+    return [expr], []
+
+
+def budget_scale(facts: AstFacts, draws: frozenset[str], budget_word: re.Pattern[str], std_words: frozenset[str],
+                 delta_only: frozenset[str], scale_keys: tuple[str, ...]) -> bool:
+    """A product/quotient of two or more factors with a budget-named factor (``budget(name)``) in the
+    numerator (a word of its name matching ``budget_word``), either assigned to a std-named target that a draw in the same function reads or given as a
+    draw's scale; or a call passing a δ-only name to a function or method of the module that has a
+    budget-named parameter."""
+    def budget(name: str) -> bool:
+        return any(budget_word.fullmatch(w) for w in words(name))
+
+    def grows(expr: ast.AST) -> bool:
+        numerator, denominator = product_sides(expr)
+        return len(numerator) + len(denominator) >= 2 and any(
+            isinstance(f, (ast.Name, ast.Attribute)) and budget(last_name(f) or "") for f in numerator)
+
+    draw_calls = [c for c in facts.calls if call_name(c) in draws]
+    for call in draw_calls:
+        scales = [k.value for k in call.keywords if k.arg in scale_keys]
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        scales += positional[1:2]
+        if any(not isinstance(s, (ast.Name, ast.Attribute)) and grows(s) for s in scales):
+            return True
+    if draw_calls:
+        read_by_draws: dict[int, set[str | None]] = {}
+        for c in draw_calls:
+            names = {last_name(n) for v in arg_values(c) for n in ast.walk(v)}
+            for held in facts.functions_holding([c]):
+                read_by_draws.setdefault(held, set()).update(names)
+        for node in facts.nodes(ast.Assign):
+            if len(node.targets) != 1 or not words(last_name(node.targets[0]) or "") & std_words:  # type: ignore[attr-defined]
+                continue
+            fn = facts.enclosing_function(node)
+            if fn is not None and last_name(node.targets[0]) in read_by_draws.get(id(fn), ()) \
+                    and grows(node.value):  # type: ignore[attr-defined]
+                return True
+    budgeted = set()
+    for fn in facts.functions:
+        args = fn.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+        if any(budget(p) and "delta" not in words(p) for p in params):
+            budgeted.add(fn.name)
+    if not budgeted:
+        return False
+    for call in facts.calls:
+        func = call.func
+        if not (isinstance(func, ast.Name) or isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in ("self", "cls")) or call_name(call) not in budgeted:
+            continue
+        if any(isinstance(v, (ast.Name, ast.Attribute)) and "delta" in words(last_name(v) or "")
+               and words(last_name(v) or "") <= delta_only for v in arg_values(call)):
+            return True
     return False
