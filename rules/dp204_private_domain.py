@@ -27,6 +27,7 @@ from dpcheck.rule import Rule
 _READ_TEXT = re.compile(
     r"\b(?:unique|value_counts|nunique|drop_duplicates|set|Counter|min|max|amin|amax|nanmin|nanmax|median|"
     r"quantile|percentile|histogram|bincount|groupby)\s*\(|\.categories\b"
+    r"|(?:Label|Ordinal|OneHot)Encoder|LabelBinarizer|KBinsDiscretizer"
 )
 
 
@@ -230,6 +231,18 @@ def approx_bounds(edge_list, epsilon):
     lo = min([l for l, u in edge_list])
     return lo + np.random.laplace(0, 1 / epsilon)
 """,
+        # the same with the categories declared
+        """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+def privatize(df, column, categories, epsilon):
+    enc = LabelEncoder().fit(categories)
+    codes = enc.transform(df[column])
+    k = len(enc.classes_)
+    p = np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    noisy = [c if np.random.rand() < p else np.random.randint(k) for c in codes]
+    return enc.inverse_transform(noisy)
+""",
     )
 
     INVALID = (
@@ -331,6 +344,18 @@ df = pd.read_csv("survey.csv")
 answers = sorted(df["answer"].unique())  # <-
 p = np.exp(epsilon) / (np.exp(epsilon) + len(answers) - 1)
 reports = [a if np.random.rand() < p else np.random.choice(answers) for a in df["answer"]]
+""",
+        # a label encoder fitted on the private column sets k and the alphabet of randomized response
+        """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+def privatize(df, column, epsilon):
+    enc = LabelEncoder()
+    codes = enc.fit_transform(df[column])  # <-
+    k = len(enc.classes_)
+    p = np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+    noisy = [c if np.random.rand() < p else np.random.randint(k) for c in codes]
+    return enc.inverse_transform(noisy)
 """,
         # only the labels present get noisy counts (diffprivlib GaussianNB)
         """

@@ -36,7 +36,10 @@ _RANGE_FUNCS = frozenset({
 _HIST_FUNCS = frozenset({"histogram", "histogram_bin_edges"})
 _LIB_ROOTS = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "math", "statistics", "collections"})
 #: calls that draw noise or sample a randomised output
-DRAWS = frozenset({"laplace", "normal", "gumbel", "geometric", "choice", "binomial", "bernoulli", "exponential"})
+DRAWS = frozenset({
+    "laplace", "normal", "gumbel", "geometric", "choice", "binomial", "bernoulli", "exponential", "randint",
+    "integers",
+})
 #: words of a call that applies a DP mechanism
 MECHANISM_WORDS = frozenset({
     "mechanism", "mech", "laplace", "gaussian", "randomized", "randomised", "perturb", "perturbation",
@@ -82,6 +85,8 @@ class Flow:
     private: set[str] = field(default_factory=set)
     #: domain read -> "set" (which values occur) or "range" (extremes, quantiles)
     kinds: dict[cst.BaseExpression, str] = field(default_factory=dict)
+    #: names bound to a category encoder or binner (``LabelEncoder()``, ``KBinsDiscretizer(...)``)
+    encoders: set[str] = field(default_factory=set)
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
@@ -210,6 +215,9 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
     method = isinstance(func, cst.Attribute) and (dotted(func.value) or "").split(".")[0] not in _LIB_ROOTS
     if method:
         subject: cst.BaseExpression = func.value  # type: ignore[union-attr]
+        if name in ("fit", "fit_transform") and positional and _encoder(subject, flow):
+            # the encoder's categories (bins) are the values the private column holds
+            return "set" if is_private(positional[0], flow) else None
         if name in _SET_METHODS or (name in ("size", "count") and isinstance(subject, cst.Call)
                                     and call_name(subject) == "groupby"):
             return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
@@ -234,6 +242,18 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
         ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_RANGE)
         return "range" if ok else None
     return None
+
+
+#: estimators whose fitted state is the set of values (or bins) of what they are fitted on
+_ENCODERS = frozenset({"LabelEncoder", "OrdinalEncoder", "OneHotEncoder", "LabelBinarizer", "KBinsDiscretizer"})
+
+
+def _encoder(expr: cst.BaseExpression, flow: Flow) -> bool:
+    if isinstance(expr, cst.Call):
+        return call_name(expr) in _ENCODERS and not any(
+            a.keyword is not None and a.keyword.value == "categories" for a in expr.args)
+    name = dotted(expr)
+    return name is not None and name in flow.encoders
 
 
 def _named(expr: cst.BaseExpression, vocabulary: frozenset[str]) -> bool:
@@ -350,6 +370,12 @@ def statements(fn: Scope) -> Iterator[cst.CSTNode]:
 
 
 def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
+    if isinstance(value, cst.Call) and _encoder(value, flow):
+        flow.encoders |= targets
+    if isinstance(value, cst.Call) and call_name(value) == "fit_transform" and isinstance(value.func, cst.Attribute):
+        owner = dotted(value.func.value)
+        if owner is not None and owner in flow.encoders:
+            targets = targets | {owner}  # the encoder keeps the categories it returned codes for
     srcs = set() if _onto_domain(value) else flow.sources(value)
     if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value)):
         # a range noised where it is read is a DP estimate of it; which values occur stays exact
@@ -390,6 +416,10 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     owner = dotted(call.func.value)
                     if owner is not None:
                         _bind(flow, {owner}, call.args[0].value)
+                elif call_name(call) == "fit" and isinstance(call.func, cst.Attribute):
+                    owner = dotted(call.func.value)
+                    if owner is not None and owner in flow.encoders:
+                        _bind(flow, {owner}, call)
     return flow
 
 
