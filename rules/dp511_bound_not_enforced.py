@@ -9,7 +9,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
+from dpcheck.analysis.syntax import call_name, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
 
 #: calls that return a bool
@@ -64,7 +64,7 @@ class BoundNotEnforced(Rule):
         "out (`# W = torch.clamp(W, c - r, c + r)`) in a function that perturbs its input under ε "
         "with no other clamp. Not reported: a bool compared with 0 or 1 in a way that can hold, a "
         "commented clamp when the function clamps elsewhere, functions that draw no noise and use "
-        "no ε, code with no DP context (for the check). "
+        "no ε, a check outside a function that draws noise or takes ε, code with no DP context. "
         "Fix: compare inside the call (`any(norms > 1)`), and clamp (or raise) before the noise."
     )
     TRIGGERS = ("any(", "all(", "bool(", "clamp", "clip")
@@ -92,6 +92,12 @@ def dp_pca(data, epsilon, delta):
 def check(values, epsilon):
     if all(v >= 0 for v in values) == 0:
         raise ValueError("negative value")
+""",
+        # an always-true assertion in numerical code: no mechanism relies on it
+        """
+def trust_region(vmultc, mcon, sigma, delta):
+    assert all(vmultc[:mcon]) >= 0
+    return vmultc * sigma + delta
 """,
         # a commented clamp, but the function clamps anyway
         """
@@ -158,7 +164,7 @@ def privatize(values, lo, hi, epsilon):
             if value is None:
                 continue
             result = _never(target.operator, value)
-            if result is None or not self.ctx.analysis.in_dp_context(node):
+            if result is None or not self.ctx.analysis.in_dp_context(node) or not self._mechanism_scope(node):
                 continue
             fa = self.ctx.analysis
             self.report(node, f"`{fa.code(left).strip()}` is a bool (0 or 1), so comparing it with {value:g} is "
@@ -185,6 +191,15 @@ def privatize(values, lo, hi, epsilon):
                     f"`{code.strip()}` is commented out: the function perturbs its input under ε as if it "
                     f"were inside that bound, but nothing enforces it, so one value outside moves the "
                     f"output by more than the noise covers; clamp before the mechanism")
+
+    def _mechanism_scope(self, node: cst.CSTNode) -> bool:
+        """The check sits in a function that draws noise or takes ε (a bound a mechanism relies on)."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None:
+            return False
+        if any(words(p) & {"epsilon", "rho"} for p in param_names(fn)):
+            return True
+        return any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(fn, into_scopes=False))
 
     @staticmethod
     def _perturbs(body: list[cst.CSTNode]) -> bool:
