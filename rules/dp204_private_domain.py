@@ -9,6 +9,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.domainflow import (
     DRAWS,
     MECHANISM_WORDS,
+    NOISE_DRAWS,
     Flow,
     Scope,
     body_of,
@@ -417,7 +418,7 @@ class GaussianNB:
                returns: dict[str, set[cst.BaseExpression]]) -> list[tuple[cst.BaseExpression, str]]:
         out: list[tuple[cst.BaseExpression, str]] = []
         calls = [n for n in walk(body_of(fn), into_scopes=False) if isinstance(n, cst.Call)]
-        noisy_fn = any(is_draw(c) or is_mechanism(c) for c in calls)
+        noisy_fn = any(call_name(c) in NOISE_DRAWS or is_mechanism(c) for c in calls)
         budget_fn = bool(budget_refs(fn.params if isinstance(fn, cst.FunctionDef) else fn))
         for call in calls:
             if not (is_draw(call) or is_mechanism(call)):

@@ -38,8 +38,9 @@ _LIB_ROOTS = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "ma
 #: calls that draw noise or sample a randomised output
 DRAWS = frozenset({
     "laplace", "normal", "gumbel", "geometric", "choice", "binomial", "bernoulli", "exponential", "randint",
-    "integers",
 })
+#: draws that add noise to a value (not a uniform pick of an index or a seed)
+NOISE_DRAWS = DRAWS - {"choice", "randint"}
 #: words of a call that applies a DP mechanism
 MECHANISM_WORDS = frozenset({
     "mechanism", "mech", "laplace", "gaussian", "randomized", "randomised", "perturb", "perturbation",
