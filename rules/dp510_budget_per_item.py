@@ -1,7 +1,6 @@
 """DP510: the whole ε spent on every column, coordinate or selection of a loop over the same records."""
 from __future__ import annotations
 
-import ast
 import re
 
 import libcst as cst
@@ -124,11 +123,6 @@ def _draw_eps(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
-def _ast_eps(node: ast.AST) -> bool:
-    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
-    return _eps_name(name)
-
-
 class BudgetPerItem(Rule):
     id = "DP510"
     name = "budget-per-item"
@@ -167,18 +161,16 @@ class BudgetPerItem(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a call inside a loop or comprehension with an ε-named argument (or an ε in a
-        division), or a ``.choice(…, size=, replace=)`` beside such a call (``exp(eps)``)."""
-        if not facts.nodes(ast.For, ast.ListComp, ast.DictComp, ast.GeneratorExp, ast.SetComp) and not any(
-                isinstance(c.func, ast.Attribute) and c.func.attr == "choice"
-                and {k.arg for k in c.keywords} >= {"size", "replace"} for c in facts.calls):
-            return False
-        for call in facts.calls:
-            for arg in (*call.args, *(k.value for k in call.keywords)):
-                if _ast_eps(arg) or isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Div) \
-                        and _ast_eps(arg.right):
-                    return True
-        return False
+        """A finding is, in a loop over columns (or a ``range``), a draw dividing by the full ε, a mechanism
+        given it, or a call given a mechanism built with it; or a ``.choice(…, size=k)`` beside ``exp(ε)``."""
+        from dpcheck.analysis.astshapes import budget_per_item
+
+        def mechanism(name: str) -> bool:  # ``_mech_call`` on the called name
+            pieces = words(name)
+            return not pieces & _POST_WORDS and (bool(pieces & _MECH_WORDS) or "exp_mech" in name.lower())
+
+        return budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
+                               column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
         # the budget split over the columns before the loop

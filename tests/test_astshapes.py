@@ -79,6 +79,18 @@ PAIRS = [
      "def measure(m, rho, delta):\n    return m + np.random.normal(0, scale(delta), m.shape)\n",
      "import numpy as np\ndef scale(rho):\n    return np.sqrt(1 / rho)\n"
      "def measure(m, rho, delta):\n    return m + np.random.normal(0, scale(delta), m.shape)\n"),
+    # DP510: ε beside a loop over the columns, but split before it; then the whole ε in every pass
+    ("DP510",
+     "import numpy as np\ndef privatize(x, epsilon, bound, columns):\n    share = epsilon / len(columns)\n"
+     "    return [x[c].mean() + np.random.laplace(0, bound / share) for c in columns]\n",
+     "import numpy as np\ndef privatize(x, epsilon, bound, columns):\n    share = epsilon / len(columns)\n"
+     "    return [x[c].mean() + np.random.laplace(0, bound / epsilon) for c in columns]\n"),
+    # DP510: a mechanism built with the whole ε, used once; then in a loop over the marginals
+    ("DP510",
+     "def measure(data, marginals, epsilon):\n    mech = LaplaceMechanism(epsilon=epsilon)\n"
+     "    return mech(sum(v for v in data.total()))\n",
+     "def measure(data, marginals, epsilon):\n    mech = LaplaceMechanism(epsilon=epsilon)\n"
+     "    return {m: release(data.project(m), mech) for m in marginals}\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from dpcheck.analysis.astfacts import AstFacts, call_name, last_name, number
 from dpcheck.analysis.astnames import dotted
@@ -314,4 +314,63 @@ def budget_scale(facts: AstFacts, draws: frozenset[str], budget_word: re.Pattern
         if any(isinstance(v, (ast.Name, ast.Attribute)) and "delta" in words(last_name(v) or "")
                and words(last_name(v) or "") <= delta_only for v in arg_values(call)):
             return True
+    return False
+
+
+# ---- DP510: the whole ε given to a mechanism in every pass of a loop over columns ----------------------
+
+def _loop_iters(loop: ast.AST) -> list[ast.expr]:
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        return [loop.iter]
+    return [g.iter for g in loop.generators]  # type: ignore[attr-defined]
+
+
+def _column_like(expr: ast.AST, column: frozenset[str], repeat: frozenset[str], through: frozenset[str]) -> bool:
+    """Columns, or (the selections' reading, a superset of the columns') any ``range`` not bounded by a number
+    or a repetition count."""
+    if isinstance(expr, ast.Call):
+        name = call_name(expr)
+        if name in through:
+            return any(_column_like(v, column, repeat, through) for v in arg_values(expr))
+        if name in ("items", "keys", "values") and isinstance(expr.func, ast.Attribute):
+            return _column_like(expr.func.value, column, repeat, through)
+        if name == "range":
+            return any(number(b) is None and not words(last_name(b) or "") & repeat for b in arg_values(expr))
+        return False
+    name = last_name(expr)
+    return name is not None and bool(words(name) & column)
+
+
+def budget_per_item(facts: AstFacts, *, eps_name: Callable[[str | None], bool], mechanism: Callable[[str], bool],
+                    draws: frozenset[str], column: frozenset[str], repeat: frozenset[str],
+                    through: frozenset[str]) -> bool:
+    """In a loop over columns (or a ``range``): a draw dividing by a full-ε name, a mechanism-named call given
+    one, or a call given a name assigned a mechanism-named call with one; or ``choice(…, size=<k>,
+    replace=False)`` in a file with ``exp(<full ε>)``."""
+    def full_eps(v: ast.AST) -> bool:
+        return isinstance(v, (ast.Name, ast.Attribute)) and eps_name(last_name(v))
+
+    calls = facts.calls
+    if any(call_name(c) in ("exp", "expm1") and any(full_eps(v) for v in arg_values(c)) for c in calls) and any(
+            call_name(c) == "choice" and any(k.arg == "size" for k in c.keywords) for c in calls):
+        return True
+    bound = {t.id for n in facts.nodes(ast.Assign) for t in n.targets  # type: ignore[attr-defined]
+             if isinstance(t, ast.Name) and isinstance(n.value, ast.Call)  # type: ignore[attr-defined]
+             and mechanism(call_name(n.value)) and any(full_eps(v) for v in arg_values(n.value))}  # type: ignore[attr-defined]
+    loops = facts.nodes(ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+    for loop in loops:
+        if not any(_column_like(it, column, repeat, through) for it in _loop_iters(loop)):
+            continue
+        for call in ast.walk(loop):
+            if not isinstance(call, ast.Call):
+                continue
+            name = call_name(call)
+            values = arg_values(call)
+            if name in draws and any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Div) and full_eps(s.right)
+                                     for v in values for s in ast.walk(v)):
+                return True
+            if mechanism(name) and any(full_eps(v) for v in values):
+                return True
+            if any(isinstance(v, ast.Name) and v.id in bound for v in values):
+                return True
     return False
