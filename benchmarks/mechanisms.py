@@ -117,8 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--select-confidence", type=float, default=Budget.select_confidence,
                     help="confidence of the validation bound that picks the threshold and the classifier (0.9); "
                          "higher penalises small, noisy sets")
+    ap.add_argument("--min-mass", type=float, default=Budget.min_mass,
+                    help="smallest probability under the numerator input of a set the validation may choose (0.01, "
+                         "DP-Sniper's c); lower it only with a large validation and a strict --select-confidence")
     ap.add_argument("--classifiers", default="logistic,boosting",
-                    help="attack classifiers, comma-separated (logistic, logistic-signs, boosting, table; the "
+                    help="attack classifiers, comma-separated (logistic, logistic-signs, logistic-diff-signs, boosting, table; the "
                          "floating-point rows add boosting-bits)")
     ap.add_argument("--pair", help="a fixed input pair A:B for the one --only mechanism, e.g. 1,21,21,21,21:0,22,22,22,22 "
                     "(no pilot; checked against the mechanism's neighbourhood)")
@@ -146,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/mechanisms.py " + " ".join(argv if argv is not None else sys.argv[1:])
     classifiers = tuple(args.classifiers.split(","))
     budget = Budget(pilot=args.pilot, train=args.train, validation=args.validation, test=args.test,
-                    select_confidence=args.select_confidence)
+                    select_confidence=args.select_confidence, min_mass=args.min_mass)
     rows = []
     for name in names:
         start = time.perf_counter()

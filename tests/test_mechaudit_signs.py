@@ -53,3 +53,27 @@ def test_the_classifier_is_chosen_on_validation_outputs_only() -> None:
     # test outputs come after the choice: more of them change the counts, not the classifier or the set
     assert runs[0].classifier == runs[1].classifier and runs[0].threshold == runs[1].threshold
     assert runs[0].test_per_input != runs[1].test_per_input
+
+
+def test_increments_recover_a_running_sums_noise_and_raise_its_power() -> None:
+    from dpcheck.audit.attacks.signs import increments
+    from dpcheck.mechaudit.target import from_benchmark
+    np.testing.assert_array_equal(increments(np.array([[1.0, 3.0, np.nan, 4.0]])), [[2.0, -3.0, 4.0]])
+    pair = (np.array([1.0] * 5 + [0.0] * 5), np.array([0.0] * 5 + [1.0] * 5))
+    budget = Budget(train=20_000, validation=100_000, test=100_000)
+    runs = {name: audit(from_benchmark("prefix-sum"), hood="linf", length=10, pair=pair, seed=3, classifiers=(name,),
+                        budget=budget) for name in ("logistic", "logistic-diff-signs")}
+    # prefix sums of x + Lap(10): the increments' signs give sets of log-ratio up to 0.82 at ≥ 1 % mass
+    assert runs["logistic-diff-signs"].eps_lower["0.9"] > runs["logistic"].eps_lower["0.9"] + 0.15
+
+
+def test_the_mass_floor_bounds_the_chosen_set() -> None:
+    from dpcheck.mechaudit.attack import choose_threshold
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0, 1, 400_000), rng.normal(0, 1, 400_000)
+    a[:2_000] = 10.0  # a rare region (0.5 %) only a reaches
+    for floor in (0.01, 0.001):
+        threshold, _ = choose_threshold(a, b, delta=0.0, confidence=0.9, min_mass=floor)
+        chosen = a if threshold.a_in_numerator else b
+        assert np.mean(threshold.member(chosen)) >= floor
+    assert np.mean(threshold.member(a)) < 0.01 and threshold.a_in_numerator  # the lower floor admits the rare set

@@ -19,11 +19,12 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
-from dpcheck.audit.attacks.signs import MedianSigns, learn_median_signs
+from dpcheck.audit.attacks.signs import MedianSigns, increments, learn_median_signs
 from dpcheck.mechaudit.encode import Layout, learn_layout
 
-# logistic-signs: logistic regression that also sees each continuous column's sign against its median
-CLASSIFIERS = ("logistic", "logistic-signs", "boosting", "boosting-bits", "table")
+# logistic-signs: logistic regression that also sees each continuous column's sign against its median;
+# logistic-diff-signs: the same over the columns and their consecutive differences (running sums' increments)
+CLASSIFIERS = ("logistic", "logistic-signs", "logistic-diff-signs", "boosting", "boosting-bits", "table")
 MAX_THRESHOLDS = 4000
 MAX_TABLE_ROWS = 5000
 # DP-Sniper's probability floor: a set the numerator input rarely hits is chosen among thousands
@@ -83,10 +84,13 @@ def fit_scorer(name: str, out_a: np.ndarray, out_b: np.ndarray, sentinels: tuple
     x = np.vstack([layout.transform(out_a), layout.transform(out_b)])
     y = np.concatenate([np.ones(len(out_a)), np.zeros(len(out_b))])
     features: Layout | _SignedLayout = layout
-    if name in ("logistic", "logistic-signs"):
+    if name in ("logistic", "logistic-signs", "logistic-diff-signs"):
         model = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=300))
-        if name == "logistic-signs":
-            features = _SignedLayout(layout, learn_median_signs(x))
+        if name != "logistic":
+            diffs = name == "logistic-diff-signs"
+            if diffs:
+                x = np.hstack([x, increments(np.vstack([out_a, out_b]))])
+            features = _SignedLayout(layout, learn_median_signs(x), diffs)
             x = np.hstack([x, features.signs.transform(x)])
     elif name == "table":
         model = FrequencyTable()
@@ -110,9 +114,12 @@ class _SignedLayout:
 
     base: Layout
     signs: MedianSigns
+    with_increments: bool = False
 
     def transform(self, outputs: np.ndarray) -> np.ndarray:
         x = self.base.transform(outputs)
+        if self.with_increments:
+            x = np.hstack([x, increments(outputs)])
         return np.hstack([x, self.signs.transform(x)])
 
 
@@ -167,8 +174,10 @@ class Threshold:
         return scores >= self.value if self.above else scores < self.value
 
 
-def choose_threshold(val_a: np.ndarray, val_b: np.ndarray, *, delta: float, confidence: float) -> tuple[Threshold, float]:
-    """The set S and its orientation with the best Clopper–Pearson bound on the validation scores."""
+def choose_threshold(val_a: np.ndarray, val_b: np.ndarray, *, delta: float, confidence: float,
+                     min_mass: float = MIN_MASS) -> tuple[Threshold, float]:
+    """The set S and its orientation with the best Clopper–Pearson bound on the validation scores,
+    among sets the numerator input hits with probability ≥ min_mass."""
     pooled = np.concatenate([val_a, val_b])
     values = np.unique(pooled)
     if values.size > MAX_THRESHOLDS:
@@ -184,7 +193,7 @@ def choose_threshold(val_a: np.ndarray, val_b: np.ndarray, *, delta: float, conf
             num, den = (hits_a, hits_b) if a_num else (hits_b, hits_a)
             n_num, n_den = (sa.size, sb.size) if a_num else (sb.size, sa.size)
             bounds = eps_bound(num, n_num, den, n_den, delta=delta, confidence=confidence)
-            bounds = np.where(num >= MIN_MASS * n_num, bounds, 0.0)
+            bounds = np.where(num >= min_mass * n_num, bounds, 0.0)
             i = int(np.argmax(bounds))
             if bounds[i] > best[0]:
                 best = (float(bounds[i]), Threshold(float(values[i]), above, a_num))

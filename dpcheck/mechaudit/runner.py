@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from dpcheck.mechaudit.attack import Scorer, Threshold, TooManyOutputs, choose_threshold, eps_bound, fit_scorer
+from dpcheck.mechaudit.attack import (MIN_MASS, Scorer, Threshold, TooManyOutputs, choose_threshold, eps_bound,
+                                      fit_scorer)
 from dpcheck.mechaudit.neighbours import candidate_pairs, check_pair
 from dpcheck.mechaudit.target import MechanismTarget, probe
 
@@ -31,6 +32,9 @@ class Budget:
     # penalises small sets, whose validation counts are noisier (the best-looking of thousands of
     # small sets is often best by luck and loses on fresh outputs); the reported bounds stay at 0.9, 0.95
     select_confidence: float = CONFIDENCES[0]
+    # the smallest probability, under the numerator input, of a set the validation may choose
+    # (DP-Sniper's c = 0.01); lower it only with a validation large enough to rank rare sets
+    min_mass: float = MIN_MASS
 
 
 @dataclass
@@ -119,7 +123,7 @@ def audit(target: MechanismTarget, *, hood: str, length: int, pair: tuple[np.nda
         va = _score_blocks(target, scorer, a, budget.validation, val_rng)
         vb = _score_blocks(target, scorer, b, budget.validation, val_rng)
         threshold, bound = choose_threshold(va, vb, delta=delta,  # type: ignore[arg-type]
-                                            confidence=budget.select_confidence)
+                                            confidence=budget.select_confidence, min_mass=budget.min_mass)
         progress(f"  {name}: validation bound {bound:.4f} (at {budget.select_confidence:g})")
         if best is None or bound > best[0]:
             best = (bound, scorer, threshold)

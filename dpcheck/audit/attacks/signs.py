@@ -28,6 +28,14 @@ class MedianSigns:
         return (cols >= np.asarray(self.medians)[None, :]).astype(np.float64)
 
 
+def increments(outputs: np.ndarray) -> np.ndarray:
+    """Differences of consecutive output columns (non-finite entries read as 0). A running sum's
+    increments carry its independent noise terms, one per column, where medians and signs apply."""
+    x = np.asarray(outputs, dtype=np.float64).reshape(len(outputs), -1)
+    x = np.where(np.isfinite(x), x, 0.0)
+    return np.diff(x, axis=1)
+
+
 def learn_median_signs(features: np.ndarray) -> MedianSigns:
     """The columns of a training feature matrix with at least MIN_DISTINCT finite values, and their medians."""
     columns, medians = [], []
