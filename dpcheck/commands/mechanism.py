@@ -45,9 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "search keeps its inputs whole")
     p.add_argument("--sentinel", type=float, action="append", default=[], help="an output value meaning ⊥ (repeatable)")
     p.add_argument("--float-attack", action="store_true", help="add floating-point bit features (Mironov's attack)")
-    p.add_argument("--classifier", action="append", choices=("logistic", "logistic-signs", "boosting", "boosting-bits", "table"),
+    p.add_argument("--classifier", action="append", choices=("logistic", "logistic-signs", "logistic-diff-signs", "boosting", "boosting-bits", "table"),
                    help="attack classifier (repeatable; default logistic and boosting, plus boosting-bits with "
                         "--float-attack; logistic-signs adds each continuous output's sign against its median, "
+                        "logistic-diff-signs also the signs of consecutive differences (running sums), "
                         "table keys on exact output values); the best on validation outputs is used")
     p.add_argument("--samples", type=_positive_int, default=10_000_000, help="test outputs per input (10,000,000)")
     p.add_argument("--train", type=_positive_int, default=100_000, help="training outputs per input (100,000)")
