@@ -105,12 +105,18 @@ class PrivateDomain(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs a draw or a mechanism-named call, or a budget-named value, in the file."""
-        for call in facts.calls:
-            lasts = facts.call_lasts(call)
-            if lasts & DRAWS or any(words(n) & MECHANISM_WORDS for n in lasts):
-                return True
-        return False
+        """A finding needs a domain read that reaches a sink (a draw or mechanism, a budget-named value, a
+        noisy loop, a noisy function's return) in one scope (``astshapes.private_domain``)."""
+        from dpcheck.analysis import domainflow
+        from dpcheck.analysis.astshapes import private_domain
+
+        def sink_call(name: str) -> bool:  # ``is_draw`` or ``is_mechanism`` on the called name
+            pieces = words(name)
+            return name in DRAWS or bool(pieces & MECHANISM_WORDS) and not pieces & domainflow._NOT_MECHANISM
+
+        reads = domainflow._SET_FUNCS | domainflow._SET_METHODS | domainflow._RANGE_FUNCS | domainflow._HIST_FUNCS
+        return private_domain(facts, reads=reads | {"bincount"}, encoders=domainflow._ENCODERS, sink_call=sink_call,
+                              budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
         # randomized response over the declared categories

@@ -91,6 +91,12 @@ PAIRS = [
      "    return mech(sum(v for v in data.total()))\n",
      "def measure(data, marginals, epsilon):\n    mech = LaplaceMechanism(epsilon=epsilon)\n"
      "    return {m: release(data.project(m), mech) for m in marginals}\n"),
+    # DP204: the data's range read in one function, the noise drawn in another; then in the same one
+    ("DP204",
+     "import numpy as np\ndef describe(data):\n    return max(data) - min(data)\n"
+     "def release(values, epsilon):\n    return values + np.random.laplace(0, 1 / epsilon, len(values))\n",
+     "import numpy as np\ndef release(data, epsilon):\n    span = max(data) - min(data)\n"
+     "    return data + np.random.laplace(0, span / epsilon, len(data))\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"
@@ -140,3 +146,13 @@ def test_functions_holding_names_every_enclosing_function() -> None:
     held = facts.functions_holding([draw])
     assert {f.name for f in facts.functions if id(f) in held} == {"outer", "inner"}
     assert facts.functions_holding([]) == set()
+
+
+def test_domain_read_beside_the_budget_passes_without_a_draw_in_the_file() -> None:
+    # no draw or mechanism call anywhere (the quantile helper lives in another module): the read still
+    # reaches a budget-named argument, and DP204 reports it
+    source = ("def median(array, epsilon, bounds=None):\n    lower = min(array) if bounds is None else bounds[0]\n"
+              "    upper = max(array) if bounds is None else bounds[1]\n"
+              "    return quantile(array, 0.5, epsilon=epsilon, bounds=(lower, upper))\n")
+    assert admits("DP204", source)
+    assert reported("DP204", source)

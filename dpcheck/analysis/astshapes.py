@@ -13,7 +13,7 @@ import ast
 import re
 from collections.abc import Callable, Iterator
 
-from dpcheck.analysis.astfacts import AstFacts, call_name, last_name, number
+from dpcheck.analysis.astfacts import FUNCTIONS, AstFacts, call_name, last_name, number
 from dpcheck.analysis.astnames import dotted
 from dpcheck.analysis.syntax import words
 
@@ -374,3 +374,149 @@ def budget_per_item(facts: AstFacts, *, eps_name: Callable[[str | None], bool], 
             if any(isinstance(v, ast.Name) and v.id in bound for v in values):
                 return True
     return False
+
+
+# ---- DP204: a domain read and a sink in the same scope ------------------------------------------------
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a module's top-level code (nested functions, classes and lambdas left out), or every
+    node of a function (its nested scopes included: a superset of its own statements)."""
+    if not isinstance(scope, ast.Module):
+        yield from ast.walk(scope)
+        return
+    stack: list[ast.AST] = list(scope.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _statements(scope: ast.AST) -> list[ast.stmt]:
+    return [n for n in own_nodes(scope) if isinstance(n, ast.stmt)]
+
+
+def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozenset[str],
+                   sink_call: Callable[[str], bool], budget_words: frozenset[str], noisy_words: frozenset[str]) -> bool:
+    """A domain read reaches a sink in one scope (the module's top-level code, or a function with its
+    class's ``self.…`` values): a read is a call named in ``reads`` (``fit``/``fit_transform`` too when an
+    encoder is built in the file, ``size``/``count`` of a ``groupby``) or ``.categories``, and what it
+    taints is every name assigned from an expression holding a read or a tainted name (any order, any
+    call in between). Sinks: a ``sink_call`` (a draw or mechanism) given such an expression, a statement
+    holding one beside a budget-named value, a ``for`` over one whose body draws or reads a noisy-named
+    value, a ``return`` of one in a scope that draws, a comprehension over one that draws; or a sink
+    call given the name of a function that returns a read."""
+    fitted = reads | ({"fit", "fit_transform"} if any(call_name(c) in encoders for c in facts.calls) else set())
+
+    def is_read(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            name = call_name(node)
+            if name in ("size", "count"):
+                return isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                    and call_name(node.func.value) == "groupby"
+            return name in fitted
+        return isinstance(node, ast.Attribute) and node.attr == "categories"
+
+    def named(node: ast.AST, vocabulary: frozenset[str]) -> bool:
+        name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+        return name is not None and bool(words(name) & vocabulary)
+
+    def sinks(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and sink_call(call_name(node))
+
+    def carries(expr: ast.AST | None, tainted: set[str]) -> bool:
+        if expr is None:
+            return False
+        for n in ast.walk(expr):
+            if is_read(n):
+                return True
+            if tainted and isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) in tainted:
+                return True
+        return False
+
+    def taint(statements: list[ast.stmt], seed: set[str]) -> set[str]:
+        flows: list[tuple[list[str], ast.AST]] = []
+        for stmt in statements:
+            if isinstance(stmt, ast.Assign):
+                flows.append(([n for t in stmt.targets for n in _bound_names(t)], stmt.value))
+            elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.value is not None:
+                flows.append((_bound_names(stmt.target), stmt.value))
+            elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+                flows.append((_bound_names(stmt.target), stmt.iter))
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute):
+                owner = dotted(stmt.value.func.value)
+                if owner is not None:
+                    flows.append(([owner], stmt.value))
+        tainted = set(seed)
+        changed = True
+        while changed:
+            changed = False
+            for keys, value in flows:
+                if not set(keys) <= tainted and carries(value, tainted):
+                    tainted.update(keys)
+                    changed = True
+        return tainted
+
+    def reaches(statements: list[ast.stmt], tainted: set[str]) -> bool:
+        nodes = [n for stmt in statements for n in ast.walk(stmt)]
+        drawing = any(sinks(n) for n in nodes)
+        for stmt in statements:
+            if isinstance(stmt, (ast.For, ast.AsyncFor)):
+                if carries(stmt.iter, tainted) and any(sinks(n) or named(n, noisy_words)
+                                                       for b in stmt.body for n in ast.walk(b)):
+                    return True
+                continue
+            value = getattr(stmt, "value", None)
+            if not isinstance(value, ast.AST) or not carries(value, tainted):
+                continue
+            if isinstance(stmt, ast.Return) and drawing:
+                return True
+            if any(named(n, budget_words) for n in ast.walk(value)):
+                return True
+        for n in nodes:
+            if sinks(n) and any(carries(v, tainted) for v in arg_values(n)):  # type: ignore[arg-type]
+                return True
+            if isinstance(n, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) and any(
+                    carries(g.iter, tainted) for g in n.generators) and any(sinks(m) for m in ast.walk(n)):
+                return True
+        return False
+
+    functions = facts.functions
+    own = {id(fn): _statements(fn) for fn in functions}
+    tainted = {id(fn): taint(own[id(fn)], set()) for fn in functions}
+    returning: set[str] = set()
+    for fn in functions:
+        if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(fn)]) for r in own[id(fn)]):
+            returning.add(fn.name)
+    # a class shares what one method taints (``self.x``) with every method
+    for cls in facts.nodes(ast.ClassDef):
+        methods = [m for m in cls.body if isinstance(m, FUNCTIONS)]  # type: ignore[attr-defined]
+        shared = {n for m in methods for n in tainted[id(m)] if n.startswith("self.")}
+        if shared:
+            for m in methods:
+                tainted[id(m)] = taint(own[id(m)], shared)
+                if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(m)]) for r in own[id(m)]):
+                    returning.add(m.name)
+    if any(reaches(own[id(fn)], tainted[id(fn)]) for fn in functions):
+        return True
+    top = _statements(facts.tree)
+    if reaches(top, taint(top, set())):
+        return True
+    return any(sinks(c) and any(dotted(v) in returning for v in arg_values(c)) for c in facts.calls)
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """Names and ``a.b`` chains an assignment target binds; ``x[i] = …`` binds ``x`` (an update of it)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _bound_names(t)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    name = dotted(target)
+    return [name] if name is not None else []
