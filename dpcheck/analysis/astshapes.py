@@ -396,10 +396,6 @@ def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
         stack.extend(ast.iter_child_nodes(node))
 
 
-def _statements(scope: ast.AST) -> list[ast.stmt]:
-    return [n for n in own_nodes(scope) if isinstance(n, ast.stmt)]
-
-
 def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozenset[str],
                    sink_call: Callable[[str], bool], budget_words: frozenset[str], noisy_words: frozenset[str]) -> bool:
     """A domain read reaches a sink in one scope (the module's top-level code, or a function with its
@@ -428,14 +424,19 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
     def sinks(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and sink_call(call_name(node))
 
+    summaries: dict[int, tuple[bool, frozenset[str]]] = {}
+
     def carries(expr: ast.AST | None, tainted: set[str]) -> bool:
         if expr is None:
             return False
-        for n in ast.walk(expr):
-            if is_read(n):
-                return True
-            if tainted and isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) in tainted:
-                return True
+        summary = summaries.get(id(expr))
+        if summary is None:
+            nodes = list(ast.walk(expr))
+            summary = summaries[id(expr)] = (any(is_read(n) for n in nodes), frozenset(
+                name for n in nodes if isinstance(n, (ast.Name, ast.Attribute)) for name in [dotted(n)] if name))
+        return summary[0] or not summary[1].isdisjoint(tainted)
+
+    if not any(is_read(n) for n in (*facts.calls, *facts.nodes(ast.Attribute))):
         return False
 
     def taint(statements: list[ast.stmt], seed: set[str]) -> set[str]:
@@ -462,8 +463,10 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
                     changed = True
         return tainted
 
-    def reaches(statements: list[ast.stmt], tainted: set[str]) -> bool:
-        nodes = [n for stmt in statements for n in ast.walk(stmt)]
+    def reaches(nodes: list[ast.AST], tainted: set[str]) -> bool:
+        if not tainted and not any(is_read(n) for n in nodes):
+            return False
+        statements = [n for n in nodes if isinstance(n, ast.stmt)]
         drawing = any(sinks(n) for n in nodes)
         for stmt in statements:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -487,11 +490,13 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
         return False
 
     functions = facts.functions
-    own = {id(fn): _statements(fn) for fn in functions}
-    tainted = {id(fn): taint(own[id(fn)], set()) for fn in functions}
+    nodes = {id(fn): list(ast.walk(fn)) for fn in functions}
+    own = {id(fn): [n for n in nodes[id(fn)] if isinstance(n, ast.stmt)] for fn in functions}
+    tainted = {id(fn): taint(own[id(fn)], set()) if any(is_read(n) for n in nodes[id(fn)]) else set()
+               for fn in functions}
     returning: set[str] = set()
     for fn in functions:
-        if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(fn)]) for r in own[id(fn)]):
+        if tainted[id(fn)] and any(isinstance(r, ast.Return) and carries(r.value, tainted[id(fn)]) for r in own[id(fn)]):
             returning.add(fn.name)
     # a class shares what one method taints (``self.x``) with every method
     for cls in facts.nodes(ast.ClassDef):
@@ -502,10 +507,10 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
                 tainted[id(m)] = taint(own[id(m)], shared)
                 if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(m)]) for r in own[id(m)]):
                     returning.add(m.name)
-    if any(reaches(own[id(fn)], tainted[id(fn)]) for fn in functions):
+    if any(reaches(nodes[id(fn)], tainted[id(fn)]) for fn in functions):
         return True
-    top = _statements(facts.tree)
-    if reaches(top, taint(top, set())):
+    top = list(own_nodes(facts.tree))
+    if reaches(top, taint([n for n in top if isinstance(n, ast.stmt)], set())):
         return True
     return any(sinks(c) and any(dotted(v) in returning for v in arg_values(c)) for c in facts.calls)
 
