@@ -94,12 +94,12 @@ class SensitivityNorm(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a Laplace draw in a module whose code names an L2 bound or a norm, or a
-        Gaussian draw in one that names an L1 bound."""
-        lower = facts.source.lower()
-        laplace = facts.calls_any(LAPLACE_DRAWS) or any("laplace" in name.lower() for name in facts.called)
-        return (laplace and ("l2" in lower or "norm" in lower)) or (
-            facts.calls_any(GAUSS_DRAWS) and ("l1" in lower or facts.calls_any(NORM_CALLS)))
+        """A finding is a Laplace draw in a module whose code names an L2 bound or calls a norm, or a
+        Gaussian draw in one that names an L1 bound or takes a norm of an order that may be above 2."""
+        from dpcheck.analysis.astshapes import sensitivity_norm
+
+        return sensitivity_norm(facts, laplace_draws=LAPLACE_DRAWS, gauss_draws=GAUSS_DRAWS, norm_calls=NORM_CALLS,
+                                l2_name=_l2_name)
 
     VALID = (
         # clipping by the L1 norm also bounds the L2 norm: Gaussian noise of C is enough

@@ -97,6 +97,13 @@ PAIRS = [
      "def release(values, epsilon):\n    return values + np.random.laplace(0, 1 / epsilon, len(values))\n",
      "import numpy as np\ndef release(data, epsilon):\n    span = max(data) - min(data)\n"
      "    return data + np.random.laplace(0, span / epsilon, len(data))\n"),
+    # DP108: Laplace noise in a file that draws normal noise too (the old gate read "norm" in "normal"),
+    # then Laplace noise scaled by an L2 bound
+    ("DP108",
+     "import numpy as np\ndef release(x, epsilon, sens):\n    z = np.random.normal(0, 1, x.shape)\n"
+     "    return x + z + np.random.laplace(0, sens / epsilon, x.shape)\n",
+     "import numpy as np\ndef release(x, epsilon, l2_sensitivity):\n    z = np.random.normal(0, 1, x.shape)\n"
+     "    return x + z + np.random.laplace(0, l2_sensitivity / epsilon, x.shape)\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"

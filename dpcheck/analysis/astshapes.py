@@ -525,3 +525,29 @@ def _bound_names(target: ast.AST) -> list[str]:
         target = target.value
     name = dotted(target)
     return [name] if name is not None else []
+
+
+# ---- DP108: Laplace noise from an L2 bound, Gaussian noise from an L1 one, a clip by an L>2 norm -------
+
+def sensitivity_norm(facts: AstFacts, *, laplace_draws: frozenset[str], gauss_draws: frozenset[str],
+                     norm_calls: frozenset[str], l2_name: Callable[[str], bool]) -> bool:
+    """A Laplace(-named) draw in a file with an L2-named bound or a norm call; a Gaussian draw in one with an
+    L1-named bound, or with a norm call given an order that may be above 2."""
+    called = {call_name(c) for c in facts.calls}
+    names = {n for node in facts.nodes(ast.Name, ast.Attribute, ast.Subscript) for n in [last_name(node)] if n}
+    if (called & laplace_draws or any("laplace" in words(c) for c in called)) and (
+            called & norm_calls or any(l2_name(n) for n in names)):
+        return True
+    if not called & gauss_draws:
+        return False
+    if any("l1" in words(n) and words(n) & {"sens", "sensitivity", "norm", "bound"} for n in names):
+        return True
+    for call in facts.calls:
+        if call_name(call) not in norm_calls:
+            continue
+        orders = [k.value for k in call.keywords if k.arg in ("ord", "p")]
+        if call_name(call) == "norm":
+            orders += [a for a in call.args[1:] if not isinstance(a, ast.Starred)]
+        if any(number(o) is None or number(o) > 2 for o in orders):  # type: ignore[operator]
+            return True
+    return False
