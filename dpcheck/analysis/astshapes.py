@@ -436,7 +436,8 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
                 name for n in nodes if isinstance(n, (ast.Name, ast.Attribute)) for name in [dotted(n)] if name))
         return summary[0] or not summary[1].isdisjoint(tainted)
 
-    if not any(is_read(n) for n in (*facts.calls, *facts.nodes(ast.Attribute))):
+    read_nodes = [n for n in (*facts.calls, *facts.nodes(ast.Attribute)) if is_read(n)]
+    if not read_nodes:
         return False
 
     def taint(statements: list[ast.stmt], seed: set[str]) -> set[str]:
@@ -489,29 +490,34 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
                 return True
         return False
 
-    functions = facts.functions
+    # only functions holding a read (and the other methods of their classes) can taint anything
+    reading = facts.functions_holding(read_nodes)
+    functions = [fn for fn in facts.functions if id(fn) in reading]
     nodes = {id(fn): list(ast.walk(fn)) for fn in functions}
     own = {id(fn): [n for n in nodes[id(fn)] if isinstance(n, ast.stmt)] for fn in functions}
-    tainted = {id(fn): taint(own[id(fn)], set()) if any(is_read(n) for n in nodes[id(fn)]) else set()
-               for fn in functions}
+    tainted = {id(fn): taint(own[id(fn)], set()) for fn in functions}
     returning: set[str] = set()
     for fn in functions:
-        if tainted[id(fn)] and any(isinstance(r, ast.Return) and carries(r.value, tainted[id(fn)]) for r in own[id(fn)]):
+        if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(fn)]) for r in own[id(fn)]):
             returning.add(fn.name)
+    if any(reaches(nodes[id(fn)], tainted[id(fn)]) for fn in functions):
+        return True
     # a class shares what one method taints (``self.x``) with every method
     for cls in facts.nodes(ast.ClassDef):
         methods = [m for m in cls.body if isinstance(m, FUNCTIONS)]  # type: ignore[attr-defined]
-        shared = {n for m in methods for n in tainted[id(m)] if n.startswith("self.")}
-        if shared:
-            for m in methods:
-                tainted[id(m)] = taint(own[id(m)], shared)
-                if any(isinstance(r, ast.Return) and carries(r.value, tainted[id(m)]) for r in own[id(m)]):
-                    returning.add(m.name)
-    if any(reaches(nodes[id(fn)], tainted[id(fn)]) for fn in functions):
-        return True
-    top = list(own_nodes(facts.tree))
-    if reaches(top, taint([n for n in top if isinstance(n, ast.stmt)], set())):
-        return True
+        shared = {n for m in methods if id(m) in reading for n in tainted[id(m)] if n.startswith("self.")}
+        for m in methods if shared else ():
+            m_nodes = nodes.get(id(m)) or list(ast.walk(m))
+            m_own = own.get(id(m)) or [n for n in m_nodes if isinstance(n, ast.stmt)]
+            m_tainted = taint(m_own, shared)
+            if reaches(m_nodes, m_tainted):
+                return True
+            if any(isinstance(r, ast.Return) and carries(r.value, m_tainted) for r in m_own):
+                returning.add(m.name)
+    if any(facts.enclosing_function(n) is None for n in read_nodes):
+        top = list(own_nodes(facts.tree))
+        if reaches(top, taint([n for n in top if isinstance(n, ast.stmt)], set())):
+            return True
     return any(sinks(c) and any(dotted(v) in returning for v in arg_values(c)) for c in facts.calls)
 
 
