@@ -83,8 +83,28 @@ class ExponentialMechanismFactor(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is an ``exp``/``softmax`` call whose argument is a product with an ε-named factor."""
-        return any(_ast_candidate(c) for c in facts.calls)
+        """A finding is an ``exp``/``softmax`` call in a function that draws a candidate, whose argument
+        is a product of an ε-named factor and another non-literal factor, with no 2 or ½ among the factors
+        and no ``abs``/``norm`` (a Laplace density); the draw is looked for in the whole module-level
+        statement around it."""
+        from dpcheck.analysis.astfacts import call_name as ast_call_name
+        from dpcheck.analysis.astfacts import number as ast_number
+        from dpcheck.analysis.astshapes import top_statement
+
+        for call in facts.calls:
+            if not _ast_candidate(call):
+                continue
+            factors = _ast_factors(call.args[0])
+            if any(ast_number(f) in (2.0, 0.5) for f in factors) or not any(
+                    ast_number(f) is None and not _ast_named_eps(f) for f in factors) or any(
+                    isinstance(n, ast.Call) and ast_call_name(n) in ("abs", "absolute", "fabs", "norm")
+                    for n in ast.walk(call.args[0])):
+                continue
+            if facts.enclosing_function(call) is not None and any(isinstance(n, ast.Call) and (
+                    ast_call_name(n) in _DRAW_CALLS or "pick" in ast_call_name(n).lower())
+                    for n in ast.walk(top_statement(facts, call))):
+                return True
+        return False
 
     VALID = (
         """

@@ -104,6 +104,12 @@ PAIRS = [
      "    return x + z + np.random.laplace(0, sens / epsilon, x.shape)\n",
      "import numpy as np\ndef release(x, epsilon, l2_sensitivity):\n    z = np.random.normal(0, 1, x.shape)\n"
      "    return x + z + np.random.laplace(0, l2_sensitivity / epsilon, x.shape)\n"),
+    # DP512: exp(ε·u/Δ) computed for an accountant (nothing drawn), then sampled from
+    ("DP512",
+     "import numpy as np\ndef probabilities(scores, epsilon, sensitivity):\n"
+     "    w = np.exp(epsilon * scores / sensitivity)\n    return w / w.sum()\n",
+     "import numpy as np\ndef select(scores, epsilon, sensitivity):\n"
+     "    w = np.exp(epsilon * scores / sensitivity)\n    return np.random.choice(len(w), p=w / w.sum())\n"),
     # DP507: a seeded generator that only shuffles, then one that draws the noise
     ("DP507",
      "import numpy as np\ndef release(x, epsilon):\n    rng = np.random.RandomState(42)\n    rng.shuffle(x)\n"
