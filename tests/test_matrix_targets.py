@@ -47,7 +47,7 @@ def test_real_names_are_targets_not_byo_factories() -> None:
 def test_diffprivlib_row_quick_reads_the_committed_audit(tmp_path: Path, in_root: Path) -> None:
     name = "diffprivlib:GaussianNB-nobounds"
     code = main(["matrix", "--quick", "--impl", name, "--out", str(tmp_path)])
-    assert code == 0  # the only findings in diffprivlib are its own acknowledged fallbacks
+    assert code == 1  # GaussianNB's label set from the private y (DP204); the rest acknowledged
     row = json.loads((tmp_path / "violation_matrix.json").read_text())["rows"][0]
     target = row["target"]
     assert (target["library"], target["version"], target["env"]) == ("diffprivlib", "0.6.6", "main")
@@ -59,7 +59,12 @@ def test_diffprivlib_row_quick_reads_the_committed_audit(tmp_path: Path, in_root
     assert {c for c, s in status.items() if s == "not applicable"} == {
         "pate", "data_partition", "moments_accountant", "laplace_noise", "labels_distribution", "teachers",
         "processing"}, status
-    assert {status[c] for c in ("metadata", "delta_scale", "general")} == {"clean"}
+    assert {status[c] for c in ("delta_scale", "general")} == {"clean"}
+    # metadata: GaussianNB's label set read from the private y (DP204, real-bugs B2-046) is among the
+    # failed checks; every failed check is DP204's
+    failed = [e["ref"] for e in row["cells"]["metadata"]["evidence"] if not e["passed"]]
+    assert any(r.startswith("DP204 diffprivlib/models/naive_bayes.py:") for r in failed), failed
+    assert all(r.startswith("DP204 ") for r in failed), failed
     assert all(e["kind"] == "static" for cell in row["cells"].values() for e in cell["evidence"])
     committed = _committed(name)
     # judged under the relation diffprivlib claims (replace-one: the row count is public): a violation
