@@ -50,19 +50,6 @@ def _ast_ignored_budget(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                for n in ast.walk(fn))
 
 
-def _ast_noised_assign(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """``fn`` adds a noise draw (or a name holding one) to something and stores the sum."""
-    noise = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _ast_has_draw(n.value)
-             for t in n.targets if isinstance(t, ast.Name)}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign) and any(
-                isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) and any(
-                    _ast_has_draw(side) or isinstance(side, ast.Name) and side.id in noise
-                    for side in (b.left, b.right)) for b in ast.walk(node.value)):
-            return True
-    return False
-
-
 def _ast_noise_statistic(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``np.std(noise)`` of a name the function assigns a noise draw to."""
     drawn = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and _ast_has_draw(n.value)
@@ -162,7 +149,9 @@ class NoNoisePath(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a function taking a budget parameter, reading none of its privacy
         parameters and taking a training step, called in the file; or a function storing the sum
-        of something and a noise draw (``normal``/``laplace``/``randn``…)."""
+        of something and a noise draw (``normal``/``laplace``/``randn``…) in a name it never uses."""
+        from dpcheck.analysis.astshapes import discarded_noise
+
         context = facts.may_have_dp_context
         if context and any(isinstance(node.value, ast.Dict) and any(  # type: ignore[attr-defined]
                 isinstance(k, ast.Constant) and str(k.value).lower() in _NOISE_OFF_KEYS | _NOISE_ON_KEYS
@@ -172,8 +161,8 @@ class NoNoisePath(Rule):
         drawing = facts.functions_holding([c for c in facts.calls if isinstance(c.func, ast.Attribute)
                                            and c.func.attr in _NOISE])
         for fn in facts.functions:
-            if id(fn) in drawing and (_ast_membership_branch(fn)
-                                      or context and (_ast_noised_assign(fn) or _ast_noise_statistic(fn))):
+            if id(fn) in drawing and (_ast_membership_branch(fn) or context and (
+                    discarded_noise(facts, fn, _NOISE, _MEASURES) or _ast_noise_statistic(fn))):
                 return True
             if context and fn.name in facts.called and _ast_ignored_budget(fn):
                 return True

@@ -557,3 +557,51 @@ def sensitivity_norm(facts: AstFacts, *, laplace_draws: frozenset[str], gauss_dr
         if any(number(o) is None or number(o) > 2 for o in orders):  # type: ignore[operator]
             return True
     return False
+
+
+# ---- DP307: a noised copy that is never used ----------------------------------------------------------
+
+def _base(target: ast.AST) -> str | None:
+    while isinstance(target, ast.Subscript):
+        target = target.value
+    return target.id if isinstance(target, ast.Name) else None
+
+
+def discarded_noise(facts: AstFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef, draws: frozenset[str],
+                    measures: frozenset[str]) -> bool:
+    """``fn`` stores ``x + <draw>`` (or ``x + n``, ``n`` assigned a draw) in a name it then reads only in its
+    own assignments, ``name[k] = …`` targets and measurements (``measures`` calls other than ``append``)."""
+    def drawn(expr: ast.AST) -> bool:
+        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in draws
+                   for n in ast.walk(expr))
+
+    nodes = [n for stmt in fn.body for n in ast.walk(stmt)]
+    assigns = [n for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1]
+    noise = {t.id for a in assigns for t in a.targets if isinstance(t, ast.Name) and drawn(a.value)}
+    noised = {name for a in assigns for name in [_base(a.targets[0])] if name is not None and any(
+        isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) and any(
+            drawn(side) or isinstance(side, ast.Name) and side.id in noise for side in (b.left, b.right))
+        for b in ast.walk(a.value))}
+    if not noised:
+        return False
+    parents = facts.parents
+    used: set[str] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Name) or node.id not in noised or node.id in used \
+                or not isinstance(node.ctx, ast.Load):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.ctx, ast.Store):
+            continue  # ``name[k] = …``
+        current = parent
+        use = True
+        while current is not None and not isinstance(current, ast.stmt):
+            if isinstance(current, ast.Call) and call_name(current) in measures and call_name(current) != "append":
+                use = False
+                break
+            current = parents.get(current)
+        if use and isinstance(current, ast.Assign):
+            use = not (len(current.targets) == 1 and _base(current.targets[0]) == node.id)
+        if use:
+            used.add(node.id)
+    return bool(noised - used)
