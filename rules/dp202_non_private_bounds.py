@@ -14,7 +14,7 @@ from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.astfacts import dotted as ast_dotted
 
-from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, value_refs, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 from dpcheck.analysis.releaseless import after_release, evaluation_module, simulated
@@ -797,7 +797,7 @@ class DPCGANTransformer:
                 continue
             if _dp_estimated(call, index) or _numeric_shift(call, index) or _drawing(call, index):
                 continue
-            if self._releases_nothing(call, data, index, evaluation):
+            if self._releases_nothing(call, data, index, evaluation) or _unused_or_printed(call, index):
                 continue
             fits = call_name(call) in _FIT | _SCALE_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
@@ -1165,6 +1165,49 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
     return False
 
 
+_SHOW_CALLS = {"print", "info", "debug", "warning", "write", "log", "set_description", "set_postfix", "format"}
+
+
+def _unused_or_printed(call: cst.Call, index: Dp2Index) -> bool:
+    """The bound is assigned to local names that the function afterwards only prints or logs, or
+    never reads (``num_users_pre = df[u].max() + 1`` left over; ``n = len(df[u].unique())`` shown
+    as a dataset statistic): no mechanism, model size or released value depends on it."""
+    fn = index.enclosing_function(call)
+    stmt = index.parents.get(call)
+    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
+        stmt = index.parents.get(stmt)
+    if fn is None or not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+        return False
+    names = assigned(stmt)[0]
+    if not names or any("." in n for n in names):
+        return False
+    for sub in walk(fn):
+        if isinstance(sub, (cst.Global, cst.Nonlocal)) and {n.name.value for n in sub.names} & set(names):
+            return False
+        if not isinstance(sub, cst.Name) or sub.value not in names or index.inside(sub, stmt):
+            continue
+        if index.order.get(sub, -1) <= index.order[stmt]:
+            # a read before the assignment sees it on the next pass of a loop around both
+            if any(index.inside(stmt, loop) and index.inside(sub, loop) for loop in index.loops):
+                return False
+            continue
+        if not _shown_only(sub, index, fn):
+            return False
+    return True
+
+
+def _shown_only(name: cst.Name, index: Dp2Index, fn: cst.CSTNode) -> bool:
+    """The name is read inside a print/log call's arguments (or an f-string handed to one)."""
+    node: cst.CSTNode | None = index.parents.get(name)
+    while node is not None and node is not fn:
+        if isinstance(node, cst.Call) and call_name(node) in _SHOW_CALLS:
+            return True
+        if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+        node = index.parents.get(node)
+    return False
+
+
 #: draws whose ``p=`` weights pick an element of a public support (an agent, a row index)
 _WEIGHTED_DRAWS = {"choice", "multinomial", "categorical", "choices"}
 _DECODE_ATTRS = {"inverse_transform", "classes_", "categories_", "get_feature_names_out", "get_feature_names"}
@@ -1339,6 +1382,9 @@ def _scales_target(call: cst.Call, index: Dp2Index) -> bool:
             return False
         if isinstance(anc, cst.Call) and call_name(anc) in _USE_CALLS:
             return True
+        if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Divide) \
+                and _averages_other_values(anc, call, index):
+            continue
         if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Subtract, cst.Divide)):
             return True
         if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -1361,6 +1407,25 @@ def _scales_target(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS:
             return True
     return False
+
+
+_AVERAGE_CALLS = {"sum", "nansum", "fsum"}
+_CALIBRATION_WORDS = {"eps", "epsilon", "delta", "budget", "sensitivity", "sigma", "scale", "noise", "rho", "privacy"}
+
+
+def _averages_other_values(div: cst.BinaryOperation, call: cst.Call, index: Dp2Index) -> bool:
+    """``sum(per_class_precision) / (max(y) + 1)``: the target bound is only the divisor that averages
+    values summed from something other than the target (a metric per class); it neither scales the
+    target nor calibrates a mechanism (the summed values are not budget-named)."""
+    if not index.inside(call, div.right):
+        return False
+    num = div.left
+    if not (isinstance(num, cst.Call) and call_name(num) in _AVERAGE_CALLS and num.args):
+        return False
+    summed = value_refs(num.args[0].value)
+    if not summed or summed & value_refs(call):
+        return False
+    return not any(words(n) & _CALIBRATION_WORDS for n in summed)
 
 
 def _numeric_shift(call: cst.Call, index: Dp2Index) -> bool:

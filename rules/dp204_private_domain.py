@@ -1,6 +1,7 @@
 """DP204: the value set or range of the private data shapes what a DP mechanism releases."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -76,14 +77,25 @@ def _size_slot(index: int, arg: cst.Arg) -> bool:
 
 def _given_budget(call: cst.Call, flow: Flow) -> bool:
     """``anonymize_sum(value, lower, upper, epsilon)``: a call handed a privacy budget (a budget-named
-    name or keyword that is not itself read from the data) is where its other arguments get released."""
-    for arg in call.args:
-        if arg.keyword is not None and words(arg.keyword.value) & BUDGET_WORDS:
-            return True
-        if isinstance(arg.value, cst.Name) and words(arg.value.value) & BUDGET_WORDS \
-                and arg.value.value not in flow.taint:
-            return True
-    return False
+    name that is not itself read from the data) is where its other arguments get released."""
+    return any(isinstance(arg.value, cst.Name) and words(arg.value.value) & BUDGET_WORDS
+               and arg.value.value not in flow.taint for arg in call.args)
+
+
+def _budget_argument(call: ast.Call, read_names: set[str]) -> bool:
+    """The gate's side of ``_given_budget``: a budget-named name among the call's arguments, and a name
+    assigned from a domain read (``read_names``) among the others."""
+    names = {v.id for v in (*call.args, *(k.value for k in call.keywords)) if isinstance(v, ast.Name)}
+    return any(words(n) & BUDGET_WORDS for n in names) and not names.isdisjoint(read_names)
+
+
+def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
+    """Names assigned from an expression holding a call named in ``reads``."""
+    out: set[str] = set()
+    for node in facts.nodes(ast.Assign):
+        if any(isinstance(n, ast.Call) and facts.call_lasts(n) & reads for n in ast.walk(node.value)):
+            out |= {t.id for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name)}
+    return out
 
 
 class PrivateDomain(Rule):
@@ -118,22 +130,25 @@ class PrivateDomain(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs a draw or a mechanism-named call in the file, and a domain read that reaches a
+        """A finding needs a draw, a mechanism-named call or a call given a budget-named name and a name
+        assigned from a domain read (``_given_budget``) in the file, and a domain read that reaches a
         sink (a draw or mechanism, a budget-named value, a noisy loop, a noisy function's return) in one
         scope (``astshapes.private_domain``). The first condition is narrower than the rule: files without a
         draw hold 9 DP204 findings on the real-code corpus that the labels do not have (see docs/real_code.md)."""
         from dpcheck.analysis import domainflow
         from dpcheck.analysis.astshapes import private_domain
 
+        reads = domainflow._SET_FUNCS | domainflow._SET_METHODS | domainflow._RANGE_FUNCS | domainflow._HIST_FUNCS
         if not any(facts.call_lasts(c) & DRAWS or any(words(n) & MECHANISM_WORDS for n in facts.call_lasts(c))
                    for c in facts.calls):
-            return False
+            read_names = _read_names(facts, reads)
+            if not (read_names and any(_budget_argument(c, read_names) for c in facts.calls)):
+                return False
 
         def sink_call(name: str) -> bool:  # ``is_draw`` or ``is_mechanism`` on the called name
             pieces = words(name)
             return name in DRAWS or bool(pieces & MECHANISM_WORDS) and not pieces & domainflow._NOT_MECHANISM
 
-        reads = domainflow._SET_FUNCS | domainflow._SET_METHODS | domainflow._RANGE_FUNCS | domainflow._HIST_FUNCS
         return private_domain(facts, reads=reads | {"bincount"}, encoders=domainflow._ENCODERS, sink_call=sink_call,
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
@@ -451,13 +466,15 @@ class GaussianNB:
                 continue
             if call_name(call) == "choice" and not budget_fn:
                 continue
+            helper = given_budget and not (is_draw(call) or is_mechanism(call))
             srcs: set[cst.BaseExpression] = set()
             for i, arg in enumerate(call.args):
                 found = flow.sources(arg.value)
-                if given_budget and not (is_draw(call) or is_mechanism(call)):
+                if helper:
                     # a helper taking the budget releases through it; a label count it is given sizes a
                     # model (labels are taken as public there), and what it aggregates is only a value
-                    found = set() if _value_slot(i, arg) else {s for s in found if not reads_labels(s)}
+                    found = set() if _value_slot(i, arg) or not isinstance(arg.value, cst.Name) \
+                        else {s for s in found if not reads_labels(s)}
                 elif _value_slot(i, arg):
                     # the statistic being noised: only which values occur (its shape) matters here
                     found = {s for s in found if flow.kind(s) == "set"}
@@ -466,7 +483,7 @@ class GaussianNB:
                     found = {s for s in found if not reads_labels(s)}
                 srcs |= found
                 name = dotted(arg.value)
-                if name in returns:
+                if name in returns and not helper:  # a function handed to a budgeted helper scores candidates
                     srcs |= returns[name]
             out += [(s, f"reaches `{call_name(call)}`") for s in srcs]
         for stmt in statements(fn):

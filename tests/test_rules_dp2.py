@@ -2,10 +2,12 @@
 findings expected on the vendored implementations (Table 2 rows; corrected twins clean)."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.rule import run_rules
 from dpcheck.rules import by_id
 
@@ -185,6 +187,108 @@ def pategan(X, y, epsilon, delta):
 """
     assert lines("DP202", plain) == []
     assert lines("DP202", labels) == []
+
+
+def test_dp202_recommender_table_sizes_used_vs_only_printed_or_left_unused():
+    head = """
+import logging
+import pandas as pd
+from opacus import PrivacyEngine
+def train(path, model_cls, n_users, n_catalogue):
+    data = pd.read_csv(path)
+"""
+    tail = """
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=None, data_loader=None, noise_multiplier=1.0, max_grad_norm=1.0)
+"""
+    used = head + """
+    num_users, num_items = data["user"].max() + 1, data["item"].max() + 1
+    model = model_cls(num_users, num_items)
+""" + tail
+    leftover = head + """
+    num_users_pre, num_items_pre = data["user"].max() + 1, data["item"].max() + 1
+    print(f"users: {num_users_pre}")
+    logging.info("density %.3f", 1.0 / (num_items_pre * num_users_pre))
+    model = model_cls(n_users, n_catalogue)
+""" + tail
+    looped = head + """
+    model = None
+    for epoch in range(3):
+        if model is not None:
+            model = model_cls(num_items)
+        num_items = data["item"].max() + 1
+""" + tail
+    assert lines("DP202", used) == [8, 8]
+    assert lines("DP202", leftover) == []
+    assert lines("DP202", looped) == [12]
+
+
+def test_dp202_class_count_dividing_a_metric_sum_vs_scaling_or_calibrating():
+    head = """
+import numpy as np
+import pandas as pd
+def run(path, epsilon):
+    data = pd.read_csv(path)
+    y = data["label"].values
+"""
+    averaged = head + """
+    precis = [0.5, 0.7]
+    prec = sum(precis) / (max(y) + 1)
+    rec = np.sum(per_class_recall) / (y.max() + 1)
+    return prec, rec, np.random.laplace(0, 1 / epsilon)
+"""
+    scaled = head + """
+    y_scaled = sum(y) / (max(y) + 1)
+    return y_scaled + np.random.laplace(0, 1 / epsilon)
+"""
+    calibrated = head + """
+    noise_scale = 2.0
+    per_class = sum([noise_scale]) / (max(y) + 1)
+    return np.random.laplace(0, per_class / epsilon)
+"""
+    assert lines("DP202", averaged) == []
+    assert lines("DP202", scaled) == [8]
+    assert lines("DP202", calibrated) == [9]
+
+
+# ---- DP204 ---------------------------------------------------------------------------------
+def test_dp204_data_range_handed_to_a_helper_given_the_budget():
+    found = """
+import numpy as np
+from .mechanisms import LaplaceMechanism
+class Statistics:
+    @classmethod
+    def sum(cls, data, epsilon, axis=None):
+        lower = np.min(data, axis=axis)
+        upper = np.max(data, axis=axis)
+        value = np.sum(data, axis=axis)
+        return LaplaceMechanism.anonymize_sum_with_budget(value, lower, upper, epsilon)
+"""
+    other = """
+import numpy as np
+def private_mean(x, eps):
+    lo, hi = x.min(), x.max()
+    return dp_mean(np.mean(x), lo, hi, len(x), budget=eps)
+"""
+    public = """
+import numpy as np
+from .mechanisms import LaplaceMechanism
+def dp_sum(data, epsilon, lower, upper):
+    value = np.sum(np.clip(data, lower, upper))
+    return LaplaceMechanism.anonymize_sum_with_budget(value, lower, upper, epsilon)
+"""
+    labels = """
+import numpy as np
+def run(x_train, y_train, epsilon):
+    n_classes = len(np.unique(y_train))
+    return train_dp_model(x_train, y_train, n_classes, epsilon)
+"""
+    assert lines("DP204", found) == [7, 8]
+    assert lines("DP204", other) == [4, 4]
+    # the prefilter admits both (no draw or mechanism-named call in either file)
+    assert all(by_id("DP204").may_report(AstFacts(ast.parse(src), src)) for src in (found, other))
+    assert lines("DP204", public) == []
+    assert lines("DP204", labels) == []
 
 
 def test_dp202_scaling_helpers_and_norm_bounds():
