@@ -12,6 +12,8 @@ from dpcheck.rule import Rule
 
 _CLIPS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm"})
 _GRADIENTS = frozenset({"backward", "compute_gradients", "gradients"})
+#: element-wise clamps: a gradient clamped per coordinate is clipped too (in L-infinity, per tensor)
+_CLAMPS = frozenset({"clamp", "clamp_", "clip_"})
 _DRAWS = frozenset({"normal", "randn", "randn_like", "random_normal", "normal_", "laplace", "standard_normal"})
 #: per-example gradient machinery: then the batch clip is not the only clip
 _PER_EXAMPLE = ("grad_sample", "per_sample", "per_example", "persample", "perexample", "microbatch", "micro_batch",
@@ -56,11 +58,11 @@ class BatchClipping(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a gradient clip call next to a backward/compute_gradients call and a noise draw."""
-        clip = bool(facts.called & (_CLIPS | {"max", "maximum", "fmax"})) or any(
+        clip = bool(facts.called & (_CLIPS | _CLAMPS | {"max", "maximum", "fmax"})) or any(
             "clip" in name.lower() for name in facts.called)
         noise = bool(facts.called & _DRAWS) or any("noise" in name.lower() or "gaussian" in name.lower()
                                                    or "laplace" in name.lower() for name in facts.called)
-        return clip and bool(facts.called & _GRADIENTS) and noise
+        return clip and (bool(facts.called & _GRADIENTS) or ".grad" in facts.source) and noise
 
     VALID = (
         # per-example clipping by micro-batches of one, then one noise draw on the sum
@@ -131,9 +133,63 @@ def step(model, optimizer, loader, epsilon, eta, t, max_norm):
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         optimizer.step()
 """,
+        # micro-batches of one indexed by range(batch_size), then one noise draw on the sum
+        """
+import torch
+def dp_step(model, xb, yb, max_grad_norm, noise_multiplier, batch_size):
+    summed = [torch.zeros_like(p) for p in model.parameters()]
+    for i in range(batch_size):
+        model.zero_grad()
+        loss_fn(model(xb[i:i + 1]), yb[i:i + 1]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        for s, p in zip(summed, model.parameters()):
+            s += p.grad
+    for s, p in zip(summed, model.parameters()):
+        p.grad = s + torch.normal(0, noise_multiplier * max_grad_norm, s.shape)
+""",
+        # a helper with no backward that clips the stored gradients and adds no noise to them
+        """
+import torch
+def clip_and_perturb_inputs(model, x, max_norm, epsilon):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    return x + torch.randn_like(x) / epsilon
+""",
     )
 
     INVALID = (
+        # dp-synthetic-tabular-data dp_gan.py: a 'DP-SGD' helper clips the stored batch gradient, then noises it
+        """
+import torch
+def add_dp_noise(model, max_grad_norm, noise_multiplier, batch_size):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # <-
+    std = noise_multiplier * max_grad_norm / max(1, int(batch_size))
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad.add_(torch.randn_like(p.grad) * std)
+""",
+        # federated_dp_project: each coordinate of the batch gradient clamped, then noised
+        """
+import torch
+def add_dp_noise(model, clip_bound=1.0, noise_std=0.1):
+    for param in model.parameters():
+        if param.grad is not None:
+            param.grad.data.clamp_(-clip_bound, clip_bound)  # <-
+            noise = torch.normal(0, noise_std, size=param.grad.data.size())
+            param.grad.data.add_(noise)
+""",
+        # dp_ctgan_train.py: batches sliced by range(0, n, batch_size) are not micro-batches of one
+        """
+import torch
+def train(D, optD, X, batch_size, max_grad_norm, noise_multiplier):
+    for i in range(0, X.size(0), batch_size):
+        real = X[i:i + batch_size]
+        optD.zero_grad()
+        loss_fn(D(real)).backward()
+        torch.nn.utils.clip_grad_norm_(D.parameters(), max_grad_norm)  # <-
+        for p in D.parameters():
+            p.grad.add_(torch.randn_like(p.grad) * noise_multiplier * max_grad_norm)
+        optD.step()
+""",
         # DP-SDV ctgan.py: the DP TVAE clips the batch gradient, then noises the parameters
         """
 import torch
@@ -244,13 +300,16 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
             name = call_name(sub)
             if name in _GRADIENTS:
                 gradients.append(sub)
-            elif name in _CLIPS or self._manual_clip(sub) or self._clip_helper(sub):
+            elif name in _CLIPS or self._manual_clip(sub) or self._clip_helper(sub) or self._grad_clamp(sub):
                 clips.append(sub)
                 if self._noise_helper(sub):
                     noise.append(sub)  # ``noise_and_clip_param(p.grad, …)`` does both
             elif (name in _DRAWS or self._noise_helper(sub)) and self._on_weights(sub):
                 noise.append(sub)
-        if not gradients or not clips or not noise:
+        if not clips or not noise:
+            return
+        if not gradients:
+            self._helper(clips, noise)
             return
         for clip in clips:
             if self._generator_step(clip):
@@ -266,6 +325,37 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
                               f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    def _helper(self, clips: list[cst.Call], noise: list[cst.Call]) -> None:
+        """A function with no backward of its own that clips the model's stored ``.grad`` (what
+        ``loss.backward()`` left there: the batch gradient) and then adds noise to ``.grad``."""
+        fa = self.ctx.analysis
+        gradient_noise = [n for n in noise if ".grad" in fa.code(fa.enclosing_statement(n))]
+        for clip in clips:
+            if not isinstance(clip, cst.Call) or self._generator_step(clip):
+                continue
+            text = fa.code(clip)
+            if ".grad" not in text and ".parameters()" not in text or "grad_sample" in text:
+                continue
+            line = fa.line_of(clip)
+            after = [n for n in gradient_noise if fa.line_of(n) >= line]
+            if not after:
+                continue
+            self.report(clip, f"this clips the gradients stored in the parameters' `.grad`, which `backward()` on a "
+                              f"batch loss fills with the whole batch's gradient, not each example's, and noise is "
+                              f"added on line {fa.line_of(after[0])}: one record can move the clipped gradient "
+                              f"anywhere within the bound, so the noise does not give the per-record guarantee "
+                              f"DP-SGD's accountant assumes; clip per-example gradients")
+            return
+
+    def _grad_clamp(self, call: cst.Call) -> bool:
+        """``p.grad.data.clamp_(-C, C)``, ``torch.clamp(p.grad, -C, C)``: a gradient clamped coordinate-wise."""
+        if call_name(call) not in _CLAMPS and call_name(call) != "clip":
+            return False
+        fa = self.ctx.analysis
+        receiver = fa.code(call.func.value) if isinstance(call.func, cst.Attribute) else ""
+        first = fa.code(call.args[0].value) if call.args else ""
+        return any(".grad" in t and "grad_sample" not in t for t in (receiver, first))
 
     def _clip_helper(self, call: cst.Call) -> bool:
         """A project helper named for clipping applied to a parameter's ``.grad`` (``clip_grad(p.grad, C)``,
@@ -314,6 +404,9 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
         for loop in fa.enclosing_loops(gradient):
             if not fa.inside(clip, loop) or not isinstance(loop, cst.For):
                 continue
+            if isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "range" and len(loop.iter.args) == 3 \
+                    and words(fa.code(loop.iter.args[2].value)) & {"batch", "bs"}:
+                return False  # ``range(0, n, batch_size)``: a loop over batches
             text = fa.code(loop.iter)
             names = words("_".join(part for part in text.replace(".", " ").replace("(", " ").replace(")", " ")
                                    .replace(",", " ").replace("[", " ").replace("]", " ").split()))
