@@ -75,16 +75,32 @@ def _size_slot(index: int, arg: cst.Arg) -> bool:
     return index == 2
 
 
+#: a called name (or its receiver) with one of these words releases what it is given; an ``epsilon`` alone
+#: is also an SVR margin or an RBF shape parameter
+_RELEASE_WORDS = MECHANISM_WORDS | frozenset({
+    "dp", "private", "privacy", "priv", "anonymize", "anonymise", "anonymized", "sanitize", "sanitise", "budget",
+})
+
+
 def _given_budget(call: cst.Call, flow: Flow) -> bool:
-    """``anonymize_sum(value, lower, upper, epsilon)``: a call handed a privacy budget (a budget-named
-    name that is not itself read from the data) is where its other arguments get released."""
-    return any(isinstance(arg.value, cst.Name) and words(arg.value.value) & BUDGET_WORDS
-               and arg.value.value not in flow.taint for arg in call.args)
+    """``Mechanism.anonymize_sum_with_budget(value, lower, upper, epsilon)``: a DP-named call handed a
+    privacy budget (a budget-named name not itself read from the data) releases its other arguments."""
+    return bool(words(dotted(call.func) or call_name(call) or "") & _RELEASE_WORDS) and any(
+        isinstance(arg.value, cst.Name) and words(arg.value.value) & BUDGET_WORDS
+        and arg.value.value not in flow.taint for arg in call.args)
 
 
 def _budget_argument(call: ast.Call, read_names: set[str]) -> bool:
-    """The gate's side of ``_given_budget``: a budget-named name among the call's arguments, and a name
-    assigned from a domain read (``read_names``) among the others."""
+    """The gate's side of ``_given_budget``: a DP-named call given a budget-named name and a name assigned
+    from a domain read (``read_names``)."""
+    func, chain = call.func, []
+    while isinstance(func, ast.Attribute):
+        chain.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        chain.append(func.id)
+    if not any(words(n) & _RELEASE_WORDS for n in chain):
+        return False
     names = {v.id for v in (*call.args, *(k.value for k in call.keywords)) if isinstance(v, ast.Name)}
     return any(words(n) & BUDGET_WORDS for n in names) and not names.isdisjoint(read_names)
 

@@ -287,8 +287,16 @@ def run(x_train, y_train, epsilon):
     assert lines("DP204", other) == [4, 4]
     # the prefilter admits both (no draw or mechanism-named call in either file)
     assert all(by_id("DP204").may_report(AstFacts(ast.parse(src), src)) for src in (found, other))
+    svr = """
+import numpy as np
+def fit(data, epsilon):
+    lower = np.min(data)
+    upper = np.max(data)
+    return libsvm.fit(np.sum(data), lower, upper, epsilon)
+"""
     assert lines("DP204", public) == []
     assert lines("DP204", labels) == []
+    assert lines("DP204", svr) == []
 
 
 def test_dp202_scaling_helpers_and_norm_bounds():
