@@ -105,6 +105,22 @@ def _budget_argument(call: ast.Call, read_names: set[str]) -> bool:
     return any(words(n) & BUDGET_WORDS for n in names) and not names.isdisjoint(read_names)
 
 
+def _reads() -> frozenset[str]:
+    from dpcheck.analysis import domainflow
+
+    return domainflow._SET_FUNCS | domainflow._SET_METHODS | domainflow._RANGE_FUNCS | domainflow._HIST_FUNCS
+
+
+def _file_releases(facts: AstFacts, reads: frozenset[str]) -> bool:
+    """The file draws noise, calls a mechanism-named function, or gives a DP-named helper the budget
+    beside a domain read: without one of these no domain read can shape a release in it."""
+    if any(facts.call_lasts(c) & DRAWS or any(words(n) & MECHANISM_WORDS for n in facts.call_lasts(c))
+           for c in facts.calls):
+        return True
+    read_names = _read_names(facts, reads)
+    return bool(read_names) and any(_budget_argument(c, read_names) for c in facts.calls)
+
+
 def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
     """Names assigned from an expression holding a call named in ``reads``."""
     out: set[str] = set()
@@ -149,17 +165,14 @@ class PrivateDomain(Rule):
         """A finding needs a draw, a mechanism-named call or a call given a budget-named name and a name
         assigned from a domain read (``_given_budget``) in the file, and a domain read that reaches a
         sink (a draw or mechanism, a budget-named value, a noisy loop, a noisy function's return) in one
-        scope (``astshapes.private_domain``). The first condition is narrower than the rule: files without a
-        draw hold 9 DP204 findings on the real-code corpus that the labels do not have (see docs/real_code.md)."""
+        scope (``astshapes.private_domain``). The rule applies the first condition too (``_file_releases``),
+        so the gate never hides a finding."""
         from dpcheck.analysis import domainflow
         from dpcheck.analysis.astshapes import private_domain
 
-        reads = domainflow._SET_FUNCS | domainflow._SET_METHODS | domainflow._RANGE_FUNCS | domainflow._HIST_FUNCS
-        if not any(facts.call_lasts(c) & DRAWS or any(words(n) & MECHANISM_WORDS for n in facts.call_lasts(c))
-                   for c in facts.calls):
-            read_names = _read_names(facts, reads)
-            if not (read_names and any(_budget_argument(c, read_names) for c in facts.calls)):
-                return False
+        reads = _reads()
+        if not _file_releases(facts, reads):
+            return False
 
         def sink_call(name: str) -> bool:  # ``is_draw`` or ``is_mechanism`` on the called name
             pieces = words(name)
@@ -427,6 +440,12 @@ class GaussianNB:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        try:
+            tree = ast.parse(self.ctx.source)
+        except (SyntaxError, ValueError):  # libcst read it; CPython's parser did not: no file-level fact
+            tree = None
+        if tree is not None and not _file_releases(AstFacts(tree, self.ctx.source), _reads()):
+            return
         functions: list[Scope] = [node, *_functions(node)]
         seeds = self._class_seeds(node)
         flows: dict[Scope, Flow] = {}
