@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
-from dpcheck.analysis.syntax import call_name, number, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, number, param_names, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -372,9 +372,7 @@ class DPGAN:
         callee = fa.callee(call)
         if callee is None:
             return
-        params = param_names(callee)
-        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-            params = params[1:]
+        params = call_params(call, callee)
         for index, value in sizes:
             if index >= len(params):
                 continue

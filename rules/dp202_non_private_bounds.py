@@ -1101,10 +1101,8 @@ def _imputes(call: cst.Call, index: Dp2Index) -> bool:
             return True
         if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             break
-    stmt = index.parents.get(call)
-    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
-        stmt = index.parents.get(stmt)
-    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+    stmt = _assignment_of(call, index)
+    if stmt is None:
         return False
     names = assigned(stmt)[0]
     scope = index.enclosing_function(call) or index.module
@@ -1168,15 +1166,21 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
 _SHOW_CALLS = {"print", "info", "debug", "warning", "write", "log", "set_description", "set_postfix", "format"}
 
 
+def _assignment_of(call: cst.Call, index: Dp2Index) -> cst.Assign | cst.AnnAssign | None:
+    """The assignment statement holding ``call``, if its statement is one."""
+    stmt = index.parents.get(call)
+    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
+        stmt = index.parents.get(stmt)
+    return stmt if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else None
+
+
 def _unused_or_printed(call: cst.Call, index: Dp2Index) -> bool:
     """The bound is assigned to local names that the function afterwards only prints or logs, or
     never reads (``num_users_pre = df[u].max() + 1`` left over; ``n = len(df[u].unique())`` shown
     as a dataset statistic): no mechanism, model size or released value depends on it."""
     fn = index.enclosing_function(call)
-    stmt = index.parents.get(call)
-    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
-        stmt = index.parents.get(stmt)
-    if fn is None or not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+    stmt = _assignment_of(call, index)
+    if fn is None or stmt is None:
         return False
     names = assigned(stmt)[0]
     if not names or any("." in n for n in names):
@@ -1219,10 +1223,8 @@ def _only_weights_a_draw(call: cst.Call, index: Dp2Index) -> bool:
     index the support fixes, so the bound never reaches a release, a decode, an output size or a
     noise scale (how a simulation splits the training set among agents)."""
     fn = index.enclosing_function(call)
-    stmt = index.parents.get(call)
-    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
-        stmt = index.parents.get(stmt)
-    if fn is None or not isinstance(stmt, (cst.Assign, cst.AnnAssign)):
+    stmt = _assignment_of(call, index)
+    if fn is None or stmt is None:
         return False
     tainted = {n for n in assigned(stmt)[0] if "." not in n}
     if not tainted or len(tainted) != len(assigned(stmt)[0]):

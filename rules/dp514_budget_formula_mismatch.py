@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, last_name, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, last_name, param_names, walk, words
 from dpcheck.rule import Rule
 
 _BUDGET = re.compile(r"(eps|epsilon|rho|zcdp)\d*")
@@ -253,9 +253,7 @@ def noise_scale(rho):
         callee = fa.callee(call)
         if callee is None:
             return
-        params = param_names(callee)
-        if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
-            params = params[1:]
+        params = call_params(call, callee)
         position = 0
         for arg in call.args:
             if arg.star:

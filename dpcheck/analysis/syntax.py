@@ -98,6 +98,14 @@ def param_names(fn: cst.FunctionDef | cst.Lambda) -> list[str]:
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
 
 
+def call_params(call: cst.Call, callee: cst.FunctionDef) -> list[str]:
+    """The parameters ``call``'s arguments bind to: ``self``/``cls`` dropped for a method call."""
+    params = param_names(callee)
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    return params
+
+
 def all_params(fn: cst.FunctionDef | cst.Lambda) -> list[cst.Param]:
     p = fn.params
     out = [*p.posonly_params, *p.params]
