@@ -1,0 +1,273 @@
+"""DP515: noise that never reaches the released value (a rebound loop variable, a loop that skips items)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.rule import Rule
+
+#: called names that draw noise (any library) ...
+_DRAWS = frozenset({
+    "normal", "laplace", "gauss", "gumbel", "randn", "randn_like", "standard_normal", "normal_like",
+    "gaussian", "random_normal", "normalvariate", "standard_cauchy", "exponential",
+})
+#: ... and words naming a noise helper (``LapNoise``, ``add_gaussian``, ``gaussian_mechanism``)
+_NOISE_WORDS = frozenset({"noise", "lap", "laplace", "laplacian", "gauss", "gaussian", "perturb", "perturbation"})
+_SHAPE_WORDS = frozenset({"size", "shape", "like"})
+
+
+def _noise_call(node: cst.CSTNode) -> bool:
+    if not isinstance(node, cst.Call):
+        return False
+    name = call_name(node)
+    return name in _DRAWS or bool(words(name) & _NOISE_WORDS)
+
+
+def _noise(expr: cst.CSTNode) -> bool:
+    """``expr`` draws noise or reads a value named noise."""
+    for node in walk(expr):
+        if _noise_call(node):
+            return True
+        if isinstance(node, cst.Name) and "noise" in words(node.value):
+            return True
+    return False
+
+
+def _shaped(expr: cst.CSTNode) -> bool:
+    """The noise has a shape (``size=``, ``g.shape``, ``randn_like(g)``): an array added in place."""
+    for node in walk(expr):
+        if isinstance(node, cst.Arg) and node.keyword is not None and words(node.keyword.value) & _SHAPE_WORDS:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size"):
+            return True
+        if isinstance(node, cst.Call) and (words(call_name(node)) & _SHAPE_WORDS or call_name(node) in ("len", "randn")):
+            return True
+    return False
+
+
+def _loop_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _loop_names(e.value)]
+    return []
+
+
+def _reads(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
+
+
+def _skipped_range(it: cst.BaseExpression) -> tuple[str, str] | None:
+    """``range(len(X) - k)`` or ``range(k, len(X))`` with k >= 1: (X, what is skipped)."""
+    if not (isinstance(it, cst.Call) and call_name(it) == "range" and isinstance(it.func, cst.Name)):
+        return None
+    args = [a.value for a in it.args if a.keyword is None and not a.star]
+
+    def length_of(expr: cst.BaseExpression) -> str | None:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" and expr.args:
+            return dotted(expr.args[0].value)
+        return None
+
+    if len(args) == 1 and isinstance(args[0], cst.BinaryOperation) and isinstance(args[0].operator, cst.Subtract):
+        k = number(args[0].right)
+        x = length_of(args[0].left)
+        if x and k is not None and k >= 1:
+            return x, f"the last {int(k)} items" if k > 1 else "the last item"
+    if len(args) == 2:
+        k = number(args[0])
+        x = length_of(args[1])
+        if x and k is not None and k >= 1:
+            return x, f"the first {int(k)} items" if k > 1 else "the first item"
+    return None
+
+
+class NoiseMissesValue(Rule):
+    id = "DP515"
+    name = "noise-misses-value"
+    category = "general"
+    severity = "error"
+    summary = "noise added to a rebound loop variable or by a loop that skips items: part of the release gets no noise"
+    rationale = (
+        "Noise protects only the values it is added to. Two loop shapes leave the released values "
+        "raw while the code looks noised. (1) `for v in values: v += noise` or `v = v + noise` "
+        "rebinds the loop variable: the container (numbers, a list, a dict's values) is untouched, "
+        "and the function returns or uploads the original data (`for k, w in weights.items(): "
+        "w = w + np.random.laplace(0, b)`). (2) A noise loop over `range(len(grads) - 1)` or "
+        "`range(1, len(grads))` adds noise to every item but one: that item (a layer's bias, the "
+        "first feature) is released exact. Not reported: a loop variable read after the noise "
+        "(appended, written back, returned), noise with a shape added in place (`g += "
+        "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
+        "DP context. Fix: write the noised value back (`values[i] = values[i] + noise`, build a new "
+        "list) and loop over every item (`for i in range(len(grads))`)."
+    )
+    TRIGGERS = ("for ",)
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        return bool(facts.calls)
+
+    VALID = (
+        # the noised element is written back by index
+        """
+import numpy as np
+def perturb(values, epsilon):
+    for i in range(len(values)):
+        values[i] = values[i] + np.random.laplace(0, 1 / epsilon)
+    return values
+""",
+        # the noised loop variable is collected
+        """
+import random
+def ldp_report(ratings, epsilon):
+    out = []
+    for r in ratings:
+        r = r + random.gauss(0, 2 / epsilon)
+        out.append(r)
+    return out
+""",
+        # a shaped draw added in place to each tensor: it reaches the tensor
+        """
+import torch
+def privatize(grads, sigma, clip):
+    for g in grads:
+        g += torch.normal(0, sigma * clip, size=g.shape)
+    return grads
+""",
+        # every gradient gets noise
+        """
+import numpy as np
+def noisy_grads(gradient, sigma, clip):
+    for ii in range(len(gradient)):
+        gradient[ii] += np.random.normal(0, sigma * clip, size=gradient[ii].shape)
+    return gradient
+""",
+        # a loop that skips the last item but adds no noise (layer construction)
+        """
+def build(sizes, epsilon):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append((sizes[i], sizes[i + 1]))
+    return layers
+""",
+    )
+
+    INVALID = (
+        # a Laplace helper added to the loop variable of a 1-d array
+        """
+import numpy as np
+def lap(epsilon):
+    return np.random.laplace(0, 1 / epsilon)
+def release_dp(data, epsilon):
+    for x in data:
+        x += lap(epsilon)  # <-
+    return data
+""",
+        # dict values rebound: the weights are uploaded raw
+        """
+import torch
+def dp_upload(weights, sigma, clip):
+    for name, w in weights.items():
+        w = w + torch.normal(0, sigma * clip, size=w.shape)  # <-
+    return weights
+""",
+        # nested rows: each scalar rebound
+        """
+import random
+def local_dp(matrix, epsilon):
+    for row in matrix:
+        for cell in row:
+            cell += random.gauss(0, 1 / epsilon)  # <-
+    return matrix
+""",
+        # the noise loop skips the last variable (the output bias)
+        """
+import tensorflow as tf
+def dp_step(opt, grads, variables, noise_multiplier, l2_clip):
+    for k in range(len(grads) - 1):  # <-
+        grads[k] = grads[k] + tf.random.normal(tf.shape(grads[k]), stddev=noise_multiplier * l2_clip)
+    opt.apply_gradients(zip(grads, variables))
+""",
+        # the loop skips the first coordinate
+        """
+import numpy as np
+def privatize(hist, epsilon):
+    noisy = list(hist)
+    for j in range(1, len(noisy)):  # <-
+        noisy[j] += np.random.laplace(0, 1 / epsilon)
+    return noisy
+""",
+    )
+
+    def visit_For(self, node: cst.For) -> None:
+        self._rebound(node)
+        self._skipping(node)
+
+    def _rebound(self, node: cst.For) -> None:
+        names = _loop_names(node.target)
+        if not names:
+            return
+        statements = [s for s in walk(node.body) if isinstance(s, (cst.Assign, cst.AugAssign))]
+        for stmt in statements:
+            if isinstance(stmt, cst.AugAssign):
+                if not isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)):
+                    continue
+                target, value = stmt.target, stmt.value
+                if not isinstance(target, cst.Name) or target.value not in names or _shaped(value):
+                    continue
+            else:
+                if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
+                    continue
+                target, value = stmt.targets[0].target, stmt.value
+                if target.value not in names or not _reads(value, target.value):
+                    continue
+            if not _noise(value) or self._read_after(node, stmt, target.value):
+                continue
+            self.report(
+                stmt,
+                f"the noise is added to the loop variable `{target.value}`, which this rebinds: the "
+                f"items of `{self.ctx.analysis.code(node.iter).strip()}` stay unperturbed and the "
+                "loop's result is never used; write the noised value back (by index, or into a new "
+                "collection that is released)",
+            )
+
+    def _read_after(self, loop: cst.For, stmt: cst.CSTNode, name: str) -> bool:
+        """Is ``name`` read after ``stmt`` (later in the loop body, or in its own target)?"""
+        fa = self.ctx.analysis
+        line = fa.line_of(stmt)
+        for sub in walk(loop.body):
+            if isinstance(sub, cst.Name) and sub.value == name and fa.line_of(sub) > line:
+                return True
+            if isinstance(sub, (cst.FunctionDef, cst.Lambda)) and _reads(sub, name):
+                return True
+        return False
+
+    def _skipping(self, node: cst.For) -> None:
+        skipped = _skipped_range(node.iter)
+        if skipped is None or not isinstance(node.target, cst.Name):
+            return
+        seq, what = skipped
+        index = node.target.value
+        for sub in walk(node.body):
+            if isinstance(sub, cst.AugAssign):
+                targets, value = [sub.target], sub.value
+            elif isinstance(sub, cst.Assign):
+                targets, value = [t.target for t in sub.targets], sub.value
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, cst.Subscript) and dotted(target.value) == seq and _reads(target.slice[0], index) \
+                        and _noise(value) and not self._neighbour(target, index):
+                    self.report(
+                        node,
+                        f"the noise loop runs over `{self.ctx.analysis.code(node.iter).strip()}`, so "
+                        f"{what} of `{seq}` gets no noise and is released exact; loop over every "
+                        f"item (`range(len({seq}))`)",
+                    )
+                    return
+
+    @staticmethod
+    def _neighbour(target: cst.Subscript, index: str) -> bool:
+        """``x[i + 1]``: the loop pairs neighbours, so the range must stop early."""
+        return any(isinstance(n, cst.BinaryOperation) for n in walk(target.slice[0]))
