@@ -13,6 +13,8 @@ _BATCH_WORDS = frozenset({"batch", "bs", "batchsize", "lot", "mb", "minibatch"})
 _STD_WORDS = frozenset({"sigma", "std", "stddev", "stdev", "scale"})
 _SENS_WORDS = frozenset({"sens", "sensitivity", "clip", "delta_f", "l2"})
 _SQRT = frozenset({"sqrt"})
+#: a noise multiplier / std: squared inside a draw's scale it is a variance used as a scale
+_SIGMA_WORDS = frozenset({"sigma", "sig", "multiplier", "std", "stddev"})
 
 
 def _batch_named(expr: cst.BaseExpression) -> bool:
@@ -37,6 +39,35 @@ def _sqrt_of_batch(expr: cst.BaseExpression) -> bool:
 def _sensitivity_named(expr: cst.BaseExpression) -> bool:
     name = last_name(expr)
     return name is not None and (name == "s" or bool(words(name) & _SENS_WORDS))
+
+
+def _sigma_named(expr: cst.BaseExpression) -> bool:
+    name = last_name(expr)
+    return name is not None and bool(words(name) & _SIGMA_WORDS)
+
+
+def _bound_named(expr: cst.BaseExpression) -> bool:
+    """A sensitivity or clip bound: ``sens``, ``clip_bound``, ``max_grad_norm``, ``C``."""
+    name = last_name(expr)
+    if name is None:
+        return False
+    pieces = words(name)
+    return _sensitivity_named(expr) or name in ("C", "c") or bool(pieces & {"clipping", "bound"}) \
+        or {"max", "norm"} <= pieces
+
+
+def _draw_scale(call: cst.Call) -> cst.BaseExpression | None:
+    """The scale/std argument of a zero-centred Gaussian or Laplace draw (numpy, torch, tf)."""
+    name = call_name(call)
+    if name not in ("normal", "laplace", "random_normal", "gauss", "normalvariate", "Normal", "Laplace"):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("scale", "std", "stddev", "sigma", "b"):
+            return arg.value
+    if any(a.keyword is not None and a.keyword.value == "shape" for a in call.args) or name == "random_normal":
+        return None  # tf.random.normal(shape, mean, stddev): a positional scale is not the second argument
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
 
 
 _DIM_WORDS = frozenset({"dimensions", "dims", "dim", "features", "columns", "cols", "attributes", "attrs",
@@ -92,7 +123,7 @@ class NoiseStdFormula(Rule):
         """A finding is a division by √(batch), a sensitivity squared, or a Laplace scale over len(dimensions)."""
         from dpcheck.analysis.astshapes import noise_std
 
-        return noise_std(facts, _BATCH_WORDS, _SENS_WORDS, _DIM_WORDS)
+        return noise_std(facts, _BATCH_WORDS, _SENS_WORDS | _SIGMA_WORDS | {"c", "clipping", "bound", "norm"}, _DIM_WORDS)
 
     VALID = (
         # the noise on the sum is σC; the mean divides the noisy sum by B
@@ -134,6 +165,21 @@ import numpy as np
 def effective_sigma(sigma, clip, batch_size):
     effective = sigma * clip * np.sqrt(batch_size)
     return effective
+""",
+        """
+import tensorflow as tf
+def privatize(grads, noise_multiplier, clip_norm):
+    return [g + tf.random.normal(tf.shape(g), mean=0.0, stddev=noise_multiplier * clip_norm) for g in grads]
+""",
+        """
+import torch
+def dp_add_noise(grad, sigma, max_grad_norm):
+    return grad + torch.normal(0.0, sigma * max_grad_norm, grad.shape)
+""",
+        """
+import numpy as np
+def ldp_perturb(update, sig, bound, epsilon):
+    return update + np.random.normal(0.0, np.sqrt((sig ** 2) * (bound ** 2)), size=update.shape)
 """,
     )
 
@@ -181,6 +227,23 @@ def gaussian_release(x, epsilon, delta, l2_sensitivity):
     std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon * l2_sensitivity ** 2  # <-
     return x + np.random.normal(0, std, x.shape)
 """,
+        # a clip bound squared inside the draw's own std (tf, torch) and a variance as a Laplace scale (numpy)
+        """
+import tensorflow as tf
+def privatize(grads, noise_multiplier, clip_norm):
+    return [g + tf.random.normal(tf.shape(g), mean=0.0, stddev=noise_multiplier * clip_norm ** 2)  # <-
+            for g in grads]
+""",
+        """
+import torch
+def dp_add_noise(grad, sigma, max_grad_norm):
+    return grad + torch.normal(0.0, sigma * max_grad_norm ** 2, grad.shape)  # <-
+""",
+        """
+import numpy as np
+def ldp_perturb(update, sig, bound, epsilon):
+    return update + np.random.laplace(0.0, (sig ** 2) * (bound ** 2), size=update.shape)  # <-
+""",
     )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
@@ -190,8 +253,11 @@ def gaussian_release(x, epsilon, delta, l2_sensitivity):
                                   "sensitivity C and needs std σ·C (σ·C/B for the mean), so this is √B too little "
                                   "noise for the σ the accountant charges")
             return
-        if isinstance(node.operator, cst.Power) and number(node.right) == 2 and _sensitivity_named(node.left):
-            self._squared_sensitivity(node)
+        if isinstance(node.operator, cst.Power) and number(node.right) == 2:
+            if self._squared_in_scale(node):
+                return
+            if _sensitivity_named(node.left):
+                self._squared_sensitivity(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         scale = _laplace_scale(node)
@@ -228,6 +294,38 @@ def gaussian_release(x, epsilon, delta, l2_sensitivity):
                 return
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _squared_in_scale(self, power: cst.BinaryOperation) -> bool:
+        """``normal(0, sigma * C ** 2)``, ``laplace(0, sig ** 2 * c ** 2)``: a sensitivity or noise multiplier
+        squared as a factor of a draw's scale argument itself (a variance in the place of a scale)."""
+        if not (_bound_named(power.left) or _sigma_named(power.left)):
+            return False
+        fa = self.ctx.analysis
+        child: cst.CSTNode = power
+        for anc in fa.ancestors(power):
+            if isinstance(anc, cst.Call):
+                scale = _draw_scale(anc)
+                if scale is None or not (scale is child or isinstance(child, cst.Arg) and child.value is scale):
+                    return False
+                if not zero_centred(anc):
+                    return False
+                squared = self.ctx.analysis.code(power).strip()
+                self.report(power, f"the noise scale of `{call_name(anc)}` contains `{squared}`: a standard "
+                                   f"deviation or Laplace scale grows with σ·Δ, not with a square (σ²Δ² is the "
+                                   f"Gaussian variance), so the noise does not match the sensitivity it is "
+                                   f"calibrated to (for Δ < 1 it is too small)")
+                return True
+            if isinstance(anc, cst.Arg):
+                child = anc
+                continue
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Multiply):
+                child = anc
+                continue
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Divide) and anc.left is child:
+                child = anc
+                continue
+            return False
+        return False
+
     def _noise_or_std(self, expr: cst.BaseExpression) -> bool:
         """A zero-centred Gaussian draw, a product with one, or a std made of σ and a clip bound."""
         inner = expr
