@@ -10,19 +10,30 @@ from dpcheck.rule import Rule
 #: scalar draws: ``np.random.normal(0, s)``, ``random.gauss(0, s)``, ``rng.laplace(0, b)``
 _DRAWS = frozenset({"normal", "laplace", "gauss", "gumbel", "normalvariate"})
 _RANDOM_ROOTS = ("np.random", "numpy.random", "random", "rng", "self.rng", "self.random_", "prng", "self.prng")
-_GRADIENT_CALLS = frozenset({"backward"})
+_GRADIENT_CALLS = frozenset({"backward", "gradient", "grad"})
 
 
 def _scalar_draw(node: cst.BaseExpression) -> bool:
-    """A draw with no size/shape: one number, whatever the shape of what it is added to."""
-    if not isinstance(node, cst.Call) or call_name(node) not in _DRAWS or not isinstance(node.func, cst.Attribute):
+    """A draw with no size/shape (one number), or one shaped like the loss (``tf.shape(loss)``,
+    ``torch.randn_like(loss)``): either way a constant added to a scalar loss."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Multiply, cst.Divide)):
+        return _scalar_draw(node.left) or _scalar_draw(node.right)
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Attribute):
         return False
+    name = call_name(node)
     root = dotted(node.func.value) or ""
-    if not (root in _RANDOM_ROOTS or root.endswith(("random", "rng", "generator"))):
+    if name in ("randn_like", "normal_like") and node.args and _loss(node.args[0].value):
+        return True
+    if name not in _DRAWS and not (name == "randn" and root == "torch"):
         return False
-    if any(a.keyword is not None and a.keyword.value in ("size", "shape") for a in node.args):
+    if not (root in _RANDOM_ROOTS or root.endswith(("random", "rng", "generator")) or root == "torch"):
         return False
+    shaped = [a for a in node.args if a.keyword is not None and a.keyword.value in ("size", "shape")]
+    if shaped:
+        return all(_loss(a.value) for a in shaped)
     positional = [a for a in node.args if a.keyword is None]
+    if root.endswith(("tf.random", "tensorflow.random")) or name == "randn":
+        return bool(positional) and all(_loss(a.value) for a in positional[:1])
     return len(positional) <= 2 and not any(a.star for a in node.args)
 
 
@@ -50,13 +61,16 @@ class NoiseOnScalarLoss(Rule):
         "`loss = criterion(out, y) + np.random.normal(0, sigma)` adds a constant to the loss. The "
         "gradient of a constant is zero, so `loss.backward()` yields exactly the gradients of the "
         "noiseless loss and the optimiser step is not privatised at all, whatever accountant or "
-        "ε is reported (RDP-GAN's 'noise on the loss value'). Not reported: noise added to "
+        "ε is reported (RDP-GAN's 'noise on the loss value'). The same holds for a draw shaped like "
+        "the loss (`tf.random.normal(tf.shape(loss))`, `torch.randn_like(loss)`), a draw through a "
+        "local name, `tape.gradient(loss, vars)` / `torch.autograd.grad(loss, …)`, and a loss helper "
+        "that returns `loss + noise` to a caller that differentiates it. Not reported: noise added to "
         "gradients or parameters, a draw with a size (a tensor of noise), a loss that is never "
         "differentiated in the function (it may be a reported value), code with no DP context. "
         "Fix: add calibrated noise to the clipped per-example gradients (DP-SGD), or to the "
         "parameters after a bounded-sensitivity update."
     )
-    TRIGGERS = ("backward",)
+    TRIGGERS = ("backward", "gradient", "grad(")
     requires_dp_context = True
 
     @classmethod
@@ -104,6 +118,35 @@ def train_dp(model, criterion, x, y, opt, sigma, epsilon):
     loss.backward()
     opt.step()
 """,
+        # a helper's noisy loss that its caller only logs; the gradient comes from the clean loss
+        """
+import tensorflow as tf
+def noisy_loss_for_report(loss, sigma):
+    noise = tf.random.normal(tf.shape(loss), stddev=sigma)
+    return loss + noise
+def dp_train_step(tape, model, x, y, opt, epsilon, sigma):
+    loss = tf.reduce_mean(tf.keras.losses.mse(y, model(x)))
+    shown = noisy_loss_for_report(loss, sigma)
+    tf.print(shown)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+""",
+        # noise shaped like the logits, inside the loss: it reaches the gradient
+        """
+import torch
+def dp_step(model, criterion, x, y, params, sigma, epsilon):
+    logits = model(x)
+    noise = torch.randn_like(logits) * sigma
+    loss = criterion(logits + noise, y)
+    return torch.autograd.grad(loss, params)
+""",
+        # noise on the gradients returned by the tape
+        """
+import tensorflow as tf
+def private_step(tape, loss, variables, noise_multiplier, l2_clip):
+    grads = tape.gradient(loss, variables)
+    return [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier * l2_clip) for g in grads]
+""",
     )
 
     INVALID = (
@@ -146,20 +189,63 @@ def train_dp(model, criterion, x, y, opt, sigma, epsilon):
     total.backward()
     opt.step()
 """,
+        # TensorFlow: a loss helper returns loss + noise shaped like the (scalar) loss; the caller's tape differentiates it
+        """
+import tensorflow as tf
+def critic_loss(real, fake, epsilon, delta):
+    loss = tf.reduce_mean(fake) - tf.reduce_mean(real)
+    noise = tf.random.normal(tf.shape(loss), stddev=2.0 / epsilon)
+    return loss + 0.5 * noise  # <-
+def train_critic(critic, real, fake, opt, epsilon, delta):
+    with tf.GradientTape() as tape:
+        c_loss = critic_loss(critic(real), critic(fake), epsilon, delta)
+    grads = tape.gradient(c_loss, critic.trainable_variables)
+    opt.apply_gradients(zip(grads, critic.trainable_variables))
+""",
+        # torch.autograd.grad of a loss plus randn_like(loss)
+        """
+import torch
+def dp_grads(model, criterion, x, y, sigma, epsilon):
+    loss = criterion(model(x), y)
+    noisy = loss + sigma * torch.randn_like(loss)  # <-
+    return torch.autograd.grad(noisy, list(model.parameters()))
+""",
+        # a method returns the noisy loss, the caller calls backward on it
+        """
+import numpy as np
+class PrivateTrainer:
+    def compute_loss(self, x, y):
+        return self.loss_fn(self.model(x), y) + np.random.laplace(0, self.sensitivity / self.epsilon)  # <-
+    def step(self, x, y):
+        l = self.compute_loss(x, y)
+        l.backward()
+        self.opt.step()
+""",
     )
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if not isinstance(node.operator, (cst.Add, cst.Subtract)):
             return
         for draw, other in ((node.right, node.left), (node.left, node.right)):
-            if _scalar_draw(draw) and _loss(other):
+            if self._draw(draw) and _loss(other):
                 self._check(node, draw, self._assigned_name(node))
                 return
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and _scalar_draw(node.value) \
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)) and self._draw(node.value) \
                 and isinstance(node.target, cst.Name) and _loss(node.target):
             self._check(node, node.value, node.target.value)
+
+    def _draw(self, expr: cst.BaseExpression) -> bool:
+        """A scalar draw, inline or through a local name (``noise = tf.random.normal(...)``)."""
+        if _scalar_draw(expr):
+            return True
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+            return self._draw(expr.left) or self._draw(expr.right)
+        if isinstance(expr, cst.Name):
+            value = self.ctx.analysis.value_of(expr)
+            return value is not None and _scalar_draw(value)
+        return False
 
     def _assigned_name(self, node: cst.CSTNode) -> str | None:
         fa = self.ctx.analysis
@@ -171,31 +257,66 @@ def train_dp(model, criterion, x, y, opt, sigma, epsilon):
         return None
 
     def _check(self, node: cst.CSTNode, draw: cst.BaseExpression, name: str | None) -> None:
-        """Report when the noisy loss (or a sum of it) is differentiated in the same function."""
+        """Report when the noisy loss (or a sum of it) is differentiated: here, or by the caller
+        of a function that returns it."""
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
         if fn is None:
             return
         if name is None:
             for anc in fa.ancestors(node):
-                if isinstance(anc, cst.Call) and call_name(anc) in _GRADIENT_CALLS and \
-                        isinstance(anc.func, cst.Attribute) and any(n is node for n in walk(anc.func.value)):
-                    self._report(node, draw, "backward()")
+                if isinstance(anc, cst.Call) and call_name(anc) in _GRADIENT_CALLS and any(n is node for n in walk(anc)):
+                    self._report(node, draw, fa.code(anc.func).strip() + "()")
+                    return
+                if isinstance(anc, cst.Return) and any(n is node for n in walk(anc)):
+                    self._returned(node, draw, fn)
                     return
                 if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
                     return
             return
-        derived = {name}
+        where = self._differentiated(fn, {name})
+        if where:
+            self._report(node, draw, where)
+        elif any(isinstance(r.value, cst.Name) and r.value.value in self._derived(fn, {name}) for r in fa.returns_of(fn)):
+            self._returned(node, draw, fn)
+
+    @staticmethod
+    def _derived(fn: cst.FunctionDef, names: set[str]) -> set[str]:
+        derived = set(names)
         for _ in range(3):
             for sub in walk(fn, into_scopes=False):
                 if isinstance(sub, cst.Assign) and refs(sub.value) & derived:
                     for target in sub.targets:
                         if isinstance(target.target, cst.Name):
                             derived.add(target.target.value)
+        return derived
+
+    def _differentiated(self, fn: cst.FunctionDef, names: set[str]) -> str | None:
+        """``name.backward()``, ``tape.gradient(name, …)``, ``autograd.grad(name, …)`` in ``fn``."""
+        derived = self._derived(fn, names)
         for sub in walk(fn, into_scopes=False):
-            if isinstance(sub, cst.Call) and call_name(sub) in _GRADIENT_CALLS and isinstance(sub.func, cst.Attribute) \
-                    and isinstance(sub.func.value, cst.Name) and sub.func.value.value in derived:
-                self._report(node, draw, f"{sub.func.value.value}.backward()")
+            if not isinstance(sub, cst.Call) or call_name(sub) not in _GRADIENT_CALLS or not isinstance(sub.func, cst.Attribute):
+                continue
+            if call_name(sub) == "backward":
+                if isinstance(sub.func.value, cst.Name) and sub.func.value.value in derived:
+                    return f"{sub.func.value.value}.backward()"
+            elif sub.args and sub.args[0].keyword is None and refs(sub.args[0].value) & derived:
+                return self.ctx.analysis.code(sub).strip().split("\n")[0]
+        return None
+
+    def _returned(self, node: cst.CSTNode, draw: cst.BaseExpression, fn: cst.FunctionDef) -> None:
+        """``fn`` returns the noisy loss: report when a caller in this module differentiates it."""
+        fa = self.ctx.analysis
+        for call in fa.nodes(cst.Call):
+            if call_name(call) != fn.name.value:  # type: ignore[arg-type]
+                continue
+            caller = fa.enclosing_function(call)
+            assigned = self._assigned_name(call)
+            if caller is None or caller is fn or assigned is None:
+                continue
+            where = self._differentiated(caller, {assigned})
+            if where:
+                self._report(node, draw, f"{where} (in `{caller.name.value}`, on what `{fn.name.value}` returns)")
                 return
 
     def _report(self, node: cst.CSTNode, draw: cst.BaseExpression, where: str) -> None:
