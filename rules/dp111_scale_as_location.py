@@ -7,11 +7,11 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
-_DRAWS = frozenset({"laplace", "normal", "gumbel", "logistic"})
+_DRAWS = frozenset({"laplace", "normal", "gumbel", "logistic", "Laplace", "Normal"})
 _SCALE_WORDS = frozenset({
     "scale", "b", "beta", "lambda", "lamda", "lam", "sigma", "std", "stddev", "noise", "sensitivity", "sens",
 })
@@ -26,8 +26,8 @@ def _scale_like(expr: cst.BaseExpression) -> bool:
         pieces = words(name)
         return bool(pieces & _SCALE_WORDS) and not pieces & _LOCATION_WORDS
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return any(isinstance(n, (cst.Name, cst.Attribute)) and (words(ident(n) or "") & _BUDGET_WORDS)
-                   for n in walk(expr.right))
+        return any(isinstance(n, (cst.Name, cst.Attribute)) and (
+            words(ident(n) or "") & _BUDGET_WORDS or ident(n) in ("e", "ε")) for n in walk(expr.right))
     return False
 
 
@@ -44,10 +44,12 @@ class ScaleAsLocation(Rule):
         "for ε < 1 (or a sensitivity above 1) it is far too small, and the release is shifted by "
         "a known constant. Not reported: a draw with a `scale=` keyword or two positional "
         "arguments, a first argument named for a location (`mean`, `mu`, `counts`), torch and "
-        "Python `random` (whose signatures differ), code with no DP context. "
+        "Python `random` (whose signatures differ), code with no DP context. Also reported, in any "
+        "library: `Laplace(sens / eps, 1)`, a scale built over the budget given as the location with "
+        "a literal unit scale. "
         "Fix: `np.random.laplace(0.0, lambda_)` or `np.random.laplace(scale=lambda_)`."
     )
-    TRIGGERS = ("laplace", "normal", "gumbel", "logistic")
+    TRIGGERS = ("laplace", "normal", "gumbel", "logistic", "Laplace", "Normal")
     requires_dp_context = True
 
     @classmethod
@@ -57,7 +59,11 @@ class ScaleAsLocation(Rule):
         if not facts.calls_any(_DRAWS):
             return False
         for call in facts.calls:
-            if not facts.call_lasts(call) & _DRAWS or len(call.args) != 1:
+            if not facts.call_lasts(call) & _DRAWS:
+                continue
+            if len(call.args) == 2 and not call.keywords and isinstance(call.args[0], ast.BinOp):
+                return True
+            if len(call.args) != 1:
                 continue
             if {k.arg for k in call.keywords} & {"scale", "loc", None}:
                 continue
@@ -79,6 +85,10 @@ class ScaleAsLocation(Rule):
         "import torch\ndef dp_noise(grad, noise_multiplier):\n"
         "    return grad + torch.normal(torch.zeros_like(grad), noise_multiplier)\n",
         "import numpy as np\ndef sample_latent(mean, epsilon):\n    return np.random.normal(mean) * epsilon\n",
+        "import numpy as np\nclass Mechanism:\n    def noise(self, e):\n"
+        "        return np.random.laplace(0.0, self.sensitivity / e)\n",
+        "import torch\ndef privatize(x, epsilon, sensitivity):\n"
+        "    return x + torch.distributions.Laplace(0.0, sensitivity / epsilon).sample(x.shape)\n",
     )
 
     INVALID = (
@@ -105,6 +115,20 @@ import numpy as np
 def noisy_count(data, epsilon, sens=1):
     return len(data) + np.random.laplace(sens / epsilon)  # <-
 """,
+        # the budget spelled e, the scale through an attribute
+        """
+import numpy as np
+class Mechanism:
+    def noise(self, e):
+        return np.random.laplace(self.sensitivity / e)  # <-
+""",
+        # torch: the scale given as the location, the scale a literal 1
+        """
+import torch
+def privatize(x, epsilon, sensitivity):
+    dist = torch.distributions.Laplace(sensitivity / epsilon, 1.0)  # <-
+    return x + dist.sample(x.shape)
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -112,12 +136,20 @@ def noisy_count(data, epsilon, sens=1):
         if name not in _DRAWS:
             return
         func = dotted(node.func) or ""
-        if func.split(".")[0] in ("torch", "tf", "jax", "jnp", "random", "dist", "distributions"):
+        if func.split(".")[0] in ("torch", "tf", "jax", "jnp", "random", "dist", "distributions") \
+                and name not in ("Laplace", "Normal"):
             return
         if any(a.star for a in node.args):
             return
         positional = [a.value for a in node.args if a.keyword is None]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        if len(positional) == 2 and not keywords and number(positional[1]) == 1 \
+                and isinstance(positional[0], cst.BinaryOperation) and _scale_like(positional[0]):
+            # Laplace(sens / eps, 1): the intended scale is the location, the scale is 1
+            code = self.ctx.analysis.code(positional[0]).strip()
+            self.report(node, f"`{code}` is the location (first argument) of `{name}` and the scale is 1: the noise "
+                              f"does not follow ε; pass `{name}(0.0, {code})`")
+            return
         if len(positional) != 1 or keywords & {"scale", "loc"}:
             return
         if not _scale_like(positional[0]):

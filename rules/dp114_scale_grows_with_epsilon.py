@@ -1,0 +1,188 @@
+"""DP114: a Laplace / exponential / Gumbel noise scale that grows with ε (ε where Δ/ε belongs)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.noisedraws import last_assignment
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
+from dpcheck.rule import Rule
+
+#: draws whose scale is ``(loc, scale)`` positionally
+_LOC_SCALE = frozenset({"laplace", "Laplace", "gumbel", "Gumbel", "logistic"})
+#: draws whose scale is the first positional argument
+_SCALE_FIRST = frozenset({"exponential", "Exponential"})
+_BUDGET = frozenset({"epsilon", "eps", "epsilons", "budget"})
+#: an ``eps`` of these is a numerical constant (layer norm, optimiser), not a privacy budget
+_NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", "machine", "numerical", "stability",
+                      "min", "small", "clip", "float", "finfo"})
+
+
+def _scale_arg(call: cst.Call) -> cst.BaseExpression | None:
+    name = call_name(call)
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("scale", "b", "beta"):
+            return arg.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    func = dotted(call.func) or ""
+    if func.split(".")[0] in ("jax", "random", "jr") and name in ("laplace", "gumbel", "exponential"):
+        return None  # jax.random.laplace(key, shape): no scale argument
+    if name in _LOC_SCALE:
+        return positional[1] if len(positional) >= 2 else None
+    if name in _SCALE_FIRST:
+        return positional[0] if positional else None
+    return None
+
+
+def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
+    """Multiplicative factors with +1 (numerator) or -1 (denominator)."""
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _factors(expr.expression, sign)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _factors(expr.left, sign) + _factors(expr.right, sign)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        return _factors(expr.left, sign) + _factors(expr.right, -sign)
+    if isinstance(expr, cst.Call) and call_name(expr) in ("float", "abs") and len(expr.args) == 1:
+        return _factors(expr.args[0].value, sign)
+    return [(expr, sign)]
+
+
+class ScaleGrowsWithEpsilon(Rule):
+    id = "DP114"
+    name = "scale-grows-with-epsilon"
+    category = "laplace_noise"
+    severity = "error"
+    summary = "the scale of a Laplace / exponential / Gumbel draw is ε or proportional to ε (it must be Δ/ε)"
+    rationale = (
+        "The Laplace mechanism (and report-noisy-max with exponential or Gumbel noise) needs noise of "
+        "scale Δ/ε: less budget, more noise. A scale of `epsilon`, `self._epsilon`, `1 * eps` or "
+        "`eps * u / (2 * Δ)` inverts that: a larger budget adds more noise and a small ε adds almost "
+        "none, so for ε < 1 the release has far less noise than ε-DP needs (for ε = 0.1 the scale is "
+        "0.1 instead of 10·Δ). The scale is read from the draw's `scale` argument (numpy, "
+        "`Generator`, scipy, torch.distributions; the first argument of `exponential`), through one "
+        "local assignment (`b = epsilon`), and from a unit draw multiplied by ε. Not reported: ε in a "
+        "denominator anywhere in the scale, an `eps` that is a small numerical constant or named for "
+        "a norm/optimiser, code with no DP context. Fix: scale = sensitivity / epsilon."
+    )
+    TRIGGERS = ("aplace", "xponential", "umbel")
+    requires_dp_context = True
+
+    VALID = (
+        "import numpy as np\ndef noisy_votes(histograms, epsilon):\n"
+        "    return histograms + np.random.laplace(0, 1.0 / epsilon, histograms.shape)\n",
+        "import numpy as np\ndef weight(u, epsilon, sensitivity):\n"
+        "    return np.random.exponential(2 * sensitivity / epsilon)\n",
+        "import torch\ndef noise(shape, privacy_epsilon, sens):\n"
+        "    return torch.distributions.Laplace(0.0, sens / privacy_epsilon).sample(shape)\n",
+        "import numpy as np\ndef dp_count(data, eps):\n    b = 1.0 / eps\n"
+        "    return len(data) + np.random.default_rng().laplace(scale=b)\n",
+        # a numerical eps next to a Gumbel draw (Gumbel-softmax), not a budget
+        "import numpy as np\ndef gumbel(logits, epsilon=1e-20):\n"
+        "    return logits + np.random.gumbel(0.0, 1.0 + epsilon, logits.shape)\n",
+    )
+    INVALID = (
+        # scale = the budget itself, read from an attribute
+        """
+import numpy as np
+class Teachers:
+    def __init__(self, epsilon):
+        self._epsilon = epsilon
+    def aggregate(self, histograms):
+        noise = np.random.laplace(0, self._epsilon, histograms.shape)  # <-
+        return (histograms + noise).argmax(axis=1)
+""",
+        # through a local name, numpy Generator, keyword scale
+        """
+import numpy as np
+def dp_sum(values, epsilon, rng):
+    b = 1 * epsilon
+    return values.sum() + rng.laplace(scale=b)  # <-
+""",
+        # torch distribution, ε in the numerator of a product
+        """
+import torch
+def privatize(x, eps, sensitivity):
+    dist = torch.distributions.Laplace(torch.zeros_like(x), eps * sensitivity)  # <-
+    return x + dist.sample()
+""",
+        # exponential-noise report-noisy-max with the scale ε·u/(2Δ), the budget spelled e
+        """
+import numpy as np
+def noisy_max_score(u, e, sens):
+    return np.random.exponential(e * u / (2 * sens))  # <-
+""",
+        # a unit Gumbel draw multiplied by the budget
+        """
+import numpy as np
+def report_noisy_max(scores, epsilon):
+    return np.argmax(scores + np.random.gumbel(size=len(scores)) * epsilon)  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if name not in _LOC_SCALE and name not in _SCALE_FIRST:
+            return
+        scale = _scale_arg(node)
+        if scale is None:
+            self._unit_draw_times_eps(node)
+            return
+        self._check(node, scale, name)
+
+    def _unit_draw_times_eps(self, call: cst.Call) -> None:
+        """``np.random.gumbel(size=n) * epsilon``, ``jax.random.laplace(key, shape) * eps``: a draw with no
+        loc/scale, multiplied by ε."""
+        jax = (dotted(call.func) or "").split(".")[0] in ("jax", "jr")
+        positional = [a for a in call.args if a.keyword is None]
+        if positional and not jax:
+            return
+        if any(a.keyword is not None and a.keyword.value in ("loc", "scale", "b", "beta") for a in call.args):
+            return
+        parent = self.ctx.analysis.parent(call)
+        if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply)):
+            return
+        other = parent.right if parent.left is call else parent.left
+        self._check(call, other, call_name(call), product=True)
+
+    def _check(self, call: cst.Call, scale: cst.BaseExpression, name: str, *, product: bool = False) -> None:
+        resolved = self._resolve(call, scale)
+        factors = _factors(resolved)
+        numerator = [f for f, s in factors if s > 0 and self._budget(call, f)]
+        if not numerator:
+            return
+        if any(s < 0 and self._budget(call, n) for f, s in factors for n in walk(f)
+               if isinstance(n, (cst.Name, cst.Attribute))):
+            return
+        budget = self.ctx.analysis.code(numerator[0]).strip()
+        what = "multiplies the unit draw" if product else f"is the scale of `{name}`"
+        self.report(call, f"`{budget}` {what}: the noise grows with the privacy budget, so a small ε adds almost "
+                          f"no noise; the Laplace/exponential/Gumbel mechanism needs scale Δ/{budget}")
+
+    def _resolve(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(expr, cst.Name):
+            fn = self.ctx.analysis.enclosing_function(call)
+            if fn is not None and expr.value not in param_names(fn):
+                fa = self.ctx.analysis
+                value = last_assignment(fn, expr.value, fa.line_of(call) + 1, fa.line_of)
+                if value is not None:
+                    return value
+        return expr
+
+    def _budget(self, call: cst.Call, expr: cst.BaseExpression) -> bool:
+        """A privacy budget: named ``epsilon``/``eps``/``budget`` (not a numerical eps), or a parameter ``e``."""
+        name = last_name(expr)
+        if name is None or not isinstance(expr, (cst.Name, cst.Attribute)):
+            return False
+        pieces = words(name)
+        if name in ("e", "ε"):
+            fn = self.ctx.analysis.enclosing_function(call)
+            return fn is not None and name in param_names(fn)
+        if not pieces & _BUDGET or pieces & _NUMERIC:
+            return False
+        fn = self.ctx.analysis.enclosing_function(call)
+        if fn is not None and isinstance(expr, cst.Name):
+            for param in fn.params.params:
+                if param.name.value == name and param.default is not None:
+                    default = number(param.default)
+                    if default is not None and 0 < default < 1e-3:
+                        return False
+        return True
