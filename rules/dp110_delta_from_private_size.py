@@ -127,15 +127,26 @@ class DeltaFromPrivateSize(Rule):
         raises to a power or calls ``pow``, in a module with a ``len`` call, a ``shape`` read or a
         fitted record-count attribute (``n_records_fit_``); or a call with a budget and a ``len(...)``
         argument in a module that divides a constant by something."""
-        if not ("len" in facts.called or "shape" in facts.source or _FITTED_COUNT_TEXT.search(facts.source)):
+        size_parameter = any(_record_count_name(a.arg) for a in facts.nodes(ast.arg))  # type: ignore[attr-defined]
+        if not ("len" in facts.called or "shape" in facts.source or _FITTED_COUNT_TEXT.search(facts.source)
+                or size_parameter):
             return False
         values = [n.value for n in facts.nodes(ast.keyword)  # type: ignore[attr-defined]
                   if n.arg in _DELTA_KEYWORDS or n.arg in _SENSITIVITY_KEYWORDS]  # type: ignore[attr-defined]
+        deltas = [n.value for n in facts.nodes(ast.keyword) if n.arg in _DELTA_KEYWORDS]  # type: ignore[attr-defined]
         for node in facts.nodes(ast.Assign, ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             if node.value is not None and any(  # type: ignore[attr-defined]
                     _delta_name(ast_last_name(t)) or _sensitivity_name(ast_last_name(t)) for t in targets):
                 values.append(node.value)  # type: ignore[attr-defined]
+            if node.value is not None and any(_delta_name(ast_last_name(t)) for t in targets):  # type: ignore[attr-defined]
+                deltas.append(node.value)  # type: ignore[attr-defined]
+        # δ computed by a call from a record count: ``get_target_delta(len(loader) * batch_size)``
+        if any(isinstance(v, ast.Call) and any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len"
+                or isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape"
+                for a in v.args for n in ast.walk(a)) for v in deltas):
+            return True
         reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
@@ -149,6 +160,39 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # twins of the helper / parameter spellings with public bounds
+        """
+import pandas as pd
+from opacus import PrivacyEngine
+def suggest_delta(n):
+    return 10 ** -len(str(n))
+class Trainer:
+    def __init__(self, train_df: pd.DataFrame, epsilon, max_population=10 ** 6):
+        self.epsilon = epsilon
+        self.target_delta = suggest_delta(max_population)
+def fit(model, optimizer, train_loader, epsilon, epochs, delta_for, n_max):
+    engine = PrivacyEngine()
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=train_loader,
+                                            target_epsilon=epsilon, epochs=epochs,
+                                            target_delta=delta_for(n_max))
+""",
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def epsilon_after(steps, n_train_samples, batch, sigma, orders, max_train_samples):
+    rdp = compute_rdp(batch / n_train_samples, sigma, steps, orders)
+    return get_privacy_spent(orders, rdp, target_delta=1.0 / max_train_samples)[0]
+def dp_sgd_config(dataset_size, epsilon, delta=None, dataset_size_bound=10 ** 6):
+    if delta is None:
+        delta = 0.1 / dataset_size_bound
+    return {"epsilon": epsilon, "delta": delta}
+""",
+        # δ from the size of the test loader
+        """
+from opacus import PrivacyEngine
+def evaluate_privately(test_loader, delta_for, epsilon):
+    delta = delta_for(len(test_loader))
+    return PrivacyEngine(), epsilon, delta
+""",
         # the size of a public list (the attributes), not of the records, flows into the callee
         """
 import math
@@ -231,6 +275,42 @@ class DPSynth:
     )
 
     INVALID = (
+        # δ from a helper given the training frame's row count, kept on the object (pandas)
+        """
+import pandas as pd
+from opacus import PrivacyEngine
+def suggest_delta(n):
+    return 10 ** -len(str(n))
+class Trainer:
+    def __init__(self, train_df: pd.DataFrame, epsilon):
+        self.epsilon = epsilon
+        self.target_delta = suggest_delta(train_df.shape[0])  # <-
+""",
+        # a keyword δ from a helper given the number of batches of the training loader
+        """
+import torch
+from opacus import PrivacyEngine
+def fit(model, optimizer, train_loader, epsilon, epochs, delta_for):
+    engine = PrivacyEngine()
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=train_loader,
+                                            target_epsilon=epsilon, epochs=epochs,
+                                            target_delta=delta_for(len(train_loader)))  # <-
+""",
+        # δ = 1/n from a parameter named for the number of training examples (callers pass len(x))
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def epsilon_after(steps, n_train_samples, batch, sigma, orders):
+    rdp = compute_rdp(batch / n_train_samples, sigma, steps, orders)
+    return get_privacy_spent(orders, rdp, target_delta=1.0 / n_train_samples)[0]  # <-
+""",
+        # jax: a default δ from the dataset size argument
+        """
+import jax
+def dp_sgd_config(dataset_size, epsilon, delta=None):
+    if delta is None:
+        delta = 0.1 / dataset_size  # <-
+    return {"epsilon": epsilon, "delta": delta, "key": jax.random.PRNGKey(0)}
+""",
         # athenarc PrivBayes: len(Dataset) flows into the mutual-information sensitivity two calls down
         """
 import math
@@ -433,6 +513,8 @@ class DPGAN:
     def _check(self, value: cst.BaseExpression, kind: str, given: list[cst.BaseExpression] | None = None) -> None:
         denominator = _denominator(value)
         if denominator is None:
+            if kind == "δ" and isinstance(value, cst.Call):
+                self._delta_call(value)
             return
         size = self._private_size(denominator)
         if size is None and given:
@@ -468,6 +550,43 @@ class DPGAN:
             "with it) depends on whether one person is in the data; fix δ from a public bound on n (e.g. 1e-5)",
         )
 
+    def _delta_call(self, value: cst.Call) -> None:
+        """``delta = get_target_delta(len(self.dataloader))``, ``min(1e-5, 1 / len(X))``: δ computed by
+        a call from the number of records (or batches) of a data set that is not held out."""
+        if _budget(value.func):
+            return
+        for arg in value.args:
+            for node in walk(arg.value):
+                if _counts_records(node) and isinstance(node, (cst.Call, cst.Subscript)) \
+                        and not isinstance(node, cst.Attribute):
+                    target = node.args[0].value if isinstance(node, cst.Call) and node.args else \
+                        node.value.value if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) \
+                        else None
+                    name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+                    if name is None or words(name) & _HELD_OUT:
+                        continue
+                    code = " ".join(self.ctx.analysis.code(value).split())
+                    code = code if len(code) <= 80 else code[:77] + "..."
+                    self.report(value, f"δ = `{code}` is computed from the size of the private data "
+                                       f"(`{self.ctx.analysis.code(node).strip()}`): under add/remove "
+                                       "neighbouring n is private, so δ (and every σ calibrated with it) "
+                                       "depends on whether one person is in the data; fix δ from a public "
+                                       "bound on n (e.g. 1e-5)")
+                    return
+
+    def _size_parameter(self, node: cst.Name) -> str | None:
+        """``num_train_examples`` / ``sample_size``: a parameter of the enclosing function named for the
+        number of training records (callers pass ``len(x_train)``)."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None or not _record_count_name(node.value):
+            return None
+        for param in [*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params]:
+            if param.name.value == node.value:
+                if param.default is not None and number(param.default) is not None:
+                    return None
+                return f"`{node.value}`, the parameter giving the number of training records"
+        return None
+
     def _private_size(self, expr: cst.BaseExpression) -> str | None:
         fa = self.ctx.analysis
         for node in walk(expr):
@@ -481,6 +600,10 @@ class DPGAN:
                 value = fa.value_of(node)
                 if value is not None and not isinstance(value, (cst.Integer, cst.Float)):
                     size = value
+                elif value is None:
+                    parameter = self._size_parameter(node)
+                    if parameter is not None:
+                        return parameter
             elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                     and node.value.value == "self":
                 if _FITTED_COUNT.match(node.attr.value):
@@ -522,6 +645,24 @@ class DPGAN:
 
 #: ``f(data, eps / k, 2 / n)``: a constant over a name passed as a positional argument
 _POSITIONAL_RECIPROCAL = re.compile(r"[,(]\s*\d+(?:\.\d*)?\s*/\s*[A-Za-z_]")
+
+
+#: a data set that is not the private training data
+_HELD_OUT = frozenset({"test", "val", "valid", "validation", "eval", "dev", "holdout", "batch", "public",
+                       "synthetic", "synth", "fake", "generated", "aux", "auxiliary"})
+_RECORD_WORDS = frozenset({"examples", "samples", "records", "rows", "points", "instances", "observations"})
+_COUNT_WORDS = frozenset({"size", "len", "length", "num", "n", "count", "number"})
+_DATA_WORDS = frozenset({"data", "dataset", "train", "training", "sample", "example"})
+
+
+def _record_count_name(name: str) -> bool:
+    """``num_train_examples``, ``sample_size``, ``n_samples``, ``dataset_size`` — not ``max_records``,
+    ``n_test``, ``batch_size`` or ``n_samples_out`` (bounds, held-out sets, outputs)."""
+    pieces = words(name)
+    if pieces & (_HELD_OUT | {"max", "min", "bound", "out", "output", "gen", "per", "features", "classes"}):
+        return False
+    return bool(pieces & _RECORD_WORDS and pieces & (_COUNT_WORDS | {"train", "training"})) or \
+        bool(pieces & {"size"} and pieces & _DATA_WORDS) or bool(pieces & {"num", "n"} and pieces & {"train", "training"})
 
 
 def _budget(expr: cst.BaseExpression) -> bool:
