@@ -1,0 +1,184 @@
+"""DP517: a DP wrapper is built around an optimizer, then the raw optimizer takes the steps."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, walk
+from dpcheck.rule import Rule
+
+#: calls that return a private copy of the optimizer they are given (Opacus ``make_private*``,
+#: ``DPOptimizer(opt, …)``, ``DPSGD(optimizer=…)``, a project's ``make_dp_optimizer``)
+_WRAPPER = re.compile(r"^make_private|^(?:DP|Dp|dp_?)[A-Za-z_]*(?:Optimizer|optimizer|SGD|Adam)$|^make_dp_optimizer$|^privatize_optimizer$")
+_OPT_KEYWORDS = ("optimizer", "optim", "opt", "base_optimizer", "original_optimizer")
+_STEP_CALLS = frozenset({"step", "apply_gradients", "minimize"})
+
+
+def _wrapped_optimizer(call: cst.Call) -> str | None:
+    """The plain name of the optimizer the wrapper receives."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _OPT_KEYWORDS and isinstance(arg.value, cst.Name):
+            return arg.value.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    for value in positional:
+        if isinstance(value, cst.Name) and "opt" in value.value.lower():
+            return value.value
+    return None
+
+
+def _bound_names(stmt: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    targets: list[cst.BaseExpression] = []
+    if isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)):
+        targets = [stmt.target]
+    for target in targets:
+        out |= {n.value for n in walk(target) if isinstance(n, cst.Name)}
+    return out
+
+
+class RawOptimizerAfterPrivate(Rule):
+    id = "DP517"
+    name = "raw-optimizer-after-private"
+    category = "general"
+    severity = "error"
+    summary = "the optimizer handed to a DP wrapper (make_private, DPOptimizer) is the one that steps: no clipping, no noise"
+    rationale = (
+        "Opacus' `make_private` / `make_private_with_epsilon` and `DPOptimizer(optimizer, …)` return "
+        "a new optimizer that clips per-example gradients and adds the noise in its `step()`; the "
+        "optimizer passed in is left as it was. Calling `optimizer.step()` on the original (the "
+        "result unpacked into other names, kept in a setup object, or dropped) applies the plain "
+        "summed gradient, while the engine's accountant still reports the target ε. Not reported: "
+        "the result rebinds the same name (`model, optimizer, loader = engine.make_private(…, "
+        "optimizer=optimizer, …)`), a wrapper that modifies the optimizer in place "
+        "(`engine.attach(optimizer)`), steps taken before the wrapper is built, code with no DP "
+        "context. Fix: step the optimizer the wrapper returns (rebind the name to it)."
+    )
+    TRIGGERS = ("rivate", "DP", "dp")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        return facts.calls_any(_STEP_CALLS)
+
+    VALID = (
+        # the names are rebound to what make_private returns
+        """
+from opacus import PrivacyEngine
+def train(model, optimizer, loader, loss_fn, epochs):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=1.0, max_grad_norm=1.0)
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""",
+        # the wrapper's optimizer steps
+        """
+from opacus.optimizers import DPOptimizer
+def train(model, base_opt, batches, loss_fn, sigma, clip):
+    dp_opt = DPOptimizer(base_opt, noise_multiplier=sigma, max_grad_norm=clip, expected_batch_size=64)
+    for x, y in batches:
+        dp_opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        dp_opt.step()
+""",
+        # the old Opacus API attaches the engine in place
+        """
+from opacus import PrivacyEngine
+def train(model, optimizer, loader, loss_fn, sigma, clip):
+    engine = PrivacyEngine(model, batch_size=64, sample_size=60000, noise_multiplier=sigma, max_grad_norm=clip)
+    engine.attach(optimizer)
+    for x, y in loader:
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""",
+        # the setup object's optimizer steps
+        """
+def train_dp(model, optimizer, loader, loss_fn, epochs, target_epsilon, delta, clip):
+    setup = make_private_with_epsilon(model=model, optimizer=optimizer, data_loader=loader, epochs=epochs,
+                                      target_epsilon=target_epsilon, target_delta=delta, max_grad_norm=clip)
+    for x, y in setup.data_loader:
+        setup.optimizer.zero_grad()
+        loss_fn(setup.model(x), y).backward()
+        setup.optimizer.step()
+""",
+    )
+
+    INVALID = (
+        # the private optimizer is unpacked into another name; the original steps
+        """
+from opacus import PrivacyEngine
+def train(model, optimizer, loader, loss_fn, epsilon, delta):
+    engine = PrivacyEngine()
+    priv_model, priv_opt, priv_loader = engine.make_private_with_epsilon(
+        module=model, optimizer=optimizer, data_loader=loader, target_epsilon=epsilon,
+        target_delta=delta, epochs=5, max_grad_norm=1.0)
+    for x, y in priv_loader:
+        optimizer.zero_grad()
+        loss_fn(priv_model(x), y).backward()
+        optimizer.step()  # <-
+""",
+        # a setup object holds the private optimizer; the argument steps
+        """
+def train_dp_sgd(model, optimizer, loader, loss_fn, epochs, target_epsilon, delta, clip):
+    setup = make_private_with_epsilon(model=model, optimizer=optimizer, data_loader=loader, epochs=epochs,
+                                      target_epsilon=target_epsilon, target_delta=delta, max_grad_norm=clip)
+    for x, y in setup.data_loader:
+        loss_fn(setup.model(x), y).backward()
+        optimizer.step()  # <-
+    return setup
+""",
+        # DPOptimizer built around an attribute-free name, result dropped
+        """
+import torch
+from opacus.optimizers import DPOptimizer
+def fit(net, data, sigma, clip):
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    DPOptimizer(opt, noise_multiplier=sigma, max_grad_norm=clip, expected_batch_size=32)
+    for x, y in data:
+        net.loss(x, y).backward()
+        opt.step()  # <-
+""",
+        # a project's own wrapper; Keras-style apply_gradients on the raw optimizer
+        """
+def make_dp_optimizer(optimizer, l2_norm_clip, noise_multiplier):
+    return DPWrapper(optimizer, l2_norm_clip, noise_multiplier)
+def train(tape, loss, variables, optimizer, l2_norm_clip, noise_multiplier):
+    private = make_dp_optimizer(optimizer=optimizer, l2_norm_clip=l2_norm_clip, noise_multiplier=noise_multiplier)
+    grads = tape.gradient(loss, variables)
+    optimizer.apply_gradients(zip(grads, variables))  # <-
+    return private
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not _WRAPPER.search(call_name(node)):
+            return
+        opt = _wrapped_optimizer(node)
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if opt is None or fn is None:
+            return
+        stmt = fa.enclosing_statement(node)
+        if opt in _bound_names(stmt):
+            return
+        start = fa.line_of(node)
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, (cst.Assign, cst.AnnAssign)) and opt in _bound_names(sub) and fa.line_of(sub) > start:
+                return  # rebound later: the step may use the wrapper
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Call) and call_name(sub) in _STEP_CALLS and isinstance(sub.func, cst.Attribute) \
+                    and isinstance(sub.func.value, cst.Name) and sub.func.value.value == opt and fa.line_of(sub) > start:
+                self.report(
+                    sub,
+                    f"`{opt}` was handed to `{call_name(node)}` (line {start}), which returns the "
+                    f"private optimizer; `{opt}.{call_name(sub)}()` is the original, so the update has no "
+                    "per-example clipping and no noise while ε is reported; step the optimizer the "
+                    "wrapper returned",
+                )
+                return
