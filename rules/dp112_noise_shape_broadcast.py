@@ -1,0 +1,242 @@
+"""DP112: one noise value broadcast over many released coordinates (a scalar draw added to an array, or
+per-row noise expanded over the columns)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.noisedraws import last_assignment
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
+from dpcheck.rule import Rule
+
+#: numpy / scipy / Python-random draws that return one number when no size is given
+_SCALAR_DRAWS = {  # name -> how many positional arguments come before ``size``
+    "laplace": 2, "normal": 2, "gumbel": 2, "logistic": 2, "exponential": 1,
+    "gauss": 2, "normalvariate": 2, "expovariate": 1,
+}
+#: the first dotted segment of libraries whose draws take a shape first (never a scalar by omission)
+_SHAPE_FIRST = frozenset({"torch", "tf", "jax", "jnp", "jr", "keras"})
+#: calls that build an array with two or more axes, or a matrix product
+_MATRIX_CALLS = frozenset({"dot", "matmul", "outer", "einsum", "vstack", "hstack", "column_stack", "stack",
+                           "concatenate", "cov", "corrcoef", "pivot_table", "to_numpy", "as_matrix", "tensordot"})
+_EXPAND_CALLS = frozenset({"view", "reshape", "unsqueeze", "expand_dims"})
+
+
+def _scalar_draw(expr: cst.BaseExpression) -> cst.Call | None:
+    """``np.random.laplace(0, b)``, ``rng.normal(0.0, s)``, ``random.gauss(0, s)``, possibly times a factor."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _scalar_draw(expr.left) or _scalar_draw(expr.right)
+    if not isinstance(expr, cst.Call):
+        return None
+    name = call_name(expr)
+    if name not in _SCALAR_DRAWS:
+        return None
+    func = dotted(expr.func) or ""
+    if func.split(".")[0] in _SHAPE_FIRST or func == name:
+        return None
+    if any(a.star for a in expr.args):
+        return None
+    if any(a.keyword is not None and a.keyword.value in ("size", "shape", "n", "k") for a in expr.args):
+        return None
+    positional = [a for a in expr.args if a.keyword is None]
+    if len(positional) > _SCALAR_DRAWS[name]:
+        return None
+    return expr
+
+
+def _two_axis_uses(module: cst.Module) -> set[str]:
+    """Names used with two axes anywhere in the module: ``R[u, i]``, ``R[:, j]``, ``R.T``, ``R.shape[1]``,
+    ``n, m = R.shape``."""
+    out: set[str] = set()
+    for node in walk(module):
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and len(node.slice) >= 2:
+            out.add(node.value.value)
+        elif isinstance(node, cst.Attribute) and node.attr.value == "T" and isinstance(node.value, cst.Name):
+            out.add(node.value.value)
+        elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "shape" and isinstance(node.value.value, cst.Name) \
+                and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) \
+                and number(node.slice[0].slice.value) == 1:
+            out.add(node.value.value.value)
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Attribute) \
+                and node.value.attr.value == "shape" and isinstance(node.value.value, cst.Name) \
+                and any(isinstance(t.target, cst.Tuple) and len(t.target.elements) >= 2 for t in node.targets):
+            out.add(node.value.value.value)
+    return out
+
+
+def _matrix_value(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
+        return True
+    return isinstance(expr, cst.Call) and call_name(expr) in _MATRIX_CALLS
+
+
+def _expanded(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The tensor in ``t.view(-1, 1)``, ``t.reshape(-1, 1)``, ``t.unsqueeze(1)``, ``t[:, None]``,
+    ``np.expand_dims(t, 1)``: one value per row stretched over the columns."""
+    if isinstance(expr, cst.Call) and call_name(expr) in _EXPAND_CALLS and isinstance(expr.func, cst.Attribute):
+        args = [a.value for a in expr.args if a.keyword is None]
+        values = [number(a) if not (isinstance(a, cst.UnaryOperation) and isinstance(a.operator, cst.Minus))
+                  else (-(number(a.expression) or 0)) for a in args]
+        name = call_name(expr)
+        if name == "expand_dims" and len(args) == 2 and values[1] in (1, -1):
+            return args[0]
+        if name == "unsqueeze" and values in ([1], [-1]):
+            return expr.func.value
+        if name in ("view", "reshape") and values == [-1, 1]:
+            return expr.func.value
+        return None
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 2:
+        first, second = (s.slice for s in expr.slice)
+        if isinstance(first, cst.Slice) and isinstance(second, cst.Index) and (
+                isinstance(second.value, cst.Name) and second.value.value == "None"
+                or last_name(second.value) == "newaxis"):
+            return expr.value
+    return None
+
+
+class NoiseShapeBroadcast(Rule):
+    id = "DP112"
+    name = "noise-shape-broadcast"
+    category = "general"
+    severity = "error"
+    summary = "one noise draw broadcast over a vector or matrix (no size given, or per-row noise expanded over columns)"
+    rationale = (
+        "A vector or matrix release needs an independent draw per coordinate. numpy's "
+        "`laplace(0, b)` / `normal(0, s)` without `size` (and Python's `random.gauss`) return one "
+        "number; added to an array it shifts every entry by the same amount, so any difference or "
+        "contrast between entries is released without noise (a commented-out `#, R.shape` does "
+        "this). Likewise per-row noise `noise.view(-1, 1)`, `noise[:, None]`, `unsqueeze(1)` added to "
+        "a [rows, features] tensor gives all features of a row one value. The array is recognised "
+        "by two-axis use of its name in the module (`R[u, i]`, `R.T`, `n, m = R.shape`) or a matrix "
+        "product; the draw through one local assignment. Not reported: a draw with `size`/`shape`, "
+        "torch/tf/jax draws (their shape comes first), a scalar operand, code with no DP context. "
+        "Fix: draw with the array's shape (`np.random.laplace(0, b, R.shape)`)."
+    )
+    TRIGGERS = ("aplace", "normal", "gumbel", "gauss", "xponential", "logistic", "None", "view", "reshape",
+                "unsqueeze", "expand_dims", "newaxis")
+    requires_dp_context = True
+
+    VALID = (
+        "import numpy as np\ndef perturb(R, epsilon, sensitivity):\n    n, m = R.shape\n"
+        "    return R + np.random.laplace(0, sensitivity / epsilon, R.shape)\n",
+        # a scalar query gets a scalar draw
+        "import numpy as np\ndef dp_count(rows, epsilon):\n    total = len(rows)\n"
+        "    return total + np.random.laplace(0, 1 / epsilon)\n",
+        # one draw per entry in a loop
+        "import random\ndef perturb(M, epsilon):\n    n, m = M.shape\n    for i in range(n):\n"
+        "        for j in range(m):\n            M[i, j] = M[i, j] + random.gauss(0, 1 / epsilon)\n    return M\n",
+        "import torch\ndef dp_forward(h, sigma, epsilon):\n    noise = torch.normal(0.0, sigma, h.shape)\n"
+        "    return h + noise.view(h.shape)\n",
+        "import numpy as np\ndef dp_mean(X, epsilon):\n    mu = X.mean(axis=0)\n"
+        "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
+    )
+    INVALID = (
+        # the size commented out: one scalar on the whole predicted matrix
+        """
+import numpy as np
+def output_perturbation(P, Q, epsilon, sensitivity):
+    predicted = np.dot(P, Q.T)
+    noise = np.random.laplace(0, sensitivity / epsilon)  # , predicted.shape
+    return predicted + noise  # <-
+""",
+        # a parameter that the module uses as a matrix, Generator draw inline
+        """
+import numpy as np
+rng = np.random.default_rng()
+def user_means(ratings, epsilon):
+    n_users, n_items = ratings.shape
+    return ratings.sum(axis=1) / n_items
+def input_perturbation(ratings, epsilon, delta_r):
+    return ratings + rng.normal(0.0, delta_r / epsilon)  # <-
+""",
+        # Python's random on a matrix product, augmented assignment
+        """
+import random
+def release_gram(X, epsilon):
+    G = X.T @ X
+    G += random.gauss(0, 2.0 / epsilon)  # <-
+    return G
+""",
+        # per-example noise stretched over the features (torch)
+        """
+import torch
+def private_representation(h, epsilon, noise):
+    h = (h - h.min(dim=-1, keepdim=True)[0]) / (h.max(dim=-1, keepdim=True)[0] - h.min(dim=-1, keepdim=True)[0])
+    h += noise.view(-1, 1)  # <-
+    return h
+""",
+        # the same with numpy indexing
+        """
+import numpy as np
+def ldp_embeddings(E, epsilon):
+    noise = np.random.laplace(0, 1 / epsilon, size=E.shape[0])
+    return E + noise[:, np.newaxis]  # <-
+""",
+    )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._two_axis: set[str] | None = None
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if isinstance(node.operator, (cst.Add, cst.Subtract)):
+            self._check(node, node.left, node.right, both=True)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            self._check(node, node.target, node.value, both=False)
+
+    def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression, *, both: bool) -> None:
+        pairs = [(left, right), (right, left)] if both else [(left, right)]
+        for data, noise in pairs:
+            inner = _expanded(noise)
+            if inner is not None and self._is_noise(node, inner):
+                self.report(node, f"`{self.ctx.analysis.code(noise).strip()}` gives every column of a row the same "
+                                  f"noise value: the noise has one value per row, so differences between the "
+                                  f"coordinates of a row are released without noise; draw one value per coordinate")
+                return
+            draw = self._scalar_draw_of(node, noise)
+            if draw is not None and self._is_matrix(node, data):
+                self.report(node, f"`{self.ctx.analysis.code(draw).strip()}` draws one number (no size) and it is "
+                                  f"added to every entry of `{self.ctx.analysis.code(data).strip()}`: the same noise "
+                                  f"everywhere, so differences between entries are released exactly; draw with the "
+                                  f"array's shape")
+                return
+
+    def _scalar_draw_of(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
+        draw = _scalar_draw(expr)
+        if draw is not None:
+            return draw
+        value = self._local_value(node, expr)
+        return _scalar_draw(value) if value is not None else None
+
+    def _local_value(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        if not isinstance(expr, cst.Name):
+            return None
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or expr.value in param_names(fn):
+            return None
+        # a name bound by a loop or a comprehension in the function is per-element, not one draw
+        return last_assignment(fn, expr.value, fa.line_of(node) + 1, fa.line_of)
+
+    def _is_noise(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+        name = last_name(expr)
+        if name is not None and "noise" in words(name):
+            return True
+        value = self._local_value(node, expr)
+        if isinstance(value, cst.Call):
+            return call_name(value) in _SCALAR_DRAWS or call_name(value) in ("randn", "sample", "rvs")
+        return False
+
+    def _is_matrix(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+        if _matrix_value(expr):
+            return True
+        if not isinstance(expr, cst.Name):
+            return False
+        value = self._local_value(node, expr)
+        if value is not None:
+            return _matrix_value(value)
+        if self._two_axis is None:
+            self._two_axis = _two_axis_uses(self.ctx.module)
+        return expr.value in self._two_axis
