@@ -58,6 +58,70 @@ def _ast_candidate(call: ast.Call) -> bool:
     return len(factors) >= 2 and any(_ast_named_eps(f) for f in factors)
 
 
+_E_NAMES = frozenset({"e", "E"})
+_SENS = frozenset({"sens", "sensitivity", "delta", "du", "deltau", "delta_u"})
+
+
+def _ast_exponent(node: ast.AST) -> ast.AST | None:
+    """The exponent of ``exp(x)``, ``pow(np.e, x)``, ``math.e ** x``."""
+    if isinstance(node, ast.Call) and node.args:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if name == "exp":
+            return node.args[0]
+        if name == "pow" and len(node.args) == 2:
+            base = node.args[0]
+            base_name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+            return node.args[1] if base_name in _E_NAMES else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        base = node.left
+        base_name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else ""
+        return node.right if base_name in _E_NAMES else None
+    return None
+
+
+def _ast_precedence(exponent: ast.AST) -> bool:
+    """``eps * u / 2 * sens`` or ``eps * u / 1 * 2``: a product whose left side is an unparenthesised division,
+    the right a 2 or a sensitivity (meant as part of the denominator), with an ε in the division."""
+    for sub in ast.walk(exponent):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult) and isinstance(sub.left, ast.BinOp) \
+                and isinstance(sub.left.op, ast.Div):
+            right = sub.right
+            rname = right.id if isinstance(right, ast.Name) else right.attr if isinstance(right, ast.Attribute) \
+                else None
+            doubled = isinstance(right, ast.Constant) and right.value == 2 or (
+                rname is not None and bool(words(rname) & _SENS))
+            if doubled and any(_ast_named_eps(n) for n in ast.walk(sub.left.left)):
+                return True
+    return False
+
+
+def _cst_exponent(node: cst.CSTNode) -> cst.BaseExpression | None:
+    if isinstance(node, cst.Call) and node.args:
+        name = call_name(node)
+        if name == "exp":
+            return node.args[0].value
+        if name == "pow" and len(node.args) == 2 and last_name(node.args[0].value) in _E_NAMES:
+            return node.args[1].value
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Power) \
+            and last_name(node.left) in _E_NAMES:
+        return node.right
+    return None
+
+
+def _cst_precedence(exponent: cst.BaseExpression) -> cst.BinaryOperation | None:
+    for sub in walk(exponent):
+        if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Multiply) \
+                and isinstance(sub.left, cst.BinaryOperation) and isinstance(sub.left.operator, cst.Divide) \
+                and not sub.left.lpar:
+            rname = last_name(sub.right) if isinstance(sub.right, (cst.Name, cst.Attribute)) else None
+            doubled = number(sub.right) == 2 or (rname is not None and bool(words(rname) & _SENS))
+            if doubled and any(isinstance(n, (cst.Name, cst.Attribute)) and _eps_name(last_name(n))
+                               for n in walk(sub.left.left)):
+                return sub
+    return None
+
+
 class ExponentialMechanismFactor(Rule):
     id = "DP512"
     name = "exponential-mechanism-factor"
@@ -78,7 +142,7 @@ class ExponentialMechanismFactor(Rule):
         "(an accountant of the mechanism draws nothing). Fix: divide by 2Δu, or state and check that the "
         "utility is monotone."
     )
-    TRIGGERS = ("exp(", "softmax(")
+    TRIGGERS = ("exp(", "softmax(", "pow(", "e **", "e**")
     requires_dp_context = False
 
     @classmethod
@@ -91,6 +155,10 @@ class ExponentialMechanismFactor(Rule):
         from dpcheck.analysis.astfacts import number as ast_number
         from dpcheck.analysis.astshapes import top_statement
 
+        for node in (*facts.calls, *facts.binops(ast.Pow)):
+            exponent = _ast_exponent(node)
+            if exponent is not None and _ast_precedence(exponent):
+                return True
         for call in facts.calls:
             if not _ast_candidate(call):
                 continue
@@ -153,6 +221,19 @@ def get_delta_em(eps_em, m, n):
     P2 = P2 / np.sum(P2)
     return np.log(P1 / P2)
 """,
+        # the precedence twins: the denominator parenthesised
+        """
+import numpy as np
+def choose(items, scores, epsilon):
+    weights = {k: pow(np.e, epsilon * scores[k] / (1 * 2)) for k in items}
+    total = sum(weights.values())
+    return np.random.choice(list(items), p=[weights[k] / total for k in items])
+""",
+        """
+import math
+def em_weight(u, epsilon, sens):
+    return math.e ** (epsilon * u / (2 * sens))
+""",
         # a Laplace density
         """
 import numpy as np
@@ -186,6 +267,25 @@ def select_candidate(scores, epsilon):
     probs = torch.softmax(epsilon * scores, dim=0)  # <-
     return torch.multinomial(probs, 1).item()
 """,
+        # precedence: the 2 of 2Δ lands in the numerator (pow of e, math.exp, e ** x)
+        """
+import numpy as np
+def choose(items, scores, epsilon):
+    weights = {k: pow(np.e, epsilon * scores[k] / 1 * 2) for k in items}  # <-
+    total = sum(weights.values())
+    return np.random.choice(list(items), p=[weights[k] / total for k in items])
+""",
+        """
+import math, random
+def pick(candidates, utility, eps, sensitivity):
+    w = [math.exp(eps * utility(c) / 2 * sensitivity) for c in candidates]  # <-
+    return random.choices(candidates, weights=w)[0]
+""",
+        """
+import math
+def em_weight(u, epsilon, sens):
+    return math.e ** (epsilon * u / 2 * sens)  # <-
+""",
         # PrivBayes-style: the mutual-information sensitivity without the 2
         """
 import math, random
@@ -195,7 +295,27 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
 """,
     )
 
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        self._precedence(node)
+
+    def _precedence(self, node: cst.CSTNode) -> bool:
+        """``exp(eps * u / 2 * sens)``: the 2 (or Δ) meant for the denominator multiplies instead."""
+        exponent = _cst_exponent(node)
+        if exponent is None:
+            return False
+        product = _cst_precedence(exponent)
+        if product is None:
+            return False
+        fa = self.ctx.analysis
+        self.report(node, f"`{fa.code(product).strip()[:60]}` is read as ({fa.code(product.left).strip()[:40]}) "
+                          f"· {fa.code(product.right).strip()}: `/` and `*` bind left to right, so the factor meant "
+                          f"for the denominator multiplies the exponent and the weights are exp(2·ε·u·…), a "
+                          f"several-times-ε selection; parenthesise the denominator: ε·u / (2·Δ)")
+        return True
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self._precedence(node):
+            return
         if call_name(node) not in _WEIGHT_CALLS or not node.args:
             return
         arg = node.args[0].value
