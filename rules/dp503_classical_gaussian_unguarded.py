@@ -58,6 +58,13 @@ class ClassicalGaussianUnguarded(Rule):
         return "log" in facts.called and 1.25 in facts.numbers
 
     VALID = (
+        # a literal δ and a literal ε below 1
+        """
+import numpy as np
+def gaussian_mechanism(data, sensitivity=1):
+    sigma = np.sqrt(2 * np.log(1.25 / 1e-5)) * sensitivity / 0.5
+    return data + np.random.normal(0, sigma, len(data))
+""",
         # a σ that only describes the mechanism in a returned summary (ornl-presto's metrics)
         """
 import numpy as np
@@ -181,6 +188,13 @@ def release(x, epsilon, delta, q, steps, noise_multiplier):
     eps_sgd = compute_rdp(q, noise_multiplier, steps, orders)
     return x + np.random.normal(0, std, size=x.shape)
 """,
+        # δ written as a literal inside the log
+        """
+import numpy as np
+def gaussian_mechanism(data, epsilon, sensitivity=1):
+    sigma = np.sqrt(2 * np.log(1.25 / 1e-5)) * sensitivity / epsilon  # <-
+    return data + np.random.normal(0, sigma, len(data))
+""",
         # the check is on another name
         """
 import numpy as np
@@ -292,6 +306,8 @@ def dp_release(x, eps, delta, alpha):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
                 right = node.right
                 value = number(right)
+                if number(node.left) == 1.25:
+                    continue  # 1.25 / δ: a literal δ is not a literal ε
                 if value is not None and value <= 1:
                     return None
                 if is_eps(right):
