@@ -1,0 +1,336 @@
+"""DP518: a DP sanitizer (clip, clip-and-noise helper) applied to the gradient of a whole batch."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.syntax import call_name, number, walk, words
+from dpcheck.analysis.vocabulary import DP_NAME, dp_generator_name
+from dpcheck.rule import Rule
+
+#: calls returning the gradient of the loss they are given
+_GRADIENT_OF = frozenset({"gradient", "gradients", "compute_gradients", "grad", "value_and_grad"})
+#: markers of per-example gradients somewhere in the module: then a batch-level clip may be deliberate
+_PER_EXAMPLE = ("grad_sample", "per_sample", "per_example", "persample", "perexample", "microbatch", "micro_batch",
+                "jacobian", "vmap", "vectorized_map", "map_fn", "while_loop", "GradSampleModule", "make_private",
+                ".attach(", "functorch", "pfor", "DPOptimizer", "DPKeras", "grad1", "autograd_hacks", "backpack",
+                "BatchGrad", "jac(", "hessian")
+#: words of a helper that clips and/or noises what it is given (``sanitize``, ``grad_dp``, ``clip_and_noise``)
+_SANITIZER_WORDS = frozenset({"clip", "clipping", "sanitize", "sanitizer", "privatize", "privatise", "dp"})
+_CLIPS = frozenset({"clip_by_norm", "clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm"})
+_SCALE_METHODS = frozenset({"mul_", "div_", "mul", "div", "multiply", "divide", "true_divide"})
+_EXAMPLE_WORDS = frozenset({"sample", "samples", "example", "examples", "record", "records", "zip", "xi", "row", "rows"})
+_BATCH_LOOP_WORDS = frozenset({"loader", "dataloader", "batches", "epoch", "epochs", "steps", "step", "rounds",
+                               "iterations", "iters", "dataset", "critic"})
+
+
+def _loop_is_per_example(loop: cst.For, code: str) -> bool:
+    """``for x, y in zip(xb, yb)``, ``for i in range(batch_size)``, ``for sample in batch``."""
+    text = code.replace(".", " ").replace("(", " ").replace(")", " ").replace(",", " ").replace("[", " ")
+    pieces = words("_".join(text.replace("]", " ").split()))
+    target = words("_".join(n.value for n in walk(loop.target) if isinstance(n, cst.Name)))
+    if pieces & _BATCH_LOOP_WORDS:
+        return False
+    return bool((pieces | target) & _EXAMPLE_WORDS) or bool(pieces & {"batch", "bs"} and "range" in pieces) \
+        or bool(target & {"x", "i"} and pieces & {"batch", "size", "len"})
+
+
+class BatchGradientClipped(Rule):
+    id = "DP518"
+    name = "batch-gradient-clipped"
+    category = "general"
+    severity = "error"
+    summary = "the gradient of a whole batch (`.grad`, `tape.gradient(loss)`) is clipped or handed to a DP sanitizer: no per-example bound"
+    rationale = (
+        "DP-SGD's noise σ·C hides one record only when each example's gradient is clipped to C "
+        "before the sum. The gradient of a batch loss (`p.grad` after `loss.backward()`, "
+        "`tape.gradient(loss, vars)`, `tf.gradients(loss, vars)`, `torch.autograd.grad(loss, "
+        "params)`, `optimizer.compute_gradients(loss)`) already mixes all examples: clipping it (a "
+        "norm clip, a hand-written `g * min(1, C / ‖g‖)`, `g.div_(norm / C)`) or passing it, tensor "
+        "by tensor, to a clip-and-noise helper (`sanitizer.sanitize(g, …)`, `grad_dp(p.grad)`) bounds "
+        "the batch's mean, not one record's share; scaled back by the batch size it lets one record "
+        "move the sum by up to 2·B·C. The same holds for Keras optimizers built with `clipnorm=` / "
+        "`clipvalue=` as the DP clip, and for TF-Privacy with one micro-batch (`num_microbatches=1`: "
+        "the batch mean is clipped). Not reported: modules with per-example machinery (Opacus, "
+        "`vmap`, `jacobian`, micro-batches, `map_fn`/`while_loop` over examples), a gradient "
+        "taken inside a loop over the examples of a batch, a clip with no noise in the function "
+        "(ordinary training), code with no DP context. Fix: compute per-example gradients, clip "
+        "each, sum, add N(0, σ²C²), divide by the batch size."
+    )
+    TRIGGERS = ("grad", "clip")
+    #: checked per finding: a function needs DP context; an optimizer or config carrying its own
+    #: noise and clip settings is evidence enough, or a file named for a DP generator
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        return True
+
+    VALID = (
+        # per-example gradients from a loop over the batch's examples
+        """
+import tensorflow as tf
+def dp_grads(model, loss_fn, xb, yb, l2_clip, noise_multiplier):
+    total = None
+    for x, y in zip(xb, yb):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y[None], model(x[None]))
+        g = tape.gradient(loss, model.trainable_variables)
+        g, _ = tf.clip_by_global_norm(g, l2_clip)
+        total = g if total is None else [a + b for a, b in zip(total, g)]
+    return [t + tf.random.normal(tf.shape(t), stddev=noise_multiplier * l2_clip) for t in total]
+""",
+        # ordinary training: a clipped batch gradient with no noise
+        """
+import torch
+def train_step(model, loss, optimizer, max_norm, epsilon):
+    loss.backward()
+    grads = [p.grad for p in model.parameters()]
+    total = torch.sqrt(sum(g.pow(2).sum() for g in grads))
+    for g in grads:
+        g.mul_(min(1.0, max_norm / (total + 1e-6)))
+    optimizer.step()
+""",
+        # vmap per-example gradients
+        """
+import torch
+from torch.func import grad, vmap
+def dp_step(params, loss_fn, xb, yb, clip, sigma):
+    per_ex = vmap(grad(loss_fn), in_dims=(None, 0, 0))(params, xb, yb)
+    norms = per_ex.norm(dim=1, keepdim=True)
+    clipped = per_ex * torch.clamp(clip / norms, max=1.0)
+    return clipped.sum(0) + torch.normal(0, sigma * clip, clipped.shape[1:])
+""",
+        # Keras clipnorm in an ordinary (non-DP) optimizer of a DP project's baseline
+        """
+from tensorflow import keras
+def baseline_optimizer(epsilon):
+    return keras.optimizers.Adam(learning_rate=1e-3, clipnorm=1.0)
+""",
+        # TF-Privacy with one example per micro-batch
+        """
+from tensorflow_privacy import DPKerasSGDOptimizer
+def make_opt(batch_size, l2_norm_clip, noise_multiplier):
+    return DPKerasSGDOptimizer(l2_norm_clip=l2_norm_clip, noise_multiplier=noise_multiplier,
+                               num_microbatches=batch_size, learning_rate=0.1)
+""",
+    )
+
+    INVALID = (
+        # torch: a hand-written global-norm clip of p.grad, then noise
+        """
+import torch
+def add_dp_noise(model, max_norm, noise_multiplier, batch_size):
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    total = torch.sqrt(sum(g.pow(2).sum() for g in grads))
+    scale = min(max_norm / (total + 1e-6), 1.0)
+    for g in grads:
+        g.mul_(scale)  # <-
+    for g in grads:
+        g.add_(torch.randn_like(g) * noise_multiplier * max_norm)
+""",
+        # TF2: the tape's batch gradient, tensor by tensor, into a sanitizer
+        """
+import tensorflow as tf
+def dp_train_step(model, loss_fn, xb, yb, optimizer, sanitizer, sigma, eps_delta):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(loss_fn(yb, model(xb)))
+    grads = tape.gradient(loss, model.trainable_variables)
+    noisy = [sanitizer.sanitize(g, eps_delta, sigma) for g in grads]  # <-
+    optimizer.apply_gradients(zip(noisy, model.trainable_variables))
+""",
+        # TF1 graph: tf.gradients of the batch loss, clipped per tensor, then noised
+        """
+import tensorflow as tf
+def build(loss, emb, clip_bound, sigma):
+    g_emb = tf.gradients(loss, emb)[0]
+    g_emb = tf.clip_by_norm(g_emb, clip_bound)  # <-
+    return g_emb + tf.random.normal(tf.shape(g_emb), stddev=sigma * clip_bound)
+""",
+        # torch: the batch gradient flattened, its norm divided down, noise added to the sum
+        """
+import torch
+def local_dp_sgd(model, loader, criterion, clip, sigma):
+    total = 0
+    for x, y in loader:
+        model.zero_grad()
+        criterion(model(x), y).backward()
+        flat = torch.cat([p.grad.view(-1) for p in model.parameters()])
+        norm = flat.norm()
+        if norm > clip:
+            flat.div_(norm / clip)  # <-
+        total = total + flat * len(x)
+    return total + torch.normal(0, sigma * clip, total.shape)
+""",
+        # a Keras optimizer with a noise std whose clipping is Keras' clipnorm
+        """
+def make_dp_discriminator_optimizer(noise_std, clip):
+    return NoisyAdam(learning_rate=2e-4, clipnorm=clip, standard_deviation=noise_std)  # <-
+""",
+        # TF-Privacy-style config with one micro-batch
+        """
+def dp_config(noise_multiplier):
+    return {"diff_priv": {"enabled": True, "microbatches": 1,  # <-
+                          "l2_norm_clip": 1.0, "noise_multiplier": noise_multiplier}}
+""",
+    )
+
+    def _dp_file(self, node: cst.CSTNode) -> bool:
+        fa = self.ctx.analysis
+        stem = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        return fa.in_dp_context(node) or bool(dp_generator_name(stem)) or bool(DP_NAME.search(stem))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if any(m in self.ctx.source for m in _PER_EXAMPLE) or not self.ctx.analysis.in_dp_context(node):
+            return
+        if not self._noises(node):
+            return
+        batch = self._batch_gradients(node)
+        if not batch:
+            return
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.Call):
+                what = self._clips(sub, batch)
+                if what:
+                    origin = batch[sorted(set(batch) & self._reads(sub))[0]]
+                    self.report(
+                        sub,
+                        f"{what} the gradient of the whole batch (`{origin}`), "
+                        "not each example's: one record can move the clipped batch gradient anywhere "
+                        "within the bound, so the noise σ·C does not give the per-record guarantee the "
+                        "accountant assumes; clip per-example gradients before summing",
+                    )
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is None:
+            return
+        key = node.keyword.value
+        if key in ("clipnorm", "clipvalue", "global_clipnorm"):
+            call = self.ctx.analysis.parent(node)
+            if isinstance(call, cst.Call) and self._noisy_optimizer(call) and self._dp_file(call):
+                self.report(call, f"`{key}=` clips the gradient of the whole batch (Keras clips the averaged "
+                                  "gradient, per tensor), not each example's: the optimizer's noise does not "
+                                  "match a per-record bound; use per-example clipping (a DP optimizer with "
+                                  "micro-batches of one)")
+        elif key in ("num_microbatches", "microbatches") and number(node.value) == 1 and self._dp_file(node):
+            self.report(node, "one micro-batch: the DP optimizer clips the gradient of the whole batch mean, so "
+                              "one record can move it by 2·C while the noise and the accountant assume C per "
+                              "example; use num_microbatches = batch size")
+
+    def visit_DictElement(self, node: cst.DictElement) -> None:
+        key = node.key
+        if isinstance(key, cst.SimpleString) and key.evaluated_value in ("num_microbatches", "microbatches") \
+                and number(node.value) == 1:
+            parent = self.ctx.analysis.parent(node)
+            text = self.ctx.analysis.code(parent) if parent is not None else ""
+            if "clip" in text and "noise" in text:
+                self.report(node, "one micro-batch: the DP optimizer clips the gradient of the whole batch mean, "
+                                  "so one record can move it by 2·C while the noise and the accountant assume C "
+                                  "per example; use micro-batches of one example")
+
+    @staticmethod
+    def _noisy_optimizer(call: cst.Call) -> bool:
+        name = call_name(call)
+        keys = {a.keyword.value for a in call.args if a.keyword is not None}
+        noisy_keys = any(words(k) & {"noise", "stddev", "standard", "sigma"} for k in keys)
+        return noisy_keys or bool(words(name) & {"noisy", "dp", "private"}) or name.startswith("DP")
+
+    # ---- batch gradients inside one function -------------------------------------------------
+    def _batch_gradients(self, fn: cst.FunctionDef) -> dict[str, str]:
+        """Names holding (parts of) a batch gradient, mapped to the expression they come from."""
+        out: dict[str, str] = {}
+        for _ in range(3):
+            for sub in walk(fn, into_scopes=False):
+                if isinstance(sub, cst.Assign):
+                    value, targets = sub.value, [t.target for t in sub.targets]
+                elif isinstance(sub, cst.For):
+                    value, targets = sub.iter, [sub.target]
+                elif isinstance(sub, cst.CompFor):
+                    value, targets = sub.iter, [sub.target]
+                elif isinstance(sub, cst.Call) and call_name(sub) in ("append", "extend") and sub.args \
+                        and isinstance(sub.func, cst.Attribute) and isinstance(sub.func.value, cst.Name):
+                    value, targets = sub.args[0].value, [sub.func.value]
+                else:
+                    continue
+                source = self._source(value, out)
+                if source is None or self._in_example_loop(sub) or self._reduction(value):
+                    continue
+                for target in targets:
+                    for name in walk(target):
+                        if isinstance(name, cst.Name) and name.value not in out:
+                            out[name.value] = source
+        return out
+
+    def _source(self, value: cst.BaseExpression, known: dict[str, str]) -> str | None:
+        fa = self.ctx.analysis
+        for sub in walk(value):
+            if isinstance(sub, cst.Attribute) and sub.attr.value == "grad" and not self._in_example_loop(sub):
+                return fa.code(sub).strip()
+            if isinstance(sub, cst.Call) and call_name(sub) in _GRADIENT_OF and isinstance(sub.func, cst.Attribute) \
+                    and sub.args and not self._per_example_loss(sub.args[0].value):
+                return fa.code(sub).strip().split("\n")[0]
+            if isinstance(sub, cst.Name) and sub.value in known:
+                return known[sub.value]
+        return None
+
+    @staticmethod
+    def _reduction(value: cst.BaseExpression) -> bool:
+        """A norm or sum of the gradient (a scalar), not the gradient itself."""
+        return any(isinstance(n, cst.Call) and (call_name(n) in NORM_CALLS or call_name(n) in ("sqrt", "sum", "reduce_sum"))
+                   for n in walk(value)) and not isinstance(value, (cst.List, cst.ListComp, cst.Tuple))
+
+    @staticmethod
+    def _per_example_loss(loss: cst.BaseExpression) -> bool:
+        """``loss[i]``, ``tf.gather(losses, i)``, a list of losses: already one example's."""
+        return isinstance(loss, (cst.Subscript, cst.List, cst.ListComp))
+
+    def _in_example_loop(self, node: cst.CSTNode) -> bool:
+        fa = self.ctx.analysis
+        return any(isinstance(loop, cst.For) and _loop_is_per_example(loop, fa.code(loop.iter))
+                   for loop in fa.enclosing_loops(node))
+
+    @staticmethod
+    def _reads(node: cst.CSTNode) -> set[str]:
+        return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+
+    def _noises(self, fn: cst.FunctionDef) -> bool:
+        """The function adds noise (a draw, or a helper named for noise or sanitizing)."""
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Call):
+                name = call_name(sub)
+                if name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_") \
+                        or words(name) & {"noise", "gaussian", "laplace", "sanitize", "sanitizer", "privatize", "dp"}:
+                    return True
+        return False
+
+    def _clips(self, call: cst.Call, batch: dict[str, str]) -> str | None:
+        """What the call does to a batch gradient it reads: clip it, scale it by a clip factor, sanitize it."""
+        args = [a.value for a in call.args if a.keyword is None and not a.star]
+        name = call_name(call)
+        first_reads = self._reads(args[0]) if args else set()
+        if name in _CLIPS and first_reads & set(batch):
+            return f"`{name}` clips"
+        receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+        if name in _SCALE_METHODS and isinstance(receiver, cst.Name) and receiver.value in batch and args \
+                and self._clip_factor(args[0]):
+            return f"`{receiver.value}.{name}(…)` rescales by a clip factor"
+        if words(name) & _SANITIZER_WORDS and name not in _CLIPS and first_reads & set(batch) \
+                and not words(name) & {"norm", "value"} - {"clip"}:
+            return f"`{name}` (a clip/noise helper) is given"
+        return None
+
+    def _clip_factor(self, expr: cst.BaseExpression) -> bool:
+        """A factor built from a clip bound (``clip``, ``max_norm / total``, ``norm.div(C)``) or a norm."""
+        fa = self.ctx.analysis
+        for sub in walk(expr):
+            if isinstance(sub, (cst.Name, cst.Attribute)) and is_clip_bound(sub):
+                return True
+            if isinstance(sub, cst.Call) and call_name(sub) in NORM_CALLS:
+                return True
+            if isinstance(sub, cst.Name):
+                value = fa.value_of(sub)
+                if value is not None and value is not expr and any(
+                        isinstance(n, (cst.Name, cst.Attribute)) and is_clip_bound(n) for n in walk(value)):
+                    return True
+        return False
