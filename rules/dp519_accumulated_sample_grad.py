@@ -1,0 +1,176 @@
+"""DP519: "per-sample" gradients read from ``.grad`` in a loop that never zeroes it (running sums)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, walk
+from dpcheck.rule import Rule
+
+_ZEROING = frozenset({"zero_grad", "zero_", "fill_", "detach_", "zero_grad_"})
+
+
+def _zeroes(body: cst.CSTNode) -> bool:
+    """``opt.zero_grad()``, ``p.grad.zero_()``, ``p.grad = None``, ``p.grad.data.fill_(0)``, ``p.grad = zeros``."""
+    for node in walk(body):
+        if isinstance(node, cst.Call) and call_name(node) in _ZEROING:
+            return True
+        if isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets):
+            return True
+    return False
+
+
+def _grad_read(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "grad"
+
+
+class AccumulatedSampleGrad(Rule):
+    id = "DP519"
+    name = "accumulated-sample-grad"
+    category = "general"
+    severity = "error"
+    summary = "per-sample gradients read from `.grad` in a loop that never zeroes it: each is a running sum"
+    rationale = (
+        "PyTorch's `backward()` adds into `.grad`. A hand-written per-example loop — `for x, y in "
+        "batch: loss(x, y).backward(); g = p.grad.clone(); clip(g); store(g)` — must zero the "
+        "gradients (`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, "
+        "`p.grad.zero_()`) for every example; otherwise the 'gradient of example k' is the sum over "
+        "examples 1..k, every example enters all later clipped terms, and one record moves the sum "
+        "by up to B·C instead of C. Not reported: loops that zero the gradients anywhere in their "
+        "body, loops that do not read `.grad` after the backward (gradient accumulation for one "
+        "step), code with no DP context. Fix: zero the gradients at the start of each example's "
+        "iteration (or use `torch.func.vmap`/Opacus for per-example gradients)."
+    )
+    TRIGGERS = ("backward",)
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        return facts.calls_any(frozenset({"backward"}))
+
+    VALID = (
+        # zeroed per example
+        """
+import torch
+def dp_step(model, optimizer, criterion, xb, yb, clip, sigma):
+    summed = [torch.zeros_like(p) for p in model.parameters()]
+    for x, y in zip(xb, yb):
+        optimizer.zero_grad()
+        criterion(model(x[None]), y[None]).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        for s, p in zip(summed, model.parameters()):
+            s += p.grad
+    return [s + torch.normal(0, sigma * clip, s.shape) for s in summed]
+""",
+        # .grad set to None at the end of each example
+        """
+def per_sample(model, loss_fn, samples, clip, noise_multiplier):
+    grads = []
+    for sample in samples:
+        loss_fn(model, sample).backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+        for p in model.parameters():
+            p.grad = None
+    return grads
+""",
+        # ordinary gradient accumulation: .grad is only read by the step after the loop
+        """
+def train(model, opt, loss_fn, micro_batches, epsilon):
+    for mb in micro_batches:
+        loss_fn(model, mb).backward()
+    opt.step()
+""",
+        # grads zeroed through the parameter tensors
+        """
+def dp_grads(model, loss_fn, batch, clip, sigma):
+    out = []
+    for x in batch:
+        loss_fn(model(x)).backward()
+        out.append([p.grad.detach().clone() for p in model.parameters()])
+        for p in model.parameters():
+            p.grad.zero_()
+    return out
+""",
+    )
+
+    INVALID = (
+        # the LU-zhw323 shape, spelled with a list and clip_grad_norm_
+        """
+from torch.nn.utils import clip_grad_norm_
+def train_step(model, batch, criterion, max_grad_norm, noise_multiplier):
+    for p in model.parameters():
+        p.acc = []
+    for x, y in batch:
+        loss = criterion(model(x), y)
+        loss.backward()  # <-
+        for p in model.parameters():
+            g = p.grad.detach().clone()
+            clip_grad_norm_(g, max_norm=max_grad_norm)
+            p.acc.append(g)
+""",
+        # an index loop over the batch, grads flattened into a per-example list
+        """
+import torch
+def per_example_grads(net, loss_fn, X, Y, clip, sigma):
+    rows = []
+    for i in range(len(X)):
+        loss_fn(net(X[i:i + 1]), Y[i:i + 1]).backward()  # <-
+        g = torch.cat([p.grad.flatten() for p in net.parameters()])
+        rows.append(g * min(1.0, clip / float(g.norm())))
+    return torch.stack(rows).sum(0) + torch.normal(0, sigma * clip, rows[0].shape)
+""",
+        # zeroed once before the loop only
+        """
+def dp_sgd_step(model, optimizer, examples, loss_fn, clip, sigma):
+    optimizer.zero_grad()
+    clipped = []
+    for ex in examples:
+        loss_fn(model, ex).backward()  # <-
+        clipped.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    return clipped
+""",
+        # a dictionary of per-example gradients in a while loop
+        """
+def collect(model, data, loss_fn, l2_clip, noise_multiplier):
+    k, grads = 0, {}
+    while k < len(data):
+        loss_fn(model(data[k])).backward()  # <-
+        grads[k] = [w.grad.clone() for w in model.parameters()]
+        k += 1
+    return grads
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) != "backward" or not isinstance(node.func, cst.Attribute):
+            return
+        fa = self.ctx.analysis
+        loops = [loop for loop in fa.enclosing_loops(node) if isinstance(loop, (cst.For, cst.While))]
+        if not loops:
+            return
+        loop = loops[0]
+        if _zeroes(loop.body):
+            return
+        line = fa.line_of(node)
+        for sub in walk(loop.body):
+            if _grad_read(sub) and fa.line_of(sub) > line and self._kept(sub):
+                self.report(
+                    node,
+                    "`backward()` adds into `.grad`, and this loop never zeroes it: the gradient read "
+                    f"on line {fa.line_of(sub)} is the running sum over every example so far, not one "
+                    "example's, so each record enters all later clipped terms; zero the gradients for "
+                    "each example",
+                )
+                return
+
+    def _kept(self, read: cst.CSTNode) -> bool:
+        """The ``.grad`` read is copied or stored (``clone``, ``append``, a new name), not updated in place."""
+        fa = self.ctx.analysis
+        stmt = fa.enclosing_statement(read)
+        text = fa.code(stmt)
+        if any(k in text for k in ("clone(", "append(", "copy(", "detach(", "flatten(", "view(", "cat(", "stack(")):
+            return True
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Assign) and any(isinstance(t.target, (cst.Name, cst.Subscript)) for t in s.targets)
+            for s in stmt.body)
