@@ -1,10 +1,13 @@
 """DP108: Laplace noise sized from an L2 sensitivity (or Gaussian noise from an L1 one)."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, number, walk, words
+from dpcheck.analysis.noisedraws import last_assignment
+from dpcheck.analysis.syntax import call_name, number, param_names, string_text, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
 
@@ -68,12 +71,36 @@ def _norm_order(node: cst.Call) -> float | None:
     return None
 
 
+#: statistics whose sensitivity is unbounded unless the data are clipped to a known range
+_UNBOUNDED = frozenset({"max", "min", "amax", "amin", "nanmax", "nanmin", "var", "nanvar", "std", "nanstd",
+                        "variance", "stdev", "pvariance", "pstdev", "median", "nanmedian", "ptp"})
+_SQL_UNBOUNDED = re.compile(r"(?i)\b(MIN|MAX|VARIANCE|VAR|VAR_POP|VAR_SAMP|STDDEV|STDDEV_POP|STDDEV_SAMP|STDEV|"
+                            r"MEDIAN)\s*\(")
+_STAT_DRAWS = frozenset({"laplace", "normal", "Laplace", "Normal", "gauss"})
+_CLAMPS = frozenset({"clip", "clamp", "clip_", "clamp_", "minimum", "maximum"})
+
+
+def unbounded_gate(facts: AstFacts) -> bool:
+    """A draw in a module that computes a max/min/variance/std/median or names one in an SQL string."""
+    if not facts.calls_any(_STAT_DRAWS):
+        return False
+    return facts.calls_any(_UNBOUNDED) or _SQL_UNBOUNDED.search(facts.source) is not None
+
+
+def _constant_numerator(scale: cst.BaseExpression) -> bool:
+    """``1 / eps``, ``1.0 / (eps / 4)``, ``2 / epsilon``: a scale with a literal sensitivity."""
+    if isinstance(scale, cst.BinaryOperation) and isinstance(scale.operator, cst.Divide):
+        return number(scale.left) is not None
+    return False
+
+
 class SensitivityNorm(Rule):
     id = "DP108"
     name = "sensitivity-norm"
     category = "general"
     severity = "error"
-    summary = "Laplace noise calibrated to an L2 sensitivity (or Gaussian noise to an L1 one)"
+    summary = ("Laplace noise calibrated to an L2 sensitivity (or Gaussian noise to an L1 one); a literal "
+               "sensitivity for an unbounded max/min/variance/median")
     rationale = (
         "The Laplace mechanism is ε-DP when its scale is Δ₁/ε, the L1 sensitivity: the largest "
         "L1 distance between the outputs on neighbouring datasets. The Gaussian mechanism needs "
@@ -87,9 +114,15 @@ class SensitivityNorm(Rule):
         "Not reported: an L2 bound converted with √d (`np.sqrt(d) * l2_sens`), an L1 norm "
         "(`ord=1`), code with no DP context. "
         "Fix: calibrate Laplace noise to the L1 sensitivity (clip in L1, or multiply an L2 bound by "
-        "√d), or use the Gaussian mechanism with the L2 bound."
+        "√d), or use the Gaussian mechanism with the L2 bound. "
+        "The same wrong-sensitivity mistake for a statistic: the MAX, MIN, VARIANCE, STD or MEDIAN "
+        "of values that are not clipped to a range (numpy/pandas/statistics calls, or an SQL "
+        "`SELECT MAX(col)`) released with noise of scale `1 / eps` (a literal sensitivity): one "
+        "record can move these statistics without limit, so no fixed scale gives ε-DP. Not "
+        "reported there: a function that clips/clamps the values, a scale built from a range or "
+        "bounds. Fix: clip to public bounds [L, U] and use Δ = U − L (or a DP quantile)."
     )
-    TRIGGERS = ("aplace", "l1_", "L1", "p=", "ord=", "inf")
+    TRIGGERS = ("aplace", "l1_", "L1", "p=", "ord=", "inf", "normal", "gauss")
     requires_dp_context = True
 
     @classmethod
@@ -99,9 +132,33 @@ class SensitivityNorm(Rule):
         from dpcheck.analysis.astshapes import sensitivity_norm
 
         return sensitivity_norm(facts, laplace_draws=LAPLACE_DRAWS, gauss_draws=GAUSS_DRAWS, norm_calls=NORM_CALLS,
-                                l2_name=_l2_name)
+                                l2_name=_l2_name) or unbounded_gate(facts)
 
     VALID = (
+        # the twins: clipped values, a count, a scale from public bounds
+        """
+import numpy as np
+def private_max_age(ages, epsilon):
+    ages = np.clip(ages, 0, 100)
+    return np.max(ages) + np.random.laplace(0, 1 / epsilon)
+""",
+        """
+import numpy as np
+def dp_stats(conn, table, epsilon):
+    row = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+    return float(row[0]) + np.random.laplace(0, 1.0 / epsilon)
+""",
+        """
+import numpy as np
+def dp_variance(df, column, eps, lower, upper, rng):
+    v = df[column].var()
+    return v + rng.laplace(scale=(upper - lower) ** 2 / (len(df) * eps))
+""",
+        """
+import numpy as np
+def noisy_total(values, epsilon):
+    return max(0.0, sum(values) + np.random.laplace(0, 1 / epsilon))
+""",
         # clipping by the L1 norm also bounds the L2 norm: Gaussian noise of C is enough
         """
 import numpy as np
@@ -148,6 +205,31 @@ def laplace_release(x, epsilon):
     )
 
     INVALID = (
+        # unbounded statistics released with a literal sensitivity: numpy, pandas, SQL, statistics
+        """
+import numpy as np
+def private_max_age(ages, epsilon):
+    return np.max(ages) + np.random.laplace(0, 1 / epsilon)  # <-
+""",
+        """
+import numpy as np
+def dp_variance(df, column, eps, rng):
+    v = df[column].var()
+    return v + rng.laplace(scale=1.0 / eps)  # <-
+""",
+        """
+import numpy as np
+def dp_stats(conn, table, column, epsilon):
+    sql = f"SELECT MAX({column}) FROM {table}"
+    row = conn.execute(sql).fetchone()
+    true_max = float(row[0]) if row[0] is not None else 0.0
+    return true_max + np.random.laplace(0, 1.0 / (epsilon / 2))  # <-
+""",
+        """
+import random, statistics
+def noisy_median(values, epsilon):
+    return statistics.median(values) + random.gauss(0, 2 / epsilon)  # <-
+""",
         # FuzzyFL DP.py: "clipping" by the L3 norm, Gaussian noise of the L2 bound
         """
 '''Differential privacy (DP) mechanisms.'''
@@ -204,6 +286,87 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
     return hist + np.random.normal(0, sigma, hist.shape)  # <-
 """,
     )
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, (cst.Add, cst.Subtract)):
+            return
+        for value, noise in ((node.left, node.right), (node.right, node.left)):
+            if not (isinstance(noise, cst.Call) and call_name(noise) in _STAT_DRAWS):
+                continue
+            scale = _scale_of(noise)
+            if scale is None or not _constant_numerator(self._local(node, scale, 0) or scale):
+                continue
+            stat = self._statistic(node, value, 0)
+            if stat is None or self._clamped(node):
+                continue
+            self.report(node, f"noise of scale `{self.ctx.analysis.code(scale).strip()}` (a literal sensitivity) is "
+                              f"added to a {stat} of values that are not clipped to a range: one record can move a "
+                              f"{stat} without limit, so no fixed scale makes it ε-DP; clip to public bounds and "
+                              f"use their width as the sensitivity")
+            return
+
+    def _local(self, node: cst.CSTNode, expr: cst.BaseExpression, depth: int) -> cst.BaseExpression | None:
+        if not isinstance(expr, cst.Name) or depth > 10:
+            return None
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or expr.value in param_names(fn):
+            return None
+        return last_assignment(fn, expr.value, fa.line_of(node) + 1, fa.line_of)
+
+    def _statistic(self, node: cst.CSTNode, expr: cst.BaseExpression, depth: int) -> str | None:
+        """The unbounded statistic ``expr`` holds: ``np.max(x)``, ``df[c].var()``, ``float(row[0])`` of an SQL
+        ``SELECT MIN(c)``, through local names."""
+        if depth > 10:
+            return None
+        if isinstance(expr, cst.Call):
+            name = call_name(expr)
+            if name in _UNBOUNDED and not (name in ("max", "min") and len(expr.args) != 1
+                                           and not isinstance(expr.func, cst.Attribute)):
+                if isinstance(expr.func, cst.Name) and name in ("max", "min") and expr.args and isinstance(
+                        expr.args[0].value, (cst.List, cst.Tuple)):
+                    return None
+                return {"amax": "max", "amin": "min", "nanmax": "max", "nanmin": "min", "nanvar": "variance",
+                        "var": "variance", "nanstd": "std", "pvariance": "variance", "pstdev": "std",
+                        "stdev": "std", "nanmedian": "median"}.get(name, name)
+            if name in ("float", "int", "item", "fetchone", "fetchall", "scalar", "text", "execute", "read_sql",
+                        "read_sql_query", "query", "sql") or not expr.args and isinstance(expr.func, cst.Attribute):
+                inner = [a.value for a in expr.args if a.keyword is None] or (
+                    [expr.func.value] if isinstance(expr.func, cst.Attribute) else [])
+                for sub in inner:
+                    found = self._statistic(node, sub, depth + 1)
+                    if found:
+                        return found
+                if isinstance(expr.func, cst.Attribute):
+                    return self._statistic(node, expr.func.value, depth + 1)
+            return None
+        if isinstance(expr, cst.Subscript):
+            return self._statistic(node, expr.value, depth + 1)
+        if isinstance(expr, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+            match = _SQL_UNBOUNDED.search(string_text(expr))
+            return match.group(1).upper() if match else None
+        if isinstance(expr, cst.IfExp):
+            return self._statistic(node, expr.body, depth + 1)
+        if isinstance(expr, cst.Name):
+            # every binding before the use: a value set in ``try`` and a fallback in ``except`` are both live
+            fa = self.ctx.analysis
+            fn = fa.enclosing_function(node)
+            if fn is None or expr.value in param_names(fn):
+                return None
+            line = fa.line_of(node)
+            for sub in walk(fn, into_scopes=False):
+                if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target,
+                                                                                       cst.Name) \
+                        and sub.targets[0].target.value == expr.value and fa.line_of(sub) <= line:
+                    found = self._statistic(node, sub.value, depth + 1)
+                    if found:
+                        return found
+        return None
+
+    def _clamped(self, node: cst.CSTNode) -> bool:
+        fn = self.ctx.analysis.enclosing_function(node)
+        return fn is not None and any(isinstance(n, cst.Call) and call_name(n) in _CLAMPS
+                                      for n in walk(fn, into_scopes=False))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
