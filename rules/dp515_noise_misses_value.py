@@ -82,6 +82,23 @@ def _skipped_range(it: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
+_SANITIZER_WORDS = frozenset({"sanitize", "sanitized", "privatize", "privatise", "clip", "perturb", "mechanism", "dp", "noise",
+                              "noisy", "noised", "randomize", "randomise"})
+
+
+def _sanitized(expr: cst.CSTNode) -> bool:
+    """``expr`` is noised or goes through a clip/noise helper."""
+    return _noise(expr) or any(isinstance(n, cst.Call) and words(call_name(n)) & _SANITIZER_WORDS for n in walk(expr))
+
+
+def _raw_item(expr: cst.BaseExpression) -> bool:
+    """A value taken as it is: ``v``, ``delta[k]``, ``p.data``, ``v.clone()``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and call_name(expr) in ("clone", "copy", "detach"):
+        expr = expr.func.value
+    return isinstance(expr, (cst.Name, cst.Subscript, cst.Attribute)) and number(expr) is None \
+        and not (isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"))
+
+
 class NoiseMissesValue(Rule):
     id = "DP515"
     name = "noise-misses-value"
@@ -95,7 +112,10 @@ class NoiseMissesValue(Rule):
         "and the function returns or uploads the original data (`for k, w in weights.items(): "
         "w = w + np.random.laplace(0, b)`). (2) A noise loop over `range(len(grads) - 1)` or "
         "`range(1, len(grads))` adds noise to every item but one: that item (a layer's bias, the "
-        "first feature) is released exact. Not reported: a loop variable read after the noise "
+        "first feature) is released exact. (3) A container filled with noised values (`out[k] = "
+        "clip_and_noise(v)` for the keys that match a layer group) whose remaining keys are then "
+        "filled with the raw values (`if k not in out: out[k] = v`, or the `else` of the branch "
+        "that noises): those entries are released exact. Not reported: a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
         "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
         "DP context. Fix: write the noised value back (`values[i] = values[i] + noise`, build a new "
@@ -151,6 +171,32 @@ def build(sizes, epsilon):
         layers.append((sizes[i], sizes[i + 1]))
     return layers
 """,
+        # every key noised; a missing key is filled with zeros, not the raw value
+        """
+import torch
+def sanitize(update, groups, noise_multiplier, clip):
+    out = {}
+    for g in groups:
+        for k, v in update.items():
+            if g in k:
+                out[k] = clip_and_noise(v, clip, noise_multiplier)
+    for k in update:
+        if k not in out:
+            out[k] = 0
+    return out
+""",
+        # both branches noise, with different helpers
+        """
+import numpy as np
+def privatize(weights, epsilon, sigma):
+    out = {}
+    for name, w in weights.items():
+        if name.endswith("bias"):
+            out[name] = w + np.random.laplace(0, 1 / epsilon, w.shape)
+        else:
+            out[name] = add_gaussian_noise(w, sigma)
+    return out
+""",
     )
 
     INVALID = (
@@ -198,7 +244,93 @@ def privatize(hist, epsilon):
         noisy[j] += np.random.laplace(0, 1 / epsilon)
     return noisy
 """,
+        # leftover keys of a state dict copied raw after the grouped noising
+        """
+def sanitize(update, groups, noise_multiplier, clip):
+    out = {}
+    for g in groups:
+        for k, v in update.items():
+            if g in k:
+                out[k] = clip_and_noise(v, clip, noise_multiplier)
+    for k, v in update.items():
+        if k not in out:
+            out[k] = v  # <-
+    return out
+""",
+        # the else branch of the noising if releases the raw entry
+        """
+import numpy as np
+def privatize(weights, epsilon, noise_layers):
+    out = {}
+    for name in weights:
+        if name in noise_layers:
+            out[name] = weights[name] + np.random.laplace(0, 1 / epsilon, weights[name].shape)
+        else:
+            out[name] = weights[name].copy()  # <-
+    return out
+""",
+        # a list-indexed release: noise only for the selected ids
+        """
+import torch
+def release(grads, selected, sigma, clip):
+    released = [None] * len(grads)
+    for i, g in enumerate(grads):
+        if i in selected:
+            released[i] = g + torch.normal(0, sigma * clip, g.shape)
+        else:
+            released[i] = g  # <-
+    return released
+""",
     )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """Shape (3): the same container gets noised values and, for the keys left over, raw ones."""
+        fa = self.ctx.analysis
+        noised: dict[str, list[cst.Assign]] = {}
+        raw: list[tuple[str, cst.Assign]] = []
+        for sub in walk(node, into_scopes=False):
+            if not isinstance(sub, cst.Assign) or len(sub.targets) != 1:
+                continue
+            target = sub.targets[0].target
+            if not isinstance(target, cst.Subscript):
+                continue
+            container = dotted(target.value)
+            if container is None:
+                continue
+            if _sanitized(sub.value):
+                noised.setdefault(container, []).append(sub)
+            elif _raw_item(sub.value):
+                raw.append((container, sub))
+        for container, stmt in raw:
+            if container not in noised:
+                continue
+            guard = self._fallback_guard(stmt, container, noised[container])
+            if guard:
+                self.report(
+                    stmt,
+                    f"`{container}` gets noised values (line {fa.line_of(noised[container][0])}), but {guard} "
+                    f"it is given the raw `{fa.code(stmt.value).strip()}`: those entries are released "
+                    "without noise; noise every entry (or drop the ones you cannot noise)",
+                )
+
+    def _fallback_guard(self, stmt: cst.Assign, container: str, noised: list[cst.Assign]) -> str | None:
+        fa = self.ctx.analysis
+        child: cst.CSTNode = stmt
+        for anc in fa.ancestors(stmt):
+            if isinstance(anc, cst.FunctionDef):
+                return None
+            if isinstance(anc, cst.If):
+                test = anc.test
+                for cmp in walk(test):
+                    if isinstance(cmp, cst.Comparison) and any(
+                            isinstance(c.operator, cst.NotIn) and dotted(c.comparator) == container
+                            for c in cmp.comparisons):
+                        return f"for the keys not yet in it (`{fa.code(test).strip()}`)"
+                if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised):
+                    return "in the `else` of the branch that noises"
+            child = anc
+        del child
+        return None
 
     def visit_For(self, node: cst.For) -> None:
         self._rebound(node)
