@@ -40,12 +40,32 @@ def _adds_noise(body: cst.CSTNode) -> cst.CSTNode | None:
     return None
 
 
+#: counters of rounds / epochs / iterations: ``if round_num == 0: return raw`` skips the noise once
+_COUNTER_WORDS = frozenset({"round", "rounds", "rnd", "epoch", "iter", "iteration", "step", "t", "comm", "communication"})
+
+
+def _first_rounds(test: cst.BaseExpression) -> str | None:
+    """``round_num == 0``, ``epoch < 2``, ``t <= warmup``: the code a counter's first values take."""
+    for node in walk(test):
+        if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+            continue
+        op = node.comparisons[0].operator
+        right = node.comparisons[0].comparator
+        if not isinstance(op, (cst.Equal, cst.LessThan, cst.LessThanEqual)):
+            continue
+        name = dotted(node.left) or ""
+        pieces = words(name.rsplit(".", 1)[-1]) if name else frozenset()
+        if pieces & _COUNTER_WORDS and isinstance(right, cst.Integer):
+            return name
+    return None
+
+
 class NoiseByChance(Rule):
     id = "DP516"
     name = "noise-by-chance"
     category = "general"
     severity = "error"
-    summary = "noise added only when a random draw says so: the other runs release the exact value"
+    summary = "noise added only when a random draw says so, or skipped in the first round: those runs release the exact value"
     rationale = (
         "A mechanism is ε-DP when every run's output distribution is close for neighbouring inputs. "
         "`if random.random() < p: x = x + noise` (or `np.random.choice([0, 1], p=[1 - p, p])`, "
@@ -55,14 +75,17 @@ class NoiseByChance(Rule):
         "also adds noise, a noisy threshold (`if q + laplace(…) > T`, the sparse vector technique), "
         "coin flips that add no noise (randomized response, Poisson subsampling), code with no DP "
         "context. Fix: add the calibrated noise on every run; to trade utility for privacy lower "
-        "σ, not the chance of noise."
+        "σ, not the chance of noise. The same holds for a counter: `if round_num == 0: return "
+        "net.state_dict()` before the perturbation releases the first round's trained weights raw."
     )
     TRIGGERS = ("if ",)
-    requires_dp_context = True
+    #: checked per finding: a coin flip needs DP context; a first-round skip needs DP context or a
+    #: perturbation helper named for privacy after it
+    requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return facts.calls_any(_COINS)
+        return bool(facts.calls)
 
     VALID = (
         # noise on every run
@@ -104,6 +127,27 @@ import numpy as np
 def dp_sum(rows, q, sigma, clip):
     picked = [r for r in rows if np.random.rand() < q]
     return np.sum(picked, 0) + np.random.normal(0, sigma * clip, rows.shape[1])
+""",
+        # round 0 returns the public initial model, before any training
+        """
+import numpy as np
+def local_update(model, loader, round_idx, epsilon):
+    if round_idx == 0:
+        return model.initial_weights()
+    for x, y in loader:
+        model.loss(x, y).backward()
+        model.opt.step()
+    return perturb_weights(model.weights(), epsilon)
+""",
+        # every round perturbed; round 0 only changes the learning rate
+        """
+def client_train(net, opt, loader, epoch, sigma, clip):
+    for x, y in loader:
+        net.loss(x, y).backward()
+        opt.step()
+    if epoch == 0:
+        opt.lr = 0.01
+    return add_gaussian_noise(net.state_dict(), sigma * clip)
 """,
     )
 
@@ -147,11 +191,32 @@ def release_counts(counts, epsilon, keep):
         out = counts
     return out
 """,
+        # the first round's trained weights returned before the perturbation
+        """
+def train(net, optimizer, loader, round_num, eps):
+    for x, y in loader:
+        net.loss(x, y).backward()
+        optimizer.step()
+    if round_num == 0:  # <-
+        return net.state_dict()
+    return ldp_perturb(net.state_dict(), eps)
+""",
+        # warm-up epochs leave the update un-noised (TensorFlow spelling)
+        """
+import tensorflow as tf
+def client_round(model, ds, epoch, noise_multiplier, l2_clip):
+    model.fit(ds, epochs=1)
+    update = model.get_weights()
+    if epoch < 2:  # <-
+        return update
+    return [w + tf.random.normal(tf.shape(w), stddev=noise_multiplier * l2_clip) for w in update]
+""",
     )
 
     def visit_If(self, node: cst.If) -> None:
+        self._first_round(node)
         coin = _coin(node.test)
-        if coin is None or _adds_noise(node.body) is None:
+        if coin is None or _adds_noise(node.body) is None or not self.ctx.analysis.in_dp_context(node):
             return
         if node.orelse is not None and _adds_noise(node.orelse) is not None:
             return
@@ -163,3 +228,27 @@ def release_counts(counts, epsilon, keep):
             f"`{coin}` draw); on the other runs the exact value is released, so no ε holds; add "
             "the noise on every run",
         )
+
+    def _first_round(self, node: cst.If) -> None:
+        """``if round == 0: return trained`` before the function's perturbation, after its training."""
+        counter = _first_rounds(node.test)
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if counter is None or fn is None or _adds_noise(node.body) is not None:
+            return
+        returns = [r for r in walk(node.body) if isinstance(r, cst.Return) and r.value is not None]
+        if not returns:
+            return
+        line = fa.line_of(node)
+        later = [n for n in walk(fn, into_scopes=False)
+                 if isinstance(n, cst.Call) and fa.line_of(n) > line and _adds_noise(n) is not None]
+        later_noise = bool(later) and (fa.in_dp_context(node) or any(
+            words(call_name(n)) & {"perturb", "privatize", "privatise", "sanitize", "ldp", "dp"} for n in later))
+        trained_before = any(fa.line_of(n) < line and fa.trains(n) for n in fn.body.body)
+        if later_noise and trained_before:
+            self.report(
+                node,
+                f"when `{fa.code(node.test).strip()}` the function returns `{fa.code(returns[0].value).strip()}` "
+                "before the perturbation below: the trained values of that round are released with no "
+                "noise; perturb them on every round",
+            )
