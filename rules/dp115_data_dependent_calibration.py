@@ -1,0 +1,500 @@
+"""DP115: a mechanism's calibration (noise scale, sensitivity, noise centre, contribution bound)
+computed from a statistic of the data it protects."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
+from dpcheck.analysis.syntax import call_name, call_params, dotted, walk, words
+from dpcheck.rule import Rule
+
+#: calls that summarise an array into one number (a statistic of whatever they are given)
+_STATISTICS = frozenset({
+    "amax", "amin", "nanmax", "nanmin", "median", "nanmedian", "percentile", "nanpercentile", "quantile",
+    "nanquantile", "ptp", "norm", "reduce_max", "reduce_min", "mean", "nanmean", "average", "std", "nanstd",
+    "reduce_mean", "reduce_std", "max", "min", "degree",
+})
+#: SQL results fetched in a scope that selects a column's extreme
+_FETCHES = frozenset({"fetchone", "fetchall", "fetchmany", "fetchval", "fetchrow", "scalar", "read_sql",
+                      "read_sql_query", "first"})
+_SQL_EXTREME = re.compile(r"(?is)\bselect\b[^;]{0,200}?\b(?:max|min|stddev|percentile\w*)\s*\(")
+#: a statistic of these is of a public or already-released value, or of a configured bound
+_NOT_DATA = frozenset({
+    "noisy", "noised", "noise", "synthetic", "synth", "fake", "generated", "dp", "private", "priv", "sanitized",
+    "released", "public", "bound", "bounds", "lower", "upper", "lo", "hi", "clip", "clipping", "range", "limit",
+    "limits", "eps", "epsilon", "delta", "sigma", "sensitivity", "sensitivities", "sens", "budget", "max", "min",
+    "threshold", "thresholds", "lr", "alpha", "alphas", "orders", "rdp", "config", "cfg", "args", "params",
+    "scale", "scales", "std", "stds", "losses", "loss", "acc", "accuracy", "accuracies", "times", "time",
+    "scores", "utility", "errors", "error", "mse", "rmse", "result", "results", "history", "metrics",
+    "interval", "intervals", "width", "span", "domain", "q", "query", "queries", "workload", "weights", "weight",
+})
+#: calls that bound their input (a clip factor's statistic stays in the clipped data, not in a scale)
+_BOUNDING = frozenset({"clamp", "clamp_", "clamp_max", "clamp_min", "clip", "clip_", "clip_by_norm", "minimum",
+                       "min"})
+_BUDGET_WORDS = frozenset({"eps", "epsilon", "budget", "rho", "private", "noisy", "dp", "noised", "privately"})
+#: a value read for its layout, not its values
+_LAYOUT_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "numel", "T"})
+_LAYOUT_CALLS = frozenset({"len", "size", "numel", "zeros_like", "ones_like", "empty_like", "range", "enumerate"})
+_MODULES = frozenset({"np", "numpy", "torch", "tf", "jnp", "math", "statistics", "scipy", "pd", "linalg", "F",
+                      "stats", "random", "jax", "cp", "sp"})
+_SCALE_KEYWORDS = frozenset({"scale", "std", "stddev", "sigma", "b", "noise_scale", "beta", "lam", "lambda_"})
+_LOC_KEYWORDS = frozenset({"loc", "mean", "mu"})
+_TWO_PARAM_DRAWS = frozenset({"normal", "laplace", "gumbel", "Laplace", "Normal", "logistic", "gauss",
+                              "normalvariate"})
+_SCALE_PARAM_WORDS = frozenset({"sensitivity", "sens", "scale", "std", "stddev", "sigma", "b"})
+_MECHANISM_WORDS = frozenset({"laplace", "laplacian", "gaussian", "gauss", "noise", "mechanism", "privacy",
+                              "dp", "privatize", "privatise", "perturb", "perturbation", "noisy", "lap"})
+#: keywords that set a DP library's contribution bounds or a mechanism's sensitivity
+_BOUND_KEYWORDS = frozenset({
+    "max_partitions_contributed", "max_contributions_per_partition", "max_contributions",
+    "max_contributions_per_user", "contribution_bound", "sensitivity", "l1_sensitivity", "l2_sensitivity",
+    "linf_sensitivity", "l0_sensitivity",
+})
+#: a DP parameter written into a generated spec/config: ``f"MaxValue = {max(ages)}"``
+_SPEC_PARAM = re.compile(
+    r"(?i)(?:min_?value|max_?value|max_?partitions_?contributed|max_?contributions\w*|sensitivity|"
+    r"lower_?bound|upper_?bound|clamp\w*|clip(?:ping)?_?(?:bound|norm|value))[\"']?\s*[=:]\s*$")
+_NOISE_WORDS = frozenset({"noise", "noises", "lap", "ln", "laplace", "gauss", "perturbation"})
+
+
+def _sensitivity_name(name: str | None) -> bool:
+    pieces = words(name or "")
+    return bool(pieces & {"sensitivity", "sens"}) and not pieces & {"map", "maps", "analysis", "fn", "func"}
+
+
+def _value_names(expr: cst.CSTNode) -> set[str]:
+    """Names and ``self.x`` chains whose values ``expr`` reads (not those read for a shape or length)."""
+    out: set[str] = set()
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is cst.Call:
+            if call_name(node) in _LAYOUT_CALLS or call_name(node) in _BOUNDING:  # type: ignore[arg-type]
+                continue
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute:
+                stack.append(func.value)
+            stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Attribute:
+            if node.attr.value in _LAYOUT_ATTRS:  # type: ignore[attr-defined]
+                continue
+            name = dotted(node)
+            if name is not None:
+                out.add(name)
+            stack.append(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind is cst.Name:
+            out.add(node.value)  # type: ignore[attr-defined]
+            continue
+        if kind in (cst.Lambda, cst.FunctionDef):
+            continue
+        if kind is cst.BinaryOperation and type(node.operator) is cst.Divide:  # type: ignore[attr-defined]
+            stack.append(node.left)  # type: ignore[attr-defined]
+            continue  # ``x / norm`` normalises x: the quotient is not the statistic
+        stack.extend(c for c in node.children if isinstance(c, cst.CSTNode))
+    return out
+
+
+def _statistic(call: cst.Call) -> bool:
+    """A call summarising an array of values into a number: ``np.max(x)``, ``x.norm()``,
+    ``max(ages)``, ``np.median(norms)``, ``G.degree(v)`` (not ``max(a, b)`` of scalars)."""
+    name = call_name(call)
+    if name not in _STATISTICS:
+        return False
+    func = call.func
+    positional = [a for a in call.args if a.keyword is None]
+    subject: list[cst.CSTNode] = [a.value for a in positional]
+    if isinstance(func, cst.Name):
+        if name in ("max", "min"):
+            if len(positional) != 1 or isinstance(positional[0].value, (cst.List, cst.Tuple, cst.Set)):
+                return False
+        elif name not in ("mean", "median", "average", "norm"):
+            return False
+    elif isinstance(func, cst.Attribute):
+        receiver = dotted(func.value)
+        if receiver is None or receiver.split(".")[0] not in _MODULES:
+            subject.append(func.value)
+        if name in ("max", "min") and receiver is not None and receiver.split(".")[0] in _MODULES \
+                and len(positional) >= 2 and not isinstance(positional[1].value, cst.Integer):
+            return False  # torch.max(a, b): elementwise
+    if not subject:
+        return False
+    for part in subject:
+        for node in walk(part):
+            if isinstance(node, cst.Call) and (call_name(node) in PURE_DRAWS or call_name(node) == "exp"):
+                return False  # a statistic of noise, or a smoothed one (exp(-beta k))
+            if isinstance(node, cst.Name) and words(node.value) & _NOT_DATA:
+                return False
+            if isinstance(node, (cst.Integer, cst.Float)) and part is node:
+                return False
+    return True
+
+
+class DataDependentCalibration(Rule):
+    id = "DP115"
+    name = "data-dependent-calibration"
+    category = "general"
+    severity = "error"
+    summary = ("the noise scale, sensitivity, noise centre or contribution bound of a mechanism is a "
+               "statistic (max, min, norm, median, mean, degree, SQL MAX) of the data it protects")
+    rationale = (
+        "A mechanism is ε-DP only if its calibration is fixed before it sees the data: the noise "
+        "scale, the sensitivity, the clip or contribution bound and the noise's centre must be "
+        "public constants or themselves released privately. When they are a statistic of the "
+        "private data (`sensitivity = np.max(np.abs(x))`, `std = grad.norm() * k`, "
+        "`S = np.median(update_norms)`, `SELECT MAX(col)`, a node's own degree, the mean the "
+        "noise is centred on), the output distribution itself reveals that statistic, and the "
+        "noise is calibrated to this dataset's local sensitivity rather than to every neighbour's. "
+        "Reported at the statement computing the statistic when its value reaches, within the "
+        "function (through names, appended lists and the module's own helpers), the scale or "
+        "centre of a noise draw, a mechanism helper's sensitivity/scale parameter, a variable or "
+        "function named `sensitivity`, a DP library's contribution-bound keyword, or a DP "
+        "parameter written into a generated spec. Not reported: statistics of noisy, released, "
+        "public or configured values (names such as `noisy_*`, `bound`, `clip`, `epsilon`), "
+        "smoothed statistics (`exp(-beta*k)`), shapes and lengths, code with no DP context. "
+        "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
+    )
+    TRIGGERS = ("max", "min", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std")
+    requires_dp_context = True
+
+    VALID = (
+        # public clip bound, noise sized by it
+        """
+import numpy as np
+def dp_sum(values, lower, upper, epsilon):
+    clipped = np.clip(values, lower, upper)
+    sensitivity = max(abs(lower), abs(upper))
+    return clipped.sum() + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # DP-SGD: the norm sets the clip factor, the noise uses the public clip bound
+        """
+import torch
+def private_grad(per_sample_grads, max_grad_norm, noise_multiplier):
+    norms = per_sample_grads.flatten(1).norm(dim=1)
+    factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+    clipped = per_sample_grads * factor.view(-1, 1)
+    std = noise_multiplier * max_grad_norm / len(clipped)
+    return clipped.mean(0) + torch.normal(0.0, std, size=clipped.shape[1:])
+""",
+        # a statistic of the noisy release (post-processing)
+        """
+import numpy as np
+def release(counts, epsilon):
+    noisy = counts + np.random.laplace(0, 1 / epsilon, len(counts))
+    peak = np.max(noisy)
+    return noisy / peak
+""",
+        # server-side: the median of clipped norms is released with noise (adaptive clipping)
+        """
+import numpy as np
+def server_round(updates, clip, sigma, rng):
+    norms = [np.linalg.norm(u) for u in updates]
+    clipped = [u * min(1.0, clip / n) for u, n in zip(updates, norms)]
+    total = np.sum(clipped, axis=0) + rng.normal(0, sigma * clip, clipped[0].shape)
+    return total / len(updates)
+""",
+        # a query's public sensitivity from a public domain
+        """
+def calculate_sensitivity(query, domain):
+    if "sum" in query:
+        return domain["upper"] - domain["lower"]
+    return 1
+""",
+    )
+
+    INVALID = (
+        # numpy: the empirical local sensitivity sets the Laplace scale
+        """
+import numpy as np
+def output_perturbation(P, Q, R, epsilon):
+    pred = P @ Q.T
+    sensitivity = np.max(np.abs(pred - R))  # <-
+    return P + np.random.laplace(0, sensitivity / epsilon, P.shape)
+""",
+        # torch: the noise std is the gradient's own norm
+        """
+import torch
+def noisy_step(model, sigma, epsilon):
+    for p in model.parameters():
+        g_norm = p.grad.norm()  # <-
+        p.grad += torch.randn_like(p.grad) * g_norm * sigma
+""",
+        # jax/tf-free plain Python: the sensitivity helper returns the data's maximum
+        """
+def sensitivity_of(ages):
+    return max(ages)  # <-
+
+def dp_total_age(ages, epsilon, rng):
+    return sum(ages) + rng.laplace(0, sensitivity_of(ages) / epsilon)  # <-
+""",
+        # the server's clip bound is the median of the clients' norms, passed to a helper
+        """
+import numpy as np
+def add_gaussian(total, scale):
+    return total + np.random.normal(0, scale, total.shape)
+
+def aggregate(updates, noise_multiplier, epsilon):
+    bound = float(np.median([np.linalg.norm(u) for u in updates]))  # <-
+    total = sum(u * min(1, bound / np.linalg.norm(u)) for u in updates)
+    return add_gaussian(total, bound * noise_multiplier)
+""",
+        # SQL: the SUM query's sensitivity is the column's maximum
+        """
+def sum_sensitivity(cursor, column):
+    cursor.execute(f"SELECT MAX({column}) FROM patients")
+    row = cursor.fetchone()  # <-
+    sensitivity = row[0]
+    return sensitivity
+
+def dp_sum(cursor, column, epsilon, rng):
+    cursor.execute(f"SELECT SUM({column}) FROM patients")
+    return cursor.fetchone()[0] + rng.laplace(0, sum_sensitivity(cursor, column) / epsilon)  # <-
+""",
+        # the noise is centred at the mean of the private counts
+        """
+import numpy as np
+def publish(counts, epsilon):
+    mu = np.mean(list(counts.values()))  # <-
+    noise = [np.random.laplace(mu, 1 / epsilon) for _ in counts]
+    return {k: v + n for (k, v), n in zip(counts.items(), noise)}
+""",
+        # a contribution bound written into a DP pipeline spec from the data
+        """
+def write_spec(ages, epsilon):
+    print(f"epsilon = {epsilon}")
+    print(f"MaxValue = {max(ages)}")  # <-
+""",
+        # per-node local sensitivity from the node's actual degree
+        """
+import numpy as np
+def star_counts(graph, k, epsilon):
+    out = []
+    for v in graph.nodes():
+        d = graph.degree(v)  # <-
+        out.append(d ** k + np.random.laplace(0, d ** (k - 1) / epsilon))
+    return out
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        fa = self.ctx.analysis
+        self._taints: dict[cst.CSTNode, dict[str, cst.CSTNode]] = {}
+        self._reported: set[cst.CSTNode] = set()
+        scopes: list[cst.CSTNode] = [node, *fa.nodes(cst.FunctionDef)]
+        for scope in scopes:
+            self._check_scope(scope)
+
+    # ---- where the statistic goes -----------------------------------------------------------
+    def _check_scope(self, scope: cst.CSTNode) -> None:
+        fa = self.ctx.analysis
+        tainted = self._taint(scope)
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        nodes = list(walk(body, into_scopes=False))
+        sensitivity_fn = isinstance(scope, cst.FunctionDef) and _sensitivity_name(scope.name.value) and not (
+            words(scope.name.value) & {"bound", "bounded", "clip", "clamp", "enforce", "limit", "normalize"})
+        for n in nodes:
+            if isinstance(n, cst.Call):
+                for sink, what in self._call_sinks(n, nodes):
+                    self._check(sink, what, tainted, scope)
+            elif isinstance(n, cst.Assign) and any(
+                    _sensitivity_name(dotted(t.target)) for t in n.targets):
+                self._check(n.value, "a sensitivity", tainted, scope)
+            elif isinstance(n, cst.AnnAssign) and n.value is not None and _sensitivity_name(dotted(n.target)):
+                self._check(n.value, "a sensitivity", tainted, scope)
+            elif isinstance(n, cst.Return) and sensitivity_fn and n.value is not None:
+                self._check(n.value, "the sensitivity function's result", tainted, scope)
+            elif isinstance(n, cst.FormattedString):
+                self._check_spec(n, tainted, scope)
+
+    def _call_sinks(self, call: cst.Call, nodes: list[cst.CSTNode]) -> list[tuple[cst.BaseExpression, str]]:
+        fa = self.ctx.analysis
+        name = call_name(call)
+        out: list[tuple[cst.BaseExpression, str]] = []
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in _BOUND_KEYWORDS:
+                out.append((arg.value, f"`{arg.keyword.value}=`"))
+        if name in PURE_DRAWS:
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value in _SCALE_KEYWORDS:
+                    out.append((arg.value, "the noise scale"))
+            if name in _TWO_PARAM_DRAWS and len(positional) >= 2:
+                out.append((positional[1], "the noise scale"))
+            child: cst.CSTNode = call
+            parent = fa.parent(call)
+            while isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
+                out.append((parent.right if parent.left is child else parent.left, "the noise scale"))
+                child, parent = parent, fa.parent(parent)
+            if not zero_centred(call) and self._used_as_noise(call, nodes):
+                loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _LOC_KEYWORDS),
+                           positional[0] if positional else None)
+                if loc is not None:
+                    out.append((loc, "the centre of the noise"))
+            return out
+        callee = fa.callee(call)
+        if callee is not None and self._mechanism(callee):
+            params = call_params(call, callee)
+            for i, arg in enumerate(call.args):
+                if arg.star:
+                    break
+                param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
+                if param is not None and words(param) & _SCALE_PARAM_WORDS:
+                    out.append((arg.value, f"the `{param}` of `{callee.name.value}`"))
+        return out
+
+    @staticmethod
+    def _mechanism(fn: cst.FunctionDef) -> bool:
+        if words(fn.name.value) & _MECHANISM_WORDS:
+            return True
+        return any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(fn.body, into_scopes=False))
+
+    def _used_as_noise(self, call: cst.Call, nodes: list[cst.CSTNode]) -> bool:
+        """The draw is noise added to something else (named noise, or a term of a sum), not
+        ``laplace(value, b)`` perturbing its centre."""
+        fa = self.ctx.analysis
+        parent = fa.parent(call)
+        if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Subtract)):
+            return True
+        for anc in fa.ancestors(call):
+            if isinstance(anc, cst.Assign):
+                names = [dotted(t.target) for t in anc.targets]
+                if any(words(n or "") & _NOISE_WORDS for n in names):
+                    return True
+                return any(isinstance(n, cst.Call) and call_name(n) == "append" and isinstance(n.func, cst.Attribute)
+                           and words(dotted(n.func.value) or "") & _NOISE_WORDS
+                           and any(dotted(a.value) in names for a in n.args) for n in nodes)
+            if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                break
+        return False
+
+    def _check_spec(self, fstring: cst.FormattedString, tainted: dict[str, cst.CSTNode], scope: cst.CSTNode) -> None:
+        text = ""
+        for part in fstring.parts:
+            if isinstance(part, cst.FormattedStringText):
+                text += part.value
+            elif isinstance(part, cst.FormattedStringExpression):
+                match = _SPEC_PARAM.search(text)
+                if match:
+                    self._check(part.expression, f"the DP parameter `{match.group(0).rstrip(' =:')}`",
+                                tainted, scope, spec=True)
+                text = ""
+
+    def _check(self, sink: cst.BaseExpression, what: str, tainted: dict[str, cst.CSTNode], scope: cst.CSTNode,
+               *, spec: bool = False) -> None:
+        fa = self.ctx.analysis
+        origin: cst.CSTNode | None = None
+        for n in walk(sink, into_scopes=False):
+            if isinstance(n, cst.Call) and (self._source_call(n, scope) or spec and self._sorted_max(n, scope)):
+                origin = fa.enclosing_statement(n)
+                break
+            if isinstance(n, cst.Subscript) and spec and self._sorted_max(n, scope):
+                origin = fa.enclosing_statement(n)
+                break
+        if origin is None:
+            for name in sorted(_value_names(sink)):
+                if name in tainted:
+                    origin = tainted[name]
+                    break
+        if origin is None or origin in self._reported:
+            return
+        if not fa.in_dp_context(origin) and not fa.in_dp_context(sink):
+            return
+        self._reported.add(origin)
+        stat = " ".join(fa.code(origin).strip().split())
+        if len(stat) > 90:
+            stat = stat[:87] + "..."
+        self.report(origin, f"`{stat}` computes a statistic of the data the mechanism protects, and it sets "
+                            f"{what}: the calibration is this dataset's, not a public bound, so the output's "
+                            f"distribution reveals it; use a fixed bound (and clip to it) or estimate it privately")
+
+    def _sorted_max(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """``pairs[0][1]`` of a list sorted in descending order (its maximum)."""
+        base = node
+        while isinstance(base, cst.Subscript):
+            base = base.value
+        name = dotted(base)
+        if name is None or not isinstance(node, cst.Subscript):
+            return False
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for n in walk(body, into_scopes=False):
+            if isinstance(n, cst.Call) and call_name(n) in ("sort", "sorted") and any(
+                    a.keyword is not None and a.keyword.value == "reverse" and isinstance(a.value, cst.Name)
+                    and a.value.value == "True" for a in n.args):
+                target = dotted(n.func.value) if isinstance(n.func, cst.Attribute) else None
+                if target == name:
+                    return True
+        return False
+
+    # ---- where statistics come from ---------------------------------------------------------
+    def _source_call(self, call: cst.Call, scope: cst.CSTNode, depth: int = 0) -> bool:
+        if _statistic(call):
+            return True
+        name = call_name(call)
+        if name in _FETCHES and _SQL_EXTREME.search(self.ctx.analysis.code(scope)):
+            return True
+        if depth == 0:
+            callee = self.ctx.analysis.callee(call)
+            private = any(words(n.value) & _BUDGET_WORDS for a in call.args for n in walk(a.value)
+                          if isinstance(n, cst.Name))
+            if callee is not None and not private and not words(callee.name.value) & (_MECHANISM_WORDS | _BUDGET_WORDS):
+                inner = self._taint(callee)
+                for ret in self.ctx.analysis.returns_of(callee):
+                    if ret.value is None:
+                        continue
+                    if any(isinstance(n, cst.Call) and self._source_call(n, callee, depth + 1)
+                           for n in walk(ret.value, into_scopes=False)) or _value_names(ret.value) & inner.keys():
+                        return True
+        return False
+
+    def _taint(self, scope: cst.CSTNode) -> dict[str, cst.CSTNode]:
+        """Names of ``scope`` holding a statistic of the data -> the statement computing it."""
+        known = self._taints.get(scope)
+        if known is not None:
+            return known
+        fa = self.ctx.analysis
+        tainted: dict[str, cst.CSTNode] = {}
+        self._taints[scope] = tainted  # recursion guard
+        pending: list[tuple[str, cst.CSTNode, cst.CSTNode]] = []
+        for name, found in fa.bindings_in(scope).items():
+            for b in found:
+                if b.value is not None:
+                    pending.append((name, b.value, b.stmt))
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        for n in walk(body, into_scopes=False):
+            # ``xs.append(v)``, ``xs[k] = v``: the container holds v
+            if isinstance(n, cst.Call) and call_name(n) in ("append", "extend", "add", "insert") \
+                    and isinstance(n.func, cst.Attribute) and n.args:
+                target = dotted(n.func.value)
+                if target is not None:
+                    pending.append((target, n.args[-1].value, fa.enclosing_statement(n)))
+            elif isinstance(n, cst.Assign):
+                for t in n.targets:
+                    if isinstance(t.target, cst.Subscript):
+                        target = dotted(t.target.value)
+                        if target is not None:
+                            pending.append((target, n.value, n))
+        direct: dict[int, bool] = {}
+        changed = True
+        while changed:
+            changed = False
+            for i, (name, value, stmt) in enumerate(pending):
+                if name in tainted:
+                    continue
+                hit = direct.get(i)
+                if hit is None:
+                    hit = direct[i] = any(isinstance(n, cst.Call) and self._source_call(n, scope)
+                                          for n in walk(value, into_scopes=False))
+                if hit:
+                    tainted[name] = stmt
+                    changed = True
+                    continue
+                for ref in _value_names(value):
+                    if ref in tainted:
+                        tainted[name] = tainted[ref]
+                        changed = True
+                        break
+        return tainted
