@@ -99,6 +99,11 @@ def _raw_item(expr: cst.BaseExpression) -> bool:
         and not (isinstance(expr, cst.Name) and expr.value in ("None", "True", "False"))
 
 
+#: factorizations of a matrix: every factor is a function of the data
+_FACTORIZATIONS = frozenset({"svd", "svds", "randomized_svd", "svd_lowrank", "pca_lowrank", "eig", "eigh", "qr", "lu",
+                             "eigsh", "eigs"})
+
+
 class NoiseMissesValue(Rule):
     id = "DP515"
     name = "noise-misses-value"
@@ -115,13 +120,16 @@ class NoiseMissesValue(Rule):
         "first feature) is released exact. (3) A container filled with noised values (`out[k] = "
         "clip_and_noise(v)` for the keys that match a layer group) whose remaining keys are then "
         "filled with the raw values (`if k not in out: out[k] = v`, or the `else` of the branch "
-        "that noises): those entries are released exact. Not reported: a loop variable read after the noise "
+        "that noises): those entries are released exact. (4) A factorization of the private matrix "
+        "(`U, S, Vt = np.linalg.svd(M)`, `eigh`, `qr`) whose release noises some factors only "
+        "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record. "
+        "Not reported: a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
         "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
         "DP context. Fix: write the noised value back (`values[i] = values[i] + noise`, build a new "
         "list) and loop over every item (`for i in range(len(grads))`)."
     )
-    TRIGGERS = ("for ",)
+    TRIGGERS = ("for ", "if ", "svd", "eig", "qr(", "lu(")
     requires_dp_context = True
 
     @classmethod
@@ -196,6 +204,21 @@ def privatize(weights, epsilon, sigma):
         else:
             out[name] = add_gaussian_noise(w, sigma)
     return out
+""",
+        # Analyze-Gauss: the matrix is noised before the factorization
+        """
+import numpy as np
+def dp_pca(X, k, sigma, epsilon):
+    C = X.T @ X + np.random.normal(0, sigma, (X.shape[1], X.shape[1]))
+    U, S, Vt = np.linalg.svd(C)
+    return U[:, :k] @ np.diag(S[:k])
+""",
+        # a factorization with no noise anywhere (ordinary PCA)
+        """
+import numpy as np
+def pca(X, k, epsilon):
+    U, S, Vt = np.linalg.svd(X, full_matrices=False)
+    return U[:, :k] @ np.diag(S[:k]) @ Vt[:k]
 """,
     )
 
@@ -281,6 +304,22 @@ def release(grads, selected, sigma, clip):
             released[i] = g  # <-
     return released
 """,
+        # torch: noise on the singular values only
+        """
+import torch
+def private_low_rank(M, sigma, epsilon):
+    U, S, V = torch.linalg.svd(M)
+    S_dp = S + torch.normal(0, sigma, S.shape)
+    return U @ torch.diag(S_dp) @ V  # <-
+""",
+        # eigen-decomposition with Laplace noise on the eigenvalues
+        """
+import numpy as np
+def dp_covariance(X, epsilon):
+    w, Q = np.linalg.eigh(X.T @ X)
+    w_priv = w + np.random.laplace(0, 2 / epsilon, w.shape)
+    return np.dot(Q, np.dot(np.diag(w_priv), Q.T))  # <-
+""",
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -301,6 +340,7 @@ def release(grads, selected, sigma, clip):
                 noised.setdefault(container, []).append(sub)
             elif _raw_item(sub.value):
                 raw.append((container, sub))
+        self._factors(node)
         for container, stmt in raw:
             if container not in noised:
                 continue
@@ -312,6 +352,45 @@ def release(grads, selected, sigma, clip):
                     f"it is given the raw `{fa.code(stmt.value).strip()}`: those entries are released "
                     "without noise; noise every entry (or drop the ones you cannot noise)",
                 )
+
+    def _factors(self, fn: cst.FunctionDef) -> None:
+        """Shape (4): factors of one factorization, some noised, multiplied back together."""
+        fa = self.ctx.analysis
+        for sub in walk(fn, into_scopes=False):
+            if not (isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.value, cst.Call)
+                    and call_name(sub.value) in _FACTORIZATIONS and isinstance(sub.targets[0].target, (cst.Tuple, cst.List))):
+                continue
+            if any(_sanitized(a.value) for a in sub.value.args):
+                continue  # the matrix was noised first: the factors are post-processing
+            factors = set(_loop_names(sub.targets[0].target))
+            noised: set[str] = set()
+            for _ in range(2):
+                for stmt in walk(fn, into_scopes=False):
+                    if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+                        continue
+                    target = stmt.targets[0].target
+                    base = target.value if isinstance(target, cst.Subscript) else target
+                    if not isinstance(base, cst.Name) or base.value in factors:
+                        continue
+                    read = {n.value for n in walk(stmt.value) if isinstance(n, cst.Name)}
+                    if (_sanitized(stmt.value) and read & factors) or read & noised:
+                        noised.add(base.value)
+            if not noised:
+                continue
+            for expr in walk(fn, into_scopes=False):
+                if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply) \
+                        or isinstance(expr, cst.Call) and call_name(expr) in ("dot", "matmul", "multi_dot", "einsum"):
+                    read = {n.value for n in walk(expr) if isinstance(n, cst.Name)}
+                    raw = sorted(read & factors)
+                    if raw and read & noised:
+                        self.report(
+                            expr,
+                            f"`{', '.join(raw)}` from `{call_name(sub.value)}` (line {fa.line_of(sub)}) enter the "
+                            "release unperturbed: only the other factor is noised, and these factors are "
+                            "functions of every record of the factorized matrix; noise the matrix (or every "
+                            "factor) instead",
+                        )
+                        return
 
     def _fallback_guard(self, stmt: cst.Assign, container: str, noised: list[cst.Assign]) -> str | None:
         fa = self.ctx.analysis
