@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, last_name, walk, words
+from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, last_name, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.noisedraws import adds_draw, is_draw, last_assignment
 
@@ -30,6 +30,14 @@ def _noisy_grad_statement(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Call) and call_name(node) == "add_" and isinstance(node.func, cst.Attribute):
         return last_name(node.func.value) == "grad" and any(is_draw(a.value) for a in node.args)
     return False
+
+
+def _model_root(expr: cst.BaseExpression) -> str | None:
+    """``G.parameters()`` -> ``G``; ``self.netD.parameters()`` -> ``self.netD``."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and call_name(expr) in (
+            "parameters", "named_parameters"):
+        return dotted(expr.func.value)
+    return None
 
 
 class NoiseBeforeClip(Rule):
@@ -87,6 +95,21 @@ def dp_sgd_grad(per_example_grads, clip_norm, sigma):
     clipped = [clip_gradient(g, clip_norm) for g in per_example_grads]
     total = torch.stack(clipped).sum(0)
     return total + sigma * clip_norm * torch.randn_like(total)
+""",
+        # a GAN: D's gradients get noise; G's fresh gradients are clipped afterwards
+        """
+import torch
+def train_step(D, G, optD, optG, lossD, lossG, max_grad_norm, noise_multiplier):
+    optD.zero_grad()
+    lossD.backward()
+    torch.nn.utils.clip_grad_norm_(D.parameters(), max_grad_norm)
+    for p in D.parameters():
+        p.grad.add_(torch.randn_like(p.grad) * noise_multiplier * max_grad_norm)
+    optD.step()
+    optG.zero_grad()
+    lossG.backward()
+    torch.nn.utils.clip_grad_norm_(G.parameters(), max_grad_norm)
+    optG.step()
 """,
     )
 
@@ -176,4 +199,16 @@ def dp_sgd_update(model, sigma, clip_norm):
         if fn is None:
             return False
         line = fa.line_of(at)
-        return any(_noisy_grad_statement(n) and fa.line_of(n) < line for n in walk(fn, into_scopes=False))
+        clipped = _model_root(at.args[0].value) if at.args else None
+        nodes = list(walk(fn, into_scopes=False))
+        for n in nodes:
+            if not (_noisy_grad_statement(n) and fa.line_of(n) < line):
+                continue
+            noised = next((_model_root(loop.iter) for loop in fa.enclosing_loops(n) if isinstance(loop, cst.For)), None)
+            if clipped and noised and clipped != noised:
+                continue  # another model's gradients were noised (a GAN's D, then G's clip)
+            start = fa.line_of(n)
+            if any(isinstance(m, cst.Call) and call_name(m) == "zero_grad" and start < fa.line_of(m) < line for m in nodes):
+                continue  # the noisy gradients were cleared before this clip
+            return True
+        return False
