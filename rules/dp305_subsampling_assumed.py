@@ -63,6 +63,21 @@ def _batch_named(expr: cst.BaseExpression | None) -> bool:
     return bool(words(name) & _BATCH_WORDS or name.lower().endswith("batch_size"))
 
 
+#: the participants of a federated round: a fixed-size draw of them is a fixed-size cohort
+_COHORT_WORDS = frozenset({"client", "clients", "cohort", "participants", "participant", "users", "workers",
+                           "devices", "parties", "selected", "participating", "nodes"})
+
+
+def _cohort_named(expr: cst.BaseExpression | None) -> bool:
+    """``num_clients``, ``range(NUM_CLIENTS)``, ``clients_per_round``, ``len(self.users)``."""
+    if expr is None:
+        return False
+    if isinstance(expr, cst.Call) and call_name(expr) in ("range", "len", "list", "arange") and expr.args:
+        expr = expr.args[-1].value if call_name(expr) in ("range", "arange") else expr.args[0].value
+    name = ident(expr)
+    return name is not None and bool(words(name) & _COHORT_WORDS) and not words(name) & {"test", "eval", "val"}
+
+
 _NOT_RECORDS = frozenset({"dim", "classes", "class", "labels", "label", "categories", "cats", "k", "vocab", "z",
                           "latent", "actions", "arms", "options", "choices", "colors", "ydim"})
 
@@ -93,6 +108,8 @@ def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     names = facts.call_lasts(call)
     keywords = {k.arg: k.value for k in call.keywords}
     if names & {"choice", "randint", "RandomSampler"} or any(words(n) >= {"without", "replace"} for n in names):
+        return True
+    if names & {"sample", "permutation", "randperm"} and call.args:  # a cohort drawn without replacement
         return True
     if "DataLoader" in names:
         shuffle = keywords.get("shuffle")
@@ -284,6 +301,34 @@ class SubsamplingAssumed(Rule):
             for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
 
     VALID = (
+        # twins of the cohort draws: Poisson client selection, and a fixed-size cohort accounted without replacement
+        """
+import numpy as np
+def run_rounds(server, num_users, users_per_round, z, rounds, accountant):
+    rng = np.random.default_rng()
+    q = users_per_round / num_users
+    for t in range(rounds):
+        chosen = np.flatnonzero(rng.random(num_users) < q)
+        server.aggregate(chosen, z)
+        accountant.step(noise_multiplier=z, sample_rate=q)
+""",
+        """
+import random
+from accounting import compute_rdp_sample_without_replacement
+def federate(clients, n_clients, k, sigma, rounds, orders):
+    for t in range(rounds):
+        cohort = random.sample(range(n_clients), k)
+        clients.train(cohort, sigma)
+    return compute_rdp_sample_without_replacement(k / n_clients, sigma, rounds, orders)
+""",
+        # a fixed subset of clients for evaluation, in a function with no accountant
+        """
+import numpy as np
+def evaluate(model, num_clients, eval_clients, accountant, sigma, q):
+    accountant.step(noise_multiplier=sigma, sample_rate=q)
+def pick_eval(num_clients, eval_clients):
+    return np.random.choice(num_clients, eval_clients, replace=False)
+""",
         # a coin per record inside the loader's batch: Poisson sampling of records
         """
 import torch
@@ -493,6 +538,35 @@ def train(model, optimizer, train_loader, sigma, max_norm, epochs):
     )
 
     INVALID = (
+        # a fixed-size cohort of clients drawn with a numpy Generator, accounted as Poisson with q = k / N
+        """
+import numpy as np
+def run_rounds(server, num_users, users_per_round, z, rounds, accountant):
+    rng = np.random.default_rng()
+    for t in range(rounds):
+        chosen = rng.choice(num_users, size=users_per_round, replace=False)  # <-
+        server.aggregate(chosen, z)
+        accountant.step(noise_multiplier=z, sample_rate=users_per_round / num_users)  # <-
+""",
+        # random.sample of client ids, charged by compute_rdp with the cohort fraction
+        """
+import random
+from tensorflow_privacy import compute_rdp
+def federate(clients, n_clients, k, sigma, rounds, orders):
+    for t in range(rounds):
+        cohort = random.sample(range(n_clients), k)  # <-
+        clients.train(cohort, sigma)
+    return compute_rdp(k / n_clients, sigma, rounds, orders)  # <-
+""",
+        # torch: the first clients of a random permutation, accounted with a sampling rate
+        """
+import torch
+def fl_train(model, clients, num_clients, per_round, sigma, rounds, accountant):
+    for r in range(rounds):
+        picked = torch.randperm(num_clients)[:per_round]  # <-
+        model.update([clients[i] for i in picked.tolist()], sigma)
+        accountant.step(noise_multiplier=sigma, sample_rate=per_round / num_clients)  # <-
+""",
         # DPSGD_Recommender_Systems: the loader make_private returned is dropped, the shuffled one trained on
         """
 from opacus import PrivacyEngine
@@ -761,6 +835,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         self._self_claimed: list[tuple[cst.CSTNode, str]] = []
         #: fixed-size draws without replacement (wrong only against a Poisson accountant)
         self._without_replacement: list[tuple[cst.CSTNode, str]] = []
+        #: fixed-size cohorts of clients (wrong only against an accountant given a client-level rate)
+        self._cohort_draws: list[tuple[cst.CSTNode, str]] = []
         #: ``self.x = choice(...)`` in ``__init__``: a subsample drawn once per object
         self._init_draws: list[cst.Call] = []
         self._poisson_off: list[cst.Arg] = []
@@ -920,6 +996,16 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                                                  "and the batch is not a Poisson sample"))
         elif name == "choice" and _batch_named(self._choice_size(node)):
             self._without_replacement.append((node, "draws fixed-size batches without replacement"))
+        elif name == "choice" and (_cohort_named(self._choice_size(node)) or _cohort_named(self._population(node))):
+            self._cohort_draws.append((node, "draws a fixed-size cohort of clients without replacement"))
+        elif name == "sample" and len(node.args) >= 2 and not _keyword(node, "frac") \
+                and (_cohort_named(node.args[0].value) or _cohort_named(node.args[1].value)):
+            self._cohort_draws.append((node, "draws a fixed-size cohort of clients (`sample`, without "
+                                            "replacement)"))
+        elif name in ("permutation", "randperm") and node.args and _cohort_named(node.args[0].value) \
+                and isinstance(self.ctx.analysis.parent(node), cst.Subscript):
+            self._cohort_draws.append((node, f"takes the first clients of a random permutation (`{name}`): "
+                                            "a fixed-size cohort without replacement"))
         elif words(name) >= {"without", "replace"} and words(name) & {"loader", "loaders", "sampler", "batch"}:
             self._without_replacement.append((node, f"draws fixed-size batches without replacement (`{name}`)"))
         if name in ("choice", "permutation", "sample") and self._in_init_attribute(node):
@@ -935,6 +1021,12 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
     def _replace_false(node: cst.Call) -> bool:
         replace = _keyword(node, "replace")
         return replace is not None and not _true(replace.value)
+
+    @staticmethod
+    def _population(node: cst.Call) -> cst.BaseExpression | None:
+        population = _keyword(node, "a")
+        positional = [a.value for a in node.args if a.keyword is None]
+        return population.value if population is not None else (positional[0] if positional else None)
 
     @staticmethod
     def _choice_size(node: cst.Call) -> cst.BaseExpression | None:
@@ -1086,6 +1178,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         scopes = {fa.enclosing_function(call) for call in self._accounted}
         self._sources += [(n, k) for n, k in self._without_replacement
                           if fa.enclosing_function(n) in scopes or None in scopes]
+        cohort_scopes = {fa.enclosing_function(call) for call in self._accounted if self._cohort_rate(call)}
+        self._sources += [(n, k) for n, k in self._cohort_draws
+                          if fa.enclosing_function(n) in cohort_scopes or None in cohort_scopes]
         if not (self._accounted or self._rates) or not self._sources:
             return
         if self._accounted:
@@ -1110,6 +1205,20 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             reported = True
         if reported:
             self._report_rates(fa)
+
+    def _cohort_rate(self, call: cst.Call) -> bool:
+        """The rate given to ``call`` is a fraction of clients (``CLIENT_FRACTION``, ``k / num_users``)."""
+        rate = _rate_argument(call)
+        if rate is None:
+            return False
+        fa = self.ctx.analysis
+        for node in walk(rate):
+            if isinstance(node, cst.Name) and (value := fa.value_of(node)) is not None \
+                    and any(_cohort_named(n) for n in walk(value) if isinstance(n, (cst.Name, cst.Attribute))):
+                return True
+            if isinstance(node, (cst.Name, cst.Attribute)) and _cohort_named(node):
+                return True
+        return False
 
     def _own_engine(self, loader: cst.CSTNode) -> bool:
         """A loader in a function that accounts its own engine (``PrivacyEngine(sample_rate=…)``) and does

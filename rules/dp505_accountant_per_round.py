@@ -79,6 +79,19 @@ class AccountantPerRound(Rule):
         return engine_read_back(facts, _ACCOUNTANTS, _READ_WORDS)
 
     VALID = (
+        # twin: the Flower client keeps one engine across rounds
+        """
+import flwr as fl
+from opacus import PrivacyEngine
+class LDPClient(fl.client.NumPyClient):
+    def __init__(self, net, opt, loader, eps):
+        self.engine = PrivacyEngine()
+        self.model, self.opt, self.loader = self.engine.make_private_with_epsilon(module=net, optimizer=opt,
+            data_loader=loader, target_epsilon=eps, target_delta=1e-5, epochs=30, max_grad_norm=1.0)
+    def fit(self, parameters, config):
+        self.train(self.model, self.opt, self.loader)
+        return self.get_parameters(config), len(self.loader), {"epsilon": self.engine.get_epsilon(1e-5)}
+""",
         # built once, before the rounds
         """
 from opacus import PrivacyEngine
@@ -158,6 +171,18 @@ class client(object):
     )
 
     INVALID = (
+        # a Flower client (an acronym before "Client") building its engine in fit(), called every round
+        """
+import flwr as fl
+from opacus import PrivacyEngine
+class LDPClient(fl.client.NumPyClient):
+    def fit(self, parameters, config):
+        engine = PrivacyEngine()  # <-
+        model, opt, loader = engine.make_private_with_epsilon(module=self.net, optimizer=self.opt,
+            data_loader=self.loader, target_epsilon=self.eps, target_delta=1e-5, epochs=1, max_grad_norm=1.0)
+        self.train(model, opt, loader)
+        return self.get_parameters(config), len(loader), {"epsilon": engine.get_epsilon(1e-5)}
+""",
         # HqChen2021 client.py: each round's update_model calibrates a fresh engine to the whole budget
         """
 from opacus import PrivacyEngine
@@ -248,7 +273,8 @@ class FedClient:
             where = "inside the loop on line " + str(fa.line_of(loops[0]))
         else:
             cls = fa.enclosing_class(node)
-            if cls is None or "client" not in words(cls.name.value) or not words(fn.name.value) & _PER_ROUND_METHOD:
+            # ``DPClient``, ``FlowerClient``, ``client``: camel case after an acronym is one word to ``words``
+            if cls is None or "client" not in cls.name.value.lower() or not words(fn.name.value) & _PER_ROUND_METHOD:
                 return
             where = f"in `{cls.name.value}.{fn.name.value}`, which runs once per round"
         self.report(node.value, f"`{engine}` is created {where}, and the ε read from it covers only what ran since: "

@@ -1,0 +1,244 @@
+"""DP311: a DP synthesizer asked for exactly as many rows as the private data has."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import ident
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.rule import Rule
+
+#: methods that draw synthetic records from a fitted generative model
+_SAMPLE_METHODS = frozenset({"synthetic_data", "sample", "generate", "synthesize", "synthesise", "sample_data",
+                             "generate_data", "generate_samples", "sample_synthetic", "synthetic", "sample_rows",
+                             "generate_synthetic", "generate_synthetic_data", "sample_dataframe"})
+#: a receiver that is a generative model (``sample``/``generate`` alone are too common: ``df.sample``)
+_MODEL_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthetic", "model", "generator", "gan", "aim",
+                          "mst", "mwem", "privbayes", "pgm", "ctgan", "dpctgan", "patectgan", "pategan", "vae",
+                          "graph", "engine", "dpgan", "gem", "rap", "jam", "bayes", "ddpm", "diffusion"})
+#: names of DP synthesizers (not ``model``: ``train_model(X, len(X))`` is ordinary training)
+_SYNTHESIZER_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthesize", "synthesise", "aim", "mst",
+                                "mwem", "privbayes", "pgm", "ctgan", "dpctgan", "patectgan", "pategan", "gem",
+                                "privsyn", "jam"})
+#: keywords giving the number of rows to draw
+_ROW_KEYWORDS = frozenset({"rows", "n", "num_rows", "n_rows", "nrows", "n_samples", "num_samples", "count",
+                           "samples", "n_records", "num_records", "size", "num", "number", "N", "length",
+                           "n_synth", "num_synth", "sample_size"})
+#: data sets that are not the private training data
+_NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "public", "synthetic", "synth",
+                          "fake", "generated", "gen", "sample", "samples", "batch", "out", "output"})
+
+
+def _dataset(expr: cst.BaseExpression | None) -> str | None:
+    name = dotted(expr) if expr is not None else None
+    if name is None or words(name) & _NOT_PRIVATE:
+        return None
+    return name
+
+
+def _record_count(expr: cst.BaseExpression) -> str | None:
+    """``len(X)``, ``X.shape[0]``, ``df.shape[0]`` of a data set not named held-out or synthetic."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "len" and len(expr.args) == 1:
+        return _dataset(expr.args[0].value)
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+            and expr.value.attr.value == "shape" and len(expr.slice) == 1:
+        index = expr.slice[0].slice
+        if isinstance(index, cst.Index) and number(index.value) == 0:
+            return _dataset(expr.value.value)
+    return None
+
+
+def _ast_count(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" or \
+        isinstance(node, ast.Attribute) and node.attr == "shape"
+
+
+class SyntheticRowsPrivateCount(Rule):
+    id = "DP311"
+    name = "synthetic-rows-private-count"
+    category = "general"
+    severity = "error"
+    summary = "synthetic data is sampled with exactly the private record count (`synth.sample(len(X))`), releasing n without noise"
+    rationale = (
+        "Under add/remove neighbouring the number of records n is itself private. A DP synthesizer "
+        "asked for `rows=len(X)` (or `X.shape[0]`) publishes a table whose length is the exact n: the "
+        "release differs between neighbouring data sets with probability one, outside every ε "
+        "the synthesizer spends. Reported: a synthetic-data sampling call (`synthetic_data`, "
+        "`sample`/`generate` on a receiver named for a generative model, …) whose row count "
+        "(a `rows=`/`n=`/`num_rows=`/`n_samples=` keyword or the first positional argument) is "
+        "`len(X)` or `X.shape[0]` of a data set not named held-out/public/synthetic, directly or "
+        "through a local name (`n, d = X.shape`; `n = len(df)`). Not reported: a fixed or "
+        "configured row count, the size of a test/public set, `df.sample(...)` on data frames, code "
+        "with no DP context. Fix: sample a public, fixed number of rows, or a noisy count "
+        "(n + Laplace(1/ε_n)) paid from the budget."
+    )
+    TRIGGERS = ("synth", "Synth", "sample(", "generate", "SYNTH")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A sampling-named call in a module reading ``len(…)`` or a ``.shape``."""
+        if not facts.called & _SAMPLE_METHODS:
+            return False
+        return "len" in facts.called or ".shape" in facts.source
+
+    VALID = (
+        # twin: a configured count handed to the helper
+        """
+from mbi import Dataset
+from helpers import fit_mst
+def main(X, domain, epsilon, delta, n_release=5000):
+    synth = fit_mst(Dataset(X, domain), epsilon, delta, n_release)
+    return synth.df, len(X)
+""",
+        # a configured number of synthetic rows
+        """
+from snsynth import Synthesizer
+def release(df, epsilon, n_rows=10000):
+    synth = Synthesizer.create("mwem", epsilon=epsilon)
+    synth.fit(df, preprocessor_eps=0.1)
+    return synth.sample(n_rows)
+""",
+        # a noisy count paid from the budget
+        """
+import numpy as np
+from mbi import Dataset
+def release(aim_model, data, epsilon_n):
+    n_noisy = int(max(1, len(data) + np.random.laplace(0, 1 / epsilon_n)))
+    return aim_model.synthetic_data(rows=n_noisy).df
+""",
+        # as many rows as the public test set has
+        """
+import torch
+def evaluate(generator, X_test, epsilon):
+    fake = generator.generate(len(X_test))
+    return torch.mean((fake - X_test) ** 2), epsilon
+""",
+        # pandas shuffling of the private frame (not a synthesizer)
+        """
+def shuffle_private(df, epsilon, laplace):
+    shuffled = df.sample(n=len(df))
+    return laplace(shuffled.iloc[:, 0].sum(), epsilon)
+""",
+    )
+
+    INVALID = (
+        # the count handed to a helper that builds and samples a synthesizer
+        """
+from mbi import Dataset
+from helpers import fit_mst
+def main(X, domain, epsilon, delta):
+    synth = fit_mst(Dataset(X, domain), epsilon, delta, len(X))  # <-
+    return synth.df
+""",
+        # private-pgm AIM: as many synthetic rows as the training frame
+        """
+from mbi import Dataset
+from aim import AIM
+def release(train_df, domain, workload, epsilon, delta):
+    model = AIM(epsilon=epsilon, delta=delta).run(Dataset(train_df, domain), workload)
+    return model.synthetic_data(rows=len(train_df)).df  # <-
+""",
+        # smartnoise-style: n from the data's shape through a local name
+        """
+from snsynth import Synthesizer
+def release(X, epsilon):
+    n, d = X.shape
+    synth = Synthesizer.create("patectgan", epsilon=epsilon)
+    synth.fit(X)
+    return synth.sample(n)  # <-
+""",
+        # a torch DP-GAN generator asked for the record count of the private set
+        """
+import torch
+class DPGANRelease:
+    def __init__(self, generator, epsilon):
+        self.generator, self.epsilon = generator, epsilon
+    def publish(self, private_data):
+        num = private_data.shape[0]
+        return self.generator.generate(num_samples=num)  # <-
+""",
+        # a PrivBayes release with a keyword row count
+        """
+from DataSynthesizer.DataGenerator import DataGenerator
+def synthesize(input_df, description_file, epsilon):
+    privbayes_generator = DataGenerator()
+    privbayes_generator.generate_dataset_in_correlated_attribute_mode(len(input_df), description_file)
+    return privbayes_generator.sample_data(n_records=len(input_df))  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = call_name(node)
+        if name not in _SAMPLE_METHODS:
+            self._count_into_synthesizer(node, name)
+            return
+        if not isinstance(node.func, cst.Attribute):
+            return
+        receiver = dotted(node.func.value) or ident(node.func.value) or ""
+        if name not in ("synthetic_data", "sample_synthetic", "generate_synthetic", "generate_synthetic_data") \
+                and not words(receiver) & _MODEL_WORDS:
+            return
+        count = None
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value in _ROW_KEYWORDS:
+                count = arg.value
+                break
+        else:
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            count = positional[0] if positional else None
+        if count is None:
+            return
+        size = self._private_count(count)
+        if size is None or not self.ctx.analysis.in_dp_context(node):
+            return
+        self.report(node, f"the synthetic data is sampled with exactly {size} rows, the private record count: "
+                          "under add/remove neighbouring n is private, so the length of the released table "
+                          "reveals it without noise, outside the ε the synthesizer spends; sample a fixed public "
+                          "number of rows or a noisy count paid from the budget")
+
+    def _count_into_synthesizer(self, node: cst.Call, name: str) -> None:
+        """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``: the exact
+        record count handed to a function named for a DP synthesizer (its number of rows to release)."""
+        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
+        if not (words(name) & _SYNTHESIZER_WORDS or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS:
+                continue
+            if isinstance(arg.value, cst.Call) and call_name(arg.value) == "len" or isinstance(arg.value, cst.Subscript):
+                size = _record_count(arg.value)
+                if size is not None and self.ctx.analysis.in_dp_context(node):
+                    self.report(arg.value, f"the private record count `{self.ctx.analysis.code(arg.value).strip()}` is "
+                                           f"handed to `{name}`, a DP synthesizer, as its number of rows: the released "
+                                           "table then has exactly n rows, and n is private under add/remove "
+                                           "neighbouring; pass a fixed public count or a noisy one")
+                    return
+
+    def _private_count(self, expr: cst.BaseExpression) -> str | None:
+        direct = _record_count(expr)
+        if direct is not None:
+            return f"`{self.ctx.analysis.code(expr).strip()}`"
+        if not isinstance(expr, cst.Name):
+            return None
+        scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
+        found: str | None = None
+        for sub in walk(scope, into_scopes=False):
+            if not isinstance(sub, cst.Assign) or len(sub.targets) != 1:
+                continue
+            target = sub.targets[0].target
+            if isinstance(target, cst.Name) and target.value == expr.value:
+                origin = _record_count(sub.value)
+                if origin is None:
+                    return None  # also assigned something else
+                found = f"`{expr.value}` (= `{self.ctx.analysis.code(sub.value).strip()}`)"
+            elif isinstance(target, cst.Tuple) and target.elements and isinstance(target.elements[0].value, cst.Name) \
+                    and target.elements[0].value.value == expr.value:
+                value = sub.value
+                if isinstance(value, cst.Attribute) and value.attr.value == "shape" and _dataset(value.value):
+                    found = f"`{expr.value}` (from `{self.ctx.analysis.code(value).strip()}`)"
+                else:
+                    return None
+        return found
