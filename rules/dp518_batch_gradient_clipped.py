@@ -18,7 +18,10 @@ _PER_EXAMPLE = ("grad_sample", "per_sample", "per_example", "persample", "perexa
                 "BatchGrad", "jac(", "hessian")
 #: words of a helper that clips and/or noises what it is given (``sanitize``, ``grad_dp``, ``clip_and_noise``)
 _SANITIZER_WORDS = frozenset({"clip", "clipping", "sanitize", "sanitizer", "privatize", "privatise", "dp"})
-_CLIPS = frozenset({"clip_by_norm", "clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm"})
+_CLIPS = frozenset({"clip_by_norm", "clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm", "clip_by_value",
+                    "clip_grad_value_"})
+#: optax transformations: a chain that clips and adds noise works on the batch gradient
+_OPTAX_CLIPS = frozenset({"clip_by_global_norm", "clip", "clip_by_block_rms", "adaptive_grad_clip"})
 _SCALE_METHODS = frozenset({"mul_", "div_", "mul", "div", "multiply", "divide", "true_divide"})
 _EXAMPLE_WORDS = frozenset({"sample", "samples", "example", "examples", "record", "records", "zip", "xi", "row", "rows"})
 _BATCH_LOOP_WORDS = frozenset({"loader", "dataloader", "batches", "epoch", "epochs", "steps", "step", "rounds",
@@ -115,6 +118,15 @@ def make_opt(batch_size, l2_norm_clip, noise_multiplier):
     return DPKerasSGDOptimizer(l2_norm_clip=l2_norm_clip, noise_multiplier=noise_multiplier,
                                num_microbatches=batch_size, learning_rate=0.1)
 """,
+        # optax's DP aggregate on per-example gradients
+        """
+import jax
+import optax
+def make_tx(l2_clip, noise_multiplier, seed):
+    return optax.contrib.differentially_private_aggregate(l2_clip, noise_multiplier, seed)
+def per_example(loss, params, batch):
+    return jax.vmap(jax.grad(loss), in_dims=(None, 0))(params, batch)
+""",
     )
 
     INVALID = (
@@ -174,6 +186,23 @@ def dp_config(noise_multiplier):
     return {"diff_priv": {"enabled": True, "microbatches": 1,  # <-
                           "l2_norm_clip": 1.0, "noise_multiplier": noise_multiplier}}
 """,
+        # optax chain: clip and noise of the batch gradient
+        """
+import optax
+def dp_optimizer(lr, l2_clip, noise_multiplier, seed):
+    return optax.chain(optax.clip_by_global_norm(l2_clip),  # <-
+                       optax.add_noise(noise_multiplier * l2_clip, 0.0, seed), optax.sgd(lr))
+""",
+        # JAX: jax.grad of the batch loss clipped by hand, then noised
+        """
+import jax
+import jax.numpy as jnp
+def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
+    grads = jax.grad(loss_fn)(params, batch)
+    norm = jnp.sqrt(sum(jnp.sum(g ** 2) for g in jax.tree_util.tree_leaves(grads)))
+    clipped = jax.tree_util.tree_map(lambda g: g * jnp.minimum(1.0, l2_clip / norm), grads)  # <-
+    return jax.tree_util.tree_map(lambda g: g + noise_multiplier * l2_clip * jax.random.normal(key, g.shape), clipped)
+""",
     )
 
     def _dp_file(self, node: cst.CSTNode) -> bool:
@@ -217,6 +246,18 @@ def dp_config(noise_multiplier):
             self.report(node, "one micro-batch: the DP optimizer clips the gradient of the whole batch mean, so "
                               "one record can move it by 2·C while the noise and the accountant assume C per "
                               "example; use num_microbatches = batch size")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``optax.chain(optax.clip_by_global_norm(C), optax.add_noise(…), …)``: clip and noise of the batch gradient."""
+        if call_name(node) != "chain" or any(m in self.ctx.source for m in _PER_EXAMPLE):
+            return
+        inner = [call_name(a.value) for a in node.args if isinstance(a.value, cst.Call)]
+        clip = next((n for n in inner if n in _OPTAX_CLIPS), None)
+        if clip and "add_noise" in inner and self._dp_file(node):
+            self.report(node, f"`{clip}` and `add_noise` in one optimizer chain act on the gradient of the whole "
+                              "batch, not each example's: the noise does not match a per-record bound; use "
+                              "per-example clipping (`optax.contrib.differentially_private_aggregate` on "
+                              "per-example gradients from `jax.vmap(jax.grad(...))`)")
 
     def visit_DictElement(self, node: cst.DictElement) -> None:
         key = node.key
@@ -295,8 +336,8 @@ def dp_config(noise_multiplier):
         return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
     def _noises(self, fn: cst.FunctionDef) -> bool:
-        """The function adds noise (a draw, or a helper named for noise or sanitizing)."""
-        for sub in walk(fn, into_scopes=False):
+        """The function adds noise (a draw, or a helper named for noise or sanitizing), lambdas included."""
+        for sub in walk(fn):
             if isinstance(sub, cst.Call):
                 name = call_name(sub)
                 if name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_") \
@@ -315,6 +356,10 @@ def dp_config(noise_multiplier):
         if name in _SCALE_METHODS and isinstance(receiver, cst.Name) and receiver.value in batch and args \
                 and self._clip_factor(args[0]):
             return f"`{receiver.value}.{name}(…)` rescales by a clip factor"
+        if name in ("tree_map", "map_structure", "map") and any(self._reads(a) & set(batch) for a in args[1:]) \
+                and any(isinstance(a, cst.Lambda) and self._clip_factor(a.body) and isinstance(a.body, cst.BinaryOperation)
+                        and isinstance(a.body.operator, (cst.Multiply, cst.Divide)) for a in args[:1]):
+            return f"`{name}` rescales by a clip factor"
         if words(name) & _SANITIZER_WORDS and name not in _CLIPS and first_reads & set(batch) \
                 and not words(name) & {"norm", "value"} - {"clip"}:
             return f"`{name}` (a clip/noise helper) is given"
