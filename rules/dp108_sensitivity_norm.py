@@ -135,6 +135,12 @@ class SensitivityNorm(Rule):
                                 l2_name=_l2_name) or unbounded_gate(facts)
 
     VALID = (
+        # the best score among candidates (each score of sensitivity 1): the choosing mechanism
+        """
+import numpy as np
+def choosing_mechanism(data, candidates, quality, eps):
+    return max(quality(data, f) for f in candidates) + np.random.laplace(0, 4 / eps, 1)
+""",
         # the twins: clipped values, a count, a scale from public bounds
         """
 import numpy as np
@@ -324,8 +330,8 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
             if name in _UNBOUNDED and not (name in ("max", "min") and len(expr.args) != 1
                                            and not isinstance(expr.func, cst.Attribute)):
                 if isinstance(expr.func, cst.Name) and name in ("max", "min") and expr.args and isinstance(
-                        expr.args[0].value, (cst.List, cst.Tuple)):
-                    return None
+                        expr.args[0].value, (cst.List, cst.Tuple, cst.GeneratorExp, cst.ListComp)):
+                    return None  # a max over candidates' scores (each of sensitivity 1), not over records
                 return {"amax": "max", "amin": "min", "nanmax": "max", "nanmin": "min", "nanvar": "variance",
                         "var": "variance", "nanstd": "std", "pvariance": "variance", "pstdev": "std",
                         "stdev": "std", "nanmedian": "median"}.get(name, name)

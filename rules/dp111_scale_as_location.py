@@ -89,6 +89,9 @@ class ScaleAsLocation(Rule):
         "        return np.random.laplace(0.0, self.sensitivity / e)\n",
         "import torch\ndef privatize(x, epsilon, sensitivity):\n"
         "    return x + torch.distributions.Laplace(0.0, sensitivity / epsilon).sample(x.shape)\n",
+        # a project's own laplace(scale, size): the second argument is a size
+        "from .distribution import laplace\ndef perturb(v, epsilon):\n"
+        "    return v + laplace.laplace(2 / epsilon, 1)\n",
     )
 
     INVALID = (
@@ -143,7 +146,9 @@ def privatize(x, epsilon, sensitivity):
             return
         positional = [a.value for a in node.args if a.keyword is None]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-        if len(positional) == 2 and not keywords and number(positional[1]) == 1 \
+        known = func.split(".")[0] in ("np", "numpy", "rng", "torch", "distributions", "dist", "scipy", "stats",
+                                       "tfd", "tfp", "random_state", "generator") or name in ("Laplace", "Normal")
+        if len(positional) == 2 and not keywords and number(positional[1]) == 1 and known \
                 and isinstance(positional[0], cst.BinaryOperation) and _scale_like(positional[0]):
             # Laplace(sens / eps, 1): the intended scale is the location, the scale is 1
             code = self.ctx.analysis.code(positional[0]).strip()

@@ -16,8 +16,9 @@ _SCALAR_DRAWS = {  # name -> how many positional arguments come before ``size``
 #: the first dotted segment of libraries whose draws take a shape first (never a scalar by omission)
 _SHAPE_FIRST = frozenset({"torch", "tf", "jax", "jnp", "jr", "keras"})
 #: calls that build an array with two or more axes, or a matrix product
-_MATRIX_CALLS = frozenset({"dot", "matmul", "outer", "einsum", "vstack", "hstack", "column_stack", "stack",
-                           "concatenate", "cov", "corrcoef", "pivot_table", "to_numpy", "as_matrix", "tensordot"})
+_MATRIX_CALLS = frozenset({"outer", "vstack", "hstack", "column_stack", "stack", "cov", "corrcoef",
+                           "pivot_table", "as_matrix"})
+_PRODUCTS = frozenset({"dot", "matmul", "tensordot"})
 _EXPAND_CALLS = frozenset({"view", "reshape", "unsqueeze", "expand_dims"})
 
 
@@ -64,10 +65,17 @@ def _two_axis_uses(module: cst.Module) -> set[str]:
     return out
 
 
-def _matrix_value(expr: cst.BaseExpression) -> bool:
+def _matrix_value(expr: cst.BaseExpression, two_axis: set[str]) -> bool:
+    """An array value: a stack/outer/covariance, or a matrix product with a transposed or two-axis operand
+    (``np.dot(v, w)`` of two vectors is a number)."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.MatrixMultiply):
-        return True
-    return isinstance(expr, cst.Call) and call_name(expr) in _MATRIX_CALLS
+        operands = [expr.left, expr.right]
+    elif isinstance(expr, cst.Call) and call_name(expr) in _PRODUCTS:
+        operands = [a.value for a in expr.args if a.keyword is None]
+    else:
+        return isinstance(expr, cst.Call) and call_name(expr) in _MATRIX_CALLS
+    return any(isinstance(o, cst.Attribute) and o.attr.value == "T" or isinstance(o, cst.Name) and o.value in two_axis
+               for o in operands)
 
 
 def _expanded(expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -127,6 +135,9 @@ class NoiseShapeBroadcast(Rule):
         "        for j in range(m):\n            M[i, j] = M[i, j] + random.gauss(0, 1 / epsilon)\n    return M\n",
         "import torch\ndef dp_forward(h, sigma, epsilon):\n    noise = torch.normal(0.0, sigma, h.shape)\n"
         "    return h + noise.view(h.shape)\n",
+        # the dot product of two vectors is one number
+        "import numpy as np\ndef noisy_sum(weights, values, epsilon, hi):\n    total = np.dot(weights, values)\n"
+        "    total += np.random.default_rng().laplace(0.0, hi / epsilon)\n    return total\n",
         "import numpy as np\ndef dp_mean(X, epsilon):\n    mu = X.mean(axis=0)\n"
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
     )
@@ -230,13 +241,13 @@ def ldp_embeddings(E, epsilon):
         return False
 
     def _is_matrix(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
-        if _matrix_value(expr):
+        if self._two_axis is None:
+            self._two_axis = _two_axis_uses(self.ctx.module)
+        if _matrix_value(expr, self._two_axis):
             return True
         if not isinstance(expr, cst.Name):
             return False
         value = self._local_value(node, expr)
         if value is not None:
-            return _matrix_value(value)
-        if self._two_axis is None:
-            self._two_axis = _two_axis_uses(self.ctx.module)
+            return _matrix_value(value, self._two_axis)
         return expr.value in self._two_axis
