@@ -123,13 +123,14 @@ class NoiseMissesValue(Rule):
         "that noises): those entries are released exact. (4) A factorization of the private matrix "
         "(`U, S, Vt = np.linalg.svd(M)`, `eigh`, `qr`) whose release noises some factors only "
         "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record. "
+        "(5) `noisy = x + noise` never read while the function returns the raw `x`. "
         "Not reported: a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
         "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
         "DP context. Fix: write the noised value back (`values[i] = values[i] + noise`, build a new "
         "list) and loop over every item (`for i in range(len(grads))`)."
     )
-    TRIGGERS = ("for ", "if ", "svd", "eig", "qr(", "lu(")
+    TRIGGERS = ("for ", "if ", "svd", "eig", "qr(", "lu(", "noise", "laplace", "normal", "gauss")
     requires_dp_context = True
 
     @classmethod
@@ -219,6 +220,14 @@ import numpy as np
 def pca(X, k, epsilon):
     U, S, Vt = np.linalg.svd(X, full_matrices=False)
     return U[:, :k] @ np.diag(S[:k]) @ Vt[:k]
+""",
+        # the noised value is returned
+        """
+import numpy as np
+def release_mean(x, epsilon, sensitivity):
+    mean = float(np.mean(x))
+    noisy = mean + np.random.laplace(0, sensitivity / epsilon)
+    return noisy
 """,
     )
 
@@ -320,6 +329,22 @@ def dp_covariance(X, epsilon):
     w_priv = w + np.random.laplace(0, 2 / epsilon, w.shape)
     return np.dot(Q, np.dot(np.diag(w_priv), Q.T))  # <-
 """,
+        # the noisy copy is computed and dropped; the exact mean is returned
+        """
+import numpy as np
+def release_mean(x, epsilon, sensitivity):
+    mean = float(np.mean(x))
+    noisy_mean = mean + np.random.laplace(0, sensitivity / epsilon)  # <-
+    return mean
+""",
+        # torch: noised gradient dropped, the raw gradient returned
+        """
+import torch
+def private_grad(grad, sigma, clip):
+    g = grad / max(1.0, float(grad.norm()) / clip)
+    noisy_g = g + torch.normal(0, sigma * clip, g.shape)  # <-
+    return g
+""",
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -341,6 +366,7 @@ def dp_covariance(X, epsilon):
             elif _raw_item(sub.value):
                 raw.append((container, sub))
         self._factors(node)
+        self._dead_noise(node)
         for container, stmt in raw:
             if container not in noised:
                 continue
@@ -351,6 +377,38 @@ def dp_covariance(X, epsilon):
                     f"`{container}` gets noised values (line {fa.line_of(noised[container][0])}), but {guard} "
                     f"it is given the raw `{fa.code(stmt.value).strip()}`: those entries are released "
                     "without noise; noise every entry (or drop the ones you cannot noise)",
+                )
+
+    def _dead_noise(self, fn: cst.FunctionDef) -> None:
+        """Shape (5): ``noisy = x + noise`` never read, while ``x`` itself is returned afterwards."""
+        fa = self.ctx.analysis
+        stores: set[int] = set()
+        for sub in walk(fn):
+            if isinstance(sub, cst.Assign):
+                stores.update(id(t.target) for t in sub.targets if isinstance(t.target, cst.Name))
+            if isinstance(sub, (cst.Global, cst.Nonlocal)):
+                return
+        reads = {sub.value for sub in walk(fn) if isinstance(sub, cst.Name) and id(sub) not in stores}
+        for sub in walk(fn, into_scopes=False):
+            if not (isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name)):
+                continue
+            name = sub.targets[0].target.value
+            if name in reads or name.startswith("_") or not isinstance(sub.value, cst.BinaryOperation) \
+                    or not isinstance(sub.value.operator, (cst.Add, cst.Subtract)):
+                continue
+            left, right = sub.value.left, sub.value.right
+            base = left if _noise(right) and not _noise(left) else right if _noise(left) and not _noise(right) else None
+            if not isinstance(base, (cst.Name, cst.Attribute, cst.Subscript)):
+                continue
+            line = fa.line_of(sub)
+            base_code = fa.code(base).strip()
+            later = [r for r in fa.returns_of(fn) if r.value is not None and fa.line_of(r) > line
+                     and base_code in fa.code(r.value)]
+            if later:
+                self.report(
+                    sub,
+                    f"`{name}` holds the noised `{base_code}` but is never read; line {fa.line_of(later[0])} "
+                    f"returns the raw `{base_code}`: release the noised value",
                 )
 
     def _factors(self, fn: cst.FunctionDef) -> None:
