@@ -234,6 +234,14 @@ import math
 def em_weight(u, epsilon, sens):
     return math.e ** (epsilon * u / (2 * sens))
 """,
+        # Δ = 1: the unparenthesised product is numerically the same
+        """
+import numpy as np, random
+def choose(scores, epsilon):
+    sensitivity = 1
+    w = {k: np.exp(epsilon * v / 2 * sensitivity) for k, v in scores.items()}
+    return random.choices(list(w), list(w.values()))[0]
+""",
         # a Laplace density
         """
 import numpy as np
@@ -307,6 +315,13 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
         if product is None:
             return False
         fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if isinstance(product.right, cst.Name) and fn is not None:
+            from dpcheck.analysis.noisedraws import last_assignment
+
+            bound = last_assignment(fn, product.right.value, fa.line_of(node), fa.line_of)
+            if bound is not None and number(bound) == 1:
+                return False  # x / 2 * Δ with Δ = 1 equals x / (2Δ)
         self.report(node, f"`{fa.code(product).strip()[:60]}` is read as ({fa.code(product.left).strip()[:40]}) "
                           f"· {fa.code(product.right).strip()}: `/` and `*` bind left to right, so the factor meant "
                           f"for the denominator multiplies the exponent and the weights are exp(2·ε·u·…), a "
