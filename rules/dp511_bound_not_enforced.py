@@ -16,7 +16,7 @@ from dpcheck.rule import Rule
 _BOOL_CALLS = frozenset({"any", "all", "bool"})
 #: a commented-out line that is a clamp/clip of a value (``# W = torch.clamp(W, c - r, c + r)``)
 _COMMENTED_CLAMP = re.compile(
-    r"^\s*#\s*(?P<code>(?:[\w.\[\]]+\s*=\s*)?[\w.]*\b(?:clamp|clamp_|clip|clip_by_norm|clip_by_value|"
+    r"^\s*#\s*(?P<code>(?:[\w.]+(?:\[[\w\s,:+\-]*\])?\s*=\s*)?[\w.]*\b(?:clamp|clamp_|clip|clip_by_norm|clip_by_value|"
     r"clip_grad_norm_|clip_grad_norm)\s*\(.*\))\s*$")
 _BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_by_norm", "clip_by_value", "clip_grad_norm_",
                           "clip_grad_norm", "minimum", "maximum", "min", "max", "clip_", "normalize"})
@@ -47,13 +47,29 @@ def _ast_bool_compare(node: ast.Compare) -> bool:
         for c in node.comparators)
 
 
+#: torch's in-place clips of the ``.grad`` of the tensors they are given
+_GRAD_CLIPS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"})
+#: values that are tensors without a ``.grad`` of their own (gradients, copies, concatenations)
+_PLAIN_TENSOR_CALLS = frozenset({"cat", "stack", "clone", "detach", "view", "reshape", "flatten", "grad",
+                                 "gradient", "concat", "concatenate", "hstack", "vstack", "zeros_like", "tensor"})
+_GRAD_WORDS = frozenset({"grad", "grads", "gradient", "gradients", "g"})
+_PARAM_WORDS = frozenset({"param", "params", "parameters", "parameter", "weights", "model", "net", "module"})
+
+
+def _ast_grad_clip(node: ast.Call) -> bool:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name in _GRAD_CLIPS
+
+
 class BoundNotEnforced(Rule):
     id = "DP511"
     name = "bound-not-enforced"
     category = "general"
     severity = "error"
     summary = ("the bound the noise is calibrated for is never enforced: a range check that cannot fire "
-               "(`any(x) > 1`) or a clamp left commented out in a mechanism")
+               "(`any(x) > 1`), a clamp left commented out, or `clip_grad_norm_` given a tensor with no "
+               "`.grad` or called before `backward()`")
     rationale = (
         "A mechanism's noise is calibrated to a sensitivity that holds only for inputs inside a "
         "bound (unit-norm columns, weights in [c-r, c+r], values in [lo, hi]). When the check or "
@@ -65,9 +81,89 @@ class BoundNotEnforced(Rule):
         "with no other clamp. Not reported: a bool compared with 0 or 1 in a way that can hold, a "
         "commented clamp when the function clamps elsewhere, functions that draw no noise and use "
         "no ε, a check outside a function that draws noise or takes ε, code with no DP context. "
+        "A commented clamp also counts in a helper whose name promises the clamp "
+        "(`discounted_and_clamped`) or whose caller perturbs, when the module perturbs under ε. "
+        "Two more spellings of a clip that clips nothing: torch's `clip_grad_norm_`/"
+        "`clip_grad_value_` rescale the `.grad` of the tensors they are given, so given a gradient, "
+        "a copy (`g.detach().clone()`), a concatenation (`torch.cat(...)`) or `autograd.grad`'s "
+        "result they change nothing; and called before `loss.backward()` (with the optimizer step "
+        "after it) they clip the previous, zeroed gradients. "
         "Fix: compare inside the call (`any(norms > 1)`), and clamp (or raise) before the noise."
     )
     TRIGGERS = ("any(", "all(", "bool(", "clamp", "clip")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) not in _GRAD_CLIPS or not node.args:
+            return
+        fa = self.ctx.analysis
+        if not fa.in_dp_context(node):
+            return
+        target = node.args[0].value
+        plain = self._plain_tensor(target)
+        if plain:
+            self.report(node, f"`{call_name(node)}` clips the `.grad` of the tensors it is given, but "
+                              f"`{fa.code(target).strip()}` is {plain} with no `.grad` of its own, so nothing is "
+                              f"clipped and the noise calibrated to the clip bound covers unbounded values; "
+                              f"scale the tensor itself (`g * min(1, C / g.norm())`)")
+            return
+        late = self._backward_after(node)
+        if late is not None:
+            self.report(node, f"`{call_name(node)}` runs before `{fa.code(late).strip()}`: it clips the "
+                              f"previous (zeroed) gradients, and the gradient the optimizer applies is never "
+                              f"clipped, so the bound the noise assumes does not hold; clip after backward()")
+
+    def _plain_tensor(self, target: cst.BaseExpression) -> str | None:
+        """What makes ``target`` a tensor (or tensors) without a ``.grad``: a gradient, a copy, a
+        concatenation; None when it may be parameters."""
+        fa = self.ctx.analysis
+        values = [target]
+        if isinstance(target, cst.Name):
+            values.extend(fa.referents(target))
+        for value in values:
+            if isinstance(value, cst.Attribute) and value.attr.value == "grad":
+                return "a gradient"
+            if isinstance(value, (cst.ListComp, cst.GeneratorExp)) and isinstance(value.elt, cst.Attribute) \
+                    and value.elt.attr.value == "grad":
+                return "a list of gradients"
+            if isinstance(value, cst.Call) and call_name(value) in _PLAIN_TENSOR_CALLS:
+                inner = value.func.value if isinstance(value.func, cst.Attribute) else None
+                if call_name(value) in ("view", "reshape", "flatten", "detach", "clone") and inner is not None \
+                        and words(fa.code(inner)) & _PARAM_WORDS and not words(fa.code(inner)) & _GRAD_WORDS:
+                    continue
+                return f"the result of `{call_name(value)}()`"
+        if isinstance(target, cst.Name) and words(target.value) & _GRAD_WORDS \
+                and not words(target.value) & _PARAM_WORDS and not fa.referents(target):
+            return "a gradient"
+        return None
+
+    def _backward_after(self, clip: cst.Call) -> cst.CSTNode | None:
+        """The ``loss.backward()`` that follows the clip in the same block, with no clip between it
+        and the next ``step()``."""
+        fa = self.ctx.analysis
+        stmt = fa.enclosing_statement(clip)
+        if isinstance(fa.parent(stmt), cst.SimpleStatementLine):
+            stmt = fa.parent(stmt)
+        block = fa.parent(stmt)
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or stmt not in body:
+            return None
+        after = list(body)[list(body).index(stmt) + 1:]
+        backward = None
+        for later in after:
+            calls = [n for n in walk(later, into_scopes=False) if isinstance(n, cst.Call)]
+            names = {call_name(n) for n in calls}
+            if backward is None:
+                if names & _GRAD_CLIPS:
+                    return None
+                found = next((n for n in calls if call_name(n) == "backward"), None)
+                if found is not None:
+                    backward = found
+                continue
+            if names & _GRAD_CLIPS or names & {"clip_by_norm", "clamp", "clamp_", "clip"}:
+                return None
+            if "step" in names:
+                return backward
+        return None
     requires_dp_context = False
 
     @classmethod
@@ -75,6 +171,8 @@ class BoundNotEnforced(Rule):
         """A finding is a comparison of a bool-returning call with a number, or a commented-out
         clamp/clip line."""
         if any(_ast_bool_compare(c) for c in facts.nodes(ast.Compare)):  # type: ignore[arg-type]
+            return True
+        if any(_ast_grad_clip(c) for c in facts.nodes(ast.Call)):  # type: ignore[arg-type]
             return True
         return any(_COMMENTED_CLAMP.match(line) for line in facts.source.splitlines() if "#" in line)
 
@@ -107,6 +205,33 @@ def perturb(W, c, r, eps):
     W = W.clamp(c - r, c + r)
     coff = (math.exp(eps) + 1) / (math.exp(eps) - 1)
     return torch.where(torch.rand(len(W)) < (W - c) / coff + r, c + r * coff, c - r * coff)
+""",
+        # clip_grad_norm_ on the parameters after backward
+        """
+import torch
+def dp_local_step(model, loss, optimizer, max_grad_norm, sigma):
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    for p in model.parameters():
+        p.grad += torch.normal(0, sigma * max_grad_norm, p.grad.shape)
+    optimizer.step()
+""",
+        # a per-example gradient scaled by its own clip factor (not clip_grad_norm_)
+        """
+import torch
+def clip_and_noise(per_sample_grad, max_grad_norm, noise_multiplier):
+    g = per_sample_grad.detach().clone()
+    g = g * min(1.0, max_grad_norm / (g.norm() + 1e-6))
+    return g + torch.normal(0, noise_multiplier * max_grad_norm, g.shape)
+""",
+        # a named list of parameters
+        """
+from torch.nn.utils import clip_grad_norm_
+def private_update(net, loss, opt, clip, sigma):
+    params = [p for p in net.parameters() if p.requires_grad]
+    loss.backward()
+    clip_grad_norm_(params, clip)
+    opt.step()
 """,
         # a commented clip in a function that releases nothing
         """
@@ -153,6 +278,57 @@ def privatize(values, lo, hi, epsilon):
     #values = np.clip(values, lo, hi)
     return values.sum() + np.random.laplace(0, (hi - lo) / epsilon)  # <-
 """,
+        # a function promising the clamp, its clamp commented out, feeding the module's mechanism
+        """
+import numpy as np
+def centred_and_clamped(R, mean, B):
+    out = R - mean
+    # out = np.clip(out, -B, B)
+    return out  # <-
+
+def input_perturbation(R, sensitivity, epsilon):
+    return R + np.random.laplace(0, sensitivity / epsilon, R.shape)
+""",
+        # clip_grad_norm_ on a concatenated gradient (a tensor with no .grad)
+        """
+import torch
+from torch.nn.utils import clip_grad_norm_
+def sanitize(grads, max_grad_norm, noise_multiplier):
+    flat = torch.cat([g.view(-1) for g in grads])
+    clip_grad_norm_(flat, max_norm=max_grad_norm)  # <-
+    return flat + torch.normal(0, noise_multiplier * max_grad_norm, flat.shape)
+""",
+        # on a per-sample copy of a gradient
+        """
+import torch
+def dp_sgd_step(model, batch, loss_fn, max_grad_norm, sigma):
+    for x, y in batch:
+        loss_fn(model(x), y).backward()
+        for p in model.parameters():
+            g = p.grad.detach().clone()
+            torch.nn.utils.clip_grad_norm_(g, max_grad_norm)  # <-
+            p.acc.append(g)
+""",
+        # on the gradients returned by autograd (tensors with no .grad)
+        """
+import torch
+def private_grads(loss, params, clip, sigma):
+    grads = torch.autograd.grad(loss, params)
+    torch.nn.utils.clip_grad_value_(grads, clip)  # <-
+    return [g + sigma * clip * torch.randn_like(g) for g in grads]
+""",
+        # clipped before backward: the applied gradient is never clipped
+        """
+import torch
+def local_train(net, loader, opt, loss_fn, C, sigma):
+    '''Local training of a differentially private client.'''
+    for x, y in loader:
+        loss = loss_fn(net(x), y)
+        torch.nn.utils.clip_grad_norm_(net.parameters(), C)  # <-
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+""",
     )
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
@@ -184,7 +360,8 @@ def privatize(values, lo, hi, epsilon):
         body = list(walk(node.body, into_scopes=False))
         if any(isinstance(n, cst.Call) and call_name(n) in _BOUND_CALLS for n in body):
             return
-        if not self._perturbs(body):
+        promised = bool(words(node.name.value) & {"clamp", "clamped", "clip", "clipped", "bound", "bounded"})
+        if not self._perturbs(body) and not self._perturbing_caller(node, promised):
             return
         code = _COMMENTED_CLAMP.match(lines[commented[0]]).group("code")  # type: ignore[union-attr]
         self.report(self._statement_after(node, lines, commented[0]) or node,
@@ -200,6 +377,26 @@ def privatize(values, lo, hi, epsilon):
         if any(words(p) & {"epsilon", "rho"} for p in param_names(fn)):
             return True
         return any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(fn, into_scopes=False))
+
+    def _perturbing_caller(self, fn: cst.FunctionDef, promised: bool) -> bool:
+        """A function of the module that calls ``fn`` (and clamps nothing itself) perturbs under ε,
+        or ``fn``'s name promises the clamp and the module perturbs under ε: the commented clamp
+        was the bound that noise relies on."""
+        for caller in self.ctx.analysis.nodes(cst.FunctionDef):
+            if caller is fn:
+                continue
+            body = list(walk(caller.body, into_scopes=False))  # type: ignore[attr-defined]
+            if promised:
+                if self._perturbs(body):
+                    return True
+                continue
+            if not any(isinstance(n, cst.Call) and call_name(n) == fn.name.value for n in body):
+                continue
+            if any(isinstance(n, cst.Call) and call_name(n) in _BOUND_CALLS for n in body):
+                continue
+            if self._perturbs(body):
+                return True
+        return False
 
     @staticmethod
     def _perturbs(body: list[cst.CSTNode]) -> bool:
@@ -222,7 +419,9 @@ def privatize(values, lo, hi, epsilon):
         comment is no node)."""
         fa = self.ctx.analysis
         first = fa.line_of(fn)
-        wanted = first + index
+        # the node's code starts with its leading blank lines and decorators, its line at ``def``
+        head = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0)
+        wanted = first + index - head
         best: tuple[int, cst.CSTNode] | None = None
         for n in walk(fn.body, into_scopes=False):
             if isinstance(n, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
