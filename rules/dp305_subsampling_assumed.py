@@ -113,11 +113,13 @@ def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
         return True
     if "DataLoader" in names:
         shuffle = keywords.get("shuffle")
+        if "batch_size" in keywords and "sampler" not in keywords and "batch_sampler" not in keywords:
+            return True  # shuffled or not: fixed-size batches either way
         return shuffle is not None and not (isinstance(shuffle, ast.Constant) and shuffle.value is not True)
     if "fit" in names:
         return "batch_size" in keywords and "epochs" in keywords
     if "batch" in names and isinstance(call.func, ast.Attribute):
-        return isinstance(call.func.value, ast.Call)
+        return isinstance(call.func.value, (ast.Call, ast.Name))
     return False
 
 
@@ -301,6 +303,28 @@ class SubsamplingAssumed(Rule):
             for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
 
     VALID = (
+        # twins: the tf.data training set shuffled in an earlier statement is the shuffled shape, accounted
+        # without replacement; an unshuffled loader of the test set
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_rdp
+def fit(model, x_train, x_test, batch_size, sigma, epochs, orders):
+    test_loader_ds = tf.data.Dataset.from_tensor_slices(x_test)
+    test_batches = test_loader_ds.batch(batch_size)
+    model.evaluate(test_batches)
+    return compute_rdp(batch_size / len(x_train), sigma, epochs, orders)
+""",
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def main(model, optimizer, train_set, test_set, bs, sigma):
+    sampler = UniformWithReplacementSampler(num_samples=len(train_set), sample_rate=bs / len(train_set))
+    train_loader = DataLoader(train_set, batch_sampler=sampler)
+    test_loader = DataLoader(test_set, batch_size=bs)
+    engine = PrivacyEngine(model, sample_rate=bs / len(train_set), noise_multiplier=sigma, max_grad_norm=1.0)
+    return train_loader, test_loader, engine
+""",
         # twins of the cohort draws: Poisson client selection, and a fixed-size cohort accounted without replacement
         """
 import numpy as np
@@ -538,6 +562,27 @@ def train(model, optimizer, train_loader, sigma, max_norm, epochs):
     )
 
     INVALID = (
+        # an unshuffled training DataLoader accounted by an Opacus 0.x engine told batch and sample size
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+def main(model, optimizer, train_set, bs, sigma):
+    train_loader = DataLoader(train_set, batch_size=bs, drop_last=True)  # <-
+    engine = PrivacyEngine(model, batch_size=bs, sample_size=len(train_set), noise_multiplier=sigma, max_grad_norm=1.0)
+    engine.attach(optimizer)
+    return train_loader, engine.get_privacy_spent(1e-5)
+""",
+        # tf.data: consecutive batches of the training set, charged by compute_rdp with q = batch / n
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_rdp
+def fit(model, x_train, batch_size, sigma, epochs, orders):
+    train_ds = tf.data.Dataset.from_tensor_slices(x_train)
+    train_ds = train_ds.batch(batch_size)  # <-
+    steps = epochs * len(x_train) // batch_size
+    model.fit(train_ds, epochs=epochs)
+    return compute_rdp(batch_size / len(x_train), sigma, steps, orders)  # <-
+""",
         # a fixed-size cohort of clients drawn with a numpy Generator, accounted as Poisson with q = k / N
         """
 import numpy as np
@@ -1094,12 +1139,19 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
                     and _keyword(node, "batch_sampler") is None:
                 return "shuffles the data into fixed-size batches (`DataLoader(shuffle=True)`)"
+            if (shuffle is None or not _true(shuffle.value)) and _keyword(node, "sampler") is None \
+                    and _keyword(node, "batch_sampler") is None and _keyword(node, "batch_size") is not None \
+                    and self._training_named(node, node.args[0].value if node.args else None):
+                return "walks the same consecutive fixed-size batches every epoch (an unshuffled `DataLoader`)"
         elif name == "batch" and isinstance(node.func, cst.Attribute):
             inner = node.func.value
             while isinstance(inner, cst.Call) and call_name(inner) in ("repeat", "prefetch", "cache"):
                 inner = inner.func.value if isinstance(inner.func, cst.Attribute) else inner
             if isinstance(inner, cst.Call) and call_name(inner) == "shuffle":
                 return "shuffles the data into fixed-size batches (`shuffle(...).batch(...)`)"
+            if isinstance(inner, cst.Name) and self._training_named(node, inner) \
+                    and not self._shuffled_before(inner):
+                return "iterates consecutive fixed-size batches (`.batch(...)` of an unshuffled training dataset)"
         elif name == "fit" and _keyword(node, "batch_size") is not None and _keyword(node, "epochs") is not None:
             shuffle = _keyword(node, "shuffle")
             if shuffle is None or _true(shuffle.value):
@@ -1141,6 +1193,25 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                         targets = [sub.target] if isinstance(sub, cst.AugAssign) else [t.target for t in sub.targets]
                         if any(words(ident(t) or "") & {"sigma", "noise", "multiplier", "std"} for t in targets):
                             return True
+        return False
+
+    def _training_named(self, node: cst.Call, data: cst.BaseExpression | None) -> bool:
+        """The call's target or its data argument is named for training data (``train_loader``, ``train_ds``)."""
+        names = [ident(data) or ""] if data is not None else []
+        parent = self.ctx.analysis.parent(node)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            names.append(ident(parent.targets[0].target) or "")
+        held_out = {"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public"}
+        return any(words(n) & {"train", "training"} for n in names) and not any(words(n) & held_out for n in names)
+
+    def _shuffled_before(self, name: cst.Name) -> bool:
+        """``ds = ds.shuffle(…)`` (or any ``shuffle`` call on the name) in the same function."""
+        scope = self.ctx.analysis.enclosing_function(name) or self.ctx.module
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Call) and call_name(sub) in ("shuffle", "permutation") and (
+                    isinstance(sub.func, cst.Attribute) and ident(sub.func.value) == name.value
+                    or any(ident(a.value) == name.value for a in sub.args)):
+                return True
         return False
 
     def _evaluation_target(self, node: cst.Call) -> bool:

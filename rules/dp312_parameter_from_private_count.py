@@ -1,0 +1,226 @@
+"""DP312: a mechanism's structural parameter (grid size, bins, iterations) set from n·ε with the exact private n."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import ident
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.rule import Rule
+
+#: calls that turn ``n·ε`` into a count (grid cells, bins, iterations, depth)
+_ROUNDING = frozenset({"int", "round", "ceil", "floor", "sqrt", "log", "log2", "log10", "cbrt", "max", "min"})
+#: targets that are noise scales, not structure (a scale 1/(nε) is the sensitivity rule's business)
+_SCALE_WORDS = frozenset({"scale", "sigma", "std", "noise", "b", "beta", "sensitivity", "sens", "lr", "rate",
+                          "loss", "error", "err", "mse", "var", "variance"})
+_NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "public", "synthetic", "synth",
+                          "fake", "generated", "noisy", "dp", "private", "priv", "max", "min", "bound"})
+
+
+def _budget_name(name: str | None) -> bool:
+    return name is not None and bool(words(name) & {"epsilon", "eps", "rho"}) and not words(name) & {"tol", "adam"}
+
+
+def _ast_budget_product(node: ast.BinOp) -> bool:
+    sides = (node.left, node.right)
+    return isinstance(node.op, ast.Mult) and any(
+        isinstance(s, (ast.Name, ast.Attribute)) and _budget_name(s.id if isinstance(s, ast.Name) else s.attr)
+        for s in sides)
+
+
+class ParameterFromPrivateCount(Rule):
+    id = "DP312"
+    name = "parameter-from-private-count"
+    category = "general"
+    severity = "error"
+    summary = "a grid size, bin count or iteration count is computed from n·ε with n the exact private record count"
+    rationale = (
+        "Formulas from the literature size a mechanism from the number of records: uniform grids "
+        "with m = √(N·ε/c) cells per side, k-means iterations or tree depth from log(n·ε), "
+        "histogram bins from (n·ε)^(1/3). The papers take N as public or spend budget on a "
+        "noisy N. Computed from `data.sum()`, `len(X)` or `X.shape[0]` of the private data, the "
+        "parameter is a deterministic function of n: the released structure (how many cells, "
+        "bins, iterations) differs between neighbouring data sets with probability one, outside "
+        "the ε the mechanism spends. Reported: an assignment (not a noise scale) whose value rounds, "
+        "takes a root or a log of, or bounds (`int`, `round`, `sqrt`, `log`, `max`) a product of "
+        "the budget (ε, ρ) with a name holding the exact record count of data not named "
+        "public/held-out/noisy. Not reported: n·ε in a denominator (a noise scale), a public bound "
+        "(`n_max`), a noisy count, code with no DP context. Fix: use a public bound on n, or a "
+        "noisy N paid from the budget."
+    )
+    TRIGGERS = ("eps", "EPS", "rho")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A product of a budget name with something, in a module reading a count (``len``, ``.shape``, ``.sum``)."""
+        if not ("len" in facts.called or "sum" in facts.called or "size" in facts.called or ".shape" in facts.source):
+            return False
+        return any(_ast_budget_product(b) for b in facts.binops(ast.Mult))
+
+    VALID = (
+        # the grid size from a noisy count
+        """
+import math
+import numpy as np
+def uniform_grid(data, epsilon, c=10):
+    eps_n, eps_rest = 0.1 * epsilon, 0.9 * epsilon
+    n_noisy = max(1.0, data.sum() + np.random.laplace(0, 1 / eps_n))
+    m = int(math.sqrt(n_noisy * eps_rest / c))
+    return m
+""",
+        # a Laplace scale 1/(n·ε) (the mean's noise, not a structure)
+        """
+import numpy as np
+def dp_mean(x, epsilon, lower, upper):
+    n = len(x)
+    scale = (upper - lower) / (n * epsilon)
+    return np.clip(x, lower, upper).mean() + np.random.laplace(0, scale)
+""",
+        # bins from a public bound on the number of records
+        """
+import numpy as np
+def dp_histogram(x, epsilon, n_max=100000):
+    bins = int((n_max * epsilon) ** (1 / 3))
+    counts, edges = np.histogram(x, bins=bins)
+    return counts + np.random.laplace(0, 1 / epsilon, bins), edges
+""",
+        # iterations from the budget alone
+        """
+import numpy as np
+def dp_kmeans(X, k, epsilon):
+    iters = max(2, int(np.log(epsilon * 100)))
+    centers = X[:k]
+    for _ in range(iters):
+        centers = centers + np.random.laplace(0, 1 / epsilon, centers.shape)
+    return centers
+""",
+    )
+
+    INVALID = (
+        # uniform grid: m = sqrt(N·ε/c) with N the exact number of points of the private histogram
+        """
+import math
+import numpy as np
+def uniform_grid(data, epsilon, c=10):
+    N = data.sum()
+    m = int(math.sqrt(N * epsilon / c))  # <-
+    return m
+""",
+        # histogram bins from (n·ε)^(1/3), n = len of the private column (pandas)
+        """
+import numpy as np
+import pandas as pd
+def dp_histogram(df: pd.DataFrame, column, epsilon):
+    n = len(df)
+    bins = round((n * epsilon) ** (1 / 3))  # <-
+    counts, edges = np.histogram(df[column], bins=bins)
+    return counts + np.random.laplace(0, 1 / epsilon, bins), edges
+""",
+        # k-means iterations from the private sample count on the object
+        """
+import numpy as np
+class DPKMeans:
+    def __init__(self, k, epsilon):
+        self.k, self.epsilon = k, epsilon
+    def fit(self, X):
+        n_samples = X.shape[0]
+        self.n_iter_ = max(2, int(np.log(n_samples * self.epsilon)))  # <-
+        return self
+""",
+        # tree depth from log2(n·ε) in torch
+        """
+import torch
+def private_tree(points: torch.Tensor, eps: float):
+    num_points = points.shape[0]
+    depth = int(torch.log2(torch.tensor(num_points * eps)).item())  # <-
+    return depth + torch.distributions.Laplace(0.0, 1 / eps).sample().item()
+""",
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1:
+            return
+        name = dotted(node.targets[0].target) or ident(node.targets[0].target)
+        if name is None or words(name) & _SCALE_WORDS:
+            return
+        for sub in walk(node.value):
+            if not (isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Multiply)):
+                continue
+            sides = (sub.left, sub.right)
+            budget = [s for s in sides if isinstance(s, (cst.Name, cst.Attribute)) and _budget_name(ident(s))]
+            if not budget:
+                continue
+            other = sides[1] if budget[0] is sides[0] else sides[0]
+            size = self._private_count(other)
+            if size is None or not self._rounded(sub, node.value) or self._in_denominator(sub, node.value):
+                continue
+            if not self.ctx.analysis.in_dp_context(node):
+                return
+            self.report(node, f"`{name}` is computed from `{self.ctx.analysis.code(sub).strip()}` with {size}, the exact "
+                              "private record count: the mechanism's structure (cells, bins, iterations) is then a "
+                              "function of n and differs between neighbouring data sets outside the budget; use a "
+                              "public bound on n or a noisy count")
+            return
+
+    def _rounded(self, product: cst.CSTNode, value: cst.BaseExpression) -> bool:
+        """``product`` lies inside ``int``/``round``/``sqrt``/``log``/``max`` or a power (``(nε) ** (1/3)``)."""
+        for anc in self.ctx.analysis.ancestors(product):
+            if isinstance(anc, cst.Call) and call_name(anc) in _ROUNDING:
+                return True
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Power):
+                return True
+            if anc is value:
+                break
+        return isinstance(value, cst.Call) and call_name(value) in _ROUNDING
+
+    def _in_denominator(self, product: cst.CSTNode, value: cst.BaseExpression) -> bool:
+        child: cst.CSTNode = product
+        for anc in self.ctx.analysis.ancestors(product):
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Divide, cst.FloorDivide)) \
+                    and anc.right is child:
+                return True
+            if anc is value:
+                break
+            child = anc
+        return False
+
+    def _private_count(self, expr: cst.BaseExpression) -> str | None:
+        count = self._count_expr(expr)
+        if count is not None:
+            return count
+        if isinstance(expr, cst.Name):
+            scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
+            found = None
+            for sub in walk(scope, into_scopes=False):
+                if isinstance(sub, cst.Assign) and len(sub.targets) == 1 \
+                        and isinstance(sub.targets[0].target, cst.Name) and sub.targets[0].target.value == expr.value:
+                    origin = self._count_expr(sub.value)
+                    if origin is None:
+                        return None
+                    found = f"`{expr.value}` = {origin}"
+            return found
+        return None
+
+    def _count_expr(self, expr: cst.BaseExpression) -> str | None:
+        """``len(X)``, ``X.shape[0]``, ``np.size(X)``, ``data.sum()`` of data not named public/noisy."""
+        data: cst.BaseExpression | None = None
+        if isinstance(expr, cst.Call) and call_name(expr) in ("len", "size") and expr.args \
+                and (call_name(expr) == "len" or isinstance(expr.func, cst.Attribute)):
+            data = expr.args[0].value
+        elif isinstance(expr, cst.Call) and call_name(expr) in ("sum", "count_nonzero") and not expr.args \
+                and isinstance(expr.func, cst.Attribute):
+            data = expr.func.value
+        elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+                and expr.value.attr.value == "shape" and len(expr.slice) == 1:
+            index = expr.slice[0].slice
+            if isinstance(index, cst.Index) and number(index.value) == 0:
+                data = expr.value.value
+        if data is None:
+            return None
+        name = dotted(data)
+        if name is None or words(name) & _NOT_PRIVATE:
+            return None
+        return f"`{self.ctx.analysis.code(expr).strip()}`"
