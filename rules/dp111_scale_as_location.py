@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
-from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.analysis.syntax import all_params, call_name, call_params, dotted, number, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -31,12 +31,24 @@ def _scale_like(expr: cst.BaseExpression) -> bool:
     return False
 
 
+def _ast_numeric_slot(facts: AstFacts) -> bool:
+    """A module function with a tiny numeric default, called with a division among its positional arguments."""
+    tiny = {f.name for f in facts.functions if any(
+        isinstance(d, ast.Constant) and isinstance(d.value, float) and 0 < d.value < 1e-3
+        for d in (*f.args.defaults, *f.args.kw_defaults) if d is not None)}
+    if not tiny:
+        return False
+    return any(facts.call_lasts(c) & tiny and any(isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div)
+                                                  for a in c.args) for c in facts.calls)
+
+
 class ScaleAsLocation(Rule):
     id = "DP111"
     name = "scale-as-location"
     category = "general"
     severity = "error"
-    summary = "noise scale given as the only positional argument of numpy's laplace/normal (it is the location)"
+    summary = ("a noise scale in the wrong parameter: numpy's location (the only positional argument), or a "
+               "sampler's numerical-stability eps")
     rationale = (
         "numpy's `laplace(loc=0.0, scale=1.0, size=None)` and `normal(loc, scale, size)` take the "
         "location first. `np.random.laplace(lambda_)` or `rng.normal(sens / eps)` therefore draws "
@@ -46,16 +58,20 @@ class ScaleAsLocation(Rule):
         "arguments, a first argument named for a location (`mean`, `mu`, `counts`), torch and "
         "Python `random` (whose signatures differ), code with no DP context. Also reported, in any "
         "library: `Laplace(sens / eps, 1)`, a scale built over the budget given as the location with "
-        "a literal unit scale. "
+        "a literal unit scale, and a scale passed positionally into a module function's parameter "
+        "with a tiny numeric default (`sample_gumbel(shape, C / eps)` for `def sample_gumbel(shape, "
+        "eps=1e-20)`): the draw keeps its unit scale. "
         "Fix: `np.random.laplace(0.0, lambda_)` or `np.random.laplace(scale=lambda_)`."
     )
-    TRIGGERS = ("laplace", "normal", "gumbel", "logistic", "Laplace", "Normal")
+    TRIGGERS = ("laplace", "normal", "gumbel", "logistic", "Laplace", "Normal", "e-")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a draw with one positional argument (no ``scale``/``loc`` keyword) that
         is named like a scale or divides by a budget-named value."""
+        if _ast_numeric_slot(facts):
+            return True
         if not facts.calls_any(_DRAWS):
             return False
         for call in facts.calls:
@@ -89,6 +105,10 @@ class ScaleAsLocation(Rule):
         "        return np.random.laplace(0.0, self.sensitivity / e)\n",
         "import torch\ndef privatize(x, epsilon, sensitivity):\n"
         "    return x + torch.distributions.Laplace(0.0, sensitivity / epsilon).sample(x.shape)\n",
+        # the twins: the scale multiplies the unit draw
+        "import torch\ndef sample_gumbel(shape, eps=1e-20):\n    u = torch.rand(shape)\n"
+        "    return -torch.log(-torch.log(u + eps) + eps)\n"
+        "def noisy_topk(diff, clip, epsilon):\n    return diff + sample_gumbel(diff.shape) * (1.5 * clip / epsilon)\n",
         # a project's own laplace(scale, size): the second argument is a size
         "from .distribution import laplace\ndef perturb(v, epsilon):\n"
         "    return v + laplace.laplace(2 / epsilon, 1)\n",
@@ -125,6 +145,24 @@ class Mechanism:
     def noise(self, e):
         return np.random.laplace(self.sensitivity / e)  # <-
 """,
+        # a Gumbel scale passed positionally into the numerical eps of a Gumbel sampler
+        """
+import torch
+def sample_gumbel(shape, eps=1e-20):
+    u = torch.rand(shape)
+    return -torch.log(-torch.log(u + eps) + eps)
+def noisy_topk(diff, clip, epsilon):
+    return diff + sample_gumbel(diff.shape, 1.5 * clip / epsilon)  # <-
+""",
+        """
+import numpy as np
+class Sampler:
+    def logistic_noise(self, n, tol=1e-12):
+        u = np.random.uniform(tol, 1 - tol, n)
+        return np.log(u / (1 - u))
+    def release(self, x, sensitivity, epsilon):
+        return x + self.logistic_noise(len(x), sensitivity / epsilon)  # <-
+""",
         # torch: the scale given as the location, the scale a literal 1
         """
 import torch
@@ -137,6 +175,7 @@ def privatize(x, epsilon, sensitivity):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if name not in _DRAWS:
+            self._numeric_slot(node, name)
             return
         func = dotted(node.func) or ""
         if func.split(".")[0] in ("torch", "tf", "jax", "jnp", "random", "dist", "distributions") \
@@ -166,3 +205,38 @@ def privatize(x, epsilon, sensitivity):
             f"the noise has scale 1 and is centred on `{code}`, so it does not follow ε; pass it as "
             f"`{name}(0.0, {code})` or `scale={code}`",
         )
+
+    def _numeric_slot(self, node: cst.Call, name: str) -> None:
+        """``sample_gumbel(shape, C * 2 / topk_eps)`` for ``def sample_gumbel(shape, eps=1e-20)``: a noise scale
+        passed positionally into a module function's numerical-stability parameter."""
+        if not name or any(a.star for a in node.args):
+            return
+        callee = self._functions().get(name)
+        if callee is None:
+            return
+        params = call_params(node, callee)
+        defaults = {p.name.value: number(p.default) for p in all_params(callee) if p.default is not None}
+        positional = [a.value for a in node.args if a.keyword is None]
+        for index, value in enumerate(positional):
+            if index >= len(params):
+                return
+            default = defaults.get(params[index])
+            if default is None or not 0 < default < 1e-3:
+                continue
+            if not (isinstance(value, cst.BinaryOperation) and _scale_like(value)):
+                continue
+            code = self.ctx.analysis.code(value).strip()
+            self.report(node, f"`{code}` lands in `{name}`'s parameter `{params[index]}` (default {default:g}, a "
+                              f"numerical constant), not in a noise scale: the draw keeps its unit scale whatever "
+                              f"the budget; multiply the draw by `{code}` or pass it to a scale parameter")
+            return
+
+    def _functions(self) -> dict[str, cst.FunctionDef]:
+        found = getattr(self, "_defs", None)
+        if found is None:
+            found = {}
+            for sub in walk(self.ctx.module):
+                if isinstance(sub, cst.FunctionDef):
+                    found.setdefault(sub.name.value, sub)
+            self._defs = found
+        return found
