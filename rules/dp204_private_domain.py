@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.domainflow import _NOT_MECHANISM
 from dpcheck.analysis.domainflow import (
     BUDGET_WORDS,
     DRAWS,
@@ -15,6 +16,7 @@ from dpcheck.analysis.domainflow import (
     Flow,
     Scope,
     body_of,
+    module_records,
     budget_refs,
     function_flow,
     is_draw,
@@ -23,7 +25,7 @@ from dpcheck.analysis.domainflow import (
     reads_labels,
     statements,
 )
-from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, walk, words
+from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, target_names, value_refs, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 
@@ -31,7 +33,59 @@ _READ_TEXT = re.compile(
     r"\b(?:unique|value_counts|nunique|drop_duplicates|set|Counter|min|max|amin|amax|nanmin|nanmax|median|"
     r"quantile|percentile|histogram|bincount|groupby)\s*\(|\.categories\b"
     r"|(?:Label|Ordinal|OneHot)Encoder|LabelBinarizer|KBinsDiscretizer"
+    r"|\]\s*(?:\+=|=(?!=))"  # an item assignment: a mapping filled from the records
 )
+
+
+#: a function with one of these words runs an experiment on the mechanism or plots it; what it computes
+#: is a measurement, not the release
+_EVALUATION_WORDS = frozenset({"plot", "figure", "fig", "experiment", "experiments", "benchmark", "evaluate",
+                               "evaluation", "test", "neighbour", "neighbor", "neighbouring", "neighboring"})
+
+
+_ARITHMETIC = frozenset({"log", "log2", "log10", "log1p", "sqrt", "exp", "ceil", "floor", "float", "int", "abs"})
+
+
+def _delta_threshold(fn: Scope) -> bool:
+    """A function branching on a ``delta``-dependent value (``if noisy < 2 * log(2 / delta) / eps``): a
+    stability-based histogram or choice, where releasing only observed keys above the threshold is
+    (epsilon, delta)-DP by design."""
+    if not isinstance(fn, cst.FunctionDef):
+        return False
+    named = {n for n in value_refs(fn.params) if "delta" in words(n)}
+    if not named:
+        return False
+    for _ in range(2):
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.Assign) and value_refs(stmt.value) & named and all(
+                    call_name(c) in _ARITHMETIC or is_draw(c) for c in walk(stmt.value) if isinstance(c, cst.Call)):
+                named |= {n for t in stmt.targets for n in target_names(t.target)}
+    return any(isinstance(n, (cst.If, cst.While)) and value_refs(n.test) & named
+               for n in walk(fn.body, into_scopes=False))
+
+
+def _noise_names(fn: Scope) -> set[str]:
+    """Names holding drawn noise: assigned a draw or mechanism call, or filled with one (``noise.append(d)``)."""
+    out: set[str] = set()
+    for _ in range(2):
+        for stmt in statements(fn):
+            value, targets = None, set()
+            if isinstance(stmt, cst.Assign):
+                value, targets = stmt.value, {n for t in stmt.targets for n in target_names(t.target)}
+            elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and call_name(stmt.value) == "append" \
+                    and isinstance(stmt.value.func, cst.Attribute) and stmt.value.args:
+                value, targets = stmt.value.args[0].value, {dotted(stmt.value.func.value) or ""}
+            if value is None or not targets:
+                continue
+            if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value, into_scopes=False)) \
+                    or value_refs(value) & out:
+                out |= targets - {""}
+    return out
+
+
+def _mechanism_named(name: str) -> bool:
+    pieces = words(name)
+    return bool(pieces & MECHANISM_WORDS) and not pieces & _NOT_MECHANISM
 
 
 def _functions(node: cst.CSTNode) -> list[cst.FunctionDef]:
@@ -117,8 +171,32 @@ def _file_releases(facts: AstFacts, reads: frozenset[str]) -> bool:
     if any(facts.call_lasts(c) & DRAWS or any(words(n) & MECHANISM_WORDS for n in facts.call_lasts(c))
            for c in facts.calls):
         return True
+    if _mechanism_functions(facts):
+        return True
     read_names = _read_names(facts, reads)
     return bool(read_names) and any(_budget_argument(c, read_names) for c in facts.calls)
+
+
+def _filled_mapping(facts: AstFacts) -> bool:
+    """An empty mapping (``{}``, ``Counter()``, ``defaultdict(int)``) and an item assignment: a histogram
+    keyed by what the records hold may be built (``domainflow._keyed_by_records``)."""
+    def empty(value: ast.AST) -> bool:
+        if isinstance(value, ast.Dict):
+            return not value.keys
+        return isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) and (
+            getattr(value.func, "id", None) or getattr(value.func, "attr", "")) in (
+            "dict", "Counter", "OrderedDict", "defaultdict")
+
+    if not any(empty(n.value) for n in facts.nodes(ast.Assign)):
+        return False
+    return any(isinstance(t, ast.Subscript) for n in facts.nodes(ast.Assign) for t in n.targets) or any(
+        isinstance(n.target, ast.Subscript) for n in facts.nodes(ast.AugAssign))
+
+
+def _mechanism_functions(facts: AstFacts) -> bool:
+    """A mechanism-named function taking a budget-named parameter (``randomized_response(x, epsilon)``)."""
+    return any(_mechanism_named(fn.name) and any(words(a.arg) & BUDGET_WORDS for a in (*fn.args.args, *fn.args.kwonlyargs))
+               for fn in facts.functions)
 
 
 def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
@@ -154,7 +232,9 @@ class PrivateDomain(Rule):
         "input, or estimate it with a DP mechanism charged to the budget."
     )
     TRIGGERS = ("epsilon", "eps", "budget", "laplace", "mechanism", "rivacy", "noise", "ldp", "LDP")
-    requires_dp_context = True
+    #: the rule keeps the engine's DP-context filter itself (``_in_context``): a script's top-level read
+    #: handed to a DP function of the same module is in DP context through that call
+    requires_dp_context = False
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
@@ -171,8 +251,11 @@ class PrivateDomain(Rule):
         from dpcheck.analysis.astshapes import private_domain
 
         reads = _reads()
-        if not _file_releases(facts, reads):
+        if not facts.may_have_dp_context or not _file_releases(facts, reads):
             return False
+
+        if _mechanism_functions(facts) or _filled_mapping(facts):  # sinks and reads the ast gate does not model
+            return True
 
         def sink_call(name: str) -> bool:  # ``is_draw`` or ``is_mechanism`` on the called name
             pieces = words(name)
@@ -313,6 +396,74 @@ def privatize(df, column, categories, epsilon):
     noisy = [c if np.random.rand() < p else np.random.randint(k) for c in codes]
     return enc.inverse_transform(noisy)
 """,
+        # the module's records mapped onto the declared wards; a top-level script over declared keys
+        """
+import torch
+import pandas as pd
+WARDS = ["a", "b", "c"]
+records = pd.read_csv("visits.csv")
+def noisy_histogram(epsilon):
+    counts = records["ward"].value_counts().reindex(WARDS, fill_value=0)
+    return {k: v + torch.distributions.Laplace(0.0, 1 / epsilon).sample().item() for k, v in counts.items()}
+""",
+        # a top-level script counting over a declared key list before a local DP function
+        """
+from collections import Counter
+import random
+KEYS = ["home", "work", "other"]
+def privatize_counts(hist, epsilon):
+    return {k: hist.get(k, 0) + random.expovariate(epsilon) - random.expovariate(epsilon) for k in KEYS}
+visits = load_visits("log.csv")
+hist = {k: sum(1 for v in visits if v == k) for k in KEYS}
+epsilon = 0.5
+released = privatize_counts(hist, epsilon)
+""",
+        # randomized response whose two answers are declared; the exponential mechanism's in-place shift
+        """
+import math
+import numpy as np
+def randomized_response(answers, epsilon, rng, options=("yes", "no")):
+    yes, no = options
+    keep = rng.random(len(answers)) < math.exp(epsilon) / (math.exp(epsilon) + 1)
+    flipped = [no if a == yes else yes for a in answers]
+    return [a if k else f for a, k, f in zip(answers, keep, flipped)]
+def exp_mech(quality, candidates, epsilon, rng):
+    w = epsilon * np.asarray(quality) / 2
+    w -= w.max()
+    p = np.exp(w)
+    return candidates[rng.choice(len(candidates), p=p / p.sum())]
+""",
+        # counts kept for declared cities / catalogue items only
+        """
+import math, random
+import numpy as np
+def dp_category_counts(rows, cities, epsilon):
+    counts = {c: 0 for c in cities}
+    for r in rows:
+        if r["city"] in counts:
+            counts[r["city"]] += 1
+    return {c: n + np.random.laplace(0, 1 / epsilon) for c, n in counts.items()}
+def most_common_item(baskets, catalogue, epsilon):
+    freq = {}
+    for basket in baskets:
+        for item in basket:
+            freq[item] = freq.get(item, 0) + 1
+    weights = [math.exp(epsilon * freq.get(i, 0) / 2) for i in catalogue]
+    return random.choices(catalogue, weights=weights)[0]
+""",
+        # a stability-based histogram: observed keys kept only above a delta-dependent threshold
+        """
+import numpy as np
+from collections import Counter
+def stable_histogram(records, epsilon, delta):
+    counts = Counter(records)
+    released = {}
+    for key, c in counts.items():
+        noisy = c + np.random.laplace(0, 2 / epsilon)
+        if noisy >= 1 + 2 * np.log(2 / delta) / epsilon:
+            released[key] = noisy
+    return released
+""",
     )
 
     INVALID = (
@@ -437,6 +588,54 @@ class GaussianNB:
         for _i, y_i in enumerate(unique_y):
             self.class_count_[_i] += noisy_class_counts[_i]
 """,
+        # the module's loaded records read inside a function: noise only on the wards that occur (torch)
+        """
+import torch
+import pandas as pd
+records = pd.read_csv("visits.csv")
+def noisy_histogram(epsilon):
+    counts = records["ward"].value_counts()  # <-
+    return {k: v + torch.distributions.Laplace(0.0, 1 / epsilon).sample().item() for k, v in counts.items()}
+""",
+        # a top-level script hands the observed keys to a DP function of the module (plain Python)
+        """
+from collections import Counter
+import random
+def privatize_counts(hist, epsilon):
+    return {k: v + random.expovariate(epsilon) - random.expovariate(epsilon) for k, v in hist.items()}
+visits = load_visits("log.csv")
+hist = Counter(visits)  # <-
+epsilon = 0.5
+released = privatize_counts(hist, epsilon)
+""",
+        # randomized response whose two answers are the values seen in the data, flipped with rng.random
+        """
+import math
+def randomized_response(answers, epsilon, rng):
+    yes, no = sorted(set(answers))  # <-
+    keep = rng.random(len(answers)) < math.exp(epsilon) / (math.exp(epsilon) + 1)
+    flipped = [no if a == yes else yes for a in answers]
+    return [a if k else f for a, k, f in zip(answers, keep, flipped)]
+""",
+        # a mapping filled while iterating the records: only the keys seen get noise / can be chosen
+        """
+import math, random
+from collections import defaultdict
+import numpy as np
+def dp_category_counts(rows, epsilon):
+    counts = {}
+    for r in rows:
+        counts[r["city"]] = counts.get(r["city"], 0) + 1  # <-
+    return {c: n + np.random.laplace(0, 1 / epsilon) for c, n in counts.items()}
+def most_common_item(baskets, epsilon):
+    freq = defaultdict(int)
+    for basket in baskets:
+        for item in basket:
+            freq[item] += 1  # <-
+    items = list(freq)
+    weights = [math.exp(epsilon * freq[i] / 2) for i in items]
+    return random.choices(items, weights=weights)[0]
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -447,21 +646,28 @@ class GaussianNB:
         if tree is not None and not _file_releases(AstFacts(tree, self.ctx.source), _reads()):
             return
         functions: list[Scope] = [node, *_functions(node)]
+        records = module_records(node)
         seeds = self._class_seeds(node)
         flows: dict[Scope, Flow] = {}
         returns: dict[str, set[cst.BaseExpression]] = {}
         for fn in functions:
-            flow = function_flow(fn, seeds.get(fn))
+            flow = function_flow(fn, seeds.get(fn), records)
             flows[fn] = flow
             for stmt in statements(fn):
                 if isinstance(stmt, cst.Return) and stmt.value is not None:
                     srcs = flow.sources(stmt.value)
-                    if srcs and isinstance(fn, cst.FunctionDef):
+                    if srcs and isinstance(fn, cst.FunctionDef) and not _delta_threshold(fn):
                         returns.setdefault(fn.name.value, set()).update(srcs)
+        for fn in functions:  # a local function's returned read reaches what its callers assign
+            called = self._called_returns(fn, returns)
+            if called:
+                flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         reported: set[cst.BaseExpression] = set()
         for fn, flow in flows.items():
-            for src, sink in self._sinks(fn, flow, returns):
-                if src in reported:
+            if isinstance(fn, cst.FunctionDef) and words(fn.name.value) & _EVALUATION_WORDS or _delta_threshold(fn):
+                continue
+            for src, sink, call in self._sinks(fn, flow, returns):
+                if src in reported or not self._in_context(src, call, node):
                     continue
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
@@ -471,6 +677,35 @@ class GaussianNB:
                     f"release ({sink}): the output's alphabet, bins or scale change with one record; "
                     f"take the domain as public input or estimate it with DP",
                 )
+
+    @staticmethod
+    def _called_returns(fn: Scope, returns: dict[str, set[cst.BaseExpression]]) -> dict[str, set[cst.BaseExpression]]:
+        """Names ``fn`` assigns the result of a call of this module's function (``f(x)``, ``self.f(x)``)
+        whose return carries a read -> those reads."""
+        out: dict[str, set[cst.BaseExpression]] = {}
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call):
+                func = stmt.value.func
+                local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self"
+                if local and call_name(stmt.value) in returns:
+                    for t in stmt.targets:
+                        for name in target_names(t.target):
+                            out.setdefault(name, set()).update(returns[call_name(stmt.value)])
+        return out
+
+    def _in_context(self, src: cst.BaseExpression, call: cst.Call | None, module: cst.Module) -> bool:
+        """``src`` is in DP context, or the sink is a call of a function of this module that is, or a
+        mechanism-named call in a file with DP code."""
+        if self.ctx.analysis.in_dp_context(src):
+            return True
+        if call is None:
+            return False
+        if (is_draw(call) or is_mechanism(call)) and self.ctx.analysis.has_dp_code():
+            return True
+        if not isinstance(call.func, cst.Name):
+            return False
+        return any(isinstance(s, cst.FunctionDef) and s.name.value == call.func.value
+                   and self.ctx.analysis.in_dp_context(s) for s in module.body)
 
     @staticmethod
     def _class_seeds(node: cst.Module) -> dict[cst.FunctionDef, dict[str, set[cst.BaseExpression]]]:
@@ -490,16 +725,19 @@ class GaussianNB:
 
     @staticmethod
     def _sinks(fn: Scope, flow: Flow,
-               returns: dict[str, set[cst.BaseExpression]]) -> list[tuple[cst.BaseExpression, str]]:
-        out: list[tuple[cst.BaseExpression, str]] = []
+               returns: dict[str, set[cst.BaseExpression]]) -> list[tuple[cst.BaseExpression, str, cst.Call | None]]:
+        out: list[tuple[cst.BaseExpression, str, cst.Call | None]] = []
         calls = [n for n in walk(body_of(fn), into_scopes=False) if isinstance(n, cst.Call)]
         noisy_fn = any(call_name(c) in NOISE_DRAWS or is_mechanism(c) for c in calls)
         budget_fn = bool(budget_refs(fn.params if isinstance(fn, cst.FunctionDef) else fn))
+        # ``def randomized_response(column, epsilon)``: the function is the mechanism, what it returns
+        # is the release whatever its draws are called
+        mechanism_fn = budget_fn and isinstance(fn, cst.FunctionDef) and _mechanism_named(fn.name.value)
         for call in calls:
             given_budget = _given_budget(call, flow)
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue
-            if call_name(call) == "choice" and not budget_fn:
+            if call_name(call) in ("choice", "choices") and not budget_fn:
                 continue
             helper = given_budget and not (is_draw(call) or is_mechanism(call))
             srcs: set[cst.BaseExpression] = set()
@@ -520,14 +758,15 @@ class GaussianNB:
                 name = dotted(arg.value)
                 if name in returns and not helper:  # a function handed to a budgeted helper scores candidates
                     srcs |= returns[name]
-            out += [(s, f"reaches `{call_name(call)}`") for s in srcs]
+            out += [(s, f"reaches `{call_name(call)}`", call) for s in srcs]
+        drawn = _noise_names(fn)
         for stmt in statements(fn):
             if isinstance(stmt, cst.For):
                 srcs = flow.sources(stmt.iter)
                 body = list(walk(stmt.body, into_scopes=False))
                 if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in body) \
-                        or srcs and noisy_refs(stmt.body):
-                    out += [(s, "noise is added per observed value") for s in srcs]
+                        or srcs and (noisy_refs(stmt.body) or value_refs(stmt.body) & drawn):
+                    out += [(s, "noise is added per observed value", None) for s in srcs]
                 continue
             value = getattr(stmt, "value", None)
             if value is None:
@@ -539,15 +778,18 @@ class GaussianNB:
                 privatised = any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n))
                                  for n in walk(value, into_scopes=False))
                 # a range noised in the same expression is a DP estimate of it
-                out += [(s, "combined with the privacy budget") for s in srcs
+                out += [(s, "combined with the privacy budget", None) for s in srcs
                         if not (privatised and flow.kind(s) == "range")]
+            elif isinstance(stmt, cst.Return) and mechanism_fn and not noisy_fn:
+                kept = flow.sources(_without_reference(value))
+                out += [(s, "returned by the mechanism", None) for s in srcs & kept if flow.kind(s) == "set"]
             elif isinstance(stmt, cst.Return) and noisy_fn:
                 kept = flow.sources(_without_draws(_without_reference(value)))
                 if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value)):
                     kept = {s for s in kept if flow.kind(s) == "set"}  # a range noised here is estimated
-                out += [(s, "returned with the noisy output") for s in srcs & kept]
+                out += [(s, "returned with the noisy output", None) for s in srcs & kept]
             for comp in (n for n in walk(value, into_scopes=False) if isinstance(n, COMPREHENSIONS)):
                 if flow.sources(comp.for_in.iter) and any(
                         isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(comp)):
-                    out += [(s, "noise is added per observed value") for s in flow.sources(comp.for_in.iter)]
+                    out += [(s, "noise is added per observed value", None) for s in flow.sources(comp.for_in.iter)]
         return out

@@ -469,9 +469,11 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
             return False
         statements = [n for n in nodes if isinstance(n, ast.stmt)]
         drawing = any(sinks(n) for n in nodes)
+        drawn = _drawn_names(statements, sinks) if drawing else set()
         for stmt in statements:
             if isinstance(stmt, (ast.For, ast.AsyncFor)):
                 if carries(stmt.iter, tainted) and any(sinks(n) or named(n, noisy_words)
+                                                       or isinstance(n, ast.Name) and n.id in drawn
                                                        for b in stmt.body for n in ast.walk(b)):
                     return True
                 continue
@@ -518,7 +520,33 @@ def private_domain(facts: AstFacts, *, reads: frozenset[str], encoders: frozense
         top = list(own_nodes(facts.tree))
         if reaches(top, taint([n for n in top if isinstance(n, ast.stmt)], set())):
             return True
+    # what a caller assigns from a function returning a read (``domains = self.get_domains(data)``)
+    for fn in facts.functions if returning else ():
+        fn_nodes = nodes.get(id(fn)) or list(ast.walk(fn))
+        fn_own = [n for n in fn_nodes if isinstance(n, ast.stmt)]
+        seed = {name for st in fn_own if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                and call_name(st.value) in returning for t in st.targets for name in _bound_names(t)}
+        if seed and reaches(fn_nodes, taint(fn_own, seed)):
+            return True
     return any(sinks(c) and any(dotted(v) in returning for v in arg_values(c)) for c in facts.calls)
+
+
+def _drawn_names(statements: list[ast.stmt], sinks: Callable[[ast.AST], bool]) -> set[str]:
+    """Names assigned a draw (or filled with one by ``.append``), and names assigned from those."""
+    out: set[str] = set()
+    for _ in range(2):
+        for stmt in statements:
+            value, keys = None, []
+            if isinstance(stmt, ast.Assign):
+                value, keys = stmt.value, [n for t in stmt.targets for n in _bound_names(t)]
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                    and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "append" \
+                    and stmt.value.args and isinstance(stmt.value.func.value, ast.Name):
+                value, keys = stmt.value.args[0], [stmt.value.func.value.id]
+            if value is not None and any(sinks(n) or isinstance(n, ast.Name) and n.id in out
+                                         for n in ast.walk(value)):
+                out.update(keys)
+    return out
 
 
 def _bound_names(target: ast.AST) -> list[str]:

@@ -37,10 +37,11 @@ _HIST_FUNCS = frozenset({"histogram", "histogram_bin_edges"})
 _LIB_ROOTS = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "math", "statistics", "collections"})
 #: calls that draw noise or sample a randomised output
 DRAWS = frozenset({
-    "laplace", "normal", "gumbel", "geometric", "choice", "binomial", "bernoulli", "exponential", "randint",
+    "laplace", "normal", "gumbel", "geometric", "choice", "choices", "binomial", "bernoulli", "exponential",
+    "randint",
 })
 #: draws that add noise to a value (not a uniform pick of an index or a seed)
-NOISE_DRAWS = DRAWS - {"choice", "randint"}
+NOISE_DRAWS = DRAWS - {"choice", "choices", "randint"}
 #: words of a call that applies a DP mechanism
 MECHANISM_WORDS = frozenset({
     "mechanism", "mech", "laplace", "gaussian", "randomized", "randomised", "perturb", "perturbation",
@@ -58,7 +59,7 @@ _NOT_DATA = frozenset({
     "probs", "prob", "proba", "pred", "preds", "predictions", "loss", "losses", "grad", "grads",
     "gradient", "gradients", "norm", "norms", "columns", "cols", "names", "keys", "attrs", "attributes",
     "queries", "query", "workload", "cliques", "marginals", "categories", "cats", "classes", "bins",
-    "size", "shape", "idx", "seed", "rng", "model", "net", "kwargs", "test", "val", "valid",
+    "size", "shape", "idx", "indices", "seed", "rng", "model", "net", "kwargs", "test", "val", "valid",
     "history", "orders", "alphas", "steps", "epochs", "template", "rho", "edge", "edges", "eta",
 })
 #: words of ``self`` attributes holding the records
@@ -114,7 +115,8 @@ _CARRY = frozenset({
     "len", "list", "sorted", "set", "tuple", "dict", "enumerate", "zip", "range", "int", "float", "abs",
     "round", "min", "max", "sum", "array", "asarray", "zeros", "ones", "full", "empty", "linspace", "arange",
     "exp", "log", "sqrt", "where", "clip", "maximum", "minimum", "concatenate", "stack", "tensor",
-    "Series", "deepcopy", "copy", "reversed", "filter", "map",
+    "Series", "deepcopy", "copy", "reversed", "filter", "map", "ceil", "floor", "log2", "log10", "log1p", "power",
+    "pow", "fromkeys",
 })
 
 
@@ -161,6 +163,8 @@ def _not_data(name: str) -> bool:
     return bool(words(name) & _NOT_DATA) or name.isupper()
 
 
+#: constructors that wrap the records they are given
+_WRAPPERS = frozenset({"Series", "DataFrame", "array", "asarray", "tensor", "as_tensor", "from_numpy", "list"})
 #: attributes and methods of a frame that are its schema, not its values
 _SCHEMA_ATTRS = frozenset({"columns", "index", "shape", "dtypes", "dtype", "keys", "names", "ndim", "size"})
 
@@ -177,6 +181,8 @@ def _root(expr: cst.BaseExpression) -> cst.BaseExpression | None:
             return None
         if isinstance(expr, cst.Subscript):
             expr = expr.value
+        elif isinstance(expr, cst.Call) and call_name(expr) in _WRAPPERS and expr.args:
+            expr = expr.args[0].value  # ``pd.Series(y)``: the records wrapped
         elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
             expr = expr.func.value
         elif isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name)
@@ -339,7 +345,7 @@ def _loads(expr: cst.CSTNode) -> bool:
     for n in walk(expr):
         if isinstance(n, cst.Call):
             name = call_name(n)
-            if name.startswith(("read_", "load")) or name in ("genfromtxt", "fetch_openml"):
+            if name.startswith(("read", "load")) or name in ("genfromtxt", "fetch_openml"):
                 return True
     return False
 
@@ -393,20 +399,65 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
         flow.private |= {t for t in targets if not _not_data(t)}
 
 
-def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None) -> Flow:
+def _empty_mapping(value: cst.BaseExpression) -> bool:
+    """``{}``, ``dict()``, ``Counter()``, ``defaultdict(int)``: a mapping with no declared keys."""
+    if isinstance(value, cst.Dict):
+        return not value.elements
+    return isinstance(value, cst.Call) and (
+        call_name(value) in ("dict", "Counter", "OrderedDict") and not value.args
+        or call_name(value) == "defaultdict" and len(value.args) <= 1)
+
+
+def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices: set[str]) -> list[cst.Subscript]:
+    """``counts[row[c]] += 1`` into a mapping that started empty: its keys are the values the records hold."""
+    if isinstance(stmt, cst.AugAssign):
+        targets = [stmt.target]
+    elif isinstance(stmt, cst.Assign):
+        targets = [t.target for t in stmt.targets]
+    else:
+        return []
+    keyed = flow.private | {n for n, srcs in flow.taint.items() if any(flow.kind(s) == "set" for s in srcs)}
+    keyed -= indices
+    return [t for t in targets if isinstance(t, cst.Subscript) and dotted(t.value) in empties
+            and any(value_refs(el.slice) & keyed for el in t.slice)]
+
+
+def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None,
+                  records: frozenset[str] = frozenset()) -> Flow:
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
-    records are its parameters and what it loads from files."""
+    records are its parameters, what it loads from files, and the module's ``records`` (globals
+    holding loaded data) it does not shadow with a parameter."""
     flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()})
     if isinstance(fn, cst.FunctionDef):
-        flow.private = {p for p in param_names(fn) if not _not_data(p)}
+        params = param_names(fn)
+        flow.private = {p for p in params if not _not_data(p)} | (set(records) - set(params))
+    empties = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and _empty_mapping(stmt.value)
+               for t in stmt.targets for n in target_names(t.target)}
+    #: loop counters over ``range(...)``: positions, not values the records hold
+    indices = {n for stmt in statements(fn) if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call)
+               and call_name(stmt.iter) == "range" for n in target_names(stmt.target)}
     for _ in range(2):
         for stmt in statements(fn):
+            for t in _keyed_by_records(stmt, empties, flow, indices):
+                keys = {n for el in t.slice for n in value_refs(el.slice)}
+                seen = {src for n in keys for src in flow.taint.get(n, ()) if flow.kind(src) == "set"}
+                if not seen:  # keyed by the records themselves: the subscript is the read
+                    flow.kinds[t] = "set"
+                    seen = {t}
+                flow.taint.setdefault(dotted(t.value), set()).update(seen)  # type: ignore[arg-type]
             if isinstance(stmt, cst.Assign):
                 names: set[str] = set()
                 for t in stmt.targets:
                     names |= target_names(t.target)
+                    if isinstance(t.target, cst.Subscript) and dotted(t.target.value) is not None:
+                        filled = flow.sources(stmt.value)  # ``domains[c] = set(col)`` fills ``domains``
+                        if filled:
+                            flow.taint.setdefault(dotted(t.target.value), set()).update(filled)  # type: ignore[arg-type]
                 _bind(flow, names, stmt.value)
             elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
+                if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.SubtractAssign) \
+                        and (shifted := _max_of(stmt.value)) is not None and shifted.deep_equals(stmt.target):
+                    continue  # ``a -= a.max()``: the log-sum-exp shift, not a bound
                 _bind(flow, target_names(stmt.target), stmt.value)
             elif isinstance(stmt, cst.For):
                 _bind(flow, target_names(stmt.target), stmt.iter)
@@ -446,3 +497,15 @@ def budget_refs(expr: cst.CSTNode) -> set[str]:
 
 def noisy_refs(expr: cst.CSTNode) -> set[str]:
     return {n for n in value_refs(expr) if words(n.split(".")[-1]) & _NOISY_WORDS}
+
+
+def module_records(module: cst.Module) -> frozenset[str]:
+    """Module-level names holding loaded records: loaded at top level (``df = pd.read_csv(...)``) or
+    assigned a load in a function that declares them ``global``."""
+    out = set(function_flow(module).private)
+    for fn in (n for n in walk(module) if isinstance(n, cst.FunctionDef)):
+        declared = {name.name.value for g in walk(fn.body, into_scopes=False) if isinstance(g, cst.Global)
+                    for name in g.names}
+        if declared:
+            out |= declared & function_flow(fn).private
+    return frozenset(out)

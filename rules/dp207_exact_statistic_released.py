@@ -1,0 +1,330 @@
+"""DP207: an exact statistic of the private data is written into what a DP pipeline releases
+(a description, metadata, a checkpoint, a serialised summary) beside the noisy output."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, domain_read, is_draw, is_mechanism, is_private
+from dpcheck.analysis.domainflow import reads_labels
+from dpcheck.analysis.domainflow import module_records, statements
+from dpcheck.analysis.syntax import SCOPE_TYPES, call_name, dotted, param_names, target_names, value_refs, walk, words
+from dpcheck.cstwalk import children
+from dpcheck.rule import Rule
+
+#: calls that write their arguments out (``json.dump``, ``pickle.dump``, ``torch.save``, ``np.save``)
+_SAVE_CALLS = frozenset({"dump", "save", "savez", "savez_compressed", "safe_dump", "write_json", "save_json"})
+#: owners of those calls whose ``dump``/``save`` serialise (not ``model.save()`` of weights)
+_SAVE_OWNERS = frozenset({"json", "pickle", "torch", "np", "numpy", "joblib", "yaml", "cloudpickle", "dill"})
+#: a function returning one of these serialises the object it belongs to
+_SERIALISE_FN = frozenset({"json", "describe", "description", "metadata", "meta", "serialize", "serialise", "export"})
+#: a dict stored under one of these names is the released description / checkpoint
+_RELEASED_NAME = frozenset({"metadata", "meta", "description", "checkpoint", "ckpt"})
+_LABEL_WORDS = frozenset({"y", "label", "labels", "target", "targets"})
+#: a statistic reads the records' count or which of them are missing / unique
+_COUNT_ATTRS = frozenset({"size", "is_unique", "hasnans"})
+_FREQUENCIES = frozenset({"value_counts", "Counter", "bincount", "histogram"})
+_LIST_CALLS = frozenset({"tolist", "to_list"})
+_TEXT = re.compile(r"\b(?:dump|save|savez\w*|to_json|json|metadata|meta|description|checkpoint|ckpt)\b")
+
+
+def _value_nodes(expr: cst.CSTNode) -> list[cst.CSTNode]:
+    """Nodes of ``expr`` whose value ``expr`` carries: not the arguments of an arbitrary call (a
+    model, a split, a test), not an index or a condition."""
+    out: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [expr]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute):
+                stack.append(node.func.value)
+            if call_name(node) in _CARRY:
+                stack.extend(a.value for a in node.args)
+        elif isinstance(node, cst.Subscript):
+            stack.append(node.value)
+        elif isinstance(node, cst.IfExp):
+            stack += [node.body, node.orelse]
+        elif isinstance(node, cst.Attribute):
+            stack.append(node.value)
+        elif isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.BooleanOperation, cst.Comparison,
+                               cst.ComparisonTarget, cst.Dict, cst.List, cst.Tuple, cst.Set,
+                               cst.DictElement, cst.Element, cst.StarredElement, cst.DictComp, cst.ListComp,
+                               cst.SetComp, cst.GeneratorExp, cst.CompFor, cst.Await, cst.ParenthesizedWhitespace)):
+            stack.extend(c for c in children(node) if isinstance(c, (cst.BaseExpression, cst.BaseDictElement,
+                                                                        cst.BaseElement, cst.CompFor)))
+    return out
+
+
+def _exact_stat(n: cst.CSTNode, flow: Flow) -> bool:
+    """Is ``n`` a read of an exact statistic of the private records: which values occur or their
+    extremes (``unique``, ``min``, ``value_counts``), the record count (``X.shape[0]``, ``len(X)``,
+    ``X.size``), ``is_unique``, or the private labels themselves (``y_train.tolist()``)?"""
+    if isinstance(n, cst.Call) and domain_read(n, flow) is not None:
+        # the label set sizes a model and is taken as public; the label frequencies are not
+        return not reads_labels(n) or call_name(n) in _FREQUENCIES
+    if isinstance(n, cst.Subscript) and isinstance(n.value, cst.Attribute) and n.value.attr.value == "shape":
+        first = n.slice[0].slice if n.slice else None
+        return isinstance(first, cst.Index) and isinstance(first.value, cst.Integer) \
+            and first.value.value == "0" and is_private(n.value.value, flow)
+    if isinstance(n, cst.Attribute) and n.attr.value in _COUNT_ATTRS:
+        return is_private(n.value, flow)
+    if isinstance(n, cst.Call) and call_name(n) == "len" and len(n.args) == 1:
+        return is_private(n.args[0].value, flow)
+    if isinstance(n, cst.Call) and call_name(n) in _LIST_CALLS and isinstance(n.func, cst.Attribute):
+        name = dotted(n.func.value) or ""
+        return bool(words(name.split(".")[-1]) & _LABEL_WORDS) and is_private(n.func.value, flow)
+    return False
+
+
+def _set_read(n: cst.CSTNode, flow: Flow) -> bool:
+    if isinstance(n, cst.Attribute):
+        return n.attr.value == "is_unique"
+    return isinstance(n, cst.Call) and domain_read(n, flow) == "set"
+
+
+def _guards(fn: cst.CSTNode) -> dict[cst.CSTNode, list[cst.BaseExpression]]:
+    """Each small statement of ``fn`` (nested scopes left out) -> the ``if``/``while`` tests it runs under."""
+    out: dict[cst.CSTNode, list[cst.BaseExpression]] = {}
+
+    def visit(node: cst.CSTNode, tests: list[cst.BaseExpression]) -> None:
+        for child in children(node):
+            if type(child) in SCOPE_TYPES:
+                continue
+            if isinstance(child, (cst.If, cst.While)):
+                inner = [*tests, child.test]
+                visit(child.body, inner)
+                if child.orelse is not None:
+                    visit(child.orelse, inner)
+            elif isinstance(child, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                if tests:
+                    out[child] = tests
+            else:
+                visit(child, tests)
+
+    visit(fn.body if isinstance(fn, cst.FunctionDef) else fn, [])
+    return out
+
+
+def _noised(expr: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(expr))
+
+
+class _Taint:
+    """Names (and ``self.x``) holding an exact statistic of the records, per function; the records
+    are the function's data-named parameters, what it loads, and what is computed from them."""
+
+    def __init__(self, fn: cst.CSTNode, seed: dict[str, set[cst.BaseExpression]],
+                 records: frozenset[str] = frozenset()) -> None:
+        self.flow = Flow()
+        if isinstance(fn, cst.FunctionDef):
+            params = param_names(fn)
+            self.flow.private = {p for p in params if not _not_data(p)} | (set(records) - set(params))
+        self.names: dict[str, set[cst.BaseExpression]] = {k: set(v) for k, v in seed.items()}
+
+    def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
+        if _noised(expr):
+            return set()
+        out: set[cst.BaseExpression] = set()
+        for n in _value_nodes(expr):
+            name = dotted(n)
+            if name is not None and name in self.names:
+                out |= self.names[name]
+            elif _exact_stat(n, self.flow):
+                out.add(n)  # type: ignore[arg-type]
+        return out
+
+    def decisions(self, tests: list[cst.BaseExpression]) -> set[cst.BaseExpression]:
+        """Value-set reads deciding a branch (``if len(np.unique(x)) <= 2:``, ``if col.is_unique:``):
+        what the branch assigns (a domain size, a column's kind) depends on which values occur."""
+        out: set[cst.BaseExpression] = set()
+        for test in tests:
+            out |= {s for s in self.sources(test) if _set_read(s, self.flow)}
+        return out
+
+    def run(self, fn: cst.CSTNode) -> None:
+        guards = _guards(fn)
+        for _ in range(2):
+            for stmt in statements(fn):
+                if isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
+                    targets: set[str] = set()
+                    for t in (stmt.targets if isinstance(stmt, cst.Assign) else [stmt]):
+                        targets |= target_names(t.target)
+                        if isinstance(t.target, cst.Subscript) and dotted(t.target.value) is not None:
+                            targets.add(dotted(t.target.value))  # type: ignore[arg-type]  # ``d[k] = v`` fills d
+                    srcs = self.sources(stmt.value) | self.decisions(guards.get(stmt, []))
+                    for t in targets:
+                        if srcs:
+                            self.names.setdefault(t, set()).update(srcs)
+                    if _loads(stmt.value) or value_refs(stmt.value) & self.flow.private:
+                        self.flow.private |= {t for t in targets if not _not_data(t)}
+
+
+def _methods(node: cst.CSTNode) -> list[cst.FunctionDef]:
+    return [n for n in walk(node) if isinstance(n, cst.FunctionDef)]
+
+
+class ExactStatisticReleased(Rule):
+    id = "DP207"
+    name = "exact-statistic-released"
+    category = "metadata"
+    severity = "error"
+    summary = ("an exact statistic of the private data (value set, extremes, record count, missing rate, labels) "
+               "is written into the released description, metadata or checkpoint")
+    rationale = (
+        "A DP release covers only what went through the mechanism. A synthesizer's description, a model's "
+        "checkpoint or a metadata file shipped with it is released too: an exact value set (`unique()`, "
+        "`value_counts()`), the private extremes (`min()`/`max()`), the record count (`len(df)`, "
+        "`df.shape[0]`), a missing-value fraction (`data.size - data.dropna().size`), an `is_unique` flag or "
+        "the private labels (`y_train.tolist()`) stored there is published without noise, so one record "
+        "changes it. Reported where such a statistic is read when it reaches a dict returned by a "
+        "serialising method (`to_json`, `describe`, `get_metadata`), a dict named metadata / description / "
+        "checkpoint, or `json.dump` / `pickle.dump` / `torch.save` / `np.save`, in DP code. Not reported: "
+        "values with noise drawn in the same expression, public inputs, statistics of test or synthetic "
+        "data. Fix: store only public schema (declared domains, bounds) or DP estimates charged to the "
+        "budget."
+    )
+    TRIGGERS = ("dump", "save", "json", "meta", "description", "describe", "checkpoint", "ckpt")
+    requires_dp_context = True
+
+    @classmethod
+    def applies_to(cls, source: str) -> bool:
+        return super().applies_to(source) and _TEXT.search(source) is not None
+
+    VALID = (
+        # the description holds the declared domain and the noisy distribution
+        """
+import numpy as np
+class Attribute:
+    def __init__(self, data, domain, epsilon):
+        self.bins = np.array(domain)
+        counts = data.value_counts().reindex(domain, fill_value=0)
+        self.probs = counts + np.random.laplace(0, 1 / epsilon, size=len(domain))
+    def to_json(self):
+        return {"bins": self.bins.tolist(), "probs": self.probs.tolist()}
+""",
+        # a noisy count written to the metadata
+        """
+import json, numpy as np
+def release(df, epsilon, path):
+    n_noisy = len(df) + np.random.laplace(0, 1 / epsilon)
+    metadata = {"num_rows": n_noisy, "columns": list(df.columns)}
+    json.dump(metadata, open(path, "w"))
+""",
+        # the checkpoint stores the public label set and the DP model
+        """
+import torch
+def train(model, x_train, y_train, noise_multiplier, classes, path):
+    torch.save({"model": model.state_dict(), "classes": classes, "sigma": noise_multiplier}, path)
+""",
+        # statistics of the synthetic output and of the test split are evaluation, not release
+        """
+import json, numpy as np
+def evaluate(synth, x_test, epsilon, path):
+    report = {"synthetic_max": float(synth.max()), "n_test": len(x_test), "epsilon": epsilon}
+    json.dump(report, open(path, "w"))
+    return np.random.laplace(0, 1 / epsilon)
+""",
+    )
+
+    INVALID = (
+        # a synthesizer's attribute description releases the private extremes and value set
+        """
+import numpy as np
+class Attribute:
+    def __init__(self, data, epsilon):
+        self.data = data.dropna()
+        self.lo = float(self.data.min())  # <-
+        self.hi = float(self.data.max())  # <-
+        self.bins = self.data.unique()  # <-
+        self.probs = np.random.laplace(0, 1 / epsilon, size=len(self.bins))
+    def to_json(self):
+        return {"min": self.lo, "max": self.hi, "bins": self.bins.tolist(), "probs": self.probs.tolist()}
+""",
+        # the exact record count in the released metadata (tensorflow pipeline)
+        """
+import json
+import tensorflow as tf
+def publish(records, epsilon, path):
+    noisy = tf.random.normal([10], stddev=1 / epsilon)
+    metadata = {"num_records": records.shape[0], "noise": noisy.numpy().tolist()}  # <-
+    json.dump(metadata, open(path, "w"))
+""",
+        # the label distribution saved into a DP model's checkpoint
+        """
+import torch
+import pandas as pd
+def train(model, x_train, y_train, noise_multiplier, path):
+    dist = pd.Series(y_train).value_counts(normalize=True).to_dict()  # <-
+    torch.save({"model": model.state_dict(), "label_dist": dist}, path)
+""",
+        # the private labels and the missing rate pickled beside the noisy marginals
+        """
+import pickle
+import numpy as np
+def describe(table, labels, epsilon):
+    missing = (table.size - table.dropna().size) / table.size  # <-
+    marginals = np.random.laplace(0, 1 / epsilon, size=8)
+    with open("release.pkl", "wb") as f:
+        pickle.dump({"marginals": marginals, "missing": missing, "labels": labels.tolist()}, f)  # <-
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        seeds: dict[cst.FunctionDef, dict[str, set[cst.BaseExpression]]] = {}
+        for cls in (n for n in walk(node) if isinstance(n, cst.ClassDef)):
+            methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+            attrs: dict[str, set[cst.BaseExpression]] = {}
+            for m in methods:
+                taint = _Taint(m, {})
+                taint.run(m)
+                for k, v in taint.names.items():
+                    if k.startswith("self."):
+                        attrs.setdefault(k, set()).update(v)
+            for m in methods:
+                seeds[m] = attrs
+        records = module_records(node)
+        reported: set[cst.BaseExpression] = set()
+        lines: set[int] = set()
+        for fn in [node, *_methods(node)]:
+            taint = _Taint(fn, seeds.get(fn, {}) if isinstance(fn, cst.FunctionDef) else {}, records)
+            taint.run(fn)
+            for expr, where in self._sinks(fn):
+                for src in sorted(taint.sources(expr) - reported, key=self._position):
+                    reported.add(src)
+                    line = self.ctx.analysis.line_of(src)
+                    if line in lines:
+                        continue
+                    lines.add(line)
+                    code = self.ctx.analysis.code(src).strip()
+                    self.report(src, f"`{code}` is an exact statistic of the private data and it is {where} "
+                                     f"without noise: one record changes the release; store public schema or "
+                                     f"a DP estimate instead")
+
+    def _position(self, node: cst.CSTNode) -> tuple[int, str]:
+        return self.ctx.analysis.line_of(node), self.ctx.analysis.code(node)
+
+    @staticmethod
+    def _sinks(fn: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:
+        out: list[tuple[cst.BaseExpression, str]] = []
+        serialiser = isinstance(fn, cst.FunctionDef) and bool(words(fn.name.value) & _SERIALISE_FN)
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.Return) and stmt.value is not None and serialiser \
+                    and isinstance(stmt.value, (cst.Dict, cst.DictComp)):
+                out.append((stmt.value, f"returned by `{fn.name.value}`"))  # type: ignore[union-attr]
+            elif isinstance(stmt, cst.Assign) and isinstance(stmt.value, (cst.Dict, cst.Call)):
+                names = {n for t in stmt.targets for n in value_refs(t.target)}
+                subs = [t.target for t in stmt.targets if isinstance(t.target, cst.Subscript)]
+                keys = {s.value for sub in subs for el in sub.slice if isinstance(el.slice, cst.Index)
+                        for s in [el.slice.value] if isinstance(s, cst.SimpleString)}
+                if any(words(n.split(".")[-1]) & _RELEASED_NAME for n in names) \
+                        or any(words(k.strip("'\"")) & _RELEASED_NAME for k in keys):
+                    values = [a.value for a in stmt.value.args] if isinstance(stmt.value, cst.Call) else [stmt.value]
+                    out += [(v, "stored in the released metadata") for v in values]
+            for call in (n for n in walk(stmt, into_scopes=False) if isinstance(n, cst.Call)):
+                owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
+                if call_name(call) in _SAVE_CALLS and owner is not None \
+                        and owner.split(".")[0] in _SAVE_OWNERS:
+                    out += [(a.value, f"written out by `{owner}.{call_name(call)}`") for a in call.args]
+        return out
