@@ -11,7 +11,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import call_name as ast_call_name
 from dpcheck.analysis.vocabulary import TRAIN_STEP_CALLS
 
-from dpcheck.analysis.syntax import param_names, refs, walk, words
+from dpcheck.analysis.syntax import call_name, param_names, refs, walk, words
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
 from dpcheck.analysis.dataindex import (
@@ -54,6 +54,21 @@ class NoPrivacyAccounting(Rule):
     TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "teacher", "Teacher")
 
     VALID = (
+        # teachers' one-hot predictions summed, Laplace-noised and arg-maxed (PATE's aggregation, unnamed)
+        """
+import numpy as np
+class TeacherEnsemble:
+    def __init__(self, models, epsilon, epochs):
+        self.models, self.epsilon, self.epochs = models, epsilon, epochs
+    def fit(self, parts):
+        for m, (x, y) in zip(self.models, parts):
+            for _ in range(self.epochs):
+                m.partial_fit(x, y)
+    def predict(self, X):
+        onehots = np.stack([np.eye(10)[m.predict(X)] for m in self.models])
+        hist = onehots.sum(axis=0)
+        return (hist + np.random.laplace(0, 1 / self.epsilon, hist.shape)).argmax(axis=1)
+""",
         # budget-driven loop with an accountant
         """
 import numpy as np
@@ -192,9 +207,26 @@ def fit(x, epsilon=1.0):
         )
 
     @staticmethod
+    def _noisy_argmax(module: cst.Module) -> bool:
+        """A function that sums counts (``predictions.sum(axis=0)``, ``bincount``), adds a noise draw and
+        takes the ``argmax``: report-noisy-max over the teachers' votes, i.e. PATE's aggregation, whatever
+        it is named."""
+        from dpcheck.analysis.noisedraws import PURE_DRAWS
+
+        for fn in walk(module):
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            called = {call_name(c) for c in walk(fn) if isinstance(c, cst.Call)}
+            if called & PURE_DRAWS and "argmax" in called and called & {"sum", "bincount", "count_nonzero"}:
+                return True
+        return False
+
+    @staticmethod
     def _accounted(index: Dp2Index) -> bool:
         ids = identifiers(index.module)
         if any(_ACCOUNTING.search(name) for name in ids):
+            return True
+        if NoPrivacyAccounting._noisy_argmax(index.module):
             return True
         for sub in walk(index.module):
             if isinstance(sub, cst.While) and any(_is_eps(n) for n in refs(sub.test)):

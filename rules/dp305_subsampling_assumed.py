@@ -303,6 +303,19 @@ class SubsamplingAssumed(Rule):
             for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
 
     VALID = (
+        # the shuffled loader is the non-DP baseline's; the DP branch samples by Poisson
+        """
+from torch.utils.data import DataLoader
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def make_loader(dataset, batch_size, dp):
+    if not dp:
+        return DataLoader(dataset, batch_size=batch_size, shuffle=True)
+    sample_rate = batch_size / len(dataset)
+    return DataLoader(dataset, batch_sampler=UniformWithReplacementSampler(num_samples=len(dataset), sample_rate=sample_rate))
+def train_without_dp(model, train_set, q):
+    train_loader = DataLoader(train_set, batch_size=int(len(train_set) * q), shuffle=False)
+    return model.fit(train_loader)
+""",
         # twins: the tf.data training set shuffled in an earlier statement is the shuffled shape, accounted
         # without replacement; an unshuffled loader of the test set
         """
@@ -1236,6 +1249,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                                  "the ε read from it here does not bound this training; keep Poisson sampling on")
         fa = self.ctx.analysis
         for node, kind in self._self_claimed:
+            if self._non_private_path(node):
+                continue
             self.report(node, f"this {kind}; an accountant's subsampled ε (rate q) does not bound this training; "
                               "keep each record independently with probability q (Poisson sampling)")
         self._report_init_draws(fa)
@@ -1264,6 +1279,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         for node, kind in self._sources:
             if self._poisson_loader and "DataLoader" in kind and not self._own_engine(node):
                 continue
+            if self._non_private_path(node):
+                continue
             if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes:
                 continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
             self.report(
@@ -1289,6 +1306,32 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 return True
             if isinstance(node, (cst.Name, cst.Attribute)) and _cohort_named(node):
                 return True
+        return False
+
+    def _non_private_path(self, node: cst.CSTNode) -> bool:
+        """The batch source serves the non-DP baseline: it lies under ``if not dp:`` (``if not args.use_dp``,
+        ``if dp is False``), in the ``else`` of ``if dp:``, or in a function named ``…_without_dp…``/``no_dp``."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is not None:
+            name = words(fn.name.value)
+            if "dp" in name and name & {"without", "no", "non", "nodp", "baseline", "plain"} \
+                    or name & {"nodp", "nondp", "nonprivate", "nonprivate"}:
+                return True
+        child: cst.CSTNode = node
+        for anc in fa.ancestors(node):
+            if isinstance(anc, cst.If):
+                dp_test = [n for n in walk(anc.test) if isinstance(n, (cst.Name, cst.Attribute))
+                           and words(ident(n) or "") & {"dp", "private", "privacy", "differential"}]
+                negated = isinstance(anc.test, cst.UnaryOperation) and isinstance(anc.test.operator, cst.Not) or \
+                    isinstance(anc.test, cst.Comparison) and any(
+                        isinstance(c.comparator, cst.Name) and c.comparator.value == "False" for c in anc.test.comparisons)
+                if dp_test and (negated and fa.inside(node, anc.body) or not negated and anc.orelse is not None
+                                and fa.inside(node, anc.orelse)):
+                    return True
+            if isinstance(anc, cst.FunctionDef):
+                break
+            child = anc
         return False
 
     def _own_engine(self, loader: cst.CSTNode) -> bool:

@@ -173,6 +173,14 @@ class BudgetPerItem(Rule):
                                column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
+        # one user's one-hot vector perturbed coordinate-wise with its L1 sensitivity 2 (SHE): one release
+        """
+import numpy as np
+def she_perturb(v, epsilon):
+    for i in range(len(v)):
+        v[i] = v[i] + np.random.laplace(0, 2 / epsilon)
+    return v
+""",
         # the budget split over the columns before the loop
         """
 import numpy as np
@@ -247,6 +255,15 @@ def hinge(features, targets, epsilon):
     )
 
     INVALID = (
+        # twin: one noisy mean per column of the data set, each with the whole ε
+        """
+import numpy as np
+def column_means(X, epsilon):
+    out = np.zeros(X.shape[1])
+    for i in range(X.shape[1]):
+        out[i] = X[:, i].mean() + np.random.laplace(0, 2 / epsilon)  # <-
+    return out
+""",
         # local-differential-privacy harmony.py: k coordinates sampled, each perturbed with the whole eps
         """
 import numpy as np
@@ -328,12 +345,44 @@ def measure(data, marginals, epsilon):
             return
         if self._charged(loop) or self._split(node, eps) or self._count_given(node):
             return
+        if not selection and self._one_vector(node, loop, eps):
+            return
         if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(node):
             return
         what = "selection" if selection else "release"
         self.report(node, f"`{fa.code(eps).strip()}` is the whole budget, spent again on every pass of the loop over "
                           f"`{fa.code(loop_iter(loop)).strip()}`: each {what} of the same records costs it, so d "
                           f"passes cost d·ε; split it (ε/d per pass) or charge an accountant per pass")
+
+    def _one_vector(self, draw: cst.Call, loop: cst.CSTNode, eps: cst.BaseExpression) -> bool:
+        """``v[i] = v[i] + laplace(2 / eps)`` over ``i``: each coordinate of one vector (a user's one-hot
+        encoding) perturbed with the vector's own L1 sensitivity (a constant ≥ 2) over ε — one vector-valued
+        Laplace release, not d releases."""
+        fa = self.ctx.analysis
+        scale = fa.parent(eps)
+        if not (isinstance(scale, cst.BinaryOperation) and isinstance(scale.operator, cst.Divide)
+                and (number(scale.left) or 0) >= 2):
+            return False
+        statement = fa.enclosing_statement(draw)
+        targets: list[cst.BaseExpression] = []
+        if isinstance(statement, cst.Assign):
+            targets = [t.target for t in statement.targets]
+        elif isinstance(statement, cst.AugAssign):
+            targets = [statement.target]
+        loop_names = {n.value for n in walk(loop.target) if isinstance(n, cst.Name)} \
+            if isinstance(loop, cst.For) else set()
+        code = fa.code
+
+        def coordinate(t: cst.BaseExpression) -> bool:
+            return isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index) \
+                and isinstance(t.slice[0].slice.value, cst.Name) and t.slice[0].slice.value.value in loop_names
+
+        if isinstance(statement, cst.AugAssign):
+            return coordinate(statement.target)
+        # ``v[i] = v[i] + noise``: the coordinate itself is what is perturbed (not ``out[i] = X[:, i].mean() + …``)
+        return isinstance(statement, cst.Assign) and any(
+            coordinate(t) and any(isinstance(n, cst.Subscript) and code(n).strip() == code(t).strip()
+                                  for n in walk(statement.value)) for t in targets)
 
     def _k_coordinates(self, choice: cst.Call) -> None:
         """``idx = rng.choice(d, size=k, replace=False)`` then every chosen coordinate randomised with
