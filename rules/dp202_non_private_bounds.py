@@ -17,7 +17,7 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, value_refs, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
-from dpcheck.analysis.releaseless import after_release, evaluation_module, simulated
+from dpcheck.analysis.releaseless import after_release, evaluation_module, measuring_scope, simulated
 from dpcheck.analysis.dataindex import (
     Dp2Index,
     assigned,
@@ -176,6 +176,12 @@ class NonPrivateBounds(Rule):
         "utility-evaluation module (classifier metrics, no noise of its own) reading the data after "
         "the last use of the privacy budget. A fallback the code flags with a privacy-leak warning is "
         "reported as an `acknowledged` note. "
+        "Across modules (the project flow): when a scanned module claims (local) differential privacy, "
+        "preprocessing in the modules it reaches through imports (two steps either way) is reported too: "
+        "a scaler/encoder/imputer/discretiser/column selector fitted on the data, the data centred or "
+        "scaled by its own mean/std/min/max/quantile, de-normalised with them, clipped at them, filled "
+        "with its median, or columns kept by a correlation/variance test; not for data named synthetic, "
+        "public, test or validation, nor in functions or files that evaluate, plot or benchmark. "
         "Fix: take bounds as public metadata (parameters, a schema) or estimate them with a DP "
         "mechanism and charge that to the budget."
     )
@@ -200,6 +206,18 @@ class NonPrivateBounds(Rule):
         # the partition's range is read from data every call fills with public data (LPDT):
         # ``fit`` → ``get_partition(self.public_X, …)`` → ``_fit(X, …)`` of the base class
         _PARTITION_TREE.format(mark="", args="self.public_X, self.public_Y"),
+        # a function named for measuring that draws no noise: the domain read only ranks the model's
+        # recommendations for the utility metrics (its twin below trains on it)
+        """
+from opacus import PrivacyEngine
+def train(df, noise_multiplier, max_grad_norm):
+    engine = PrivacyEngine()
+    def evaluation_and_save(model):
+        items = sorted(df["item"].unique())
+        codes = {item: i for i, item in enumerate(items)}
+        return model.rank(codes)
+    return evaluation_and_save
+""",
         # a chart helper of a DP-SGD report: min/max place the sweep's points on the axes
         """
 TITLE = "DP-SGD generator: utility against the accumulated epsilon"
@@ -634,6 +652,17 @@ def prepare(features, noise_multiplier):
     hi = np.percentile(features, 99, axis=0)  # <-
     return np.clip(features, 0, hi)
 """,
+        # the twin of the measuring VALID case: the same domain encodes the DP-SGD training data
+        """
+from opacus import PrivacyEngine
+def train(df, noise_multiplier, max_grad_norm):
+    engine = PrivacyEngine()
+    def prepare_and_save(model):
+        items = sorted(df["item"].unique())  # <-
+        codes = {item: i for i, item in enumerate(items)}
+        return model.rank(codes)
+    return prepare_and_save
+""",
         # categories read from the private data to one-hot encode it
         """
 import pandas as pd
@@ -846,6 +875,8 @@ class DPCGANTransformer:
         fn = index.enclosing_function(call)
         root = _data_root(data)
         if fn is not None and root is not None and simulated(root, fn):
+            return True
+        if measuring_scope(fn, self.ctx.path):
             return True
         return evaluation and after_release(call, fn, self.ctx.module, self._line)
 

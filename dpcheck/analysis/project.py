@@ -27,12 +27,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from dpcheck.analysis import preprocessing
 from dpcheck.analysis.astfacts import dotted as _dotted
 from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 6
+VERSION = 7
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -114,7 +115,8 @@ def wanted(source: str, path: str) -> bool:
     """Cheap text gate: does this file need a summary at all?"""
     if os.path.basename(path) == "__init__.py":
         return "import" in source
-    return _may_fit_text(source) or _dp_text(source) or _dp_module_text(source)
+    return _may_fit_text(source) or _dp_text(source) or _dp_module_text(source) or "import" in source \
+        or preprocessing.may_prepare(source)
 
 
 #: a module that speaks of differential privacy (a DP script or model, not an ML hyperparameter)
@@ -146,7 +148,12 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
     try:
-        return _Summarizer(source, tree).run(_may_fit_text(source), _dp_text(source))
+        if not (_may_fit_text(source) or _dp_text(source) or _dp_module_text(source)
+                or preprocessing.may_prepare(source)):
+            # only a link in the import graph (a DP script reaching a loader through it)
+            return {**_Summarizer(source, tree, path).links(), "claim": preprocessing.claims(source),
+                    "stars": preprocessing.star_imports(tree)}
+        return _Summarizer(source, tree, path).run(_may_fit_text(source), _dp_text(source))
     except RecursionError:
         return None
 
@@ -419,8 +426,9 @@ _NAME_STATS = {"Counter", "cut", "qcut", "bincount", "unique", "quantile", "perc
 
 
 class _Summarizer:
-    def __init__(self, source: str, tree: ast.Module) -> None:
+    def __init__(self, source: str, tree: ast.Module, path: str = "") -> None:
         self.source = source
+        self.path = path
         self.lines = source.splitlines()
         self.tree = tree
         self.functions: list[_Function] = []
@@ -454,7 +462,24 @@ class _Summarizer:
             "calls": self._calls() if dp else [],
             "loadfits": self._loadfits(fitters) if fits else {},
             "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
+            "claim": _dp_module_text(self.source) or preprocessing.claims(self.source),
+            "stars": preprocessing.star_imports(self.tree),
+            "prep": self._prep_sites(),
         }
+
+    def links(self) -> dict[str, Any]:
+        return {"v": VERSION, "imports": self._imports(), "defs": sorted(
+            s.name for s in self.tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))}
+
+    def _prep_sites(self) -> list[list[Any]]:
+        """Preprocessing fitted on the data (``preprocessing.sites``), as this file's sites."""
+        if not preprocessing.may_prepare(self.source):
+            return []
+        rows = []
+        for line, col, what in preprocessing.sites(self.tree, self.path):
+            node = ast.Pass(lineno=line, col_offset=col - 1, end_lineno=line, end_col_offset=col - 1)
+            rows.append(self._site(node, what).row())  # type: ignore[arg-type]
+        return rows
 
     # -- positions ---------------------------------------------------------------------------
 
@@ -1125,10 +1150,11 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
     findings show.
     """
     summaries = {p: s for p, s in summaries.items() if isinstance(s, dict) and s.get("v") == VERSION}
+    prepared = preprocessing.join(summaries, display, _Resolver, _finding)
     if not (any(s.get("calls") for s in summaries.values()) and any(s.get("fitters") for s in summaries.values())) \
             and not (any(s.get("dpcalls") for s in summaries.values())
                      and any(s.get("loadfits") for s in summaries.values())):
-        return []
+        return prepared
     resolver = _Resolver(summaries)
     found: dict[tuple[str, int, int], tuple[list[Any], str, set[RelatedLocation], list[str]]] = {}
     #: call sites in a DP model that use what a helper returns, the helper's statistic:
@@ -1237,4 +1263,15 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
             message=message, name=RULE_NAME, end_line=end_line, end_col=end_col, snippet=snippet,
             related=tuple(sorted(related)),
         ))
-    return sorted(findings)
+    taken = {(f.path, f.line) for f in findings}
+    return sorted(findings + [f for f in prepared if (f.path, f.line) not in taken])
+
+
+def _finding(path: str, site: list[Any], message: str, related: tuple[RelatedLocation, ...]) -> Finding | None:
+    """A DP202 finding at a summary's site row (``None`` when the line suppresses it)."""
+    line, col, end_line, end_col, _what, snippet, suppressed = site[:7]
+    if suppressed:
+        return None
+    return Finding(path=path, line=line, col=col, rule=RULE_ID, category=CATEGORY, severity="error",
+                   message=message, name=RULE_NAME, end_line=end_line, end_col=end_col, snippet=snippet,
+                   related=related)

@@ -111,3 +111,32 @@ def after_release(call: cst.Call, fn: cst.FunctionDef | None, module: cst.Module
     module-level code)? In an ``evaluation_module`` such a read cannot shape what was released."""
     line = line_of(call)
     return all(b < line for b in _budget_lines(fn if fn is not None else module, line_of))
+
+
+#: words of a function or module that measures rather than releases (utility, latency, plots)
+_MEASURING_WORDS = frozenset({
+    "evaluation", "evaluate", "eval", "metrics", "metric", "plot", "plotting", "visualize", "visualise",
+    "visualization", "assessment", "performance", "benchmark", "benchmarks", "report", "reporting",
+})
+
+
+def _scope_words(name: str) -> set[str]:
+    return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words(name)} | words(name)
+
+
+def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
+    """Is the read in a function (or a module) named for measuring (``evaluation_and_save``,
+    ``performance_assessment.py``) whose function draws no noise and calls no mechanism, trainer or
+    privacy engine? Such
+    a function scores or times what was released; its reads shape nothing released."""
+    stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    named = bool(_scope_words(stem) & _MEASURING_WORDS) or (
+        fn is not None and bool(_scope_words(fn.name.value) & _MEASURING_WORDS))
+    if not named or fn is None:
+        return False
+    for node in walk(fn):
+        if isinstance(node, cst.Call):
+            name = call_name(node)
+            if name in _NOISE or words(name) & _NOISE_WORDS or words(name) & {"train", "fit", "privacy", "private"}:
+                return False
+    return True

@@ -1,0 +1,496 @@
+"""Preprocessing fitted on the private data of a DP project, wherever the code base puts it.
+
+A DP trainer or synthesizer rarely scales its own input: a loader or a ``preprocessing.py`` with no
+privacy word in it standardises, min-max scales, imputes, encodes or selects columns with
+statistics of the records, and the DP module imports it. The statistics reach the model (and a
+de-normalised synthetic release) with no noise and no budget. One file cannot show it; the
+project can.
+
+Per file (:func:`sites`, CPython ``ast``, never imports the code) this records the transformation
+sites whose parameters come from the data they transform:
+
+* a fit of a scaler / encoder / imputer / discretiser / column selector (``StandardScaler``,
+  ``OneHotEncoder``, ``SimpleImputer``, ``KBinsDiscretizer``, ``ColumnTransformer``…) on the data;
+* arithmetic with a statistic of the data: centring by its mean/median/min/quantile, dividing by
+  its std/range/max, de-normalising ``z * std + mean``, clipping at its quantiles or mean±k·std,
+  ``fillna`` with its median, a column kept or dropped by comparing its std/variance/correlation.
+
+:func:`join` reports them (as DP202) in files the project's DP code reaches through its imports,
+when some scanned module claims differential privacy. Excluded: data named synthetic, generated,
+public, test or validation; functions and files that evaluate utility or plot; statistics of
+losses, gradients, weights or model outputs.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+#: transformers whose ``fit`` learns parameters (bounds, moments, categories, modes, a selection)
+PREP_CLASSES = frozenset({
+    "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "QuantileTransformer", "PowerTransformer",
+    "KBinsDiscretizer", "OneHotEncoder", "OrdinalEncoder", "LabelEncoder", "LabelBinarizer", "MultiLabelBinarizer",
+    "TargetEncoder", "SimpleImputer", "KNNImputer", "IterativeImputer", "BayesianGaussianMixture",
+    "ClusterBasedNormalizer", "DataTransformer", "ColumnTransformer", "VarianceThreshold", "SelectKBest",
+    "SelectPercentile", "KMeans", "MiniBatchKMeans",
+})
+_FIT = frozenset({"fit", "fit_transform", "partial_fit", "fit_predict"})
+_LOCATION = frozenset({"mean", "nanmean", "median", "nanmedian", "min", "amin", "nanmin", "quantile",
+                       "nanquantile", "percentile", "nanpercentile", "average"})
+_SPREAD = frozenset({"std", "nanstd", "var", "nanvar", "max", "amax", "nanmax", "ptp"})
+_SELECT = frozenset({"corr", "corrcoef", "corrwith", "nunique"})
+_STATS = _LOCATION | _SPREAD | _SELECT
+_MEANS = frozenset({"mean", "nanmean", "median", "nanmedian", "mode"})
+_COLLECT = frozenset({"append", "drop", "remove", "add", "pop", "discard", "extend"})
+_CLIP = frozenset({"clip", "clamp", "clip_by_value"})
+#: names that are not the private records: synthetic or public data, held-out splits, model values
+_NOT_PRIVATE = frozenset({
+    "synth", "synthetic", "syn", "fake", "gen", "generated", "sample", "samples", "sampled", "public", "pub",
+    "test", "tst", "val", "valid", "validation", "holdout", "noisy", "noise", "dummy", "toy", "random", "rand",
+    "aux", "auxiliary", "loss", "losses", "reward", "rewards", "advantage", "advantages", "returns", "grad",
+    "grads", "gradient", "gradients", "weight", "weights", "param", "params", "parameters", "logits", "logit",
+    "score", "scores", "pred", "preds", "prediction", "predictions", "output", "outputs", "out", "attn",
+    "attention", "emb", "embedding", "embeddings", "hidden", "latent", "z", "eps", "epsilon", "epsilons",
+    "acc", "accuracy", "time", "times", "latency", "err", "error", "errors", "result", "results", "res",
+    "metric", "metrics", "history", "perf", "model", "net", "lr", "dp", "est", "estimate", "estimated",
+    "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
+    "running", "mb", "minibatch",
+})
+#: calls of utility evaluation / reporting: a function making them scores, it releases nothing
+_EVALUATING = frozenset({
+    "accuracy_score", "f1_score", "roc_auc_score", "r2_score", "mean_squared_error", "mean_absolute_error",
+    "classification_report", "confusion_matrix", "precision_score", "recall_score", "cross_val_score",
+    "average_precision_score", "balanced_accuracy_score", "predict", "predict_proba", "score", "savefig",
+    "plot", "imshow", "hist", "scatter", "train_test_split_eval",
+})
+_EVAL_WORDS = frozenset({
+    "eval", "evaluate", "evaluation", "evaluator", "metric", "metrics", "score", "scoring", "plot", "plots",
+    "plotting", "visual", "visualize", "visualise", "visualization", "attack", "attacks", "baseline",
+    "baselines", "nonprivate", "nonpriv", "test", "tests", "utility", "utilities", "benchmark", "inference",
+    "mia", "membership", "fidelity", "similarity", "analysis", "notebook", "notebooks", "report",
+})
+#: names of modules that prepare the data set
+_PREPARING = frozenset({
+    "preprocess", "preprocessing", "prepare", "prep", "data", "dataset", "loader", "load", "transform",
+    "transformer", "encode", "encoder", "encoding", "clean", "cleaning", "process", "processing", "normalize",
+    "normalise", "normalization", "feature", "features", "discretize", "discretise",
+})
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _words(name: str) -> set[str]:
+    out: set[str] = set()
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        out.update(w.lower() for w in _CAMEL.findall(part))
+        if part:
+            out.add(part.lower())
+    return out | {w[:-1] for w in out if len(w) > 3 and w.endswith("s")}
+
+
+def _last(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _names(expr: ast.AST) -> Iterator[str]:
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Name):
+            yield node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.attr
+
+
+def _root(expr: ast.AST) -> str | None:
+    """The data a value is read from: ``X_train`` of ``X_train[cols].astype(float).values``."""
+    node = expr
+    for _ in range(16):
+        if isinstance(node, ast.Subscript):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and not (
+                    isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
+                node = node.func.value
+            elif node.args:
+                node = node.args[0]
+            else:
+                return None
+        elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}:
+                return node.attr
+            if node.attr in {"values", "loc", "iloc", "T", "x", "data", "X"}:
+                inner = node.value
+                if isinstance(inner, ast.Name) and node.attr in {"x", "data", "X"}:
+                    return node.attr
+                node = inner
+            else:
+                return node.attr
+        elif isinstance(node, ast.BinOp):
+            node = node.left
+        elif isinstance(node, ast.Name):
+            return node.id
+        else:
+            return None
+    return None
+
+
+def _private_looking(expr: ast.AST) -> bool:
+    """Read from a named value not named like synthetic/public/held-out data or a model's values."""
+    root = _root(expr)
+    return root is not None and root not in _LIBS and not _words(root) & _NOT_PRIVATE
+
+
+def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
+    """``(kind, data)`` when ``node`` computes a statistic of ``data`` (``x.mean(0)``, ``np.std(x)``)."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = _last(node.func)
+    if name not in _STATS and name != "mode" and name != "norm":
+        return None
+    if not isinstance(node.func, ast.Attribute):
+        return None  # builtin min/max over an iterable: lengths, scores, budgets
+    receiver = node.func.value
+    lib = isinstance(receiver, ast.Name) and receiver.id in {"np", "numpy", "torch", "jnp", "tf", "pd"} \
+        or isinstance(receiver, ast.Attribute) and receiver.attr in {"math", "linalg", "reduce_mean"}
+    if lib:
+        if not node.args:
+            return None
+        data = node.args[0]
+    else:
+        data = receiver
+        if name in {"max", "min"} and node.args and not _axis_like(node.args[0]):
+            return None  # torch.max(a, b) / a.max(b): elementwise, not a statistic
+    if name == "norm":
+        return None
+    return name, data
+
+
+def _axis_like(arg: ast.expr) -> bool:
+    return isinstance(arg, ast.Constant) and isinstance(arg.value, int) or isinstance(arg, ast.UnaryOp)
+
+
+class _Scope:
+    """One function (or the module's top level): its statistics by name, and its sites."""
+
+    def __init__(self, body: list[ast.stmt], name: str, constructed: Mapping[str, str]) -> None:
+        self.body = body
+        self.name = name
+        self.constructed = dict(constructed)
+        #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
+        self.stats: dict[str, set[str]] = {}
+        #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
+        #: whose body collects or drops something (not a guard that raises or returns)
+        self.selecting: set[int] = set()
+        for node in self.nodes():
+            tests: list[ast.AST] = []
+            if isinstance(node, ast.Subscript):
+                tests = [node.slice]
+            elif isinstance(node, ast.comprehension):
+                tests = list(node.ifs)
+            elif isinstance(node, ast.If) and any(
+                    isinstance(n, ast.Delete) or isinstance(n, ast.Call) and _last(n.func) in _COLLECT
+                    for stmt in node.body for n in ast.walk(stmt)):
+                tests = [node.test]
+            for test in tests:
+                self.selecting.update(id(n) for n in ast.walk(test) if isinstance(n, ast.Compare))
+
+    def nodes(self) -> Iterator[ast.AST]:
+        stack: list[ast.AST] = list(reversed(self.body))
+        while stack:
+            node = stack.pop()
+            yield node
+            for child in reversed(list(ast.iter_child_nodes(node))):
+                if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    stack.append(child)
+
+    def kinds(self, expr: ast.AST) -> set[str]:
+        """Statistic kinds ``expr`` carries (directly or through a name assigned one)."""
+        out: set[str] = set()
+        for node in ast.walk(expr):
+            found = _stat(node)
+            if found is not None and _private_looking(found[1]):
+                out.add(found[0])
+            key = _key(node)
+            if key is not None and key in self.stats:
+                out |= self.stats[key]
+        return out
+
+
+    def pure(self, expr: ast.AST) -> bool:
+        """Is ``expr`` a statistic alone (``x.max() - x.min()``, ``mu[0]``), not data shifted by one?"""
+        inside: set[int] = set()
+        for node in ast.walk(expr):
+            if _stat(node) is not None:
+                inside.update(id(n) for n in ast.walk(node))
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and id(node) not in inside and node.id not in self.stats \
+                    and node.id not in _LIBS:
+                return False
+        return True
+
+
+_LIBS = frozenset({"np", "numpy", "pd", "torch", "tf", "jnp", "math", "self", "abs", "float", "int", "len"})
+
+
+def _key(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
+
+
+def _targets(stmt: ast.AST) -> list[str]:
+    out: list[str] = []
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(
+        stmt, (ast.AnnAssign, ast.AugAssign)) else []
+    for t in targets:
+        for n in ast.walk(t):
+            key = _key(n)
+            if key is not None:
+                out.append(key)
+    return out
+
+
+def _evaluating(body: list[ast.stmt], name: str) -> bool:
+    """Named for evaluation, or scoring models with no privacy budget in sight (a function that
+    also spends a budget trains the DP model on what it prepared)."""
+    if _words(name) & _EVAL_WORDS:
+        return True
+    scores = budget = False
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Call) and _last(node.func) in _EVALUATING:
+                scores = True
+            elif isinstance(node, ast.Call) and _words(_last(node.func)) & _RELEASING:
+                budget = True
+            elif isinstance(node, (ast.Name, ast.arg, ast.keyword)):
+                word = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, (ast.arg, ast.keyword)) else ""
+                budget = budget or bool(word and _words(word) & _BUDGET)
+    return scores and not budget
+
+
+#: calls that add noise or run a mechanism: the function releases, whatever else it scores
+_RELEASING = frozenset({"laplace", "gumbel", "geometric", "mechanism", "privatize", "privatise", "perturb", "randomize",
+                        "randomise", "noise", "noisy", "rappor", "make_private"})
+_BUDGET = frozenset({"epsilon", "eps", "budget", "noise", "sigma", "privacy", "delta", "rho", "multiplier"})
+
+
+def _constructed(tree: ast.Module) -> dict[str, str]:
+    """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            kind = _last(node.value.func)
+            if kind in PREP_CLASSES and not _public_categories(node.value):
+                for key in _targets(node):
+                    out[key] = kind
+    return out
+
+
+def _public_categories(ctor: ast.Call) -> bool:
+    for kw in ctor.keywords:
+        if kw.arg in {"categories", "bins", "bin_edges"} and not (
+                isinstance(kw.value, ast.Constant) and kw.value.value == "auto"):
+            return True
+    return False
+
+
+def _scopes(tree: ast.Module) -> Iterator[_Scope]:
+    constructed = _constructed(tree)
+    yield _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
+                 "", constructed)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield _Scope(node.body, node.name, constructed)
+
+
+def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
+    """``[line, col, what]`` of each preprocessing site fitted on data that looks private."""
+    if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or \
+            any(_words(part) & {"test", "tests", "notebooks", "examples_eval", "plots", "baselines"}
+                for part in path.replace("\\", "/").split("/")[-3:-1]):
+        return []
+    out: dict[int, list[Any]] = {}
+    for scope in _scopes(tree):
+        if not scope.body or scope.name == "forward" or _evaluating(scope.body, scope.name):
+            continue
+        for node in scope.nodes():
+            found = _site(node, scope)
+            if found is not None and node.lineno not in out:  # type: ignore[attr-defined]
+                out[node.lineno] = [node.lineno, node.col_offset + 1, found]  # type: ignore[attr-defined]
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                kinds = scope.kinds(node.value) if scope.pure(node.value) else set()
+                for key in _targets(node):
+                    if kinds:
+                        scope.stats[key] = kinds
+                    else:
+                        scope.stats.pop(key, None)
+    return [out[k] for k in sorted(out)]
+
+
+def _site(node: ast.AST, scope: _Scope) -> str | None:
+    if isinstance(node, ast.Call):
+        name = _last(node.func)
+        if name in _FIT and isinstance(node.func, ast.Attribute):
+            receiver = node.func.value
+            kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
+                else scope.constructed.get(_key(receiver) or "")
+            data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
+            if kind in PREP_CLASSES and data is not None and _private_looking(data):
+                return f"`{kind}` fitted on the data"
+            return None
+        if name == "fillna" and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Call) and _last(arg.func) in _MEANS and isinstance(arg.func, ast.Attribute) \
+                    and _private_looking(arg.func.value):
+                return f"missing values filled with the data's {_last(arg.func)}"
+            return None
+        if name in _CLIP and len(node.args) >= 2 and _private_looking(node.args[0]):
+            if scope.kinds(ast.Tuple(elts=node.args[1:], ctx=ast.Load())) & (_LOCATION | _SPREAD):
+                return "the data clipped at its own statistics"
+        return None
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
+            and any(isinstance(t, ast.Tuple) and len(t.elts) >= 2 for t in node.targets):
+        # ``data, lo, hi = MinMaxScaler(data)``: a helper scales the data and hands back its statistics
+        name = _last(node.value.func).lower()
+        if any(w in name for w in ("scal", "normali", "standardi")) and _private_looking(node.value.args[0]):
+            return "the data scaled by a helper that returns its own statistics"
+        return None
+    if isinstance(node, ast.AugAssign) and _private_looking(node.target):
+        if isinstance(node.op, ast.Sub) and scope.kinds(node.value) & _LOCATION:
+            return "the data centred (or shifted) by its own statistic"
+        if isinstance(node.op, ast.Div) and scope.kinds(node.value) & _SPREAD:
+            return "the data scaled by its own spread"
+        return None
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Sub) and _private_looking(node.left) and not _words_only_stat(node.left, scope):
+            if scope.kinds(node.right) & _LOCATION:
+                return "the data centred (or shifted) by its own statistic"
+        if isinstance(node.op, ast.Div) and _private_looking(node.left):
+            if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope):
+                return "the data scaled by its own spread"
+        if isinstance(node.op, ast.Add) and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult):
+            if scope.kinds(node.right) & _MEANS and scope.kinds(node.left.right) & {"std", "nanstd", "var"}:
+                return "the output de-normalised with the data's mean and std"
+        return None
+    if isinstance(node, ast.Compare) and len(node.comparators) == 1 and id(node) in scope.selecting:
+        right = node.comparators[0]
+        if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) \
+                and scope.kinds(node.left) & (_SELECT | {"std", "nanstd", "var", "nanvar"}):
+            return "columns selected by a statistic of the data"
+    return None
+
+
+def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
+    """``x.max() - x.min()``: a range, not the data shifted."""
+    return bool(scope.kinds(expr))
+
+
+_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
+              "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=")
+
+
+def may_prepare(source: str) -> bool:
+    """Cheap text gate of :func:`sites`: a transformer's name or a statistic call."""
+    return any(t in source for t in _PREP_TEXT)
+
+
+def star_imports(tree: ast.Module) -> list[list[Any]]:
+    """``[level, module]`` of each ``from module import *`` (the flow's import rows leave them out)."""
+    return [[n.level, n.module or ""] for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+
+
+def _import_edges(summaries: Mapping[str, dict[str, Any]], resolver: Any) -> dict[str, set[str]]:
+    """importer -> the scanned files it imports (modules and the modules of imported names)."""
+    edges: dict[str, set[str]] = {}
+    for importer, summary in summaries.items():
+        for level, module in summary.get("stars", []):
+            found = resolver._module(importer, level, module)
+            if found is not None and found != importer:
+                edges.setdefault(importer, set()).add(found)
+        for _local, level, module, name in summary.get("imports", []):
+            found = None
+            if name is not None:
+                found = resolver._module(importer, level, f"{module}.{name}" if module else name)
+            if found is None:
+                found = resolver._module(importer, level, module)
+            if found is not None and found != importer:
+                edges.setdefault(importer, set()).add(found)
+    return edges
+
+
+#: DP claims the project flow's own test (``project._dp_module_text``) leaves to per-file rules:
+#: local DP, randomised response, a DP-SGD trainer, a privacy budget
+_CLAIM = re.compile(
+    r"(?i)\bldp\b|\bldp_|_ldp\b|local[ _-]?differential|randomi[sz]ed[ _-]?response|\brappor\b|dp[_-]?sgd|"
+    r"PrivacyEngine|make_private|privacy[ _-]?(?:budget|parameter|guarantee)|\bdp[_-]?(?:fl|fed|train\w*)\b|"
+    r"random\.laplace\("
+)
+
+
+def claims(source: str) -> bool:
+    """Does the module speak of (local) differential privacy beyond ``project._dp_module_text``?"""
+    return _CLAIM.search(source) is not None
+
+
+def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 2) -> dict[str, str]:
+    """Files within ``depth`` import steps (either way: the DP module's helpers, and a script's
+    other helpers when the script imports the DP module) of a DP-claiming module -> that module."""
+    edges = _import_edges(summaries, resolver)
+    both: dict[str, set[str]] = {}
+    for a, deps in edges.items():
+        for b in deps:
+            both.setdefault(a, set()).add(b)
+            both.setdefault(b, set()).add(a)
+    out: dict[str, str] = {}
+    frontier = {p: p for p, s in summaries.items() if s.get("claim")}
+    out.update(frontier)
+    if frontier:
+        # a data-preparation script no module imports (run before the DP step, writing its input)
+        first = sorted(frontier.values())[0]
+        for path in summaries:
+            stem = os.path.splitext(os.path.basename(path))[0]
+            if path not in both and _words(stem) & _PREPARING and not _words(stem) & _EVAL_WORDS:
+                out[path] = first
+    for _ in range(depth):
+        nxt: dict[str, str] = {}
+        for file, origin in sorted(frontier.items()):
+            for dep in sorted(both.get(file, ())):
+                if dep not in out:
+                    out[dep] = nxt[dep] = origin
+        frontier = nxt
+    return out
+
+
+def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], resolver_type: Any,
+         make: Any) -> list[Any]:
+    """DP202 findings at the preprocessing sites of files the project's DP code reaches."""
+    if not any(s.get("claim") for s in summaries.values()) or not any(s.get("prep") for s in summaries.values()):
+        return []
+    from dpcheck.finding import RelatedLocation
+
+    reach = reached(summaries, resolver_type(summaries))
+    findings = []
+    for file, summary in sorted(summaries.items()):
+        origin = reach.get(file)
+        if origin is None:
+            continue
+        for site in summary.get("prep", []):
+            shown = display.get(origin, origin)
+            where = "this module claims differential privacy" if origin == file else \
+                f"the DP module `{shown}` imports this code"
+            message = (
+                f"{site[4]}: the transformation's parameters (moments, bounds, categories, a column selection) "
+                f"are read from the private records with no DP mechanism ({where}), so they shape what the DP "
+                f"training or release consumes or emits outside the privacy budget. Take them from public "
+                f"metadata or a public split, or estimate them with a DP mechanism charged to the budget"
+            )
+            related = () if origin == file else (RelatedLocation(shown, 1, 1, "the module claiming DP"),)
+            finding = make(display.get(file, file), site, message, related)
+            if finding is not None:
+                findings.append(finding)
+    return findings

@@ -1,0 +1,181 @@
+"""Project flow: preprocessing fitted on the private data in a module a DP module imports."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dpcheck.analysis import project
+
+_DP_MAIN = """
+from opacus import PrivacyEngine
+from loader import load
+
+def main(noise_multiplier=1.0):
+    X, y = load("train.csv")
+    engine = PrivacyEngine()
+    return engine, X, y
+"""
+
+#: (loader text, the line a finding must be on or None for the valid twin)
+CASES = {
+    "numpy-standardise": ("""
+import numpy as np
+def load(path):
+    data = np.loadtxt(path)
+    mu = data.mean(axis=0)
+    sd = data.std(axis=0)
+    return (data - mu) / sd, None
+""", 7),
+    "numpy-standardise-public": ("""
+import numpy as np
+PUBLIC_MEAN, PUBLIC_STD = 0.5, 0.2
+def load(path):
+    data = np.loadtxt(path)
+    return (data - PUBLIC_MEAN) / PUBLIC_STD, None
+""", None),
+    "torch-minmax-attribute": ("""
+import torch
+class Scale:
+    def __call__(self, batch_data):
+        lo = self.records.min(dim=0)[0]
+        return (self.records - lo)
+def load(path):
+    return torch.load(path), None
+""", 6),
+    "torch-minmax-public-range": ("""
+import torch
+class Scale:
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+    def __call__(self, records):
+        return (records - self.low) / (self.high - self.low)
+def load(path):
+    return torch.load(path), None
+""", None),
+    "pandas-median-fill": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    df = df.fillna(df.median())
+    return df, None
+""", 5),
+    "pandas-constant-fill": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    df = df.fillna(0)
+    return df, None
+""", None),
+    "encoder-through-helper": ("""
+from sklearn.preprocessing import OrdinalEncoder
+def encode(frame):
+    enc = OrdinalEncoder()
+    return enc.fit_transform(frame)
+def load(path):
+    return encode(open(path)), None
+""", 5),
+    "encoder-public-categories": ("""
+from sklearn.preprocessing import OrdinalEncoder
+def encode(frame, cats):
+    enc = OrdinalEncoder(categories=cats)
+    return enc.fit_transform(frame)
+def load(path):
+    return encode(open(path), [["a", "b"]]), None
+""", None),
+    "encoder-on-public-split": ("""
+from sklearn.preprocessing import StandardScaler
+def load(path, public_frame):
+    scaler = StandardScaler().fit(public_frame)
+    return scaler.transform(open(path)), None
+""", None),
+    "helper-returning-statistics": ("""
+from .utils import min_max_scaler
+def load(path):
+    rows, lo, hi = min_max_scaler(open(path))
+    return rows, (lo, hi)
+""", 4),
+    "helper-public-range": ("""
+from .utils import min_max_scaler
+def load(path, lo, hi):
+    rows = min_max_scaler(open(path), lo, hi)
+    return rows, (lo, hi)
+""", None),
+    "augmented-shift": ("""
+def load(self, column):
+    first = self.frame[column].min()
+    self.frame[column] -= first
+    return self.frame, first
+""", 4),
+    "kmeans-vocabulary": ("""
+from sklearn.cluster import KMeans
+def load(points, scale):
+    km = KMeans(n_clusters=8)
+    km.fit(points)
+    return km.cluster_centers_, scale
+""", 5),
+    "kmeans-public-grid": ("""
+from sklearn.cluster import KMeans
+def load(public_points, scale):
+    km = KMeans(n_clusters=8)
+    km.fit(public_points)
+    return km.cluster_centers_, scale
+""", None),
+    "correlation-selection": ("""
+def load(df):
+    corr = df.corr()
+    target = abs(corr["label"])
+    keep = target[target > 0.2]
+    return df[keep.index], None
+""", 5),
+    "evaluation-only": ("""
+from sklearn.preprocessing import StandardScaler
+from sklearn.metrics import accuracy_score
+def load(real, model):
+    X = StandardScaler().fit_transform(real)
+    return accuracy_score(model.predict(X), real), None
+""", None),
+}
+
+
+def _join(tmp_path: Path, loader: str, main: str = _DP_MAIN, name: str = "loader.py") -> list:
+    files = {"main.py": main, name: loader}
+    summaries, display = {}, {}
+    root = tmp_path / "proj" / "src"
+    root.mkdir(parents=True, exist_ok=True)
+    for old in root.iterdir():
+        old.unlink()
+    for name, text in files.items():
+        path = root / name
+        path.write_text(text)
+        summary = project.summarize(text, str(path))
+        if summary is not None:
+            summaries[str(path)] = summary
+            display[str(path)] = name
+    return [f for f in project.join(summaries, display) if f.path == name]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_preprocessing_case(tmp_path: Path, name: str) -> None:
+    loader, line = CASES[name]
+    lines = sorted({f.line for f in _join(tmp_path, loader)})
+    assert lines == ([] if line is None else [line])
+
+
+def test_no_dp_claim_no_finding(tmp_path: Path) -> None:
+    loader = CASES["numpy-standardise"][0]
+    assert _join(tmp_path, loader, main="from loader import load\nX, y = load('a.csv')\n") == []
+
+
+def test_unreached_module_no_finding(tmp_path: Path) -> None:
+    loader = CASES["pandas-median-fill"][0]
+    main = _DP_MAIN.replace("from loader import load", "from other import load")
+    assert _join(tmp_path, loader, main=main, name="charts.py") == []
+
+
+def test_standalone_preparation_script_is_reached(tmp_path: Path) -> None:
+    """A script no module imports, named for preparing the data, feeds the DP step through files."""
+    loader = CASES["pandas-median-fill"][0]
+    main = _DP_MAIN.replace("from loader import load", "from other import load")
+    assert [f.line for f in _join(tmp_path, loader, main=main, name="prepare_data.py")] == [5]
+    assert _join(tmp_path, loader, main=main, name="plot_data.py") == []
