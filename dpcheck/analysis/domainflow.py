@@ -410,14 +410,19 @@ def _empty_mapping(value: cst.BaseExpression) -> bool:
 
 def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices: set[str]) -> list[cst.Subscript]:
     """``counts[row[c]] += 1`` into a mapping that started empty: its keys are the values the records hold."""
+    seen = {n for n, srcs in flow.taint.items() if any(flow.kind(s) == "set" for s in srcs)} - indices
     if isinstance(stmt, cst.AugAssign):
         targets = [stmt.target]
+        counting = isinstance(stmt.operator, cst.AddAssign)
     elif isinstance(stmt, cst.Assign):
         targets = [t.target for t in stmt.targets]
+        # ``d[k] = d.get(k, 0) + 1``: a count kept per key (not a score computed per candidate)
+        counting = isinstance(stmt.value, cst.BinaryOperation) and isinstance(stmt.value.operator, cst.Add) \
+            and any(isinstance(t, cst.Subscript) and dotted(t.value) in value_refs(stmt.value) for t in targets)
     else:
         return []
-    keyed = flow.private | {n for n, srcs in flow.taint.items() if any(flow.kind(s) == "set" for s in srcs)}
-    keyed -= indices
+    # keys the records hold, counted; or keys already read off them (``out[k] = ... for k in counts``)
+    keyed = (flow.private - indices | seen) if counting else seen
     return [t for t in targets if isinstance(t, cst.Subscript) and dotted(t.value) in empties
             and any(value_refs(el.slice) & keyed for el in t.slice)]
 
