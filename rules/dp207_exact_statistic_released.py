@@ -124,6 +124,9 @@ class _Taint:
         self.names: dict[str, set[cst.BaseExpression]] = {k: set(v) for k, v in seed.items()}
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):  # each entry noised or not on its own
+            return {s for el in expr.elements if not isinstance(el, (cst.StarredDictElement, cst.StarredElement))
+                    for s in self.sources(el.value)}
         if _noised(expr):
             return set()
         out: set[cst.BaseExpression] = set()
@@ -193,6 +196,20 @@ class ExactStatisticReleased(Rule):
         return super().applies_to(source) and _TEXT.search(source) is not None
 
     VALID = (
+        # the column kinds are declared, only the counts come from the data (with noise)
+        """
+import json
+import numpy as np
+def describe_columns(frame, kinds, epsilon, path):
+    schema = {}
+    for col in frame.columns:
+        if kinds[col] == "categorical":
+            kind = "categorical"
+        else:
+            kind = "numerical"
+        schema[col] = {"kind": kind, "count": float(len(frame) + np.random.laplace(0, 1 / epsilon))}
+    json.dump(schema, open(path, "w"))
+""",
         # the description holds the declared domain and the noisy distribution
         """
 import numpy as np
@@ -229,6 +246,20 @@ def evaluate(synth, x_test, epsilon, path):
     )
 
     INVALID = (
+        # whether a column is categorical decided by its distinct private values, saved beside noisy counts
+        """
+import json
+import numpy as np
+def describe_columns(frame, epsilon, path):
+    schema = {}
+    for col in frame.columns:
+        if frame[col].nunique() <= 10:  # <-
+            kind = "categorical"
+        else:
+            kind = "numerical"
+        schema[col] = {"kind": kind, "count": float(np.random.laplace(0, 1 / epsilon))}
+    json.dump(schema, open(path, "w"))
+""",
         # a synthesizer's attribute description releases the private extremes and value set
         """
 import numpy as np
