@@ -1152,8 +1152,11 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
                     and _keyword(node, "batch_sampler") is None:
                 return "shuffles the data into fixed-size batches (`DataLoader(shuffle=True)`)"
+            size = _keyword(node, "batch_size")
+            # a literal batch size is a feature-extraction / pre-computation pass, not the training batch
             if (shuffle is None or not _true(shuffle.value)) and _keyword(node, "sampler") is None \
-                    and _keyword(node, "batch_sampler") is None and _keyword(node, "batch_size") is not None \
+                    and _keyword(node, "batch_sampler") is None and size is not None and number(size.value) is None \
+                    and not self._sampler_in_scope(node) \
                     and self._training_named(node, node.args[0].value if node.args else None):
                 return "walks the same consecutive fixed-size batches every epoch (an unshuffled `DataLoader`)"
         elif name == "batch" and isinstance(node.func, cst.Attribute):
@@ -1216,6 +1219,13 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             names.append(ident(parent.targets[0].target) or "")
         held_out = {"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public"}
         return any(words(n) & {"train", "training"} for n in names) and not any(words(n) & held_out for n in names)
+
+    def _sampler_in_scope(self, node: cst.Call) -> bool:
+        """Another loader of the same function takes a ``sampler=``/``batch_sampler=``: that one trains."""
+        scope = self.ctx.analysis.enclosing_function(node) or self.ctx.module
+        return any(isinstance(sub, cst.Call) and sub is not node and call_name(sub) == "DataLoader"
+                   and (_keyword(sub, "sampler") is not None or _keyword(sub, "batch_sampler") is not None)
+                   for sub in walk(scope, into_scopes=False))
 
     def _shuffled_before(self, name: cst.Name) -> bool:
         """``ds = ds.shuffle(…)`` (or any ``shuffle`` call on the name) in the same function."""
