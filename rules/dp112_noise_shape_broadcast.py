@@ -7,6 +7,7 @@ import libcst as cst
 from dpcheck.analysis.noisedraws import last_assignment
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
+from dpcheck.rules.dp109_shared_noise_draw import _VECTOR_WORDS
 
 #: numpy / scipy / Python-random draws that return one number when no size is given
 _SCALAR_DRAWS = {  # name -> how many positional arguments come before ``size``
@@ -63,6 +64,12 @@ def _two_axis_uses(module: cst.Module) -> set[str]:
                 and any(isinstance(t.target, cst.Tuple) and len(t.target.elements) >= 2 for t in node.targets):
             out.add(node.value.value.value)
     return out
+
+
+def _vector_named(expr: cst.BaseExpression) -> bool:
+    """Named like a histogram / counts / gradient vector: DP109 reports a scalar draw on those."""
+    name = last_name(expr)
+    return name is not None and bool(words(name) & _VECTOR_WORDS)
 
 
 def _matrix_value(expr: cst.BaseExpression, two_axis: set[str]) -> bool:
@@ -207,7 +214,7 @@ def ldp_embeddings(E, epsilon):
                                   f"coordinates of a row are released without noise; draw one value per coordinate")
                 return
             draw = self._scalar_draw_of(node, noise)
-            if draw is not None and self._is_matrix(node, data):
+            if draw is not None and self._is_matrix(node, data) and not _vector_named(data):
                 self.report(node, f"`{self.ctx.analysis.code(draw).strip()}` draws one number (no size) and it is "
                                   f"added to every entry of `{self.ctx.analysis.code(data).strip()}`: the same noise "
                                   f"everywhere, so differences between entries are released exactly; draw with the "
