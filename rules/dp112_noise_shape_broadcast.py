@@ -66,6 +66,42 @@ def _two_axis_uses(module: cst.Module) -> set[str]:
     return out
 
 
+_UNARY_WORDS = frozenset({"unary", "onehot", "encoded", "encoding", "bits", "bitvector", "bitmap"})
+_COIN_CALLS = frozenset({"uniform", "rand", "random", "random_sample", "binomial"})
+
+
+def _exp_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``exp(x)`` / ``np.e ** x`` / ``math.e ** x``."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "exp" and len(expr.args) == 1:
+        return expr.args[0].value
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and last_name(expr.left) == "e":
+        return expr.right
+    return None
+
+
+def _keep_probability(expr: cst.BaseExpression) -> str | None:
+    """The budget in ``exp(eps) / (1 + exp(eps))`` (any order, ``e ** eps``): binary randomized response's
+    keep probability at the full budget; None for ``exp(eps / 2) / …`` or anything else."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)):
+        return None
+    top = _exp_of(expr.left)
+    bottom = expr.right
+    if top is None or not isinstance(top, (cst.Name, cst.Attribute)):
+        return None
+    name = last_name(top) or ""
+    if not words(name) & {"epsilon", "eps", "budget"} or words(name) & {"half", "per", "bit", "each"}:
+        return None
+    if not (isinstance(bottom, cst.BinaryOperation) and isinstance(bottom.operator, cst.Add)):
+        return None
+    sides = [bottom.left, bottom.right]
+    if not any(number(x) == 1 for x in sides):
+        return None
+    other = [x for x in sides if number(x) != 1]
+    inner = _exp_of(other[0]) if other else None
+    return name if inner is not None and last_name(inner) == name else None
+
+
+
 def _vector_named(expr: cst.BaseExpression) -> bool:
     """Named like a histogram / counts / gradient vector: DP109 reports a scalar draw on those."""
     name = last_name(expr)
@@ -114,7 +150,8 @@ class NoiseShapeBroadcast(Rule):
     name = "noise-shape-broadcast"
     category = "general"
     severity = "error"
-    summary = "one noise draw broadcast over a vector or matrix (no size given, or per-row noise expanded over columns)"
+    summary = ("noise over a vector done wrong: one draw broadcast over many coordinates (no size, or per-row noise "
+               "expanded over columns), or each bit/column randomized with the full ε")
     rationale = (
         "A vector or matrix release needs an independent draw per coordinate. numpy's "
         "`laplace(0, b)` / `normal(0, s)` without `size` (and Python's `random.gauss`) return one "
@@ -125,13 +162,31 @@ class NoiseShapeBroadcast(Rule):
         "by two-axis use of its name in the module (`R[u, i]`, `R.T`, `n, m = R.shape`) or a matrix "
         "product; the draw through one local assignment. Not reported: a draw with `size`/`shape`, "
         "torch/tf/jax draws (their shape comes first), a scalar operand, code with no DP context. "
-        "Fix: draw with the array's shape (`np.random.laplace(0, b, R.shape)`)."
+        "Fix: draw with the array's shape (`np.random.laplace(0, b, R.shape)`). "
+        "The mirror mistake: binary randomized response with keep probability e^ε/(1+e^ε) applied to every "
+        "bit of a unary (one-hot) encoding (two encodings differ in two bits: 2ε; symmetric unary "
+        "encoding needs e^(ε/2)/(1+e^(ε/2))), or a coin per row and column compared with it (every "
+        "column of a record spends the whole ε)."
     )
     TRIGGERS = ("aplace", "normal", "gumbel", "gauss", "xponential", "logistic", "None", "view", "reshape",
-                "unsqueeze", "expand_dims", "newaxis")
+                "unsqueeze", "expand_dims", "newaxis", "exp", "e **", "e**")
     requires_dp_context = True
 
     VALID = (
+        # symmetric unary encoding at ε/2 per bit; one binary answer per user
+        """
+import random, math
+def unary_perturb(one_hot, epsilon):
+    p = math.exp(epsilon / 2) / (math.exp(epsilon / 2) + 1)
+    return [bit if random.random() < p else 1 - bit for bit in one_hot]
+""",
+        """
+import numpy as np
+def randomized_response(answers, epsilon):
+    p = np.exp(epsilon) / (1 + np.exp(epsilon))
+    coin = np.random.uniform(0, 1, size=len(answers))
+    return np.where(coin < p, answers, 1 - answers)
+""",
         "import numpy as np\ndef perturb(R, epsilon, sensitivity):\n    n, m = R.shape\n"
         "    return R + np.random.laplace(0, sensitivity / epsilon, R.shape)\n",
         # a scalar query gets a scalar draw
@@ -149,6 +204,29 @@ class NoiseShapeBroadcast(Rule):
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
     )
     INVALID = (
+        # unary encoding: every bit flipped with the full-ε probability
+        """
+import random, math
+def unary_perturb(one_hot, epsilon):
+    p = math.exp(epsilon) / (math.exp(epsilon) + 1)
+    out = []
+    for bit in one_hot:  # <-
+        out.append(bit if random.random() < p else 1 - bit)
+    return out
+""",
+        # every binary column of each record, one coin per cell, the keep probability from a method
+        """
+import numpy as np
+class LDPRelease:
+    def keep_prob(self):
+        return np.e ** self.epsilon / (np.e ** self.epsilon + 1)
+    def perturb(self, X, binary_cols):
+        p = self.keep_prob()
+        coin = np.random.uniform(0, 1, size=(X.shape[0], len(binary_cols)))  # <-
+        flip = coin > p
+        X[:, binary_cols] = np.abs(X[:, binary_cols] - flip)
+        return X
+""",
         # the size commented out: one scalar on the whole predicted matrix
         """
 import numpy as np
@@ -220,6 +298,80 @@ def ldp_embeddings(E, epsilon):
                                   f"everywhere, so differences between entries are released exactly; draw with the "
                                   f"array's shape")
                 return
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """Binary randomized response at the full ε applied to every bit of a unary (one-hot) encoding, or to
+        every column of a record through a two-axis coin."""
+        keep: dict[str, str] = {}
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name):
+                budget = _keep_probability(sub.value) or self._returned_keep(sub.value)
+                if budget:
+                    keep[sub.targets[0].target.value] = budget
+        if not keep:
+            return
+        unary = bool(words(node.name.value) & _UNARY_WORDS) or {"one", "hot"} <= words(node.name.value)
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.For) and (unary or words(last_name(sub.iter) or "") & _UNARY_WORDS):
+                compared = self._compared(sub, keep)
+                if compared:
+                    self.report(sub, f"each bit of a unary (one-hot) encoding is kept with probability "
+                                     f"e^{compared}/(1+e^{compared}): two encodings differ in two bits, so each "
+                                     f"report is 2·{compared}-LDP; use e^({compared}/2)/(1+e^({compared}/2))")
+                    return
+            if isinstance(sub, cst.Call) and call_name(sub) in _COIN_CALLS and self._two_axis_size(sub):
+                holder = self._holder(sub)
+                if holder and self._compared(node, keep, holder):
+                    budget = next(iter(keep.values()))
+                    self.report(sub, f"a coin per row and column is compared with the keep probability at the full "
+                                     f"`{budget}`: every column of a record is randomized with the whole budget, so "
+                                     f"one record's report costs (number of columns)·{budget}; split the budget "
+                                     f"over the columns")
+                    return
+
+    def _returned_keep(self, value: cst.BaseExpression) -> str | None:
+        """``self.get_p()``: a module function/method whose return is a full-ε keep probability."""
+        if not isinstance(value, cst.Call) or value.args:
+            return None
+        name = call_name(value)
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.FunctionDef) and sub.name.value == name:
+                for ret in walk(sub, into_scopes=False):
+                    if isinstance(ret, cst.Return) and ret.value is not None:
+                        found = _keep_probability(ret.value)
+                        if found:
+                            return found
+        return None
+
+    @staticmethod
+    def _compared(scope: cst.CSTNode, keep: dict[str, str], holder: str | None = None) -> str | None:
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Comparison):
+                names = {n.value for n in walk(sub) if isinstance(n, cst.Name)}
+                hit = names & set(keep)
+                if not hit:
+                    continue
+                if holder is not None:
+                    if holder in names:
+                        return keep[next(iter(hit))]
+                elif any(isinstance(c, cst.Call) and call_name(c) in _COIN_CALLS for c in walk(sub)):
+                    return keep[next(iter(hit))]
+        return None
+
+    @staticmethod
+    def _two_axis_size(call: cst.Call) -> bool:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value in ("size", "shape"):
+                return isinstance(arg.value, cst.Tuple) and len(arg.value.elements) == 2
+        positional = [a for a in call.args if a.keyword is None]
+        return call_name(call) == "rand" and len(positional) == 2
+
+    def _holder(self, call: cst.Call) -> str | None:
+        parent = self.ctx.analysis.parent(call)
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target,
+                                                                                       cst.Name):
+            return parent.targets[0].target.value
+        return None
 
     def _scalar_draw_of(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
         draw = _scalar_draw(expr)
