@@ -114,11 +114,11 @@ import numpy as np
 def split_budget(epsilon, proportions):
     return [epsilon / p for p in proportions]  # <-
 """,
-        # zCDP: ρ per marginal divided by its weight from a dict
+        # a marginal's budget is the total divided by its weight from a dict
         """
 import numpy as np
-def measure(data, marginals, rho, weights):
-    return {m: data.project(m) + np.random.normal(0, (1 / (2 * rho / weights[m])) ** 0.5) for m in marginals}  # <-
+def measure(data, marginals, epsilon, weights):
+    return {m: data.project(m) + np.random.laplace(0, 1 / (2 * epsilon / weights[m])) for m in marginals}  # <-
 """,
         # a named fraction of the budget
         """
