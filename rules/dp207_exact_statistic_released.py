@@ -107,6 +107,12 @@ def _guards(fn: cst.CSTNode) -> dict[cst.CSTNode, list[cst.BaseExpression]]:
     return out
 
 
+def _count(n: cst.CSTNode) -> bool:
+    """``len(X)``, ``X.shape[0]``, ``X.size``: the record count."""
+    return isinstance(n, cst.Subscript) or isinstance(n, cst.Attribute) and n.attr.value == "size" \
+        or isinstance(n, cst.Call) and call_name(n) == "len"
+
+
 def _noised(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(expr))
 
@@ -323,7 +329,11 @@ def describe(table, labels, epsilon):
             taint = _Taint(fn, seeds.get(fn, {}) if isinstance(fn, cst.FunctionDef) else {}, records)
             taint.run(fn)
             for expr, where in self._sinks(fn):
-                for src in sorted(taint.sources(expr) - reported, key=self._position):
+                found = taint.sources(expr)
+                if not isinstance(expr, (cst.Dict, cst.DictComp)):
+                    # a count sizes arrays everywhere; it is a released statistic as a described field
+                    found = {s for s in found if not _count(s)}
+                for src in sorted(found - reported, key=self._position):
                     reported.add(src)
                     line = self.ctx.analysis.line_of(src)
                     if line in lines:
