@@ -104,6 +104,26 @@ _FACTORIZATIONS = frozenset({"svd", "svds", "randomized_svd", "svd_lowrank", "pc
                              "eigsh", "eigs"})
 
 
+#: words of a flag that turns the noise off on purpose (``if not self.no_noise``, ``if use_dp``)
+_SWITCH_WORDS = frozenset({"noise", "dp", "private", "privacy", "nonprivate", "enable", "enabled", "use", "flag",
+                           "mode", "baseline", "disable", "disabled", "debug"})
+
+
+def _switch(test: cst.BaseExpression) -> bool:
+    """A bare flag (``self.no_noise``, ``not use_dp``, ``args.dp is False``), not a selection of items."""
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and (
+            isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value in ("True", "False", "None") or number(test.comparisons[0].comparator) is not None):
+        test = test.left
+    if isinstance(test, cst.Name):
+        return bool(words(test.value) & _SWITCH_WORDS)
+    if isinstance(test, cst.Attribute):
+        return bool(words(test.attr.value) & _SWITCH_WORDS)
+    return False
+
+
 class NoiseMissesValue(Rule):
     id = "DP515"
     name = "noise-misses-value"
@@ -228,6 +248,27 @@ def release_mean(x, epsilon, sensitivity):
     mean = float(np.mean(x))
     noisy = mean + np.random.laplace(0, sensitivity / epsilon)
     return noisy
+""",
+        # shaped noise through a local name, added in place to each array
+        """
+import numpy as np
+def add_noise_to_params(model_params, noise_stddev):
+    for param_array in model_params:
+        noise = np.random.normal(0, noise_stddev, param_array.shape)
+        param_array += noise.astype(param_array.dtype)
+    return model_params
+""",
+        # a no-noise switch: the raw branch is an explicit non-private mode
+        """
+import tensorflow as tf
+def noise_grads(self, m, sigma, clip):
+    noised = {}
+    for k, v in m.items():
+        if not self.no_noise:
+            noised[k] = v + tf.random.normal(tf.shape(v), stddev=clip * sigma)
+        else:
+            noised[k] = v
+    return noised
 """,
     )
 
@@ -463,7 +504,8 @@ def private_grad(grad, sigma, clip):
                             isinstance(c.operator, cst.NotIn) and dotted(c.comparator) == container
                             for c in cmp.comparisons):
                         return f"for the keys not yet in it (`{fa.code(test).strip()}`)"
-                if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised):
+                if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised) \
+                        and not _switch(test):
                     return "in the `else` of the branch that noises"
             child = anc
         del child
@@ -483,7 +525,7 @@ def private_grad(grad, sigma, clip):
                 if not isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)):
                     continue
                 target, value = stmt.target, stmt.value
-                if not isinstance(target, cst.Name) or target.value not in names or _shaped(value):
+                if not isinstance(target, cst.Name) or target.value not in names or self._shaped_here(value):
                     continue
             else:
                 if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
@@ -500,6 +542,17 @@ def private_grad(grad, sigma, clip):
                 "loop's result is never used; write the noised value back (by index, or into a new "
                 "collection that is released)",
             )
+
+    def _shaped_here(self, value: cst.BaseExpression) -> bool:
+        """Shaped noise, inline or through a local name (``noise = normal(0, s, p.shape)``)."""
+        if _shaped(value):
+            return True
+        for node in walk(value):
+            if isinstance(node, cst.Name):
+                bound = self.ctx.analysis.value_of(node)
+                if bound is not None and _shaped(bound):
+                    return True
+        return False
 
     def _read_after(self, loop: cst.For, stmt: cst.CSTNode, name: str) -> bool:
         """Is ``name`` read after ``stmt`` (later in the loop body, or in its own target)?"""
