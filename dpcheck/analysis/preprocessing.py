@@ -56,7 +56,7 @@ _NOT_PRIVATE = frozenset({
     "acc", "accuracy", "time", "times", "latency", "err", "error", "errors", "result", "results", "res",
     "metric", "metrics", "history", "perf", "model", "net", "lr", "dp", "est", "estimate", "estimated",
     "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
-    "running", "mb", "minibatch",
+    "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
@@ -69,7 +69,8 @@ _EVAL_WORDS = frozenset({
     "eval", "evaluate", "evaluation", "evaluator", "metric", "metrics", "score", "scoring", "plot", "plots",
     "plotting", "visual", "visualize", "visualise", "visualization", "attack", "attacks", "baseline",
     "baselines", "nonprivate", "nonpriv", "test", "tests", "utility", "utilities", "benchmark", "inference",
-    "mia", "membership", "fidelity", "similarity", "analysis", "notebook", "notebooks", "report",
+    "mia", "membership", "fidelity", "similarity", "analysis", "notebook", "notebooks", "report", "crossval",
+    "kfold", "cv",
 })
 #: names of modules that prepare the data set
 _PREPARING = frozenset({
@@ -180,6 +181,15 @@ class _Scope:
         self.constructed = dict(constructed)
         #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
         self.stats: dict[str, set[str]] = {}
+        #: names bound only to random draws (toy data made here) or to values built from them
+        self.simulated: set[str] = set()
+        for node in self.nodes():
+            if isinstance(node, ast.Assign):
+                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _LIBS
+                drawn = any(isinstance(n, ast.Call) and (_DRAWS & {_last(n.func)} or "random" in _dotted(n.func))
+                            for n in ast.walk(node.value))
+                if drawn or (reads and reads <= self.simulated):
+                    self.simulated.update(k for k in _targets(node) if "." not in k)
         #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
         #: whose body collects or drops something (not a guard that raises or returns)
         self.selecting: set[int] = set()
@@ -205,12 +215,16 @@ class _Scope:
                 if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                     stack.append(child)
 
+    def private(self, expr: ast.AST) -> bool:
+        """``_private_looking`` and not toy data drawn at random in this scope."""
+        return _private_looking(expr) and _root(expr) not in self.simulated
+
     def kinds(self, expr: ast.AST) -> set[str]:
         """Statistic kinds ``expr`` carries (directly or through a name assigned one)."""
         out: set[str] = set()
         for node in ast.walk(expr):
             found = _stat(node)
-            if found is not None and _private_looking(found[1]):
+            if found is not None and self.private(found[1]):
                 out.add(found[0])
             key = _key(node)
             if key is not None and key in self.stats:
@@ -229,6 +243,20 @@ class _Scope:
                     and node.id not in _LIBS:
                 return False
         return True
+
+
+_DRAWS = frozenset({"randn", "rand", "normal", "uniform", "multivariate_normal", "make_classification",
+                    "make_blobs", "make_regression", "make_moons", "randint", "standard_normal"})
+
+
+def _dotted(func: ast.expr) -> str:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return ".".join(reversed(parts))
 
 
 _LIBS = frozenset({"np", "numpy", "pd", "torch", "tf", "jnp", "math", "self", "abs", "float", "int", "len"})
@@ -339,16 +367,16 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
                 else scope.constructed.get(_key(receiver) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
-            if kind in PREP_CLASSES and data is not None and _private_looking(data):
+            if kind in PREP_CLASSES and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None
         if name == "fillna" and node.args:
             arg = node.args[0]
             if isinstance(arg, ast.Call) and _last(arg.func) in _MEANS and isinstance(arg.func, ast.Attribute) \
-                    and _private_looking(arg.func.value):
+                    and scope.private(arg.func.value):
                 return f"missing values filled with the data's {_last(arg.func)}"
             return None
-        if name in _CLIP and len(node.args) >= 2 and _private_looking(node.args[0]):
+        if name in _CLIP and len(node.args) >= 2 and scope.private(node.args[0]):
             if scope.kinds(ast.Tuple(elts=node.args[1:], ctx=ast.Load())) & (_LOCATION | _SPREAD):
                 return "the data clipped at its own statistics"
         return None
@@ -356,20 +384,25 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             and any(isinstance(t, ast.Tuple) and len(t.elts) >= 2 for t in node.targets):
         # ``data, lo, hi = MinMaxScaler(data)``: a helper scales the data and hands back its statistics
         name = _last(node.value.func).lower()
-        if any(w in name for w in ("scal", "normali", "standardi")) and _private_looking(node.value.args[0]):
+        named = [n for t in node.targets for n in _names(t)] + [
+            n for a in [*node.value.args, *(k.value for k in node.value.keywords)] for n in _names(a)] + [
+            k.arg for k in node.value.keywords if k.arg]
+        if any(_words(n) & (_BUDGET | {"rdp", "dp", "noisy", "private"}) for n in named):
+            return None  # a DP estimate of the statistics (noise scale or budget passed, rdp returned)
+        if any(w in name for w in ("scal", "normali", "standardi")) and scope.private(node.value.args[0]):
             return "the data scaled by a helper that returns its own statistics"
         return None
-    if isinstance(node, ast.AugAssign) and _private_looking(node.target):
+    if isinstance(node, ast.AugAssign) and scope.private(node.target):
         if isinstance(node.op, ast.Sub) and scope.kinds(node.value) & _LOCATION:
             return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.kinds(node.value) & _SPREAD:
             return "the data scaled by its own spread"
         return None
     if isinstance(node, ast.BinOp):
-        if isinstance(node.op, ast.Sub) and _private_looking(node.left) and not _words_only_stat(node.left, scope):
+        if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope):
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
-        if isinstance(node.op, ast.Div) and _private_looking(node.left):
+        if isinstance(node.op, ast.Div) and scope.private(node.left):
             if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope):
                 return "the data scaled by its own spread"
         if isinstance(node.op, ast.Add) and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult):
@@ -438,31 +471,32 @@ def claims(source: str) -> bool:
 
 
 def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 2) -> dict[str, str]:
-    """Files within ``depth`` import steps (either way: the DP module's helpers, and a script's
-    other helpers when the script imports the DP module) of a DP-claiming module -> that module."""
+    """Files a DP-claiming module imports within ``depth`` steps, and the helpers of an entry
+    script (a module nothing imports) that imports one -> the claiming module. Standalone
+    data-preparation scripts of a DP project count too."""
     edges = _import_edges(summaries, resolver)
-    both: dict[str, set[str]] = {}
-    for a, deps in edges.items():
-        for b in deps:
-            both.setdefault(a, set()).add(b)
-            both.setdefault(b, set()).add(a)
-    out: dict[str, str] = {}
-    frontier = {p: p for p, s in summaries.items() if s.get("claim")}
-    out.update(frontier)
-    if frontier:
-        # a data-preparation script no module imports (run before the DP step, writing its input)
-        first = sorted(frontier.values())[0]
-        for path in summaries:
-            stem = os.path.splitext(os.path.basename(path))[0]
-            if path not in both and _words(stem) & _PREPARING and not _words(stem) & _EVAL_WORDS:
-                out[path] = first
+    imported = {b for deps in edges.values() for b in deps}
+    claimed = sorted(p for p, s in summaries.items() if s.get("claim"))
+    out: dict[str, str] = {p: p for p in claimed}
+    frontier = dict(out)
     for _ in range(depth):
         nxt: dict[str, str] = {}
         for file, origin in sorted(frontier.items()):
-            for dep in sorted(both.get(file, ())):
+            for dep in sorted(edges.get(file, ())):
                 if dep not in out:
                     out[dep] = nxt[dep] = origin
         frontier = nxt
+    for script in sorted(p for p in edges if p not in imported):
+        origin = next((c for c in claimed if c in edges[script]), None)
+        if origin is not None:
+            for dep in sorted(edges[script]):
+                out.setdefault(dep, origin)
+    if claimed:
+        for path in summaries:
+            stem = os.path.splitext(os.path.basename(path))[0]
+            if path not in imported and _words(stem) & _PREPARING \
+                    and not _words(stem) & _EVAL_WORDS:
+                out.setdefault(path, claimed[0])
     return out
 
 
