@@ -40,12 +40,18 @@ def _bound_names(stmt: cst.CSTNode) -> set[str]:
     return out
 
 
+def _plain_names(expr: cst.CSTNode) -> set[str]:
+    """Names read in ``expr``, not attribute names (``setup.data_loader`` reads ``setup`` only)."""
+    attrs = {id(n.attr) for n in walk(expr) if isinstance(n, cst.Attribute)}
+    return {n.value for n in walk(expr) if isinstance(n, cst.Name) and id(n) not in attrs}
+
+
 class RawOptimizerAfterPrivate(Rule):
     id = "DP517"
     name = "raw-optimizer-after-private"
     category = "general"
     severity = "error"
-    summary = "the optimizer handed to a DP wrapper (make_private, DPOptimizer) is the one that steps: no clipping, no noise"
+    summary = "the optimizer (or loader) handed to a DP wrapper (make_private, DPOptimizer) is the one used: no clipping, no noise, no Poisson sampling"
     rationale = (
         "Opacus' `make_private` / `make_private_with_epsilon` and `DPOptimizer(optimizer, …)` return "
         "a new optimizer that clips per-example gradients and adds the noise in its `step()`; the "
@@ -55,7 +61,9 @@ class RawOptimizerAfterPrivate(Rule):
         "the result rebinds the same name (`model, optimizer, loader = engine.make_private(…, "
         "optimizer=optimizer, …)`), a wrapper that modifies the optimizer in place "
         "(`engine.attach(optimizer)`), steps taken before the wrapper is built, code with no DP "
-        "context. Fix: step the optimizer the wrapper returns (rebind the name to it)."
+        "context. The same for the data loader: iterating the loader given to `make_private` (not "
+        "the Poisson-sampling one it returns) breaks the sampling the accountant charges. "
+        "Fix: step the optimizer (and iterate the loader) the wrapper returns."
     )
     TRIGGERS = ("rivate", "DP", "dp")
     requires_dp_context = True
@@ -154,6 +162,19 @@ def train(tape, loss, variables, optimizer, l2_norm_clip, noise_multiplier):
     optimizer.apply_gradients(zip(grads, variables))  # <-
     return private
 """,
+        # make_private's loader unpacked into another name; the original loader iterated
+        """
+from opacus import PrivacyEngine
+def train(model, optimizer, train_loader, loss_fn, sigma, clip):
+    engine = PrivacyEngine()
+    model, optimizer, private_loader = engine.make_private(module=model, optimizer=optimizer,
+                                                           data_loader=train_loader, noise_multiplier=sigma,
+                                                           max_grad_norm=clip)
+    for x, y in train_loader:  # <-
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        optimizer.step()
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -162,12 +183,13 @@ def train(tape, loss, variables, optimizer, l2_norm_clip, noise_multiplier):
         opt = _wrapped_optimizer(node)
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
-        if opt is None or fn is None:
+        if fn is None:
             return
         stmt = fa.enclosing_statement(node)
-        if opt in _bound_names(stmt):
-            return
         start = fa.line_of(node)
+        self._raw_loader(node, fn, stmt, start)
+        if opt is None or opt in _bound_names(stmt):
+            return
         for sub in walk(fn, into_scopes=False):
             if isinstance(sub, (cst.Assign, cst.AnnAssign)) and opt in _bound_names(sub) and fa.line_of(sub) > start:
                 return  # rebound later: the step may use the wrapper
@@ -179,6 +201,31 @@ def train(tape, loss, variables, optimizer, l2_norm_clip, noise_multiplier):
                     f"`{opt}` was handed to `{call_name(node)}` (line {start}), which returns the "
                     f"private optimizer; `{opt}.{call_name(sub)}()` is the original, so the update has no "
                     "per-example clipping and no noise while ε is reported; step the optimizer the "
+                    "wrapper returned",
+                )
+                return
+
+    def _raw_loader(self, call: cst.Call, fn: cst.FunctionDef, stmt: cst.CSTNode, start: int) -> None:
+        """``make_private(…, data_loader=loader)`` and then ``for x, y in loader``: the original loader's
+        shuffled fixed-size batches, not the Poisson-sampled ones the accountant charges."""
+        if not call_name(call).startswith("make_private"):
+            return
+        loader = next((a.value.value for a in call.args if a.keyword is not None and a.keyword.value == "data_loader"
+                       and isinstance(a.value, cst.Name)), None)
+        if loader is None or loader in _bound_names(stmt) or any(
+                a.keyword is not None and a.keyword.value == "poisson_sampling" for a in call.args):
+            return
+        fa = self.ctx.analysis
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, (cst.Assign, cst.AnnAssign)) and loader in _bound_names(sub) and fa.line_of(sub) > start:
+                return
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.For) and fa.line_of(sub) > start and loader in _plain_names(sub.iter):
+                self.report(
+                    sub,
+                    f"`{loader}` was handed to `{call_name(call)}` (line {start}), which returns a Poisson-"
+                    f"sampling loader; iterating the original `{loader}` trains on its shuffled fixed-size "
+                    "batches, while the accountant charges Poisson subsampling; iterate the loader the "
                     "wrapper returned",
                 )
                 return
