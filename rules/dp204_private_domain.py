@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.domainflow import _NOT_MECHANISM
+from dpcheck.analysis.domainflow import _NOT_MECHANISM, evaluation
 from dpcheck.analysis.domainflow import (
     BUDGET_WORDS,
     DRAWS,
@@ -35,12 +35,6 @@ _READ_TEXT = re.compile(
     r"|(?:Label|Ordinal|OneHot)Encoder|LabelBinarizer|KBinsDiscretizer"
     r"|\]\s*(?:\+=|=(?!=))"  # an item assignment: a mapping filled from the records
 )
-
-
-#: a function with one of these words runs an experiment on the mechanism or plots it; what it computes
-#: is a measurement, not the release
-_EVALUATION_WORDS = frozenset({"plot", "figure", "fig", "experiment", "experiments", "benchmark", "evaluate",
-                               "evaluation", "test", "neighbour", "neighbor", "neighbouring", "neighboring"})
 
 
 _ARITHMETIC = frozenset({"log", "log2", "log10", "log1p", "sqrt", "exp", "ceil", "floor", "float", "int", "abs"})
@@ -670,7 +664,7 @@ def most_common_item(baskets, epsilon):
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         reported: set[cst.BaseExpression] = set()
         for fn, flow in flows.items():
-            if isinstance(fn, cst.FunctionDef) and words(fn.name.value) & _EVALUATION_WORDS or _delta_threshold(fn):
+            if evaluation(fn) or _delta_threshold(fn):
                 continue
             for src, sink, call in self._sinks(fn, flow, returns):
                 if src in reported or not self._in_context(src, call, node):

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, domain_read, is_draw, is_mechanism, is_private
 from dpcheck.analysis.domainflow import reads_labels
-from dpcheck.analysis.domainflow import module_records, statements
+from dpcheck.analysis.domainflow import evaluation, module_records, statements
 from dpcheck.analysis.syntax import SCOPE_TYPES, call_name, dotted, param_names, target_names, value_refs, walk, words
 from dpcheck.cstwalk import children
 from dpcheck.rule import Rule
@@ -326,6 +326,8 @@ def describe(table, labels, epsilon):
         reported: set[cst.BaseExpression] = set()
         lines: set[int] = set()
         for fn in [node, *_methods(node)]:
+            if evaluation(fn):
+                continue
             taint = _Taint(fn, seeds.get(fn, {}) if isinstance(fn, cst.FunctionDef) else {}, records)
             taint.run(fn)
             for expr, where in self._sinks(fn):

@@ -413,14 +413,23 @@ def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices:
     seen = {n for n, srcs in flow.taint.items() if any(flow.kind(s) == "set" for s in srcs)} - indices
     if isinstance(stmt, cst.AugAssign):
         targets = [stmt.target]
-        counting = isinstance(stmt.operator, cst.AddAssign)
+        step: cst.CSTNode | None = stmt.value if isinstance(stmt.operator, cst.AddAssign) else None
     elif isinstance(stmt, cst.Assign):
         targets = [t.target for t in stmt.targets]
         # ``d[k] = d.get(k, 0) + 1``: a count kept per key (not a score computed per candidate)
-        counting = isinstance(stmt.value, cst.BinaryOperation) and isinstance(stmt.value.operator, cst.Add) \
-            and any(isinstance(t, cst.Subscript) and dotted(t.value) in value_refs(stmt.value) for t in targets)
+        own = {dotted(t.value) for t in targets if isinstance(t, cst.Subscript)}
+        value = stmt.value
+        step = None
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add):
+            sides = [value.left, value.right]
+            rest = [x for x in sides if not value_refs(x) & own]
+            step = rest[0] if len(rest) == 1 else None
     else:
         return []
+    keys = {n for t in targets if isinstance(t, cst.Subscript) for el in t.slice for n in value_refs(el.slice)}
+    # a count adds a constant or a record's weight; ``sums[k] += delta[k]`` or ``+= noise`` does not count
+    counting = step is not None and not value_refs(step) & keys and (
+        isinstance(step, (cst.Integer, cst.Float)) or bool(value_refs(step) & flow.private))
     # keys the records hold, counted; or keys already read off them (``out[k] = ... for k in counts``)
     keyed = (flow.private - indices | seen) if counting else seen
     return [t for t in targets if isinstance(t, cst.Subscript) and dotted(t.value) in empties
@@ -514,3 +523,15 @@ def module_records(module: cst.Module) -> frozenset[str]:
         if declared:
             out |= declared & function_flow(fn).private
     return frozenset(out)
+
+
+#: a function with one of these words runs an experiment on the mechanism or plots it; what it computes
+#: is a measurement, not the release
+_EVALUATION_WORDS = frozenset({"plot", "figure", "fig", "experiment", "experiments", "benchmark", "evaluate",
+                               "evaluation", "test", "neighbour", "neighbor", "neighbouring", "neighboring"})
+
+
+def evaluation(fn: Scope) -> bool:
+    """A function named for an experiment, a plot or a test (``drawFigure3``, ``test_cms``)."""
+    return isinstance(fn, cst.FunctionDef) and bool(
+        {w.rstrip("0123456789") for w in words(fn.name.value)} & _EVALUATION_WORDS)
