@@ -15,6 +15,7 @@ _SENS_WORDS = frozenset({"sens", "sensitivity", "clip", "delta_f", "l2"})
 _SQRT = frozenset({"sqrt"})
 #: a noise multiplier / std: squared inside a draw's scale it is a variance used as a scale
 _SIGMA_WORDS = frozenset({"sigma", "sig", "multiplier", "std", "stddev"})
+_DRAW_NAMES = frozenset({"normal", "laplace", "random_normal", "gauss", "normalvariate", "Normal", "Laplace"})
 
 
 def _batch_named(expr: cst.BaseExpression) -> bool:
@@ -123,7 +124,25 @@ class NoiseStdFormula(Rule):
         """A finding is a division by √(batch), a sensitivity squared, or a Laplace scale over len(dimensions)."""
         from dpcheck.analysis.astshapes import noise_std
 
-        return noise_std(facts, _BATCH_WORDS, _SENS_WORDS | _SIGMA_WORDS | {"c", "clipping", "bound", "norm"}, _DIM_WORDS)
+        if noise_std(facts, _BATCH_WORDS, _SENS_WORDS, _DIM_WORDS):
+            return True
+        # a σ or bound squared inside a draw's own arguments
+        import ast
+
+        from dpcheck.analysis.astfacts import last_name as ast_last_name
+
+        wanted = _SENS_WORDS | _SIGMA_WORDS | {"c", "clipping", "bound", "norm"}
+        for call in facts.calls:
+            if not facts.call_lasts(call) & _DRAW_NAMES:
+                continue
+            for value in (*call.args, *(k.value for k in call.keywords)):
+                for sub in ast.walk(value):
+                    if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Pow) and isinstance(
+                            sub.right, ast.Constant) and sub.right.value == 2:
+                        name = ast_last_name(sub.left)
+                        if name is not None and words(name) & wanted:
+                            return True
+        return False
 
     VALID = (
         # the noise on the sum is σC; the mean divides the noisy sum by B
