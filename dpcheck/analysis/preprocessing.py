@@ -56,7 +56,9 @@ _NOT_PRIVATE = frozenset({
     "acc", "accuracy", "time", "times", "latency", "err", "error", "errors", "result", "results", "res",
     "metric", "metrics", "history", "perf", "model", "net", "lr", "dp", "est", "estimate", "estimated",
     "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
-    "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood",
+    "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
+    "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
+    "centres", "proximity",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
@@ -249,6 +251,12 @@ _DRAWS = frozenset({"randn", "rand", "normal", "uniform", "multivariate_normal",
                     "make_blobs", "make_regression", "make_moons", "randint", "standard_normal"})
 
 
+def _drawn(expr: ast.AST) -> bool:
+    """Does ``expr`` draw at random (``np.random.random(d) * span``: a random point, not data)?"""
+    return any(isinstance(n, ast.Call) and ("random" in _dotted(n.func) or _last(n.func) in _DRAWS)
+               for n in ast.walk(expr))
+
+
 def _dotted(func: ast.expr) -> str:
     parts: list[str] = []
     while isinstance(func, ast.Attribute):
@@ -392,14 +400,15 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         if any(w in name for w in ("scal", "normali", "standardi")) and scope.private(node.value.args[0]):
             return "the data scaled by a helper that returns its own statistics"
         return None
-    if isinstance(node, ast.AugAssign) and scope.private(node.target):
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and scope.private(node.target):
         if isinstance(node.op, ast.Sub) and scope.kinds(node.value) & _LOCATION:
             return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.kinds(node.value) & _SPREAD:
             return "the data scaled by its own spread"
         return None
     if isinstance(node, ast.BinOp):
-        if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope):
+        if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope) \
+                and not _drawn(node.left):
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left):
