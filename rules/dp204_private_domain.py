@@ -464,6 +464,19 @@ def stable_histogram(records, epsilon, delta):
             released[key] = noisy
     return released
 """,
+        # a weighted pick over the declared domain, counts looked up per declared key
+        """
+import numpy as np
+class Sampler:
+    def __init__(self, records, domain, epsilon):
+        self.epsilon, self.domain = epsilon, list(domain)
+        self.freq = {}
+        for r in records:
+            self.freq[r] = self.freq.get(r, 0) + 1
+    def pick(self):
+        w = np.array([np.exp(self.epsilon * self.freq.get(k, 0) / 2) for k in self.domain])
+        return np.random.choice(self.domain, p=w / w.sum())
+""",
     )
 
     INVALID = (
@@ -636,6 +649,20 @@ def most_common_item(baskets, epsilon):
     weights = [math.exp(epsilon * freq[i] / 2) for i in items]
     return random.choices(items, weights=weights)[0]
 """,
+        # a weighted pick (no budget parameter in the picking method) over the keys counted from the records
+        """
+import numpy as np
+class Sampler:
+    def __init__(self, records, epsilon):
+        self.epsilon = epsilon
+        self.freq = {}
+        for r in records:
+            self.freq[r] = self.freq.get(r, 0) + 1  # <-
+    def pick(self):
+        keys = list(self.freq)
+        w = np.array([np.exp(self.epsilon * self.freq[k] / 2) for k in keys])
+        return np.random.choice(keys, p=w / w.sum())
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -737,8 +764,9 @@ def most_common_item(baskets, epsilon):
             given_budget = _given_budget(call, flow)
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue
-            if call_name(call) in ("choice", "choices") and not budget_fn:
-                continue
+            weighted = any(a.keyword is not None and a.keyword.value in ("p", "weights") for a in call.args)
+            if call_name(call) in ("choice", "choices") and not (budget_fn or weighted):
+                continue  # a uniform pick (a bootstrap, a batch) outside a budgeted function selects nothing
             helper = given_budget and not (is_draw(call) or is_mechanism(call))
             srcs: set[cst.BaseExpression] = set()
             for i, arg in enumerate(call.args):
