@@ -58,7 +58,7 @@ _NOT_PRIVATE = frozenset({
     "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
     "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
     "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
-    "centres", "proximity",
+    "centres", "proximity", "g", "gs", "flat_g", "correlation",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
