@@ -43,6 +43,9 @@ _SPREAD = frozenset({"std", "nanstd", "var", "nanvar", "max", "amax", "nanmax", 
 _SELECT = frozenset({"corr", "corrcoef", "corrwith", "nunique"})
 _STATS = _LOCATION | _SPREAD | _SELECT
 _MEANS = frozenset({"mean", "nanmean", "median", "nanmedian", "mode"})
+#: names of returned statistics (``data, min_val, max_val = MinMaxScaler(data)``)
+_STAT_WORDS = frozenset({"min", "max", "mean", "mu", "std", "sigma", "s", "scale", "scaler", "stats", "stat", "var",
+                         "lo", "hi", "low", "high", "minimum", "maximum", "norm", "avg", "sd", "median", "offset"})
 _COLLECT = frozenset({"append", "drop", "remove", "add", "pop", "discard", "extend"})
 _CLIP = frozenset({"clip", "clamp", "clip_by_value"})
 #: names that are not the private records: synthetic or public data, held-out splits, model values
@@ -65,7 +68,7 @@ _EVALUATING = frozenset({
     "accuracy_score", "f1_score", "roc_auc_score", "r2_score", "mean_squared_error", "mean_absolute_error",
     "classification_report", "confusion_matrix", "precision_score", "recall_score", "cross_val_score",
     "average_precision_score", "balanced_accuracy_score", "predict", "predict_proba", "score", "savefig",
-    "plot", "imshow", "hist", "scatter", "train_test_split_eval",
+    "plot", "imshow", "hist", "scatter", "evaluate",
 })
 _EVAL_WORDS = frozenset({
     "eval", "evaluate", "evaluation", "evaluator", "metric", "metrics", "score", "scoring", "plot", "plots",
@@ -183,6 +186,7 @@ class _Scope:
         self.constructed = dict(constructed)
         #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
         self.stats: dict[str, set[str]] = {}
+        self.evaluating = _evaluating(body, name)
         #: names bound only to random draws (toy data made here) or to values built from them
         self.simulated: set[str] = set()
         for node in self.nodes():
@@ -338,9 +342,18 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
     constructed = _constructed(tree)
     yield _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
                  "", constructed)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield _Scope(node.body, node.name, constructed)
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, outer_evaluates = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = _Scope(child.body, child.name, constructed)
+                # a helper nested in an evaluation (a classifier's normalize) evaluates too
+                scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)
+                yield scope
+                stack.append((child, scope.evaluating))
+            else:
+                stack.append((child, outer_evaluates))
 
 
 def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
@@ -351,7 +364,7 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
         return []
     out: dict[int, list[Any]] = {}
     for scope in _scopes(tree):
-        if not scope.body or scope.name == "forward" or _evaluating(scope.body, scope.name):
+        if not scope.body or scope.name == "forward" or scope.evaluating:
             continue
         for node in scope.nodes():
             found = _site(node, scope)
@@ -397,7 +410,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             k.arg for k in node.value.keywords if k.arg]
         if any(_words(n) & (_BUDGET | {"rdp", "dp", "noisy", "private"}) for n in named):
             return None  # a DP estimate of the statistics (noise scale or budget passed, rdp returned)
-        if any(w in name for w in ("scal", "normali", "standardi")) and scope.private(node.value.args[0]):
+        held = [n for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts[1:] for n in _names(e)]
+        if any(w in name for w in ("scal", "normali", "standardi")) and scope.private(node.value.args[0]) \
+                and any(_words(n) & _STAT_WORDS for n in held):
             return "the data scaled by a helper that returns its own statistics"
         return None
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and scope.private(node.target):
