@@ -61,7 +61,8 @@ _NOT_PRIVATE = frozenset({
     "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
     "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
     "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
-    "centres", "proximity", "g", "gs", "flat_g", "correlation",
+    "centres", "proximity", "g", "gs", "flat_g", "correlation", "rmse", "mse", "mae", "prev", "previous", "best",
+    "tol", "change", "diff", "residual", "residuals",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
