@@ -6,6 +6,7 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
 from dpcheck.analysis.syntax import call_name, call_params, dotted, walk, words
 from dpcheck.rule import Rule
@@ -29,6 +30,15 @@ _NOT_DATA = frozenset({
     "scale", "scales", "std", "stds", "losses", "loss", "acc", "accuracy", "accuracies", "times", "time",
     "scores", "utility", "errors", "error", "mse", "rmse", "result", "results", "history", "metrics",
     "interval", "intervals", "width", "span", "domain", "q", "query", "queries", "workload", "weights", "weight",
+    "distance", "distances", "corners", "c", "strategy", "matrix", "coef", "coefs", "coefficients",
+})
+_STRUCTURAL = frozenset({"rindex", "index", "split", "rsplit", "find", "rfind", "keys", "startswith", "endswith",
+                         "strip", "replace"})
+#: names of the records a mechanism protects
+_RECORD_WORDS = frozenset({
+    "data", "dataset", "records", "record", "df", "db", "table", "rows", "row", "samples", "sample", "values",
+    "x", "ages", "age", "col", "column", "array", "arr", "train", "grad", "grads", "gradient", "gradients",
+    "update", "updates", "diff", "predicted", "ratings", "r", "y", "labels", "features", "users", "user",
 })
 #: calls that bound their input (a clip factor's statistic stays in the clipped data, not in a scale)
 _BOUNDING = frozenset({"clamp", "clamp_", "clamp_max", "clamp_min", "clip", "clip_", "clip_by_norm", "minimum",
@@ -56,6 +66,8 @@ _BOUND_KEYWORDS = frozenset({
 _SPEC_PARAM = re.compile(
     r"(?i)(?:min_?value|max_?value|max_?partitions_?contributed|max_?contributions\w*|sensitivity|"
     r"lower_?bound|upper_?bound|clamp\w*|clip(?:ping)?_?(?:bound|norm|value))[\"']?\s*[=:]\s*$")
+#: a DP library's contribution bounds named in the text: the file configures a DP pipeline
+_DP_SPEC_TEXT = re.compile(r"(?i)max_?partitions_?contributed|max_?contributions_?per_?partition")
 _NOISE_WORDS = frozenset({"noise", "noises", "lap", "ln", "laplace", "gauss", "perturbation"})
 
 
@@ -127,6 +139,8 @@ def _statistic(call: cst.Call) -> bool:
         for node in walk(part):
             if isinstance(node, cst.Call) and (call_name(node) in PURE_DRAWS or call_name(node) == "exp"):
                 return False  # a statistic of noise, or a smoothed one (exp(-beta k))
+            if isinstance(node, cst.Call) and call_name(node) in _STRUCTURAL:
+                return False  # parsed from names or keys: the layout, not the records' values
             if isinstance(node, cst.Name) and words(node.value) & _NOT_DATA:
                 return False
             if isinstance(node, (cst.Integer, cst.Float)) and part is node:
@@ -158,8 +172,15 @@ class DataDependentCalibration(Rule):
         "smoothed statistics (`exp(-beta*k)`), shapes and lengths, code with no DP context. "
         "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
     )
-    TRIGGERS = ("max", "min", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std")
-    requires_dp_context = True
+    TRIGGERS = ("max", "min", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std", "sensitiv",
+                "laplace")
+    requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs DP context, or a DP library's contribution-bound parameter in the text
+        (a script writing a DP pipeline's spec)."""
+        return facts.may_have_dp_context or bool(_DP_SPEC_TEXT.search(facts.source))
 
     VALID = (
         # public clip bound, noise sized by it
@@ -196,6 +217,21 @@ def server_round(updates, clip, sigma, rng):
     clipped = [u * min(1.0, clip / n) for u, n in zip(updates, norms)]
     total = np.sum(clipped, axis=0) + rng.normal(0, sigma * clip, clipped[0].shape)
     return total / len(updates)
+""",
+        # Laplace noise perturbing a value (centred at it): the value is what is released
+        """
+import numpy as np
+def randomise(counts, b):
+    return [np.random.laplace(c, b) for c in counts]
+""",
+        # a running maximum of a public list of query sensitivities... named as such
+        """
+def workload_sensitivity(queries, epsilon):
+    max_sens = 0
+    for q in queries:
+        if q.sensitivity > max_sens:
+            max_sens = q.sensitivity
+    return max_sens
 """,
         # a query's public sensitivity from a public domain
         """
@@ -268,6 +304,31 @@ def write_spec(ages, epsilon):
     print(f"epsilon = {epsilon}")
     print(f"MaxValue = {max(ages)}")  # <-
 """,
+        # a maximum kept by hand, returned by a sensitivity helper
+        """
+import random
+class AgeQuery:
+    def sensitivity(self):
+        top, n = 0, 0
+        for r in self.records:
+            n += 1
+            if r.age > top:
+                top = r.age  # <-
+        return top / n
+
+    def answer(self, epsilon):
+        b = self.sensitivity() / epsilon
+        return self.mean_age() + random.expovariate(1 / b) - random.expovariate(1 / b)
+""",
+        # no DP names, but Laplace noise: centred at the mean of the true counts
+        """
+import numpy as np
+from statistics import mean
+def publish_paths(counts, b):
+    u = mean(counts.values())  # <-
+    lap = [np.random.laplace(u, b) for _ in counts]
+    return [c + n for c, n in zip(counts.values(), lap)]
+""",
         # per-node local sensitivity from the node's actual degree
         """
 import numpy as np
@@ -282,7 +343,7 @@ def star_counts(graph, k, epsilon):
 
     def visit_Module(self, node: cst.Module) -> None:
         fa = self.ctx.analysis
-        self._taints: dict[cst.CSTNode, dict[str, cst.CSTNode]] = {}
+        self._taints: dict[cst.CSTNode, dict[str, list[cst.CSTNode]]] = {}
         self._reported: set[cst.CSTNode] = set()
         scopes: list[cst.CSTNode] = [node, *fa.nodes(cst.FunctionDef)]
         for scope in scopes:
@@ -302,11 +363,11 @@ def star_counts(graph, k, epsilon):
                     self._check(sink, what, tainted, scope)
             elif isinstance(n, cst.Assign) and any(
                     _sensitivity_name(dotted(t.target)) for t in n.targets):
-                self._check(n.value, "a sensitivity", tainted, scope)
+                self._check(n.value, "a sensitivity", tainted, scope, records=True)
             elif isinstance(n, cst.AnnAssign) and n.value is not None and _sensitivity_name(dotted(n.target)):
-                self._check(n.value, "a sensitivity", tainted, scope)
+                self._check(n.value, "a sensitivity", tainted, scope, records=True)
             elif isinstance(n, cst.Return) and sensitivity_fn and n.value is not None:
-                self._check(n.value, "the sensitivity function's result", tainted, scope)
+                self._check(n.value, "the sensitivity function's result", tainted, scope, records=True)
             elif isinstance(n, cst.FormattedString):
                 self._check_spec(n, tainted, scope)
 
@@ -334,7 +395,6 @@ def star_counts(graph, k, epsilon):
                            positional[0] if positional else None)
                 if loc is not None:
                     out.append((loc, "the centre of the noise"))
-            return out
         callee = fa.callee(call)
         if callee is not None and self._mechanism(callee):
             params = call_params(call, callee)
@@ -371,7 +431,7 @@ def star_counts(graph, k, epsilon):
                 break
         return False
 
-    def _check_spec(self, fstring: cst.FormattedString, tainted: dict[str, cst.CSTNode], scope: cst.CSTNode) -> None:
+    def _check_spec(self, fstring: cst.FormattedString, tainted: dict[str, list[cst.CSTNode]], scope: cst.CSTNode) -> None:
         text = ""
         for part in fstring.parts:
             if isinstance(part, cst.FormattedStringText):
@@ -383,8 +443,8 @@ def star_counts(graph, k, epsilon):
                                 tainted, scope, spec=True)
                 text = ""
 
-    def _check(self, sink: cst.BaseExpression, what: str, tainted: dict[str, cst.CSTNode], scope: cst.CSTNode,
-               *, spec: bool = False) -> None:
+    def _check(self, sink: cst.BaseExpression, what: str, tainted: dict[str, list[cst.CSTNode]], scope: cst.CSTNode,
+               *, spec: bool = False, records: bool = False) -> None:
         fa = self.ctx.analysis
         origin: cst.CSTNode | None = None
         for n in walk(sink, into_scopes=False):
@@ -395,13 +455,19 @@ def star_counts(graph, k, epsilon):
                 origin = fa.enclosing_statement(n)
                 break
         if origin is None:
+            at = fa.line_of(sink)
             for name in sorted(_value_names(sink)):
                 if name in tainted:
-                    origin = tainted[name]
+                    found = tainted[name]
+                    before = [o for o in found if fa.line_of(o) <= at]
+                    origin = max(before, key=fa.line_of) if before else found[0]
                     break
         if origin is None or origin in self._reported:
             return
-        if not fa.in_dp_context(origin) and not fa.in_dp_context(sink):
+        if records and not self._reads_records(origin, scope):
+            return
+        if not fa.in_dp_context(origin) and not fa.in_dp_context(sink) and not self._draws_laplace(sink) and not (
+                spec and _DP_SPEC_TEXT.search(self.ctx.analysis.code(self.ctx.analysis.module))):
             return
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
@@ -410,6 +476,12 @@ def star_counts(graph, k, epsilon):
         self.report(origin, f"`{stat}` computes a statistic of the data the mechanism protects, and it sets "
                             f"{what}: the calibration is this dataset's, not a public bound, so the output's "
                             f"distribution reveals it; use a fixed bound (and clip to it) or estimate it privately")
+
+    def _draws_laplace(self, node: cst.CSTNode) -> bool:
+        """The function holding ``node`` draws Laplace noise (a DP mechanism whatever its names)."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        return fn is not None and any(isinstance(n, cst.Call) and call_name(n) in ("laplace", "Laplace")
+                                      for n in walk(fn.body, into_scopes=False))
 
     def _sorted_max(self, node: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """``pairs[0][1]`` of a list sorted in descending order (its maximum)."""
@@ -432,13 +504,19 @@ def star_counts(graph, k, epsilon):
     # ---- where statistics come from ---------------------------------------------------------
     def _source_call(self, call: cst.Call, scope: cst.CSTNode, depth: int = 0) -> bool:
         if _statistic(call):
-            return True
+            subject = [a.value for a in call.args]
+            if isinstance(call.func, cst.Attribute):
+                subject.append(call.func.value)
+            noisy = self._noisy(scope)
+            if any(_value_names(part) & noisy for part in subject):
+                return False
+            return not self._public(subject, scope)
         name = call_name(call)
         if name in _FETCHES and _SQL_EXTREME.search(self.ctx.analysis.code(scope)):
             return True
         if depth == 0:
             callee = self.ctx.analysis.callee(call)
-            private = any(words(n.value) & _BUDGET_WORDS for a in call.args for n in walk(a.value)
+            private = any(words(n.value) & (_BUDGET_WORDS | _NOT_DATA) for a in call.args for n in walk(a.value)
                           if isinstance(n, cst.Name))
             if callee is not None and not private and not words(callee.name.value) & (_MECHANISM_WORDS | _BUDGET_WORDS):
                 inner = self._taint(callee)
@@ -450,13 +528,53 @@ def star_counts(graph, k, epsilon):
                         return True
         return False
 
-    def _taint(self, scope: cst.CSTNode) -> dict[str, cst.CSTNode]:
+    def _reads_records(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """A value only named a sensitivity must come from the records (data, rows, gradients,
+        updates, a fetched SQL result), one assignment back; a sensitivity of a public structure
+        (a strategy matrix, a tree) is computed the same way."""
+        if any(isinstance(n, cst.Call) and call_name(n) in _FETCHES for n in walk(origin)):
+            return True
+        bindings = self.ctx.analysis.bindings_in(scope)
+        names = _value_names(origin)
+        for name in list(names):
+            for b in bindings.get(name, []):
+                if b.value is not None:
+                    names |= _value_names(b.value)
+        return any(words(n) & _RECORD_WORDS for n in names)
+
+    def _public(self, subject: list[cst.CSTNode], scope: cst.CSTNode) -> bool:
+        """Every name the statistic reads is, one assignment back, built only from configured
+        bounds or public values (``corners = [lo * lo, lo * hi, ...]``)."""
+        bindings = self.ctx.analysis.bindings_in(scope)
+        leaves: set[str] = set()
+        for part in subject:
+            for name in _value_names(part):
+                found = [b.value for b in bindings.get(name, []) if b.value is not None]
+                if found and all(not isinstance(v, (cst.Call,)) or call_name(v) in ("array", "asarray", "list", "tuple")
+                                 for v in found):
+                    for v in found:
+                        leaves |= _value_names(v)
+                else:
+                    leaves.add(name)
+        leaves = {n for n in leaves if n.split(".")[0] not in _MODULES}
+        return bool(leaves) and all(words(n) & _NOT_DATA for n in leaves)
+
+    def _noisy(self, scope: cst.CSTNode) -> set[str]:
+        """Names of ``scope`` derived from a noise draw: their statistics are post-processing."""
+        cache = self.__dict__.setdefault("_noisy_names", {})
+        known = cache.get(scope)
+        if known is None:
+            known = cache[scope] = self.ctx.analysis.derived_names(scope, lambda v: any(
+                isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(v, into_scopes=False)))
+        return known
+
+    def _taint(self, scope: cst.CSTNode) -> dict[str, list[cst.CSTNode]]:
         """Names of ``scope`` holding a statistic of the data -> the statement computing it."""
         known = self._taints.get(scope)
         if known is not None:
             return known
         fa = self.ctx.analysis
-        tainted: dict[str, cst.CSTNode] = {}
+        tainted: dict[str, list[cst.CSTNode]] = {}
         self._taints[scope] = tainted  # recursion guard
         pending: list[tuple[str, cst.CSTNode, cst.CSTNode]] = []
         for name, found in fa.bindings_in(scope).items():
@@ -477,24 +595,44 @@ def star_counts(graph, k, epsilon):
                         target = dotted(t.target.value)
                         if target is not None:
                             pending.append((target, n.value, n))
-        direct: dict[int, bool] = {}
+        for name, value, stmt in pending:
+            if any(isinstance(n, cst.Call) and self._source_call(n, scope) for n in walk(value, into_scopes=False)) \
+                    or self._running_extreme(name, value, stmt):
+                tainted.setdefault(name, []).append(stmt)
         changed = True
         while changed:
             changed = False
-            for i, (name, value, stmt) in enumerate(pending):
+            for name, value, stmt in pending:
                 if name in tainted:
-                    continue
-                hit = direct.get(i)
-                if hit is None:
-                    hit = direct[i] = any(isinstance(n, cst.Call) and self._source_call(n, scope)
-                                          for n in walk(value, into_scopes=False))
-                if hit:
-                    tainted[name] = stmt
-                    changed = True
                     continue
                 for ref in _value_names(value):
                     if ref in tainted:
-                        tainted[name] = tainted[ref]
+                        tainted[name] = list(tainted[ref])
                         changed = True
                         break
         return tainted
+
+    def _running_extreme(self, name: str, value: cst.CSTNode, stmt: cst.CSTNode) -> bool:
+        """``if x > m: m = x``: a maximum (or minimum) kept by hand."""
+        if isinstance(value, (cst.Integer, cst.Float)) or isinstance(value, cst.UnaryOperation):
+            return False
+        if any(words(n) & _NOT_DATA for n in _value_names(value)):
+            return False
+        if any(isinstance(n, cst.Call) and call_name(n) == "exp" for n in walk(value)):
+            return False  # smooth sensitivity: max_k exp(-beta k) LS_k
+        fa = self.ctx.analysis
+        for depth, anc in enumerate(fa.ancestors(stmt)):
+            if depth > 3:
+                return False
+            if isinstance(anc, cst.If):
+                test = anc.test
+                if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+                    return False
+                comp = test.comparisons[0]
+                if not isinstance(comp.operator, (cst.GreaterThan, cst.LessThan, cst.GreaterThanEqual,
+                                                  cst.LessThanEqual)):
+                    return False
+                sides = {dotted(test.left), dotted(comp.comparator)}
+                return name in sides and bool(_value_names(value) & (
+                    _value_names(test.left) | _value_names(comp.comparator)))
+        return False
