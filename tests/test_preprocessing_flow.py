@@ -101,6 +101,21 @@ def load(path, lo, hi):
     rows = min_max_scaler(open(path), lo, hi)
     return rows, (lo, hi)
 """, None),
+    "helper-returning-splits": ("""
+from .utils import load_normalised
+def load(path):
+    train, val, test = load_normalised(path)
+    return train, val
+""", None),
+    "helper-nested-in-evaluation": ("""
+import numpy as np
+def classifier_utility(X_train, X_test, model):
+    def standardise(x):
+        return (x - np.mean(x, axis=0)) / np.std(x, axis=0)
+    return model.evaluate(standardise(X_test))
+def load(path):
+    return np.load(path), None
+""", None),
     "augmented-shift": ("""
 def load(self, column):
     first = self.frame[column].min()
