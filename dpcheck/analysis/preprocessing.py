@@ -46,6 +46,8 @@ _MEANS = frozenset({"mean", "nanmean", "median", "nanmedian", "mode"})
 #: names of returned statistics (``data, min_val, max_val = MinMaxScaler(data)``)
 _STAT_WORDS = frozenset({"min", "max", "mean", "mu", "std", "sigma", "s", "scale", "scaler", "stats", "stat", "var",
                          "lo", "hi", "low", "high", "minimum", "maximum", "norm", "avg", "sd", "median", "offset"})
+_REDUCTIONS = frozenset({"sum", "nansum", "mean", "nanmean", "average", "var", "nanvar", "std", "nanstd", "norm",
+                         "dot", "max", "min", "trace", "item"})
 _COLLECT = frozenset({"append", "drop", "remove", "add", "pop", "discard", "extend"})
 _CLIP = frozenset({"clip", "clamp", "clip_by_value"})
 #: names that are not the private records: synthetic or public data, held-out splits, model values
@@ -62,7 +64,7 @@ _NOT_PRIVATE = frozenset({
     "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
     "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
     "centres", "proximity", "g", "gs", "flat_g", "correlation", "rmse", "mse", "mae", "prev", "previous", "best",
-    "tol", "change", "diff", "residual", "residuals",
+    "tol", "change", "diff", "residual", "residuals", "scale", "scales", "strategy", "workload",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
@@ -197,6 +199,16 @@ class _Scope:
                             for n in ast.walk(node.value))
                 if drawn or (reads and reads <= self.simulated):
                     self.simulated.update(k for k in _targets(node) if "." not in k)
+        #: nodes inside a reduction (``np.abs(x - x.mean()).sum()``, ``np.average((x - m) ** 2)``): a
+        #: dispersion being computed, not the data transformed
+        self.reduced: set[int] = set()
+        for node in self.nodes():
+            if isinstance(node, ast.Call) and _last(node.func) in _REDUCTIONS:
+                parts: list[ast.AST] = [*node.args, *(k.value for k in node.keywords)]
+                if isinstance(node.func, ast.Attribute):
+                    parts.append(node.func.value)
+                for part in parts:
+                    self.reduced.update(id(n) for n in ast.walk(part))
         #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
         #: whose body collects or drops something (not a guard that raises or returns)
         self.selecting: set[int] = set()
@@ -424,7 +436,7 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         return None
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope) \
-                and not _drawn(node.left):
+                and not _drawn(node.left) and id(node) not in scope.reduced:
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left):
