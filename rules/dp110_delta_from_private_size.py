@@ -143,9 +143,9 @@ class DeltaFromPrivateSize(Rule):
                 deltas.append(node.value)  # type: ignore[attr-defined]
         # δ computed by a call from a record count: ``get_target_delta(len(loader) * batch_size)``
         if any(isinstance(v, ast.Call) and any(
-                isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "len"
+                isinstance(n, ast.Call) and ast_last_name(n.func) == "len"
                 or isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) and n.value.attr == "shape"
-                for a in v.args for n in ast.walk(a)) for v in deltas):
+                for a in [*v.args, *(k.value for k in v.keywords)] for n in ast.walk(a)) for v in deltas):
             return True
         reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
         for call in facts.nodes(ast.Call):

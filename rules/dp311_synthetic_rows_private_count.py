@@ -79,8 +79,8 @@ class SyntheticRowsPrivateCount(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A sampling-named call in a module reading ``len(…)`` or a ``.shape``."""
-        if not facts.called & _SAMPLE_METHODS:
+        """A sampling-named call or a call named for a DP synthesizer, in a module reading ``len(…)`` or a ``.shape``."""
+        if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(words(n) & _SYNTHESIZER_WORDS for n in facts.called):
             return False
         return "len" in facts.called or ".shape" in facts.source
 

@@ -56,7 +56,7 @@ class ParameterFromPrivateCount(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A product of a budget name with something, in a module reading a count (``len``, ``.shape``, ``.sum``)."""
-        if not ("len" in facts.called or "sum" in facts.called or "size" in facts.called or ".shape" in facts.source):
+        if not (facts.called & {"len", "sum", "size", "count_nonzero"} or ".shape" in facts.source):
             return False
         return any(_ast_budget_product(b) for b in facts.binops(ast.Mult))
 

@@ -29,10 +29,15 @@ def _fraction_name(name: str | None) -> bool:
                                                                                           "sample", "sampling"}
 
 
+def _ast_budget(node: ast.AST) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _ast_budget(node.left) or _ast_budget(node.right)
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return bool(words(name) & _BUDGET_WORDS)
+
+
 def _ast_candidate(node: ast.BinOp) -> bool:
-    sides = [node.left.left, node.left.right] if isinstance(node.left, ast.BinOp) else [node.left]
-    names = [s.attr if isinstance(s, ast.Attribute) else s.id if isinstance(s, ast.Name) else "" for s in sides]
-    return isinstance(node.op, ast.Div) and any(words(n) & _BUDGET_WORDS for n in names)
+    return isinstance(node.op, ast.Div) and _ast_budget(node.left)
 
 
 class BudgetDividedByFraction(Rule):
