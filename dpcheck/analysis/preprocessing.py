@@ -78,7 +78,7 @@ _EVAL_WORDS = frozenset({
     "plotting", "visual", "visualize", "visualise", "visualization", "attack", "attacks", "baseline",
     "baselines", "nonprivate", "nonpriv", "test", "tests", "utility", "utilities", "benchmark", "inference",
     "mia", "membership", "fidelity", "similarity", "analysis", "notebook", "notebooks", "report", "crossval",
-    "kfold", "cv",
+    "kfold", "cv", "gui", "display", "show", "recovery", "reconstruction", "inversion", "fisher",
 })
 #: names of modules that prepare the data set
 _PREPARING = frozenset({
@@ -508,12 +508,15 @@ def claims(source: str) -> bool:
 
 
 def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 2) -> dict[str, str]:
-    """Files a DP-claiming module imports within ``depth`` steps, and the helpers of an entry
-    script (a module nothing imports) that imports one -> the claiming module. Standalone
-    data-preparation scripts of a DP project count too."""
+    """Files a DP-claiming script (a claiming module nothing imports) imports within ``depth``
+    steps, and the helpers of an entry script that imports a claiming module -> that module.
+    Standalone data-preparation scripts of a project with a DP script count too."""
     edges = _import_edges(summaries, resolver)
     imported = {b for deps in edges.values() for b in deps}
-    claimed = sorted(p for p, s in summaries.items() if s.get("claim"))
+    # the origins are DP *scripts* (claiming modules nothing imports: a train.py, a main.py): a
+    # library's DP modules are imported by its package, and its users bring their own data
+    claimed = sorted(p for p, s in summaries.items() if s.get("claim") and p not in imported
+                     and os.path.basename(p) != "__init__.py")
     out: dict[str, str] = {p: p for p in claimed}
     frontier = dict(out)
     for _ in range(depth):
@@ -523,8 +526,9 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
                 if dep not in out:
                     out[dep] = nxt[dep] = origin
         frontier = nxt
+    claiming = {p for p, s in summaries.items() if s.get("claim")}
     for script in sorted(p for p in edges if p not in imported):
-        origin = next((c for c in claimed if c in edges[script]), None)
+        origin = next((c for c in sorted(edges[script]) if c in claiming), None)
         if origin is not None:
             for dep in sorted(edges[script]):
                 out.setdefault(dep, origin)
