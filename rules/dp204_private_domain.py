@@ -683,7 +683,9 @@ class Sampler:
             for stmt in statements(fn):
                 if isinstance(stmt, cst.Return) and stmt.value is not None:
                     srcs = flow.sources(stmt.value)
-                    if srcs and isinstance(fn, cst.FunctionDef) and not _delta_threshold(fn):
+                    if srcs and isinstance(fn, cst.FunctionDef) and _delta_threshold(fn):
+                        srcs = {s for s in srcs if flow.kind(s) != "set"}
+                    if srcs and isinstance(fn, cst.FunctionDef):
                         returns.setdefault(fn.name.value, set()).update(srcs)
         for fn in functions:  # a local function's returned read reaches what its callers assign
             called = self._called_returns(fn, returns)
@@ -691,10 +693,11 @@ class Sampler:
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         reported: set[cst.BaseExpression] = set()
         for fn, flow in flows.items():
-            if evaluation(fn) or _delta_threshold(fn):
+            if evaluation(fn):
                 continue
+            stable = _delta_threshold(fn)  # which observed keys survive is decided there; ranges still leak
             for src, sink, call in self._sinks(fn, flow, returns):
-                if src in reported or not self._in_context(src, call, node):
+                if src in reported or not self._in_context(src, call, node) or stable and flow.kind(src) == "set":
                     continue
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
@@ -788,6 +791,9 @@ class Sampler:
                     srcs |= returns[name]
             out += [(s, f"reaches `{call_name(call)}`", call) for s in srcs]
         drawn = _noise_names(fn)
+        # ``eps_tree = epsilon / n_trees``: a share of the budget stays a budget whatever divides it
+        split = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and budget_refs(stmt.value)
+                 for t in stmt.targets for n in target_names(t.target) if words(n) & BUDGET_WORDS}
         for stmt in statements(fn):
             if isinstance(stmt, cst.For):
                 srcs = flow.sources(stmt.iter)
@@ -802,7 +808,7 @@ class Sampler:
             srcs = flow.sources(value)
             if not srcs:
                 continue
-            if budget_refs(value) - flow.taint.keys():  # a data-derived ``eps`` is no budget
+            if budget_refs(value) - flow.taint.keys() or budget_refs(value) & split:  # a data-derived ``eps`` is no budget
                 privatised = any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n))
                                  for n in walk(value, into_scopes=False))
                 # a range noised in the same expression is a DP estimate of it
