@@ -39,6 +39,7 @@ _RECORD_WORDS = frozenset({
     "data", "dataset", "records", "record", "df", "db", "table", "rows", "row", "samples", "sample", "values",
     "x", "ages", "age", "col", "column", "array", "arr", "train", "grad", "grads", "gradient", "gradients",
     "update", "updates", "diff", "predicted", "ratings", "r", "y", "labels", "features", "users", "user",
+    "graph", "subgraph", "node", "nodes", "edges", "edge", "neighbors", "neighbours", "degree", "degrees",
 })
 #: calls that bound their input (a clip factor's statistic stays in the clipped data, not in a scale)
 _BOUNDING = frozenset({"clamp", "clamp_", "clamp_max", "clamp_min", "clip", "clip_", "clip_by_norm", "minimum",
@@ -396,6 +397,13 @@ def star_counts(graph, k, epsilon):
                 if loc is not None:
                     out.append((loc, "the centre of the noise"))
         callee = fa.callee(call)
+        if callee is None and words(name) & _MECHANISM_WORDS and name not in PURE_DRAWS:
+            # an imported mechanism helper: the argument named for the scale or sensitivity
+            for arg in call.args:
+                label = dotted(arg.value) or ""
+                if words(label) & _SCALE_PARAM_WORDS or arg.keyword is not None and words(arg.keyword.value) & \
+                        _SCALE_PARAM_WORDS:
+                    out.append((arg.value, f"`{label or arg.keyword.value}` given to `{name}`"))  # type: ignore[union-attr]
         if callee is not None and self._mechanism(callee):
             params = call_params(call, callee)
             for i, arg in enumerate(call.args):
@@ -618,7 +626,11 @@ def star_counts(graph, k, epsilon):
             return False
         if any(words(n) & _NOT_DATA for n in _value_names(value)):
             return False
-        if any(isinstance(n, cst.Call) and call_name(n) == "exp" for n in walk(value)):
+        fa = self.ctx.analysis
+        scope = fa.scope_of(stmt)
+        candidates = [value, *(b.value for ref in _value_names(value) for b in fa.bindings_in(scope).get(ref, [])
+                               if b.value is not None)]
+        if any(isinstance(n, cst.Call) and call_name(n) == "exp" for v in candidates for n in walk(v)):
             return False  # smooth sensitivity: max_k exp(-beta k) LS_k
         fa = self.ctx.analysis
         for depth, anc in enumerate(fa.ancestors(stmt)):
