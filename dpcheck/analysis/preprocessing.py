@@ -166,6 +166,8 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     if lib:
         if not node.args:
             return None
+        if name in {"max", "min"} and len(node.args) >= 2 and not _axis_like(node.args[1]):
+            return None  # torch.min(a, b): elementwise
         data = node.args[0]
     else:
         data = receiver
