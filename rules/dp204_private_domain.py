@@ -54,8 +54,14 @@ def _delta_threshold(fn: Scope) -> bool:
             if isinstance(stmt, cst.Assign) and value_refs(stmt.value) & named and all(
                     call_name(c) in _ARITHMETIC or is_draw(c) for c in walk(stmt.value) if isinstance(c, cst.Call)):
                 named |= {n for t in stmt.targets for n in target_names(t.target)}
-    return any(isinstance(n, (cst.If, cst.While)) and value_refs(n.test) & named
-               for n in walk(fn.body, into_scopes=False))
+    params = {n for n in value_refs(fn.params) if "delta" in words(n)}
+    derived = named - params
+
+    def threshold(test: cst.BaseExpression) -> bool:  # not an input check such as ``delta < 0``
+        return bool(value_refs(test) & derived) or any(
+            isinstance(c, cst.Call) and call_name(c) in _ARITHMETIC and value_refs(c) & params for c in walk(test))
+
+    return any(isinstance(n, (cst.If, cst.While)) and threshold(n.test) for n in walk(fn.body, into_scopes=False))
 
 
 def _noise_names(fn: Scope) -> set[str]:
