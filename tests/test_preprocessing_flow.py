@@ -194,3 +194,10 @@ def test_standalone_preparation_script_is_reached(tmp_path: Path) -> None:
     main = _DP_MAIN.replace("from loader import load", "from other import load")
     assert [f.line for f in _join(tmp_path, loader, main=main, name="prepare_data.py")] == [5]
     assert _join(tmp_path, loader, main=main, name="plot_data.py") == []
+
+
+def test_released_distribution_no_finding(tmp_path: Path) -> None:
+    """A library's preprocessing (an sdist with PKG-INFO) runs on whatever data its user passes."""
+    (tmp_path / "proj" / "PKG-INFO").parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "proj" / "PKG-INFO").write_text("Name: lib\n")
+    assert _join(tmp_path, CASES["pandas-median-fill"][0]) == []

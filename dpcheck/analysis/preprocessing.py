@@ -543,6 +543,27 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
     return out
 
 
+def _distributed(path: str, cache: dict[str, bool]) -> bool:
+    """Is ``path`` inside a released distribution (an sdist's ``PKG-INFO``, a wheel's
+    ``*.dist-info``, within four folders up)? A library's preprocessing runs on whatever data its
+    user passes; only the user's script makes that data private."""
+    folder = os.path.dirname(path)
+    for _ in range(5):
+        if folder not in cache:
+            try:
+                names = os.listdir(folder)
+            except OSError:
+                names = []
+            cache[folder] = any(n == "PKG-INFO" or n.endswith((".dist-info", ".egg-info")) for n in names)
+        if cache[folder]:
+            return True
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return False
+
+
 def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], resolver_type: Any,
          make: Any) -> list[Any]:
     """DP202 findings at the preprocessing sites of files the project's DP code reaches."""
@@ -550,6 +571,10 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], re
         return []
     from dpcheck.finding import RelatedLocation
 
+    listed: dict[str, bool] = {}
+    summaries = {p: s for p, s in summaries.items() if not _distributed(p, listed)}
+    if not summaries:
+        return []
     reach = reached(summaries, resolver_type(summaries))
     findings = []
     for file, summary in sorted(summaries.items()):
