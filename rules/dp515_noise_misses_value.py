@@ -409,7 +409,7 @@ def private_grad(grad, sigma, clip):
         self._factors(node)
         self._dead_noise(node)
         for container, stmt in raw:
-            if container not in noised:
+            if container not in noised or not self._same_source(stmt.value, noised[container]):
                 continue
             guard = self._fallback_guard(stmt, container, noised[container])
             if guard:
@@ -490,6 +490,18 @@ def private_grad(grad, sigma, clip):
                             "factor) instead",
                         )
                         return
+
+    @staticmethod
+    def _same_source(value: cst.BaseExpression, noised: list[cst.Assign]) -> bool:
+        """The raw value's root name (``v``, ``weights`` of ``weights[k]``) is what the noised entries read."""
+        root = value
+        if isinstance(root, cst.Call) and isinstance(root.func, cst.Attribute):
+            root = root.func.value
+        while isinstance(root, (cst.Subscript, cst.Attribute)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return False
+        return any(isinstance(n, cst.Name) and n.value == root.value for stmt in noised for n in walk(stmt.value))
 
     def _fallback_guard(self, stmt: cst.Assign, container: str, noised: list[cst.Assign]) -> str | None:
         fa = self.ctx.analysis
