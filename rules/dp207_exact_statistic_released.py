@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, domain_read, is_draw, is_mechanism, is_private
+from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, _random, domain_read, is_draw, is_mechanism, is_private
 from dpcheck.analysis.domainflow import reads_labels
 from dpcheck.analysis.domainflow import evaluation, module_records, statements
 from dpcheck.analysis.syntax import SCOPE_TYPES, call_name, dotted, param_names, target_names, value_refs, walk, words
@@ -166,7 +166,9 @@ class _Taint:
                     for t in targets:
                         if srcs:
                             self.names.setdefault(t, set()).update(srcs)
-                    if _loads(stmt.value) or value_refs(stmt.value) & self.flow.private:
+                    if _random(stmt.value):  # simulated data, not records
+                        self.flow.private -= targets
+                    elif _loads(stmt.value) or value_refs(stmt.value) & self.flow.private:
                         self.flow.private |= {t for t in targets if not _not_data(t)}
 
 
