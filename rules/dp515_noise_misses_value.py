@@ -129,7 +129,8 @@ class NoiseMissesValue(Rule):
     name = "noise-misses-value"
     category = "general"
     severity = "error"
-    summary = "noise added to a rebound loop variable or by a loop that skips items: part of the release gets no noise"
+    summary = ("noise that misses part of the release: a rebound loop variable, a loop skipping items, leftover "
+               "keys filled raw, unnoised factors of a factorization, a noised copy never read")
     rationale = (
         "Noise protects only the values it is added to. Two loop shapes leave the released values "
         "raw while the code looks noised. (1) `for v in values: v += noise` or `v = v + noise` "
