@@ -177,7 +177,7 @@ class NonPrivateBounds(Rule):
         "the last use of the privacy budget. A fallback the code flags with a privacy-leak warning is "
         "reported as an `acknowledged` note. "
         "Across modules (the project flow): when a scanned module claims (local) differential privacy, "
-        "preprocessing in the modules it reaches through imports (two steps either way) is reported too: "
+        "preprocessing in the modules a DP script reaches through imports (three steps; an entry script's helpers beside its DP module; standalone data-preparation scripts; not inside a released distribution) is reported too: "
         "a scaler/encoder/imputer/discretiser/column selector fitted on the data, the data centred or "
         "scaled by its own mean/std/min/max/quantile, de-normalised with them, clipped at them, filled "
         "with its median, or columns kept by a correlation/variance test; not for data named synthetic, "

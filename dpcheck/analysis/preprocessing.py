@@ -374,7 +374,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
 def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     """``[line, col, what]`` of each preprocessing site fitted on data that looks private."""
     if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or \
-            any(_words(part) & {"test", "tests", "notebooks", "examples_eval", "plots", "baselines"}
+            any(_words(part) & _EVAL_WORDS
                 for part in path.replace("\\", "/").split("/")[-3:-1]):
         return []
     out: dict[int, list[Any]] = {}
@@ -509,9 +509,9 @@ def claims(source: str) -> bool:
     return _CLAIM.search(source) is not None
 
 
-def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 2) -> dict[str, str]:
+def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 3) -> dict[str, str]:
     """Files a DP-claiming script (a claiming module nothing imports) imports within ``depth``
-    steps, and the helpers of an entry script that imports a claiming module -> that module.
+    steps (three), and the helpers of an entry script that imports a claiming module -> that module.
     Standalone data-preparation scripts of a project with a DP script count too."""
     edges = _import_edges(summaries, resolver)
     imported = {b for deps in edges.values() for b in deps}
