@@ -401,8 +401,8 @@ def star_counts(graph, k, epsilon):
             # an imported mechanism helper: the argument named for the scale or sensitivity
             for arg in call.args:
                 label = dotted(arg.value) or ""
-                if words(label) & _SCALE_PARAM_WORDS or arg.keyword is not None and words(arg.keyword.value) & \
-                        _SCALE_PARAM_WORDS:
+                named = {"sensitivity", "sens", "scale"}  # not std/sigma: ``laplace_mechanism(std, sens, eps)``
+                if words(label) & named or arg.keyword is not None and words(arg.keyword.value) & named:
                     out.append((arg.value, f"`{label or arg.keyword.value}` given to `{name}`"))  # type: ignore[union-attr]
         if callee is not None and self._mechanism(callee):
             params = call_params(call, callee)
