@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
 from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, _random, domain_read, is_draw, is_mechanism, is_private
 from dpcheck.analysis.domainflow import reads_labels
@@ -348,8 +349,9 @@ def describe(table, labels, epsilon):
                                      f"without noise: one record changes the release; store public schema or "
                                      f"a DP estimate instead")
 
-    def _position(self, node: cst.CSTNode) -> tuple[int, str]:
-        return self.ctx.analysis.line_of(node), self.ctx.analysis.code(node)
+    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self.ctx.metadata(PositionProvider)[node].start
+        return start.line, start.column
 
     @staticmethod
     def _sinks(fn: cst.CSTNode) -> list[tuple[cst.BaseExpression, str]]:
