@@ -1,8 +1,11 @@
 """DP113: a function that calibrates or draws noise takes the privacy budget and never reads it."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
@@ -63,6 +66,19 @@ class BudgetIgnoredByNoise(Rule):
     )
     TRIGGERS = ("eps", "budget")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a function whose budget-named parameter no ``Name`` of its body reads."""
+        for fn in facts.functions:
+            args = fn.args
+            params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if words(a.arg) & _BUDGET]
+            if not params:
+                continue
+            named = {n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+            if any(p not in named for p in params):
+                return True
+        return False
 
     VALID = (
         "def compute_noise_multiplier(target_epsilon, target_delta, steps, q):\n"

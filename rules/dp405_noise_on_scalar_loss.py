@@ -76,7 +76,7 @@ class NoiseOnScalarLoss(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a ``backward`` call and a normal/laplace/gauss draw in the module."""
-        return facts.calls_any(_GRADIENT_CALLS) and facts.calls_any(_DRAWS)
+        return facts.calls_any(_GRADIENT_CALLS) and facts.calls_any(_DRAWS | {"randn", "randn_like", "normal_like"})
 
     VALID = (
         # noise on the gradients, not on the loss
