@@ -179,9 +179,10 @@ class DataDependentCalibration(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs DP context, or a DP library's contribution-bound parameter in the text
-        (a script writing a DP pipeline's spec)."""
-        return facts.may_have_dp_context or bool(_DP_SPEC_TEXT.search(facts.source))
+        """A finding needs DP context, a Laplace draw (DP context whatever the names), or a DP
+        library's contribution-bound parameter in the text (a script writing a DP pipeline's spec)."""
+        return facts.may_have_dp_context or facts.calls_any({"laplace", "Laplace"}) \
+            or bool(_DP_SPEC_TEXT.search(facts.source))
 
     VALID = (
         # public clip bound, noise sized by it
