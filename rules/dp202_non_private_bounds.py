@@ -218,6 +218,18 @@ def train(df, noise_multiplier, max_grad_norm):
         return model.rank(codes)
     return evaluation_and_save
 """,
+        # a profile of the upload (cardinalities shown to its owner) next to a DP release: the
+        # function draws no noise and its result feeds nothing released (twin below encodes with it)
+        """
+from opacus import PrivacyEngine
+def train(df, noise_multiplier, max_grad_norm):
+    engine = PrivacyEngine()
+    def profile_columns(model):
+        items = sorted(df["item"].unique())
+        codes = {item: i for i, item in enumerate(items)}
+        return model.rank(codes)
+    return profile_columns
+""",
         # a chart helper of a DP-SGD report: min/max place the sweep's points on the axes
         """
 TITLE = "DP-SGD generator: utility against the accumulated epsilon"

@@ -143,6 +143,87 @@ def load(df):
     keep = target[target > 0.2]
     return df[keep.index], None
 """, 5),
+    "encoder-on-class-range": ("""
+import numpy as np
+from sklearn.preprocessing import OneHotEncoder
+def load(self, y):
+    self.encoder = OneHotEncoder(sparse_output=False)
+    self.encoder.fit(np.arange(self.n_classes).reshape(-1, 1))
+    return self.encoder.transform(y.reshape(-1, 1)), None
+""", None),
+    "encoder-on-labels": ("""
+import numpy as np
+from sklearn.preprocessing import OneHotEncoder
+def load(self, y):
+    self.encoder = OneHotEncoder(sparse_output=False)
+    self.encoder.fit(y.reshape(-1, 1))
+    return self.encoder.transform(y.reshape(-1, 1)), None
+""", 6),
+    "validation-warnings": ("""
+def _validate_statistics(self, data):
+    warnings = []
+    for col in data.columns:
+        z = (data[col] - data[col].mean()) / data[col].std()
+        if (abs(z) > 3).any():
+            warnings.append(col)
+    return warnings
+def load(path):
+    return read(path), None
+""", None),
+    "distance-to-record-risk": ("""
+from sklearn.preprocessing import StandardScaler
+def _calculate_dcr(self, original, synthetic):
+    scaler = StandardScaler()
+    real = scaler.fit_transform(original)
+    return nearest(real, scaler.transform(synthetic))
+def load(path):
+    return read(path), None
+""", None),
+    "standardised-in-loader": ("""
+def load(path, data):
+    for col in data.columns:
+        data[col] = (data[col] - data[col].mean()) / data[col].std()
+    return data, None
+""", 4),
+    "grad-sampler-centring": ("""
+from opacus.grad_sample import register_grad_sampler
+from torch.nn import GroupNorm
+@register_grad_sampler(GroupNorm)
+def groupnorm_grad_sample(layer, A, B):
+    mean = A.mean(dim=(2, 3), keepdim=True)
+    centred = A - mean
+    return {layer.weight: (centred * B).sum(dim=(2, 3))}
+def load(path):
+    return read(path), None
+""", None),
+    "layer-input-centring": ("""
+def groupnorm_grad_sample(layer, A, B):
+    mean = A.mean(dim=(2, 3), keepdim=True)
+    centred = A - mean
+    return {layer.weight: (centred * B).sum(dim=(2, 3))}
+def load(path):
+    return read(path), None
+""", 4),
+    "toy-rows-drawn": ("""
+import numpy as np
+def load(amt, dim):
+    rows = []
+    for n in range(amt):
+        row = np.random.normal(loc=0.0, scale=1.0, size=dim)
+        rows.append(row)
+    rows = np.array(rows)
+    return (rows - np.min(rows)) / (np.max(rows) - np.min(rows)), None
+""", None),
+    "rows-read": ("""
+import numpy as np
+def load(path, dim):
+    rows = []
+    for line in open(path):
+        row = np.array(line.split(","), dtype=float)
+        rows.append(row)
+    rows = np.array(rows)
+    return (rows - np.min(rows)) / (np.max(rows) - np.min(rows)), None
+""", 9),
     "evaluation-only": ("""
 from sklearn.preprocessing import StandardScaler
 from sklearn.metrics import accuracy_score
@@ -175,6 +256,13 @@ def test_preprocessing_case(tmp_path: Path, name: str) -> None:
     loader, line = CASES[name]
     lines = sorted({f.line for f in _join(tmp_path, loader)})
     assert lines == ([] if line is None else [line])
+
+
+def test_validate_script_is_not_a_validator(tmp_path: Path) -> None:
+    """Validation words exempt a function (``_validate_statistics``), not a script ``validate.py``."""
+    loader = "from sklearn.preprocessing import StandardScaler\ndef load(X):\n    return StandardScaler().fit_transform(X), None\n"
+    main = _DP_MAIN.replace("from loader import", "from validate import")
+    assert [f.line for f in _join(tmp_path, loader, main=main, name="validate.py")] == [3]
 
 
 def test_no_dp_claim_no_finding(tmp_path: Path) -> None:

@@ -80,6 +80,10 @@ _EVAL_WORDS = frozenset({
     "mia", "membership", "fidelity", "similarity", "analysis", "notebook", "notebooks", "report", "crossval",
     "kfold", "cv", "gui", "display", "show", "recovery", "reconstruction", "inversion", "fisher",
 })
+#: words of a *function* (not a module: a ``validate.py`` script may train) that profiles, validates
+#: an upload or scores re-identification / distance-to-record risk: it describes the data to its
+#: owner and releases nothing
+_DESCRIBING = frozenset({"profile", "profiling", "validate", "validator", "risk", "dcr", "nndr"})
 #: names of modules that prepare the data set
 _PREPARING = frozenset({
     "preprocess", "preprocessing", "prepare", "prep", "data", "dataset", "loader", "load", "transform",
@@ -119,6 +123,8 @@ def _root(expr: ast.AST) -> str | None:
         if isinstance(node, ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Call):
+            if _last(node.func) in _SEQUENCES:
+                return None  # ``np.arange(n_classes)``: a configured index range, not records
             if isinstance(node.func, ast.Attribute) and not (
                     isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
                 node = node.func.value
@@ -143,6 +149,9 @@ def _root(expr: ast.AST) -> str | None:
         else:
             return None
     return None
+
+
+_SEQUENCES = frozenset({"arange", "range", "linspace", "logspace", "eye", "identity"})
 
 
 def _private_looking(expr: ast.AST) -> bool:
@@ -201,6 +210,11 @@ class _Scope:
                             for n in ast.walk(node.value))
                 if drawn or (reads and reads <= self.simulated):
                     self.simulated.update(k for k in _targets(node) if "." not in k)
+            elif isinstance(node, ast.Call) and _last(node.func) in {"append", "extend"} and node.args \
+                    and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id in self.simulated:
+                # ``database.append(sample)`` with a drawn sample: a toy data set grown row by row
+                self.simulated.add(node.func.value.id)
         #: nodes inside a reduction (``np.abs(x - x.mean()).sum()``, ``np.average((x - m) ** 2)``): a
         #: dispersion being computed, not the data transformed
         self.reduced: set[int] = set()
@@ -312,7 +326,7 @@ def _targets(stmt: ast.AST) -> list[str]:
 def _evaluating(body: list[ast.stmt], name: str) -> bool:
     """Named for evaluation, or scoring models with no privacy budget in sight (a function that
     also spends a budget trains the DP model on what it prepared)."""
-    if _words(name) & _EVAL_WORDS:
+    if _words(name) & (_EVAL_WORDS | _DESCRIBING):
         return True
     scores = budget = False
     for stmt in body:
@@ -362,6 +376,8 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
         node, outer_evaluates = stack.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any("grad_sampler" in _dotted(d.func if isinstance(d, ast.Call) else d) for d in child.decorator_list):
+                    continue  # a per-sample-gradient rule of a layer (Opacus): the layer's own maths, before clipping
                 scope = _Scope(child.body, child.name, constructed)
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
                 scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)
