@@ -483,9 +483,80 @@ class Sampler:
         w = np.array([np.exp(self.epsilon * self.freq.get(k, 0) / 2) for k in self.domain])
         return np.random.choice(self.domain, p=w / w.sum())
 """,
+        # the largest ε any client has spent, read from their accountants (a budget, not a datum)
+        """
+import numpy as np
+def train_rounds(users, rounds, target_epsilon):
+    for r in range(rounds):
+        for u in users:
+            u.train()
+        eps = max([u.epsilon for u in users])
+        if eps > target_epsilon:
+            break
+    return eps, np.random.laplace(0, 1 / target_epsilon)
+""",
+        # the largest of the candidate bounds an exponential mechanism picks from is a public constant
+        """
+import numpy as np
+def learn_theta(degrees, epsilon, theta_list):
+    sensitivity = 6.0 * max(theta_list) + 4
+    probs = [np.exp(epsilon * -abs(np.sum(degrees > t)) / (2 * sensitivity)) for t in theta_list]
+    return theta_list[sample_prob_list(probs)]
+""",
+        # pivots drawn between the extremes of the previous noisy release (post-processing)
+        """
+import numpy as np
+def get_partition(last_release, g, epsilon):
+    top, bottom = max(last_release), min(last_release)
+    pivots = np.random.randint(bottom, max(1, top), g)
+    return pivots + np.random.laplace(0, 1 / epsilon, g)
+""",
+        # a non-DP fallback sampler next to an empirical privacy evaluation (distance to closest record)
+        """
+import numpy as np
+class SyntheticGenerator:
+    def generate(self, data, n):
+        out = {}
+        for col in data.columns:
+            lo, hi = data[col].min(), data[col].max()
+            out[col] = np.clip(np.random.normal(data[col].mean(), data[col].std(), n), lo, hi)
+        return out, self._evaluate_privacy_preservation(data, out)
+    def _evaluate_privacy_preservation(self, real, synth):
+        return {"privacy_score": float(np.min(np.abs(real.values - synth.values)))}
+""",
     )
 
     INVALID = (
+        # the same sampler in a class that claims DP: the clip range is the data's own extremes
+        """
+import numpy as np
+class DPSyntheticGenerator:
+    def generate(self, data, n, epsilon):
+        out = {}
+        for col in data.columns:
+            lo, hi = data[col].min(), data[col].max()  # <-
+            scale = (hi - lo) / (len(data) * epsilon)
+            out[col] = np.clip(np.random.laplace(data[col].mean(), scale, n), lo, hi)
+        return out, self._evaluate_privacy_preservation(data, out)
+    def _evaluate_privacy_preservation(self, real, synth):
+        return {"privacy_score": float(np.min(np.abs(real.values - synth.values)))}
+""",
+        # the same three shapes on the records: a maximum over users' values, a candidate list drawn
+        # uniformly from the data, the extremes of the raw stream
+        """
+import numpy as np
+def dp_max_age(users, epsilon):
+    scale = max([u.age for u in users]) / epsilon  # <-
+    return np.random.laplace(0, scale)
+def learn_theta(degrees, epsilon, batch_size):
+    sensitivity = 6.0 * max(degrees) + 4  # <-
+    batch = degrees[np.random.choice(len(degrees), batch_size)]
+    return np.sum(batch) + np.random.laplace(0, sensitivity / epsilon)
+def get_partition(stream, g, epsilon):
+    top, bottom = max(stream), min(stream)  # <-
+    pivots = np.random.randint(bottom, max(1, top), g)
+    return pivots + np.random.laplace(0, 1 / epsilon, g)
+""",
         # randomized response whose alphabet is the observed categories (LDP-SynthData)
         """
 import math, numpy as np

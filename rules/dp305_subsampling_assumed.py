@@ -572,9 +572,30 @@ def train(model, optimizer, train_loader, sigma, max_norm, epochs):
             optimizer.step()
     return engine.get_epsilon(1e-5)
 """,
+        # one shuffled evaluation loader per client next to the Poisson training loaders
+        """
+import torch
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant, sigma):
+    train = [torch.utils.data.DataLoader(trainsets[i], batch_sampler=UniformWithReplacementSampler(
+        num_samples=len(trainsets[i]), sample_rate=sample_rate)) for i in range(n_clients)]
+    test_dataloaders = [torch.utils.data.DataLoader(testsets[i], batch_size=batch_size, shuffle=True)
+                        for i in range(n_clients)]
+    accountant.step(noise_multiplier=sigma, sample_rate=sample_rate)
+    return train, test_dataloaders
+""",
     )
 
     INVALID = (
+        # the same per-client list of shuffled loaders, for training
+        """
+import torch
+def loaders(trainsets, n_clients, batch_size, sample_rate, accountant, sigma):
+    train_dataloaders = [torch.utils.data.DataLoader(trainsets[i], batch_size=batch_size, shuffle=True)  # <-
+                         for i in range(n_clients)]
+    accountant.step(noise_multiplier=sigma, sample_rate=sample_rate)  # <-
+    return train_dataloaders
+""",
         # an unshuffled training DataLoader accounted by an Opacus 0.x engine told batch and sample size
         """
 from torch.utils.data import DataLoader
@@ -1238,8 +1259,11 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         return False
 
     def _evaluation_target(self, node: cst.Call) -> bool:
-        """Assigned to a test/validation loader (``test_loader = DataLoader(...)``): not training."""
+        """Assigned to a test/validation loader (``test_loader = DataLoader(...)``, also one loader per client in
+        ``test_loaders = [DataLoader(...) for ...]``): not training."""
         parent = self.ctx.analysis.parent(node)
+        while isinstance(parent, (cst.ListComp, cst.GeneratorExp, cst.List, cst.Tuple, cst.Element)):
+            parent = self.ctx.analysis.parent(parent)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             name = ident(parent.targets[0].target) or ""
             return bool(words(name) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})

@@ -200,9 +200,21 @@ import numpy as np
 def ldp_perturb(update, sig, bound, epsilon):
     return update + np.random.normal(0.0, np.sqrt((sig ** 2) * (bound ** 2)), size=update.shape)
 """,
+        # a variance released with Laplace noise: the sensitivity of a second moment is in squared units
+        """
+import numpy as np
+def noisy_std(scales, sensitivity, n, eps):
+    return np.sqrt(np.abs(scales ** 2 + np.random.laplace(np.zeros_like(scales), sensitivity ** 2 / n / eps)))
+""",
     )
 
     INVALID = (
+        # the same squared sensitivity on a first moment (a mean) is a variance used as a scale
+        """
+import numpy as np
+def noisy_mean(means, sensitivity, n, eps):
+    return means + np.random.laplace(np.zeros_like(means), sensitivity ** 2 / n / eps)  # <-
+""",
         # DP-SDV mwem.py: the Laplace scale divided again by the number of the query's dimensions
         """
 def fit(self, hist, queries, dimensions):
@@ -327,6 +339,8 @@ def ldp_perturb(update, sig, bound, epsilon):
                     return False
                 if not zero_centred(anc):
                     return False
+                if self._perturbs_variance(anc):
+                    return True  # noise on a variance: its sensitivity is in squared units
                 squared = self.ctx.analysis.code(power).strip()
                 self.report(power, f"the noise scale of `{call_name(anc)}` contains `{squared}`: a standard "
                                    f"deviation or Laplace scale grows with σ·Δ, not with a square (σ²Δ² is the "
@@ -344,6 +358,18 @@ def ldp_perturb(update, sig, bound, epsilon):
                 continue
             return False
         return False
+
+    def _perturbs_variance(self, draw: cst.Call) -> bool:
+        """``scales ** 2 + laplace(0, sens ** 2 / n / eps)``: the draw is added to a square or a variance, so the
+        released value is a second moment and a squared sensitivity is its own unit."""
+        parent = self.ctx.analysis.parent(draw)
+        if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Subtract))):
+            return False
+        other = parent.left if parent.right is draw else parent.right
+        if isinstance(other, cst.BinaryOperation) and isinstance(other.operator, cst.Power):
+            return number(other.right) == 2
+        name = last_name(other)
+        return name is not None and bool(words(name) & {"var", "variance", "variances", "sq", "squared"})
 
     def _noise_or_std(self, expr: cst.BaseExpression) -> bool:
         """A zero-centred Gaussian draw, a product with one, or a std made of σ and a clip bound."""

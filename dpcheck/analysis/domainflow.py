@@ -61,6 +61,7 @@ _NOT_DATA = frozenset({
     "queries", "query", "workload", "cliques", "marginals", "categories", "cats", "classes", "bins",
     "size", "shape", "idx", "indices", "seed", "rng", "model", "net", "kwargs", "test", "val", "valid",
     "history", "orders", "alphas", "steps", "epochs", "template", "rho", "edge", "edges", "eta",
+    "release", "released", "releases", "sanitized", "sanitised", "privatized", "privatised",
 })
 #: words of ``self`` attributes holding the records
 _DATA_ATTR_WORDS = frozenset({
@@ -203,6 +204,10 @@ def is_private(expr: cst.BaseExpression, flow: Flow) -> bool:
     name = dotted(root)
     if name is None:
         if isinstance(root, (cst.GeneratorExp, cst.ListComp)):
+            # ``[u.epsilon for u in users]``: what is collected per record is a budget or another non-datum
+            element = dotted(root.elt)
+            if element is not None and _not_data(element.rsplit(".", 1)[-1]):
+                return False
             return bool(value_refs(root.for_in.iter) & flow.private)
         return False
     if name in flow.taint:
@@ -436,6 +441,41 @@ def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices:
             and any(value_refs(el.slice) & keyed for el in t.slice)]
 
 
+#: a call named for these, given probabilities or scores, returns the index a mechanism picked
+_PICK_WORDS = frozenset({"sample", "choice", "choices", "choose", "select", "pick", "exponential"})
+_WEIGHT_WORDS = frozenset({"prob", "probs", "probability", "probabilities", "weight", "weights", "score", "scores",
+                           "utility", "utilities", "exponential"})
+
+
+def _weighted_pick(node: cst.CSTNode) -> bool:
+    """``sample_prob_list(probs)``, ``np.random.choice(k, p=probs)``: not a uniform pick of a batch."""
+    if not isinstance(node, cst.Call) or not words(call_name(node)) & _PICK_WORDS:
+        return False
+    if words(call_name(node)) & _WEIGHT_WORDS or any(a.keyword is not None and a.keyword.value in ("p", "weights")
+                                                       for a in node.args):
+        return True
+    return any(isinstance(n, cst.Name) and words(n.value) & _WEIGHT_WORDS for a in node.args for n in walk(a.value))
+
+
+def _picked_from(fn: cst.FunctionDef) -> set[str]:
+    """Names indexed by a mechanism's pick (``theta = thetas[sample(probs)]``, also through
+    ``i = pick(...); j = int(i / k); thetas[j]``): the candidate list the mechanism chooses from is public."""
+    picked: set[str] = set()
+    for _ in range(2):
+        for stmt in statements(fn):
+            if isinstance(stmt, cst.Assign) and any(
+                    _weighted_pick(n) or isinstance(n, cst.Name) and n.value in picked
+                    for n in walk(stmt.value)) and not isinstance(stmt.value, cst.Subscript):
+                picked |= {n for t in stmt.targets for n in target_names(t.target)}
+    out: set[str] = set()
+    for node in walk(fn):
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name) and any(
+                _weighted_pick(n) or isinstance(n, cst.Name) and n.value in picked
+                for el in node.slice if isinstance(el.slice, cst.Index) for n in walk(el.slice)):
+            out.add(node.value.value)
+    return out
+
+
 def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None,
                   records: frozenset[str] = frozenset()) -> Flow:
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
@@ -444,7 +484,8 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
     flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()})
     if isinstance(fn, cst.FunctionDef):
         params = param_names(fn)
-        flow.private = {p for p in params if not _not_data(p)} | (set(records) - set(params))
+        flow.private = {p for p in params if not _not_data(p) and p not in _picked_from(fn)} \
+            | (set(records) - set(params))
     empties = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and _empty_mapping(stmt.value)
                for t in stmt.targets for n in target_names(t.target)}
     #: loop counters over ``range(...)``: positions, not values the records hold

@@ -22,6 +22,17 @@ from dpcheck.analysis.vocabulary import (
 from dpcheck.cstwalk import children
 
 
+#: a privacy-named function with these words measures privacy empirically (DCR, NNDR, an attack's
+#: score); it does not claim differential privacy
+_EVALUATION_WORDS = frozenset({"evaluate", "evaluation", "eval", "metric", "metrics", "score", "scores", "risk"})
+
+
+def _privacy_evaluation(name: str) -> bool:
+    """``_evaluate_privacy_preservation``, ``privacy_metrics``, ``compute_privacy_risk``."""
+    pieces = {w.lower() for w in words(name)}
+    return "privacy" in pieces and bool(pieces & _EVALUATION_WORDS) and not pieces & {"dp", "differential"}
+
+
 @dataclass
 class DPContext:
     """The DP evidence of one function, class or module. ``reasons`` is empty when not DP."""
@@ -131,7 +142,7 @@ class DPContexts:
             value = node.value  # type: ignore[attr-defined]
             strength = strength_cache.get(value)
             if strength is None:
-                strength = strength_cache[value] = dp_name_strength(value)
+                strength = strength_cache[value] = 0 if _privacy_evaluation(value) else dp_name_strength(value)
             if not strength or value in stability:
                 continue
             parent = parents.get(node)
@@ -268,7 +279,8 @@ class DPContexts:
             label = "function" if kind is cst.FunctionDef else "class"
             for node in index.nodes(kind):
                 name = node.name.value  # type: ignore[attr-defined]
-                if DP_NAME.search(name) or (kind is cst.FunctionDef and ACCOUNTANT_CALL.match(name)):
+                if DP_NAME.search(name) and not _privacy_evaluation(name) \
+                        or (kind is cst.FunctionDef and ACCOUNTANT_CALL.match(name)):
                     self._strong_signal(node, f"{label} name {name}")
                     claimed.append(f"{label} {name}")
                 doc = node.get_docstring()  # type: ignore[attr-defined]
