@@ -170,6 +170,16 @@ def _validate_statistics(self, data):
 def load(path):
     return read(path), None
 """, None),
+    "validation-raises": ("""
+def validate_input_data(data, categories):
+    for col in data.columns:
+        z = (data[col] - data[col].mean()) / data[col].std()
+        if (abs(z) > 3).any():
+            raise ValueError(col)
+    return data
+def load(path):
+    return read(path), None
+""", 4),
     "distance-to-record-risk": ("""
 from sklearn.preprocessing import StandardScaler
 def _calculate_dcr(self, original, synthetic):

@@ -81,8 +81,8 @@ _EVAL_WORDS = frozenset({
     "kfold", "cv", "gui", "display", "show", "recovery", "reconstruction", "inversion", "fisher",
 })
 #: words of a *function* (not a module: a ``validate.py`` script may train) that profiles, validates
-#: an upload or scores re-identification / distance-to-record risk: it describes the data to its
-#: owner and releases nothing
+#: an upload or scores re-identification / distance-to-record risk: with no ``raise`` it describes
+#: the data to its owner and releases nothing
 _DESCRIBING = frozenset({"profile", "profiling", "validate", "validator", "risk", "dcr", "nndr"})
 #: names of modules that prepare the data set
 _PREPARING = frozenset({
@@ -326,8 +326,10 @@ def _targets(stmt: ast.AST) -> list[str]:
 def _evaluating(body: list[ast.stmt], name: str) -> bool:
     """Named for evaluation, or scoring models with no privacy budget in sight (a function that
     also spends a budget trains the DP model on what it prepared)."""
-    if _words(name) & (_EVAL_WORDS | _DESCRIBING):
+    if _words(name) & _EVAL_WORDS:
         return True
+    if _words(name) & _DESCRIBING and not any(isinstance(n, ast.Raise) for stmt in body for n in ast.walk(stmt)):
+        return True  # a validator that raises on the data reveals what it found
     scores = budget = False
     for stmt in body:
         for node in ast.walk(stmt):

@@ -119,7 +119,7 @@ _MEASURING_WORDS = frozenset({
     "visualization", "assessment", "performance", "benchmark", "benchmarks", "report", "reporting",
 })
 #: words of a function (not a module: a ``validate.py`` script may train) that profiles the data,
-#: validates an upload or scores re-identification risk
+#: validates an upload (without raising) or scores re-identification risk
 _DESCRIBING_WORDS = frozenset({"profile", "profiling", "validate", "validator", "risk", "dcr", "nndr"})
 
 
@@ -134,7 +134,10 @@ def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
     a function scores or times what was released; its reads shape nothing released."""
     stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
     named = bool(_scope_words(stem) & _MEASURING_WORDS) or (
-        fn is not None and bool(_scope_words(fn.name.value) & (_MEASURING_WORDS | _DESCRIBING_WORDS)))
+        fn is not None and bool(_scope_words(fn.name.value) & _MEASURING_WORDS)) or (
+        # a validator that raises on the data reveals what it found
+        fn is not None and bool(_scope_words(fn.name.value) & _DESCRIBING_WORDS)
+        and not any(isinstance(n, cst.Raise) for n in walk(fn)))
     if not named or fn is None:
         return False
     for node in walk(fn):
