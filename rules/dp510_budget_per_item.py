@@ -25,7 +25,7 @@ _COLUMN_WORDS = frozenset({
 })
 #: a loop that repeats the same release to measure it (tests, experiments), not one release per pass
 _REPEAT_WORDS = frozenset({"trials", "trial", "runs", "run", "repeat", "repeats", "repetitions", "reps",
-                           "experiments", "seeds", "samples", "times", "nsamples", "ntrials", "nruns"})
+                           "experiments", "exper", "seeds", "samples", "times", "nsamples", "ntrials", "nruns"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -252,9 +252,27 @@ def hinge(features, targets, epsilon):
     for f in features:
         f.loss = torch.clamp(epsilon - targets * f.score, min=0)
 """,
+        # repeated independent simulations: every pass perturbs fresh reports, then averages the error
+        """
+def simulate(epsilon, exper_time):
+    errors = []
+    for i in range(exper_time):
+        reports, truth = generate_noised_data(epsilon)
+        est = olh_EM(reports, epsilon)
+        errors.append(((est - truth) ** 2).mean())
+    return sum(errors) / exper_time
+""",
     )
 
     INVALID = (
+        # the same estimator run once per column of one table, with the whole ε each time
+        """
+def estimate_columns(reports, epsilon, columns):
+    estimates = []
+    for col in columns:
+        estimates.append(olh_EM(reports[col], epsilon))  # <-
+    return estimates
+""",
         # twin: one noisy mean per column of the data set, each with the whole ε
         """
 import numpy as np
