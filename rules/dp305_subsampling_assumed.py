@@ -646,32 +646,6 @@ def fl_train(model, clients, num_clients, per_round, sigma, rounds, accountant):
         model.update([clients[i] for i in picked.tolist()], sigma)
         accountant.step(noise_multiplier=sigma, sample_rate=per_round / num_clients)  # <-
 """,
-        # DPSGD_Recommender_Systems: the loader make_private returned is dropped, the shuffled one trained on
-        """
-from opacus import PrivacyEngine
-def train(model, optimizer, train_loader, sigma, max_norm, epochs):
-    engine = PrivacyEngine()
-    model, optimizer, data_loader = engine.make_private(
-        module=model, optimizer=optimizer,
-        data_loader=train_loader,
-        noise_multiplier=sigma, max_grad_norm=max_norm)
-    for epoch in range(epochs):
-        for batch in train_loader:  # <-
-            loss_fn(model(batch)).backward()
-            optimizer.step()
-    return engine.get_epsilon(1e-5)
-""",
-        """
-from opacus import PrivacyEngine
-def fit(net, opt, dl, epsilon, delta, epochs):
-    pe = PrivacyEngine()
-    net, opt, private_dl = pe.make_private_with_epsilon(module=net, optimizer=opt, data_loader=dl, epochs=epochs,
-                                                        target_epsilon=epsilon, target_delta=delta, max_grad_norm=1.0)
-    for epoch in range(epochs):
-        for i, (x, y) in enumerate(tqdm(dl)):  # <-
-            loss_fn(net(x), y).backward()
-            opt.step()
-""",
         # NigeloYang DP-SGD main.py: the script's q = batchsize / n calibrates sigma, but train() takes consecutive
         # slices of one shuffled index array (fixed-size disjoint batches)
         """
@@ -937,45 +911,11 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             else:
                 self._poisson_loader = True
                 self._poisson_scopes.add(self.ctx.analysis.enclosing_function(node))
-                self._discarded_loader(node)
             return
         self._note_sampling(node, name)
         kind = self._batch_source(node, name)
         if kind is not None:
             self._sources.append((node, kind))
-
-    def _discarded_loader(self, node: cst.Call) -> None:
-        """``model, opt, dp_loader = engine.make_private(..., data_loader=train_loader)`` and then
-        ``for batch in train_loader``: the Poisson loader Opacus returned is never iterated, so the
-        batches are not the ones its accountant charges for."""
-        fa = self.ctx.analysis
-        given = _keyword(node, "data_loader")
-        statement = fa.enclosing_statement(node)
-        fn = fa.enclosing_function(node)
-        if given is None or not isinstance(given.value, cst.Name) or fn is None:
-            return
-        assign = statement
-        if not isinstance(assign, cst.Assign) or len(assign.targets) != 1 \
-                or not isinstance(assign.targets[0].target, cst.Tuple):
-            return
-        targets = [e.value for e in assign.targets[0].target.elements]
-        if len(targets) < 3 or not isinstance(targets[2], cst.Name) or targets[2].value == given.value.value:
-            return
-        returned, original, line = targets[2].value, given.value.value, fa.line_of(node)
-        later = [n for n in walk(fn) if fa.line_of(n) > line and not fa.inside(n, node)]
-        if any(isinstance(n, cst.Name) and n.value == returned for n in later):
-            return  # the DP loader is read somewhere
-        if any(isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name) and n.target.value == original
-               for n in later):
-            return
-        for loop in later:
-            if isinstance(loop, cst.For) and any(isinstance(n, cst.Name) and n.value == original
-                                                 for n in walk(loop.iter)):
-                self.report(loop, f"`make_private` on line {line} returned its Poisson-sampling loader as "
-                                  f"`{returned}`, but this loop iterates the original `{original}`: the batches "
-                                  f"trained on are not the sampled ones Opacus' accountant charges for, so the ε it "
-                                  f"reports does not hold; iterate `{returned}`")
-                return
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """``x[i] < sampling_prob`` with ``x = np.random.uniform(size=n)``: the code Poisson-samples its units

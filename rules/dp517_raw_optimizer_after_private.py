@@ -162,6 +162,18 @@ def train(tape, loss, variables, optimizer, l2_norm_clip, noise_multiplier):
     optimizer.apply_gradients(zip(grads, variables))  # <-
     return private
 """,
+        # make_private_with_epsilon's loader unpacked into another name; the original iterated through tqdm
+        """
+from opacus import PrivacyEngine
+def fit(net, opt, dl, epsilon, delta, epochs):
+    pe = PrivacyEngine()
+    net, opt, private_dl = pe.make_private_with_epsilon(module=net, optimizer=opt, data_loader=dl, epochs=epochs,
+                                                        target_epsilon=epsilon, target_delta=delta, max_grad_norm=1.0)
+    for epoch in range(epochs):
+        for i, (x, y) in enumerate(tqdm(dl)):  # <-
+            loss_fn(net(x), y).backward()
+            opt.step()
+""",
         # make_private's loader unpacked into another name; the original loader iterated
         """
 from opacus import PrivacyEngine
