@@ -614,7 +614,7 @@ def star_counts(graph, k, epsilon):
             for name, value, stmt in pending:
                 if name in tainted:
                     continue
-                for ref in _value_names(value):
+                for ref in sorted(_value_names(value)):  # sorted: the origin must not depend on set order
                     if ref in tainted:
                         tainted[name] = list(tainted[ref])
                         changed = True
