@@ -25,8 +25,9 @@ def _budget(expr: cst.BaseExpression) -> bool:
 
 
 def _fraction_name(name: str | None) -> bool:
-    return name is not None and bool(words(name) & _FRACTION_WORDS) and not words(name) & {"decay", "lr", "loss",
-                                                                                          "sample", "sampling"}
+    # a count or a sum of the shares (``n_splits``, ``sum_weights``) normalises: ε / n is an equal split
+    return name is not None and bool(words(name) & _FRACTION_WORDS) and not words(name) & {
+        "decay", "lr", "loss", "sample", "sampling", "n", "num", "number", "count", "nb", "sum", "total"}
 
 
 def _ast_budget(node: ast.AST) -> bool:
@@ -68,6 +69,11 @@ class BudgetDividedByFraction(Rule):
         return any(_ast_candidate(b) for b in facts.binops(ast.Div))
 
     VALID = (
+        # equal splits and normalised weights
+        "def plan(value_protection_epsilon, n_dp_splits, privacy_budget, budget_split_sum, w, i):\n"
+        "    per_part = value_protection_epsilon / n_dp_splits\n"
+        "    share = privacy_budget / budget_split_sum * w[i]\n"
+        "    return per_part, share, laplace_mechanism(1.0, per_part)\n",
         # the shares multiply the budget
         """
 class RenyiFilter:
