@@ -1,8 +1,6 @@
 """DP515: noise that never reaches the released value (a rebound loop variable, a loop that skips items)."""
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -17,7 +15,6 @@ _DRAWS = frozenset({
 #: ... and words naming a noise helper (``LapNoise``, ``add_gaussian``, ``gaussian_mechanism``)
 _NOISE_WORDS = frozenset({"noise", "lap", "laplace", "laplacian", "gauss", "gaussian", "perturb", "perturbation"})
 _SHAPE_WORDS = frozenset({"size", "shape", "like"})
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _noise_call(node: cst.CSTNode) -> bool:
@@ -160,7 +157,7 @@ class NoiseMissesValue(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """Every shape needs noise or a sanitiser: an identifier in the text that draws, names or applies it."""
-        return any(i in _DRAWS or words(i) & (_NOISE_WORDS | _SANITIZER_WORDS) for i in set(_IDENT.findall(facts.source)))
+        return any(i in _DRAWS or words(i) & (_NOISE_WORDS | _SANITIZER_WORDS) for i in facts.identifiers)
 
     VALID = (
         # the noised element is written back by index

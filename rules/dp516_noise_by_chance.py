@@ -1,8 +1,6 @@
 """DP516: the noise is added only when a coin flip says so; otherwise the exact value is released."""
 from __future__ import annotations
 
-import re
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -17,7 +15,6 @@ _NOISE_DRAWS = frozenset({
     "gaussian", "random_normal", "normalvariate",
 })
 _NOISE_WORDS = frozenset({"noise", "laplace", "gaussian", "gauss", "mechanism", "perturb", "privatize", "privatise"})
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _coin(test: cst.BaseExpression) -> str | None:
@@ -89,7 +86,7 @@ class NoiseByChance(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """Every shape needs a noise call: an identifier in the text that draws or names noise."""
-        return any(i in _NOISE_DRAWS or words(i) & _NOISE_WORDS for i in set(_IDENT.findall(facts.source)))
+        return any(i in _NOISE_DRAWS or words(i) & _NOISE_WORDS for i in facts.identifiers)
 
     VALID = (
         # noise on every run

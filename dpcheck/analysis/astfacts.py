@@ -17,11 +17,14 @@ from __future__ import annotations
 import ast
 import math
 import os
+import re
 from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
 from dpcheck.analysis.astnames import dotted
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 T = TypeVar("T")
 
@@ -270,6 +273,11 @@ class AstFacts:
 
     def calls_any(self, names: frozenset[str] | set[str]) -> bool:
         return not self.called.isdisjoint(names)
+
+    @cached_property
+    def identifiers(self) -> frozenset[str]:
+        """Every identifier-shaped token of the source text (code, strings and comments alike)."""
+        return frozenset(_IDENT.findall(self.source))
 
     @cached_property
     def numbers(self) -> frozenset[float]:
