@@ -9,6 +9,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.syntax import call_name, call_params, number, param_names, walk, words
+from dpcheck.analysis.deadcode import commented_out_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -160,6 +161,30 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # twin: δ from a configured maximum, although the user count was overwritten
+        """
+from accounting import get_privacy
+def main(args, dict_users):
+    args.num_users = len(dict_users)
+    return get_privacy(frac=args.frac, z=args.z, delta=1 / args.max_users ** 1.1, T=args.epochs)
+""",
+        # the accountant sits in a function the script only calls inside a string (commented-out code)
+        """
+def train_init(train_data, sample_locs, sigma):
+    trace_num = len(sample_locs)
+    return MomentsAccountant(delta=1 / trace_num, sigma=sigma, sampling_prob=0.01)
+def main(train_data, sample_locs):
+    'train_init(train_data, sample_locs, 1.1)'
+    return serve(train_data)
+if __name__ == "__main__":
+    main(load(), load())
+""",
+        # twin: a fixed δ beside an overwritten count
+        """
+def main(cfg, partitions, epsilon):
+    cfg.n_clients = len(partitions)
+    return calibrate(epsilon, delta=1e-5, clients=cfg.n_clients)
+""",
         # twins of the helper / parameter spellings with public bounds
         """
 import pandas as pd
@@ -275,6 +300,29 @@ class DPSynth:
     )
 
     INVALID = (
+        # δ from a configured count overwritten with the size of the user partition
+        """
+from accounting import get_privacy
+def main(args, dict_users):
+    args.num_users = len(dict_users)
+    return get_privacy(frac=args.frac, z=args.z, delta=1 / args.num_users ** 1.1, T=args.epochs)  # <-
+""",
+        # the same accountant in a function the script runs
+        """
+def train_init(train_data, sample_locs, sigma):
+    trace_num = len(sample_locs)
+    return MomentsAccountant(delta=1 / trace_num, sigma=sigma, sampling_prob=0.01)  # <-
+def main(train_data, sample_locs):
+    train_init(train_data, sample_locs, 1.1)
+if __name__ == "__main__":
+    main(load(), load())
+""",
+        # δ = 1 / cfg.n_records after cfg.n_records = len(partitions)
+        """
+def main(cfg, partitions, epsilon):
+    cfg.n_records = len(partitions)
+    return calibrate(epsilon, delta=1.0 / cfg.n_records, clients=cfg.n_records)  # <-
+""",
         # δ from a helper given the training frame's row count, kept on the object (pandas)
         """
 import pandas as pd
@@ -410,6 +458,14 @@ class DPGAN:
         self.target_delta = 1.0 / self.n ** 2  # <-
 """,
     )
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        dead = commented_out_functions(original_node, self.ctx.source)
+        if not dead:
+            return
+        top = {id(s) for s in original_node.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
+        fa = self.ctx.analysis
+        self.reports[:] = [r for r in self.reports if not any(id(a) in top for a in fa.ancestors(r.node))]
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -604,6 +660,11 @@ class DPGAN:
                     parameter = self._size_parameter(node)
                     if parameter is not None:
                         return parameter
+            elif isinstance(node, cst.Attribute) and not (isinstance(node.value, cst.Name)
+                                                          and node.value.value == "self"):
+                counted = self._overwritten_count(node)
+                if counted is not None:
+                    return counted
             elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
                     and node.value.value == "self":
                 if _FITTED_COUNT.match(node.attr.value):
@@ -614,6 +675,27 @@ class DPGAN:
             if _counts_records(size) and (fa.is_private(size, allow_shape=True) or _training_set_size(size)):
                 return f"`{fa.code(node).strip()}`"
         return None
+
+    def _overwritten_count(self, node: cst.Attribute) -> str | None:
+        """``args.num_users = len(dict_users)`` earlier in the same function: a configured count replaced by
+        the exact size of the data (or of its partition into users)."""
+        fa = self.ctx.analysis
+        if not words(node.attr.value) & (_COUNT_WORDS | {"users", "clients", "records", "samples"}):
+            return None
+        code = fa.code(node).strip()
+        scope = fa.enclosing_function(node) or self.ctx.module
+        line = fa.line_of(node)
+        found: str | None = None
+        for stmt in walk(scope, into_scopes=False):
+            if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
+                    and fa.code(stmt.targets[0].target).strip() == code and fa.line_of(stmt) < line):
+                continue
+            value = stmt.value
+            counted = isinstance(value, cst.Call) and call_name(value) == "len" and len(value.args) == 1 \
+                and isinstance(value.args[0].value, (cst.Name, cst.Attribute))
+            name = ident(value.args[0].value) if counted else None
+            found = f"`{code}` (= `{fa.code(value).strip()}`)" if name and not words(name) & _HELD_OUT else None
+        return found
 
     def _attribute_size(self, node: cst.Attribute) -> cst.BaseExpression | None:
         """``self.n`` assigned a record count (``self.n = len(X)``) in the same class."""

@@ -8,6 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
+from dpcheck.analysis.deadcode import commented_out_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -30,16 +31,35 @@ _EPSILON_READS = frozenset({
     "get_epsilon", "get_privacy_spent", "compute_epsilon", "make_private_with_epsilon", "get_privacy_spent_epsilon",
     "compute_dp_sgd_privacy", "get_noise_multiplier",
 })
+#: a file that may Poisson-sample its batches somewhere it can see
+_POISSON_TEXT = re.compile(r"(?i)poisson|sampler|DPDataLoader|make_private|binomial|bernoulli|uniformwith")
 _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 
-def _rate_argument(call: cst.Call) -> cst.BaseExpression | None:
+def _accountant_named(name: str) -> bool:
+    """``MomentsAccountant``, ``RDPAccountant``, ``PrivacyAccountant``: an accountant built with a rate."""
+    return name.endswith("Accountant") or name.endswith("_accountant")
+
+
+#: a project's own accountant helper (``comp_eps(lmbda, q, sigma, T, delta)``, ``compute_sigma(q, steps, …)``)
+_ACCOUNTANT_HELPER_WORDS = frozenset({"eps", "epsilon", "privacy", "rdp", "renyi", "moments", "sigma"})
+
+
+def _accountant_helper(name: str) -> bool:
+    return bool(words(name) & _ACCOUNTANT_HELPER_WORDS) and not words(name) & {"without", "replacement", "replace"}
+
+
+def _rate_argument(call: cst.Call, *, helpers: bool = True) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in _RATE_KEYWORDS:
             return arg.value
     if call_name(call) in _POSITIONAL_RATE:
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         return positional[0] if positional else None
+    if helpers and _accountant_helper(call_name(call)):
+        return next((a.value for a in call.args if a.keyword is None and not a.star
+                     and isinstance(_unwrap(a.value), (cst.Name, cst.Attribute)) and _rate_named(_unwrap(a.value))),
+                    None)
     return None
 
 
@@ -48,8 +68,9 @@ _UNIFORM = frozenset({"uniform", "rand", "random", "random_sample", "rand_like",
 
 def _rate_named(expr: cst.BaseExpression) -> bool:
     name = ident(expr)
-    return name is not None and (name in _RATE_KEYWORDS or bool(
-        words(name) & {"sampling", "prob", "probability", "rate"} and not words(name) & {"lr", "learning"}))
+    return name is not None and (name in _RATE_KEYWORDS or name.split(".")[-1] == "q" or bool(
+        words(name) & {"sampling", "prob", "probability", "rate"}
+        and not words(name) & {"lr", "learning", "dropout", "drop", "decay", "keep", "mask", "error"}))
 
 
 def _batch_named(expr: cst.BaseExpression | None) -> bool:
@@ -107,8 +128,14 @@ def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
     names = facts.call_lasts(call)
     keywords = {k.arg: k.value for k in call.keywords}
-    if names & {"choice", "randint", "RandomSampler"} or any(words(n) >= {"without", "replace"} for n in names):
+    if names & {"choice", "randint", "randrange", "integers", "RandomSampler", "next_batch"} \
+            or any(words(n) >= {"without", "replace"} for n in names):
         return True
+    if "batch_size" in keywords and any(n.endswith("inputs") or n in ("shuffle_batch", "batch") for n in names):
+        return True
+    if any(isinstance(a, (ast.Name, ast.Attribute)) and "batch" in ast.unparse(a).lower() for a in call.args) \
+            or "batch_size" in keywords:
+        return True  # a loader factory given the batch size
     if names & {"sample", "permutation", "randperm"} and call.args:  # a cohort drawn without replacement
         return True
     if "DataLoader" in names:
@@ -126,7 +153,9 @@ def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
 def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
     """``visit_Call``'s accountant test on CPython's ``ast`` (a superset: every called name)."""
     for name in facts.call_lasts(call):
-        if not _RATE_CALLS.match(name):
+        if _accountant_helper(name) and any(isinstance(a, (ast.Name, ast.Attribute)) for a in call.args):
+            return True
+        if not (_RATE_CALLS.match(name) or _accountant_named(name)):
             continue
         keywords = {k.arg for k in call.keywords}
         if _IMPLIED_RATE.match(name) or keywords & _RATE_KEYWORDS:
@@ -143,8 +172,13 @@ _SIZE_WORDS = frozenset({"n", "num", "examples", "samples", "size", "total", "nt
 
 
 def _helper_name(name: str) -> bool:
-    """``compute_renyi_privacy``, ``get_rdp_epsilon``: a project's own accountant helper."""
-    return bool(words(name) & _HELPER_WORDS) and not words(name) & {"without", "replacement", "replace"}
+    """``compute_renyi_privacy``, ``get_rdp_epsilon``, ``compute_noise`` (tf-privacy's σ search): a project's
+    own accountant helper, or a σ calibration from the record count and the batch size."""
+    pieces = words(name)
+    if pieces & {"without", "replacement", "replace"}:
+        return False
+    return bool(pieces & _HELPER_WORDS) or bool(
+        pieces & {"noise", "sigma"} and pieces & {"compute", "calc", "calculate", "get", "calibrate", "find"})
 
 
 def _size_like(expr: cst.BaseExpression) -> bool:
@@ -162,7 +196,8 @@ def _helper_rate(call: cst.Call, name: str) -> bool:
     if not _helper_name(name):
         return False
     values = [a.value for a in call.args if not a.star]
-    return any(_size_like(v) for v in values) and any(_batch_named(v) for v in values)
+    return any(_size_like(v) for v in values) and (
+        any(_batch_named(v) for v in values) or _keyword(call, "batch_size") is not None)
 
 
 def _ast_helper_rate(facts: AstFacts, call: ast.Call) -> bool:
@@ -170,8 +205,9 @@ def _ast_helper_rate(facts: AstFacts, call: ast.Call) -> bool:
     if not any(_helper_name(n) for n in facts.call_lasts(call)):
         return False
     values = [*call.args, *(k.value for k in call.keywords)]
-    return any(isinstance(v, ast.Call) or isinstance(v, (ast.Name, ast.Attribute)) for v in values) and any(
+    return any(isinstance(v, ast.Call) or isinstance(v, (ast.Name, ast.Attribute)) for v in values) and (any(
         isinstance(v, (ast.Name, ast.Attribute)) and "batch" in ast.unparse(v).lower() for v in values)
+        or any(k.arg == "batch_size" for k in call.keywords))
 
 
 def _ast_coin_per_batch(loop: ast.AST) -> bool:
@@ -274,7 +310,8 @@ class SubsamplingAssumed(Rule):
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
-                "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(")
+                "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
+                "eps(", "sigma(", "sigma_")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -303,6 +340,89 @@ class SubsamplingAssumed(Rule):
             for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
 
     VALID = (
+        # twin: each record joins the batch with probability q (Poisson sampling) before a list comprehension
+        """
+import random
+from accounting import compute_epsilon
+def train(data, step, sigma, delta, steps, batch_size):
+    q = batch_size / len(data)
+    for _ in range(steps):
+        batch = [x for x in data if random.random() < q]
+        step(batch, sigma)
+    return compute_epsilon(q, sigma, steps, delta)
+""",
+        # twin: a Bernoulli mask with the rate the helper accountant is given
+        """
+import numpy as np
+from accountant import comp_eps
+def main(mnist, sigma, delta, batch_size, noisy_step, steps):
+    sample_rate = batch_size / 60000
+    for i in range(steps):
+        mask = np.random.rand(60000) < sample_rate
+        noisy_step(mnist.train.images[mask], sigma)
+    return comp_eps(32, sample_rate, sigma, steps, delta)
+""",
+        # twin: each client joins the round with probability q
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def federate(users, rounds, sample_rate, target_epsilon, target_delta):
+    sigma = get_noise_multiplier(target_epsilon=target_epsilon, target_delta=target_delta,
+                                 sample_rate=sample_rate, steps=rounds)
+    for _ in range(rounds):
+        chosen = [u for u in users if np.random.rand() < sample_rate]
+        aggregate(chosen, sigma)
+""",
+        # a fixed-size draw not sized by the accounted rate (clients shown for evaluation)
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def federate(users, rounds, sample_rate, target_epsilon, target_delta, n_eval):
+    sigma = get_noise_multiplier(target_epsilon=target_epsilon, target_delta=target_delta,
+                                 sample_rate=sample_rate, steps=rounds)
+    shown = np.random.choice(len(users), n_eval, replace=False)
+    for _ in range(rounds):
+        chosen = [u for u in users if np.random.rand() < sample_rate]
+        aggregate(chosen, sigma)
+    return [users[i] for i in shown]
+""",
+        # twin: the unshuffled engine's loader takes a Poisson batch sampler
+        """
+import torch
+from opacus import PrivacyEngine
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+from torch.utils.data import DataLoader
+def fit(disc, disc_opt, dataset, batch_size):
+    sampler = UniformWithReplacementSampler(num_samples=len(dataset), sample_rate=batch_size / len(dataset))
+    loader = DataLoader(dataset, batch_sampler=sampler)
+    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,
+                           max_grad_norm=1.0)
+    engine.attach(disc_opt)
+    return loader
+""",
+        # twin: the imported loader is rewrapped as a Poisson DPDataLoader
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+from data import get_loaders
+from opacus.data_loader import DPDataLoader
+def main(args, orders):
+    train_loader, test_loader = get_loaders(args.batch_size)
+    train_loader = DPDataLoader.from_data_loader(train_loader)
+    sampling_prob = args.batch_size / len(train_loader.dataset)
+    rdp = compute_rdp(sampling_prob, args.sigma, args.steps, orders)
+    return get_privacy_spent(orders, rdp, target_delta=args.delta)
+""",
+        # a draw without replacement in a method that never reaches the accountant
+        """
+import random
+from tensorflow_privacy import compute_noise
+class DPLogReg:
+    def evaluate_subset(self, X, k):
+        return random.sample(range(0, X.shape[0]), k)
+    def noise_for(self, n):
+        self.sigma = compute_noise(n=n, batch_size=self.L, target_epsilon=self.epsilon, epochs=self.epochs,
+                                   delta=self.delta, noise_lbd=1e-6)
+""",
         # the shuffled loader is the non-DP baseline's; the DP branch samples by Poisson
         """
 from torch.utils.data import DataLoader
@@ -587,6 +707,78 @@ def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant,
     )
 
     INVALID = (
+        # each batch slot an independent randint (with replacement) against a MomentsAccountant's sampling_prob
+        """
+import numpy as np
+from privacy import MomentsAccountant
+def batches(data, batch_size, steps):
+    for _ in range(steps):
+        idx = [np.random.randint(len(data)) for _ in range(batch_size)]  # <-
+        yield data[idx]
+def train(data, batch_size, steps, sigma, step):
+    q = batch_size / len(data)
+    acc = MomentsAccountant(delta=1e-5, sigma=sigma, sampling_prob=q)  # <-
+    for batch in batches(data, batch_size, steps):
+        step(batch)
+        acc.accumulate()
+""",
+        # TF-MNIST next_batch (a shuffled partition) against a helper accountant given the rate positionally
+        """
+from accountant import comp_eps
+def main(mnist, sigma, delta, batch_size, noisy_step, steps):
+    sample_rate = batch_size / 60000  # <-
+    for i in range(steps):
+        batch = mnist.train.next_batch(batch_size)  # <-
+        noisy_step(batch, sigma)
+    return comp_eps(32, sample_rate, sigma, steps, delta)  # <-
+""",
+        # a cohort of exactly q * N clients drawn without replacement against Opacus' Poisson accountant
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def federate(users, rounds, sample_rate, target_epsilon, target_delta):
+    sigma = get_noise_multiplier(target_epsilon=target_epsilon, target_delta=target_delta,
+                                 sample_rate=sample_rate, steps=rounds)  # <-
+    for _ in range(rounds):
+        chosen = np.random.choice(len(users), int(sample_rate * len(users)), replace=False)  # <-
+        aggregate([users[i] for i in chosen], sigma)
+""",
+        # Opacus 0.x engine told batch_size and sample_size while the loader walks fixed consecutive batches
+        """
+import torch
+from opacus import PrivacyEngine
+from torch.utils.data import DataLoader
+def fit(disc, disc_opt, dataset, batch_size):
+    loader = DataLoader(dataset, batch_size=batch_size)  # <-
+    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,
+                           max_grad_norm=1.0)
+    engine.attach(disc_opt)
+    return loader
+""",
+        # the training loader comes from another module's factory given the batch size; compute_rdp credits Poisson
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+from data import get_loaders
+def main(args, orders):
+    train_loader, test_loader = get_loaders(args.batch_size)  # <-
+    sampling_prob = args.batch_size / len(train_loader.dataset)
+    rdp = compute_rdp(sampling_prob, args.sigma, args.steps, orders)  # <-
+    return get_privacy_spent(orders, rdp, target_delta=args.delta)
+""",
+        # a lot of L records drawn without replacement against tf-privacy's compute_noise (Poisson, q = L / n)
+        """
+import random
+from tensorflow_privacy import compute_noise
+class DPLogReg:
+    def fit(self, X, y):
+        self.noise_for(X.shape[0])
+        for _ in range(self.iters):
+            lot = random.sample(range(0, X.shape[0]), self.L)  # <-
+            self.step(X[lot], y[lot])
+    def noise_for(self, n):
+        self.sigma = compute_noise(n=n, batch_size=self.L, target_epsilon=self.epsilon, epochs=self.epochs,  # <-
+                                   delta=self.delta, noise_lbd=1e-6)
+""",
         # the same per-client list of shuffled loaders, for training
         """
 import torch
@@ -652,7 +844,7 @@ def fl_train(model, clients, num_clients, per_round, sigma, rounds, accountant):
 import numpy as np
 sampling_prob = args.batchsize / n_training  # <-
 steps = int(args.n_epoch / sampling_prob)
-sigma, eps = get_sigma(sampling_prob, steps, args.eps, args.delta)
+sigma, eps = get_sigma(sampling_prob, steps, args.eps, args.delta)  # <-
 
 def train(epoch):
     sample_idxes = np.arange(n_training)
@@ -718,7 +910,7 @@ def train(input_data, batch_size, epochs, accountant):
         np.random.shuffle(rand_idxs)  # <-
         for idx in range(num_examples // batch_size):
             batch_idxs = rand_idxs[idx * batch_size: (idx + 1) * batch_size]  # <-
-            accountant.accumulate_privacy_spending(q, sigma=1.1)
+            accountant.accumulate_privacy_spending(q, sigma=1.1)  # <-
             step(input_data[batch_idxs])
 """,
         # private-transformers: a RandomSampler feeds fixed batches, the engine accounts batch / sample_size
@@ -898,8 +1090,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if (_RATE_CALLS.match(name) and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
-                                         or _engine_rate(node, name)) or _helper_rate(node, name)) \
+        if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
+                and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
+                     or _engine_rate(node, name)) or _helper_rate(node, name)) \
                 and not _noiseless(node) and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS:
@@ -948,11 +1141,34 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         """``q = batch_size / n``: a sampling rate computed for the accountant."""
         if len(node.targets) != 1:
             return
+        self._imported_loader(node)
         target = ident(node.targets[0].target)
         value = node.value
         if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
                 and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
             self._rates.append(node)
+
+    def _imported_loader(self, node: cst.Assign) -> None:
+        """``train_loader, … = get_loaders(batch_size)``: the training loader built in another module from a
+        fixed batch size, in a file that never mentions Poisson sampling (a sampler, ``DPDataLoader``,
+        ``make_private``): fixed-size batches, whatever shuffling the factory does."""
+        call = node.value
+        if not isinstance(call, cst.Call) or call_name(call) in ("DataLoader", "len", "int", "float") \
+                or self.ctx.analysis.callee(call) is not None:
+            return
+        target = node.targets[0].target
+        names = [ident(e.value) or "" for e in target.elements] if isinstance(target, cst.Tuple) \
+            else [ident(target) or ""]
+        if not any(words(n) & {"train", "training"} and words(n) & {"loader", "dl", "generator", "iterator", "batches"}
+                   for n in names):
+            return
+        if not any(a.keyword is None and _batch_named(a.value) or a.keyword is not None
+                   and a.keyword.value == "batch_size" for a in call.args):
+            return
+        if _POISSON_TEXT.search(self.ctx.source):
+            return
+        self._sources.append((call, f"builds the training loader from a fixed batch size (`{call_name(call)}`, "
+                                    "defined in another module): fixed-size batches"))
 
     def visit_For(self, node: cst.For) -> None:
         """``for x, y in loader: if torch.rand(1) > p: continue``: one coin per batch keeps or drops the whole
@@ -969,6 +1185,29 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if drops and any(isinstance(n, cst.Call) and call_name(n) in _UNIFORM for n in walk(first.test)):
             self._sources.append((first.test, "keeps or drops each whole batch of the loader with one coin, so its "
                                               "records are sampled together, not each independently"))
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._per_element_draws(node)
+
+    def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
+        self._per_element_draws(node)
+
+    def _per_element_draws(self, node: cst.ListComp | cst.GeneratorExp) -> None:
+        """``[random.choice(idx) for _ in range(batch_size)]``, ``(randint(0, n) for _ in range(bs))``: each of
+        the batch's slots drawn independently from all records, so a record can fill several slots (sampling
+        with replacement, a fixed batch size)."""
+        loop = node.for_in
+        if loop.inner_for_in is not None or not isinstance(loop.iter, cst.Call) or call_name(loop.iter) != "range":
+            return
+        if not loop.iter.args or not _batch_named(loop.iter.args[-1].value):
+            return
+        draws = [n for n in walk(node.elt) if isinstance(n, cst.Call)
+                 and call_name(n) in ("choice", "randint", "randrange", "integers")
+                 and _keyword(n, "size") is None and len([a for a in n.args if a.keyword is None]) <= 2]
+        if draws and not any(call_name(d) == "choice" and self._replace_false(d) for d in draws):
+            self._sources.append((node, "fills each batch slot with an independent random draw "
+                                        f"(`{call_name(draws[0])}` per slot, `range(batch)`), i.e. sampling with "
+                                        "replacement: a record can appear several times in one batch"))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
@@ -1025,6 +1264,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 and isinstance(self.ctx.analysis.parent(node), cst.Subscript):
             self._cohort_draws.append((node, f"takes the first clients of a random permutation (`{name}`): "
                                             "a fixed-size cohort without replacement"))
+        elif name in ("sample", "choice") and self._record_population(node) \
+                and (name == "sample" or self._replace_false(node)):
+            self._without_replacement.append((node, f"draws a fixed number of records without replacement "
+                                                    f"(`{name}`)"))
         elif words(name) >= {"without", "replace"} and words(name) & {"loader", "loaders", "sampler", "batch"}:
             self._without_replacement.append((node, f"draws fixed-size batches without replacement (`{name}`)"))
         if name in ("choice", "permutation", "sample") and self._in_init_attribute(node):
@@ -1035,6 +1278,19 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 self._self_claimed.append((node, f"walks fixed batches of size `{fa.code(size.value).strip()}` = "
                                                  "q * n: q is used as a sampling rate, but no record is sampled "
                                                  "with probability q (every record is in the same batch each epoch)"))
+
+    @staticmethod
+    def _record_population(node: cst.Call) -> bool:
+        """``sample(range(0, X.shape[0]), L)``, ``choice(len(X), L, replace=False)``: k of the n records."""
+        positional = [a.value for a in node.args if a.keyword is None]
+        if len(positional) < 2:
+            return False
+        population = positional[0]
+        if isinstance(population, cst.Call) and call_name(population) in ("range", "arange") and population.args:
+            population = population.args[-1].value
+        return isinstance(population, cst.Call) and call_name(population) == "len" or isinstance(
+            population, cst.Subscript) and isinstance(population.value, cst.Attribute) \
+            and population.value.attr.value == "shape"
 
     @staticmethod
     def _replace_false(node: cst.Call) -> bool:
@@ -1106,6 +1362,12 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 return "draws batch indices with replacement (`randint`)"
         elif name == "RandomSampler":
             return "shuffles the data into fixed-size batches (`RandomSampler`)"
+        elif name == "next_batch" and node.args and _batch_named(node.args[0].value) \
+                and self._training_named_target(node) and not self._held_out_call(node):
+            return "takes the next fixed-size batch of a shuffled pass over the data (`next_batch`)"
+        elif (name.endswith("inputs") or name == "shuffle_batch") and _keyword(node, "batch_size") is not None \
+                and self._training_named_target(node) and not self._held_out_call(node):
+            return f"reads fixed-size batches from an input queue (`{name}(batch_size=…)`)"
         elif name == "DataLoader":
             if self._evaluation_target(node) or _whole_dataset(node):
                 return None
@@ -1118,7 +1380,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if (shuffle is None or not _true(shuffle.value)) and _keyword(node, "sampler") is None \
                     and _keyword(node, "batch_sampler") is None and size is not None and number(size.value) is None \
                     and not self._sampler_in_scope(node) \
-                    and self._training_named(node, node.args[0].value if node.args else None):
+                    and (self._training_named(node, node.args[0].value if node.args else None)
+                         or self._counted_by_accountant(node.args[0].value if node.args else None)):
                 return "walks the same consecutive fixed-size batches every epoch (an unshuffled `DataLoader`)"
         elif name == "batch" and isinstance(node.func, cst.Attribute):
             inner = node.func.value
@@ -1142,9 +1405,12 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         sites += [call for call in self._accounted if _rate_argument(call) is None
                   and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call)))
                   and not _engine_rate(call, call_name(call))]
-        sites += [rate.value for rate in self._rates] if not sites else []
+        # a project helper's or a constructed accountant's rate argument comes on top of ``q = batch / n``
+        classic = [call for call in self._accounted if _rate_argument(call, helpers=False) is not None
+                   or _IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))]
+        sites += [rate.value for rate in self._rates] if not classic else []
         for site in sites:
-            what = f"this sampling rate `{fa.code(site).strip()}`" if not isinstance(site, cst.Call) else \
+            what = f"this sampling rate `{fa.code(site).strip()}`" if not any(site is c for c in self._accounted) else \
                 f"`{call_name(site)}` derives q = batch / n from its arguments and"
             self.report(
                 site,
@@ -1180,6 +1446,51 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             names.append(ident(parent.targets[0].target) or "")
         held_out = {"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public"}
         return any(words(n) & {"train", "training"} for n in names) and not any(words(n) & held_out for n in names)
+
+    @staticmethod
+    def _held_out_call(node: cst.Call) -> bool:
+        """``mnist_public.train.next_batch(b)``, ``inputs(eval_data=True, …)``, ``inputs(train=False)``: public or
+        evaluation data, not the private training batches."""
+        held_out = {"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public", "pub"}
+        if isinstance(node.func, cst.Attribute) and words(dotted(node.func.value) or "") & held_out:
+            return True
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            if words(arg.keyword.value) & held_out and not (isinstance(arg.value, cst.Name)
+                                                            and arg.value.value == "False"):
+                return True
+            if words(arg.keyword.value) & {"train", "training"} and isinstance(arg.value, cst.Name) \
+                    and arg.value.value == "False":
+                return True
+        return False
+
+    def _counted_by_accountant(self, data: cst.BaseExpression | None) -> bool:
+        """``PrivacyEngine(…, sample_size=len(dataset))`` while the loader walks ``dataset``: the data the
+        accountant's rate is taken over is this loader's."""
+        name = ident(data) if data is not None else None
+        if name is None:
+            return False
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call):
+                continue
+            callee = call_name(call)
+            if not (_RATE_CALLS.match(callee) or _accountant_named(callee) or _accountant_helper(callee)):
+                continue
+            if any(isinstance(n, cst.Call) and call_name(n) == "len" and n.args and ident(n.args[0].value) == name
+                   for a in call.args for n in walk(a.value)):
+                return True
+        return False
+
+    def _training_named_target(self, node: cst.Call) -> bool:
+        """``images_train, labels_train = distorted_inputs(…)``: assigned to names not held out."""
+        parent = self.ctx.analysis.parent(node)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1):
+            return False
+        target = parent.targets[0].target
+        names = [ident(e.value) or "" for e in target.elements] if isinstance(target, cst.Tuple) else [ident(target) or ""]
+        held_out = {"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public"}
+        return not any(words(n) & held_out for n in names)
 
     def _sampler_in_scope(self, node: cst.Call) -> bool:
         """Another loader of the same function takes a ``sampler=``/``batch_sampler=``: that one trains."""
@@ -1231,16 +1542,26 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         self._report_batches(fa)
         binomial = {id(node) for node, kind in self._self_claimed if "binomial" in kind}
         self.reports[:] = [r for r in self.reports if id(r.node) in binomial or fa.in_dp_context(r.node)]
+        dead = commented_out_functions(original_node, self.ctx.source)
+        if dead:
+            top = {id(s) for s in original_node.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
+            self.reports[:] = [r for r in self.reports if not any(id(a) in top for a in fa.ancestors(r.node))]
 
     def _report_batches(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
         if self._poisson_selection is not None:
             return  # the units are Poisson-sampled here; shuffled batches are each unit's local loop
         scopes = {fa.enclosing_function(call) for call in self._accounted}
         self._sources += [(n, k) for n, k in self._without_replacement
-                          if fa.enclosing_function(n) in scopes or None in scopes]
+                          if fa.enclosing_function(n) in scopes or None in scopes or self._calls_into(n, scopes)]
         cohort_scopes = {fa.enclosing_function(call) for call in self._accounted if self._cohort_rate(call)}
+        sized = [(n, k) for n, k in self._cohort_draws if self._sized_by_rate(n)]
+        if sized:
+            # the accounted rate sizes this draw (``choice(N, int(q * N), replace=False)``): the accountant speaks
+            # for the draw of units, not for each unit's local loader
+            self._sources = [(n, k) for n, k in self._sources if "DataLoader" not in k]
         self._sources += [(n, k) for n, k in self._cohort_draws
-                          if fa.enclosing_function(n) in cohort_scopes or None in cohort_scopes]
+                          if fa.enclosing_function(n) in cohort_scopes or None in cohort_scopes
+                          or any(n is m for m, _ in sized)]
         if not (self._accounted or self._rates) or not self._sources:
             return
         if self._accounted:
@@ -1268,6 +1589,32 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if reported:
             self._report_rates(fa)
 
+    def _calls_into(self, node: cst.CSTNode, scopes: set) -> bool:  # noqa: ANN001
+        """The function around ``node`` calls one of ``scopes`` (``self.noise_from_epsilon(n)`` where that
+        method runs the accountant): the draw and the accounting belong to one training procedure."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        names = {s.name.value for s in scopes if isinstance(s, cst.FunctionDef)}
+        return fn is not None and bool(names) and any(
+            isinstance(n, cst.Call) and call_name(n) in names for n in walk(fn, into_scopes=False))
+
+    def _sized_by_rate(self, draw: cst.Call) -> bool:
+        """The size of a fixed-size draw reads the rate an accountant is given (``int(sample_rate * N)``)."""
+        fa = self.ctx.analysis
+        size = self._choice_size(draw) if call_name(draw) == "choice" else (
+            draw.args[1].value if len(draw.args) > 1 else None)
+        if size is None:
+            return False
+        used = {fa.code(n).strip() for n in walk(size) if isinstance(n, (cst.Name, cst.Attribute))}
+        for call in self._accounted:
+            rate = _rate_argument(call)
+            if rate is None:
+                continue
+            names = {fa.code(n).strip() for n in walk(rate) if isinstance(n, (cst.Name, cst.Attribute))}
+            if any(words(n) - {"self", "args", "cfg", "config", "flags"} for n in names & used):
+                return True
+        return False
+
     def _cohort_rate(self, call: cst.Call) -> bool:
         """The rate given to ``call`` is a fraction of clients (``CLIENT_FRACTION``, ``k / num_users``)."""
         rate = _rate_argument(call)
@@ -1286,6 +1633,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         """The batch source serves the non-DP baseline: it lies under ``if not dp:`` (``if not args.use_dp``,
         ``if dp is False``), in the ``else`` of ``if dp:``, or in a function named ``…_without_dp…``/``no_dp``."""
         fa = self.ctx.analysis
+        stem = words(re.sub(r"\W+", "_", self.ctx.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]))
+        if stem & {"without", "no", "non"} and stem & {"noise", "dp", "privacy", "private"}:
+            return True  # a script named as the non-private baseline (``…_without_noise.py``)
         fn = fa.enclosing_function(node)
         if fn is not None:
             name = words(fn.name.value)

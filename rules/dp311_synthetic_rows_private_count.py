@@ -17,7 +17,8 @@ _SAMPLE_METHODS = frozenset({"synthetic_data", "sample", "generate", "synthesize
 #: a receiver that is a generative model (``sample``/``generate`` alone are too common: ``df.sample``)
 _MODEL_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthetic", "model", "generator", "gan", "aim",
                           "mst", "mwem", "privbayes", "pgm", "ctgan", "dpctgan", "patectgan", "pategan", "vae",
-                          "graph", "engine", "dpgan", "gem", "rap", "jam", "bayes", "ddpm", "diffusion"})
+                          "graph", "engine", "dpgan", "gem", "rap", "jam", "bayes", "ddpm", "diffusion",
+                          "histogram", "hist", "markov", "chain", "kde", "density", "sampler"})
 #: names of DP synthesizers (not ``model``: ``train_model(X, len(X))`` is ordinary training)
 _SYNTHESIZER_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthesize", "synthesise", "aim", "mst",
                                 "mwem", "privbayes", "pgm", "ctgan", "dpctgan", "patectgan", "pategan", "gem",
@@ -25,7 +26,8 @@ _SYNTHESIZER_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthesi
 #: keywords giving the number of rows to draw
 _ROW_KEYWORDS = frozenset({"rows", "n", "num_rows", "n_rows", "nrows", "n_samples", "num_samples", "count",
                            "samples", "n_records", "num_records", "size", "num", "number", "N", "length",
-                           "n_synth", "num_synth", "sample_size"})
+                           "n_synth", "num_synth", "sample_size", "amt", "amount", "n_points", "num_points",
+                           "npoints", "n_traj", "num_traj"})
 #: data sets that are not the private training data
 _NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "public", "synthetic", "synth",
                           "fake", "generated", "gen", "sample", "samples", "batch", "out", "output"})
@@ -48,6 +50,13 @@ def _record_count(expr: cst.BaseExpression) -> str | None:
         if isinstance(index, cst.Index) and number(index.value) == 0:
             return _dataset(expr.value.value)
     return None
+
+
+def _synthesizer_named(name: str) -> bool:
+    """``fit_mst``, ``generate_synthetic_database``, ``synthesize_trajectories``: named for a DP synthesizer or
+    for producing synthetic data."""
+    pieces = words(name)
+    return bool(pieces & _SYNTHESIZER_WORDS) or any(p.startswith("synth") for p in pieces)
 
 
 def _ast_count(node: ast.AST) -> bool:
@@ -80,11 +89,33 @@ class SyntheticRowsPrivateCount(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A sampling-named call or a call named for a DP synthesizer, in a module reading ``len(…)`` or a ``.shape``."""
-        if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(words(n) & _SYNTHESIZER_WORDS for n in facts.called):
+        if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(_synthesizer_named(n) for n in facts.called):
             return False
         return "len" in facts.called or ".shape" in facts.source
 
     VALID = (
+        # twin: a public count of synthetic trajectories
+        """
+import numpy as np
+def release(trajectories, epsilon, n_public):
+    model = fit_noisy_markov(trajectories, epsilon)
+    return generate_synthetic_trajectories(model, n_public)
+""",
+        # twin: a perturbed histogram sampled with a configured count
+        """
+import numpy as np
+def release(database, epsilon, m, n_release=10000):
+    histogram = PerturbedHistogram(database, bins=m, epsilon=epsilon)
+    return histogram.sample(amt=n_release)
+""",
+        # twin: a noisy count paid from the budget
+        """
+import numpy as np
+def release(records, epsilon, epsilon_n):
+    n_noisy = int(len(records) + np.random.laplace(0, 1 / epsilon_n))
+    chain = fit_private_chain(records, epsilon)
+    return synthesize_records(chain, n_noisy)
+""",
         # twin: a configured count handed to the helper
         """
 from mbi import Dataset
@@ -125,6 +156,28 @@ def shuffle_private(df, epsilon, laplace):
     )
 
     INVALID = (
+        # a project's own synthesis function given len() of the private trajectories
+        """
+import numpy as np
+def release(trajectories, epsilon):
+    model = fit_noisy_markov(trajectories, epsilon)
+    return generate_synthetic_trajectories(model, len(trajectories))  # <-
+""",
+        # a perturbed histogram sampled with amt = len(database)
+        """
+import numpy as np
+def release(database, epsilon, m):
+    histogram = PerturbedHistogram(database, bins=m, epsilon=epsilon)
+    k = len(database)
+    return histogram.sample(amt=k)  # <-
+""",
+        # a function named for synthesis (`synthesize_…`) given the private record count
+        """
+import numpy as np
+def release(records, epsilon):
+    chain = fit_private_chain(records, epsilon)
+    return synthesize_records(chain, len(records))  # <-
+""",
         # the count handed to a helper that builds and samples a synthesizer
         """
 from mbi import Dataset
@@ -203,7 +256,7 @@ def synthesize(input_df, description_file, epsilon):
         """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``: the exact
         record count handed to a function named for a DP synthesizer (its number of rows to release)."""
         receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
-        if not (words(name) & _SYNTHESIZER_WORDS or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
+        if not (_synthesizer_named(name) or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
             return
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS:
