@@ -14,6 +14,8 @@ from dpcheck.rule import Rule
 
 _MULTIPLIER_WORDS = frozenset({"sigma", "multiplier", "z"})
 _STD_WORDS = frozenset({"std", "stddev", "scale", "var", "variance", "stdev", "sd"})
+#: a name for the noise's standard deviation (``std_dev``, ``noise_scale``)
+_NOISE_STD = frozenset({"std", "stddev", "noise"})
 _CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm"})
 _PARAM_WORDS = frozenset({"params", "parameters", "grads", "gradients", "layers", "weights", "tensors",
                           "variables", "vars"})
@@ -105,12 +107,47 @@ class ClipNoiseMismatch(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs an L2 clip (``clip_grad_norm_``/``clip_by_norm``, or ``max``/``min`` of a
-        ratio) and a Gaussian draw in the file."""
-        return _ast_has_clip(facts) and bool(facts.calls_any({"normal", "randn", "randn_like", "gauss",
+        """A finding needs an L2 clip (``clip_grad_norm_``/``clip_by_norm``, ``max``/``min`` of a ratio, or an
+        ``if`` comparison guarding a rescale) and a Gaussian draw in the file."""
+        guarded = any(isinstance(n.test, ast.Compare) for n in facts.nodes(ast.If))
+        return (_ast_has_clip(facts) or guarded) and bool(facts.calls_any({"normal", "randn", "randn_like", "gauss",
                                                               "random_normal", "normal_"}))
 
     VALID = (
+        # the guarded clip of the whole update (global norm), then σ·C per tensor
+        """
+import numpy as np
+def privatize_update(weights, clip_norm, noise_multiplier):
+    total = np.sqrt(sum(np.sum(d ** 2) for d in weights))
+    out = []
+    for d in weights:
+        if total > clip_norm:
+            d = d * clip_norm / total
+        out.append(d + np.random.normal(0, noise_multiplier * clip_norm, d.shape))
+    return out
+""",
+        # a coefficient from the global norm, applied per tensor
+        """
+import torch
+def noisy_grads(model, C, noise_multiplier):
+    total = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    for p in model.parameters():
+        coef = min(C / (total + 1e-6), 1.0)
+        p.grad = p.grad * coef + noise_multiplier * C * torch.randn_like(p.grad)
+""",
+        # per-tensor guard with per-layer bound C/√L
+        """
+import numpy as np
+def clip_layers_np(weights, clip, sigma):
+    per_layer = clip / np.sqrt(len(weights))
+    out = []
+    for w in weights:
+        n = np.linalg.norm(w)
+        if n > per_layer:
+            w = w * per_layer / n
+        out.append(w + np.random.normal(0, sigma * clip, w.shape))
+    return out
+""",
         # σ·C
         """
 import torch
@@ -162,6 +199,36 @@ def noisy_sum(g, clip, sigma):
     )
 
     INVALID = (
+        # a per-tensor clip guarded by an if, numpy, noise std named for the std
+        """
+import numpy as np
+def privatize_update(weights, clip_norm, noise_multiplier):
+    out = []
+    for d in weights:
+        n = np.linalg.norm(d)
+        if n > clip_norm:
+            d = d * clip_norm / n  # <-
+        std_dev = noise_multiplier * clip_norm
+        out.append(d + np.random.normal(0, std_dev, d.shape))
+    return out
+""",
+        # a clip coefficient per tensor through a local name, noise scaled outside the draw
+        """
+import torch
+def noisy_grads(model, C, noise_scale):
+    for p in model.parameters():
+        coef = min(C / (p.grad.norm() + 1e-6), 1.0)
+        p.grad = p.grad * coef + noise_scale * torch.randn_like(p.grad)  # <-
+""",
+        # the comparison written the other way round, division form, module-level script
+        """
+import torch
+for name, g in grads.items():
+    g_norm = torch.linalg.vector_norm(g)
+    if max_norm < g_norm:
+        g = g / (g_norm / max_norm)  # <-
+    grads[name] = g + torch.normal(0.0, sigma * max_norm, g.shape)
+""",
         # NicoleStrel DP-SGD-FL update.py: per-tensor clip to C, then noise with std sigma alone
         """
 import torch
@@ -206,8 +273,50 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
             self._per_tensor(node)
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, (cst.Divide, cst.Multiply)) and isinstance(node.right, cst.Call):
+        if not isinstance(node.operator, (cst.Divide, cst.Multiply)):
+            return
+        if isinstance(node.right, cst.Call):
             self._per_tensor(node)
+        elif isinstance(node.right, cst.Name):
+            self._per_tensor_factor(node)
+        if not isinstance(self.ctx.analysis.parent(node), cst.BinaryOperation):
+            self._per_tensor_guarded(node)
+
+    def _per_tensor_factor(self, node: cst.BinaryOperation) -> None:
+        """``g * coef`` with ``coef = min(C / norm, 1)`` assigned in the same loop body."""
+        assert isinstance(node.right, cst.Name)
+        fa = self.ctx.analysis
+        loop = next(iter(fa.enclosing_loops(node, comprehensions=False)), None)
+        if loop is None:
+            return
+        values = [sub.value for sub in walk(loop.body, into_scopes=False) if isinstance(sub, cst.Assign)
+                  and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name)
+                  and sub.targets[0].target.value == node.right.value]
+        if len(values) == 1 and isinstance(values[0], cst.Call):
+            self._per_tensor(node, node.with_changes(right=values[0]))
+
+    def _per_tensor_guarded(self, node: cst.BinaryOperation) -> None:
+        """``if norm > C: g = g * C / norm`` (or ``g * (C / norm)``, ``g / (norm / C)``) in a loop over tensors."""
+        fa = self.ctx.analysis
+        guard = next((a for a in fa.ancestors(node) if isinstance(a, cst.If)), None)
+        if guard is None or not isinstance(guard.test, cst.Comparison) or len(guard.test.comparisons) != 1:
+            return
+        op = guard.test.comparisons[0].operator
+        left, right = guard.test.left, guard.test.comparisons[0].comparator
+        if isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+            left, right = right, left
+        elif not isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+            return
+        norm, bound = last_name(left), last_name(right)
+        if not norm or not bound or not isinstance(left, cst.Name):
+            return
+        leaves = [n for n in walk(node) if isinstance(n, (cst.Name, cst.Attribute))
+                  and not isinstance(fa.parent(n), cst.Attribute)]
+        names = [last_name(n) for n in leaves]
+        if norm not in names or bound not in names or len(leaves) != 3:
+            return
+        clipped = next(n for n in leaves if last_name(n) not in (norm, bound))
+        self._per_tensor(node, clip=(clipped, right), norm=norm)
 
     # -- (1) σ where σ·C is meant ----------------------------------------------------------------
     def _bare_multiplier(self, draw: cst.Call, std: cst.BaseExpression) -> None:
@@ -261,8 +370,11 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         return False
 
     # -- (2) per-tensor clipping -----------------------------------------------------------------
-    def _per_tensor(self, node: cst.CSTNode) -> None:
-        clip = _clip(node)
+    def _per_tensor(self, node: cst.CSTNode, shape: cst.CSTNode | None = None, *,
+                    clip: tuple[cst.BaseExpression, cst.BaseExpression] | None = None,
+                    norm: str | None = None) -> None:
+        shape = node if shape is None else shape
+        clip = _clip(shape) if clip is None else clip
         if clip is None:
             return
         clipped, bound = clip
@@ -279,10 +391,13 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         tensor_names = targets | self._derived(loop, targets)
         if not any(isinstance(n, cst.Name) and n.value in tensor_names for n in walk(clipped)):
             return
-        if isinstance(node, cst.BinaryOperation) and not self._norm_of_loop_tensor(node, loop, tensor_names):
+        if norm is not None:
+            if not self._norm_of_loop_tensor(cst.Name(norm), loop, tensor_names):
+                return
+        elif isinstance(shape, cst.BinaryOperation) and not self._norm_of_loop_tensor(shape, loop, tensor_names):
             return
-        fn = fa.enclosing_function(node)
-        if fn is None or not self._noised(fn, last_name(bound)):
+        scope = fa.enclosing_function(node) or self.ctx.module
+        if not self._noised(scope, last_name(bound)):
             return
         self.report(node, f"each tensor of `{fa.code(loop_iter(loop)).strip()}` is clipped to "
                           f"`{fa.code(bound).strip()}` on its own: one example's whole gradient can then have norm "
@@ -319,14 +434,15 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         return out
 
     @staticmethod
-    def _norm_of_loop_tensor(node: cst.BinaryOperation, loop: cst.CSTNode, names: set[str]) -> bool:
+    def _norm_of_loop_tensor(node: cst.CSTNode, loop: cst.CSTNode, names: set[str]) -> bool:
         """The norm in the guard is the loop tensor's own (not a global norm computed before the loop)."""
-        for n in walk(node.right):
+        guard = node.right if isinstance(node, cst.BinaryOperation) else node
+        for n in walk(guard):
             if isinstance(n, cst.Call) and call_name(n) in ("norm", "vector_norm") and any(
                     isinstance(m, cst.Name) and m.value in names for m in walk(n)):
                 return True
         body = loop.body if isinstance(loop, cst.For) else loop
-        guard_names = {n.value for n in walk(node.right) if isinstance(n, cst.Name)}
+        guard_names = {n.value for n in walk(guard) if isinstance(n, cst.Name)}
         for sub in walk(body, into_scopes=False):
             if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
                     and sub.targets[0].target.value in guard_names and any(
@@ -335,14 +451,19 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
                 return True
         return False
 
-    @staticmethod
-    def _noised(fn: cst.FunctionDef, bound: str | None) -> bool:
-        """A Gaussian draw in the function whose arguments name the clip bound or a noise multiplier."""
+    def _noised(self, fn: cst.CSTNode, bound: str | None) -> bool:
+        """A Gaussian draw in the function whose arguments (or the factor scaling it) name the clip bound, a
+        noise multiplier or a noise std."""
+        fa = self.ctx.analysis
         for n in walk(fn, into_scopes=False):
             if isinstance(n, cst.Call) and (call_name(n) in GAUSS_DRAWS or call_name(n) in (
                     "randn", "randn_like", "normal_")):
-                for m in walk(n):
+                scaled: cst.CSTNode = n
+                parent = fa.parent(n)
+                if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply):
+                    scaled = parent
+                for m in walk(scaled):
                     if isinstance(m, (cst.Name, cst.Attribute)) and (
-                            last_name(m) == bound or words(last_name(m) or "") & _MULTIPLIER_WORDS):
+                            last_name(m) == bound or words(last_name(m) or "") & (_MULTIPLIER_WORDS | _NOISE_STD)):
                         return True
         return False

@@ -1,0 +1,230 @@
+"""DP118: a Gaussian noise variance passed where the draw takes a standard deviation."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.noisedraws import last_assignment
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
+from dpcheck.rule import Rule
+
+#: draws whose second positional argument (or ``scale``/``std``/``stddev``/``sigma``) is a standard deviation
+_GAUSS = frozenset({"normal", "gauss", "normalvariate", "Normal", "random_normal", "normal_"})
+_STD_KEYWORDS = ("scale", "std", "stddev", "sigma")
+_DELTA_WORDS = frozenset({"delta", "dlt", "δ"})
+#: a name that holds a variance, not a standard deviation
+_VARIANCE_WORDS = frozenset({"variance", "var", "sigma2", "sigmasq", "sq", "squared", "std2", "var2"})
+#: a squared name that is a standard deviation or a sensitivity (its square is a variance)
+_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "scale", "multiplier", "sens", "sensitivity", "clip", "c",
+                          "noise", "l2", "bound"})
+_SQRT = frozenset({"sqrt", "rsqrt", "std"})
+
+
+def _std_arg(call: cst.Call) -> cst.BaseExpression | None:
+    func = dotted(call.func) or ""
+    root = func.split(".")[0]
+    if root in ("jax", "jr"):
+        return None
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _STD_KEYWORDS:
+            return arg.value
+    if root in ("tf", "tensorflow") or call_name(call) == "random_normal":
+        return None  # tf.random.normal(shape, mean, stddev): only the keyword is read
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
+
+
+def _has_sqrt(expr: cst.CSTNode) -> bool:
+    for n in walk(expr):
+        if isinstance(n, cst.Call) and call_name(n) in _SQRT:
+            return True
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power):
+            exponent = number(n.right)
+            if exponent is not None and exponent < 1 or isinstance(n.right, cst.BinaryOperation):
+                return True
+    return False
+
+
+def _square_of(expr: cst.CSTNode) -> cst.CSTNode | None:
+    """``x ** 2``, ``x * x``, ``pow(x, 2)``, ``np.square(x)``: the squared ``x``."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and number(expr.right) == 2:
+        return expr.left
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply) \
+            and isinstance(expr.left, (cst.Name, cst.Attribute)) and dotted(expr.left) == dotted(expr.right):
+        return expr.left
+    if isinstance(expr, cst.Call) and call_name(expr) in ("pow", "power") and len(expr.args) == 2 \
+            and number(expr.args[1].value) == 2:
+        return expr.args[0].value
+    if isinstance(expr, cst.Call) and call_name(expr) == "square" and len(expr.args) == 1:
+        return expr.args[0].value
+    return None
+
+
+def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)) \
+            and _square_of(expr) is None:
+        return _factors(expr.left) + _factors(expr.right)
+    return [expr]
+
+
+def _log_of_delta(expr: cst.CSTNode) -> bool:
+    """``log(1.25 / delta)``: the Gaussian-mechanism term whose square root σ needs."""
+    for n in walk(expr):
+        if isinstance(n, cst.Call) and call_name(n) in ("log", "log1p") and any(
+                isinstance(m, (cst.Name, cst.Attribute)) and words(last_name(m) or "") & _DELTA_WORDS
+                for m in walk(n)):
+            return True
+    return False
+
+
+def variance_shape(expr: cst.BaseExpression) -> str | None:
+    """Why ``expr`` is a variance (a squared scale, or the Gaussian mechanism's 2·ln(1.25/δ)·Δ²/ε²), or None."""
+    if _has_sqrt(expr):
+        return None
+    if _log_of_delta(expr) and any(_square_of(f) is not None for f in walk(expr)):
+        return "the Gaussian-mechanism variance 2·ln(1.25/δ)·Δ²/ε² (no square root)"
+    for factor in _factors(expr):
+        base = _square_of(factor)
+        if base is not None and isinstance(base, (cst.Name, cst.Attribute)) \
+                and words(last_name(base) or "") & _SCALE_WORDS:
+            return f"a squared scale `{last_name(base)}**2`"
+    return None
+
+
+class VarianceAsStd(Rule):
+    id = "DP118"
+    name = "variance-as-std"
+    category = "general"
+    severity = "error"
+    summary = "a Gaussian noise variance (σ², 2·ln(1.25/δ)·Δ²/ε²) passed as the draw's standard deviation"
+    rationale = (
+        "numpy's `normal(loc, scale)`, torch's `normal(mean, std)` and `Normal(loc, scale)`, Python's "
+        "`random.gauss(mu, sigma)` and tf's `stddev=` all take the standard deviation. The Gaussian "
+        "mechanism's std is σ = Δ·√(2·ln(1.25/δ))/ε; code that computes the variance "
+        "`2 * np.log(1.25 / delta) * sens**2 / eps**2` (or squares σ, `sigma**2 * C**2`) and hands it "
+        "to the draw adds noise of std σ² instead of σ: whenever σ < 1 (a mean over many records, a "
+        "large ε) the noise is far smaller than the guarantee needs. Reported: a std argument that is, "
+        "directly or through one assignment (a local, an attribute set once, a module function's "
+        "return), a square of a scale, sensitivity or clip name, the Gaussian-mechanism formula "
+        "with ln(·/δ) and a square but no square root, or a name for a variance (`variance`, "
+        "`noise_var`, `sigma_sq`) bound to an expression without a square root. Not reported: any "
+        "square root in the expression (`np.sqrt(variance)`, `** 0.5`), variances used as variances "
+        "(`multivariate_normal(mean, cov)`), code with no DP context. Fix: pass `np.sqrt(variance)`, or "
+        "compute σ = Δ·√(2·ln(1.25/δ))/ε."
+    )
+    TRIGGERS = ("normal", "gauss", "Normal")
+    requires_dp_context = True
+
+    VALID = (
+        "import numpy as np\ndef gaussian_mechanism(x, eps, delta, sens):\n"
+        "    variance = 2 * np.log(1.25 / delta) * sens ** 2 / eps ** 2\n"
+        "    return x + np.random.normal(0, np.sqrt(variance), x.shape)\n",
+        "import torch\ndef privatize(g, sigma, clip):\n"
+        "    return g + torch.normal(0, sigma * clip, g.shape)\n",
+        "import random, math\ndef dp_mean(values, epsilon, delta):\n"
+        "    sigma = math.sqrt(2 * math.log(1.25 / delta)) / (epsilon * len(values))\n"
+        "    return sum(values) / len(values) + random.gauss(0, sigma)\n",
+        "import numpy as np\nclass Gaussian:\n    def __init__(self, epsilon, delta, sensitivity):\n"
+        "        self.noise_var = 2 * np.log(1.25 / delta) * sensitivity ** 2 / epsilon ** 2\n"
+        "    def randomise(self, value):\n"
+        "        return value + np.random.normal(0, self.noise_var ** 0.5)\n",
+        # the variance used where a covariance belongs
+        "import numpy as np\ndef noisy_cov(x, eps, delta):\n"
+        "    var = 2 * np.log(1.25 / delta) / eps ** 2\n"
+        "    return np.random.multivariate_normal(x, var * np.eye(len(x)))\n",
+    )
+    INVALID = (
+        # the variance by name, numpy
+        """
+import numpy as np
+def gaussian_mechanism(cov, epsilon, delta):
+    variance = 2 * np.log(1.25 / delta) / (epsilon ** 2)
+    return cov + np.random.normal(0, variance, cov.shape)  # <-
+""",
+        # torch, the variance formula inline, sensitivity squared
+        """
+import torch, math
+def noisy_sum(x, eps, delta, l2_sensitivity):
+    return x.sum(0) + torch.normal(0.0, 2 * math.log(1.25 / delta) * l2_sensitivity ** 2 / eps ** 2, x.shape[1:])  # <-
+""",
+        # a squared std, Python's random.gauss
+        """
+import random
+def perturb(value, sigma, epsilon):
+    return value + random.gauss(0, sigma ** 2)  # <-
+""",
+        # an attribute set once in __init__, scipy-style keyword scale
+        """
+import numpy as np
+class GaussianMechanism:
+    def __init__(self, epsilon, delta, sensitivity):
+        self.sigma_sq = 2 * np.log(1.25 / delta) * sensitivity * sensitivity / epsilon / epsilon
+    def release(self, value):
+        return value + np.random.normal(loc=0.0, scale=self.sigma_sq)  # <-
+""",
+        # a module function that returns the variance
+        """
+import numpy as np
+def gaussian_variance(epsilon, delta, sens):
+    return 2 * np.log(1.25 / delta) * np.square(sens) / epsilon ** 2
+def release(counts, epsilon, delta):
+    return counts + np.random.normal(0, gaussian_variance(epsilon, delta, 1.0), len(counts))  # <-
+""",
+        # tensorflow stddev keyword with σ²·C²
+        """
+import tensorflow as tf
+def noised(grads, noise_multiplier, l2_norm_clip):
+    return [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier ** 2 * l2_norm_clip ** 2) for g in grads]  # <-
+""",
+    )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) not in _GAUSS:
+            return
+        std = _std_arg(node)
+        if std is None:
+            return
+        why = self._why(node, std, depth=0)
+        if why is None:
+            return
+        self.report(node, f"the standard deviation of this Gaussian draw is `{self.ctx.analysis.code(std).strip()}`, "
+                          f"{why}: that is a variance, so the noise std is σ² instead of σ (far too small when "
+                          f"σ < 1); pass its square root")
+
+    def _why(self, call: cst.Call, expr: cst.BaseExpression, depth: int) -> str | None:
+        shape = variance_shape(expr)
+        if shape is not None:
+            return shape
+        if depth > 1 or _has_sqrt(expr):
+            return None
+        value = self._value(call, expr)
+        if value is None:
+            return None
+        shape = self._why(call, value, depth + 1)
+        if shape is not None:
+            return shape
+        name = last_name(expr.func) if isinstance(expr, cst.Call) else last_name(expr)
+        if name and words(name) & _VARIANCE_WORDS and not _has_sqrt(value) and number(value) is None:
+            return f"bound to `{name}`, a variance"
+        return None
+
+    def _value(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The one value ``expr`` stands for: a local's last assignment, an attribute assigned once in the
+        module, a module function's single return."""
+        fa = self.ctx.analysis
+        if isinstance(expr, cst.Name):
+            fn = fa.enclosing_function(call)
+            if fn is None or expr.value in param_names(fn):
+                return None
+            return last_assignment(fn, expr.value, fa.line_of(call) + 1, fa.line_of)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            values = [s.value for s in walk(self.ctx.module) if isinstance(s, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and dotted(t.target) == dotted(expr) for t in s.targets)]
+            return values[0] if len(values) == 1 else None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            fns = fa.functions_named(expr.func.value)
+            if len(fns) != 1:
+                return None
+            returns = [s.value for s in walk(fns[0], into_scopes=False)
+                       if isinstance(s, cst.Return) and s.value is not None]
+            return returns[0] if len(returns) == 1 else None
+        return None

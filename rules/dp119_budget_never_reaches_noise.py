@@ -1,0 +1,221 @@
+"""DP119: the budget or the noise scale the code computes never reaches the noise: a calibrated scale
+assigned and never read, or an ε sweep whose loop variable is only printed."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.noisedraws import PURE_DRAWS
+from dpcheck.analysis.syntax import call_name, last_name, number, param_names, target_nodes, walk, words
+from dpcheck.rule import Rule
+
+_BUDGET = frozenset({"epsilon", "eps", "budget", "rho", "epsilons"})
+_NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", "machine", "numerical", "stability",
+                      "small", "finfo", "ln", "bn", "layer"})
+#: a name for a noise calibration (a scale, a multiplier, a share of the budget)
+_CALIBRATION = frozenset({"scale", "sigma", "std", "stddev", "multiplier", "lambda", "lam", "beta", "b",
+                          "epsilon", "eps", "budget", "rho", "sens", "sensitivity"})
+_DRAWS = PURE_DRAWS | {"cauchy", "rvs", "randomise", "randomize", "add_noise", "normal", "laplace"}
+#: calls whose arguments only report a value
+_REPORT = frozenset({"print", "info", "debug", "warning", "warn", "log", "write", "append", "format", "add_scalar",
+                     "log_metric", "log_metrics", "set_description", "set_postfix", "extend", "tqdm", "pprint",
+                     "savefig", "title", "xlabel", "ylabel", "plot", "label", "legend", "echo", "writerow"})
+#: keyword arguments of a private run that a swept budget should reach
+_PRIVACY_KEYWORDS = frozenset({"noise_multiplier", "sigma", "epsilon", "eps", "target_epsilon", "noise_scale",
+                               "noise", "privacy_budget", "budget"})
+
+
+def _budget_name(name: str | None) -> bool:
+    if not name:
+        return False
+    pieces = words(name)
+    return bool(pieces & _BUDGET) and not pieces & _NUMERIC
+
+
+def _is_store(node: cst.Name, parent_of) -> bool:
+    """A binding, or no variable at all (an attribute's name, a keyword)."""
+    cur: cst.CSTNode = node
+    parent = parent_of(cur)
+    if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Arg) \
+            and parent.keyword is node:
+        return True
+    while isinstance(parent, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+        cur, parent = parent, parent_of(parent)
+    if isinstance(parent, cst.AssignTarget) and parent.target is cur:
+        return True
+    if isinstance(parent, (cst.For, cst.CompFor)) and parent.target is cur:
+        return True
+    if isinstance(parent, cst.AnnAssign) and parent.target is cur:
+        return True
+    return isinstance(parent, (cst.AsName, cst.Param, cst.ImportAlias, cst.FunctionDef, cst.ClassDef))
+
+
+def _draws(node: cst.CSTNode) -> list[cst.Call]:
+    return [n for n in walk(node) if isinstance(n, cst.Call) and call_name(n) in _DRAWS]
+
+
+class BudgetNeverReachesNoise(Rule):
+    id = "DP119"
+    name = "budget-never-reaches-noise"
+    category = "general"
+    severity = "error"
+    summary = ("the budget or noise scale the code computes never reaches the noise: a calibrated scale assigned "
+               "and never read, or an ε sweep whose loop variable is only printed")
+    rationale = (
+        "Noise protects at the level it is drawn with, not at the level the code computes. Two shapes "
+        "compute the right calibration and then drop it. (1) In a function that draws noise, a scale, "
+        "σ or budget share is computed from ε (`scale = 2 * theta / epsilon * smooth_sens`, "
+        "`local_eps = eps / n_queries`, `sigma = sens * sqrt(2 * log(1.25 / delta)) / eps`) and never "
+        "read: the draw uses another value (`cauchy.rvs(scale=smooth_sens)`, the full ε), so the "
+        "noise does not depend on the budget the function is given. (2) A sweep over privacy budgets "
+        "(`for eps in [10, 1, 0.1]:`) whose body runs a private mechanism (a noise draw, "
+        "`make_private(noise_multiplier=0.5)`) but reads the loop variable only to print, log or "
+        "record the results: every run has the same noise, and the numbers reported for each ε are all "
+        "for one, unrelated ε. Not reported: a name read anywhere (also in a nested function, or by a "
+        "module function when the loop is at module level), functions using `locals()`, a sweep whose "
+        "body draws no noise and runs no private training, an `eps` named for a numerical constant, "
+        "code with no DP context. Fix: draw with the computed scale / share, or pass the swept ε to "
+        "the mechanism (`make_private_with_epsilon(target_epsilon=eps, …)`)."
+    )
+    TRIGGERS = ("eps", "budget", "rho")
+    requires_dp_context = True
+
+    VALID = (
+        "import numpy as np\ndef noisy_hist(h, epsilon, sens):\n    scale = sens / epsilon\n"
+        "    return h + np.random.laplace(0, scale, len(h))\n",
+        "import numpy as np\nfor eps in [0.1, 1.0, 10.0]:\n    noisy = 5 + np.random.laplace(0, 1 / eps)\n"
+        "    print(eps, noisy)\n",
+        # the swept ε reaches the mechanism through a module function that reads the global
+        "import numpy as np\ndef release(x):\n    return x + np.random.laplace(0, 1 / epsilon)\n"
+        "for epsilon in [0.5, 1.0]:\n    print(epsilon, release(3.0))\n",
+        # computed and handed on through locals()
+        "import numpy as np\ndef mech(x, eps):\n    scale = 1 / eps\n    return draw(x, **locals())\n"
+        "def draw(x, scale, **_):\n    return x + np.random.laplace(0, scale)\n",
+        # a sweep that draws no noise (plotting the bound)
+        "import math\nfor eps in [0.1, 1.0]:\n    print(eps, math.exp(eps))\n",
+    )
+    INVALID = (
+        # a Cauchy scale computed, the draw uses another value
+        """
+from scipy.stats import cauchy
+def noisy_degree_histogram(hist, epsilon, smooth_sens, theta):
+    scale = 2 * theta / epsilon * smooth_sens  # <-
+    return hist + cauchy.rvs(0, scale=smooth_sens, size=len(hist))
+""",
+        # a budget share computed, every query drawn with the full ε
+        """
+import numpy as np
+def answer_queries(values, epsilon, sensitivity):
+    per_query_eps = epsilon / len(values)  # <-
+    return [v + np.random.laplace(0, sensitivity / epsilon) for v in values]
+""",
+        # torch: σ computed from (ε, δ), the noise uses a fixed std
+        """
+import math, torch
+def privatize(update, eps, delta, clip):
+    sigma = clip * math.sqrt(2 * math.log(1.25 / delta)) / eps  # <-
+    return update + torch.normal(0.0, 1.0, update.shape)
+""",
+        # an ε sweep around Opacus that never passes ε
+        """
+from opacus import PrivacyEngine
+results = {}
+for target_eps in [8.0, 3.0, 1.0]:  # <-
+    engine = PrivacyEngine()
+    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                             noise_multiplier=0.5, max_grad_norm=1.0)
+    results[target_eps] = train(model, opt, loader)
+""",
+        # a sweep inside a function, the loop variable only logged
+        """
+import numpy as np
+def experiment(data, epsilon, log):
+    for eps in (epsilon / 4, epsilon / 2, epsilon):  # <-
+        noisy_mean = data.mean() + np.random.laplace(0, 1.0 / len(data))
+        log.info(f"eps={eps} error={abs(noisy_mean - data.mean())}")
+""",
+    )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not _draws(node):
+            return
+        if any(isinstance(n, cst.Call) and call_name(n) in ("locals", "vars", "eval", "exec") for n in walk(node)):
+            return
+        if any(isinstance(n, (cst.Global, cst.Nonlocal)) for n in walk(node, into_scopes=False)):
+            return
+        fa = self.ctx.analysis
+        params = set(param_names(node))
+        for stmt in walk(node, into_scopes=False):
+            if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0].target
+            if not isinstance(target, cst.Name) or target.value.startswith("_") or target.value in params:
+                continue
+            if not words(target.value) & _CALIBRATION or words(target.value) & _NUMERIC:
+                continue
+            value = stmt.value
+            if not isinstance(value, (cst.BinaryOperation, cst.Call)) or number(value) is not None:
+                continue
+            budget = next((last_name(n) for n in walk(value) if isinstance(n, (cst.Name, cst.Attribute))
+                           and _budget_name(last_name(n))), None)
+            if budget is None:
+                continue
+            if any(isinstance(n, cst.Name) and n.value == target.value and not _is_store(n, fa.parent)
+                   for n in walk(node)):
+                continue
+            self.report(stmt, f"`{target.value}` is computed from `{budget}` but never read: the noise this "
+                              f"function draws does not use it, so it is not calibrated to the budget computed "
+                              f"here")
+
+    def visit_For(self, node: cst.For) -> None:
+        budgets = [t for t in target_nodes(node.target) if isinstance(t, cst.Name) and _budget_name(t.value)]
+        if not budgets or not self._private_run(node.body):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        for var in budgets:
+            reads = [n for n in walk(node.body) if isinstance(n, cst.Name) and n.value == var.value
+                     and not _is_store(n, fa.parent)]
+            if any(not self._reporting(n) for n in reads):
+                continue
+            if fn is None and self._read_by_a_function(var.value):
+                continue
+            self.report(node, f"the sweep's `{var.value}` never reaches the mechanism: the loop body runs the "
+                              f"same private computation for every value and uses `{var.value}` only to report "
+                              f"it, so the results attributed to each budget are all for one noise level")
+
+    @staticmethod
+    def _private_run(body: cst.CSTNode) -> bool:
+        for n in walk(body):
+            if not isinstance(n, cst.Call):
+                continue
+            name = call_name(n)
+            if name in _DRAWS or name.startswith("make_private"):
+                return True
+            if any(a.keyword is not None and a.keyword.value in _PRIVACY_KEYWORDS for a in n.args):
+                return True
+        return False
+
+    def _reporting(self, node: cst.Name) -> bool:
+        """Is this read only reported (printed, formatted, logged, used as a results key)?"""
+        fa = self.ctx.analysis
+        for anc in fa.ancestors(node):
+            if isinstance(anc, cst.FormattedString):
+                return True
+            if isinstance(anc, cst.Call) and call_name(anc) in _REPORT:
+                return True
+            if isinstance(anc, cst.SubscriptElement):
+                sub = fa.parent(anc)
+                return isinstance(sub, cst.Subscript) and isinstance(fa.parent(sub), cst.AssignTarget)
+            if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, cst.Modulo) \
+                    and isinstance(anc.left, (cst.SimpleString, cst.ConcatenatedString)):
+                return True
+            if isinstance(anc, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+                return False
+        return False
+
+    def _read_by_a_function(self, name: str) -> bool:
+        for fn in walk(self.ctx.module):
+            if isinstance(fn, (cst.FunctionDef, cst.Lambda)) and name not in param_names(fn) and any(
+                    isinstance(n, cst.Name) and n.value == name for n in walk(fn.body)):
+                return True
+        return False
