@@ -73,6 +73,42 @@ class RawOptimizerAfterPrivate(Rule):
         return facts.calls_any(_STEP_CALLS)
 
     VALID = (
+        # twin at a script's top level: the names are rebound to what make_private returns
+        """
+import torch
+from opacus import PrivacyEngine
+model = build_model()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+engine = PrivacyEngine()
+model, optimizer, train_loader = engine.make_private(module=model, optimizer=optimizer, data_loader=train_loader,
+                                                     noise_multiplier=1.1, max_grad_norm=1.0)
+for batch in train_loader:
+    optimizer.zero_grad()
+    model(batch).loss.backward()
+    optimizer.step()
+""",
+        # twin: the DPOptimizer is the one stepped
+        """
+import torch
+from opacus.optimizers import DPOptimizer
+base_opt = torch.optim.SGD(model.parameters(), lr=0.1)
+dp_sgd = DPOptimizer(base_opt, noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=64)
+for x, y in loader:
+    dp_sgd.zero_grad()
+    loss_fn(model(x), y).backward()
+    dp_sgd.step()
+""",
+        # the tuple is unpacked into the same names before training
+        """
+import torch
+from opacus import PrivacyEngine
+opt = torch.optim.Adam(net.parameters())
+engine = PrivacyEngine()
+private = engine.make_private(module=net, optimizer=opt, data_loader=dl, noise_multiplier=1.0, max_grad_norm=1.0)
+net, opt, dl = private
+for x in dl:
+    opt.step()
+""",
         # the names are rebound to what make_private returns
         """
 from opacus import PrivacyEngine
@@ -118,6 +154,42 @@ def train_dp(model, optimizer, loader, loss_fn, epochs, target_epsilon, delta, c
     )
 
     INVALID = (
+        # a script's top level: make_private's tuple assigned to the engine, the original loader and optimizer used
+        """
+import torch
+from opacus import PrivacyEngine
+model = build_model()
+optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5)
+engine = PrivacyEngine()
+engine = engine.make_private(module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=1.1,
+                             max_grad_norm=1.0)
+for batch in loader:  # <-
+    optimizer.zero_grad()
+    model(batch).loss.backward()
+    optimizer.step()  # <-
+""",
+        # a script's top level: the base optimizer stepped beside its DPOptimizer
+        """
+import torch
+from opacus.optimizers import DPOptimizer
+base_opt = torch.optim.SGD(model.parameters(), lr=0.1)
+dp_sgd = DPOptimizer(base_opt, noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=64)
+for x, y in loader:
+    base_opt.zero_grad()
+    loss_fn(model(x), y).backward()
+    base_opt.step()  # <-
+""",
+        # a script's top level: the private triple unpacked into new names, the original optimizer stepped
+        """
+import torch
+from opacus import PrivacyEngine
+opt = torch.optim.Adam(net.parameters())
+engine = PrivacyEngine()
+net_p, opt_p, dl_p = engine.make_private(module=net, optimizer=opt, data_loader=dl, noise_multiplier=1.0,
+                                         max_grad_norm=1.0)
+for x in dl_p:
+    opt.step()  # <-
+""",
         # the private optimizer is unpacked into another name; the original steps
         """
 from opacus import PrivacyEngine
@@ -194,9 +266,7 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
             return
         opt = _wrapped_optimizer(node)
         fa = self.ctx.analysis
-        fn = fa.enclosing_function(node)
-        if fn is None:
-            return
+        fn = fa.enclosing_function(node) or self.ctx.module  # a script's top level is one scope too
         stmt = fa.enclosing_statement(node)
         start = fa.line_of(node)
         self._raw_loader(node, fn, stmt, start)
@@ -217,7 +287,7 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
                 )
                 return
 
-    def _raw_loader(self, call: cst.Call, fn: cst.FunctionDef, stmt: cst.CSTNode, start: int) -> None:
+    def _raw_loader(self, call: cst.Call, fn: cst.FunctionDef | cst.Module, stmt: cst.CSTNode, start: int) -> None:
         """``make_private(…, data_loader=loader)`` and then ``for x, y in loader``: the original loader's
         shuffled fixed-size batches, not the Poisson-sampled ones the accountant charges."""
         if not call_name(call).startswith("make_private"):
