@@ -145,6 +145,41 @@ def _expanded(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+#: draws of a noise radius (the norm of a K-norm / objective-perturbation noise vector)
+_RADIUS_DRAWS = frozenset({"gamma", "exponential", "laplace", "erlang", "chisquare"})
+_CUBE_DRAWS = frozenset({"uniform", "rand", "random_sample", "rand_like", "uniform_"})
+
+
+def _cube_draw(value: cst.BaseExpression) -> bool:
+    """``np.random.uniform(-1, 1, size=d)``, ``torch.rand(d) * 2 - 1``, ``rng.random(d) - 0.5``: a vector drawn
+    uniformly from a box (with a size, and no Gaussian draw)."""
+    calls = [n for n in walk(value) if isinstance(n, cst.Call)]
+    if any(call_name(c) in ("normal", "randn", "standard_normal", "randn_like", "gauss") for c in calls):
+        return False
+    for c in calls:
+        name = call_name(c)
+        if name == "uniform_" or name == "rand_like":
+            return True
+        if name in ("rand", "random_sample", "random") and c.args and not (dotted(c.func) or "").startswith("random."):
+            return True
+        if name == "uniform" and (len([a for a in c.args if a.keyword is None]) >= 3 or any(
+                a.keyword is not None and a.keyword.value in ("size", "shape") for a in c.args)):
+            return True
+    return False
+
+
+def _l2_norm_of(value: cst.BaseExpression) -> str | None:
+    """The name whose L2 norm ``value`` is: ``np.linalg.norm(v)``, ``v.norm()``, ``np.sqrt(np.sum(v ** 2))``."""
+    if isinstance(value, cst.Call) and call_name(value) in ("norm", "vector_norm", "sqrt"):
+        if call_name(value) == "norm" and any(a.keyword is None and number(a.value) not in (None, 2) for a in
+                                              value.args[1:]):
+            return None
+        names = {n.value for n in walk(value) if isinstance(n, cst.Name)} - {"np", "torch", "linalg", "math", "tf",
+                                                                             "jnp", "numpy", "sum", "sqrt", "norm"}
+        return next(iter(names)) if len(names) == 1 else None
+    return None
+
+
 class NoiseShapeBroadcast(Rule):
     id = "DP112"
     name = "noise-shape-broadcast"
@@ -166,13 +201,28 @@ class NoiseShapeBroadcast(Rule):
         "The mirror mistake: binary randomized response with keep probability e^ε/(1+e^ε) applied to every "
         "bit of a unary (one-hot) encoding (two encodings differ in two bits: 2ε; symmetric unary "
         "encoding needs e^(ε/2)/(1+e^(ε/2))), or a coin per row and column compared with it (every "
-        "column of a record spends the whole ε)."
+        "column of a record spends the whole ε). "
+        "A third vector-noise mistake: the direction of a K-norm / objective-perturbation noise vector "
+        "(radius from a Gamma draw) taken as a uniform draw from the cube divided by its L2 norm "
+        "(`u = np.random.uniform(-1, 1, d); u / np.linalg.norm(u)`, `torch.rand(d) * 2 - 1`): that "
+        "direction is not uniform on the sphere, so the noise density is not ∝ exp(-ε‖b‖/Δ) as the "
+        "proof needs. Reported in a function that reads ε or draws a radius; not for a Gaussian draw "
+        "normalised (the correct direction) or a box draw that is not normalised. Fix: normalise "
+        "`np.random.normal(size=d)`."
     )
     TRIGGERS = ("aplace", "normal", "gumbel", "gauss", "xponential", "logistic", "None", "view", "reshape",
-                "unsqueeze", "expand_dims", "newaxis", "exp", "e **", "e**")
+                "unsqueeze", "expand_dims", "newaxis", "exp", "e **", "e**", "uniform", "rand")
     requires_dp_context = True
 
     VALID = (
+        # a uniform direction on the sphere: a normalised Gaussian vector, radius from a Gamma draw
+        "import numpy as np\ndef objective_noise(epsilon, d):\n    radius = np.random.gamma(d, 2 / epsilon)\n"
+        "    u = np.random.normal(size=d)\n    return radius * u / np.linalg.norm(u)\n",
+        "import torch\ndef knorm_noise(dim, epsilon):\n    v = torch.randn(dim)\n    v = v / v.norm()\n"
+        "    return v * torch.distributions.Gamma(dim, epsilon).sample()\n",
+        # a uniform box draw that is not normalised (a random offset, not a direction)
+        "import numpy as np\ndef jitter(epsilon, d):\n    u = np.random.uniform(-1, 1, size=d)\n"
+        "    return u * np.random.gamma(d, 1 / epsilon)\n",
         # symmetric unary encoding at ε/2 per bit; one binary answer per user
         """
 import random, math
@@ -204,6 +254,31 @@ def randomized_response(answers, epsilon):
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
     )
     INVALID = (
+        # torch: a box draw in [-1, 1)^d normalised into a direction
+        """
+import torch
+def knorm_noise(dim, epsilon):
+    v = torch.rand(dim) * 2 - 1
+    v = v / v.norm()  # <-
+    return v * torch.distributions.Gamma(dim, epsilon).sample()
+""",
+        # numpy in-place normalisation through a norm name, a Generator
+        """
+import numpy as np
+def perturbation(epsilon, d, rng):
+    u = rng.random(d) - 0.5
+    length = np.linalg.norm(u)
+    u /= length  # <-
+    return u * rng.gamma(d, 2.0 / epsilon)
+""",
+        # the norm spelled out
+        """
+import numpy as np
+def objective_noise(epsilon, d):
+    direction = np.random.uniform(-1.0, 1.0, size=d)
+    direction = direction / np.sqrt(np.sum(direction ** 2))  # <-
+    return direction * np.random.gamma(d, 2 / epsilon)
+""",
         # unary encoding: every bit flipped with the full-ε probability
         """
 import random, math
@@ -302,6 +377,7 @@ def ldp_embeddings(E, epsilon):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         """Binary randomized response at the full ε applied to every bit of a unary (one-hot) encoding, or to
         every column of a record through a two-axis coin."""
+        self._cube_direction(node)
         keep: dict[str, str] = {}
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name):
@@ -328,6 +404,45 @@ def ldp_embeddings(E, epsilon):
                                      f"one record's report costs (number of columns)·{budget}; split the budget "
                                      f"over the columns")
                     return
+
+    def _cube_direction(self, fn: cst.FunctionDef) -> None:
+        """A noise direction drawn uniformly from the cube and divided by its L2 norm: not uniform on the
+        sphere, so the noise density is not the radially symmetric one the mechanism's proof needs."""
+        body = list(walk(fn, into_scopes=False))
+        if not any(isinstance(n, cst.Call) and call_name(n) in _RADIUS_DRAWS for n in body) and not any(
+                isinstance(n, (cst.Name, cst.Attribute)) and words(last_name(n) or "") & {"epsilon", "eps"}
+                for n in body):
+            return
+        cube: set[str] = set()
+        norms: dict[str, str] = {}
+        for sub in body:
+            if not (isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target,
+                                                                                         cst.Name)):
+                continue
+            target = sub.targets[0].target.value
+            if _cube_draw(sub.value):
+                cube.add(target)
+            of = _l2_norm_of(sub.value)
+            if of is not None:
+                norms[target] = of
+        if not cube:
+            return
+        for sub in body:
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide):
+                left, right = sub.left, sub.right
+            elif isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.DivideAssign):
+                left, right = sub.target, sub.value
+            else:
+                continue
+            if not isinstance(left, cst.Name) or left.value not in cube:
+                continue
+            of = norms.get(right.value) if isinstance(right, cst.Name) else _l2_norm_of(right)
+            if of == left.value:
+                self.report(sub, f"`{left.value}` is drawn uniformly from a cube and divided by its norm: that "
+                                 f"direction is not uniform on the sphere (it favours the cube's corners), so the "
+                                 f"noise vector's density is not the radially symmetric one the mechanism assumes; "
+                                 f"normalise a standard normal draw instead")
+                return
 
     def _returned_keep(self, value: cst.BaseExpression) -> str | None:
         """``self.get_p()``: a module function/method whose return is a full-ε keep probability."""
