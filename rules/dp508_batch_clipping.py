@@ -7,6 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import NORM_CALLS
+from dpcheck.analysis.perexample import per_example_machinery
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
 
@@ -154,6 +155,40 @@ def clip_and_perturb_inputs(model, x, max_norm, epsilon):
     torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
     return x + torch.randn_like(x) / epsilon
 """,
+        # a script's top-level loop with micro-batches of one: the backward runs per example
+        """
+import torch
+for xb, yb in loader:
+    acc = [torch.zeros_like(p) for p in net.parameters()]
+    for x, y in zip(xb, yb):
+        net.zero_grad()
+        crit(net(x[None]), y[None]).backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), max_norm)
+        for a, p in zip(acc, net.parameters()):
+            a += p.grad
+    for a, p in zip(acc, net.parameters()):
+        p.grad = (a + torch.normal(0.0, sigma * max_norm, a.shape)) / len(xb)
+    opt.step()
+""",
+        # a clip helper given the model with no noise after it (ordinary training in a DP project)
+        """
+def train_baseline(model, optimizer, loader, criterion, max_norm, epsilon):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        clip_gradients(model, max_norm)
+        optimizer.step()
+""",
+        # the noise helper perturbs the predictions, not the clipped model's gradients
+        """
+def train_then_release(model, optimizer, loader, criterion, max_norm, sigma, x_test):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        clip_gradients(model, max_norm)
+        optimizer.step()
+    return add_gaussian_noise(model(x_test), sigma)
+""",
     )
 
     INVALID = (
@@ -281,15 +316,55 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
     noisy = [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier * l2_norm_clip) for g in grads]
     return optimizer.apply_gradients(zip(noisy, variables))
 """,
+        # a training script: the top-level loop clips the batch gradient and noises .grad
+        """
+import torch
+for epoch in range(epochs):
+    for xb, yb in train_loader:
+        opt.zero_grad()
+        crit(clf(xb), yb).backward()
+        torch.nn.utils.clip_grad_norm_(clf.parameters(), C)  # <-
+        for p in clf.parameters():
+            p.grad += torch.normal(torch.zeros_like(p), noise_multiplier * C)
+        opt.step()
+""",
+        # project helpers given the model: clip what backward left in .grad, then noise it
+        """
+def local_train(net, optimizer, loader, criterion, clip_norm, noise_multiplier):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(net(x), y).backward()
+        clip_grads(net, clip_norm)  # <-
+        add_gaussian_noise(net, noise_multiplier * clip_norm)
+        optimizer.step()
+""",
+        # a trainer's methods on self.model's parameters
+        """
+class Trainer:
+    def step(self, x, y):
+        self.opt.zero_grad()
+        self.loss_fn(self.model(x), y).backward()
+        self.clip_gradient_norms(self.model.parameters(), self.max_grad_norm)  # <-
+        self.noise_gradients(self.model.parameters(), self.noise_multiplier)
+        self.opt.step()
+""",
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._scope(node)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """A training script's top-level loop is a scope like a function's body."""
+        self._scope(node)
+
+    def _scope(self, node: cst.FunctionDef | cst.Module) -> None:
         fa = self.ctx.analysis
-        if any(marker in self.ctx.source for marker in _PER_EXAMPLE):
+        if per_example_machinery(self.ctx.source, _PER_EXAMPLE):
             return
         gradients: list[cst.Call] = []
         clips: list[cst.Call] = []
         noise: list[cst.Call] = []
+        model_noise: list[cst.Call] = []
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) \
                     and _max_of_norm(sub.right):
@@ -306,6 +381,10 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
                     noise.append(sub)  # ``noise_and_clip_param(p.grad, …)`` does both
             elif (name in _DRAWS or self._noise_helper(sub)) and self._on_weights(sub):
                 noise.append(sub)
+            elif self._noise_helper(sub) and self._model_arg(sub):
+                model_noise.append(sub)  # ``add_dp_noise(model, σ, C)``: kept if a clip helper gets that model
+        models = {self._model_arg(c) for c in clips if isinstance(c, cst.Call)} - {None}
+        noise += [n for n in model_noise if self._model_arg(n) in models]
         if not clips or not noise:
             return
         if not gradients:
@@ -363,8 +442,25 @@ def dp_step(optimizer, loss, variables, l2_norm_clip, noise_multiplier):
         pieces = words(call_name(call))
         if not pieces & {"clip", "clipping", "clipped"} or call_name(call) in _CLIPS:
             return False
+        if pieces & {"grad", "grads", "gradient", "gradients"} and self._model_arg(call):
+            return True  # ``clip_gradients(model, C)``: the helper clips what the model's ``.grad`` holds
         return any(".grad" in self.ctx.analysis.code(a.value) and "grad_sample" not in self.ctx.analysis.code(a.value)
                    for a in call.args)
+
+    def _model_arg(self, call: cst.Call) -> str | None:
+        """The model a helper is given as its first argument (``model``, ``self.net``, ``net.parameters()``)."""
+        args = [a.value for a in call.args if a.keyword is None]
+        if not args:
+            return None
+        first = args[0]
+        if isinstance(first, cst.Call) and call_name(first) in ("parameters", "named_parameters") \
+                and isinstance(first.func, cst.Attribute):
+            first = first.func.value
+        if not isinstance(first, (cst.Name, cst.Attribute)):
+            return None
+        text = self.ctx.analysis.code(first).strip()
+        return text if words(text.rsplit(".", 1)[-1]) & {"model", "net", "network", "classifier", "discriminator",
+                                                          "critic", "encoder", "module", "params", "parameters"} else None
 
     @staticmethod
     def _noise_helper(call: cst.Call) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound, is_norm_value
+from dpcheck.analysis.perexample import per_example_machinery
 from dpcheck.analysis.syntax import call_name, number, walk, words
 from dpcheck.analysis.vocabulary import DP_NAME, dp_generator_name
 from dpcheck.rule import Rule
@@ -127,6 +128,41 @@ def make_tx(l2_clip, noise_multiplier, seed):
 def per_example(loss, params, batch):
     return jax.vmap(jax.grad(loss), in_dims=(None, 0))(params, batch)
 """,
+        # a hand-written engine that clips .grad per example and sums into a buffer of its own
+        """
+import torch
+class Engine:
+    def clip_and_accumulate(self, model):
+        total = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters()))
+        for p in model.parameters():
+            p.grad.mul_(min(1.0, self.max_grad_norm / (total + 1e-6)))
+            p.summed_grad += p.grad
+    def add_noise(self, model):
+        for p in model.parameters():
+            p.grad = p.summed_grad
+            p.grad += torch.normal(0.0, self.sigma * self.max_grad_norm, p.grad.shape)
+""",
+        # a module that clips .grad and noises only the released predictions
+        """
+import torch
+def clip(model, max_norm):
+    total = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters()))
+    for p in model.parameters():
+        p.grad.mul_(min(1.0, max_norm / (total + 1e-6)))
+def private_predict(model, x, sigma, epsilon):
+    return model(x) + torch.normal(0.0, sigma, (len(x), 10))
+""",
+        # a script scaling per-example gradients taken in a loop over the batch's examples
+        """
+import torch
+for xb, yb in loader:
+    total = 0
+    for x, y in zip(xb, yb):
+        g = torch.autograd.grad(crit(net(x[None]), y[None]), net.parameters())
+        norm = torch.sqrt(sum(t.pow(2).sum() for t in g))
+        total = total + torch.cat([t.flatten() for t in g]) * min(1.0, clip / norm)
+    update = total + sigma * clip * torch.randn_like(total)
+""",
     )
 
     INVALID = (
@@ -203,6 +239,40 @@ def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
     clipped = jax.tree_util.tree_map(lambda g: g * jnp.minimum(1.0, l2_clip / norm), grads)  # <-
     return jax.tree_util.tree_map(lambda g: g + noise_multiplier * l2_clip * jax.random.normal(key, g.shape), clipped)
 """,
+        # a training script: the stored .grad times a clip ratio, plus noise
+        """
+import torch
+for batch in loader:
+    model(**batch).loss.backward()
+    for p in model.parameters():
+        ratio = min(max_grad_norm / (torch.norm(p.grad) + 1e-6), 1.0)
+        p.grad.data = p.grad.data * ratio + noise_multiplier * max_grad_norm * torch.randn_like(p.grad)  # <-
+    opt.step()
+""",
+        # a hand-written engine: one method clips .grad, another noises it
+        """
+import torch
+class ManualDP:
+    def clip(self, model):
+        sq = 0.0
+        for p in model.parameters():
+            sq += p.grad.norm(2).item() ** 2
+        coef = self.l2_clip / (sq ** 0.5 + 1e-6)
+        if coef < 1:
+            for p in model.parameters():
+                p.grad.mul_(coef)  # <-
+    def noise(self, model):
+        for p in model.parameters():
+            p.grad.add_(torch.normal(0.0, self.noise_multiplier * self.l2_clip, p.grad.shape))
+""",
+        # the batch gradient divided by max(1, ‖g‖ / C), then noised
+        """
+import torch
+def privatize(model, clip_norm, sigma):
+    norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    for p in model.parameters():
+        p.grad = p.grad / max(1.0, norm / clip_norm) + torch.randn_like(p.grad) * sigma * clip_norm  # <-
+""",
     )
 
     def _dp_file(self, node: cst.CSTNode) -> bool:
@@ -214,18 +284,23 @@ def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
         return fa.in_dp_context(node) or bool(dp_generator_name(stem)) or bool(DP_NAME.search(stem))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if any(m in self.ctx.source for m in _PER_EXAMPLE) or not self.ctx.analysis.in_dp_context(node):
+        self._scope(node)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """A training script's top-level loop is a scope like a function's body."""
+        self._scope(node)
+
+    def _scope(self, node: cst.FunctionDef | cst.Module) -> None:
+        if per_example_machinery(self.ctx.source, _PER_EXAMPLE) or not self.ctx.analysis.in_dp_context(node):
             return
-        if not self._noises(node):
+        if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()):
             return
         batch = self._batch_gradients(node)
-        if not batch:
-            return
         for sub in walk(node, into_scopes=False):
-            if isinstance(sub, cst.Call):
-                what = self._clips(sub, batch)
+            if isinstance(sub, cst.Call) or isinstance(sub, cst.BinaryOperation):
+                what = self._clips(sub, batch) if isinstance(sub, cst.Call) else self._scaled(sub, batch)
                 if what:
-                    origin = batch[sorted(set(batch) & self._reads(sub))[0]]
+                    origin = self._origin(sub, batch)
                     self.report(
                         sub,
                         f"{what} the gradient of the whole batch (`{origin}`), "
@@ -338,9 +413,12 @@ def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
     def _reads(node: cst.CSTNode) -> set[str]:
         return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
-    def _noises(self, fn: cst.FunctionDef) -> bool:
-        """The function adds noise (a draw, or a helper named for noise or sanitizing), lambdas included."""
-        for sub in walk(fn):
+    def _noises(self, fn: cst.FunctionDef | cst.Module) -> bool:
+        """The function adds noise (a draw, or a helper named for noise or sanitizing), lambdas included
+        (a module's own statements only: its functions are scopes of their own)."""
+        nodes = walk(fn) if isinstance(fn, cst.FunctionDef) else (
+            n for top in walk(fn, into_scopes=False) for n in (walk(top) if isinstance(top, cst.Lambda) else (top,)))
+        for sub in nodes:
             if isinstance(sub, cst.Call):
                 name = call_name(sub)
                 if name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_") \
@@ -356,9 +434,10 @@ def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
         if name in _CLIPS and first_reads & set(batch):
             return f"`{name}` clips"
         receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
-        if name in _SCALE_METHODS and isinstance(receiver, cst.Name) and receiver.value in batch and args \
-                and self._clip_factor(args[0]):
-            return f"`{receiver.value}.{name}(…)` rescales by a clip factor"
+        if name in _SCALE_METHODS and args and self._clip_factor(args[0]) and (
+                isinstance(receiver, cst.Name) and receiver.value in batch
+                or isinstance(receiver, cst.Attribute) and self._source(receiver, batch) is not None):
+            return f"`{self.ctx.analysis.code(call.func).strip()}(…)` rescales by a clip factor"
         if name in ("tree_map", "map_structure", "map") and any(self._reads(a) & set(batch) for a in args[1:]) \
                 and any(isinstance(a, cst.Lambda) and self._clip_factor(a.body) and isinstance(a.body, cst.BinaryOperation)
                         and isinstance(a.body.operator, (cst.Multiply, cst.Divide)) for a in args[:1]):
@@ -367,6 +446,88 @@ def dp_update(params, loss_fn, batch, key, l2_clip, noise_multiplier):
                 and not words(name) & {"norm", "value"} - {"clip"}:
             return f"`{name}` (a clip/noise helper) is given"
         return None
+
+    def _module_noises_grad(self) -> bool:
+        """Another function of the module adds a noise draw to the stored ``.grad`` in place
+        (``p.grad.add_(noise)``, ``p.grad += torch.normal(…)``) and nothing accumulates ``.grad`` into a
+        buffer of its own (micro-batches of one clipped one by one): the ``.grad`` clipped here is the one
+        that gets noised."""
+        cached = getattr(self, "_noised_grad", None)
+        if cached is not None:
+            return cached
+        fa = self.ctx.analysis
+        noised = accumulated = False
+        for sub in walk(self.ctx.analysis.index.module):
+            if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.AddAssign):
+                target, value = fa.code(sub.target), fa.code(sub.value)
+                if ".grad" in target and self._noise_text(sub.value):
+                    noised = True
+                elif ".grad" in value and ".grad" not in target and not self._scalar_of(sub.value):
+                    accumulated = True
+            elif isinstance(sub, cst.Call) and call_name(sub) in ("add_", "add") and isinstance(sub.func, cst.Attribute) \
+                    and sub.args:
+                receiver, arg = fa.code(sub.func.value), fa.code(sub.args[0].value)
+                if ".grad" in receiver and self._noise_text(sub.args[0].value):
+                    noised = True
+                elif ".grad" in arg and ".grad" not in receiver and not self._scalar_of(sub.args[0].value):
+                    accumulated = True
+        self._noised_grad = noised and not accumulated
+        return self._noised_grad
+
+    @staticmethod
+    def _scalar_of(expr: cst.BaseExpression) -> bool:
+        """A norm, sum or power of the gradient (``p.grad.norm(2).item() ** 2``), not the gradient."""
+        return any(isinstance(n, cst.Call) and call_name(n) in NORM_CALLS | {"sum", "item", "pow", "abs", "max", "mean"}
+                   or isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power) for n in walk(expr))
+
+    def _noise_text(self, expr: cst.BaseExpression) -> bool:
+        """A draw, or a name holding one (``noise = torch.normal(…)``)."""
+        fa = self.ctx.analysis
+        for sub in walk(expr):
+            if isinstance(sub, cst.Call) and call_name(sub) in ("normal", "randn", "randn_like", "normal_", "laplace"):
+                return True
+            if isinstance(sub, cst.Name) and "noise" in sub.value.lower():
+                value = fa.value_of(sub)
+                if value is not None and value is not expr and self._noise_text(value):
+                    return True
+        return False
+
+    def _origin(self, node: cst.CSTNode, batch: dict[str, str]) -> str:
+        named = sorted(set(batch) & self._reads(node))
+        return batch[named[0]] if named else (self._source(node, batch) or "?")
+
+    def _scaled(self, op: cst.BinaryOperation, batch: dict[str, str]) -> str | None:
+        """``g * min(1, C / ‖g‖)``, ``p.grad * clip_coef``, ``g / max(1, ‖g‖ / C)``: a batch gradient
+        (a plain reference to it) times a clip ratio."""
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        if isinstance(op.operator, cst.Multiply):
+            pairs = [(op.left, op.right), (op.right, op.left)]
+        elif isinstance(op.operator, cst.Divide):
+            pairs = [(op.left, op.right)]
+        for grad, factor in pairs:
+            if isinstance(grad, (cst.Name, cst.Attribute, cst.Subscript)) and self._source(grad, batch) is not None \
+                    and not is_clip_bound(grad) and self._clip_ratio(factor):
+                return f"`{self.ctx.analysis.code(op).strip()[:60]}` rescales by a clip ratio"
+        return None
+
+    def _clip_ratio(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
+        """A ratio of a clip bound and a norm (``min(1, C / norm)``, ``max(1, norm / C)``, ``clip / total``),
+        directly or through the name it is assigned to."""
+        fa = self.ctx.analysis
+        for sub in walk(expr):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide):
+                sides = (sub.left, sub.right)
+                bound = any(is_clip_bound(n) for side in sides for n in walk(side)
+                            if isinstance(n, (cst.Name, cst.Attribute)))
+                norm = any(is_norm_value(n) or (isinstance(n, cst.Call) and call_name(n) in NORM_CALLS)
+                           for side in sides for n in walk(side) if isinstance(n, (cst.Name, cst.Attribute, cst.Call)))
+                if bound and norm:
+                    return True
+            if isinstance(sub, cst.Name) and depth < 2:
+                value = fa.value_of(sub)
+                if value is not None and value is not expr and self._clip_ratio(value, depth + 1):
+                    return True
+        return False
 
     def _clip_factor(self, expr: cst.BaseExpression) -> bool:
         """A factor built from a clip bound (``clip``, ``max_norm / total``, ``norm.div(C)``) or a norm."""

@@ -1,0 +1,184 @@
+"""DP520: the clipping bound is set from the private gradients' own norms (no noise on the way)."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.noisedraws import PURE_DRAWS
+from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.rule import Rule
+
+#: words of a name derived from a clip bound that is not the bound (a factor, a mask, a count)
+_NOT_BOUND = frozenset({"coef", "coeff", "coefs", "coefficient", "factor", "factors", "ratio", "scale", "mask",
+                        "frac", "fraction", "count", "counts", "num", "clipped", "rate", "lr", "mult", "multiplier",
+                        "flag", "fn", "func", "type", "mode", "idx", "index", "indices", "percent", "percentage",
+                        "quantile", "target", "history", "hist", "log", "norms"})
+_GRAD_WORDS = frozenset({"grad", "grads", "gradient", "gradients", "jacobian", "jac"})
+
+
+def _reads_gradient(code: str) -> bool:
+    pieces = words(code.replace(".", "_").replace("(", "_").replace(")", "_").replace("[", "_").replace("]", "_"))
+    return bool(pieces & _GRAD_WORDS) or "grad_sample" in code
+
+
+class ClipBoundFromGradients(Rule):
+    id = "DP520"
+    name = "clip-bound-from-gradients"
+    category = "general"
+    severity = "error"
+    summary = "the clipping bound C is set from the private gradients' own norms (median, max, a multiple of ‖g‖) without noise"
+    rationale = (
+        "DP-SGD's noise σ·C hides one record only if C is fixed before the data are looked at (or "
+        "set by a differentially private estimate). A bound computed from the current gradients — "
+        "`C = median(per-example norms)`, `self.l2_norm_clip = total_norm * w`, "
+        "`max_grad_norm = max(norms)` — is a function of the records: one record changes C, so it "
+        "changes both the clip and the noise scale, and the bound it is meant to enforce is whatever "
+        "that record's gradient was. The accountant's sensitivity C no longer holds (a record whose "
+        "norm sets C to 40 contributes 40 while the noise may be drawn for 20). Not reported: a "
+        "bound updated from a noised count or quantile (adaptive clipping with its own Gaussian "
+        "noise), a bound computed from public data, clip *factors* `min(1, C/‖g‖)`, code with no "
+        "noise draw in the module or no DP context. Fix: fix C in advance, take it from public data, "
+        "or estimate the quantile privately (Andrew et al.) and account for that release."
+    )
+    TRIGGERS = ("norm", "clip")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an assignment in a module that draws noise and takes a norm."""
+        return bool(facts.called & PURE_DRAWS) and bool(facts.called & (NORM_CALLS | {"sqrt"}))
+
+    VALID = (
+        # a fixed bound, the clip factor computed from the norm
+        """
+import torch
+def clip_and_noise(grads, max_grad_norm, sigma):
+    total_norm = torch.norm(torch.stack([g.norm() for g in grads]))
+    clip_coef = min(max_grad_norm / (total_norm + 1e-6), 1.0)
+    return [g * clip_coef + sigma * max_grad_norm * torch.randn_like(g) for g in grads]
+""",
+        # adaptive clipping: the bound follows a noised fraction of unclipped examples
+        """
+import torch
+def update_clip(per_sample_grads, clip, target, lr, sigma_b):
+    norms = per_sample_grads.flatten(1).norm(dim=1)
+    noisy_frac = ((norms <= clip).sum() + torch.normal(0.0, sigma_b, ())) / len(norms)
+    clip = clip * torch.exp(-lr * (noisy_frac - target))
+    return clip
+""",
+        # a bound taken from public gradients
+        """
+import numpy as np
+def pick_clip(public_grads, grads, sigma):
+    clip = np.median([np.linalg.norm(g) for g in public_grads])
+    clipped = [g * min(1, clip / np.linalg.norm(g)) for g in grads]
+    return sum(clipped) + np.random.normal(0, sigma * clip, clipped[0].shape)
+""",
+        # the norm only logged; the bound stays the configured one
+        """
+import torch
+def step(model, max_grad_norm, sigma, log):
+    grad_norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    log["grad_norm"] = grad_norm
+    for p in model.parameters():
+        p.grad += torch.normal(0, sigma * max_grad_norm, p.grad.shape)
+""",
+    )
+
+    INVALID = (
+        # the median of the per-example norms becomes C
+        """
+import torch
+def dp_step(per_sample_grads, sigma):
+    norms = per_sample_grads.flatten(1).norm(dim=1)
+    C = torch.median(norms)  # <-
+    clipped = per_sample_grads * torch.clamp(C / norms, max=1.0).view(-1, 1)
+    return clipped.sum(0) + torch.normal(0.0, sigma * C, clipped.shape[1:])
+""",
+        # a multiple of the running gradient norm, stored on the optimizer
+        """
+import torch
+class Opt:
+    def accumulate(self, params, w):
+        total = 0.0
+        for p in params:
+            total += p.grad.data.norm(2).item() ** 2
+        total = total ** 0.5
+        self.l2_norm_clip = total * w  # <-
+    def noise(self, params):
+        for p in params:
+            p.grad.add_(self.l2_norm_clip * self.sigma * torch.randn_like(p.grad))
+""",
+        # numpy: the largest gradient norm of the batch
+        """
+import numpy as np
+def private_mean_gradient(gradients, sigma):
+    norms = [np.linalg.norm(g) for g in gradients]
+    clip_bound = max(norms)  # <-
+    total = sum(g / max(1.0, np.linalg.norm(g) / clip_bound) for g in gradients)
+    return (total + np.random.normal(0, sigma * clip_bound, total.shape)) / len(gradients)
+""",
+        # TensorFlow: a percentile of the per-example norms
+        """
+import tensorflow as tf
+import tensorflow_probability as tfp
+def sanitize(per_example_grads, noise_multiplier):
+    norms = tf.norm(per_example_grads, axis=1)
+    l2_clip = tfp.stats.percentile(norms, 75.0)  # <-
+    clipped = tf.clip_by_norm(per_example_grads, l2_clip, axes=[1])
+    return tf.reduce_sum(clipped, 0) + tf.random.normal(tf.shape(clipped)[1:], stddev=noise_multiplier * l2_clip)
+""",
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        bound = next((t.target for t in node.targets if self._bound_target(t.target)), None)
+        if bound is None:
+            return
+        text = self.ctx.analysis.code(node.value)
+        if "public" in text.lower() or any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS
+                                           for n in walk(node.value)):
+            return
+        norm = self._gradient_norm(node.value, node, set(), 0)
+        if norm:
+            self.report(node, f"the clipping bound `{self.ctx.analysis.code(bound).strip()}` is computed from the "
+                              f"gradients' own norms (`{norm}`): it depends on the records, so one record changes "
+                              "both the clip and the noise σ·C and no fixed per-record sensitivity holds; fix C in "
+                              "advance, take it from public data, or estimate it privately and account for it")
+
+    @staticmethod
+    def _bound_target(target: cst.BaseExpression) -> bool:
+        if not isinstance(target, (cst.Name, cst.Attribute)) or not is_clip_bound(target):
+            return False
+        name = target.value if isinstance(target, cst.Name) else target.attr.value
+        return not words(name) & _NOT_BOUND
+
+    def _gradient_norm(self, expr: cst.BaseExpression, at: cst.CSTNode, seen: set[str], depth: int) -> str | None:
+        """The gradient norm ``expr`` is computed from (a norm call over a gradient, or a name the enclosing
+        function assigns such a norm to), through names assigned in the same function, no noise on the way."""
+        fa = self.ctx.analysis
+        for sub in walk(expr):
+            if isinstance(sub, cst.Call) and call_name(sub) in NORM_CALLS and _reads_gradient(fa.code(expr)):
+                return fa.code(sub).strip()[:60]
+            if isinstance(sub, cst.Name) and sub.value not in seen and depth < 4 and not is_clip_bound(sub):
+                seen.add(sub.value)
+                for value in self._assigned(sub.value, at):
+                    if any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(value)):
+                        return None  # a noised quantity: private estimation
+                    found = self._gradient_norm(value, at, seen, depth + 1)
+                    if found:
+                        return found
+        return None
+
+    def _assigned(self, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
+        """Values assigned (``=``, ``+=``, loop targets excluded) to ``name`` in the function around ``at``."""
+        fa = self.ctx.analysis
+        scope = fa.enclosing_function(at) or fa.index.module
+        out: list[cst.BaseExpression] = []
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                                   for t in sub.targets):
+                out.append(sub.value)
+            elif isinstance(sub, cst.AugAssign) and isinstance(sub.target, cst.Name) and sub.target.value == name:
+                out.append(sub.value)
+        return out
