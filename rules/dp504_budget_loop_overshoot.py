@@ -89,6 +89,23 @@ class BudgetLoopOvershoot(Rule):
         return budget_loop(facts, EPS_WORDS, _BUDGET_WORDS, _SPENT_WORDS)
 
     VALID = (
+        # an experiment's stop every 100 steps, the budget itself checked after every step
+        """
+def train(sess, train_op, accountant, steps, delta, target_eps):
+    for i in range(steps):
+        sess.run(train_op)
+        if i % 100 == 0:
+            eps = accountant.compute_epsilon(i, delta)
+            if eps > 0.5:
+                break
+        spent = accountant.get_privacy_spent(sess, target_eps=target_eps)
+        stop = False
+        for _eps, _delta in spent:
+            if _delta >= delta:
+                stop = True
+        if stop:
+            break
+""",
         # logging ε every 10 steps, with no stop on it
         """
 def train(model, loader, accountant, steps, delta):
@@ -224,7 +241,7 @@ def fit(self, X, epsilon_budget):
             return
         fa = self.ctx.analysis
         loops = fa.enclosing_loops(node)
-        if not loops or not _trains(loops[0]):
+        if not loops or not _trains(loops[0]) or self._checked_every_step(loops[0], node):
             return
         self.report(node.test, f"the privacy budget is checked only every {k:g} steps (and after the step): "
                                f"training can run up to {k - 1:g} steps past the budget before it stops, and the "
@@ -254,6 +271,22 @@ def fit(self, X, epsilon_budget):
                                   f"it leaves has spent more than the budget; check the next step's ε before "
                                   f"taking it, or release the previous model")
                 return
+
+    def _checked_every_step(self, loop: cst.CSTNode, periodic: cst.If) -> bool:
+        """The loop also stops on the privacy spent outside the periodic test (``if spent_delta >= delta:
+        break`` after every step): the every-k check is then an experiment's own stop, not the budget's."""
+        fa = self.ctx.analysis
+        for sub in walk(loop):
+            if not isinstance(sub, cst.If) or sub is periodic or fa.inside(sub, periodic) or _every_k(sub.test):
+                continue
+            if any(fa.inside(sub, p) and isinstance(p, cst.If) and _every_k(p.test) for p in walk(loop)
+                   if isinstance(p, cst.If) and p is not sub):
+                continue
+            tested = {w for n in walk(sub.test) if isinstance(n, cst.Name) for w in words(n.value)}
+            stops = any(isinstance(s, (cst.Break, cst.Return)) for s in walk(sub.body, into_scopes=False))
+            if stops and tested & (_SPENT_WORDS | _STOP_WORDS | {"delta", "budget", "privacy", "break", "spent"}):
+                return True
+        return False
 
     @staticmethod
     def _stops_on_eps(statement: cst.CSTNode) -> bool:

@@ -64,6 +64,17 @@ class SeededNoise(Rule):
         return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
 
     VALID = (
+        # a robustness simulation: dummy client updates with a fixed small spread, no privacy noise
+        """
+import numpy as np
+def simulate_dropout(secagg, shapes, weights, n_clients, epsilon, seed: int = 42):
+    rng = np.random.default_rng(seed)
+    updates = []
+    for i in range(n_clients):
+        noise = [rng.standard_normal(s).astype(np.float32) * 0.01 for s in shapes]
+        updates.append([w + z for w, z in zip(weights, noise)])
+    return secagg.aggregate(updates)
+""",
         # RON-Gauss: a helper's required seed, passed None by the public method
         """
 import numpy as np
@@ -308,11 +319,38 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
                     and sub.func.attr.value in _NOISE_METHODS and dotted(sub.func.value) == target:
                 if sub.func.attr.value == "normal" and not self._noise_like_normal(sub):
                     continue
+                if self._literal_scale(sub):
+                    continue  # ``rng.standard_normal(shape) * 0.01``: simulated updates, no calibrated scale
                 if sub.func.attr.value in ("binomial", "geometric") and all(
                         number(a.value) is not None for a in sub.args):
                     continue  # ``rng.binomial(1, 0.6)`` simulates data; a randomised response reads ε
                 out.append(sub)
         return out
+
+    def _literal_scale(self, call: cst.Call) -> bool:
+        """The draw is scaled only by number literals (``rng.standard_normal(s).astype(f) * 0.01``,
+        ``rng.normal(0, 0.05, n)``): privacy noise reads its scale from σ, ε or a sensitivity."""
+        fa = self.ctx.analysis
+        scale = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("scale", "std")),
+                     None)
+        positional = [a.value for a in call.args if a.keyword is None]
+        if scale is None and call.func.attr.value in ("normal", "laplace") and len(positional) >= 2:  # type: ignore[attr-defined]
+            scale = positional[1]
+        factors: list[cst.BaseExpression] = [] if scale is None else [scale]
+        node: cst.CSTNode = call
+        parent = fa.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.Attribute) and isinstance(fa.parent(parent), cst.Call) \
+                    and parent.attr.value in ("astype", "to", "float", "reshape", "type"):
+                node = fa.parent(parent)  # a cast or reshape of the draw
+            elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
+                factors.append(parent.right if parent.left is node else parent.left)
+                node = parent
+            else:
+                break
+            parent = fa.parent(node)
+        values = [number(f) for f in factors]
+        return bool(values) and all(v is not None for v in values) and any(v != 1 for v in values)
 
     def _noise_like_normal(self, call: cst.Call) -> bool:
         """``rng.normal(0, sigma, …)`` added to something in DP code, not a simulated data set."""

@@ -173,6 +173,16 @@ class BudgetPerItem(Rule):
                                column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
+        # the functional mechanism: every coefficient gets Laplace(Δ/ε) with Δ the L1 sensitivity of all d of them
+        """
+def perturb_coefficients(coefs, d, epsilon, make_mechanism):
+    total_sensitivity = 2 * (1 + d) ** 2
+    out = [0.0] * d
+    for j in range(d):
+        mech = make_mechanism(epsilon=epsilon, sensitivity=total_sensitivity)
+        out[j] = mech.randomise(coefs[j])
+    return out
+""",
         # one user's one-hot vector perturbed coordinate-wise with its L1 sensitivity 2 (SHE): one release
         """
 import numpy as np
@@ -363,7 +373,7 @@ def measure(data, marginals, epsilon):
             return
         if self._charged(loop) or self._split(node, eps) or self._count_given(node):
             return
-        if not selection and self._one_vector(node, loop, eps):
+        if not selection and (self._one_vector(node, loop, eps) or self._vector_sensitivity(node, loops)):
             return
         if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(node):
             return
@@ -371,6 +381,28 @@ def measure(data, marginals, epsilon):
         self.report(node, f"`{fa.code(eps).strip()}` is the whole budget, spent again on every pass of the loop over "
                           f"`{fa.code(loop_iter(loop)).strip()}`: each {what} of the same records costs it, so d "
                           f"passes cost d·ε; split it (ε/d per pass) or charge an accountant per pass")
+
+    def _vector_sensitivity(self, call: cst.Call, loops: list[cst.CSTNode]) -> bool:
+        """The mechanism's sensitivity grows with the number of passes (``sens = 2 * (1 + d) ** 2`` for a loop
+        over ``range(d)``): it is the L1 sensitivity of the whole vector, so the whole ε per coordinate is one
+        vector-valued release (the functional mechanism), not d releases."""
+        fa = self.ctx.analysis
+        counts: set[str] = set()
+        targets: set[str] = set()
+        for loop in loops:
+            it = loop_iter(loop)
+            if it is not None:
+                counts |= {n.value for n in walk(it) if isinstance(n, cst.Name)} - {"range", "len", "enumerate", "zip"}
+            if isinstance(loop, cst.For):
+                targets |= {n.value for n in walk(loop.target) if isinstance(n, cst.Name)}
+        counts -= targets
+        for arg in call.args:
+            if arg.keyword is None or not words(arg.keyword.value) & {"sensitivity", "sens", "l1", "delta"}:
+                continue
+            value = fa.value_of(arg.value) if isinstance(arg.value, cst.Name) else arg.value
+            if value is not None and {n.value for n in walk(value) if isinstance(n, cst.Name)} & counts:
+                return True
+        return False
 
     def _one_vector(self, draw: cst.Call, loop: cst.CSTNode, eps: cst.BaseExpression) -> bool:
         """``v[i] = v[i] + laplace(2 / eps)`` over ``i``: each coordinate of one vector (a user's one-hot
