@@ -90,12 +90,55 @@ def variance_shape(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+#: names for the number of coordinates a draw covers
+_SIZE_WORDS = frozenset({"d", "dim", "dims", "dimension", "dimensions", "numel", "size", "features", "params",
+                         "parameters", "coords", "coordinates"})
+_SIZE_CALLS = frozenset({"numel", "prod", "len", "count_params", "nelement"})
+#: a numerator naming the privacy calibration (not a weight-initialisation std)
+_CALIBRATION_WORDS = frozenset({"sigma", "multiplier", "clip", "sens", "sensitivity", "noise", "epsilon", "eps",
+                                "delta", "c"})
+
+
+def _is_size(expr: cst.BaseExpression) -> bool:
+    """``x.size``, ``x.numel()``, ``np.prod(x.shape)``, ``len(params)``, ``d``, ``n_features``."""
+    if isinstance(expr, cst.Call):
+        return call_name(expr) in _SIZE_CALLS
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in ("size", "numel")
+    if isinstance(expr, cst.Name):
+        pieces = words(expr.value)
+        return bool(pieces & _SIZE_WORDS) and not pieces & {"batch", "lot", "sample", "samples", "step"}
+    return False
+
+
+def _root_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    if isinstance(expr, cst.Call) and call_name(expr) == "sqrt" and len(expr.args) == 1:
+        return expr.args[0].value
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Power) and number(expr.right) == 0.5:
+        return expr.left
+    return None
+
+
+def per_coordinate_shape(expr: cst.BaseExpression) -> str | None:
+    """``sigma * C / np.sqrt(update.size)``: an L2 noise level spread over the coordinates."""
+    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)):
+        return None
+    root = _root_of(expr.right)
+    if root is None or not _is_size(root):
+        return None
+    if not any(isinstance(n, (cst.Name, cst.Attribute)) and words(last_name(n) or "") & _CALIBRATION_WORDS
+               for n in walk(expr.left)):
+        return None
+    return f"divided by √`{root.value if isinstance(root, cst.Name) else call_name(root) if isinstance(root, cst.Call) else 'size'}`"
+
+
 class VarianceAsStd(Rule):
     id = "DP118"
-    name = "variance-as-std"
+    name = "gaussian-std-units"
     category = "general"
     severity = "error"
-    summary = "a Gaussian noise variance (σ², 2·ln(1.25/δ)·Δ²/ε²) passed as the draw's standard deviation"
+    summary = ("a Gaussian std in the wrong units: a variance (σ², 2·ln(1.25/δ)·Δ²/ε²) passed as the standard "
+               "deviation, or the noise level σ·Δ divided by √(number of coordinates)")
     rationale = (
         "numpy's `normal(loc, scale)`, torch's `normal(mean, std)` and `Normal(loc, scale)`, Python's "
         "`random.gauss(mu, sigma)` and tf's `stddev=` all take the standard deviation. The Gaussian "
@@ -109,12 +152,25 @@ class VarianceAsStd(Rule):
         "`noise_var`, `sigma_sq`) bound to an expression without a square root. Not reported: any "
         "square root in the expression (`np.sqrt(variance)`, `** 0.5`), variances used as variances "
         "(`multivariate_normal(mean, cov)`), code with no DP context. Fix: pass `np.sqrt(variance)`, or "
-        "compute σ = Δ·√(2·ln(1.25/δ))/ε."
+        "compute σ = Δ·√(2·ln(1.25/δ))/ε. The second unit mistake: the std of a vector draw "
+        "(`normal(0, std, update.shape)`) set to σ·C divided by √(the number of coordinates) "
+        "(`/ np.sqrt(update.size)`, `/ math.sqrt(d)`, `/ p.numel() ** 0.5`): each coordinate needs std "
+        "σ·C for an L2-bounded vector, so the whole vector gets noise of norm ≈ σ·C, √d times less "
+        "than the accountant charges. Not reported there: a literal numerator (weight "
+        "initialisation `1 / sqrt(fan_in)`), a batch size under the root, a draw without a shape. "
+        "Fix: std = σ·C on every coordinate."
     )
     TRIGGERS = ("normal", "gauss", "Normal")
     requires_dp_context = True
 
     VALID = (
+        # σ·C per coordinate; an initialisation 1/√d
+        "import numpy as np\ndef privatize(update, clip_norm, noise_multiplier):\n"
+        "    return update + np.random.normal(0, clip_norm * noise_multiplier, update.shape)\n",
+        "import torch, math\ndef init_and_noise(w, sigma, clip):\n    w.data = torch.normal(0, 1 / math.sqrt(w.numel()), w.shape)\n"
+        "    return w + torch.normal(0, sigma * clip, w.shape)\n",
+        "import numpy as np\ndef noisy_vec(x, l2_sens, eps, delta):\n"
+        "    std = l2_sens * np.sqrt(2 * np.log(1.25 / delta)) / eps\n    return x + np.random.normal(0, std, size=len(x))\n",
         "import numpy as np\ndef gaussian_mechanism(x, eps, delta, sens):\n"
         "    variance = 2 * np.log(1.25 / delta) * sens ** 2 / eps ** 2\n"
         "    return x + np.random.normal(0, np.sqrt(variance), x.shape)\n",
@@ -133,6 +189,26 @@ class VarianceAsStd(Rule):
         "    return np.random.multivariate_normal(x, var * np.eye(len(x)))\n",
     )
     INVALID = (
+        # σ·C spread over the coordinates, numpy through a local
+        """
+import numpy as np
+def privatize(update, clip_norm, noise_multiplier):
+    std = clip_norm * noise_multiplier / np.sqrt(update.size)
+    return update + np.random.normal(0, std, update.shape)  # <-
+""",
+        # torch, numel() ** 0.5
+        """
+import torch
+def noise_grad(p, noise_multiplier, max_grad_norm):
+    return p.grad + torch.normal(0.0, noise_multiplier * max_grad_norm / p.grad.numel() ** 0.5, p.grad.shape)  # <-
+""",
+        # math.sqrt of a dimension name, keyword size
+        """
+import math, numpy as np
+def release(vec, l2_sensitivity, epsilon, delta, dim):
+    sigma = l2_sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return vec + np.random.normal(0, sigma / math.sqrt(dim), size=dim)  # <-
+""",
         # the variance by name, numpy
         """
 import numpy as np
@@ -185,10 +261,28 @@ def noised(grads, noise_multiplier, l2_norm_clip):
             return
         why = self._why(node, std, depth=0)
         if why is None:
+            self._per_coordinate(node, std)
             return
         self.report(node, f"the standard deviation of this Gaussian draw is `{self.ctx.analysis.code(std).strip()}`, "
                           f"{why}: that is a variance, so the noise std is σ² instead of σ (far too small when "
                           f"σ < 1); pass its square root")
+
+    def _per_coordinate(self, call: cst.Call, std: cst.BaseExpression) -> None:
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        shaped = len(positional) >= 3 or any(a.keyword is not None and a.keyword.value in ("size", "shape")
+                                             for a in call.args) or call_name(call) == "normal_"
+        if not shaped:
+            return
+        value = std
+        if isinstance(std, cst.Name):
+            value = self._value(call, std) or std
+        why = per_coordinate_shape(value)
+        if why is None:
+            return
+        self.report(call, f"the per-coordinate std `{self.ctx.analysis.code(std).strip()}` is the noise level "
+                          f"{why}: the Gaussian mechanism needs std σ·Δ on every coordinate of an L2-bounded "
+                          f"vector; spread over the coordinates the whole vector gets noise of norm ≈ σ·Δ, √d times "
+                          f"less than the accountant assumes")
 
     def _why(self, call: cst.Call, expr: cst.BaseExpression, depth: int) -> str | None:
         shape = variance_shape(expr)
