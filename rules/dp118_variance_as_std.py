@@ -10,11 +10,12 @@ from dpcheck.rule import Rule
 #: draws whose second positional argument (or ``scale``/``std``/``stddev``/``sigma``) is a standard deviation
 _GAUSS = frozenset({"normal", "gauss", "normalvariate", "Normal", "random_normal", "normal_"})
 _STD_KEYWORDS = ("scale", "std", "stddev", "sigma")
+_LAPLACE = frozenset({"laplace", "Laplace"})
 _DELTA_WORDS = frozenset({"delta", "dlt", "δ"})
 #: a name that holds a variance, not a standard deviation
 _VARIANCE_WORDS = frozenset({"variance", "var", "sigma2", "sigmasq", "sq", "squared", "std2", "var2"})
 #: a squared name that is a standard deviation or a sensitivity (its square is a variance)
-_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "scale", "multiplier", "sens", "sensitivity", "clip", "c",
+_SCALE_WORDS = frozenset({"sigma", "sig", "std", "stddev", "scale", "multiplier", "sens", "sensitivity", "clip", "c",
                           "noise", "l2", "bound"})
 _SQRT = frozenset({"sqrt", "rsqrt", "std"})
 
@@ -158,12 +159,15 @@ class VarianceAsStd(Rule):
         "σ·C for an L2-bounded vector, so the whole vector gets noise of norm ≈ σ·C, √d times less "
         "than the accountant charges. Not reported there: a literal numerator (weight "
         "initialisation `1 / sqrt(fan_in)`), a batch size under the root, a draw without a shape. "
-        "Fix: std = σ·C on every coordinate."
+        "Fix: std = σ·C on every coordinate. A Laplace scale that is such a variance "
+        "(`laplace(0, sig**2 * clip**2, shape)`) is reported too."
     )
-    TRIGGERS = ("normal", "gauss", "Normal")
+    TRIGGERS = ("normal", "gauss", "Normal", "aplace")
     requires_dp_context = True
 
     VALID = (
+        "import numpy as np\ndef perturb_grads(grads, epsilon, clip):\n"
+        "    return [g + np.random.laplace(0.0, clip / epsilon, size=g.shape) for g in grads]\n",
         # σ·C per coordinate; an initialisation 1/√d
         "import numpy as np\ndef privatize(update, clip_norm, noise_multiplier):\n"
         "    return update + np.random.normal(0, clip_norm * noise_multiplier, update.shape)\n",
@@ -189,6 +193,12 @@ class VarianceAsStd(Rule):
         "    return np.random.multivariate_normal(x, var * np.eye(len(x)))\n",
     )
     INVALID = (
+        # a Gaussian variance used as a Laplace scale
+        """
+import numpy as np
+def perturb_grads(grads, sig, clip):
+    return [g + np.random.laplace(0.0, sig ** 2 * clip ** 2, size=g.shape) for g in grads]  # <-
+""",
         # σ·C spread over the coordinates, numpy through a local
         """
 import numpy as np
@@ -254,6 +264,9 @@ def noised(grads, noise_multiplier, l2_norm_clip):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if call_name(node) in _LAPLACE:
+            self._laplace(node)
+            return
         if call_name(node) not in _GAUSS:
             return
         std = _std_arg(node)
@@ -266,6 +279,18 @@ def noised(grads, noise_multiplier, l2_norm_clip):
         self.report(node, f"the standard deviation of this Gaussian draw is `{self.ctx.analysis.code(std).strip()}`, "
                           f"{why}: that is a variance, so the noise std is σ² instead of σ (far too small when "
                           f"σ < 1); pass its square root")
+
+    def _laplace(self, call: cst.Call) -> None:
+        """A Laplace scale that is a squared σ (a Gaussian variance): ``laplace(0, sig**2 * C**2, shape)``."""
+        scale = _std_arg(call)
+        if scale is None:
+            return
+        why = self._why(call, scale, depth=0)
+        if why is None:
+            return
+        self.report(call, f"the Laplace scale `{self.ctx.analysis.code(scale).strip()}` is {why}, a Gaussian "
+                          f"variance: the Laplace mechanism needs scale Δ₁/ε, and a squared σ or clip is far too "
+                          f"small whenever they are below 1")
 
     def _per_coordinate(self, call: cst.Call, std: cst.BaseExpression) -> None:
         positional = [a for a in call.args if a.keyword is None and not a.star]
