@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound, is_norm_value
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
@@ -37,7 +37,9 @@ class ClipBoundFromGradients(Rule):
         "that record's gradient was. The accountant's sensitivity C no longer holds (a record whose "
         "norm sets C to 40 contributes 40 while the noise may be drawn for 20). Not reported: a "
         "bound updated from a noised count or quantile (adaptive clipping with its own Gaussian "
-        "noise), a bound computed from public data, clip *factors* `min(1, C/‖g‖)`, code with no "
+        "noise), a bound computed from public data, clip *factors* `min(1, C/‖g‖)`, a data-dependent "
+        "bound that never reaches a noise draw (per-layer shares of C by one example's own norms, "
+        "used only to clip it), code with no "
         "noise draw in the module or no DP context. Fix: fix C in advance, take it from public data, "
         "or estimate the quantile privately (Andrew et al.) and account for that release."
     )
@@ -75,6 +77,19 @@ def pick_clip(public_grads, grads, sigma):
     clipped = [g * min(1, clip / np.linalg.norm(g)) for g in grads]
     return sum(clipped) + np.random.normal(0, sigma * clip, clipped[0].shape)
 """,
+        # per-layer shares of C by the example's own layer norms, used only to clip (the total stays ≤ C)
+        """
+import torch
+def clip_example(model, l2_norm_clip, noise_multiplier):
+    layer_norms = [p.grad.norm(2) for p in model.parameters()]
+    total = sum(n ** 2 for n in layer_norms)
+    for p, norm in zip(model.parameters(), layer_norms):
+        layer_clip = (norm ** 2 / total) ** 0.5 * l2_norm_clip
+        p.accum += p.grad * min(1.0, layer_clip / (norm + 1e-6))
+def noise(model, l2_norm_clip, noise_multiplier):
+    for p in model.parameters():
+        p.grad = p.accum + l2_norm_clip * noise_multiplier * torch.randn_like(p.accum)
+""",
         # the norm only logged; the bound stays the configured one
         """
 import torch
@@ -87,6 +102,19 @@ def step(model, max_grad_norm, sigma, log):
     )
 
     INVALID = (
+        # per-layer bounds proportional to each layer's share of the gradient norm
+        """
+import torch
+def layer_bounds(model, l2_norm_clip, noise_multiplier):
+    layer_norms = [p.grad.norm(2) for p in model.parameters()]
+    total = sum(n ** 2 for n in layer_norms)
+    bounds = []
+    for norm in layer_norms:
+        layer_clip = (norm ** 2 / total) ** 0.5 * l2_norm_clip  # <-
+        bounds.append(layer_clip)
+    for p, b in zip(model.parameters(), bounds):
+        p.grad += b * noise_multiplier * torch.randn_like(p.grad)
+""",
         # the median of the per-example norms becomes C
         """
 import torch
@@ -140,7 +168,7 @@ def sanitize(per_example_grads, noise_multiplier):
                                            for n in walk(node.value)):
             return
         norm = self._gradient_norm(node.value, node, set(), 0)
-        if norm:
+        if norm and self._scales_noise(bound, node):
             self.report(node, f"the clipping bound `{self.ctx.analysis.code(bound).strip()}` is computed from the "
                               f"gradients' own norms (`{norm}`): it depends on the records, so one record changes "
                               "both the clip and the noise σ·C and no fixed per-record sensitivity holds; fix C in "
@@ -162,6 +190,8 @@ def sanitize(per_example_grads, noise_multiplier):
                 return fa.code(sub).strip()[:60]
             if isinstance(sub, cst.Name) and sub.value not in seen and depth < 4 and not is_clip_bound(sub):
                 seen.add(sub.value)
+                if is_norm_value(sub) and self._module_norms_gradients():
+                    return sub.value  # ``perlayer_norm``, ``total_norm``: a norm in a module that takes gradients' norms
                 for value in self._assigned(sub.value, at):
                     if any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(value)):
                         return None  # a noised quantity: private estimation
@@ -181,4 +211,49 @@ def sanitize(per_example_grads, noise_multiplier):
                 out.append(sub.value)
             elif isinstance(sub, cst.AugAssign) and isinstance(sub.target, cst.Name) and sub.target.value == name:
                 out.append(sub.value)
+            elif isinstance(sub, (cst.For, cst.CompFor)) and isinstance(sub.target, cst.Name) \
+                    and sub.target.value == name:
+                out.append(sub.iter)  # ``for norm in per_layer_norms``: each element of the iterable
         return out
+
+    def _scales_noise(self, bound: cst.BaseExpression, at: cst.Assign) -> bool:
+        """The bound reaches a noise draw's statement: an attribute read next to a draw anywhere in the module,
+        a local through the lists it is appended to and the loops and assignments that read it. (A bound only
+        used to clip one example — per-layer shares of C by the example's own norms — still bounds it by C.)"""
+        fa = self.ctx.analysis
+        if isinstance(bound, cst.Attribute):
+            scope: cst.CSTNode = fa.index.module
+            key = fa.code(bound).strip()
+            hit = lambda stmt: key in fa.code(stmt)  # noqa: E731
+        else:
+            scope = fa.enclosing_function(at) or fa.index.module
+            names = {bound.value}  # type: ignore[attr-defined]
+            for _ in range(3):
+                for sub in walk(scope, into_scopes=False):
+                    if isinstance(sub, cst.Call) and call_name(sub) in ("append", "extend", "insert") \
+                            and isinstance(sub.func, cst.Attribute) and isinstance(sub.func.value, cst.Name) \
+                            and any(isinstance(n, cst.Name) and n.value in names for a in sub.args for n in walk(a)):
+                        names.add(sub.func.value.value)
+                    elif isinstance(sub, (cst.For, cst.CompFor)) and any(
+                            isinstance(n, cst.Name) and n.value in names for n in walk(sub.iter)):
+                        names |= {n.value for n in walk(sub.target) if isinstance(n, cst.Name)}
+                    elif isinstance(sub, cst.Assign) and sub is not at and any(
+                            isinstance(n, cst.Name) and n.value in names for n in walk(sub.value)):
+                        names |= {n.value for t in sub.targets for n in walk(t.target) if isinstance(n, cst.Name)}
+            hit = lambda stmt: any(isinstance(n, cst.Name) and n.value in names for n in walk(stmt))  # noqa: E731
+        for sub in walk(scope, into_scopes=isinstance(bound, cst.Attribute)):
+            if isinstance(sub, cst.Call) and call_name(sub) in PURE_DRAWS:
+                statement = fa.enclosing_statement(sub)
+                if statement is not None and statement is not at and hit(statement):
+                    return True
+        return False
+
+    def _module_norms_gradients(self) -> bool:
+        """The module takes the norm of a gradient somewhere (``p.grad.norm(2)``, ``torch.norm(grads)``)."""
+        cached = getattr(self, "_norms_gradients", None)
+        if cached is None:
+            fa = self.ctx.analysis
+            cached = any(isinstance(n, cst.Call) and call_name(n) in NORM_CALLS and _reads_gradient(fa.code(n))
+                         for n in walk(fa.index.module))
+            self._norms_gradients = cached
+        return cached
