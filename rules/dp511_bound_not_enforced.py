@@ -21,6 +21,20 @@ _COMMENTED_CLAMP = re.compile(
 _BOUND_CALLS = frozenset({"clamp", "clamp_", "clip", "clip_by_norm", "clip_by_value", "clip_grad_norm_",
                           "clip_grad_norm", "minimum", "maximum", "min", "max", "clip_", "normalize"})
 _EPS_WORDS = frozenset({"eps", "epsilon"})
+#: calls that return a bounded (or sorted) copy and leave their argument as it was
+_COPYING_BOUNDS = frozenset({"clip", "clamp", "clip_by_value", "clip_by_norm", "minimum", "maximum", "sort",
+                             "sorted", "clip_by_global_norm"})
+#: receivers whose ``sort`` / ``clip`` are module functions, not in-place methods
+_ARRAY_MODULES = frozenset({"np", "numpy", "torch", "jnp", "tf", "math"})
+
+
+def _ast_discarded_bound(stmt: ast.Expr) -> bool:
+    call = stmt.value
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name in _COPYING_BOUNDS
 
 
 def _never(op: cst.BaseCompOp, value: float) -> str | None:
@@ -88,9 +102,45 @@ class BoundNotEnforced(Rule):
         "a copy (`g.detach().clone()`), a concatenation (`torch.cat(...)`) or `autograd.grad`'s "
         "result they change nothing; and called before `loss.backward()` (with the optimizer step "
         "after it) they clip the previous, zeroed gradients. "
-        "Fix: compare inside the call (`any(norms > 1)`), and clamp (or raise) before the noise."
+        "A clip whose result is dropped (`np.clip(x, lo, hi)`, `x.clamp(-C, C)`, `tf.clip_by_value(...)`, "
+        "`np.sort(data)` as a bare statement, in a function that takes ε or draws noise) bounds a copy "
+        "nobody reads. Not reported there: in-place forms (`clamp_`, `out=`, `inplace=True`, "
+        "`x.sort()`). "
+        "Fix: compare inside the call (`any(norms > 1)`), and clamp (or raise) before the noise; assign the "
+        "clipped value."
     )
-    TRIGGERS = ("any(", "all(", "bool(", "clamp", "clip")
+    TRIGGERS = ("any(", "all(", "bool(", "clamp", "clip", "sort", "minimum", "maximum")
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        """``np.clip(x, lo, hi)`` / ``np.sort(data)`` / ``x.clamp(-C, C)`` as a statement: the bounded copy is
+        dropped and the mechanism reads the raw values."""
+        call = node.value
+        if not isinstance(call, cst.Call) or call_name(call) not in _COPYING_BOUNDS or not call.args:
+            return
+        func = call.func
+        if any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in call.args):
+            return
+        if isinstance(func, cst.Attribute):
+            module = isinstance(func.value, cst.Name) and func.value.value in _ARRAY_MODULES
+            if call_name(call) in ("sort", "minimum", "maximum") and not module:
+                return  # list.sort() / ndarray.sort() sort in place
+            if module and call_name(call) == "sort" and func.value.value == "math":
+                return
+        elif call_name(call) != "sorted":
+            return  # a bare ``clip(x)`` may be the module's own in-place helper
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None or not self._noising_function(fn):
+            return
+        fa = self.ctx.analysis
+        self.report(node, f"the result of `{fa.code(call).strip()}` is discarded: the call returns a bounded (or "
+                          f"sorted) copy and leaves its argument as it was, so the code below reads the raw "
+                          f"values and the sensitivity the noise assumes does not hold; assign the result")
+
+    @staticmethod
+    def _noising_function(fn: cst.FunctionDef) -> bool:
+        if any(words(p) & (_EPS_WORDS | {"rho", "budget", "sensitivity"}) for p in param_names(fn)):
+            return True
+        return any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS for n in walk(fn, into_scopes=False))
 
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) not in _GRAD_CLIPS or not node.args:
@@ -174,9 +224,32 @@ class BoundNotEnforced(Rule):
             return True
         if any(_ast_grad_clip(c) for c in facts.nodes(ast.Call)):  # type: ignore[arg-type]
             return True
+        if any(_ast_discarded_bound(e) for e in facts.nodes(ast.Expr)):  # type: ignore[arg-type]
+            return True
         return any(_COMMENTED_CLAMP.match(line) for line in facts.source.splitlines() if "#" in line)
 
     VALID = (
+        # the clipped copy assigned; in-place methods
+        """
+import numpy as np
+def dp_sum(values, lower, upper, epsilon):
+    values = np.clip(values, lower, upper)
+    return values.sum() + np.random.laplace(0, (upper - lower) / epsilon)
+""",
+        """
+import torch
+def private_mean(x, bound, eps):
+    x.clamp_(-bound, bound)
+    return x.mean() + torch.distributions.Laplace(0.0, 2 * bound / (eps * len(x))).sample()
+""",
+        """
+import numpy as np
+def dp_median_scores(data, candidates, epsilon):
+    data.sort()
+    np.clip(data, 0, 1, out=data)
+    ranks = np.searchsorted(data, candidates)
+    return -np.abs(ranks - len(data) / 2)
+""",
         # the comparison inside any()
         """
 import numpy as np
@@ -243,6 +316,28 @@ def normalise(x):
     )
 
     INVALID = (
+        # np.clip's result dropped before the Laplace sum
+        """
+import numpy as np
+def dp_sum(values, lower, upper, epsilon):
+    np.clip(values, lower, upper)  # <-
+    return values.sum() + np.random.laplace(0, (upper - lower) / epsilon)
+""",
+        # a torch clamp method (not clamp_) as a statement
+        """
+import torch
+def private_mean(x, bound, eps):
+    x.clamp(-bound, bound)  # <-
+    return x.mean() + torch.distributions.Laplace(0.0, 2 * bound / (eps * len(x))).sample()
+""",
+        # np.sort discarded before a rank-based selection
+        """
+import numpy as np
+def dp_median_scores(data, candidates, epsilon):
+    np.sort(data)  # <-
+    ranks = np.searchsorted(data, candidates)
+    return -np.abs(ranks - len(data) / 2)
+""",
         # dp-federated_sharing dp_pca.py: any() compared with 1
         """
 import numpy as np
