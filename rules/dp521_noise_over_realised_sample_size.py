@@ -165,8 +165,8 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
         fa = self.ctx.analysis
         if isinstance(ref, cst.Call):
             return call_name(ref) in _COUNTS and bool(ref.args) and self._bernoulli(ref.args[0].value, ref, 0)
-        if isinstance(ref, cst.Name) and isinstance(fa.parent(ref), cst.Attribute):
-            return False  # the ``self`` of ``self.m``: the attribute is checked as a whole
+        if isinstance(ref, cst.Name) and ref.value in ("self", "cls"):
+            return False  # the attribute ``self.m`` is checked as a whole
         values = self._values(ref, at)
         return any(self._count_of_bernoulli(v, v) for v in values)
 
@@ -203,7 +203,7 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
                     isinstance(n, cst.Call) and call_name(n) in _UNIFORM for n in walk(sub.left)):
                 return True
             if isinstance(sub, (cst.Name, cst.Attribute)) and depth < 3 and not (
-                    isinstance(sub, cst.Name) and isinstance(self.ctx.analysis.parent(sub), cst.Attribute)):
+                    isinstance(sub, cst.Name) and sub.value in ("self", "cls")):
                 if any(self._bernoulli(v, v, depth + 1) for v in self._values(sub, sub) if v is not expr):
                     return True
         return False
