@@ -44,9 +44,12 @@ _ENCODERS = {"OneHotEncoder", "OrdinalEncoder", "LabelEncoder"}
 _FIT = {"fit", "fit_transform", "partial_fit"}
 #: functions that scale/bin their argument with bounds or quantiles taken from it
 _SCALE_FUNCS = {"minmax_scale", "maxabs_scale", "robust_scale", "quantile_transform", "qcut"}
+#: histograms whose bin edges span the data's own extremes unless ``range=`` (or explicit edges) is given
+_HIST_FUNCS = frozenset({"histogram", "histogramdd", "histogram2d"})
 #: prefilter texts (``NonPrivateBounds.applies_to``): a call ``_bound_data`` can return data for
 _BOUND_CALL_TEXT = re.compile(
-    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut|median)\s*\("
+    r"(?:min|max|ptp|quantile|percentile|unique|describe|fit|fit_transform|_scale|quantile_transform|qcut|cut|median"
+    r"|histogram|histogramdd|histogram2d)\s*\("
 )
 _FITTED_CALL_TEXT = re.compile(r"(?:" + "|".join(sorted(_FITTED)) + r")\s*\(")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*")
@@ -70,7 +73,7 @@ def _bound_call_text(code: str) -> bool:
             if not fitted:
                 continue
         elif not (name in _BOUND_FUNCS or name in _BOUND_METHODS or name in _SCALE_FUNCS or name == "cut"
-                  or name in ("median", "nanmedian")):
+                  or name in ("median", "nanmedian") or name in _HIST_FUNCS):
             continue
         statements = statements or _Statements(code)
         if _names_data(statements.around(start)):
@@ -82,7 +85,8 @@ def _names_data(text: str) -> bool:
     """Does ``text`` hold a name ``_is_data``/``_is_target`` could accept (``X``, ``df``, ``y``…)?"""
     for ident in _IDENT.findall(text):
         for part in ident.split("."):
-            if part in {"X", "x", "D"} or words(part) & (_DATA_WORDS | _TARGET_WORDS):
+            if part in {"X", "x", "D"} or words(part) & (_DATA_WORDS | _TARGET_WORDS) \
+                    or _GLUED_DATA.search(part.lower()):
                 return True
     return False
 
@@ -127,7 +131,12 @@ _NOT_DATA = {
     "norms", "norm", "probs", "proba", "dist", "distances", "test", "val", "valid", "bounds",
     "lower", "upper", "metadata", "meta", "schema", "domain", "ranges", "range",
 }
-_USE_CALLS = {"clip", "clamp", "linspace", "digitize", "searchsorted", "histogram", "interp", "arange"}
+_USE_CALLS = {
+    "clip", "clamp", "linspace", "digitize", "searchsorted", "histogram", "interp", "arange",
+    "divide", "true_divide", "subtract",
+}
+#: names of a privacy budget handed to a mechanism next to a bound
+_BUDGET_WORDS = frozenset({"epsilon", "epsilons", "eps", "budget", "privacy", "rho"})
 _GUARD_WORDS = {"infer", "inferred", "assume", "allow", "unsafe"}
 
 
@@ -203,6 +212,77 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # a train-on-real baseline beside train-on-synthetic in an evaluation: nothing is released
+        """
+from sklearn.preprocessing import StandardScaler
+from opacus import PrivacyEngine
+def evaluate_utility(real_data, syn_data, make_model):
+    x_real = StandardScaler().fit_transform(real_data)
+    x_syn = StandardScaler().fit_transform(syn_data)
+    return make_model().fit(x_real).score(x_real), make_model().fit(x_syn).score(x_real)
+""",
+        # the mechanism's domain is public configuration; the data's extremes are only printed
+        """
+import numpy as np
+def release_mean(values, lower, upper, epsilon):
+    clipped = np.clip(values, lower, upper)
+    return clipped.mean() + np.random.laplace(0, (upper - lower) / (epsilon * len(values)))
+def run(records, epsilon, lower=0.0, upper=100.0):
+    print("observed range", min(records), max(records))
+    return release_mean(records, lower, upper, epsilon)
+""",
+        # torch spelling: bounds come from the schema, not from the tensor
+        """
+import torch
+def run(data, schema, epsilon):
+    lo, hi = schema["age"]
+    return bounded_sum(data, lo, hi, epsilon=epsilon)
+""",
+        # a loader of a DP module that maps incomes to [-1, 1] with the survey's published range
+        """
+import pandas as pd
+INCOME_MIN, INCOME_MAX = 0.0, 200000.0
+def load_incomes(path):
+    frame = pd.read_csv(path)
+    datalist = [min(max(v, INCOME_MIN), INCOME_MAX) for v in frame["income"]]
+    return [2 * (v - INCOME_MIN) / (INCOME_MAX - INCOME_MIN) - 1 for v in datalist]
+def main(epsilon):
+    return [piecewise(v, epsilon) for v in load_incomes("x.csv")]
+""",
+        # a histogram over a public range: the edges do not depend on the records
+        """
+import numpy as np
+def synthesize(records, epsilon, n, lower, upper):
+    counts, edges = np.histogram(records, bins=20, range=(lower, upper))
+    noisy = np.clip(counts + np.random.laplace(0, 1 / epsilon, counts.shape), 0, None)
+    cells = np.random.choice(len(noisy), size=n, p=noisy / noisy.sum())
+    return np.random.uniform(edges[cells], edges[cells + 1])
+""",
+        # the true histogram only scores the synthetic sample (a metric), nothing is drawn from it
+        """
+import numpy as np
+from scipy import stats
+def score(database, synthetic, epsilon, x):
+    truth = stats.rv_histogram(np.histogram(database, bins=30, density=True))
+    model = stats.rv_histogram(np.histogram(synthetic, bins=30, density=True))
+    return np.max(np.abs(truth.cdf(x) - model.cdf(x)))
+""",
+        # the rows are scaled into the unit ball by a public norm bound before the mechanism
+        """
+import numpy as np
+def grid_centres(data, epsilon, radius):
+    norms = np.linalg.norm(data, axis=1, keepdims=True)
+    data = data / np.maximum(1.0, norms / radius)
+    return grid_mechanism(data, epsilon)
+""",
+        # distinct patient ids only drive the split into clients
+        """
+import numpy as np
+def make_clients(data_df, n_clients, noise_multiplier):
+    subject_ids = data_df["subject_id"].unique()
+    np.random.shuffle(subject_ids)
+    return [data_df[data_df["subject_id"].isin(part)] for part in np.array_split(subject_ids, n_clients)]
+""",
         # the partition's range is read from data every call fills with public data (LPDT):
         # ``fit`` → ``get_partition(self.public_X, …)`` → ``_fit(X, …)`` of the base class
         _PARTITION_TREE.format(mark="", args="self.public_X, self.public_Y"),
@@ -478,6 +558,69 @@ class TabularGAN:
     )
 
     INVALID = (
+        # the same function trains the DP model: the scaler is fitted on what the release is trained on
+        """
+from sklearn.preprocessing import StandardScaler
+from opacus import PrivacyEngine
+def evaluate_utility(real_data, syn_data, make_model, noise_multiplier):
+    x_real = StandardScaler().fit_transform(real_data)  # <-
+    x_syn = StandardScaler().fit_transform(syn_data)
+    model = PrivacyEngine().make_private(make_model(), noise_multiplier=noise_multiplier)
+    return model.fit(x_real).score(x_syn)
+""",
+        # the data's own extremes handed to the mechanism together with its budget
+        """
+import numpy as np
+def release_mean(values, lower, upper, epsilon):
+    clipped = np.clip(values, lower, upper)
+    return clipped.mean() + np.random.laplace(0, (upper - lower) / (epsilon * len(values)))
+def run(records, epsilon):
+    return release_mean(records, np.min(records), np.max(records), epsilon)  # <-
+""",
+        # torch spelling through names: ``lo, hi`` hold the tensor's extremes
+        """
+import torch
+def run(data, epsilon):
+    lo, hi = data.min().item(), data.max().item()  # <-
+    return bounded_sum(data, lo, hi, epsilon=epsilon)
+""",
+        # a loader of an LDP experiment that maps the incomes to [-1, 1] with their own extremes
+        """
+import pandas as pd
+def load_incomes(path):
+    frame = pd.read_csv(path)
+    datalist = list(frame["income"])
+    hi, lo = max(datalist), min(datalist)  # <-
+    return [2 * (v - lo) / (hi - lo) - 1 for v in datalist]
+def main(epsilon):
+    return [piecewise(v, epsilon) for v in load_incomes("x.csv")]
+""",
+        # the noisy histogram's edges span the records' extremes and the synthetic points are drawn in them
+        """
+import numpy as np
+def synthesize(records, epsilon, n):
+    counts, edges = np.histogram(records, bins=20)  # <-
+    noisy = np.clip(counts + np.random.laplace(0, 1 / epsilon, counts.shape), 0, None)
+    cells = np.random.choice(len(noisy), size=n, p=noisy / noisy.sum())
+    return np.random.uniform(edges[cells], edges[cells + 1])
+""",
+        # synthetic points sampled from a histogram of the records with data-spanned edges
+        """
+import numpy as np
+from scipy import stats
+def release(database, epsilon, k):
+    weights = perturb_weights(len(database), epsilon)
+    dist = stats.rv_histogram(np.histogram(database, bins=30, weights=weights))  # <-
+    return dist.rvs(size=k)
+""",
+        # the rows are scaled into the unit ball by the largest private row norm
+        """
+import numpy as np
+def grid_centres(data, epsilon):
+    largest = np.max(np.sqrt(np.square(data).sum(axis=1)))  # <-
+    data = np.divide(data, largest)
+    return grid_mechanism(data, epsilon)
+""",
         # DataSynthesizer's greedy_bayes: the private distinct counts pick the exponential
         # mechanism's sensitivity, whose scores then weight the draw (a noise scale, not a split)
         """
@@ -804,7 +947,7 @@ class DPCGANTransformer:
                     return True
                 continue
             if not (name in _SCALE_FUNCS or name == "cut" or name in _BOUND_FUNCS or name in _BOUND_METHODS
-                    or name in _FIT and isinstance(call.func, ast.Attribute)):
+                    or name in _FIT and isinstance(call.func, ast.Attribute) or name in _HIST_FUNCS):
                 continue
             if fitted is None:
                 fitted = _ast_fitted_names(facts)
@@ -812,7 +955,7 @@ class DPCGANTransformer:
                 root = _ast_data_root(data)
                 if not (_data_named(root) or _target_named(root)):
                     continue
-                if name in _FIT | _SCALE_FUNCS | {"cut"} or _ast_may_scale(facts, call):
+                if name in _FIT | _SCALE_FUNCS | _HIST_FUNCS | {"cut"} or _ast_may_scale(facts, call):
                     return True
         return False
 
@@ -834,13 +977,13 @@ class DPCGANTransformer:
             if data is None:
                 continue
             target = _is_target(data)
-            if not (target or _is_data(data)) or _over_mapping(data, index):
+            if not (target or _is_data(data)) or _over_mapping(data, index) or _identifiers(call, data):
                 continue
             if _dp_estimated(call, index) or _numeric_shift(call, index) or _drawing(call, index):
                 continue
             if self._releases_nothing(call, data, index, evaluation) or _unused_or_printed(call, index):
                 continue
-            fits = call_name(call) in _FIT | _SCALE_FUNCS | {"cut"}
+            fits = call_name(call) in _FIT | _SCALE_FUNCS | _HIST_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
                 continue
             if not fits and not _used_for_scaling(call, index):
@@ -850,7 +993,9 @@ class DPCGANTransformer:
             if fits and _demo_label_codes(call, index, fitted):
                 continue
             own_scale = False
-            if not (claimed or analysis.is_private(data)):
+            if not (claimed or analysis.is_private(data) or _handed_to_mechanism(call, index)
+                    or _loaded_here(call, data, index)
+                    or _mechanism_input(call, data, index)):
                 own_scale = _scales_own_noise(call, data, index)
                 if not own_scale:
                     continue
@@ -918,6 +1063,8 @@ class DPCGANTransformer:
         args = [a.value for a in call.args if a.keyword is None]
         if name in _SCALE_FUNCS:
             return args[0] if args else None
+        if name in _HIST_FUNCS:
+            return args[0] if args and _data_edges(call, index) else None
         if name == "cut":
             return args[0] if args and _pandas(func, index) and _bin_count(call) else None
         if name in _FIT and isinstance(func, cst.Attribute):
@@ -965,6 +1112,113 @@ class DPCGANTransformer:
         return f"the {name}"
 
 
+def _data_edges(call: cst.Call, index: Dp2Index) -> bool:
+    """``np.histogram(x, bins=k)`` with no ``range=`` and a bin count (not explicit edges) whose
+    edges are then used: kept (``counts, edges = …`` with ``edges`` read, an attribute) or handed to
+    a sampler (``rv_histogram(np.histogram(x, …))``)."""
+    if not _numpy(call.func, index):
+        return False
+    bins: cst.BaseExpression | None = None
+    for i, arg in enumerate(call.args):
+        if arg.keyword is not None and arg.keyword.value == "range":
+            return False
+        if (arg.keyword is not None and arg.keyword.value == "bins") or (arg.keyword is None and i == 1):
+            bins = arg.value
+    if bins is not None and (isinstance(bins, (cst.List, cst.Tuple)) or (
+            isinstance(bins, cst.Call) and call_name(bins) in {"linspace", "arange", "array", "asarray"})
+            or words(dotted(bins) or "") & {"edges", "edge", "boundaries", "grid", "breaks"}):
+        return False
+    parent = index.parents.get(call)
+    while isinstance(parent, cst.Arg):
+        parent = index.parents.get(parent)
+    if isinstance(parent, cst.Call) and call_name(parent) in {"rv_histogram", "rv_histogram_dd"}:
+        return _sampled_from(parent, index)
+    stmt = _assignment_of(call, index)
+    if stmt is None or not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1:
+        return False
+    target = stmt.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or len(target.elements) < 2:
+        return False
+    edges = target.elements[1].value
+    name = dotted(edges)
+    if name is None or name == "_":
+        return False
+    if "." in name:
+        return True
+    scope = index.enclosing_function(call) or index.module
+    return any(isinstance(n, cst.Name) and n.value == name and index.order.get(n, -1) > index.order[stmt]
+               and not _shown_only(n, index, scope) for n in walk(scope))
+
+
+#: parameter names of a privacy budget (a mechanism's signature)
+_BUDGET_PARAMS = frozenset({"epsilon", "eps", "delta", "budget", "rho", "privacy"})
+
+
+def _params(fn: cst.FunctionDef) -> set[str]:
+    return {p.name.value for p in (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)}
+
+
+def _mechanism_input(call: cst.Call, data: cst.BaseExpression, index: Dp2Index) -> bool:
+    """The data is what a mechanism receives: a parameter of a function that also takes a budget
+    (``rwm(n, database, epsilon)``), or an attribute of a class one of whose methods takes one."""
+    fn = index.enclosing_function(call)
+    root = _data_root(data)
+    if fn is None or root is None:
+        return False
+    if "." not in root:
+        return root in _params(fn) and any(words(p) & _BUDGET_PARAMS for p in _params(fn))
+    if not root.startswith("self.") or root.count(".") != 1:
+        return False
+    cls = index.enclosing_class(call)
+    return cls is not None and any(
+        isinstance(m, cst.FunctionDef) and any(words(p) & _BUDGET_PARAMS for p in _params(m))
+        for m in cls.body.body)
+
+
+_SAMPLE_METHODS = frozenset({"rvs", "ppf", "sample", "resample"})
+
+
+def _sampled_from(dist: cst.Call, index: Dp2Index) -> bool:
+    """Points are drawn from the distribution (``rv_histogram(…).rvs(k)``, or the name holding it
+    later calls ``rvs``): the released sample lives inside the histogram's edges. A distribution only
+    compared with another (a metric) releases nothing."""
+    parent = index.parents.get(dist)
+    if isinstance(parent, cst.Attribute) and parent.attr.value in _SAMPLE_METHODS:
+        return True
+    stmt = _assignment_of(dist, index)
+    if stmt is None:
+        return False
+    names = set(assigned(stmt)[0])
+    scope = index.enclosing_function(dist) or index.module
+    return any(isinstance(n, cst.Attribute) and n.attr.value in _SAMPLE_METHODS and dotted(n.value) in names
+               for n in walk(scope))
+
+
+def _numpy(func: cst.BaseExpression, index: Dp2Index) -> bool:
+    root = (dotted(func.value) or "").split(".")[0] if isinstance(func, cst.Attribute) else None
+    if root is None and isinstance(func, cst.Name):
+        return index.imports.get(func.value, "").split(".")[0] in {"numpy", "jax", "torch"}
+    return root in {"np", "numpy", "jnp", "torch"} or index.imports.get(root or "", "").split(".")[0] in {"numpy", "jax", "torch"}
+
+
+_ID_WORDS = frozenset({"id", "ids", "uid", "uids", "uuid", "identifier", "identifiers"})
+
+
+def _identifiers(call: cst.Call, data: cst.BaseExpression) -> bool:
+    """``df["subject_id"].unique()``: the distinct identifiers list who the records belong to (the
+    clients or patients to iterate and split), not a value domain of a released attribute."""
+    if call_name(call) != "unique":
+        return False
+    key: str | None = None
+    if isinstance(data, cst.Subscript) and len(data.slice) == 1:
+        index_value = data.slice[0].slice
+        if isinstance(index_value, cst.Index) and isinstance(index_value.value, cst.SimpleString):
+            key = index_value.value.evaluated_value if isinstance(index_value.value.evaluated_value, str) else None
+    elif isinstance(data, cst.Attribute):
+        key = data.attr.value
+    return key is not None and bool(words(key) & _ID_WORDS)
+
+
 def _is_axis(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Integer, cst.UnaryOperation)) or (
         isinstance(expr, cst.Name) and expr.value in {"axis", "dim"}
@@ -1008,9 +1262,12 @@ def _scales(call: cst.Call, fitted: dict[str, str]) -> bool:
 
 _WRAPPER_METHODS = {
     "to_numpy", "astype", "float", "double", "numpy", "cpu", "detach", "copy", "dropna", "reshape", "ravel",
-    "flatten", "squeeze", "view",
+    "flatten", "squeeze", "view", "sum",
 }
-_WRAPPER_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray", "abs", "absolute", "fabs", "norm"}
+_WRAPPER_FUNCS = {
+    "asarray", "array", "tensor", "as_tensor", "from_numpy", "asanyarray", "abs", "absolute", "fabs", "norm",
+    "sqrt", "square",
+}
 
 
 def _data_root(expr: cst.BaseExpression) -> str | None:
@@ -1046,7 +1303,11 @@ def _data_named(name: str | None) -> bool:
     ws = words(last)
     if ws & _NOT_DATA:
         return False
-    return bool(ws & _DATA_WORDS) or last in {"X", "x", "D"}
+    return bool(ws & _DATA_WORDS) or last in {"X", "x", "D"} or any(_GLUED_DATA.fullmatch(w) for w in ws)
+
+
+#: a data word glued to a container word (``datalist``, ``dataarr``, ``database``)
+_GLUED_DATA = re.compile(r"(?:data|records|samples)(?:list|lst|arr|array|vec|mat|matrix|frame|base|points|values|set)")
 
 
 def _dp_estimated(call: cst.Call, index: Dp2Index) -> bool:
@@ -1161,12 +1422,104 @@ def _drawing(call: cst.Call, index: Dp2Index) -> bool:
     return fn is not None and bool(words(fn.name.value) & _DRAWING_WORDS)
 
 
+def _budget_arg(expr: cst.BaseExpression) -> bool:
+    """An argument naming a privacy budget (``epsilon``, ``eps_list``, ``self.budget``), not a
+    literal margin (``eps=1e-8``)."""
+    return any(words(r) & _BUDGET_WORDS for r in refs(expr))
+
+
+def _handed_with_budget(outer: cst.Call, inner: cst.CSTNode, index: Dp2Index) -> bool:
+    """``run_mechanism(stream, min(data), max(data), epsilon)``: the bound is an argument of a call
+    that also receives the privacy budget, so it is the mechanism's domain, clip or sensitivity."""
+    if call_name(outer) in _SHOW_CALLS:
+        return False
+    for arg in outer.args:
+        if index.inside(inner, arg) or arg.value is inner:
+            continue
+        if _budget_arg(arg.value) or (arg.keyword is not None and words(arg.keyword.value) & _BUDGET_WORDS
+                                      and not isinstance(arg.value, (cst.Float, cst.Integer))):
+            return True
+    return False
+
+
+#: calls that read records from a file or a store
+_LOAD_CALLS = frozenset({
+    "read_csv", "read_table", "read_excel", "read_parquet", "read_json", "read_sql", "read_sql_query",
+    "loadtxt", "genfromtxt", "read_feather", "read_pickle", "load_dataset", "fetch_openml",
+})
+
+
+def _loaded_here(call: cst.Call, data: cst.BaseExpression, index: Dp2Index) -> bool:
+    """The records are loaded from a file in the function that reads their bound, and the bound
+    rescales them there (a loader of a DP module returning data normalised by its own extremes)."""
+    fn = index.enclosing_function(call)
+    root = _data_root(data)
+    if fn is None or root is None or "." in root:
+        return False
+    if root in {p.name.value for p in (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)}:
+        return False
+    if not any(isinstance(n, cst.Call) and call_name(n) in _LOAD_CALLS for n in walk(fn)):
+        return False
+    stmt = _assignment_of(call, index)
+    if stmt is None:
+        return False
+    names = {n for n in assigned(stmt)[0] if "." not in n}
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Subtract, cst.Divide))
+               and refs(n) & names and index.order.get(n, -1) > index.order[stmt] for n in walk(fn))
+
+
+def _bounds_only(value: cst.BaseExpression | None) -> bool:
+    """``lo, hi = min(x), max(x)`` or ``hi = x.max()``: the names hold the bounds themselves, not a
+    grid or a transform built from them."""
+    items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+    return bool(items) and all(_unwrapped_bound(v) for v in items)
+
+
+def _unwrapped_bound(value: cst.BaseExpression) -> bool:
+    """``min(x)``, ``x.max().item()``, ``float(np.max(x))``."""
+    for _ in range(3):
+        if not isinstance(value, cst.Call):
+            return False
+        name = call_name(value)
+        if name in _BOUND_FUNCS | _BOUND_METHODS:
+            return True
+        if name in {"item", "tolist", "numpy"} and isinstance(value.func, cst.Attribute):
+            value = value.func.value
+        elif name in {"float", "int"} and len(value.args) == 1:
+            value = value.args[0].value
+        else:
+            return False
+    return False
+
+
+def _handed_to_mechanism(call: cst.Call, index: Dp2Index) -> bool:
+    """The bound (or a name assigned from it) is an argument of a call that also receives the
+    privacy budget: whatever the data's origin, the mechanism runs with a domain read from it."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.Call) and anc is not call and _handed_with_budget(anc, call, index):
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            break
+    stmt = _assignment_of(call, index)
+    if stmt is None or not _bounds_only(stmt.value):
+        return False
+    names = {n for n in assigned(stmt)[0] if "." not in n}
+    scope = index.enclosing_function(call) or index.module
+    for sub in walk(scope):
+        if isinstance(sub, cst.Call) and index.order.get(sub, -1) > index.order[stmt] \
+                and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index):
+            return True
+    return False
+
+
 def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
     """Is the bound used in arithmetic/clipping, kept on the object, or handed on as metadata?"""
     for anc in index.ancestors(call):
         if isinstance(anc, cst.BinaryOperation) and isinstance(anc.operator, (cst.Subtract, cst.Divide, cst.Add, cst.Multiply)):
             return True
         if isinstance(anc, cst.Call) and call_name(anc) in _USE_CALLS and anc is not call:
+            return True
+        if isinstance(anc, cst.Call) and anc is not call and _handed_with_budget(anc, call, index):
             return True
         if isinstance(anc, (cst.DictComp, cst.Dict)):
             return _stored(anc, index)
@@ -1198,6 +1551,9 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
                 return True
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS and refs(sub) & names:
             return True
+        if isinstance(sub, cst.Call) and any(refs(a.value) & names for a in sub.args) \
+                and _handed_with_budget(sub, sub.func, index):
+            return True
         if isinstance(sub, cst.Return) and sub.value is not None and refs(sub.value) & names:
             return True
         if isinstance(sub, (cst.Assign, cst.AnnAssign)) and sub.value is not None and refs(sub.value) & names:
@@ -1218,9 +1574,15 @@ def _assignment_of(call: cst.Call, index: Dp2Index) -> cst.Assign | cst.AnnAssig
 
 
 def _unused_or_printed(call: cst.Call, index: Dp2Index) -> bool:
-    """The bound is assigned to local names that the function afterwards only prints or logs, or
-    never reads (``num_users_pre = df[u].max() + 1`` left over; ``n = len(df[u].unique())`` shown
-    as a dataset statistic): no mechanism, model size or released value depends on it."""
+    """The bound is printed where it is read (``print(np.max(x) - np.min(x))``), or assigned to
+    local names that the function afterwards only prints or logs, or never reads
+    (``num_users_pre = df[u].max() + 1`` left over; ``n = len(df[u].unique())`` shown as a dataset
+    statistic): no mechanism, model size or released value depends on it."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.Call) and anc is not call and call_name(anc) in _SHOW_CALLS:
+            return True
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            break
     fn = index.enclosing_function(call)
     stmt = _assignment_of(call, index)
     if fn is None or stmt is None:
@@ -1571,6 +1933,10 @@ def _ast_may_scale(facts: AstFacts, call: ast.Call) -> bool:
             return True
         if isinstance(parent, ast.Call) and ast_call_name(parent) in _USE_CALLS:
             return True
+        if isinstance(parent, ast.Call) and any(
+                words(n.id) & _BUDGET_WORDS for a in (*parent.args, *(k.value for k in parent.keywords))
+                for n in ast.walk(a) if isinstance(n, ast.Name)):
+            return True
         if isinstance(parent, (ast.Dict, ast.DictComp)):
             return True
         parent = facts.parents.get(parent)
@@ -1590,6 +1956,8 @@ def _ast_bound_data(facts: AstFacts, call: ast.Call, fitted: set[str]) -> list[a
     args = [a.value if isinstance(a, ast.Starred) else a for a in call.args]
     if name in _SCALE_FUNCS or name == "cut":
         return args[:1]
+    if name in _HIST_FUNCS:
+        return [] if any(k.arg == "range" for k in call.keywords) else args[:1]
     if name in _FIT and isinstance(func, ast.Attribute):
         receiver = func.value
         if isinstance(receiver, ast.Call) and ast_call_name(receiver) in _FITTED or ast_dotted(receiver) in fitted:

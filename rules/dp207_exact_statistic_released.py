@@ -79,6 +79,20 @@ def _exact_stat(n: cst.CSTNode, flow: Flow) -> bool:
     return False
 
 
+def _column_names(value: cst.BaseExpression) -> bool:
+    """``[f for f in features if f in CONTINUOUS_FEATURES]``, ``[c for c in df.columns if …]``: a
+    list of column names filtered against a configured constant or the table's header is the
+    schema, and its length a column count, not a statistic of the records."""
+    if not isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+        return False
+    for node in walk(value):
+        if isinstance(node, cst.Name) and len(node.value) > 1 and node.value.isupper():
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value == "columns":
+            return True
+    return False
+
+
 def _set_read(n: cst.CSTNode, flow: Flow) -> bool:
     if isinstance(n, cst.Attribute):
         return n.attr.value == "is_unique"
@@ -167,7 +181,7 @@ class _Taint:
                     for t in targets:
                         if srcs:
                             self.names.setdefault(t, set()).update(srcs)
-                    if _random(stmt.value):  # simulated data, not records
+                    if _random(stmt.value) or _column_names(stmt.value):  # simulated data or a schema, not records
                         self.flow.private -= targets
                     elif _loads(stmt.value) or value_refs(stmt.value) & self.flow.private:
                         self.flow.private |= {t for t in targets if not _not_data(t)}
@@ -206,6 +220,15 @@ class ExactStatisticReleased(Rule):
         return super().applies_to(source) and _TEXT.search(source) is not None
 
     VALID = (
+        # the count of configured continuous columns present in the table is schema, not a statistic
+        """
+import json
+CONTINUOUS = ["age", "bp", "hr"]
+def train(data_df, features, noise_multiplier, path):
+    continuous_only = [f for f in features if f in CONTINUOUS]
+    meta = {"continuous_count": len(continuous_only), "noise_multiplier": noise_multiplier}
+    json.dump(meta, open(path, "w"))
+""",
         # the column kinds are declared, only the counts come from the data (with noise)
         """
 import json
@@ -256,6 +279,15 @@ def evaluate(synth, x_test, epsilon, path):
     )
 
     INVALID = (
+        # its twin stores the number of records with the configured columns
+        """
+import json
+CONTINUOUS = ["age", "bp", "hr"]
+def train(data_df, features, noise_multiplier, path):
+    continuous_only = [f for f in features if f in CONTINUOUS]
+    meta = {"n_records": len(data_df[continuous_only]), "noise_multiplier": noise_multiplier}  # <-
+    json.dump(meta, open(path, "w"))
+""",
         # whether a column is categorical decided by its distinct private values, saved beside noisy counts
         """
 import json

@@ -206,7 +206,8 @@ class _Scope:
         for node in self.nodes():
             if isinstance(node, ast.Assign):
                 reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _LIBS
-                drawn = any(isinstance(n, ast.Call) and (_DRAWS & {_last(n.func)} or "random" in _dotted(n.func))
+                drawn = any(isinstance(n, ast.Call) and (_DRAWS & {_last(n.func)} or "random" in _dotted(n.func)
+                                                         or _sampler(n))
                             for n in ast.walk(node.value))
                 if drawn or (reads and reads <= self.simulated):
                     self.simulated.update(k for k in _targets(node) if "." not in k)
@@ -215,6 +216,15 @@ class _Scope:
                     and isinstance(node.args[0], ast.Name) and node.args[0].id in self.simulated:
                 # ``database.append(sample)`` with a drawn sample: a toy data set grown row by row
                 self.simulated.add(node.func.value.id)
+        #: names computed from a model's values (gradients, losses, weights) and no data-named value:
+        #: ``St = torch.norm(torch.stack([g.norm() for g in grads]))``, ``It = St_bar * Ut``
+        self.derived: set[str] = set()
+        for node in self.nodes():
+            if isinstance(node, ast.Assign):
+                reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _LIBS
+                if any(r in self.derived or _words(r) & _MODEL_VALUES for r in reads) and not any(
+                        r in {"X", "x", "D"} or _words(r) & _DATA_ARG_WORDS for r in reads):
+                    self.derived.update(k for k in _targets(node) if "." not in k)
         #: nodes inside a reduction (``np.abs(x - x.mean()).sum()``, ``np.average((x - m) ** 2)``): a
         #: dispersion being computed, not the data transformed
         self.reduced: set[int] = set()
@@ -225,6 +235,15 @@ class _Scope:
                     parts.append(node.func.value)
                 for part in parts:
                     self.reduced.update(id(n) for n in ast.walk(part))
+        #: nodes of a value centred only to form its covariance or scatter matrix
+        #: (``c = X - X.mean(0); np.cov(c)``, ``c.T.dot(c)``): a second moment, not the data shifted
+        self.scatter: set[int] = set()
+        for node in self.nodes():
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.BinOp) \
+                    and isinstance(node.value.op, ast.Sub) and len(node.targets) == 1:
+                key = _key(node.targets[0])
+                if key is not None and self._covariance_of(key):
+                    self.scatter.update(id(n) for n in ast.walk(node.value))
         #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
         #: whose body collects or drops something (not a guard that raises or returns)
         self.selecting: set[int] = set()
@@ -241,6 +260,24 @@ class _Scope:
             for test in tests:
                 self.selecting.update(id(n) for n in ast.walk(test) if isinstance(n, ast.Compare))
 
+    def _covariance_of(self, key: str) -> bool:
+        """Every read of ``key`` in this scope forms its second moment (``np.cov(key)``,
+        ``key.T.dot(key)``, ``key.T @ key``, ``np.dot(key.T, key)``) or reads its shape."""
+        moments: set[int] = set()
+        shapes: set[int] = set()
+        reads: list[ast.AST] = []
+        for node in self.nodes():
+            if isinstance(node, ast.Call) and _last(node.func) in {"cov", "dot", "matmul"} or \
+                    isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                parts = [n for n in ast.walk(node) if _key(n) == key]
+                if len(parts) >= 2 or parts and isinstance(node, ast.Call) and _last(node.func) == "cov":
+                    moments.update(id(n) for n in parts)
+            elif isinstance(node, ast.Attribute) and node.attr == "shape" and _key(node.value) == key:
+                shapes.add(id(node.value))
+            if _key(node) == key and isinstance(getattr(node, "ctx", None), ast.Load):
+                reads.append(node)
+        return bool(moments) and all(id(n) in moments or id(n) in shapes for n in reads)
+
     def nodes(self) -> Iterator[ast.AST]:
         stack: list[ast.AST] = list(reversed(self.body))
         while stack:
@@ -252,7 +289,8 @@ class _Scope:
 
     def private(self, expr: ast.AST) -> bool:
         """``_private_looking`` and not toy data drawn at random in this scope."""
-        return _private_looking(expr) and _root(expr) not in self.simulated
+        root = _root(expr)
+        return _private_looking(expr) and root not in self.simulated and root not in self.derived
 
     def kinds(self, expr: ast.AST) -> set[str]:
         """Statistic kinds ``expr`` carries (directly or through a name assigned one)."""
@@ -282,6 +320,26 @@ class _Scope:
 
 _DRAWS = frozenset({"randn", "rand", "normal", "uniform", "multivariate_normal", "make_classification",
                     "make_blobs", "make_regression", "make_moons", "randint", "standard_normal"})
+
+
+#: words of a function that draws a toy data set (``schoel_balog_tostik_sample(n, d)``)
+_SAMPLER_WORDS = frozenset({"sample", "samples", "simulate", "simulated", "synthetic", "toy"})
+
+
+def _sampler(call: ast.Call) -> bool:
+    """A call named for drawing a sample, given only sizes (names, numbers, ``max(ns)``): it makes
+    toy data; a call handed records (``df.sample(frac=0.5)``, ``sample(data)``) subsamples them."""
+    ws = _words(_last(call.func))
+    if not ws & _SAMPLER_WORDS or len(ws) < 2 or not call.args:
+        return False
+    return not any(isinstance(n, ast.Name) and (n.id in {"X", "x", "D"} or _words(n.id) & _DATA_ARG_WORDS)
+                   for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a))
+
+
+#: words of a model's own values (what DP-SGD clips and noises, not the records)
+_MODEL_VALUES = frozenset({"grad", "grads", "gradient", "gradients", "loss", "losses", "logits", "param", "params",
+                           "parameters", "weights"})
+_DATA_ARG_WORDS = frozenset({"data", "df", "dataset", "records", "train", "features", "table", "rows", "database", "samples"})
 
 
 def _drawn(expr: ast.AST) -> bool:
@@ -456,7 +514,7 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         return None
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope) \
-                and not _drawn(node.left) and id(node) not in scope.reduced:
+                and not _drawn(node.left) and id(node) not in scope.reduced and id(node) not in scope.scatter:
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left):

@@ -140,9 +140,18 @@ def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
         and not any(isinstance(n, cst.Raise) for n in walk(fn)))
     if not named or fn is None:
         return False
+    # training or fitting inside such a function prepares the release, unless the function handles
+    # no budget and compares with synthetic data (a train-on-real baseline next to train-on-synthetic)
+    names = [n.value for n in walk(fn) if isinstance(n, cst.Name)]
+    baseline = not any(words(n) & _BUDGET_WORDS for n in names) and any(words(n) & _SYNTHETIC_WORDS for n in names)
     for node in walk(fn):
         if isinstance(node, cst.Call):
             name = call_name(node)
-            if name in _NOISE or words(name) & _NOISE_WORDS or words(name) & {"train", "fit", "privacy", "private"}:
+            if name in _NOISE or words(name) & _NOISE_WORDS or words(name) & {"privacy", "private"}:
+                return False
+            if not baseline and words(name) & {"train", "fit"}:
                 return False
     return True
+
+
+_SYNTHETIC_WORDS = frozenset({"syn", "synth", "synthetic", "fake", "generated"})
