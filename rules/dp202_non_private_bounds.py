@@ -212,6 +212,13 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # the column bounds registered for the DP engine come from the published schema
+        """
+import pandas as pd
+def register(path, schema, epsilon=1.0):
+    df = pd.read_csv(path)
+    return [ColumnSpec(name=c, lower=schema[c][0], upper=schema[c][1], epsilon=epsilon) for c in df.columns]
+""",
         # a train-on-real baseline beside train-on-synthetic in an evaluation: nothing is released
         """
 from sklearn.preprocessing import StandardScaler
@@ -558,6 +565,13 @@ class TabularGAN:
     )
 
     INVALID = (
+        # the column bounds registered for the DP engine are the table's own extremes
+        """
+import pandas as pd
+def register(path, epsilon=1.0):
+    df = pd.read_csv(path)
+    return [ColumnSpec(name=c, lower=df[c].min(), upper=df[c].max()) for c in df.columns]  # <-
+""",
         # the same function trains the DP model: the scaler is fitted on what the release is trained on
         """
 from sklearn.preprocessing import StandardScaler
@@ -1428,13 +1442,22 @@ def _budget_arg(expr: cst.BaseExpression) -> bool:
     return any(words(r) & _BUDGET_WORDS for r in refs(expr))
 
 
+#: keywords naming a bound: a call given the extremes under these names stores or uses them as bounds
+_BOUND_KEYWORDS = frozenset({"min", "max", "lower", "upper", "bound", "bounds", "lo", "hi", "domain", "clip"})
+#: calls that draw a widget or a figure: a bound given to them sets a slider or an axis
+_UI_WORDS = frozenset({"slider", "input", "plot", "ylim", "xlim", "axis", "set", "widget", "number", "range"})
+
+
 def _handed_with_budget(outer: cst.Call, inner: cst.CSTNode, index: Dp2Index) -> bool:
     """``run_mechanism(stream, min(data), max(data), epsilon)``: the bound is an argument of a call
     that also receives the privacy budget, so it is the mechanism's domain, clip or sensitivity."""
-    if call_name(outer) in _SHOW_CALLS:
+    if call_name(outer) in _SHOW_CALLS or words(call_name(outer) or "") & _UI_WORDS:
         return False
     for arg in outer.args:
         if index.inside(inner, arg) or arg.value is inner:
+            # ``DatasetColumn(min_val=float(col.min()), …)``: kept as the column's bound metadata
+            if arg.keyword is not None and words(arg.keyword.value) & _BOUND_KEYWORDS:
+                return True
             continue
         if _budget_arg(arg.value) or (arg.keyword is not None and words(arg.keyword.value) & _BUDGET_WORDS
                                       and not isinstance(arg.value, (cst.Float, cst.Integer))):
