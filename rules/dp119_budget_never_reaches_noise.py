@@ -70,7 +70,9 @@ class BudgetNeverReachesNoise(Rule):
         "(`for eps in [10, 1, 0.1]:`) whose body runs a private mechanism (a noise draw, "
         "`make_private(noise_multiplier=0.5)`) but reads the loop variable only to print, log or "
         "record the results: every run has the same noise, and the numbers reported for each ε are all "
-        "for one, unrelated ε. Not reported: a name read anywhere (also in a nested function, or by a "
+        "for one, unrelated ε. (3) A budget share computed (`local_eps = eps / n_coefs`) while a loop of "
+        "releases is handed the whole budget (`epsilon=eps`, or a copy `global_eps = eps`): every "
+        "iteration spends the full ε. Not reported: a name read anywhere (also in a nested function, or by a "
         "module function when the loop is at module level), functions using `locals()`, a sweep whose "
         "body draws no noise and runs no private training, an `eps` named for a numerical constant, "
         "code with no DP context. Fix: draw with the computed scale / share, or pass the swept ε to "
@@ -80,6 +82,13 @@ class BudgetNeverReachesNoise(Rule):
     requires_dp_context = True
 
     VALID = (
+        "import numpy as np\ndef answer_all(answers, epsilon, sens):\n    eps_per_query = epsilon / len(answers)\n"
+        "    return [a + np.random.laplace(0, sens / eps_per_query) for a in answers]\n",
+        "def stream(counts, epsilon, T, release):\n    eps_round = epsilon / T\n    t = 0\n    while t < T:\n"
+        "        release(counts[t], epsilon=eps_round)\n        t += 1\n",
+        "def randomise_coefficients(coefs, epsilon, sensitivity, make_mech):\n"
+        "    local_epsilon = epsilon / len(coefs)\n    out = []\n    for c in coefs:\n"
+        "        out.append(make_mech(epsilon=local_epsilon, sensitivity=sensitivity).randomise(c))\n    return out\n",
         "import numpy as np\ndef noisy_hist(h, epsilon, sens):\n    scale = sens / epsilon\n"
         "    return h + np.random.laplace(0, scale, len(h))\n",
         "import numpy as np\nfor eps in [0.1, 1.0, 10.0]:\n    noisy = 5 + np.random.laplace(0, 1 / eps)\n"
@@ -94,6 +103,39 @@ class BudgetNeverReachesNoise(Rule):
         "import math\nfor eps in [0.1, 1.0]:\n    print(eps, math.exp(eps))\n",
     )
     INVALID = (
+        # the share printed, every query drawn with the whole ε
+        """
+import numpy as np
+def answer_all(answers, epsilon, sens):
+    eps_per_query = epsilon / len(answers)
+    print("budget per query", eps_per_query)
+    noisy = []
+    for a in answers:
+        noisy.append(a + np.random.laplace(0, sens / epsilon))  # <-
+    return noisy
+""",
+        # a while loop of releases with keyword eps
+        """
+def stream(counts, epsilon, T, release):
+    eps_round = epsilon / T
+    t = 0
+    log = [eps_round]
+    while t < T:
+        release(counts[t], epsilon=epsilon)  # <-
+        t += 1
+    return log
+""",
+        # a per-coefficient share computed, the loop's mechanisms built with the whole budget
+        """
+def randomise_coefficients(coefs, epsilon, sensitivity, make_mech):
+    global_epsilon = epsilon
+    local_epsilon = epsilon / len(coefs)
+    out = [make_mech(epsilon=local_epsilon, sensitivity=sensitivity).randomise(coefs[0])]
+    for c in coefs[1:]:
+        mech = make_mech(epsilon=global_epsilon, sensitivity=sensitivity)  # <-
+        out.append(mech.randomise(c))
+    return out
+""",
         # a Cauchy scale computed, the draw uses another value
         """
 from scipy.stats import cauchy
@@ -136,6 +178,7 @@ def experiment(data, epsilon, log):
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._share_unused_in_loop(node)
         if not _draws(node):
             return
         if any(isinstance(n, cst.Call) and call_name(n) in ("locals", "vars", "eval", "exec") for n in walk(node)):
@@ -165,6 +208,44 @@ def experiment(data, epsilon, log):
             self.report(stmt, f"`{target.value}` is computed from `{budget}` but never read: the noise this "
                               f"function draws does not use it, so it is not calibrated to the budget computed "
                               f"here")
+
+    def _share_unused_in_loop(self, fn: cst.FunctionDef) -> None:
+        """``local_eps = eps / k`` computed, then a loop of releases handed the whole ``eps`` (or a copy of it)."""
+        params = set(param_names(fn))
+        shares: dict[str, str] = {}
+        aliases: dict[str, str] = {}
+        for stmt in walk(fn, into_scopes=False):
+            if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target,
+                                                                                              cst.Name):
+                continue
+            target, value = stmt.targets[0].target.value, stmt.value
+            if isinstance(value, cst.Name) and value.value in params and _budget_name(value.value):
+                aliases[target] = value.value
+            elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
+                    and isinstance(value.left, cst.Name) and value.left.value in params \
+                    and _budget_name(value.left.value) and _budget_name(target) and number(value.right) is None:
+                shares[value.left.value] = target
+        if not shares:
+            return
+        whole = {a: b for a, b in aliases.items() if b in shares} | {b: b for b in shares}
+        for loop in walk(fn, into_scopes=False):
+            if not isinstance(loop, (cst.For, cst.While)):
+                continue
+            for call in walk(loop.body):
+                if not isinstance(call, cst.Call):
+                    continue
+                used = next((a.value.value for a in call.args if a.keyword is not None and _budget_name(
+                    a.keyword.value) and isinstance(a.value, cst.Name) and a.value.value in whole), None)
+                if used is None and call_name(call) in _DRAWS:
+                    used = next((n.value for a in call.args for n in walk(a.value)
+                                 if isinstance(n, cst.Name) and n.value in whole), None)
+                if used is None:
+                    continue
+                share = shares[whole[used]]
+                self.report(call, f"this release inside a loop is given the whole budget `{used}`, although "
+                                  f"`{share}` was computed as its share: every iteration spends the full ε, so the "
+                                  f"total is many times the budget; pass `{share}`")
+                return
 
     def visit_For(self, node: cst.For) -> None:
         budgets = [t for t in target_nodes(node.target) if isinstance(t, cst.Name) and _budget_name(t.value)]
