@@ -241,6 +241,63 @@ def load(real, model):
     X = StandardScaler().fit_transform(real)
     return accuracy_score(model.predict(X), real), None
 """, None),
+    "home-scaler-fitted-in-dp-function": ("""
+import torch
+class Standardiser:
+    def fit(self, x):
+        self.mu, self.sd = x.mean(0), x.std(0)
+        return self
+    def transform(self, x):
+        return (x - self.mu) / self.sd
+def load(path, target_epsilon=1.0):
+    records = torch.load(path)
+    scaler = Standardiser().fit(records)
+    return scaler.transform(records), target_epsilon
+""", 11),
+    "home-scaler-in-baseline": ("""
+import torch
+class Standardiser:
+    def fit(self, x):
+        self.mu, self.sd = x.mean(0), x.std(0)
+        return self
+    def transform(self, x):
+        return (x - self.mu) / self.sd
+def load(path):
+    records = torch.load(path)
+    scaler = Standardiser().fit(records)
+    return scaler.transform(records), None
+""", None),
+    "centred-for-covariance-only": ("""
+import numpy as np
+def load(path):
+    data = np.loadtxt(path)
+    centred = data - data.mean(axis=0)
+    scatter = centred.T.dot(centred)
+    return scatter, centred.shape[0]
+""", None),
+    "centred-and-returned": ("""
+import numpy as np
+def load(path):
+    data = np.loadtxt(path)
+    centred = data - data.mean(axis=0)
+    scatter = centred.T.dot(centred)
+    return centred, scatter
+""", 5),
+    "toy-sample-rescaled": ("""
+import numpy as np
+import generators as gen
+def load(n, dim):
+    database = gen.mixture_sample(n, dim)
+    database = (database - np.min(database)) / (np.max(database) - np.min(database))
+    return database, None
+""", None),
+    "gradient-norms-centred": ("""
+import torch
+def load(grads):
+    norms = torch.stack([g.norm() for g in grads])
+    importance = norms * 0.9
+    return (importance - importance.median()) / importance.std(), None
+""", None),
 }
 
 

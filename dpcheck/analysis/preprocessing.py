@@ -201,6 +201,8 @@ class _Scope:
         #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
         self.stats: dict[str, set[str]] = {}
         self.evaluating = _evaluating(body, name)
+        #: the module's hand-written scalers (``_home_scalers``)
+        self.home: set[str] = set()
         #: names bound only to random draws (toy data made here) or to values built from them
         self.simulated: set[str] = set()
         for node in self.nodes():
@@ -259,6 +261,16 @@ class _Scope:
                 tests = [node.test]
             for test in tests:
                 self.selecting.update(id(n) for n in ast.walk(test) if isinstance(n, ast.Compare))
+
+    def releases(self) -> bool:
+        """Does the scope name a privacy budget or a private engine (``target_epsilon``,
+        ``make_private``, ``self.dp_engine``)? A baseline or robustness test does not."""
+        for node in self.nodes():
+            word = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else \
+                node.arg if isinstance(node, (ast.arg, ast.keyword)) and node.arg else ""
+            if word and _words(word) & _RELEASE_WORDS:
+                return True
+        return False
 
     def _covariance_of(self, key: str) -> bool:
         """Every read of ``key`` in this scope forms its second moment (``np.cov(key)``,
@@ -336,6 +348,8 @@ def _sampler(call: ast.Call) -> bool:
                    for a in [*call.args, *(k.value for k in call.keywords)] for n in ast.walk(a))
 
 
+#: words of a DP release in a scope (not ``noise``/``sigma``, which also name attacks and augmentations)
+_RELEASE_WORDS = frozenset({"epsilon", "eps", "privacy", "private", "dp", "multiplier", "budget", "ldp"})
 #: words of a model's own values (what DP-SGD clips and noises, not the records)
 _MODEL_VALUES = frozenset({"grad", "grads", "gradient", "gradients", "loss", "losses", "logits", "param", "params",
                            "parameters", "weights"})
@@ -407,13 +421,33 @@ _RELEASING = frozenset({"laplace", "gumbel", "geometric", "mechanism", "privatiz
 _BUDGET = frozenset({"epsilon", "eps", "budget", "noise", "sigma", "privacy", "delta", "rho", "multiplier"})
 
 
+def _home_scalers(tree: ast.Module) -> set[str]:
+    """Classes of the module whose ``fit(self, x)`` keeps a statistic of ``x`` on the instance
+    (``self.m, self.s = x.mean(0), x.std(0)``): a scaler written by hand."""
+    out: set[str] = set()
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not isinstance(fn, ast.FunctionDef) or fn.name not in _FIT or len(fn.args.args) < 2:
+                continue
+            param = fn.args.args[1].arg
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and any(
+                        isinstance(t, (ast.Attribute, ast.Tuple)) and "self." in ast.unparse(t) for t in node.targets) \
+                        and any((found := _stat(n)) is not None and _root(found[1]) == param for n in ast.walk(node.value)):
+                    out.add(cls.name)
+    return out
+
+
 def _constructed(tree: ast.Module) -> dict[str, str]:
     """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
     out: dict[str, str] = {}
+    home = _home_scalers(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             kind = _last(node.value.func)
-            if kind in PREP_CLASSES and not _public_categories(node.value):
+            if (kind in PREP_CLASSES or kind in home) and not _public_categories(node.value):
                 for key in _targets(node):
                     out[key] = kind
     return out
@@ -429,8 +463,11 @@ def _public_categories(ctor: ast.Call) -> bool:
 
 def _scopes(tree: ast.Module) -> Iterator[_Scope]:
     constructed = _constructed(tree)
-    yield _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
+    home = _home_scalers(tree)
+    top = _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
                  "", constructed)
+    top.home = home
+    yield top
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, outer_evaluates = stack.pop()
@@ -439,6 +476,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 if any("grad_sampler" in _dotted(d.func if isinstance(d, ast.Call) else d) for d in child.decorator_list):
                     continue  # a per-sample-gradient rule of a layer (Opacus): the layer's own maths, before clipping
                 scope = _Scope(child.body, child.name, constructed)
+                scope.home = home
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
                 scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)
                 yield scope
@@ -479,7 +517,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
                 else scope.constructed.get(_key(receiver) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
-            if kind in PREP_CLASSES and data is not None and scope.private(data):
+            if kind in scope.home and kind not in PREP_CLASSES and not scope.releases():
+                return None  # a hand-written scaler in a function that trains or releases nothing DP
+            if (kind in PREP_CLASSES or kind in scope.home) and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None
         if name == "fillna" and node.args:
