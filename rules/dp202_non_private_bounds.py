@@ -1161,7 +1161,7 @@ def _data_edges(call: cst.Call, index: Dp2Index) -> bool:
         return True
     scope = index.enclosing_function(call) or index.module
     return any(isinstance(n, cst.Name) and n.value == name and index.order.get(n, -1) > index.order[stmt]
-               and not _shown_only(n, index, scope) for n in walk(scope))
+               and not index.inside(n, stmt) and not _shown_only(n, index, scope) for n in walk(scope))
 
 
 #: parameter names of a privacy budget (a mechanism's signature)
