@@ -82,6 +82,10 @@ class BudgetNeverReachesNoise(Rule):
     requires_dp_context = True
 
     VALID = (
+        # the swept ε reaches the experiment through a call inside the append
+        "import numpy as np\ndef run(eps):\n    return 3.0 + np.random.laplace(0, 1 / eps)\n"
+        "def sweep(epsilon):\n    out = []\n    for eps in (epsilon, 2 * epsilon):\n"
+        "        noisy = np.random.laplace(0, 1.0)\n        out.append(run(eps))\n    return out, noisy\n",
         "import numpy as np\ndef answer_all(answers, epsilon, sens):\n    eps_per_query = epsilon / len(answers)\n"
         "    return [a + np.random.laplace(0, sens / eps_per_query) for a in answers]\n",
         "def stream(counts, epsilon, T, release):\n    eps_round = epsilon / T\n    t = 0\n    while t < T:\n"
@@ -282,8 +286,9 @@ def experiment(data, epsilon, log):
         for anc in fa.ancestors(node):
             if isinstance(anc, cst.FormattedString):
                 return True
-            if isinstance(anc, cst.Call) and call_name(anc) in _REPORT:
-                return True
+            if isinstance(anc, cst.Call):
+                # the first call holding the value decides: a report, or a computation it feeds
+                return call_name(anc) in _REPORT
             if isinstance(anc, cst.SubscriptElement):
                 sub = fa.parent(anc)
                 return isinstance(sub, cst.Subscript) and isinstance(fa.parent(sub), cst.AssignTarget)
