@@ -11,6 +11,8 @@ from dpcheck.rule import Rule
 _LOC_SCALE = frozenset({"laplace", "Laplace", "gumbel", "Gumbel", "logistic"})
 #: draws whose scale is the first positional argument
 _SCALE_FIRST = frozenset({"exponential", "Exponential"})
+#: Gaussian draws: their std must shrink with ε as well (σ = Δ·√(2 ln(1.25/δ))/ε)
+_GAUSS = frozenset({"normal", "gauss", "normalvariate", "Normal"})
 _BUDGET = frozenset({"epsilon", "eps", "epsilons", "budget"})
 #: an ``eps`` of these is a numerical constant (layer norm, optimiser), not a privacy budget
 _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", "machine", "numerical", "stability",
@@ -31,6 +33,19 @@ def _scale_arg(call: cst.Call) -> cst.BaseExpression | None:
     if name in _SCALE_FIRST:
         return positional[0] if positional else None
     return None
+
+
+def _gauss_scale(call: cst.Call) -> cst.BaseExpression | None:
+    """The std of a Gaussian draw: ``scale=``/``std=``/``stddev=``/``sigma=``, or numpy/torch/``random.gauss``'s
+    second positional argument (not tf/jax, whose first argument is a shape or key)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("scale", "std", "stddev", "sigma"):
+            return arg.value
+    root = (dotted(call.func) or "").split(".")[0]
+    if root in ("tf", "tensorflow", "jax", "jr"):
+        return None
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
 
 
 def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
@@ -61,12 +76,21 @@ class ScaleGrowsWithEpsilon(Rule):
         "`Generator`, scipy, torch.distributions; the first argument of `exponential`), through one "
         "local assignment (`b = epsilon`), and from a unit draw multiplied by ε. Not reported: ε in a "
         "denominator anywhere in the scale, an `eps` that is a small numerical constant or named for "
-        "a norm/optimiser, code with no DP context. Fix: scale = sensitivity / epsilon."
+        "a norm/optimiser, code with no DP context. Fix: scale = sensitivity / epsilon. The same inversion "
+        "in a Gaussian draw's std (`np.random.normal(0, sens * epsilon, n)`, `torch.normal(0, eps, shape)`, "
+        "`random.gauss(0, epsilon)`) is reported too (only the std argument; a unit Gaussian multiplied "
+        "by an `eps` is often an adversarial perturbation, not DP noise)."
     )
-    TRIGGERS = ("aplace", "xponential", "umbel")
+    TRIGGERS = ("aplace", "xponential", "umbel", "normal", "gauss", "Normal")
     requires_dp_context = True
 
     VALID = (
+        "import numpy as np\ndef noisy_sum(x, epsilon, sensitivity):\n"
+        "    return x.sum() + np.random.normal(0, sensitivity / epsilon)\n",
+        "import torch\ndef privatize(update, eps, clip, delta):\n    std = clip * (2 * torch.log(torch.tensor(1.25 / delta))) ** 0.5 / eps\n"
+        "    return update + torch.normal(0.0, std, update.shape)\n",
+        "import random\nclass Reporter:\n    def __init__(self, epsilon):\n        self.epsilon = epsilon\n"
+        "    def report(self, value):\n        return value + random.gauss(0, 1.0 / self.epsilon)\n",
         "import numpy as np\ndef noisy_votes(histograms, epsilon):\n"
         "    return histograms + np.random.laplace(0, 1.0 / epsilon, histograms.shape)\n",
         "import numpy as np\ndef weight(u, epsilon, sensitivity):\n"
@@ -80,6 +104,28 @@ class ScaleGrowsWithEpsilon(Rule):
         "    return logits + np.random.gumbel(0.0, 1.0 + epsilon, logits.shape)\n",
     )
     INVALID = (
+        # Gaussian: numpy std proportional to ε
+        """
+import numpy as np
+def noisy_sum(x, epsilon, sensitivity):
+    return x.sum() + np.random.normal(0, sensitivity * epsilon)  # <-
+""",
+        # torch std through a local
+        """
+import torch
+def privatize(update, epsilon, clip):
+    std = clip * epsilon
+    return update + torch.normal(0.0, std, update.shape)  # <-
+""",
+        # Python's random.gauss with an attribute budget
+        """
+import random
+class Reporter:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def report(self, value):
+        return value + random.gauss(0, self.epsilon)  # <-
+""",
         # scale = the budget itself, read from an attribute
         """
 import numpy as np
@@ -120,6 +166,11 @@ def report_noisy_max(scores, epsilon):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if name in _GAUSS:
+            scale = _gauss_scale(node)
+            if scale is not None:
+                self._check(node, scale, name)
+            return
         if name not in _LOC_SCALE and name not in _SCALE_FIRST:
             return
         scale = _scale_arg(node)
@@ -154,8 +205,9 @@ def report_noisy_max(scores, epsilon):
             return
         budget = self.ctx.analysis.code(numerator[0]).strip()
         what = "multiplies the unit draw" if product else f"is the scale of `{name}`"
+        need = "std Δ·√(2·ln(1.25/δ))/" if name in _GAUSS else "scale Δ/"
         self.report(call, f"`{budget}` {what}: the noise grows with the privacy budget, so a small ε adds almost "
-                          f"no noise; the Laplace/exponential/Gumbel mechanism needs scale Δ/{budget}")
+                          f"no noise; the mechanism needs {need}{budget}")
 
     def _resolve(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(expr, cst.Name):
