@@ -14,9 +14,9 @@ _LAPLACE = frozenset({"laplace", "Laplace"})
 _DELTA_WORDS = frozenset({"delta", "dlt", "δ"})
 #: a name that holds a variance, not a standard deviation
 _VARIANCE_WORDS = frozenset({"variance", "var", "sigma2", "sigmasq", "sq", "squared", "std2", "var2"})
-#: a squared name that is a standard deviation or a sensitivity (its square is a variance)
-_SCALE_WORDS = frozenset({"sigma", "sig", "std", "stddev", "scale", "multiplier", "sens", "sensitivity", "clip", "c",
-                          "noise", "l2", "bound"})
+#: a squared name that is a standard deviation or a noise multiplier (its square is a variance; a squared
+#: sensitivity or clip is not reported: a second-moment statistic has sensitivity C²)
+_SCALE_WORDS = frozenset({"sigma", "sig", "std", "stddev", "multiplier", "noise"})
 _SQRT = frozenset({"sqrt", "rsqrt", "std"})
 
 
@@ -148,10 +148,11 @@ class VarianceAsStd(Rule):
         "to the draw adds noise of std σ² instead of σ: whenever σ < 1 (a mean over many records, a "
         "large ε) the noise is far smaller than the guarantee needs. Reported: a std argument that is, "
         "directly or through one assignment (a local, an attribute set once, a module function's "
-        "return), a square of a scale, sensitivity or clip name, the Gaussian-mechanism formula "
+        "return), a square of a σ, std or noise-multiplier name, the Gaussian-mechanism formula "
         "with ln(·/δ) and a square but no square root, or a name for a variance (`variance`, "
         "`noise_var`, `sigma_sq`) bound to an expression without a square root. Not reported: any "
-        "square root in the expression (`np.sqrt(variance)`, `** 0.5`), variances used as variances "
+        "square root in the expression (`np.sqrt(variance)`, `** 0.5`), a squared sensitivity or clip "
+        "alone (the sensitivity of a second moment), variances used as variances "
         "(`multivariate_normal(mean, cov)`), code with no DP context. Fix: pass `np.sqrt(variance)`, or "
         "compute σ = Δ·√(2·ln(1.25/δ))/ε. The second unit mistake: the std of a vector draw "
         "(`normal(0, std, update.shape)`) set to σ·C divided by √(the number of coordinates) "
@@ -166,6 +167,9 @@ class VarianceAsStd(Rule):
     requires_dp_context = True
 
     VALID = (
+        # the noisy variance of clipped values: its sensitivity is the squared bound
+        "import numpy as np\ndef noisy_second_moment(x, bound, eps):\n"
+        "    return np.mean(np.clip(x, -bound, bound) ** 2) + np.random.laplace(0, bound ** 2 / (len(x) * eps))\n",
         "import numpy as np\ndef perturb_grads(grads, epsilon, clip):\n"
         "    return [g + np.random.laplace(0.0, clip / epsilon, size=g.shape) for g in grads]\n",
         # σ·C per coordinate; an initialisation 1/√d
