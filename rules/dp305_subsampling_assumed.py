@@ -21,6 +21,9 @@ _RATE_CALLS = re.compile(
 )
 #: tf-privacy entry points that derive q = batch_size / n themselves (Poisson sampling)
 _IMPLIED_RATE = re.compile(r"^(?:compute_dp_sgd_privacy\w*|apply_dp_sgd_analysis)$")
+#: the TF moments accountant built with the number of examples: ``accumulate_privacy_spending(…, σ, batch)``
+#: charges q = batch / total_examples
+_BATCH_CHARGED = frozenset({"accumulate_privacy_spending"})
 _RATE_KEYWORDS = frozenset({
     "q", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob",
     "sampling_ratio", "sample_ratio",
@@ -337,9 +340,31 @@ class SubsamplingAssumed(Rule):
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
             isinstance(n.lower, ast.BinOp) and isinstance(n.upper, ast.BinOp)  # type: ignore[attr-defined]
-            for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For))
+            for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For)) \
+            or bool(facts.binops(ast.Mod))
 
     VALID = (
+        # twin: Bernoulli sampling charged to the TF moments accountant
+        """
+import numpy as np
+from accountant import GaussianMomentsAccountant
+def train(data, sigma, batch_size, steps, step):
+    acc = GaussianMomentsAccountant(len(data))
+    q = batch_size / len(data)
+    for _ in range(steps):
+        idx = np.nonzero(np.random.rand(len(data)) < q)[0]
+        step(data[idx])
+        acc.accumulate_privacy_spending(None, sigma, batch_size)
+""",
+        # a wrapping cursor with no accountant in the file
+        """
+from tensorflow_privacy import compute_rdp
+class Reader:
+    def next_eval(self, batch_size, epsilon):
+        out = self.rows[self.pos:self.pos + batch_size]
+        self.pos = (self.pos + batch_size) % len(self.rows)
+        return out, epsilon
+""",
         # twin: each record joins the batch with probability q (Poisson sampling) before a list comprehension
         """
 import random
@@ -707,6 +732,34 @@ def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant,
     )
 
     INVALID = (
+        # a global cursor wrapping modulo len(data) against the TF moments accountant (q = batch / total)
+        """
+from accountant import GaussianMomentsAccountant
+data_index = 0
+def next_batch(data, batch_size):
+    global data_index
+    batch = []
+    for _ in range(batch_size):
+        batch.append(data[data_index])
+        data_index = (data_index + 1) % len(data)  # <-
+    return batch
+def train(data, sigma, batch_size, steps, step):
+    acc = GaussianMomentsAccountant(len(data))
+    for _ in range(steps):
+        step(next_batch(data, batch_size))
+        acc.accumulate_privacy_spending(None, sigma, batch_size)  # <-
+""",
+        # a cursor attribute wrapping modulo the record count against compute_rdp
+        """
+from tensorflow_privacy import compute_rdp
+class Reader:
+    def next_batch(self, batch_size):
+        out = self.rows[self.pos:self.pos + batch_size]
+        self.pos = (self.pos + batch_size) % self.n_samples  # <-
+        return out
+    def epsilon(self, batch_size, sigma, steps, orders):
+        return compute_rdp(q=batch_size / self.n_samples, noise_multiplier=sigma, steps=steps, orders=orders)  # <-
+""",
         # each batch slot an independent randint (with replacement) against a MomentsAccountant's sampling_prob
         """
 import numpy as np
@@ -1092,7 +1145,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         name = call_name(node)
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
-                     or _engine_rate(node, name)) or _helper_rate(node, name)) \
+                     or _engine_rate(node, name)) or _helper_rate(node, name)
+                or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)) \
                 and not _noiseless(node) and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS:
@@ -1142,11 +1196,28 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if len(node.targets) != 1:
             return
         self._imported_loader(node)
+        self._cursor(node.targets[0].target, node.value)
         target = ident(node.targets[0].target)
         value = node.value
         if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
                 and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
             self._rates.append(node)
+
+    def _cursor(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """``data_index = (data_index + 1) % len(data)``, ``self.pos = (self.pos + batch_size) % self.n``: a cursor
+        walking the records in order, wrapping at the end: consecutive batches, not samples."""
+        name = ident(target)
+        if name is None or not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo)):
+            return
+        left, right = value.left, value.right
+        if not any(isinstance(n, (cst.Name, cst.Attribute)) and ident(n) == name for n in walk(left)):
+            return
+        if not (isinstance(right, cst.Call) and call_name(right) == "len" or _size_like(right)):
+            return
+        if not words(name) & {"index", "idx", "pos", "position", "cursor", "ptr", "pointer", "offset", "start"}:
+            return
+        self._sources.append((value, f"walks the records with a wrapping cursor (`{name} = (…) % …`): each batch is "
+                                     "the next consecutive slice of the data, not a sample"))
 
     def _imported_loader(self, node: cst.Assign) -> None:
         """``train_loader, … = get_loaders(batch_size)``: the training loader built in another module from a
@@ -1403,7 +1474,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         source, kind = self._sources[0]
         sites = [r for call in self._accounted if (r := _rate_argument(call)) is not None]
         sites += [call for call in self._accounted if _rate_argument(call) is None
-                  and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call)))
+                  and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))
+                       or call_name(call) in _BATCH_CHARGED)
                   and not _engine_rate(call, call_name(call))]
         # a project helper's or a constructed accountant's rate argument comes on top of ``q = batch / n``
         classic = [call for call in self._accounted if _rate_argument(call, helpers=False) is not None
