@@ -150,7 +150,7 @@ class VarianceAsStd(Rule):
         "directly or through one assignment (a local, an attribute set once, a module function's "
         "return), a square of a σ, std or noise-multiplier name, the Gaussian-mechanism formula "
         "with ln(·/δ) and a square but no square root, or a name for a variance (`variance`, "
-        "`noise_var`, `sigma_sq`) bound to an expression without a square root. Not reported: any "
+        "`noise_var`, `sigma_sq`) bound to a square without a square root. Not reported: any "
         "square root in the expression (`np.sqrt(variance)`, `** 0.5`), a squared sensitivity or clip "
         "alone (the sensitivity of a second moment), variances used as variances "
         "(`multivariate_normal(mean, cov)`), code with no DP context. Fix: pass `np.sqrt(variance)`, or "
@@ -167,6 +167,9 @@ class VarianceAsStd(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a Laplace scale misnamed `variance` (2d/(nε) is a scale, not a variance)
+        "import numpy as np\ndef laplace_cov(x, epsilon):\n    variance = 2 * x.shape[1] / (x.shape[0] * epsilon)\n"
+        "    return x.T @ x / len(x) + np.random.laplace(0, variance, (x.shape[1], x.shape[1]))\n",
         # the noisy variance of clipped values: its sensitivity is the squared bound
         "import numpy as np\ndef noisy_second_moment(x, bound, eps):\n"
         "    return np.mean(np.clip(x, -bound, bound) ** 2) + np.random.laplace(0, bound ** 2 / (len(x) * eps))\n",
@@ -326,7 +329,8 @@ def noised(grads, noise_multiplier, l2_norm_clip):
         if shape is not None:
             return shape
         name = last_name(expr.func) if isinstance(expr, cst.Call) else last_name(expr)
-        if name and words(name) & _VARIANCE_WORDS and not _has_sqrt(value) and number(value) is None:
+        if name and words(name) & _VARIANCE_WORDS and not _has_sqrt(value) and any(
+                _square_of(n) is not None for n in walk(value)):
             return f"bound to `{name}`, a variance"
         return None
 
