@@ -33,6 +33,10 @@ _NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout
                           "fake", "generated", "gen", "sample", "samples", "batch", "out", "output"})
 
 
+#: calls that build a new array or table (the synthetic output under construction, not the private data)
+_CONSTRUCTORS = frozenset({"DataFrame", "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "Dataset"})
+
+
 def _dataset(expr: cst.BaseExpression | None) -> str | None:
     name = dotted(expr) if expr is not None else None
     if name is None or words(name) & _NOT_PRIVATE:
@@ -94,6 +98,21 @@ class SyntheticRowsPrivateCount(Rule):
         return "len" in facts.called or ".shape" in facts.source
 
     VALID = (
+        # the row count of the synthetic frame under construction (built from zeros) and of its groups
+        """
+import numpy as np
+import pandas as pd
+class GraphicalModel:
+    def synthetic_data(self, rows, epsilon):
+        df = pd.DataFrame(np.zeros((rows, len(self.cols)), dtype=int), columns=self.cols)
+        def synthetic_col(counts, total):
+            return np.random.choice(counts.size, total, True, counts / counts.sum())
+        def foo(group):
+            group["b"] = synthetic_col(self.marg, group.shape[0])
+            return group
+        df["a"] = synthetic_col(self.marg, df.shape[0])
+        return df.groupby("a", group_keys=False).apply(foo)
+""",
         # twin: a public count of synthetic trajectories
         """
 import numpy as np
@@ -263,12 +282,30 @@ def synthesize(input_df, description_file, epsilon):
                 continue
             if isinstance(arg.value, cst.Call) and call_name(arg.value) == "len" or isinstance(arg.value, cst.Subscript):
                 size = _record_count(arg.value)
+                if size is not None and self._built_locally(node, size):
+                    continue
                 if size is not None and self.ctx.analysis.in_dp_context(node):
                     self.report(arg.value, f"the private record count `{self.ctx.analysis.code(arg.value).strip()}` is "
                                            f"handed to `{name}`, a DP synthesizer, as its number of rows: the released "
                                            "table then has exactly n rows, and n is private under add/remove "
                                            "neighbouring; pass a fixed public count or a noisy one")
                     return
+
+    def _built_locally(self, node: cst.CSTNode, data: str) -> bool:
+        """The counted table is the output under construction: assigned in an enclosing function from an array or
+        frame constructor (``df = pd.DataFrame(np.zeros((total, d)))``), or a parameter of a nested callback
+        (``def foo(group): … group.shape[0]`` applied per group of that frame)."""
+        fa = self.ctx.analysis
+        root = data.split(".")[0]
+        functions = [a for a in fa.ancestors(node) if isinstance(a, cst.FunctionDef)]
+        if len(functions) > 1 and root in {p.name.value for p in functions[0].params.params}:
+            return True
+        for fn in functions:
+            for sub in walk(fn, into_scopes=False):
+                if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and ident(sub.targets[0].target) == root \
+                        and isinstance(sub.value, cst.Call) and call_name(sub.value) in _CONSTRUCTORS:
+                    return True
+        return False
 
     def _private_count(self, expr: cst.BaseExpression) -> str | None:
         direct = _record_count(expr)
