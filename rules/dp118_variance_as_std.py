@@ -67,6 +67,21 @@ def _factors(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [expr]
 
 
+def _signed_factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[str, int]]:
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _signed_factors(expr.left, sign) + _signed_factors(expr.right, sign)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+        return _signed_factors(expr.left, sign) + _signed_factors(expr.right, -sign)
+    name = dotted(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+    return [(name, sign)] if name else []
+
+
+def _repeated_factor(expr: cst.BaseExpression) -> bool:
+    """``… * sens * sens / eps / eps``: a name multiplied (or divided) in twice, a square spelled out."""
+    factors = _signed_factors(expr)
+    return len(factors) != len(set(factors))
+
+
 def _log_of_delta(expr: cst.CSTNode) -> bool:
     """``log(1.25 / delta)``: the Gaussian-mechanism term whose square root σ needs."""
     for n in walk(expr):
@@ -81,7 +96,7 @@ def variance_shape(expr: cst.BaseExpression) -> str | None:
     """Why ``expr`` is a variance (a squared scale, or the Gaussian mechanism's 2·ln(1.25/δ)·Δ²/ε²), or None."""
     if _has_sqrt(expr):
         return None
-    if _log_of_delta(expr) and any(_square_of(f) is not None for f in walk(expr)):
+    if _log_of_delta(expr) and (any(_square_of(f) is not None for f in walk(expr)) or _repeated_factor(expr)):
         return "the Gaussian-mechanism variance 2·ln(1.25/δ)·Δ²/ε² (no square root)"
     for factor in _factors(expr):
         base = _square_of(factor)
