@@ -170,6 +170,21 @@ def calibrate_sigma(epsilon, delta, target_eps):
     )
 
     INVALID = (
+        # the stop flag checked every step is set only by the every-10-steps budget test
+        """
+def run(sess, train_op, accountant, loader, target_eps, target_delta):
+    early_stop = False
+    step = 0
+    for batch in loader:
+        if early_stop:
+            break
+        sess.run(train_op, feed_dict={"x": batch})
+        if step % 10 == 0:  # <-
+            for spent_eps, spent_delta in accountant.get_privacy_spent(sess, target_eps=[target_eps]):
+                if spent_delta > target_delta:
+                    early_stop = True
+        step += 1
+""",
         # alps-lab dpgan dp/train.py: the spent budget is read every 10 steps, after the step
         """
 def train(config, sess, accountant, loader, train_op):
@@ -282,7 +297,9 @@ def fit(self, X, epsilon_budget):
             if any(fa.inside(sub, p) and isinstance(p, cst.If) and _every_k(p.test) for p in walk(loop)
                    if isinstance(p, cst.If) and p is not sub):
                 continue
-            tested = {w for n in walk(sub.test) if isinstance(n, cst.Name) for w in words(n.value)}
+            # a flag the periodic test sets (``if stop: break``) is still checked only every k steps
+            tested = {w for n in walk(sub.test) if isinstance(n, cst.Name) and not _assigns(periodic, n.value)
+                      for w in words(n.value)}
             stops = any(isinstance(s, (cst.Break, cst.Return)) for s in walk(sub.body, into_scopes=False))
             if stops and tested & (_SPENT_WORDS | _STOP_WORDS | {"delta", "budget", "privacy", "break", "spent"}):
                 return True
