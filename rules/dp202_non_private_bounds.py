@@ -1321,7 +1321,7 @@ def _data_named(name: str | None) -> bool:
 
 
 #: a data word glued to a container word (``datalist``, ``dataarr``, ``database``)
-_GLUED_DATA = re.compile(r"(?:data|records|samples)(?:list|lst|arr|array|vec|mat|matrix|frame|base|points|values|set)")
+_GLUED_DATA = re.compile(r"(?:data|records|samples)(?:list|lst|arr|array|vec|mat|matrix|base|points|values|set)")
 
 
 def _dp_estimated(call: cst.Call, index: Dp2Index) -> bool:
