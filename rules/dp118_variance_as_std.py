@@ -34,6 +34,17 @@ def _std_arg(call: cst.Call) -> cst.BaseExpression | None:
     return positional[1] if len(positional) >= 2 else None
 
 
+def _literal_location(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in ("loc", "mean", "mu"):
+            value = number(arg.value)
+            return value is not None and value != 0
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    first = number(positional[0]) if positional and (dotted(call.func) or "").split(".")[0] not in (
+        "tf", "tensorflow", "jax", "jr") else None
+    return first is not None and first != 0
+
+
 def _has_sqrt(expr: cst.CSTNode) -> bool:
     for n in walk(expr):
         if isinstance(n, cst.Call) and call_name(n) in _SQRT:
@@ -168,7 +179,8 @@ class VarianceAsStd(Rule):
         "`noise_var`, `sigma_sq`) bound to a square without a square root. Not reported: any "
         "square root in the expression (`np.sqrt(variance)`, `** 0.5`), a squared sensitivity or clip "
         "alone (the sensitivity of a second moment), variances used as variances "
-        "(`multivariate_normal(mean, cov)`), code with no DP context. Fix: pass `np.sqrt(variance)`, or "
+        "(`multivariate_normal(mean, cov)`), draws around a non-zero literal mean (simulated data), code "
+        "with no DP context. Fix: pass `np.sqrt(variance)`, or "
         "compute σ = Δ·√(2·ln(1.25/δ))/ε. The second unit mistake: the std of a vector draw "
         "(`normal(0, std, update.shape)`) set to σ·C divided by √(the number of coordinates) "
         "(`/ np.sqrt(update.size)`, `/ math.sqrt(d)`, `/ p.numel() ** 0.5`): each coordinate needs std "
@@ -182,6 +194,9 @@ class VarianceAsStd(Rule):
     requires_dp_context = True
 
     VALID = (
+        # simulated data around a constant mean (a test distribution, not noise)
+        "import numpy as np\nsigma = 0.35\ndef simulate(epsilon, n):\n"
+        "    return np.random.normal(0.4, sigma ** 2, n)\n",
         # a Laplace scale misnamed `variance` (2d/(nε) is a scale, not a variance)
         "import numpy as np\ndef laplace_cov(x, epsilon):\n    variance = 2 * x.shape[1] / (x.shape[0] * epsilon)\n"
         "    return x.T @ x / len(x) + np.random.laplace(0, variance, (x.shape[1], x.shape[1]))\n",
@@ -286,6 +301,8 @@ def noised(grads, noise_multiplier, l2_norm_clip):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if _literal_location(node):
+            return  # ``normal(0.4, sigma**2, n)`` simulates data around a constant; noise is centred on 0 or a value
         if call_name(node) in _LAPLACE:
             self._laplace(node)
             return
