@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
-from dpcheck.analysis.syntax import call_name, call_params, dotted, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, dotted, param_names, walk, words
 from dpcheck.rule import Rule
 
 #: calls that summarise an array into one number (a statistic of whatever they are given)
@@ -69,12 +69,23 @@ _SPEC_PARAM = re.compile(
     r"lower_?bound|upper_?bound|clamp\w*|clip(?:ping)?_?(?:bound|norm|value))[\"']?\s*[=:]\s*$")
 #: a DP library's contribution bounds named in the text: the file configures a DP pipeline
 _DP_SPEC_TEXT = re.compile(r"(?i)max_?partitions_?contributed|max_?contributions_?per_?partition")
+#: a privacy parameter in a noise helper's argument makes that argument the calibration
+_CALIBRATION_WORDS = frozenset({"sigma", "epsilon", "eps", "multiplier", "sensitivity", "sens", "scale"})
 _NOISE_WORDS = frozenset({"noise", "noises", "lap", "ln", "laplace", "gauss", "perturbation"})
 
 
 def _sensitivity_name(name: str | None) -> bool:
     pieces = words(name or "")
-    return bool(pieces & {"sensitivity", "sens"}) and not pieces & {"map", "maps", "analysis", "fn", "func"}
+    return bool(pieces & {"sensitivity", "sens"}) and not pieces & {
+        "map", "maps", "analysis", "fn", "func", "message", "msg", "text", "str", "string", "report", "log"}
+
+
+def _textual(value: cst.BaseExpression) -> bool:
+    """A string, an f-string or a list of them: a message about a sensitivity, not a number."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    return isinstance(value, (cst.List, cst.Tuple)) and bool(value.elements) and all(
+        _textual(e.value) for e in value.elements)
 
 
 def _value_names(expr: cst.CSTNode) -> set[str]:
@@ -242,6 +253,56 @@ def calculate_sensitivity(query, domain):
         return domain["upper"] - domain["lower"]
     return 1
 """,
+        # a jitter sized to the value it perturbs (no privacy parameter in the scale): not a calibration
+        """
+import numpy as np
+def reseed_atom(Y, dictionary, k, delta, sigma, rng):
+    atom = Y[rng.integers(len(Y))]
+    level = 0.01 * (atom.std() or 1)
+    dictionary[k] = atom + rng.normal(0, level, size=len(atom))
+""",
+        # a sensitivity computed in a demo and never used: it calibrates nothing
+        """
+import numpy as np
+def demo(data, epsilon_list):
+    sensitivity_ = max(data)
+    return [np.sum(data) + np.random.laplace(0, 100 / e) for e in epsilon_list]
+""",
+        # a message about sensitivities, not a sensitivity
+        """
+def report(rel_diffs, initial, sigma, delta):
+    sensitivity_message = [f"timing0={max(rel_diffs):.3f}"]
+    return ", ".join(sensitivity_message)
+""",
+        # the largest row norm of a random projection matrix: independent of the records
+        """
+import numpy as np
+def project(X, k, epsilon, delta, rng):
+    P = rng.standard_normal((X.shape[1], k)) / np.sqrt(k)
+    sens = np.max(np.linalg.norm(P, axis=1))
+    return X @ P + rng.normal(0, sens * np.sqrt(2 * np.log(1.25 / delta)) / epsilon, (X.shape[0], k))
+""",
+        # ``np.add(noise, mean)`` adds the noise to the mean; numpy itself is no container of the mean
+        """
+import numpy as np
+def noisy_average(D_i, diameter, epsilon, delta):
+    m_roof = len(D_i) + np.random.laplace(scale=5 / epsilon)
+    sigma = 5 * diameter / (4 * epsilon * m_roof) * np.sqrt(2 * np.log(3.5 / delta))
+    noise = np.random.normal(scale=sigma, size=(1, D_i.shape[1]))
+    average = D_i.mean(axis=0)
+    return np.add(noise, average)
+""",
+        # a helper's noise scale from a public width, and a sorted list of public budgets
+        """
+import numpy as np
+def finish(hist, width, epsilon):
+    return hist + np.random.laplace(0, width / epsilon, hist.shape)
+
+def release(ages, lower, upper, epsilons):
+    epsilon = sorted(epsilons)[0]
+    hist, _ = np.histogram(np.clip(ages, lower, upper), bins=10, range=(lower, upper))
+    return finish(hist, upper - lower, epsilon)
+""",
     )
 
     INVALID = (
@@ -331,6 +392,48 @@ def publish_paths(counts, b):
     lap = [np.random.laplace(u, b) for _ in counts]
     return [c + n for c, n in zip(counts.values(), lap)]
 """,
+        # the clip bound is the median of the clients' update norms, computed in a helper method
+        """
+import torch
+from statistics import median
+class Server:
+    def clip_bounds(self, updates):
+        bounds = {}
+        for name, p in self.model.named_parameters():
+            norms = [(p.detach() - u[name]).norm(2) for u in updates]
+            bounds[name] = min(median(norms), 10)  # <-
+        return bounds
+
+    def aggregate(self, updates):
+        bounds = self.clip_bounds(updates)  # <-
+        for name, p in self.model.named_parameters():
+            total = sum((u[name] - p) * min(1, bounds[name] / (u[name] - p).norm(2)) for u in updates)
+            total += torch.normal(0, bounds[name] * self.noise_multiplier, p.shape)
+            p.data += total / len(updates)
+""",
+        # a length quantile picked by hand from the sorted records, handed to a helper as its noise scale
+        """
+import numpy as np
+def add_noise_to_hist(hist, scale):
+    return hist + np.random.normal(0, scale, len(hist))
+
+def noisy_lengths(traces, sigma, fraction, delta):
+    ranked = sorted(traces, key=len)
+    bound = len(ranked[int(fraction * len(ranked))])  # <-
+    hist = np.bincount([min(len(t), bound) for t in traces])
+    return add_noise_to_hist(hist, sigma * bound)
+""",
+        # the helper draws the noise: the data's range given as its width
+        """
+import numpy as np
+def finish(hist, width, epsilon):
+    return hist + np.random.laplace(0, width / epsilon, hist.shape)
+
+def release(ages, epsilon):
+    width = np.max(ages) - np.min(ages)  # <-
+    hist, _ = np.histogram(ages, bins=10)
+    return finish(hist, width, epsilon)
+""",
         # per-node local sensitivity from the node's actual degree
         """
 import numpy as np
@@ -361,19 +464,74 @@ def star_counts(graph, k, epsilon):
             words(scope.name.value) & {"bound", "bounded", "clip", "clamp", "enforce", "limit", "normalize"})
         for n in nodes:
             if isinstance(n, cst.Call):
-                for sink, what in self._call_sinks(n, nodes):
+                for sink, what in self._call_sinks(n, nodes, scope):
                     self._check(sink, what, tainted, scope)
-            elif isinstance(n, cst.Assign) and any(
-                    _sensitivity_name(dotted(t.target)) for t in n.targets):
+            elif isinstance(n, cst.Assign) and not _textual(n.value) and any(
+                    _sensitivity_name(dotted(t.target)) and self._read_later(dotted(t.target), n, scope)
+                    for t in n.targets):
                 self._check(n.value, "a sensitivity", tainted, scope, records=True)
-            elif isinstance(n, cst.AnnAssign) and n.value is not None and _sensitivity_name(dotted(n.target)):
+            elif isinstance(n, cst.AnnAssign) and n.value is not None and not _textual(n.value) \
+                    and _sensitivity_name(dotted(n.target)) and self._read_later(dotted(n.target), n, scope):
                 self._check(n.value, "a sensitivity", tainted, scope, records=True)
             elif isinstance(n, cst.Return) and sensitivity_fn and n.value is not None:
                 self._check(n.value, "the sensitivity function's result", tainted, scope, records=True)
             elif isinstance(n, cst.FormattedString):
                 self._check_spec(n, tainted, scope)
 
-    def _call_sinks(self, call: cst.Call, nodes: list[cst.CSTNode]) -> list[tuple[cst.BaseExpression, str]]:
+    def _read_later(self, name: str | None, stmt: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """Is the sensitivity ``stmt`` assigns read after it (anywhere, when ``stmt`` is in a loop; an
+        attribute anywhere in the module)? A value assigned and never read calibrates nothing."""
+        if name is None:
+            return False
+        fa = self.ctx.analysis
+        attribute = "." in name
+        where = fa.module if attribute else scope
+        body = where.body if isinstance(where, cst.FunctionDef) else where
+        targets = set()
+        if isinstance(stmt, cst.Assign):
+            targets = {id(t.target) for t in stmt.targets}
+        elif isinstance(stmt, cst.AnnAssign):
+            targets = {id(stmt.target)}
+        looped = any(isinstance(a, (cst.For, cst.While)) for a in fa.ancestors(stmt))
+        after = fa.line_of(stmt)
+        for n in walk(body, into_scopes=attribute):
+            if isinstance(n, (cst.Name, cst.Attribute)) and id(n) not in targets and dotted(n) == name \
+                    and (looped or attribute or fa.line_of(n) > after):
+                return True
+        return False
+
+    def _fixed_multiple(self, scales: list[cst.BaseExpression], scope: cst.CSTNode) -> bool:
+        """The draw's scale is a literal multiple of a statistic and nothing else (``0.01 * x.std()``,
+        one assignment back): a jitter sized to the value it perturbs, not a calibration, which always
+        involves a privacy parameter (epsilon, sigma, a noise multiplier)."""
+        bindings = self.ctx.analysis.bindings_in(scope)
+        stat = False
+        rest: set[str] = set()
+
+        def inputs(expr: cst.CSTNode) -> set[str]:
+            """Every name ``expr`` mentions (a divisor too) outside its statistics."""
+            nonlocal stat
+            inside: set[int] = set()
+            out: set[str] = set()
+            for n in walk(expr, into_scopes=False):
+                if isinstance(n, cst.Call) and _statistic(n):
+                    stat = True
+                    inside |= {id(m) for m in walk(n)}
+                elif isinstance(n, cst.Name) and id(n) not in inside:
+                    out.add(n.value)
+            return out
+
+        for scale in scales:
+            for name in inputs(scale):
+                found = [b.value for b in bindings.get(name, []) if b.value is not None]
+                if len(found) == 1 and any(isinstance(n, cst.Call) and _statistic(n) for n in walk(found[0])):
+                    rest |= inputs(found[0])
+                else:
+                    rest.add(name)
+        return stat and not {n for n in rest if n.split(".")[0] not in _MODULES}
+
+    def _call_sinks(self, call: cst.Call, nodes: list[cst.CSTNode],
+                    scope: cst.CSTNode | None = None) -> list[tuple[cst.BaseExpression, str]]:
         fa = self.ctx.analysis
         name = call_name(call)
         out: list[tuple[cst.BaseExpression, str]] = []
@@ -392,6 +550,9 @@ def star_counts(graph, k, epsilon):
             while isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
                 out.append((parent.right if parent.left is child else parent.left, "the noise scale"))
                 child, parent = parent, fa.parent(parent)
+            scales = [sink for sink, what in out if what == "the noise scale"]
+            if scope is not None and scales and self._fixed_multiple(scales, scope):
+                out = [(sink, what) for sink, what in out if what != "the noise scale"]
             if not zero_centred(call) and self._used_as_noise(call, nodes):
                 loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _LOC_KEYWORDS),
                            positional[0] if positional else None)
@@ -405,6 +566,17 @@ def star_counts(graph, k, epsilon):
                 named = {"sensitivity", "sens", "scale"}  # not std/sigma: ``laplace_mechanism(std, sens, eps)``
                 if words(label) & named or arg.keyword is not None and words(arg.keyword.value) & named:
                     out.append((arg.value, f"`{label or arg.keyword.value}` given to `{name}`"))  # type: ignore[union-attr]
+        if callee is not None and scope is not None and callee is not scope:
+            # a helper that draws the noise with this argument as (part of) its scale
+            scaled = self._scale_params(callee)
+            if scaled:
+                params = call_params(call, callee)
+                for i, arg in enumerate(call.args):
+                    if arg.star:
+                        break
+                    param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
+                    if param in scaled:
+                        out.append((arg.value, f"the noise scale in `{callee.name.value}` (its `{param}`)"))
         if callee is not None and self._mechanism(callee):
             params = call_params(call, callee)
             for i, arg in enumerate(call.args):
@@ -485,6 +657,37 @@ def star_counts(graph, k, epsilon):
         self.report(origin, f"`{stat}` computes a statistic of the data the mechanism protects, and it sets "
                             f"{what}: the calibration is this dataset's, not a public bound, so the output's "
                             f"distribution reveals it; use a fixed bound (and clip to it) or estimate it privately")
+        inner = self._helper_origin(origin, scope)
+        if inner is not None and inner not in self._reported:
+            # the helper computing it is where the fix goes: a public bound instead of the statistic
+            self._reported.add(inner)
+            code = " ".join(fa.code(inner).strip().split())
+            self.report(inner, f"`{code[:87] + '...' if len(code) > 90 else code}` computes a statistic of the data "
+                               f"the mechanism protects, and its caller uses it to set {what}: the calibration is "
+                               f"this dataset's, not a public bound; use a fixed bound (and clip to it) or "
+                               f"estimate it privately")
+
+    def _helper_origin(self, origin: cst.CSTNode, scope: cst.CSTNode) -> cst.CSTNode | None:
+        """When ``origin`` calls a helper of this module whose result is the statistic (a method
+        ``self.get_median_norm(updates)``), the helper's statement computing it."""
+        fa = self.ctx.analysis
+        for call in walk(origin, into_scopes=False):
+            if not isinstance(call, cst.Call) or _statistic(call):
+                continue
+            callee = fa.callee(call)
+            if callee is None or callee is scope or _sensitivity_name(callee.name.value):
+                continue  # a sensitivity helper's return is reported by its own scope
+            inner = self._taint(callee)
+            for ret in fa.returns_of(callee):
+                if ret.value is None:
+                    continue
+                for n in walk(ret.value, into_scopes=False):
+                    if isinstance(n, cst.Call) and self._source_call(n, callee, 1):
+                        return fa.enclosing_statement(n)
+                for name in sorted(_value_names(ret.value)):
+                    if name in inner:
+                        return max(inner[name], key=fa.line_of)
+        return None
 
     def _draws_laplace(self, node: cst.CSTNode) -> bool:
         """The function holding ``node`` draws Laplace noise (a DP mechanism whatever its names)."""
@@ -519,14 +722,16 @@ def star_counts(graph, k, epsilon):
             noisy = self._noisy(scope)
             if any(_value_names(part) & noisy for part in subject):
                 return False
-            return not self._public(subject, scope)
+            return not self._public(subject, scope) and not self._random_object(subject, scope)
         name = call_name(call)
         if name in _FETCHES and _SQL_EXTREME.search(self.ctx.analysis.code(scope)):
             return True
         if depth == 0:
             callee = self.ctx.analysis.callee(call)
-            private = any(words(n.value) & (_BUDGET_WORDS | _NOT_DATA) for a in call.args for n in walk(a.value)
-                          if isinstance(n, cst.Name))
+            # given a budget or a public bound, the helper estimates privately or from public values;
+            # model weights handed to a helper are the clients' updates (its own statistics decide)
+            private = any(words(n.value) & (_BUDGET_WORDS | _NOT_DATA) - {"weights", "weight"}
+                          for a in call.args for n in walk(a.value) if isinstance(n, cst.Name))
             if callee is not None and not private and not words(callee.name.value) & (_MECHANISM_WORDS | _BUDGET_WORDS):
                 inner = self._taint(callee)
                 for ret in self.ctx.analysis.returns_of(callee):
@@ -536,6 +741,73 @@ def star_counts(graph, k, epsilon):
                            for n in walk(ret.value, into_scopes=False)) or _value_names(ret.value) & inner.keys():
                         return True
         return False
+
+    def _order_statistic(self, node: cst.Subscript, scope: cst.CSTNode) -> bool:
+        """``ranked[k]`` of a list sorted in this scope (``sorted(traces, key=len)[int(0.8 * n)]``):
+        a quantile, minimum or maximum of the records picked by hand."""
+        name = dotted(node.value)
+        if name is None or len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+            return False
+        if isinstance(node.slice[0].slice.value, cst.SimpleString):
+            return False
+        found = [b.value for b in self.ctx.analysis.bindings_in(scope).get(name, []) if b.value is not None]
+        if len(found) != 1 or not isinstance(found[0], cst.Call) or call_name(found[0]) not in ("sorted", "sort"):
+            return False
+        sort = found[0]
+        subject = [a.value for a in sort.args if a.keyword is None]
+        if isinstance(sort.func, cst.Attribute) and (dotted(sort.func.value) or "").split(".")[0] not in _MODULES:
+            subject.append(sort.func.value)
+        if not subject or any(words(n) & _NOT_DATA for part in subject for n in _value_names(part)):
+            return False
+        if any(_value_names(part) & self._noisy(scope) for part in subject):
+            return False
+        return not self._public(subject, scope) and not self._random_object(subject, scope)
+
+    def _scale_params(self, fn: cst.FunctionDef) -> set[str]:
+        """Parameters of a helper of this module whose value sets the scale of a noise draw in it."""
+        cache = self.__dict__.setdefault("_scale_param_cache", {})
+        known = cache.get(fn)
+        if known is not None:
+            return known
+        cache[fn] = set()  # recursion guard
+        fa = self.ctx.analysis
+        nodes = list(walk(fn.body, into_scopes=False))
+        scales = [sink for n in nodes if isinstance(n, cst.Call)
+                  for sink, what in self._call_sinks(n, nodes) if what != "the centre of the noise"]
+        # a noise helper given a privacy parameter times something: ``add_noise(hist, sigma * thres)``
+        scales += [a.value for n in nodes if isinstance(n, cst.Call) and call_name(n) not in PURE_DRAWS
+                   and words(call_name(n) or "") & _MECHANISM_WORDS for a in n.args
+                   if isinstance(a.value, cst.BinaryOperation) and isinstance(a.value.operator, (cst.Multiply, cst.Divide))
+                   and any(words(v) & _CALIBRATION_WORDS for v in _value_names(a.value))]
+        out: set[str] = set()
+        if scales:
+            for param in param_names(fn):
+                if param in ("self", "cls"):
+                    continue
+                derived = fa.derived_names(fn, lambda v: False, seed=[param])
+                if any(_value_names(sink) & derived for sink in scales):
+                    out.add(param)
+        cache[fn] = out
+        return out
+
+    def _random_object(self, subject: list[cst.CSTNode], scope: cst.CSTNode, depth: int = 0) -> bool:
+        """The statistic reads only objects built by a random constructor or draw (a random projection,
+        ``rng.standard_normal(...)``), directly or a few assignments back: their entries do not depend
+        on the records."""
+        bindings = self.ctx.analysis.bindings_in(scope)
+        roots = {name.split(".")[0] for part in subject for name in _value_names(part)} - _MODULES
+        if not roots or depth > 3:
+            return False
+        for root in roots:
+            found = [b.value for b in bindings.get(root, []) if b.value is not None]
+            if not found:
+                return False
+            if any(isinstance(n, cst.Call) and ("random" in words(call_name(n) or "") or call_name(n) in PURE_DRAWS)
+                   for v in found for n in walk(v, into_scopes=False)):
+                continue
+            if not self._random_object(found, scope, depth + 1):
+                return False
+        return True
 
     def _reads_records(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """A value only named a sensitivity must come from the records (data, rows, gradients,
@@ -596,7 +868,7 @@ def star_counts(graph, k, epsilon):
             if isinstance(n, cst.Call) and call_name(n) in ("append", "extend", "add", "insert") \
                     and isinstance(n.func, cst.Attribute) and n.args:
                 target = dotted(n.func.value)
-                if target is not None:
+                if target is not None and target.split(".")[0] not in _MODULES:  # not ``np.add(a, b)``
                     pending.append((target, n.args[-1].value, fa.enclosing_statement(n)))
             elif isinstance(n, cst.Assign):
                 for t in n.targets:
@@ -605,7 +877,9 @@ def star_counts(graph, k, epsilon):
                         if target is not None:
                             pending.append((target, n.value, n))
         for name, value, stmt in pending:
-            if any(isinstance(n, cst.Call) and self._source_call(n, scope) for n in walk(value, into_scopes=False)) \
+            if any(isinstance(n, cst.Call) and self._source_call(n, scope)
+                   or isinstance(n, cst.Subscript) and self._order_statistic(n, scope)
+                   for n in walk(value, into_scopes=False)) \
                     or self._running_extreme(name, value, stmt):
                 tainted.setdefault(name, []).append(stmt)
         changed = True

@@ -524,9 +524,60 @@ class SyntheticGenerator:
     def _evaluate_privacy_preservation(self, real, synth):
         return {"privacy_score": float(np.min(np.abs(real.values - synth.values)))}
 """,
+        # the reports are randomised in place by the mechanism first: the analyser counts its output
+        """
+import math
+import numpy as np
+def randomized_response(data, k, p):
+    for i, v in enumerate(data):
+        if np.random.random() > p:
+            data[i] = np.random.randint(0, k)
+
+def shuffle_estimate(data, k, epsilon, n_dummies):
+    p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    randomized_response(data, k, p)
+    dummies = np.random.randint(0, k, n_dummies)
+    reports = np.append(data, dummies)
+    return (np.bincount(reports, minlength=k) - n_dummies / k) / p
+""",
+        # an accountant: the worst case over public participation patterns feeds the RDP formula
+        """
+def _tree_sensitivity_square_sum(num_part, min_separation, steps):
+    return num_part * min(steps, min_separation + 1)
+
+def _compute_gaussian_rdp(sigma, sum_sensitivity_square, alpha):
+    return alpha * sum_sensitivity_square / (2 * sigma ** 2)
+
+def tree_rdp(max_participation, min_separation, steps, sigma, alpha):
+    candidate_sum = []
+    for num_part in range(1, max_participation + 1):
+        candidate_sum.append(_tree_sensitivity_square_sum(num_part, min_separation, steps))
+    return _compute_gaussian_rdp(sigma, max(candidate_sum), alpha)
+""",
+        # a plotting helper averaging confidence bounds of simulated data over runs
+        """
+import numpy as np
+def generate_plotting_data(pairs, nsim, epsilon):
+    lower_dict = {}
+    for _ in range(nsim):
+        x = np.random.binomial(1, 0.5, 100)
+        for pair in pairs:
+            z = pair.mechanism_fn(x)
+            for cs in pair.confseqs:
+                lower, upper = cs.cs_fn(z)
+                lower_dict[cs.name] = lower_dict.get(cs.name, 0) + lower / nsim
+    return lower_dict
+""",
     )
 
     INVALID = (
+        # the raw reports are counted (their alphabet sets the histogram's length) and then noised
+        """
+import numpy as np
+def release_counts(data, epsilon):
+    counts = np.bincount(data)  # <-
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+""",
         # the same sampler in a class that claims DP: the clip range is the data's own extremes
         """
 import numpy as np

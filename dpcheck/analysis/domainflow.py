@@ -90,6 +90,8 @@ class Flow:
     kinds: dict[cst.BaseExpression, str] = field(default_factory=dict)
     #: names bound to a category encoder or binner (``LabelEncoder()``, ``KBinsDiscretizer(...)``)
     encoders: set[str] = field(default_factory=set)
+    #: names holding records a mechanism randomised in place, and values built from them
+    randomised: set[str] = field(default_factory=set)
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
@@ -396,8 +398,10 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
         for t in targets:
             flow.taint.setdefault(t, set()).update(srcs)
         return
-    if _random(value):
+    if _random(value) or value_refs(value) & flow.randomised:
         flow.private -= targets
+        if not _random(value):
+            flow.randomised |= targets
     elif _loads(value):
         flow.private |= {t for t in targets if not _not_data(t)}
     elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
@@ -527,6 +531,12 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     owner = dotted(call.func.value)
                     if owner is not None and owner in flow.encoders:
                         _bind(flow, {owner}, call)
+                elif is_mechanism(call) and not flow.taint.keys() & {dotted(a.value) for a in call.args}:
+                    # ``randomized_response(data, k, p)`` called for its effect: it randomises the
+                    # records in place, so what is computed from them afterwards is the mechanism's output
+                    done = {dotted(a.value) for a in call.args if a.keyword is None} & flow.private
+                    flow.private -= done
+                    flow.randomised |= done  # type: ignore[arg-type]
     return flow
 
 
@@ -538,6 +548,8 @@ def is_draw(call: cst.Call) -> bool:
 _NOT_MECHANISM = frozenset({
     "cmf", "pmf", "cdf", "pdf", "mixture", "kernel", "normalizing", "constant", "process", "nb",
     "blur", "filter", "unnormalized", "prob", "probability", "scale", "variance", "std", "sigma",
+    # an accountant computing a mechanism's privacy loss from public parameters (``_compute_gaussian_rdp``)
+    "rdp", "renyi", "zcdp", "accountant", "accounting",
 })
 
 
@@ -569,7 +581,8 @@ def module_records(module: cst.Module) -> frozenset[str]:
 #: a function with one of these words runs an experiment on the mechanism or plots it; what it computes
 #: is a measurement, not the release
 _EVALUATION_WORDS = frozenset({"plot", "figure", "fig", "experiment", "experiments", "benchmark", "evaluate",
-                               "evaluation", "test", "neighbour", "neighbor", "neighbouring", "neighboring"})
+                               "evaluation", "test", "neighbour", "neighbor", "neighbouring", "neighboring",
+                               "plotting", "plots", "simulation", "simulations", "simulate"})
 
 
 def evaluation(fn: Scope) -> bool:
