@@ -85,6 +85,9 @@ class ScaleGrowsWithEpsilon(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a quantity named epsilon computed from a noise level (σ·C·√T) is a noise level, not a budget
+        "import math, numpy as np\ndef train(sigma_1, C, T, epsilon):\n    epsilon_1 = sigma_1 * C * math.sqrt(T)\n"
+        "    epsilon_2 = epsilon_1\n    sigma_2 = epsilon_2 / math.sqrt(T)\n    return np.random.normal(0, sigma_2)\n",
         "import numpy as np\ndef noisy_sum(x, epsilon, sensitivity):\n"
         "    return x.sum() + np.random.normal(0, sensitivity / epsilon)\n",
         "import torch\ndef privatize(update, eps, clip, delta):\n    std = clip * (2 * torch.log(torch.tensor(1.25 / delta))) ** 0.5 / eps\n"
@@ -223,6 +226,21 @@ def report_noisy_max(scores, epsilon):
                     return value
         return expr
 
+    def _noise_level(self, call: cst.Call, fn: cst.FunctionDef, name: str) -> bool:
+        """``epsilon_1 = sigma_1 * C * sqrt(T)``: a name spelled like a budget but computed from a noise level
+        (followed through copies ``epsilon_2 = epsilon_1``)."""
+        fa = self.ctx.analysis
+        for _ in range(4):
+            value = last_assignment(fn, name, fa.line_of(call) + 1, fa.line_of)
+            if value is None:
+                return False
+            if isinstance(value, cst.Name):
+                name = value.value
+                continue
+            return any(isinstance(n, (cst.Name, cst.Attribute)) and words(last_name(n) or "") & {
+                "sigma", "noise", "std", "multiplier", "stddev"} for n in walk(value))
+        return False
+
     def _budget(self, call: cst.Call, expr: cst.BaseExpression) -> bool:
         """A privacy budget: named ``epsilon``/``eps``/``budget`` (not a numerical eps), or a parameter ``e``."""
         name = last_name(expr)
@@ -235,6 +253,8 @@ def report_noisy_max(scores, epsilon):
         if not pieces & _BUDGET or pieces & _NUMERIC:
             return False
         fn = self.ctx.analysis.enclosing_function(call)
+        if fn is not None and isinstance(expr, cst.Name) and self._noise_level(call, fn, expr.value):
+            return False
         if fn is not None and isinstance(expr, cst.Name):
             for param in fn.params.params:
                 if param.name.value == name and param.default is not None:
