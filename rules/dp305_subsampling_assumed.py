@@ -344,6 +344,29 @@ class SubsamplingAssumed(Rule):
             or bool(facts.binops(ast.Mod))
 
     VALID = (
+        # a loader factory told whether to sample privately (it builds the Poisson loader when dp is on)
+        """
+from opacus import PrivacyEngine
+from utils.model_utils import make_data_loader
+def setup(model, dataset, batch_size, diff_privacy, sample_rate, sigma):
+    train_loader = make_data_loader(dataset, batch_size=batch_size, dp=diff_privacy)
+    engine = PrivacyEngine(model, sample_rate=sample_rate, noise_multiplier=sigma, max_grad_norm=1.0)
+    return train_loader, engine
+""",
+        # a client-level rate K / N from config keys: the local shuffled loader is not what is accounted
+        """
+from torch.utils.data import DataLoader
+from utils.rdp import rdp_per_round
+def local_train(model, dataset, config):
+    loader = DataLoader(dataset, batch_size=config["batch_size"], shuffle=True)
+    for x, y in loader:
+        model.step(x, y)
+def run(config, sigma):
+    K = config["clients_per_round"]
+    N = config["num_clients"]
+    q = K / N
+    return rdp_per_round(32, sigma, q)
+""",
         # twin: Bernoulli sampling charged to the TF moments accountant
         """
 import numpy as np
@@ -1227,6 +1250,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if not isinstance(call, cst.Call) or call_name(call) in ("DataLoader", "len", "int", "float") \
                 or self.ctx.analysis.callee(call) is not None:
             return
+        if any(a.keyword is not None and (words(a.keyword.value) & {"dp", "private", "privacy", "poisson", "sampler"}
+                                          or a.keyword.value in _RATE_KEYWORDS)
+               or words(ident(a.value) or "") & {"dp", "private", "privacy", "poisson"} for a in call.args):
+            return  # the factory is told whether to sample privately: it may build the Poisson loader itself
         target = node.targets[0].target
         names = [ident(e.value) or "" for e in target.elements] if isinstance(target, cst.Tuple) \
             else [ident(target) or ""]
@@ -1627,10 +1654,12 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                           if fa.enclosing_function(n) in scopes or None in scopes or self._calls_into(n, scopes)]
         cohort_scopes = {fa.enclosing_function(call) for call in self._accounted if self._cohort_rate(call)}
         sized = [(n, k) for n, k in self._cohort_draws if self._sized_by_rate(n)]
-        if sized:
+        if sized or self._accounted and all(self._cohort_rate(call) for call in self._accounted):
             # the accounted rate sizes this draw (``choice(N, int(q * N), replace=False)``): the accountant speaks
             # for the draw of units, not for each unit's local loader
-            self._sources = [(n, k) for n, k in self._sources if "DataLoader" not in k]
+            # (likewise when every accounted rate is a fraction of clients, ``K / N``)
+            self._sources = [(n, k) for n, k in self._sources if "DataLoader" not in k and "fit(" not in k
+                             and "loader" not in k]
         self._sources += [(n, k) for n, k in self._cohort_draws
                           if fa.enclosing_function(n) in cohort_scopes or None in cohort_scopes
                           or any(n is m for m, _ in sized)]
@@ -1692,12 +1721,20 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         rate = _rate_argument(call)
         if rate is None:
             return False
+        return self._cohort_valued(rate, hops=2)
+
+    def _cohort_valued(self, expr: cst.BaseExpression, hops: int) -> bool:
+        """``expr`` reads a client count: a cohort-named name, a name assigned one (``q = K / N`` with
+        ``K = cfg['clients_per_round']``, followed ``hops`` assignments back), or a cohort-named config key."""
         fa = self.ctx.analysis
-        for node in walk(rate):
-            if isinstance(node, cst.Name) and (value := fa.value_of(node)) is not None \
-                    and any(_cohort_named(n) for n in walk(value) if isinstance(n, (cst.Name, cst.Attribute))):
-                return True
+        for node in walk(expr):
             if isinstance(node, (cst.Name, cst.Attribute)) and _cohort_named(node):
+                return True
+            if isinstance(node, cst.SimpleString) and words(node.value.strip("'\"")) & _COHORT_WORDS \
+                    and not words(node.value.strip("'\"")) & {"test", "eval", "val"}:
+                return True
+            if hops > 0 and isinstance(node, cst.Name) and (value := fa.value_of(node)) is not None \
+                    and self._cohort_valued(value, hops - 1):
                 return True
         return False
 
