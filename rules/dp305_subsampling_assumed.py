@@ -39,6 +39,10 @@ _POISSON_TEXT = re.compile(r"(?i)poisson|sampler|DPDataLoader|make_private|binom
 _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 
+def fa_code(rule: Rule, node: cst.CSTNode) -> str:
+    return " ".join(rule.ctx.analysis.code(node).split())
+
+
 def _accountant_named(name: str) -> bool:
     """``MomentsAccountant``, ``RDPAccountant``, ``PrivacyAccountant``: an accountant built with a rate."""
     return name.endswith("Accountant") or name.endswith("_accountant")
@@ -341,9 +345,29 @@ class SubsamplingAssumed(Rule):
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
             isinstance(n.lower, ast.BinOp) and isinstance(n.upper, ast.BinOp)  # type: ignore[attr-defined]
             for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For)) \
-            or bool(facts.binops(ast.Mod))
+            or bool(facts.binops(ast.Mod)) or any(
+                any(_ast_rate_named(t) for t in n.targets) and isinstance(n.value, ast.BinOp)  # type: ignore[attr-defined]
+                and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # twin: the rate fixed in advance, every update summed
+        """
+import numpy as np
+def aggregate(updates, num_total_clients, noise_multiplier, clip_norm, accountant, delta, q):
+    clipped = [u / max(1.0, np.linalg.norm(u) / clip_norm) for u in updates]
+    noised = np.sum(clipped, axis=0) + np.random.normal(0, noise_multiplier * clip_norm)
+    accountant.step(noise_multiplier=noise_multiplier, sample_rate=q)
+    return noised, accountant.get_epsilon(delta=delta)
+""",
+        # the realised coverage is only reported, not accounted
+        """
+import numpy as np
+def round_(clients, q, sigma, accountant):
+    chosen = [c for c in clients if np.random.rand() < q]
+    accountant.step(noise_multiplier=sigma, sample_rate=q)
+    coverage = len(chosen) / len(clients)
+    return chosen, coverage
+""",
         # a loader factory told whether to sample privately (it builds the Poisson loader when dp is on)
         """
 from opacus import PrivacyEngine
@@ -755,6 +779,26 @@ def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant,
     )
 
     INVALID = (
+        # the rate is the number of updates that arrived over the client count (fixed-size cohort)
+        """
+import numpy as np
+def aggregate(updates, num_total_clients, noise_multiplier, clip_norm, accountant, delta):
+    clipped = [u / max(1.0, np.linalg.norm(u) / clip_norm) for u in updates]
+    cohort_size = len(updates)
+    sample_rate = cohort_size / num_total_clients  # <-
+    noised = np.mean(clipped, axis=0) + np.random.normal(0, noise_multiplier * clip_norm / cohort_size)
+    accountant.step(noise_multiplier=noise_multiplier, sample_rate=sample_rate)  # <-
+    return noised, accountant.get_epsilon(delta=delta)
+""",
+        # q = len(selected_clients) / num_clients handed to the RDP accountant
+        """
+from opacus.accountants import RDPAccountant
+class Server:
+    def round(self, selected_clients, sigma):
+        q = len(selected_clients) / self.num_clients  # <-
+        self.accountant.step(noise_multiplier=sigma, sample_rate=q)  # <-
+        return self.accountant.get_epsilon(delta=1e-5)
+""",
         # a global cursor wrapping modulo len(data) against the TF moments accountant (q = batch / total)
         """
 from accountant import GaussianMomentsAccountant
@@ -1220,11 +1264,33 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             return
         self._imported_loader(node)
         self._cursor(node.targets[0].target, node.value)
+        self._realized_rate(node)
         target = ident(node.targets[0].target)
         value = node.value
         if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
                 and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
             self._rates.append(node)
+
+    def _realized_rate(self, node: cst.Assign) -> None:
+        """``sample_rate = len(updates) / num_clients`` (directly or through ``cohort_size = len(updates)``): the
+        rate is the number of participants that actually arrived, a fixed-size cohort's size — a Poisson cohort's
+        size is random and its q is fixed in advance."""
+        target = ident(node.targets[0].target)
+        value = node.value
+        if target is None or not _rate_named(node.targets[0].target) \
+                or not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)):
+            return
+        count = value.left
+        if isinstance(count, cst.Name) and (assigned := self.ctx.analysis.value_of(count)) is not None:
+            count = assigned
+        if not (isinstance(count, cst.Call) and call_name(count) == "len" and count.args):
+            return
+        name = ident(count.args[0].value) or ""
+        if not words(name) & (_COHORT_WORDS | {"updates", "update", "received", "responses", "results", "uploads"}) \
+                or words(name) & {"test", "eval", "val"}:
+            return
+        self._cohort_draws.append((node.value, f"takes the rate from the number of participants that arrived "
+                                               f"(`{fa_code(self, count)}`): a fixed-size cohort, not a Poisson one"))
 
     def _cursor(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``data_index = (data_index + 1) % len(data)``, ``self.pos = (self.pos + batch_size) % self.n``: a cursor
@@ -1702,6 +1768,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
     def _sized_by_rate(self, draw: cst.Call) -> bool:
         """The size of a fixed-size draw reads the rate an accountant is given (``int(sample_rate * N)``)."""
         fa = self.ctx.analysis
+        if not isinstance(draw, cst.Call):
+            return False
         size = self._choice_size(draw) if call_name(draw) == "choice" else (
             draw.args[1].value if len(draw.args) > 1 else None)
         if size is None:
