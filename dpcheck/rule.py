@@ -30,6 +30,7 @@ from dpcheck.analysis.acknowledged import LEAK_SOURCE
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.positions import Positions
 from dpcheck.analysis.resolver import Resolver, Scope, resolver_for
+from dpcheck.analysis.syntax import clear_walks
 from dpcheck.categories import ALL_CATEGORIES, check_category
 from dpcheck.cstwalk import dispatch
 from dpcheck.finding import Finding
@@ -159,6 +160,14 @@ def run_rules(
         module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = FileContext(path, source, wrapper)
+    clear_walks()
+    try:
+        return _findings(source, path, ctx, selected)
+    finally:
+        clear_walks()
+
+
+def _findings(source: str, path: str, ctx: FileContext, selected: list[type[Rule]]) -> list[Finding]:
     visitors: list[Rule] = []
     for rule_cls in selected:
         try:
@@ -166,7 +175,7 @@ def run_rules(
         except Exception as exc:  # noqa: BLE001 - reported with the rule id
             raise RuleCrash(rule_cls.id, exc) from exc
     try:
-        dispatch(module, visitors)
+        dispatch(ctx.module, visitors)
     except Exception as exc:  # noqa: BLE001
         culprit = _culprit(exc, visitors)
         raise RuleCrash(culprit, exc) from exc

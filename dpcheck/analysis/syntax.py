@@ -65,15 +65,38 @@ def words(identifier: str) -> frozenset[str]:
     return out
 
 
+#: ``walk`` results of the file being analysed, by (id, into_scopes). Each entry keeps its node
+#: alive, so an id cannot be reused while the entry stands; ``clear_walks`` ends a file.
+_WALKS: dict[tuple[int, bool], tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
+_MAX_WALKS = 200_000
+
+
+def clear_walks() -> None:
+    _WALKS.clear()
+
+
 def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
-    """Pre-order nodes of ``node``'s subtree (``node`` included), layout nodes skipped."""
+    """Pre-order nodes of ``node``'s subtree (``node`` included), layout nodes skipped.
+
+    Rules walk the same functions and statements many times; the list is kept until
+    ``clear_walks`` (libcst trees are immutable)."""
+    key = (id(node), into_scopes)
+    hit = _WALKS.get(key)
+    if hit is not None and hit[0] is node:
+        return iter(hit[1])
+    out: list[cst.CSTNode] = []
     stack = [node]
+    pop, push, add = stack.pop, stack.extend, out.append
     while stack:
-        cur = stack.pop()
-        yield cur
+        cur = pop()
+        add(cur)
         if not into_scopes and cur is not node and type(cur) in SCOPE_TYPES:
             continue
-        stack.extend(reversed(children(cur)))
+        push(reversed(children(cur)))
+    if len(_WALKS) >= _MAX_WALKS:  # a caller outside ``run_rules`` never clears
+        _WALKS.clear()
+    _WALKS[key] = (node, out)
+    return iter(out)
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
