@@ -212,6 +212,15 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # the minimum is the statistic being released: it is noised, not used as a bound
+        """
+import numpy as np
+def private_min(data, epsilon):
+    value = np.min(data, axis=0)
+    return anonymize_min_with_budget(value, epsilon)
+def report(data, epsilon):
+    return anonymize_max_with_budget(np.max(data), epsilon)
+""",
         # the column bounds registered for the DP engine come from the published schema
         """
 import pandas as pd
@@ -1448,21 +1457,28 @@ _BOUND_KEYWORDS = frozenset({"min", "max", "lower", "upper", "bound", "bounds", 
 _UI_WORDS = frozenset({"slider", "input", "plot", "ylim", "xlim", "axis", "set", "widget", "number", "range"})
 
 
-def _handed_with_budget(outer: cst.Call, inner: cst.CSTNode, index: Dp2Index) -> bool:
-    """``run_mechanism(stream, min(data), max(data), epsilon)``: the bound is an argument of a call
-    that also receives the privacy budget, so it is the mechanism's domain, clip or sensitivity."""
+def _handed_with_budget(outer: cst.Call, inner: cst.CSTNode, index: Dp2Index,
+                        names: frozenset[str] | set[str] = frozenset()) -> bool:
+    """``run_mechanism(stream, min(data), max(data), epsilon)``: the extremes are arguments of a call
+    that also receives the privacy budget, so they are the mechanism's domain, clip or sensitivity.
+    Both ends are needed (a lower and an upper bound, or two bound names): one statistic handed
+    with the budget (``anonymize_min(np.min(x), epsilon)``) is the value being released."""
     if call_name(outer) in _SHOW_CALLS or words(call_name(outer) or "") & _UI_WORDS:
         return False
+    budget = False
+    bounds = 0
     for arg in outer.args:
         if index.inside(inner, arg) or arg.value is inner:
             # ``DatasetColumn(min_val=float(col.min()), …)``: kept as the column's bound metadata
             if arg.keyword is not None and words(arg.keyword.value) & _BOUND_KEYWORDS:
                 return True
-            continue
         if _budget_arg(arg.value) or (arg.keyword is not None and words(arg.keyword.value) & _BUDGET_WORDS
                                       and not isinstance(arg.value, (cst.Float, cst.Integer))):
-            return True
-    return False
+            budget = True
+        elif refs(arg.value) & set(names) or any(
+                isinstance(n, cst.Call) and call_name(n) in _BOUND_FUNCS | _BOUND_METHODS for n in walk(arg.value)):
+            bounds += 1
+    return budget and bounds >= 2
 
 
 #: calls that read records from a file or a store
@@ -1530,7 +1546,7 @@ def _handed_to_mechanism(call: cst.Call, index: Dp2Index) -> bool:
     scope = index.enclosing_function(call) or index.module
     for sub in walk(scope):
         if isinstance(sub, cst.Call) and index.order.get(sub, -1) > index.order[stmt] \
-                and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index):
+                and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index, names):
             return True
     return False
 
@@ -1575,7 +1591,7 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS and refs(sub) & names:
             return True
         if isinstance(sub, cst.Call) and any(refs(a.value) & names for a in sub.args) \
-                and _handed_with_budget(sub, sub.func, index):
+                and _handed_with_budget(sub, sub.func, index, names):
             return True
         if isinstance(sub, cst.Return) and sub.value is not None and refs(sub.value) & names:
             return True
