@@ -400,6 +400,9 @@ class Trainer:
             after = [n for n in noise if fa.line_of(n) >= line]
             if not after:
                 continue
+            if isinstance(node, cst.Module) and not any(
+                    any(fa.inside(g, loop) for g in before) for loop in fa.enclosing_loops(clip)):
+                continue  # a script's one-off backward (a demo), not a training loop over batches
             self.report(clip, f"this clips the gradient of the whole batch (computed on line {fa.line_of(before[-1])}), "
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "

@@ -152,6 +152,15 @@ def clip(model, max_norm):
 def private_predict(model, x, sigma, epsilon):
     return model(x) + torch.normal(0.0, sigma, (len(x), 10))
 """,
+        # a script's one-off gradient of one example (a gradient-leakage demo), clipped and noised per tensor
+        """
+import torch
+x = data[idx].view(1, *data[idx].size())
+grads = list(g.detach() for g in torch.autograd.grad(crit(net(x), y), net.parameters()))
+for i in range(len(grads)):
+    grads[i] = grads[i] / torch.max(torch.norm(grads[i]) / max_grad_norm, torch.tensor(1.0))
+    grads[i] += torch.normal(0.0, noise_multiplier * max_grad_norm, grads[i].size())
+""",
         # a script scaling per-example gradients taken in a loop over the batch's examples
         """
 import torch
@@ -299,6 +308,8 @@ def privatize(model, clip_norm, sigma):
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, cst.Call) or isinstance(sub, cst.BinaryOperation):
                 what = self._clips(sub, batch) if isinstance(sub, cst.Call) else self._scaled(sub, batch)
+                if what and isinstance(node, cst.Module) and not self._in_training_loop(sub):
+                    continue
                 if what:
                     origin = self._origin(sub, batch)
                     self.report(
@@ -491,6 +502,13 @@ def privatize(model, clip_norm, sigma):
                 if value is not None and value is not expr and self._noise_text(value):
                     return True
         return False
+
+    def _in_training_loop(self, node: cst.CSTNode) -> bool:
+        """At a script's top level, DP-SGD is a loop over batches that takes a gradient each pass; a one-off
+        gradient (a gradient-leakage demo on one example) is not a training step."""
+        fa = self.ctx.analysis
+        return any(any(isinstance(n, cst.Call) and (call_name(n) == "backward" or call_name(n) in _GRADIENT_OF)
+                       for n in walk(loop)) for loop in fa.enclosing_loops(node))
 
     def _origin(self, node: cst.CSTNode, batch: dict[str, str]) -> str:
         named = sorted(set(batch) & self._reads(node))
