@@ -212,6 +212,17 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # the histogram's edges are the configured bins (public ages), not the data's extremes
+        """
+import numpy as np
+class HistogramRelease:
+    def __init__(self, epsilon, bins=None):
+        self.epsilon = epsilon
+        self.bins = bins if bins is not None else np.arange(0, 101, 10)
+    def release(self, data):
+        hist, edges = np.histogram(data["age"], bins=self.bins)
+        return hist + np.random.laplace(0, 1 / self.epsilon, len(hist)), edges
+""",
         # the minimum is the statistic being released: it is noised, not used as a bound
         """
 import numpy as np
@@ -1149,7 +1160,7 @@ def _data_edges(call: cst.Call, index: Dp2Index) -> bool:
             bins = arg.value
     if bins is not None and (isinstance(bins, (cst.List, cst.Tuple)) or (
             isinstance(bins, cst.Call) and call_name(bins) in {"linspace", "arange", "array", "asarray"})
-            or words(dotted(bins) or "") & {"edges", "edge", "boundaries", "grid", "breaks"}):
+            or words(dotted(bins) or "") & {"edges", "edge", "boundaries", "grid", "breaks", "bins"}):
         return False
     parent = index.parents.get(call)
     while isinstance(parent, cst.Arg):
