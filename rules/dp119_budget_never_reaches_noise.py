@@ -49,6 +49,17 @@ def _is_store(node: cst.Name, parent_of) -> bool:
     return isinstance(parent, (cst.AsName, cst.Param, cst.ImportAlias, cst.FunctionDef, cst.ClassDef))
 
 
+_GAUSS_DRAWS = frozenset({"normal", "gauss", "randn", "randn_like", "standard_normal", "Normal", "normal_",
+                          "random_normal", "gaussian", "gaussian_noise", "normalvariate"})
+
+
+def _gaussian_calibration(value: cst.CSTNode) -> bool:
+    """``sqrt(2 * log(1.25 / delta))``: the value is a Gaussian-mechanism σ."""
+    return any(isinstance(n, cst.Call) and call_name(n) == "log" and any(
+        isinstance(m, (cst.Name, cst.Attribute)) and "delta" in words(last_name(m) or "") for m in walk(n))
+        for n in walk(value))
+
+
 def _draws(node: cst.CSTNode) -> list[cst.Call]:
     return [n for n in walk(node) if isinstance(n, cst.Call) and call_name(n) in _DRAWS]
 
@@ -82,6 +93,10 @@ class BudgetNeverReachesNoise(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a σ for the Gaussian variant left next to the Laplace mechanism the function uses
+        "import math, numpy as np\ndef aggregate(v, epsilon, delta, clip):\n"
+        "    sigma = (2 * clip / epsilon) * math.sqrt(2 * math.log(1.25 / delta))\n"
+        "    return v + np.random.laplace(0, 2 * clip / epsilon, v.shape)\n",
         # the swept ε reaches the experiment through a call inside the append
         "import numpy as np\ndef run(eps):\n    return 3.0 + np.random.laplace(0, 1 / eps)\n"
         "def sweep(epsilon):\n    out = []\n    for eps in (epsilon, 2 * epsilon):\n"
@@ -209,6 +224,8 @@ def experiment(data, epsilon, log):
             if any(isinstance(n, cst.Name) and n.value == target.value and not _is_store(n, fa.parent)
                    for n in walk(node)):
                 continue
+            if _gaussian_calibration(value) and not any(call_name(d) in _GAUSS_DRAWS for d in _draws(node)):
+                continue  # a σ for the Gaussian variant next to Laplace draws: another mechanism's dead setting
             self.report(stmt, f"`{target.value}` is computed from `{budget}` but never read: the noise this "
                               f"function draws does not use it, so it is not calibrated to the budget computed "
                               f"here")

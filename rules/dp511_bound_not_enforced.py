@@ -120,6 +120,14 @@ class BoundNotEnforced(Rule):
         func = call.func
         if any(a.keyword is not None and a.keyword.value in ("out", "inplace") for a in call.args):
             return
+        positional = [a for a in call.args if a.keyword is None]
+        module_call = isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) \
+            and func.value.value in _ARRAY_MODULES
+        # numpy's positional ``out``: np.maximum(a, b, out), np.clip(a, lo, hi, out), a.clip(lo, hi, out)
+        if len(positional) >= (3 if call_name(call) in ("minimum", "maximum") or not module_call else 4):
+            return
+        if not self.ctx.analysis.in_dp_context(node):
+            return
         if isinstance(func, cst.Attribute):
             module = isinstance(func.value, cst.Name) and func.value.value in _ARRAY_MODULES
             if call_name(call) in ("sort", "minimum", "maximum") and not module:
@@ -229,6 +237,14 @@ class BoundNotEnforced(Rule):
         return any(_COMMENTED_CLAMP.match(line) for line in facts.source.splitlines() if "#" in line)
 
     VALID = (
+        # numpy's positional out (the result is written in place)
+        """
+import numpy as np
+def responsibilities(R, A, tmp, epsilon):
+    np.maximum(R, 0, tmp)
+    tmp.clip(0, np.inf, tmp)
+    return tmp + np.random.laplace(0, 1 / epsilon, tmp.shape)
+""",
         # the clipped copy assigned; in-place methods
         """
 import numpy as np
