@@ -1542,6 +1542,16 @@ def _unwrapped_bound(value: cst.BaseExpression) -> bool:
     return False
 
 
+def _bound_ends(scope: cst.CSTNode, names: set[str]) -> set[str]:
+    """``names`` and every local name the scope assigns only bounds to (``lower = np.min(x)`` and
+    ``upper = np.max(x)`` on separate lines are the two ends of one domain)."""
+    ends = set(names)
+    for node in walk(scope):
+        if isinstance(node, cst.Assign) and _bounds_only(node.value):
+            ends |= {n for n in assigned(node)[0] if "." not in n}
+    return ends
+
+
 def _handed_to_mechanism(call: cst.Call, index: Dp2Index) -> bool:
     """The bound (or a name assigned from it) is an argument of a call that also receives the
     privacy budget: whatever the data's origin, the mechanism runs with a domain read from it."""
@@ -1555,9 +1565,10 @@ def _handed_to_mechanism(call: cst.Call, index: Dp2Index) -> bool:
         return False
     names = {n for n in assigned(stmt)[0] if "." not in n}
     scope = index.enclosing_function(call) or index.module
+    ends = _bound_ends(scope, names)
     for sub in walk(scope):
         if isinstance(sub, cst.Call) and index.order.get(sub, -1) > index.order[stmt] \
-                and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index, names):
+                and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index, ends):
             return True
     return False
 
@@ -1591,6 +1602,7 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
                    for n in names if "." in n)
     categories = call_name(call) in {"unique", "nunique"}
     scope = index.enclosing_function(call) or index.module
+    ends: set[str] | None = None
     for sub in walk(scope):
         if index.order.get(sub, -1) <= index.order[stmt] or index.inside(sub, stmt):
             continue
@@ -1602,7 +1614,8 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS and refs(sub) & names:
             return True
         if isinstance(sub, cst.Call) and any(refs(a.value) & names for a in sub.args) \
-                and _handed_with_budget(sub, sub.func, index, names):
+                and _handed_with_budget(sub, sub.func, index, ends if ends is not None else
+                                        (ends := _bound_ends(scope, set(names)))):
             return True
         if isinstance(sub, cst.Return) and sub.value is not None and refs(sub.value) & names:
             return True
