@@ -179,6 +179,16 @@ def train_baseline(model, optimizer, loader, criterion, max_norm, epsilon):
         clip_gradients(model, max_norm)
         optimizer.step()
 """,
+        # client-level DP-FedAvg: local epochs of ordinary steps, then the model update clipped and noised
+        """
+def local_update(model, global_model, optimizer, loader, criterion, clip_norm, noise_multiplier):
+    for x, y in loader:
+        optimizer.zero_grad()
+        criterion(model(x), y).backward()
+        optimizer.step()
+    clip_gradients(model, global_model, clip_norm)
+    add_gaussian_noise(model, noise_multiplier * clip_norm)
+""",
         # the noise helper perturbs the predictions, not the clipped model's gradients
         """
 def train_then_release(model, optimizer, loader, criterion, max_norm, sigma, x_test):
@@ -397,6 +407,8 @@ class Trainer:
             before = [g for g in gradients if fa.line_of(g) <= line]
             if not before or any(self._per_example(g, clip) for g in before):
                 continue
+            if self._update_clipped(before[-1], clip, node):
+                continue
             after = [n for n in noise if fa.line_of(n) >= line]
             if not after:
                 continue
@@ -449,6 +461,14 @@ class Trainer:
             return True  # ``clip_gradients(model, C)``: the helper clips what the model's ``.grad`` holds
         return any(".grad" in self.ctx.analysis.code(a.value) and "grad_sample" not in self.ctx.analysis.code(a.value)
                    for a in call.args)
+
+    def _update_clipped(self, gradient: cst.Call, clip: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """An optimizer step comes between the backward and the clip: what is clipped is the model update of
+        local training (client-level DP-FedAvg), not the gradient ``.grad`` holds."""
+        fa = self.ctx.analysis
+        start, end = fa.line_of(gradient), fa.line_of(clip)
+        return any(isinstance(n, cst.Call) and call_name(n) == "step" and start < fa.line_of(n) < end
+                   for n in walk(scope, into_scopes=False))
 
     def _model_arg(self, call: cst.Call) -> str | None:
         """The model a helper is given as its first argument (``model``, ``self.net``, ``net.parameters()``)."""
