@@ -212,6 +212,15 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # a test function compares the sketch's estimates with the true counts at the values present
+        """
+import numpy as np
+def test_sketch_accuracy(data_column, epsilon):
+    true_counts = data_column.value_counts()
+    data_values = np.sort(data_column.unique())
+    sketch = build_sketch(data_column, epsilon)
+    return [abs(sketch.estimate(v) - true_counts[v]) for v in data_values]
+""",
         # the histogram's edges are the configured bins (public ages), not the data's extremes
         """
 import numpy as np
@@ -585,6 +594,14 @@ class TabularGAN:
     )
 
     INVALID = (
+        # its twin releases estimates for exactly the values present in the private column
+        """
+import numpy as np
+def release_frequencies(data_column, epsilon):
+    data_values = np.sort(data_column.unique())  # <-
+    sketch = build_sketch(data_column, epsilon)
+    return {v: sketch.estimate(v) for v in data_values}
+""",
         # the column bounds registered for the DP engine are the table's own extremes
         """
 import pandas as pd
