@@ -85,6 +85,11 @@ class ScaleGrowsWithEpsilon(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a VAE's reparameterisation: the draw is called epsilon, its std epsilon_std
+        "import tensorflow as tf\nclass Sampling:\n    def __init__(self, epsilon_std=1.0):\n        self._epsilon_std = epsilon_std\n"
+        "    def call(self, z_mean, z_log_var, epsilon_budget):\n"
+        "        epsilon = tf.random.normal(shape=tf.shape(z_mean), stddev=self._epsilon_std)\n"
+        "        return z_mean + tf.exp(0.5 * z_log_var) * epsilon\n",
         # a quantity named epsilon computed from a noise level (σ·C·√T) is a noise level, not a budget
         "import math, numpy as np\ndef train(sigma_1, C, T, epsilon):\n    epsilon_1 = sigma_1 * C * math.sqrt(T)\n"
         "    epsilon_2 = epsilon_1\n    sigma_2 = epsilon_2 / math.sqrt(T)\n    return np.random.normal(0, sigma_2)\n",
@@ -174,6 +179,10 @@ def report_noisy_max(scores, epsilon):
             loc = number(positional[0]) if positional else None
             if loc is not None and loc != 0:
                 return  # a simulated distribution around a constant, not noise
+            parent = self.ctx.analysis.parent(node)
+            if isinstance(parent, cst.Assign) and any(
+                    words(last_name(t.target) or "") & {"epsilon", "eps"} for t in parent.targets):
+                return  # ``epsilon = normal(…)``: the reparameterisation trick's ε is the draw itself
             scale = _gauss_scale(node)
             if scale is not None:
                 self._check(node, scale, name)
@@ -250,8 +259,8 @@ def report_noisy_max(scores, epsilon):
         if name in ("e", "ε"):
             fn = self.ctx.analysis.enclosing_function(call)
             return fn is not None and name in param_names(fn)
-        if not pieces & _BUDGET or pieces & _NUMERIC:
-            return False
+        if not pieces & _BUDGET or pieces & _NUMERIC or pieces & {"std", "stddev", "sigma", "var", "variance"}:
+            return False  # ``epsilon_std``: the std of a VAE's reparameterisation ε, not a budget
         fn = self.ctx.analysis.enclosing_function(call)
         if fn is not None and isinstance(expr, cst.Name) and self._noise_level(call, fn, expr.value):
             return False
