@@ -11,7 +11,8 @@ from dpcheck.analysis.syntax import number, walk, words
 from dpcheck.rule import Rule
 
 _NOISE_WORDS = frozenset({"noise", "sigma", "multiplier", "std", "scale", "stddev"})
-_EPSILON_WORDS = frozenset({"eps", "epsilon", "privacy", "spent", "budget", "rdp", "dp"})
+#: not ``dp``: an f-DP trade-off function (``fDP_gaussian``) returns the type II error, and 0 there is "no privacy"
+_EPSILON_WORDS = frozenset({"eps", "epsilon", "privacy", "spent", "budget", "rdp"})
 
 
 def _epsilon_function(name: str) -> bool:
@@ -76,6 +77,15 @@ class ZeroEpsilonWithoutNoise(Rule):
         return any(_epsilon_function(fn.name) for fn in facts.functions) and bool(facts.nodes(ast.If))
 
     VALID = (
+        # an f-DP trade-off function: type II error 0 is the no-privacy value (autodp's fdp_bank)
+        """
+from scipy.stats import norm
+def fDP_gaussian(params, fpr):
+    sigma = params["sigma"]
+    if sigma == 0:
+        return 0
+    return norm.cdf(norm.ppf(1 - fpr) - 1 / sigma)
+""",
         # twin: infinite ε without noise
         """
 import math
