@@ -234,6 +234,7 @@ def experiment(data, epsilon, log):
         """``local_eps = eps / k`` computed, then a loop of releases handed the whole ``eps`` (or a copy of it)."""
         params = set(param_names(fn))
         shares: dict[str, str] = {}
+        share_line: dict[str, int] = {}
         aliases: dict[str, str] = {}
         for stmt in walk(fn, into_scopes=False):
             if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target,
@@ -244,14 +245,21 @@ def experiment(data, epsilon, log):
                 aliases[target] = value.value
             elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
                     and isinstance(value.left, cst.Name) and value.left.value in params \
-                    and _budget_name(value.left.value) and _budget_name(target) and number(value.right) is None:
+                    and _budget_name(value.left.value) and _budget_name(target) and number(value.right) is None \
+                    and not self.ctx.analysis.enclosing_loops(stmt):
                 shares[value.left.value] = target
+                share_line[target] = self.ctx.analysis.line_of(stmt)
         if not shares:
             return
         whole = {a: b for a, b in aliases.items() if b in shares} | {b: b for b in shares}
         for loop in walk(fn, into_scopes=False):
             if not isinstance(loop, (cst.For, cst.While)):
                 continue
+            if any(self.ctx.analysis.line_of(loop) < line for line in share_line.values()):
+                continue  # the share is computed after this loop (for a later step)
+            read = {n.value for n in walk(loop) if isinstance(n, cst.Name)}
+            if read & set(shares.values()):
+                continue  # the loop spends the share too: the whole budget there is another step's (or parallel)
             for call in walk(loop.body):
                 if not isinstance(call, cst.Call):
                     continue
