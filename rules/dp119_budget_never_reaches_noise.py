@@ -14,6 +14,8 @@ _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", 
 #: a name for a noise calibration (a scale, a multiplier, a share of the budget)
 _CALIBRATION = frozenset({"scale", "sigma", "std", "stddev", "multiplier", "lambda", "lam", "beta", "b",
                           "epsilon", "eps", "budget", "rho", "sens", "sensitivity"})
+#: a name for the noise level itself (a never-read budget share only leaves budget unspent)
+_NOISE_LEVEL = frozenset({"scale", "sigma", "std", "stddev", "multiplier", "lambda", "lam", "beta", "b"})
 _DRAWS = PURE_DRAWS | {"cauchy", "rvs", "randomise", "randomize", "add_noise", "normal", "laplace"}
 #: calls whose arguments only report a value
 _REPORT = frozenset({"print", "info", "debug", "warning", "warn", "log", "write", "append", "format", "add_scalar",
@@ -73,9 +75,9 @@ class BudgetNeverReachesNoise(Rule):
                "and never read, or an ε sweep whose loop variable is only printed")
     rationale = (
         "Noise protects at the level it is drawn with, not at the level the code computes. Two shapes "
-        "compute the right calibration and then drop it. (1) In a function that draws noise, a scale, "
-        "σ or budget share is computed from ε (`scale = 2 * theta / epsilon * smooth_sens`, "
-        "`local_eps = eps / n_queries`, `sigma = sens * sqrt(2 * log(1.25 / delta)) / eps`) and never "
+        "compute the right calibration and then drop it. (1) In a function that draws noise, a scale "
+        "or σ is computed from ε (`scale = 2 * theta / epsilon * smooth_sens`, "
+        "`sigma = sens * sqrt(2 * log(1.25 / delta)) / eps`) and never "
         "read: the draw uses another value (`cauchy.rvs(scale=smooth_sens)`, the full ε), so the "
         "noise does not depend on the budget the function is given. (2) A sweep over privacy budgets "
         "(`for eps in [10, 1, 0.1]:`) whose body runs a private mechanism (a noise draw, "
@@ -93,6 +95,9 @@ class BudgetNeverReachesNoise(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a hyperparameter share left unspent (conservative), the release uses its own share
+        "import numpy as np\ndef const_ssp(X, y, epsilon, gamma):\n    epsilon_hyper = gamma * epsilon\n"
+        "    eps_release = (1 - gamma) * epsilon\n    return X.T @ y + np.random.laplace(0, 1 / eps_release, X.shape[1])\n",
         # a σ for the Gaussian variant left next to the Laplace mechanism the function uses
         "import math, numpy as np\ndef aggregate(v, epsilon, delta, clip):\n"
         "    sigma = (2 * clip / epsilon) * math.sqrt(2 * math.log(1.25 / delta))\n"
@@ -166,7 +171,7 @@ def noisy_degree_histogram(hist, epsilon, smooth_sens, theta):
         """
 import numpy as np
 def answer_queries(values, epsilon, sensitivity):
-    per_query_eps = epsilon / len(values)  # <-
+    per_query_scale = sensitivity * len(values) / epsilon  # <-
     return [v + np.random.laplace(0, sensitivity / epsilon) for v in values]
 """,
         # torch: σ computed from (ε, δ), the noise uses a fixed std
@@ -212,8 +217,8 @@ def experiment(data, epsilon, log):
             target = stmt.targets[0].target
             if not isinstance(target, cst.Name) or target.value.startswith("_") or target.value in params:
                 continue
-            if not words(target.value) & _CALIBRATION or words(target.value) & _NUMERIC:
-                continue
+            if not words(target.value) & _NOISE_LEVEL or words(target.value) & _NUMERIC:
+                continue  # an unspent budget share is conservative; an unused noise level is the bug
             value = stmt.value
             if not isinstance(value, (cst.BinaryOperation, cst.Call)) or number(value) is not None:
                 continue
