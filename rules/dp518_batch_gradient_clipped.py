@@ -142,6 +142,20 @@ class Engine:
             p.grad = p.summed_grad
             p.grad += torch.normal(0.0, self.sigma * self.max_grad_norm, p.grad.shape)
 """,
+        # micro-batches of one: each example's .grad clipped in place and kept, the noise added to their sum
+        """
+import torch
+class MicroBatchDP:
+    def clip_example(self, model):
+        total = torch.sqrt(sum(p.grad.pow(2).sum() for p in model.parameters()))
+        for p in model.parameters():
+            p.grad.mul_(min(1.0, self.max_grad_norm / (total + 1e-6)))
+        self.store.append([p.grad.clone() for p in model.parameters()])
+    def release(self, model):
+        for i, p in enumerate(model.parameters()):
+            p.grad = sum(s[i] for s in self.store)
+            p.grad += torch.normal(0.0, self.noise_multiplier * self.max_grad_norm, p.grad.shape)
+""",
         # a module that clips .grad and noises only the released predictions
         """
 import torch
@@ -475,6 +489,9 @@ def privatize(model, clip_norm, sigma):
                     noised = True
                 elif ".grad" in value and ".grad" not in target and not self._scalar_of(sub.value):
                     accumulated = True
+            elif isinstance(sub, cst.Call) and call_name(sub) in ("append", "extend") and sub.args \
+                    and ".grad" in fa.code(sub.args[0].value) and not self._scalar_of(sub.args[0].value):
+                accumulated = True  # ``per_example.append(p.grad.clone())``: kept one by one
             elif isinstance(sub, cst.Call) and call_name(sub) in ("add_", "add") and isinstance(sub.func, cst.Attribute) \
                     and sub.args:
                 receiver, arg = fa.code(sub.func.value), fa.code(sub.args[0].value)
