@@ -350,6 +350,20 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # a σ calibration wrapper handed the caller's rate (cur_sigma, _ = loop_for_sigma(q, …)): the caller decides q
+        """
+from rdp import compute_rdp, get_privacy_spent
+def loop_for_sigma(q, T, eps, delta, cur_sigma, interval):
+    while True:
+        rdp = compute_rdp(q, cur_sigma, T, [2, 4, 8, 16])
+        if get_privacy_spent(rdp, delta) <= eps:
+            return cur_sigma, eps
+        cur_sigma += interval
+def get_sigma(q, T, eps, delta, init_sigma=10, interval=1.0):
+    cur_sigma, _ = loop_for_sigma(q, T, eps, delta, init_sigma, interval)
+    cur_sigma, previous_eps = loop_for_sigma(q, T, eps, delta, cur_sigma, interval / 10)
+    return cur_sigma, previous_eps
+""",
         # twin: the rate fixed in advance, every update summed
         """
 import numpy as np
@@ -1594,6 +1608,16 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             return False
         if any(isinstance(n, cst.Call) and self._batch_source(n, call_name(n)) for n in walk(fn, into_scopes=False)):
             return False
+        statement = fa.enclosing_statement(node)
+        trains = any(isinstance(n, (cst.For, cst.While)) or isinstance(n, cst.Call) and call_name(n) in
+                     ("choice", "sample", "permutation", "randperm", "shuffle", "randint", "DataLoader", "fit")
+                     for n in walk(fn, into_scopes=False))
+        if not trains and isinstance(statement, cst.Assign) and any(
+                words(ident(e.value) or "") & {"sigma", "noise", "multiplier", "std"}
+                for t in statement.targets
+                for e in (t.target.elements if isinstance(t.target, cst.Tuple) else [cst.Element(t.target)])):
+            return True  # ``cur_sigma, _ = loop_for_sigma(q, …)``: a σ calibration handed the caller's rate (no loop,
+            # no draw here: the caller samples)
         for loop in walk(fn, into_scopes=False):
             if isinstance(loop, (cst.For, cst.While)) and fa.inside(node, loop):
                 for sub in walk(loop, into_scopes=False):
