@@ -74,7 +74,7 @@ class BudgetNeverReachesNoise(Rule):
     summary = ("the budget or noise scale the code computes never reaches the noise: a calibrated scale assigned "
                "and never read, or an ε sweep whose loop variable is only printed")
     rationale = (
-        "Noise protects at the level it is drawn with, not at the level the code computes. Two shapes "
+        "Noise protects at the level it is drawn with, not at the level the code computes. Three shapes "
         "compute the right calibration and then drop it. (1) In a function that draws noise, a scale "
         "or σ is computed from ε (`scale = 2 * theta / epsilon * smooth_sens`, "
         "`sigma = sens * sqrt(2 * log(1.25 / delta)) / eps`) and never "
