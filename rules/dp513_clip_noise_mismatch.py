@@ -315,7 +315,9 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         names = [last_name(n) for n in leaves]
         if norm not in names or bound not in names or len(leaves) != 3:
             return
-        clipped = next(n for n in leaves if last_name(n) not in (norm, bound))
+        clipped = next((n for n in leaves if last_name(n) not in (norm, bound)), None)
+        if clipped is None:
+            return  # ``norm * bound / norm``: no tensor is rescaled
         self._per_tensor(node, clip=(clipped, right), norm=norm)
 
     # -- (1) σ where σ·C is meant ----------------------------------------------------------------
