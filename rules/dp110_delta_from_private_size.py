@@ -46,7 +46,10 @@ def _constant(expr: cst.BaseExpression) -> bool:
 
 
 def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``1 / D``, ``1.0 / D``, ``D ** -2``, ``pow(D, -1)``: the D a reciprocal divides by."""
+    """``1 / D``, ``1.0 / D``, ``D ** -2``, ``pow(D, -1)``: the D a reciprocal divides by (in either
+    branch of a conditional: ``0.0 if eps == inf else 1 / D``)."""
+    if isinstance(value, cst.IfExp):
+        return _denominator(value.body) or _denominator(value.orelse)
     if isinstance(value, cst.BinaryOperation):
         if isinstance(value.operator, cst.Divide) and _constant(value.left):
             return value.right
@@ -73,6 +76,8 @@ def _ast_constant(expr: ast.AST) -> bool:
 
 def _ast_reciprocal(value: ast.AST) -> bool:
     """``_denominator`` on CPython's ``ast``: ``c / D``, ``D ** -k``, ``pow(D, -k)``, or a product of one."""
+    if isinstance(value, ast.IfExp):
+        return _ast_reciprocal(value.body) or _ast_reciprocal(value.orelse)
     if isinstance(value, ast.BinOp):
         if isinstance(value.op, ast.Div) and _ast_constant(value.left):
             return True
@@ -142,6 +147,9 @@ class DeltaFromPrivateSize(Rule):
                 values.append(node.value)  # type: ignore[attr-defined]
             if node.value is not None and any(_delta_name(ast_last_name(t)) for t in targets):  # type: ignore[attr-defined]
                 deltas.append(node.value)  # type: ignore[attr-defined]
+        for fn in facts.nodes(ast.FunctionDef):
+            if _delta_name(fn.name):  # type: ignore[attr-defined]
+                values.extend(r.value for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None)
         # δ computed by a call from a record count: ``get_target_delta(len(loader) * batch_size)``
         if any(isinstance(v, ast.Call) and any(
                 isinstance(n, ast.Call) and ast_last_name(n.func) == "len"
@@ -161,6 +169,38 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # twins of the 10^-digits, helper and mask-count spellings: public bounds, not the data's counts
+        """
+import numpy as np
+class EdgePrivateGCN:
+    def __init__(self, epsilon, delta="auto", max_edges=10 ** 7):
+        self.epsilon, self.delta, self.max_edges = epsilon, delta, max_edges
+    def fit(self, graph):
+        self.feature_count = graph.num_features
+        if self.delta == "auto":
+            delta = 0.0 if np.isinf(self.epsilon) else 1.0 / 10 ** len(str(self.max_edges))
+        return self.calibrate(self.epsilon, delta)
+""",
+        """
+from opacus import PrivacyEngine
+def default_delta(max_examples):
+    return 0.1 / max_examples
+def train(model, loader, epsilon, population):
+    return PrivacyEngine().make_private_with_epsilon(module=model, data_loader=loader, target_epsilon=epsilon,
+                                                     target_delta=default_delta(population))
+""",
+        """
+class NodeDP:
+    def __init__(self, epsilon, max_nodes):
+        self.epsilon, self.max_nodes = epsilon, max_nodes
+    def fit(self, data):
+        count = int(data.train_mask.sum())
+        self.n_train = count
+        return self.calibrate()
+    def calibrate(self):
+        delta = self.max_nodes ** -1.1
+        return self.mech.calibrate(eps=self.epsilon, delta=delta)
+""",
         # twin: δ from a configured maximum, although the user count was overwritten
         """
 from accounting import get_privacy
@@ -300,6 +340,40 @@ class DPSynth:
     )
 
     INVALID = (
+        # δ = 10^-digits(|E|) of the private graph, in the branch taken when δ is left to 'auto'
+        """
+import numpy as np
+class EdgePrivateGCN:
+    def __init__(self, epsilon, delta="auto"):
+        self.epsilon, self.delta = epsilon, delta
+    def fit(self, graph):
+        self.edge_count = graph.num_edges
+        if self.delta == "auto":
+            delta = 0.0 if np.isinf(self.epsilon) else 1.0 / 10 ** len(str(self.edge_count))  # <-
+        return self.calibrate(self.epsilon, delta)
+""",
+        # a helper named for δ returning 1/(10 n) of its record-count parameter
+        """
+from opacus import PrivacyEngine
+def default_delta(num_examples):
+    return 0.1 / num_examples  # <-
+def train(model, loader, epsilon):
+    return PrivacyEngine().make_private_with_epsilon(module=model, data_loader=loader, target_epsilon=epsilon,
+                                                     target_delta=default_delta(len(loader.dataset)))  # <-
+""",
+        # δ = n^-1.1 with n the number of training nodes counted from the mask, kept on the object
+        """
+class NodeDP:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def fit(self, data):
+        count = int(data.train_mask.sum())
+        self.n_train = count
+        return self.calibrate()
+    def calibrate(self):
+        delta = self.n_train ** -1.1  # <-
+        return self.mech.calibrate(eps=self.epsilon, delta=delta)
+""",
         # δ from a configured count overwritten with the size of the user partition
         """
 from accounting import get_privacy
@@ -479,6 +553,13 @@ class DPGAN:
         if node.value is not None and (_delta_name(name) or _sensitivity_name(name)):
             self._check(node.value, "δ" if _delta_name(name) else "sensitivity")
 
+    def visit_Return(self, node: cst.Return) -> None:
+        """``def calc_delta(self, n_samples): return 1 / (10 * n_samples)``: a function named for δ
+        returns it."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        if node.value is not None and fn is not None and _delta_name(fn.name.value):
+            self._check(node.value, "δ")
+
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is not None and node.keyword.value in _DELTA_KEYWORDS:
             self._check(node.value, "δ")
@@ -648,6 +729,8 @@ class DPGAN:
         for node in walk(expr):
             size: cst.CSTNode | None = None
             if isinstance(node, cst.Call) and call_name(node) == "len":
+                if node.args and isinstance(node.args[0].value, cst.Call) and call_name(node.args[0].value) == "str":
+                    continue  # ``10 ** len(str(n))``: the digits of n, read further down the walk
                 size = node
             elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute) \
                     and node.value.attr.value == "shape":
@@ -674,6 +757,9 @@ class DPGAN:
                 continue
             if _counts_records(size) and (fa.is_private(size, allow_shape=True) or _training_set_size(size)):
                 return f"`{fa.code(node).strip()}`"
+            counted = _count_read(size)
+            if counted is not None and fa.is_private(counted, allow_shape=True):
+                return f"`{fa.code(node).strip()}` (= `{fa.code(size).strip()}`)"
         return None
 
     def _overwritten_count(self, node: cst.Attribute) -> str | None:
@@ -708,9 +794,10 @@ class DPGAN:
             if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
                 target = stmt.targets[0].target
                 if isinstance(target, cst.Attribute) and target.attr.value == attr \
-                        and isinstance(target.value, cst.Name) and target.value.value == "self" \
-                        and _counts_records(stmt.value):
-                    return stmt.value
+                        and isinstance(target.value, cst.Name) and target.value.value == "self":
+                    value = fa.value_of(stmt.value) if isinstance(stmt.value, cst.Name) else stmt.value
+                    if value is not None and (_counts_records(value) or _count_read(value) is not None):
+                        return value
         return None
 
     def _default_branch(self, node: cst.CSTNode) -> bool:
@@ -771,6 +858,31 @@ def _training_set_size(size: cst.CSTNode) -> bool:
         return False
     name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
     return name is not None and is_dataset_name(name) and not words(name) & _NOT_TRAINING
+
+
+_COUNTED_UNITS = frozenset({"nodes", "edges", "records", "rows", "samples", "examples", "users", "points",
+                            "instances", "observations"})
+
+
+def _count_read(expr: cst.CSTNode) -> cst.BaseExpression | None:
+    """``graph.num_edges``, ``data.n_samples``, ``data.train_mask.sum().item()``: a count of records
+    (nodes, edges, selected rows) read off a data object; returns that object."""
+    while isinstance(expr, cst.Call) and (call_name(expr) in ("int", "float") and expr.args
+                                          or isinstance(expr.func, cst.Attribute)
+                                          and expr.func.attr.value in ("item", "tolist")):
+        expr = expr.args[0].value if call_name(expr) in ("int", "float") else expr.func.value  # type: ignore[union-attr]
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+            and expr.func.attr.value in ("sum", "count_nonzero") and not expr.args:
+        mask = expr.func.value
+        if isinstance(mask, cst.Attribute) and "mask" in words(mask.attr.value):
+            return mask.value
+        return None
+    if isinstance(expr, cst.Attribute) and not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+        pieces = words(expr.attr.value)
+        if pieces & {"num", "n", "number", "count"} and pieces & _COUNTED_UNITS \
+                and not pieces & (_HELD_OUT | {"max", "min", "features", "classes"}):
+            return expr.value
+    return None
 
 
 def _counts_records(size: cst.CSTNode) -> bool:

@@ -95,6 +95,16 @@ class BudgetNeverReachesNoise(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a sweep over result folders: the budget only fills a path template, no private run inside
+        """
+import os, shutil
+def sort_results(src, template, mechanism):
+    for name in os.listdir(src):
+        for epsilon in ["0.1", "1", "5"]:
+            if name.endswith(f"_{epsilon}.csv"):
+                dest = template.format(mechanism=mechanism, epsilon=epsilon)
+                shutil.move(os.path.join(src, name), os.path.join(dest, name))
+""",
         # a hyperparameter share left unspent (conservative), the release uses its own share
         "import numpy as np\ndef const_ssp(X, y, epsilon, gamma):\n    epsilon_hyper = gamma * epsilon\n"
         "    eps_release = (1 - gamma) * epsilon\n    return X.T @ y + np.random.laplace(0, 1 / eps_release, X.shape[1])\n",
@@ -127,6 +137,15 @@ class BudgetNeverReachesNoise(Rule):
         "import math\nfor eps in [0.1, 1.0]:\n    print(eps, math.exp(eps))\n",
     )
     INVALID = (
+        # twin: the same folder template, but the run inside draws its noise with one fixed scale
+        """
+import os
+import numpy as np
+def run_all(counts, template, mechanism, sensitivity):
+    for epsilon in [0.1, 1.0, 5.0]:  # <-
+        noisy = counts + np.random.laplace(0, sensitivity, len(counts))
+        np.save(os.path.join(template.format(mechanism=mechanism, epsilon=epsilon), "noisy.npy"), noisy)
+""",
         # the share printed, every query drawn with the whole ε
         """
 import numpy as np
@@ -306,6 +325,8 @@ def experiment(data, epsilon, log):
             name = call_name(n)
             if name in _DRAWS or name.startswith("make_private"):
                 return True
+            if name in _REPORT:
+                continue  # ``template.format(epsilon=eps)``: a keyword named for the budget fills a label
             if any(a.keyword is not None and a.keyword.value in _PRIVACY_KEYWORDS for a in n.args):
                 return True
         return False

@@ -22,6 +22,18 @@ _DERIVED_WORDS = frozenset({"round", "rnd", "client", "cid", "rank", "epoch", "i
 _NOISE_SEED_WORDS = frozenset({"noise", "dp", "privacy", "laplace", "gaussian", "mechanism"})
 
 
+#: words of a parameter that makes a noise draw a privacy mechanism
+_PRIVACY_PARAMETER_WORDS = frozenset({"eps", "epsilon", "delta", "rho", "mu", "sigma", "sensitivity", "sens",
+                                      "multiplier", "budget", "privacy", "private", "dp", "ldp", "clip", "scale",
+                                      "laplace", "gaussian", "noise", "b", "beta", "lam", "lambda"})
+
+
+def _fresh_entropy(value: cst.BaseExpression) -> bool:
+    """``int.from_bytes(os.urandom(8), "little")``, ``secrets.randbits(64)``: a seed from the OS entropy pool."""
+    return any(isinstance(n, cst.Call) and (call_name(n) == "urandom" or (dotted(n.func) or "").startswith(
+        ("secrets.", "random.SystemRandom"))) for n in walk(value))
+
+
 def _seed_arg(call: cst.Call) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in ("seed", "x", "a"):
@@ -64,6 +76,29 @@ class SeededNoise(Rule):
         return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
 
     VALID = (
+        # the noise generator's seed is drawn from the OS entropy pool (a seed kept for sampling is separate)
+        """
+import os
+import numpy as np
+class PrivBayesModel:
+    def __init__(self, epsilon, seed=0):
+        self.epsilon = epsilon
+        dp_seed = int.from_bytes(os.urandom(8), "little")
+        self._rng = np.random.default_rng(dp_seed)
+        self.seed = seed
+    def noisy(self, counts, sensitivity):
+        return counts + self._rng.laplace(0, sensitivity / self.epsilon, len(counts))
+""",
+        # a non-DP additive-noise baseline: the spread comes from each series' own deviation, no budget
+        """
+import numpy as np
+def dp_protection(data, epsilon):
+    return [row + np.random.laplace(0, 1 / epsilon, len(row)) for row in data]
+def additive_noise_protection(sensitive_data, num_stdev):
+    spreads = [np.std(x) for x in sensitive_data]
+    rng = np.random.default_rng(2022)
+    return [rng.normal(loc=0, scale=spreads[i] * num_stdev, size=len(r)) + r for i, r in enumerate(sensitive_data)]
+""",
         # a robustness simulation: dummy client updates with a fixed small spread, no privacy noise
         """
 import numpy as np
@@ -159,6 +194,23 @@ def noisy_counts(counts, epsilon, seed=None):
     )
 
     INVALID = (
+        # twins: a constant seed for noise scaled by the budget, and a seed named for the noise
+        """
+import numpy as np
+def dp_protection(sensitive_data, epsilon, sensitivity):
+    rng = np.random.default_rng(2022)  # <-
+    return [rng.laplace(loc=0, scale=sensitivity / epsilon, size=len(r)) + r for r in sensitive_data]
+""",
+        """
+import numpy as np
+class PrivBayesModel:
+    def __init__(self, epsilon, seed=0):
+        self.epsilon = epsilon
+        dp_seed = 20240101
+        self._rng = np.random.default_rng(dp_seed)  # <-
+    def noisy(self, counts, sensitivity):
+        return counts + self._rng.laplace(0, sensitivity / self.epsilon, len(counts))
+""",
         # JS1820 privbayes.py: the measurements' Laplace noise from RandomState(seed) with seed=0 by default
         """
 import numpy as np
@@ -244,6 +296,8 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
         if target is None:
             return
         draws = self._noise_draws(target, node)
+        if draws and "." not in target and not self._privacy_parametrised(node):
+            return  # a plain additive-noise baseline (scale from the data's spread), no DP mechanism
         if not draws:
             if not (target.startswith("self.") and self._mechanism_init(node) and self._mechanism_class(node)
                     and not self._other_uses(target, node)):
@@ -291,6 +345,8 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
             return None
         for sub in walk(fn, into_scopes=False):
             if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and last_name(sub.targets[0].target) == seed.value:
+                if _fresh_entropy(sub.value):
+                    return None
                 if words(seed.value) & _NOISE_SEED_WORDS:
                     return f"`{seed.value}`, a seed set aside for the noise"
                 names = value_refs(sub.value)
@@ -298,6 +354,33 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
                         sub.value, cst.BinaryOperation):
                     return f"`{seed.value}`, computed from round/client identifiers"
         return None
+
+    def _privacy_parametrised(self, node: cst.CSTNode) -> bool:
+        """The function around a local generator reads a privacy parameter (ε, δ, ρ, σ, a sensitivity or a
+        noise multiplier) from its parameters, ``self`` or the module: names it assigns itself are built
+        from those, so only the names it receives count."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None:
+            return True
+        local = {last_name(t.target) for sub in walk(fn) if isinstance(sub, cst.Assign) for t in sub.targets}
+        local |= {last_name(sub.target) for sub in walk(fn) if isinstance(sub, cst.CompFor)}
+        keywords = {id(sub.keyword) for sub in walk(fn) if isinstance(sub, cst.Arg) and sub.keyword is not None}
+        keywords.add(id(fn.name))
+        for sub in walk(fn):
+            if id(sub) in keywords:
+                continue
+            if isinstance(sub, cst.Param):
+                name = sub.name.value
+            elif isinstance(sub, cst.Name) and sub.value not in local:
+                name = sub.value
+            elif isinstance(sub, cst.Attribute):
+                name = sub.attr.value
+            else:
+                continue
+            if words(name) & _PRIVACY_PARAMETER_WORDS:
+                return True
+        return False
 
     def _scope(self, target: str, node: cst.CSTNode) -> cst.CSTNode:
         """Where ``target`` names this generator: ``self.rng`` within its class, a local within its function;

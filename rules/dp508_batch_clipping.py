@@ -66,6 +66,24 @@ class BatchClipping(Rule):
         return clip and (bool(facts.called & _GRADIENTS) or ".grad" in facts.source) and noise
 
     VALID = (
+        # per-example losses (``reduction="none"``) walked one element at a time, each backward clipped
+        """
+import torch
+def train_epoch(model, optimizer, loader, criterion, clip_norm, noise_multiplier):
+    for data, target in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(data), target)
+        summed = [torch.zeros_like(p) for p in model.parameters()]
+        for element in losses:
+            element.backward(retain_graph=True)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=clip_norm)
+            for s, p in zip(summed, model.parameters()):
+                s += p.grad
+                p.grad.zero_()
+        for s, p in zip(summed, model.parameters()):
+            p.grad = (s + torch.randn_like(s) * noise_multiplier * clip_norm) / len(losses)
+        optimizer.step()
+""",
         # per-example clipping by micro-batches of one, then one noise draw on the sum
         """
 import torch
@@ -202,6 +220,20 @@ def train_then_release(model, optimizer, loader, criterion, max_norm, sigma, x_t
     )
 
     INVALID = (
+        # twin: the same loop over the losses, but the backward is of their mean (one batch gradient)
+        """
+import torch
+def train_epoch(model, optimizer, loader, criterion, clip_norm, noise_multiplier):
+    for data, target in loader:
+        optimizer.zero_grad()
+        losses = criterion(model(data), target)
+        for element in losses:
+            losses.mean().backward(retain_graph=True)
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=clip_norm)  # <-
+        for p in model.parameters():
+            p.grad = p.grad + torch.randn_like(p.grad) * noise_multiplier * clip_norm
+        optimizer.step()
+""",
         # dp-synthetic-tabular-data dp_gan.py: a 'DP-SGD' helper clips the stored batch gradient, then noises it
         """
 import torch
@@ -516,6 +548,15 @@ class Trainer:
         text = self.ctx.analysis.code(statement)
         return any(w in text for w in ("param", "grad", ".data", "weight"))
 
+    @staticmethod
+    def _of_element(gradient: cst.Call, element: str) -> bool:
+        """``item.backward()`` / ``torch.autograd.grad(item, params)``: the gradient of the loop's element."""
+        receiver = gradient.func.value if isinstance(gradient.func, cst.Attribute) else None
+        if isinstance(receiver, cst.Name) and receiver.value == element:
+            return True
+        first = gradient.args[0].value if gradient.args and gradient.args[0].keyword is None else None
+        return isinstance(first, cst.Name) and first.value == element and call_name(gradient) == "grad"
+
     def _per_example(self, gradient: cst.Call, clip: cst.Call) -> bool:
         """The backward runs in a loop over one batch's examples (micro-batches of one): ``for x, y in
         zip(xb, yb)``, ``for i in range(batch_size)``; not a loop over a loader, epochs or critic steps."""
@@ -526,6 +567,8 @@ class Trainer:
             if isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "range" and len(loop.iter.args) == 3 \
                     and words(fa.code(loop.iter.args[2].value)) & {"batch", "bs"}:
                 return False  # ``range(0, n, batch_size)``: a loop over batches
+            if isinstance(loop.target, cst.Name) and self._of_element(gradient, loop.target.value):
+                return True  # ``for item in losses: item.backward()``: one backward per element of the losses
             text = fa.code(loop.iter)
             names = words("_".join(part for part in text.replace(".", " ").replace("(", " ").replace(")", " ")
                                    .replace(",", " ").replace("[", " ").replace("]", " ").split()))

@@ -173,6 +173,15 @@ class BudgetPerItem(Rule):
                                column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
+        # one exponential-mechanism draw whose utility loops over the queries; the lambda's ``y`` is
+        # its own parameter, not the draw assigned below
+        """
+import numpy as np
+def small_db(db, queries, candidates, epsilon):
+    utility = lambda x, y: -max(abs(score(q, x) - score(q, y)) for q in queries)
+    y = exponential_mechanism(db, candidates, utility, epsilon)
+    return y
+""",
         # the functional mechanism: every coefficient gets Laplace(Δ/ε) with Δ the L1 sensitivity of all d of them
         """
 def perturb_coefficients(coefs, d, epsilon, make_mechanism):
@@ -275,6 +284,12 @@ def simulate(epsilon, exper_time):
     )
 
     INVALID = (
+        # a mechanism built with the whole ε, then applied once per column
+        """
+def release_columns(data, columns, epsilon):
+    mech = LaplaceMechanism(epsilon=epsilon, sensitivity=1.0)
+    return {c: apply(mech, data[c]) for c in columns}  # <-
+""",
         # the same estimator run once per column of one table, with the whole ε each time
         """
 def estimate_columns(reports, epsilon, columns):
@@ -478,12 +493,20 @@ def measure(data, marginals, epsilon):
             return None
         names = {last_name(a.value) for a in call.args if isinstance(a.value, cst.Name)}
         names.discard(None)
+        # a lambda's own parameter (``lambda x, y: q.value(y)``) is not the function's later ``y``
+        for anc in fa.ancestors(call):
+            if isinstance(anc, cst.Lambda):
+                names -= {p.name.value for p in anc.params.params}
+            if anc is fn:
+                break
         if not names:
             return None
+        loops = fa.enclosing_loops(call, comprehensions=False)
         for sub in walk(fn, into_scopes=False):
             if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
                     and sub.targets[0].target.value in names and isinstance(sub.value, cst.Call) \
-                    and _mech_call(sub.value) and not fa.inside(call, sub):
+                    and _mech_call(sub.value) and not fa.inside(call, sub) \
+                    and (fa.line_of(sub) < fa.line_of(call) or any(fa.inside(sub, lp) for lp in loops)):
                 eps = _eps_arg(sub.value)
                 if eps is not None:
                     return eps
