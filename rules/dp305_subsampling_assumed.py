@@ -17,7 +17,7 @@ _RATE_CALLS = re.compile(
     r"^(?:compute_rdp|compute_heterogeneous_rdp|_compute_rdp|compute_rdp_tf|PoissonSampledDpEvent|"
     r"get_noise_multiplier|compute_epsilon\w*|get_epsilon|step|accumulate_privacy_spending|compose|"
     r"compute_dp_sgd_privacy\w*|compute_dp_sgd_privacy_statement|apply_dp_sgd_analysis|get_privacy_spent|"
-    r"PrivacyEngine)$"
+    r"PrivacyEngine|get_optimizer_hook_fn)$"
 )
 #: tf-privacy entry points that derive q = batch_size / n themselves (Poisson sampling)
 _IMPLIED_RATE = re.compile(r"^(?:compute_dp_sgd_privacy\w*|apply_dp_sgd_analysis)$")
@@ -30,6 +30,9 @@ _RATE_KEYWORDS = frozenset({
 })
 _POSITIONAL_RATE = frozenset({"compute_rdp", "compute_rdp_tf", "_compute_rdp", "PoissonSampledDpEvent"})
 #: calls that read (or target) the ε an accountant computes: the module claims a guarantee
+#: a cursor over the data's (shuffled) order: ``next_batch``, ``next_train_batch``
+_NEXT_BATCH = re.compile(r"next_(?:[a-z0-9]+_)?batch")
+_HELD_OUT_WORDS = frozenset({"test", "val", "valid", "validation", "eval", "evaluation", "holdout", "public"})
 _EPSILON_READS = frozenset({
     "get_epsilon", "get_privacy_spent", "compute_epsilon", "make_private_with_epsilon", "get_privacy_spent_epsilon",
     "compute_dp_sgd_privacy", "get_noise_multiplier",
@@ -350,6 +353,76 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # twins: without Poisson sampling the engine refuses, or accounts inside the Poisson branch only,
+        # or uses a separate accountant for the fixed-size branch
+        """
+from opacus.accountants import RDPAccountant
+def make_private(optimizer, loader, sigma, poisson_sampling=True):
+    if poisson_sampling:
+        loader = to_poisson(loader)
+        sample_rate = 1 / len(loader)
+    else:
+        raise ValueError("fixed-size batches are not supported by the accountant")
+    accountant = RDPAccountant()
+    optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=sample_rate))
+    return optimizer, loader, accountant
+""",
+        """
+def account(self, steps, sigma, delta):
+    if not self.use_poisson:
+        q = self.batch_size / self.num_examples
+        return shuffled_batches_epsilon(q, sigma, steps, delta)
+    q = 1 / len(self.loader)
+    return compute_epsilon_rdp(q=q, sigma=sigma, steps=steps, delta=delta)
+""",
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def privacy(mode, batch, n, sigma, steps, orders):
+    if mode != "poisson":
+        sampling_rate = batch / n
+        return without_replacement_epsilon(sampling_rate, sigma, steps)
+    rdp = compute_rdp(batch / n, sigma, steps, orders)
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)[0]
+""",
+        # twins: the pretraining pass that never steps the hooked DP optimizer; a held-out cursor; the
+        # training batches drawn by Poisson sampling
+        """
+from opacus.accountants import RDPAccountant
+from opacus.optimizers import DPOptimizer
+class Solver:
+    def build(self, optimizer):
+        self.accountant = RDPAccountant()
+        self.dp_opt = DPOptimizer(optimizer=optimizer, noise_multiplier=1.1, max_grad_norm=1.0,
+                                  expected_batch_size=self.batch_size)
+        rate = self.batch_size / self.data.train_count
+        self.dp_opt.attach_step_hook(self.accountant.get_optimizer_hook_fn(sample_rate=rate))
+    def pretrain_public(self, optimizer):
+        graphs, labels = self.data.next_train_batch(self.batch_size)
+        self.loss(graphs, labels).backward()
+        optimizer.step()
+""",
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def evaluate(sess, acc_op, data, batch_size, sigma, steps, orders):
+    xs, ys = data.next_validation_batch(batch_size)
+    accuracy = sess.run(acc_op, {"x": xs, "y": ys})
+    rdp = compute_rdp(q=batch_size / 60000, noise_multiplier=sigma, steps=steps, orders=orders)
+    return accuracy, get_privacy_spent(orders, rdp, target_delta=1e-5)[0]
+""",
+        """
+import torch
+from opacus.accountants import RDPAccountant
+from opacus.data_loader import DPDataLoader
+def train(model, dataset, optimizer, dp_optimizer, batch_size):
+    accountant = RDPAccountant()
+    dp_optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=batch_size / len(dataset)))
+    loader = DPDataLoader(dataset, sample_rate=batch_size / len(dataset))
+    for x, y in loader:
+        dp_optimizer.zero_grad()
+        model(x, y).backward()
+        dp_optimizer.step()
+    return accountant.get_epsilon(delta=1e-5)
+""",
         # a unit test fixes the batches for repeatability and only checks that ε is positive; the
         # ε-targeted engine beside it keeps Poisson sampling
         """
@@ -811,6 +884,80 @@ def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant,
     )
 
     INVALID = (
+        # an engine keeps the caller's shuffled loader when Poisson sampling is off, yet hands the same
+        # rate to its (Poisson) accountant
+        """
+from opacus.accountants import RDPAccountant
+def make_private(optimizer, loader, sigma, poisson_sampling=True):
+    if poisson_sampling:
+        loader = to_poisson(loader)
+        sample_rate = 1 / len(loader)
+    else:
+        sample_rate = loader.batch_size / len(loader.dataset)  # <-
+    accountant = RDPAccountant()
+    optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=sample_rate))
+    return optimizer, loader, accountant
+""",
+        # the negated spelling on an attribute flag, a project accountant taking q
+        """
+def account(self, steps, sigma, delta):
+    q = 1 / len(self.loader)
+    if not self.use_poisson:
+        q = self.batch_size / self.num_examples  # <-
+    return compute_epsilon_rdp(q=q, sigma=sigma, steps=steps, delta=delta)
+""",
+        # a sampling mode given by name
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def privacy(mode, batch, n, sigma, steps, orders):
+    if mode != "poisson":
+        sampling_rate = batch / n  # <-
+    else:
+        sampling_rate = batch / n
+    rdp = compute_rdp(sampling_rate, sigma, steps, orders)
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)[0]
+""",
+        # a dataset cursor hands out consecutive slices of a shuffled index, accounted by an Opacus hook
+        """
+from opacus.accountants import RDPAccountant
+from opacus.optimizers import DPOptimizer
+class Solver:
+    def build(self, optimizer):
+        self.accountant = RDPAccountant()
+        self.dp_opt = DPOptimizer(optimizer=optimizer, noise_multiplier=1.1, max_grad_norm=1.0,
+                                  expected_batch_size=self.batch_size)
+        rate = self.batch_size / self.data.train_count
+        self.dp_opt.attach_step_hook(self.accountant.get_optimizer_hook_fn(sample_rate=rate))  # <-
+    def train_step(self):
+        graphs, labels = self.data.next_train_batch(self.batch_size)  # <-
+        self.dp_opt.zero_grad()
+        self.loss(graphs, labels).backward()
+        self.dp_opt.step()
+""",
+        # a shuffled DataLoader stepping the hooked optimizer
+        """
+import torch
+from opacus.accountants import RDPAccountant
+def train(model, dataset, optimizer, dp_optimizer, batch_size):
+    accountant = RDPAccountant()
+    dp_optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=batch_size / len(dataset)))  # <-
+    loader = torch.utils.data.DataLoader(dataset, batch_size=batch_size, shuffle=True)  # <-
+    for x, y in loader:
+        dp_optimizer.zero_grad()
+        model(x, y).backward()
+        dp_optimizer.step()
+    return accountant.get_epsilon(delta=1e-5)
+""",
+        # the classic cursor spelled ``next_batch`` of a training split, RDP at q = batch / n
+        """
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(sess, step_op, data, batch_size, sigma, steps, orders):
+    for _ in range(steps):
+        xs, ys = data.train.next_batch(batch_size)  # <-
+        sess.run(step_op, {"x": xs, "y": ys})
+    rdp = compute_rdp(q=batch_size / 60000, noise_multiplier=sigma, steps=steps, orders=orders)  # <-
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)[0]
+""",
         # the rate is the number of updates that arrived over the client count (fixed-size cohort)
         """
 import numpy as np
@@ -1246,6 +1393,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         #: ``self.x = choice(...)`` in ``__init__``: a subsample drawn once per object
         self._init_draws: list[cst.Call] = []
         self._poisson_off: list[cst.Arg] = []
+        #: a rate computed in the branch that turns Poisson sampling off (fixed-size batches kept)
+        self._fixed_branch_rates: list[tuple[cst.Assign, cst.If]] = []
         self._epsilon_read = False
         self._poisson_selection: cst.Comparison | None = None
 
@@ -1323,6 +1472,36 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if target in _RATE_KEYWORDS and isinstance(value, cst.BinaryOperation) \
                 and isinstance(value.operator, cst.Divide) and _batch_named(_unwrap(value.left)):
             self._rates.append(node)
+        if _rate_named(node.targets[0].target) and isinstance(value, cst.BinaryOperation) \
+                and isinstance(value.operator, cst.Divide):
+            branch = self._non_poisson_branch(node)
+            if branch is not None:
+                self._fixed_branch_rates.append((node, branch))
+
+    def _non_poisson_branch(self, node: cst.CSTNode) -> cst.If | None:
+        """The ``if`` whose branch for *no* Poisson sampling holds ``node``: the ``else`` of ``if poisson…:``,
+        or the body of ``if not poisson…:`` / ``if sampling != "poisson":``."""
+        fa = self.ctx.analysis
+        for anc in fa.ancestors(node):
+            if isinstance(anc, cst.FunctionDef):
+                return None
+            if not isinstance(anc, cst.If):
+                continue
+            test = anc.test
+            negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) or \
+                isinstance(test, cst.Comparison) and any(
+                    isinstance(c.operator, (cst.NotEqual, cst.IsNot)) or isinstance(c.comparator, cst.Name)
+                    and c.comparator.value == "False" for c in test.comparisons)
+            mentions = any(isinstance(n, cst.Name) and "poisson" in words(n.value) or isinstance(n, cst.Attribute)
+                           and "poisson" in words(n.attr.value) or isinstance(n, cst.SimpleString)
+                           and "poisson" in n.value.lower() for n in walk(test))
+            if not mentions:
+                continue
+            if negated and fa.inside(node, anc.body) or not negated and anc.orelse is not None \
+                    and fa.inside(node, anc.orelse):
+                return anc
+            return None
+        return None
 
     def _realized_rate(self, node: cst.Assign) -> None:
         """``sample_rate = len(updates) / num_clients`` (directly or through ``cohort_size = len(updates)``): the
@@ -1579,9 +1758,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 return "draws batch indices with replacement (`randint`)"
         elif name == "RandomSampler":
             return "shuffles the data into fixed-size batches (`RandomSampler`)"
-        elif name == "next_batch" and node.args and _batch_named(node.args[0].value) \
+        elif _NEXT_BATCH.fullmatch(name) and not words(name) & _HELD_OUT_WORDS and node.args \
+                and _batch_named(node.args[0].value) \
                 and self._training_named_target(node) and not self._held_out_call(node):
-            return "takes the next fixed-size batch of a shuffled pass over the data (`next_batch`)"
+            return f"takes the next fixed-size batch of a shuffled pass over the data (`{name}`)"
         elif (name.endswith("inputs") or name == "shuffle_batch") and _keyword(node, "batch_size") is not None \
                 and self._training_named_target(node) and not self._held_out_call(node):
             return f"reads fixed-size batches from an input queue (`{name}(batch_size=…)`)"
@@ -1615,9 +1795,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 return "trains on fixed-size shuffled batches (Keras `fit(batch_size=…)`)"
         return None
 
-    def _report_rates(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+    def _report_rates(self, fa, first: tuple[cst.CSTNode, str] | None = None) -> None:  # noqa: ANN001 - FileAnalysis
         """The claim's side: the sampling rate handed to the accountant (or ``q = batch / n``)."""
-        source, kind = self._sources[0]
+        source, kind = first or self._sources[0]
         sites = [r for call in self._accounted if (r := _rate_argument(call)) is not None]
         sites += [call for call in self._accounted if _rate_argument(call) is None
                   and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))
@@ -1768,6 +1948,20 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                               "keep each record independently with probability q (Poisson sampling)")
         self._report_init_draws(fa)
         self._report_batches(fa)
+        for rate, branch in self._fixed_branch_rates:
+            part = branch.body if fa.inside(rate, branch.body) else branch.orelse
+            if any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(part, into_scopes=False)):
+                continue  # the branch leaves before the accountant outside it
+            name = ident(rate.targets[0].target)
+            accounted = [c for c in self._accounted if not fa.inside(c, branch) and any(
+                isinstance(n, (cst.Name, cst.Attribute)) and ident(n) == name for a in c.args for n in walk(a.value))]
+            if not accounted:
+                continue
+            self.report(rate, f"with Poisson sampling off, this rate still goes to `{call_name(accounted[0])}` "
+                              f"(line {fa.line_of(accounted[0])}), outside the `if`, which accounts it as Poisson "
+                              "subsampling: the caller's fixed-size batches are not sampled that way, so the ε "
+                              "reported does not bound the training; account sampling without replacement or "
+                              "refuse to run without Poisson sampling")
         binomial = {id(node) for node, kind in self._self_claimed if "binomial" in kind}
         self.reports[:] = [r for r in self.reports if id(r.node) in binomial or fa.in_dp_context(r.node)]
         dead = commented_out_functions(original_node, self.ctx.source)
@@ -1801,7 +1995,11 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             where = f"the sampling rate on line {fa.line_of(self._rates[0])} (batch / n)"
         reported = False
         rate_scopes = {fa.enclosing_function(rate) for rate in self._rates}
+        hooked = self._hooked_optimizers()
+        first: tuple[cst.CSTNode, str] | None = None
         for node, kind in self._sources:
+            if hooked and not self._steps_one_of(node, hooked):
+                continue  # the accountant counts the steps of one optimizer; this function never steps it
             if self._poisson_loader and "DataLoader" in kind and not self._own_engine(node):
                 continue
             if self._non_private_path(node):
@@ -1816,8 +2014,35 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 "account the sampling actually used",
             )
             reported = True
+            first = first or (node, kind)
         if reported:
-            self._report_rates(fa)
+            self._report_rates(fa, first)
+
+    def _hooked_optimizers(self) -> set[str]:
+        """``self.dp_optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=q))``: when every
+        accounted call is such a hook, the optimizers it is attached to (only their steps are accounted)."""
+        fa = self.ctx.analysis
+        owners: set[str] = set()
+        for call in self._accounted:
+            owner = None
+            for anc in fa.ancestors(call):
+                if isinstance(anc, cst.Call) and call_name(anc) == "attach_step_hook" \
+                        and isinstance(anc.func, cst.Attribute):
+                    owner = dotted(anc.func.value)
+                    break
+                if isinstance(anc, cst.BaseSmallStatement):
+                    break
+            if owner is None:
+                return set()
+            owners.add(owner)
+        return owners
+
+    def _steps_one_of(self, node: cst.CSTNode, optimizers: set[str]) -> bool:
+        """The function around ``node`` reads one of ``optimizers`` (``optim = self.dp_optimizer``)."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None:
+            return True
+        return any(isinstance(n, (cst.Attribute, cst.Name)) and dotted(n) in optimizers for n in walk(fn))
 
     def _calls_into(self, node: cst.CSTNode, scopes: set) -> bool:  # noqa: ANN001
         """The function around ``node`` calls one of ``scopes`` (``self.noise_from_epsilon(n)`` where that

@@ -70,6 +70,10 @@ def _ast_has_draw(expr: ast.AST) -> bool:
                for n in ast.walk(expr))
 
 
+#: a value named as the noised release
+_NOISED_WORDS = frozenset({"noised", "noisy", "perturbed", "privatized", "privatised", "sanitized", "sanitised"})
+
+
 def _draws_noise(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and call_name(n) in _NOISE
                for n in walk(expr))
@@ -169,6 +173,30 @@ class NoNoisePath(Rule):
         return False
 
     VALID = (
+        # twins: the drawn noise reaches the value named as noised
+        """
+import numpy as np
+def release(counts, epsilon, sensitivity):
+    noise = np.random.laplace(0, sensitivity / epsilon, len(counts))
+    noisy_counts = counts.copy()
+    noisy_counts += noise
+    return noisy_counts
+""",
+        """
+import torch
+def private_grad(grads, clip, sigma):
+    summed = torch.stack(grads).sum(0)
+    noise = torch.normal(0, sigma * clip, summed.shape)
+    perturbed = summed.add(noise)
+    return perturbed / len(grads)
+""",
+        """
+import numpy as np
+def sanitize(vec, noise_multiplier, l2_clip, epsilon):
+    gauss = np.random.randn(*vec.shape) * noise_multiplier * l2_clip
+    sanitized = vec / max(1, np.linalg.norm(vec) / l2_clip)
+    return sanitized + gauss
+""",
         # the budget is spent: clipping and noise in the training step
         """
 import torch
@@ -284,6 +312,29 @@ def test_estimator(noise_multiplier):
     )
 
     INVALID = (
+        # the noise is drawn, but the value named as noised is assigned without it
+        """
+import numpy as np
+def release(counts, epsilon, sensitivity):
+    noise = np.random.laplace(0, sensitivity / epsilon, len(counts))  # <-
+    noisy_counts = counts.copy()
+    return noisy_counts
+""",
+        """
+import torch
+def private_grad(grads, clip, sigma):
+    summed = torch.stack(grads).sum(0)
+    noise = torch.normal(0, sigma * clip, summed.shape)  # <-
+    perturbed = summed
+    return perturbed / len(grads)
+""",
+        """
+import numpy as np
+def sanitize(vec, noise_multiplier, l2_clip, epsilon):
+    gauss = np.random.randn(*vec.shape) * noise_multiplier * l2_clip  # <-
+    sanitized = vec / max(1, np.linalg.norm(vec) / l2_clip)
+    return sanitized
+""",
         # DP-FedAvg: train_client takes epsilon and delta and never uses them; results labelled DP
         """
 import torch.nn.functional as F
@@ -597,6 +648,7 @@ def private_mean(x, epsilon, delta, sensitivity):
                     _draws_noise(side) and _dp_scaled(side) or isinstance(side, cst.Name) and side.value in noise
                     for side in (b.left, b.right)) for b in walk(a.value)):
                 noised[name] = a
+        self._dropped_draw(fn, assigns, noise)
         for name, first in noised.items():
             if not self._used(fn, name, list(walk(fn.body))):  # a closure's read counts
                 self.report(
@@ -605,6 +657,24 @@ def private_mean(x, epsilon, delta, sensitivity):
                     "not returned, loaded or stepped): the computation goes on with the un-noised values, so the "
                     "noise protects nothing; use the noised copy instead of the original",
                 )
+
+    def _dropped_draw(self, fn: cst.FunctionDef, assigns: list[cst.Assign], noise: set[str]) -> None:
+        """``noise = normal(…, stddev=C·σ)`` never read, beside ``noised = grads`` (the ``+ noise`` left out or
+        commented away): the value named as noised is the raw one."""
+        noised = [a for a in assigns if isinstance(a.targets[0].target, cst.Name)
+                  and words(a.targets[0].target.value) & _NOISED_WORDS and not _draws_noise(a.value)]
+        if not noised:
+            return
+        loads = {n.value for n in walk(fn.body) if isinstance(n, cst.Name)
+                 and not isinstance(self.ctx.analysis.parent(n), cst.AssignTarget)}
+        for a in assigns:
+            target = a.targets[0].target
+            if isinstance(target, cst.Name) and target.value in noise and target.value not in loads:
+                release = noised[0].targets[0].target.value  # type: ignore[attr-defined]
+                self.report(a, f"the noise `{target.value}` is drawn here and never used, while `{release}` (line "
+                               f"{self.ctx.analysis.line_of(noised[0])}) is assigned without it: the value named as "
+                               "noised is the raw one and the noise protects nothing; add the noise to it")
+                return
 
     def _used(self, fn: cst.FunctionDef, name: str, nodes: list[cst.CSTNode]) -> bool:
         """Is ``name`` read anywhere other than in its own (subscript) assignments or a measurement?"""

@@ -595,6 +595,10 @@ def _base(target: ast.AST) -> str | None:
     return target.id if isinstance(target, ast.Name) else None
 
 
+#: a value named as the noised release
+_NOISED_WORDS = frozenset({"noised", "noisy", "perturbed", "privatized", "privatised", "sanitized", "sanitised"})
+
+
 def discarded_noise(facts: AstFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef, draws: frozenset[str],
                     measures: frozenset[str]) -> bool:
     """``fn`` stores ``x + <draw>`` (or ``x + n``, ``n`` assigned a draw) in a name it then reads only in its
@@ -610,6 +614,10 @@ def discarded_noise(facts: AstFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef,
         isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) and any(
             drawn(side) or isinstance(side, ast.Name) and side.id in noise for side in (b.left, b.right))
         for b in ast.walk(a.value))}
+    loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if noise - loaded and any(isinstance(t, ast.Name) and words(t.id) & _NOISED_WORDS
+                              for a in assigns for t in a.targets):
+        return True  # ``noise = normal(…)`` never read beside ``noised = x`` (the addition left out)
     if not noised:
         return False
     parents = facts.parents
