@@ -17,6 +17,9 @@ _STATISTICS = frozenset({
     "nanquantile", "ptp", "norm", "reduce_max", "reduce_min", "mean", "nanmean", "average", "std", "nanstd",
     "reduce_mean", "reduce_std", "max", "min", "degree",
 })
+#: words of public metadata a statistic may be read from, however far back
+_PUBLIC_SOURCE = frozenset({"public", "pub", "schema", "metadata", "meta", "config", "cfg"})
+_QUANTILES = frozenset({"percentile", "nanpercentile", "quantile", "nanquantile"})
 #: SQL results fetched in a scope that selects a column's extreme
 _FETCHES = frozenset({"fetchone", "fetchall", "fetchmany", "fetchval", "fetchrow", "scalar", "read_sql",
                       "read_sql_query", "first"})
@@ -72,6 +75,74 @@ _DP_SPEC_TEXT = re.compile(r"(?i)max_?partitions_?contributed|max_?contributions
 #: a privacy parameter in a noise helper's argument makes that argument the calibration
 _CALIBRATION_WORDS = frozenset({"sigma", "epsilon", "eps", "multiplier", "sensitivity", "sens", "scale"})
 _NOISE_WORDS = frozenset({"noise", "noises", "lap", "ln", "laplace", "gauss", "perturbation"})
+
+
+def _released_values(value: cst.CSTNode) -> set[int]:
+    """Nodes of ``value`` inside a statistic a mechanism helper privatises where it is computed (the
+    first positional argument of ``perturb_mechanism(G.degree(v), scale=4 / eps)``): the call's
+    result is the noisy statistic. A statistic first kept in a name (``m = max(m, deg[u])``, then
+    ``perturb(m, ...)``) stays a source: its sensitivity is not the one the helper's scale assumes
+    as plainly. A draw's own arguments (``laplace(x.max(), b)``) and a helper's scale or
+    sensitivity arguments are not privatised values either."""
+    out: set[int] = set()
+    for n in walk(value, into_scopes=False):
+        if isinstance(n, cst.Call) and call_name(n) not in PURE_DRAWS \
+                and words(call_name(n) or "") & _MECHANISM_WORDS:
+            first = next((a.value for a in n.args if a.keyword is None and not a.star), None)
+            if isinstance(first, cst.Call):
+                out.update(id(m) for m in walk(first))
+    return out
+
+
+#: words of a privacy parameter: a function calibrating a mechanism takes or names one
+_PRIVACY_PARAM_WORDS = frozenset({"eps", "epsilon", "epsilons", "delta", "rho", "budget", "privacy", "private", "dp",
+                                  "ldp", "sensitivity", "sens", "multiplier", "sigma", "mu", "gdp", "rdp", "zcdp",
+                                  "alpha", "privately", "mechanism"})
+
+
+def _unparameterised(scope: cst.CSTNode, draw: str | None) -> bool:
+    """A function drawing non-Laplace noise that names no privacy parameter anywhere (its name, its
+    parameters, its locals, the attributes it reads): noise sized by the data there is a
+    statistical-disclosure baseline or an augmentation (``normal(0, k * np.std(y))``), which claims
+    no guarantee to calibrate; a DP mechanism always takes epsilon, a sensitivity or a multiplier."""
+    if not isinstance(scope, cst.FunctionDef) or draw in ("laplace", "Laplace"):
+        return False
+    found = {scope.name.value, *param_names(scope)}
+    for n in walk(scope.body):
+        if isinstance(n, cst.Name):
+            found.add(n.value)
+        elif isinstance(n, cst.Attribute):
+            found.add(n.attr.value)
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            found.add(n.keyword.value)
+    return not any(words(n) & _PRIVACY_PARAM_WORDS for n in found)
+
+
+#: keyword words of a range a mechanism clips to or derives its sensitivity from
+_RANGE_KEYWORD_WORDS = frozenset({"bounds", "bound", "range", "ranges", "lower", "upper", "clip", "clipping",
+                                  "clamp"})
+
+
+def _budgeted(call: cst.Call) -> bool:
+    """Is the call handed a privacy budget (``epsilon=``, ``eps=self.x_eps``, a name ``epsilon``)?"""
+    for arg in call.args:
+        if arg.keyword is not None and words(arg.keyword.value) & {"eps", "epsilon", "rho"}:
+            return True
+        if arg.keyword is None and words(dotted(arg.value) or "") & {"eps", "epsilon", "rho"}:
+            return True
+    return False
+
+
+def _read_names(expr: cst.CSTNode) -> set[str]:
+    """``_value_names`` less the names a comprehension in ``expr`` binds (``c`` of ``[float(c) for c in
+    cats]``) and the functions it calls."""
+    out = _value_names(expr)
+    for n in walk(expr):
+        if isinstance(n, cst.CompFor):
+            out -= {m.value for m in walk(n.target) if isinstance(m, cst.Name)}
+        elif isinstance(n, cst.Call) and isinstance(n.func, cst.Name):
+            out.discard(n.func.value)
+    return out
 
 
 def _sensitivity_name(name: str | None) -> bool:
@@ -132,6 +203,10 @@ def _statistic(call: cst.Call) -> bool:
     func = call.func
     positional = [a for a in call.args if a.keyword is None]
     subject: list[cst.CSTNode] = [a.value for a in positional]
+    if name in _QUANTILES and isinstance(func, cst.Attribute):
+        # ``np.percentile(x, 95)``, ``x.quantile(0.99)``: the level is a parameter, not the data
+        module_call = (dotted(func.value) or "").split(".")[0] in _MODULES
+        subject = subject[:1] if module_call else []
     if isinstance(func, cst.Name):
         if name in ("max", "min"):
             if len(positional) != 1 or isinstance(positional[0].value, (cst.List, cst.Tuple, cst.Set)):
@@ -178,9 +253,13 @@ class DataDependentCalibration(Rule):
         "Reported at the statement computing the statistic when its value reaches, within the "
         "function (through names, appended lists and the module's own helpers), the scale or "
         "centre of a noise draw, a mechanism helper's sensitivity/scale parameter, a variable or "
-        "function named `sensitivity`, a DP library's contribution-bound keyword, or a DP "
-        "parameter written into a generated spec. Not reported: statistics of noisy, released, "
-        "public or configured values (names such as `noisy_*`, `bound`, `clip`, `epsilon`), "
+        "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
+        "keyword (`bounds=`, `input_range=`, `lower=`/`upper=`) of a call handed a budget "
+        "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: statistics "
+        "of noisy, released, public or configured values (names such as `noisy_*`, `bound`, "
+        "`clip`, `epsilon`, or a comprehension of a `public_*`/schema entry), a statistic "
+        "privatised where it is computed (`perturb_mechanism(G.degree(v), ...)`), noise in a "
+        "function that names no privacy parameter at all (a disclosure-control baseline), "
         "smoothed statistics (`exp(-beta*k)`), shapes and lengths, code with no DP context. "
         "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
     )
@@ -190,10 +269,12 @@ class DataDependentCalibration(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs DP context, a Laplace draw (DP context whatever the names), or a DP
-        library's contribution-bound parameter in the text (a script writing a DP pipeline's spec)."""
+        """A finding needs DP context, a Laplace draw (DP context whatever the names), a DP
+        library's contribution-bound parameter in the text (a script writing a DP pipeline's spec),
+        or a call handed a budget by keyword (``eps=``)."""
         return facts.may_have_dp_context or facts.calls_any({"laplace", "Laplace"}) \
-            or bool(_DP_SPEC_TEXT.search(facts.source))
+            or bool(_DP_SPEC_TEXT.search(facts.source)) \
+            or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
         # public clip bound, noise sized by it
@@ -303,9 +384,120 @@ def release(ages, lower, upper, epsilons):
     hist, _ = np.histogram(np.clip(ages, lower, upper), bins=10, range=(lower, upper))
     return finish(hist, upper - lower, epsilon)
 """,
+        # each degree privatised by a mechanism helper where it is read: the helper's noisy output
+        # bounds the local sensitivity
+        """
+from graphutil import perturb_mechanism
+def upper_local_sensitivity(graph, epsilon_0, delta):
+    noisy_degree = {}
+    for v in graph.nodes:
+        noisy_degree[v] = perturb_mechanism(graph.degree(v), scale=4 / epsilon_0, delta=delta)
+    return {v: 2 * d for v, d in noisy_degree.items()}
+""",
+        # a column's sensitivity from the range of its public category list, a dict entry away
+        """
+def column_sensitivity(columns, public_categories, epsilon):
+    sensitivity = {}
+    for col in columns:
+        cats = public_categories.get(col)
+        nums = [float(c) for c in cats]
+        sensitivity[col] = max(max(nums) - min(nums), 1.0)
+    return sensitivity
+""",
+        # a statistical-disclosure baseline beside the DP method: Gaussian noise k standard deviations
+        # wide, with no privacy parameter anywhere in it
+        """
+import numpy as np
+def additive_noise_protection(series_list, num_stdev):
+    sigmas = [np.std(x) for x in series_list]
+    rng = np.random.default_rng(0)
+    return [rng.normal(loc=0, scale=sigmas[i] * num_stdev, size=len(r)) + r for i, r in enumerate(series_list)]
+def dp_protection(x, epsilon, lo, hi):
+    return np.clip(x, lo, hi) + np.random.laplace(0, (hi - lo) / epsilon, len(x))
+""",
+        # a DP estimator handed its budget and public bounds
+        """
+from diffprivlib.models import GaussianNB
+def train(X, y, epsilon, lower, upper):
+    return GaussianNB(epsilon=epsilon, bounds=(lower, upper)).fit(X, y)
+""",
+        # a perturbation handed its budget and a configured value range
+        """
+import torch
+class Perturb:
+    def __init__(self, eps, value_range=(0.0, 1.0)):
+        self.eps, self.value_range = eps, value_range
+    def __call__(self, x):
+        return RangeMechanism(eps=self.eps, input_range=self.value_range)(x)
+""",
+        # a clipping range fixed by the caller, the budget passed positionally
+        """
+import numpy as np
+def release_mean(ages, epsilon):
+    lo, hi = 0, 120
+    return BoundedMean(epsilon, lower=lo, upper=hi).release(np.asarray(ages))
+""",
     )
 
     INVALID = (
+        # a DP estimator handed its budget and bounds read from the data it trains on
+        """
+from diffprivlib.models import GaussianNB
+def train(X, y, epsilon):
+    lower, upper = X.min(axis=0), X.max(axis=0)  # <-
+    return GaussianNB(epsilon=epsilon, bounds=(lower, upper)).fit(X, y)
+""",
+        # a perturbation whose value range falls back to the tensor's own extremes
+        """
+import torch
+class Perturb:
+    def __init__(self, eps, value_range=None):
+        self.eps, self.value_range = eps, value_range
+    def __call__(self, x):
+        if self.value_range is None:
+            self.value_range = (float(torch.min(x)), float(torch.max(x)))  # <-
+        return RangeMechanism(eps=self.eps, input_range=self.value_range)(x)
+""",
+        # a clipping range at the data's own percentiles, the budget passed positionally
+        """
+import numpy as np
+def release_mean(ages, epsilon):
+    lo, hi = np.percentile(ages, 1), np.percentile(ages, 99)  # <-
+    return BoundedMean(epsilon, lower=lo, upper=hi).release(np.asarray(ages))
+""",
+        # the largest neighbour degree kept in a name, then privatised with a degree's scale
+        """
+import networkx as nx
+from graphutil import perturb_mechanism
+def upper_local_sensitivity(graph, epsilon_0):
+    degree = dict(nx.degree(graph))  # <-
+    out = {}
+    for v in graph.nodes:
+        m = 0
+        for u in graph[v]:
+            m = max(m, degree[u])
+        out[v] = perturb_mechanism(m, scale=2 / epsilon_0)
+    return out
+""",
+        # a column's sensitivity from the range of the values the column holds
+        """
+def column_sensitivity(columns, data, epsilon):
+    sensitivity = {}
+    for col in columns:
+        cats = data[col].unique()
+        nums = [float(c) for c in cats]
+        sensitivity[col] = max(max(nums) - min(nums), 1.0)  # <-
+    return sensitivity
+""",
+        # the same noise k standard deviations wide, divided by epsilon: a mechanism calibrated to the data
+        """
+import numpy as np
+def gaussian_protection(series_list, num_stdev, epsilon):
+    sigmas = [np.std(x) for x in series_list]  # <-
+    rng = np.random.default_rng(0)
+    return [rng.normal(loc=0, scale=sigmas[i] * num_stdev / epsilon, size=len(r)) + r
+            for i, r in enumerate(series_list)]
+""",
         # numpy: the empirical local sensitivity sets the Laplace scale
         """
 import numpy as np
@@ -538,6 +730,14 @@ def star_counts(graph, k, epsilon):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in _BOUND_KEYWORDS:
                 out.append((arg.value, f"`{arg.keyword.value}=`"))
+        if name not in PURE_DRAWS and _budgeted(call):
+            # a mechanism or DP estimator handed its budget and the data's range (``bounds=``,
+            # ``input_range=``, ``lower=``/``upper=``): the range sets its sensitivity and clipping
+            for arg in call.args:
+                if arg.keyword is not None and arg.keyword.value not in _BOUND_KEYWORDS \
+                        and words(arg.keyword.value) & _RANGE_KEYWORD_WORDS:
+                    callee_text = f"`{name}`" if name else "a mechanism"
+                    out.append((arg.value, f"`{arg.keyword.value}=` of {callee_text}, which is given a privacy budget"))
         if name in PURE_DRAWS:
             positional = [a.value for a in call.args if a.keyword is None and not a.star]
             for arg in call.args:
@@ -551,7 +751,7 @@ def star_counts(graph, k, epsilon):
                 out.append((parent.right if parent.left is child else parent.left, "the noise scale"))
                 child, parent = parent, fa.parent(parent)
             scales = [sink for sink, what in out if what == "the noise scale"]
-            if scope is not None and scales and self._fixed_multiple(scales, scope):
+            if scope is not None and scales and (self._fixed_multiple(scales, scope) or _unparameterised(scope, name)):
                 out = [(sink, what) for sink, what in out if what != "the noise scale"]
             if not zero_centred(call) and self._used_as_noise(call, nodes):
                 loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _LOC_KEYWORDS),
@@ -648,7 +848,8 @@ def star_counts(graph, k, epsilon):
         if records and not self._reads_records(origin, scope):
             return
         if not fa.in_dp_context(origin) and not fa.in_dp_context(sink) and not self._draws_laplace(sink) and not (
-                spec and _DP_SPEC_TEXT.search(self.ctx.analysis.code(self.ctx.analysis.module))):
+                spec and _DP_SPEC_TEXT.search(self.ctx.analysis.code(self.ctx.analysis.module))) \
+                and not self._budgeted_argument(sink):
             return
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
@@ -666,6 +867,13 @@ def star_counts(graph, k, epsilon):
                                f"the mechanism protects, and its caller uses it to set {what}: the calibration is "
                                f"this dataset's, not a public bound; use a fixed bound (and clip to it) or "
                                f"estimate it privately")
+
+    def _budgeted_argument(self, sink: cst.CSTNode) -> bool:
+        """``sink`` is an argument of a call handed a privacy budget (``eps=self.x_eps``): a DP
+        mechanism whatever the module's other names."""
+        arg = self.ctx.analysis.parent(sink)
+        call = self.ctx.analysis.parent(arg) if isinstance(arg, cst.Arg) else None
+        return isinstance(call, cst.Call) and _budgeted(call)
 
     def _helper_origin(self, origin: cst.CSTNode, scope: cst.CSTNode) -> cst.CSTNode | None:
         """When ``origin`` calls a helper of this module whose result is the statistic (a method
@@ -838,7 +1046,35 @@ def star_counts(graph, k, epsilon):
                 else:
                     leaves.add(name)
         leaves = {n for n in leaves if n.split(".")[0] not in _MODULES}
-        return bool(leaves) and all(words(n) & _NOT_DATA for n in leaves)
+        return bool(leaves) and all(words(n) & _NOT_DATA for n in leaves) or self._from_public_source(subject, scope)
+
+    def _from_public_source(self, subject: list[cst.CSTNode], scope: cst.CSTNode) -> bool:
+        """Every value the statistic reads comes, a few copies, conversions, comprehensions or dict
+        look-ups back, from something named public metadata (``cats = public_categories.get(col)``;
+        ``nums = [float(c) for c in cats]``; ``max(nums) - min(nums)``)."""
+        bindings = self.ctx.analysis.bindings_in(scope)
+        leaves: set[str] = set()
+        seen: set[str] = set()
+        todo: list[tuple[cst.CSTNode, int]] = [(part, 0) for part in subject]
+        while todo:
+            part, depth = todo.pop()
+            for name in _read_names(part) - seen:
+                seen.add(name)
+                if words(name) & _PUBLIC_SOURCE:
+                    leaves.add(name)
+                    continue
+                found = [b.value for b in bindings.get(name, []) if b.value is not None]
+                # a copy, a conversion or a comprehension of a value, or a dict's entry
+                # (``cats = public_categories.get(col)``; ``nums = [float(c) for c in cats]``)
+                if found and depth < 3 and all(
+                        not isinstance(v, cst.Call) or call_name(v) in ("array", "asarray", "list", "tuple")
+                        or call_name(v) == "get" and isinstance(v.func, cst.Attribute) for v in found):
+                    todo.extend((v.func.value if isinstance(v, cst.Call) and call_name(v) == "get" else v, depth + 1)
+                                for v in found)
+                else:
+                    leaves.add(name)
+        leaves = {n for n in leaves if n.split(".")[0] not in _MODULES}
+        return bool(leaves) and all(words(n) & _PUBLIC_SOURCE for n in leaves)
 
     def _noisy(self, scope: cst.CSTNode) -> set[str]:
         """Names of ``scope`` derived from a noise draw: their statistics are post-processing."""
@@ -877,8 +1113,9 @@ def star_counts(graph, k, epsilon):
                         if target is not None:
                             pending.append((target, n.value, n))
         for name, value, stmt in pending:
-            if any(isinstance(n, cst.Call) and self._source_call(n, scope)
-                   or isinstance(n, cst.Subscript) and self._order_statistic(n, scope)
+            released = _released_values(value)
+            if any(id(n) not in released and (isinstance(n, cst.Call) and self._source_call(n, scope)
+                                              or isinstance(n, cst.Subscript) and self._order_statistic(n, scope))
                    for n in walk(value, into_scopes=False)) \
                     or self._running_extreme(name, value, stmt):
                 tainted.setdefault(name, []).append(stmt)

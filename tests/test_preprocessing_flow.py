@@ -200,15 +200,16 @@ from opacus.grad_sample import register_grad_sampler
 from torch.nn import GroupNorm
 @register_grad_sampler(GroupNorm)
 def groupnorm_grad_sample(layer, A, B):
-    mean = A.mean(dim=(2, 3), keepdim=True)
+    mean = A.mean(dim=(0, 2, 3), keepdim=True)
     centred = A - mean
     return {layer.weight: (centred * B).sum(dim=(2, 3))}
 def load(path):
     return read(path), None
 """, None),
+    # across the batch (axis 0 included): a per-record reduction (dim=(2, 3)) alone would read no other record
     "layer-input-centring": ("""
 def groupnorm_grad_sample(layer, A, B):
-    mean = A.mean(dim=(2, 3), keepdim=True)
+    mean = A.mean(dim=(0, 2, 3), keepdim=True)
     centred = A - mean
     return {layer.weight: (centred * B).sum(dim=(2, 3))}
 def load(path):
@@ -298,6 +299,90 @@ def load(grads):
     importance = norms * 0.9
     return (importance - importance.median()) / importance.std(), None
 """, None),
+    # a transform applied to one record: each row (channel) rescaled by its own min/max or moments
+    "per-record-transform-rows": ("""
+import numpy as np
+class Normalize:
+    def __call__(self, signal):
+        for i, row in enumerate(signal):
+            signal[i, :] = (row - np.min(row)) / (np.max(row) - np.min(row))
+        for i, row in enumerate(signal):
+            signal[i, :] = (row - np.mean(row)) / np.std(row)
+        return signal
+def load(path):
+    return Normalize()(np.load(path)), None
+""", None),
+    "per-record-transform-rows-shared-stat": ("""
+import numpy as np
+class Normalize:
+    def __call__(self, signal):
+        for i, row in enumerate(signal):
+            signal[i, :] = (row - np.min(signal)) / np.std(signal)
+        return signal
+def load(path):
+    return Normalize()(np.load(path)), None
+""", 6),
+    "per-record-iterrows": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    out = []
+    for _, rec in df.iterrows():
+        out.append((rec - rec.mean()) / rec.std())
+    return out, None
+""", None),
+    "per-column-loop": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    out = []
+    for col in df.columns:
+        out.append((df[col] - df[col].mean()) / df[col].std())
+    return out, None
+""", 7),
+    "per-record-axis": ("""
+import numpy as np
+def load(path):
+    X = np.load(path)
+    X = X - X.mean(axis=1, keepdims=True)
+    return X / np.std(X, axis=(1, 2), keepdims=True), None
+""", None),
+    "per-feature-axis": ("""
+import numpy as np
+def load(path):
+    X = np.load(path)
+    X = X - X.mean(axis=0, keepdims=True)
+    return X, None
+""", 5),
+    "per-record-torch-dim": ("""
+import torch
+def load(path):
+    x = torch.load(path)
+    return (x - x.mean(dim=1, keepdim=True)) / x.std(dim=1, keepdim=True), None
+""", None),
+    "per-feature-torch-dim": ("""
+import torch
+def load(path):
+    x = torch.load(path)
+    return (x - x.mean(dim=0, keepdim=True)) / x.std(dim=0, keepdim=True), None
+""", 5),
+    # the federated server clusters its own points, weighted by the clients' noised statistics
+    "server-own-points-kmeans": ("""
+from sklearn.cluster import KMeans
+def load(model, k):
+    weights = model.accumulated_statistics["point_weights"]
+    km = KMeans(n_clusters=k)
+    km.fit(model.proj_X_server[weights > 0], sample_weight=weights[weights > 0])
+    return km.cluster_centers_, None
+""", None),
+    "client-points-kmeans": ("""
+from sklearn.cluster import KMeans
+def load(model, k):
+    weights = model.accumulated_statistics["point_weights"]
+    km = KMeans(n_clusters=k)
+    km.fit(model.proj_X_client[weights > 0], sample_weight=weights[weights > 0])
+    return km.cluster_centers_, None
+""", 6),
 }
 
 

@@ -65,6 +65,8 @@ _NOT_PRIVATE = frozenset({
     "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
     "centres", "proximity", "g", "gs", "flat_g", "correlation", "rmse", "mse", "mae", "prev", "previous", "best",
     "tol", "change", "diff", "residual", "residuals", "scale", "scales", "strategy", "workload",
+    # a federated server's own data: the DP of a federation protects the clients' records
+    "server",
 })
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
@@ -246,6 +248,14 @@ class _Scope:
                 key = _key(node.targets[0])
                 if key is not None and self._covariance_of(key):
                     self.scatter.update(id(n) for n in ast.walk(node.value))
+        #: names bound to one record at a time by a loop over the records (``for i, row in
+        #: enumerate(X)``, ``for _, r in df.iterrows()``): a statistic of one is that record's own
+        self.rows: set[str] = set()
+        for node in self.nodes():
+            if isinstance(node, (ast.For, ast.comprehension)):
+                row = _row_target(node.target, node.iter)
+                if row is not None:
+                    self.rows.add(row)
         #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
         #: whose body collects or drops something (not a guard that raises or returns)
         self.selecting: set[int] = set()
@@ -309,13 +319,21 @@ class _Scope:
         out: set[str] = set()
         for node in ast.walk(expr):
             found = _stat(node)
-            if found is not None and self.private(found[1]):
+            if found is not None and self.private(found[1]) and not self.per_record(node, found[1]):
                 out.add(found[0])
             key = _key(node)
             if key is not None and key in self.stats:
                 out |= self.stats[key]
         return out
 
+
+    def per_record(self, call: ast.AST, data: ast.expr) -> bool:
+        """A statistic that reads no record but the one it transforms: of a single record bound by a
+        loop over the records, or reduced along axes other than the records' axis 0
+        (``x.mean(axis=1, keepdims=True)``: each row by its own mean)."""
+        if _root(data) in self.rows:
+            return True
+        return isinstance(call, ast.Call) and _within_record_axes(call)
 
     def pure(self, expr: ast.AST) -> bool:
         """Is ``expr`` a statistic alone (``x.max() - x.min()``, ``mu[0]``), not data shifted by one?"""
@@ -328,6 +346,56 @@ class _Scope:
                     and node.id not in _LIBS:
                 return False
         return True
+
+
+#: words of a loop variable or iterable holding columns, not records (``for col in df``)
+_COLUMN_WORDS = frozenset({"col", "cols", "column", "columns", "feature", "features", "attr", "attrs", "attribute",
+                           "attributes", "var", "vars", "variable", "variables", "field", "fields", "dim", "dims"})
+#: iterations over a table's columns or keys, not its records
+_COLUMN_ITERS = frozenset({"columns", "T"})
+
+
+def _row_target(target: ast.expr, it: ast.expr) -> str | None:
+    """The name a loop binds to one record of the data it iterates (``row`` of ``for i, row in
+    enumerate(X)`` or ``for _, row in df.iterrows()``), or None for loops over columns, keys,
+    index ranges or zipped tables."""
+    if isinstance(it, ast.Call) and _last(it.func) in {"enumerate", "iterrows", "itertuples"}:
+        if _last(it.func) == "enumerate":
+            if not it.args:
+                return None
+            it = it.args[0]
+        else:
+            it = it.func.value if isinstance(it.func, ast.Attribute) else it
+        if not isinstance(target, ast.Tuple) or len(target.elts) != 2:
+            return None
+        target = target.elts[1]
+    if not isinstance(target, ast.Name) or _words(target.id) & _COLUMN_WORDS:
+        return None
+    node = it
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Attribute) and node.attr in _COLUMN_ITERS:
+        return None
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    root = node.id if isinstance(node, ast.Name) else node.attr
+    return None if _words(root) & _COLUMN_WORDS else target.id
+
+
+def _within_record_axes(call: ast.Call) -> bool:
+    """``x.std(axis=1)``, ``np.max(x, axis=(1, 2))``, ``t.mean(dim=2)``: reduced along axes that are
+    all positive, a record's own values (``axis=-1`` is left out: of 1-D data it is axis 0)."""
+    axis: ast.expr | None = next((k.value for k in call.keywords if k.arg in {"axis", "dim"}), None)
+    if axis is None:
+        lib = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
+            and call.func.value.id in _LIBS
+        position = 1 if lib else 0
+        if len(call.args) > position:
+            axis = call.args[position]
+    if axis is None:
+        return False
+    elts = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
+    return bool(elts) and all(isinstance(e, ast.Constant) and type(e.value) is int and e.value >= 1 for e in elts)
 
 
 _DRAWS = frozenset({"randn", "rand", "normal", "uniform", "multivariate_normal", "make_classification",
