@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import ast
 
-import re
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -37,10 +35,6 @@ _NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout
 
 #: calls that build a new array or table (the synthetic output under construction, not the private data)
 _CONSTRUCTORS = frozenset({"DataFrame", "zeros", "empty", "ones", "full", "zeros_like", "empty_like", "Dataset"})
-
-
-_LOCAL_DP_WORDS = frozenset({"ldp", "oue", "olh", "grr", "rappor", "localdp"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _dataset(expr: cst.BaseExpression | None) -> str | None:
@@ -104,17 +98,6 @@ class SyntheticRowsPrivateCount(Rule):
         return "len" in facts.called or ".shape" in facts.source
 
     VALID = (
-        # local DP: each user's trajectory is perturbed by an OUE client, so the server knows how many
-        # users reported and the synthetic set may have that many rows
-        """
-def release(trajectories, epsilon, oracle):
-    server = oracle.OUEServer(epsilon, 64)
-    client = oracle.OUEClient(epsilon, 64)
-    for t in trajectories:
-        server.aggregate(client.privatise(len(t)))
-    server.adjust()
-    return generate_synthetic_trajectories(server.adjusted_data, len(trajectories))
-""",
         # the row count of the synthetic frame under construction (built from zeros) and of its groups
         """
 import numpy as np
@@ -192,14 +175,6 @@ def shuffle_private(df, epsilon, laplace):
     )
 
     INVALID = (
-        # twin: the same synthesis from a central noisy histogram of the trajectories' lengths
-        """
-import numpy as np
-def release(trajectories, epsilon):
-    lengths = np.bincount([len(t) for t in trajectories], minlength=64)
-    noisy = lengths + np.random.laplace(0, 1 / epsilon, 64)
-    return generate_synthetic_trajectories(noisy, len(trajectories))  # <-
-""",
         # a project's own synthesis function given len() of the private trajectories
         """
 import numpy as np
@@ -289,22 +264,12 @@ def synthesize(input_df, description_file, epsilon):
         if count is None:
             return
         size = self._private_count(count)
-        if size is None or not self.ctx.analysis.in_dp_context(node) or self._local_dp():
+        if size is None or not self.ctx.analysis.in_dp_context(node):
             return
         self.report(node, f"the synthetic data is sampled with exactly {size} rows, the private record count: "
                           "under add/remove neighbouring n is private, so the length of the released table "
                           "reveals it without noise, outside the ε the synthesizer spends; sample a fixed public "
                           "number of rows or a noisy count paid from the budget")
-
-    def _local_dp(self) -> bool:
-        """The module perturbs each user's record on the client (a local-DP frequency oracle: ``ldp``, OUE,
-        OLH, GRR, RAPPOR): the server sees one report per user, so the number of users is public."""
-        cached = getattr(self, "_local_dp_cached", None)
-        if cached is None:
-            cached = any(words(token) & _LOCAL_DP_WORDS or token.lower().startswith(tuple(_LOCAL_DP_WORDS))
-                         for token in set(_IDENTIFIER.findall(self.ctx.source)))
-            self._local_dp_cached = cached
-        return cached
 
     def _count_into_synthesizer(self, node: cst.Call, name: str) -> None:
         """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``: the exact
@@ -319,7 +284,7 @@ def synthesize(input_df, description_file, epsilon):
                 size = _record_count(arg.value)
                 if size is not None and self._built_locally(node, size):
                     continue
-                if size is not None and self.ctx.analysis.in_dp_context(node) and not self._local_dp():
+                if size is not None and self.ctx.analysis.in_dp_context(node):
                     self.report(arg.value, f"the private record count `{self.ctx.analysis.code(arg.value).strip()}` is "
                                            f"handed to `{name}`, a DP synthesizer, as its number of rows: the released "
                                            "table then has exactly n rows, and n is private under add/remove "
