@@ -317,6 +317,10 @@ class SubsamplingAssumed(Rule):
         "Fix: draw each batch by Poisson sampling (keep every record with probability q), or "
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
+        " Also reported: a cursor over a shuffled order (`next_batch`, `next_train_batch`) against an Opacus "
+        "optimizer-hook accountant (only in functions that step the hooked optimizer), and a rate computed in"
+        " the branch that turns Poisson sampling off but handed to the accountant after it. Not reported: "
+        "`poisson_sampling=False` whose ε is only asserted (a unit test)."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",

@@ -144,6 +144,8 @@ class NoNoisePath(Rule):
         "(an optimizer's `eps` tolerance). "
         "Fix: clip and noise inside the function that takes the budget (or drop the DP label), "
         "and use the noised copy — return it or load it — instead of the original."
+        " A noise draw stored in a local that is never read, beside a value named as noised (`noised_grads = "
+        "summed_grads  # + noise`), is reported too."
     )
     TRIGGERS = ("eps", "noise", "normal(", "laplace(", "randn")
     #: checked in ``leave_Module``: a branch that clips and noises is DP code whatever its module says
