@@ -568,6 +568,59 @@ def generate_plotting_data(pairs, nsim, epsilon):
                 lower_dict[cs.name] = lower_dict.get(cs.name, 0) + lower / nsim
     return lower_dict
 """,
+        # post-processing: the partition is the output of a helper handed the budget, so the number of
+        # its blocks (sizing the next noisy release) is computed from a DP output
+        """
+import numpy as np
+def block_counts(adj, graph, epsilon):
+    part = partition_with_budget(graph, epsilon=epsilon / 2)
+    member = np.array(list(part.values()))
+    k = max(member) + 1
+    counts = np.array([adj[member == i].sum() for i in range(k)])
+    return counts + np.random.laplace(0, 2 / epsilon, k)
+""",
+        # post-processing: clusters found on the Laplace-noised matrix, their count sizes the release
+        """
+import numpy as np
+from numpy.random import laplace
+def coarse_release(mat, epsilon):
+    mat2 = mat + laplace(0, 1 / epsilon, mat.shape)
+    groups = cluster_rows(mat2)
+    k = max(groups.values()) + 1
+    return np.zeros(k) + laplace(0, 1 / epsilon, k)
+""",
+        # observed hash buckets completed over the whole bucket universe before the noise
+        """
+import numpy as np
+def hashed_histogram(df, c, m, epsilon):
+    buckets = df[c].map(lambda v: hash(v) % m)
+    counts = buckets.value_counts().to_dict()
+    for idx in range(m):
+        counts.setdefault(idx, 0.0)
+    return {b: cnt + np.random.laplace(0, 1 / epsilon) for b, cnt in counts.items()}
+""",
+        # the observed groups only select the rows each is demeaned over: the output has one row per record
+        """
+import numpy as np
+def within(data, groups):
+    out = data.copy().astype(float)
+    for g in np.unique(groups):
+        mask = groups == g
+        out[mask] = data[mask] - np.mean(data[mask], axis=0)
+    return out
+def dp_xtx(X, groups, epsilon):
+    Xw = within(X, groups)
+    return Xw.T @ Xw + np.random.laplace(0, 1 / epsilon, (X.shape[1], X.shape[1]))
+""",
+        # the softmax of the exponential mechanism shifted by the scores' maximum: the shift cancels
+        """
+import numpy as np
+def pick_community(coms, incr, epsilon):
+    inc = np.array(incr) * epsilon / 2
+    top = max(np.max(inc), 0)
+    w = np.exp(inc - top)
+    return np.random.choice(coms, p=w / np.sum(w))
+""",
     )
 
     INVALID = (
@@ -790,6 +843,71 @@ class Sampler:
         keys = list(self.freq)
         w = np.array([np.exp(self.epsilon * self.freq[k] / 2) for k in keys])
         return np.random.choice(keys, p=w / w.sum())
+""",
+        # the twins: the partition computed on the records without a budget sizes the release
+        """
+import numpy as np
+def block_counts(adj, graph, epsilon):
+    part = louvain_partition(graph)
+    member = np.array(list(part.values()))
+    k = max(member) + 1  # <-
+    counts = np.array([adj[member == i].sum() for i in range(k)])
+    return counts + np.random.laplace(0, 2 / epsilon, k)
+""",
+        """
+import numpy as np
+from numpy.random import laplace
+def coarse_release(mat, epsilon):
+    groups = cluster_rows(mat)
+    k = max(groups.values()) + 1  # <-
+    return np.zeros(k) + laplace(0, 1 / epsilon, k)
+""",
+        # the twins: the "completion" runs over the observed keys, or up to the data's own maximum
+        """
+import numpy as np
+def hashed_histogram(df, c, m, epsilon):
+    buckets = df[c].map(lambda v: hash(v) % m)
+    counts = buckets.value_counts().to_dict()  # <-
+    for idx in list(counts):
+        counts.setdefault(idx, 0.0)
+    return {b: cnt + np.random.laplace(0, 1 / epsilon) for b, cnt in counts.items()}
+""",
+        """
+import numpy as np
+def level_histogram(df, c, epsilon):
+    counts = df[c].value_counts().to_dict()  # <-
+    for idx in range(df[c].max() + 1):
+        counts.setdefault(idx, 0.0)
+    return {b: cnt + np.random.laplace(0, 1 / epsilon) for b, cnt in counts.items()}
+""",
+        # the twin: one noisy mean per observed group is released (the groups set the output's length)
+        """
+import numpy as np
+def group_means(data, groups, epsilon):
+    out = []
+    for g in np.unique(groups):  # <-
+        mask = groups == g
+        out.append(np.mean(data[mask]) + np.random.laplace(0, 1 / epsilon))
+    return out
+""",
+        # the other observed category picked out by an inequality mask: still the data's own alphabet
+        """
+import numpy as np
+def randomized_response_binary(values, epsilon):
+    cats = np.unique(values)  # <-
+    positive = cats[0]
+    negative = cats[cats != positive][0]
+    keep = np.random.rand(len(values)) < np.exp(epsilon) / (np.exp(epsilon) + 1)
+    return np.where(keep == (values == positive), positive, negative)
+""",
+        # the scores' maximum used as a divisor, not a shift: the probabilities depend on it
+        """
+import numpy as np
+def pick_community(coms, incr, epsilon):
+    inc = np.array(incr) * epsilon / 2
+    top = max(np.max(inc), 0)  # <-
+    w = np.exp(inc / top)
+    return np.random.choice(coms, p=w / np.sum(w))
 """,
     )
 

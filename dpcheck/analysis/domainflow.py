@@ -92,11 +92,15 @@ class Flow:
     encoders: set[str] = field(default_factory=set)
     #: names holding records a mechanism randomised in place, and values built from them
     randomised: set[str] = field(default_factory=set)
+    #: names bound to an equality test on the records (``mask = groups == g``): a row selection
+    masks: set[str] = field(default_factory=set)
+    #: maxima kept in a name only ever subtracted from what they are the maximum of (a softmax's shift)
+    shifts: set[cst.CSTNode] = field(default_factory=set)
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
         out: set[cst.BaseExpression] = set()
-        direct, lookups = carried(expr)
+        direct, lookups = carried(expr, frozenset(self.masks))
         for name in direct:
             out |= self.taint.get(name, set())
         for name in lookups - direct:
@@ -123,10 +127,23 @@ _CARRY = frozenset({
 })
 
 
-def carried(expr: cst.CSTNode) -> tuple[set[str], set[str]]:
+def _selects_rows(index: cst.BaseExpression, masks: frozenset[str]) -> bool:
+    """``x[groups == g]`` / ``x[mask]`` with a mask so bound: the rows picked are records, whichever key
+    picked them."""
+    return _equality(index) or isinstance(index, cst.Name) and index.value in masks
+
+
+def _equality(expr: cst.BaseExpression) -> bool:
+    """``groups == g``: the rows holding one key (``cats[cats != c]`` keeps the other observed values)."""
+    return isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
+        and isinstance(expr.comparisons[0].operator, cst.Equal)
+
+
+def carried(expr: cst.CSTNode, masks: frozenset[str] = frozenset()) -> tuple[set[str], set[str]]:
     """Names whose value ``expr`` carries, and names it only looks entries up in (``c[k]``,
     ``c.get(k)``). Like ``value_refs``, but a call outside ``_CARRY`` carries only its receiver
-    (``x.tolist()`` carries x, ``Model(k)`` carries nothing)."""
+    (``x.tolist()`` carries x, ``Model(k)`` carries nothing), and a row selection by a boolean mask
+    (``masks``) carries the rows, not the key of the mask."""
     out: set[str] = set()
     lookups: set[str] = set()
     stack: list[cst.CSTNode] = [expr]
@@ -135,7 +152,8 @@ def carried(expr: cst.CSTNode) -> tuple[set[str], set[str]]:
         kind = type(node)
         if kind is cst.Subscript and dotted(node.value) is not None:  # type: ignore[attr-defined]
             lookups.add(dotted(node.value))  # type: ignore[arg-type, attr-defined]
-            stack.extend(node.slice)  # type: ignore[attr-defined]
+            stack.extend(el for el in node.slice  # type: ignore[attr-defined]
+                         if not (isinstance(el.slice, cst.Index) and _selects_rows(el.slice.value, masks)))
             continue
         if kind is cst.Call:
             func = node.func  # type: ignore[attr-defined]
@@ -293,7 +311,7 @@ def _edges_given(call: cst.Call, flow: Flow) -> bool:
 
 def _domain_calls(expr: cst.CSTNode, flow: Flow) -> set[cst.BaseExpression]:
     out: set[cst.BaseExpression] = set()
-    shifts: set[cst.CSTNode] = set()
+    shifts: set[cst.CSTNode] = set(flow.shifts)
     for n in walk(expr, into_scopes=False):
         if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract):
             shifted = _max_of(n.right)
@@ -362,6 +380,26 @@ def _random(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and "random" in (dotted(n.func) or "").split(".") for n in walk(expr))
 
 
+def _given_budget(call: cst.Call) -> bool:
+    """``community_init(g, epsilon=e1)``, ``private_partition(x, eps)``: a project helper (not a library
+    array call) handed a privacy budget returns that mechanism's output."""
+    if call_name(call) in _CARRY or (dotted(call.func) or "").split(".")[0] in _LIB_ROOTS:
+        return False
+    for arg in call.args:
+        if arg.keyword is not None and words(arg.keyword.value) & BUDGET_WORDS:
+            return True
+        if arg.keyword is None and isinstance(arg.value, cst.Name) and words(arg.value.value) & BUDGET_WORDS:
+            return True
+    return False
+
+
+def _dp_output(expr: cst.CSTNode) -> bool:
+    """Is ``expr`` (or a part of it) noise drawn for a release or a mechanism's output? What is computed
+    from it is post-processing, not a read of the records."""
+    return any(isinstance(n, cst.Call) and (call_name(n) in NOISE_DRAWS or is_mechanism(n) or _given_budget(n))
+               for n in walk(expr, into_scopes=False))
+
+
 def _onto_domain(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and call_name(n) in _ONTO_DOMAIN for n in walk(expr))
 
@@ -398,9 +436,9 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
         for t in targets:
             flow.taint.setdefault(t, set()).update(srcs)
         return
-    if _random(value) or value_refs(value) & flow.randomised:
+    if _random(value) or value_refs(value) & flow.randomised or _dp_output(value):
         flow.private -= targets
-        if not _random(value):
+        if not _random(value) or _dp_output(value):
             flow.randomised |= targets
     elif _loads(value):
         flow.private |= {t for t in targets if not _not_data(t)}
@@ -480,12 +518,63 @@ def _picked_from(fn: cst.FunctionDef) -> set[str]:
     return out
 
 
+def _shift_maxima(fn: Scope) -> set[cst.CSTNode]:
+    """``m = max(np.max(s), 0); np.exp(s - m)``: a maximum of ``s`` put in a name that is used only as
+    ``s - m``. Subtracting one constant from every score cancels in the normalised probabilities, so the
+    maximum shapes nothing that is released."""
+    out: set[cst.CSTNode] = set()
+    uses: dict[str, int] = {}
+    for node in walk(body_of(fn), into_scopes=False):
+        if isinstance(node, cst.Name):
+            uses[node.value] = uses.get(node.value, 0) + 1
+    for stmt in statements(fn):
+        if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0].target, cst.Name)):
+            continue
+        name = stmt.targets[0].target.value
+        value = stmt.value
+        if isinstance(value, cst.Call) and call_name(value) in ("max", "maximum") and len(value.args) == 2 \
+                and isinstance(value.args[1].value, (cst.Integer, cst.Float)):
+            value = value.args[0].value  # ``max(m, 0)``: the shift kept non-negative
+        subject = _max_of(value)
+        if subject is None:
+            continue
+        shifted = [n for n in walk(body_of(fn), into_scopes=False)
+                   if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
+                   and isinstance(n.right, cst.Name) and n.right.value == name and n.left.deep_equals(subject)]
+        if shifted and len(shifted) == uses.get(name, 0) - 1:  # every read of the name is ``subject - name``
+            out.add(value)
+    return out
+
+
+def _completed(loop: cst.For, flow: Flow) -> set[str]:
+    """Mappings of observed keys that ``loop`` completes over a public universe: it runs over something not
+    read from the records (``range(m)``, a declared domain) and fills each key that is missing
+    (``counts.setdefault(key, 0)``, ``counts[key] = counts.get(key, 0)``). Afterwards the keys no longer
+    depend on which values occur."""
+    numbered = isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "range"
+    if flow.sources(loop.iter) or not numbered and value_refs(loop.iter) & flow.private:
+        return set()
+    out: set[str] = set()
+    for node in walk(loop.body, into_scopes=False):
+        if isinstance(node, cst.Call) and call_name(node) == "setdefault" and isinstance(node.func, cst.Attribute) \
+                and len(node.args) == 2:
+            out.add(dotted(node.func.value) or "")
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and call_name(node.value) == "get" \
+                and isinstance(node.value.func, cst.Attribute) and len(node.value.args) == 2:
+            owner = dotted(node.value.func.value)
+            if owner is not None and any(isinstance(t.target, cst.Subscript) and dotted(t.target.value) == owner
+                                         for t in node.targets):
+                out.add(owner)
+    return out & flow.taint.keys()
+
+
 def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None,
                   records: frozenset[str] = frozenset()) -> Flow:
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
     records are its parameters, what it loads from files, and the module's ``records`` (globals
     holding loaded data) it does not shadow with a parameter."""
-    flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()})
+    flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()}, shifts=_shift_maxima(fn))
     if isinstance(fn, cst.FunctionDef):
         params = param_names(fn)
         flow.private = {p for p in params if not _not_data(p) and p not in _picked_from(fn)} \
@@ -505,6 +594,9 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     seen = {t}
                 flow.taint.setdefault(dotted(t.value), set()).update(seen)  # type: ignore[arg-type]
             if isinstance(stmt, cst.Assign):
+                if _equality(stmt.value):
+                    flow.masks |= {n for t in stmt.targets if isinstance(t.target, cst.Name)
+                                   for n in target_names(t.target)}
                 names: set[str] = set()
                 for t in stmt.targets:
                     names |= target_names(t.target)
@@ -520,6 +612,12 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                 _bind(flow, target_names(stmt.target), stmt.value)
             elif isinstance(stmt, cst.For):
                 _bind(flow, target_names(stmt.target), stmt.iter)
+                for name in _completed(stmt, flow):
+                    kept = {src for src in flow.taint[name] if flow.kind(src) == "range"}
+                    if kept:
+                        flow.taint[name] = kept
+                    else:
+                        del flow.taint[name]
             elif isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call):
                 call = stmt.value
                 if call_name(call) in ("append", "extend", "add") and isinstance(call.func, cst.Attribute) \
