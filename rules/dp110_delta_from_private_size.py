@@ -133,13 +133,10 @@ class DeltaFromPrivateSize(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a δ- or sensitivity-named assignment target or keyword whose value divides,
-        raises to a power or calls ``pow``, in a module with a ``len`` call, a ``shape`` read or a
-        fitted record-count attribute (``n_records_fit_``); or a call with a budget and a ``len(...)``
+        raises to a power or calls ``pow``; or a call with a budget and a ``len(...)``
         argument in a module that divides a constant by something."""
-        size_parameter = any(_record_count_name(a.arg) for a in facts.nodes(ast.arg))  # type: ignore[attr-defined]
-        if not ("len" in facts.called or "shape" in facts.source or _FITTED_COUNT_TEXT.search(facts.source)
-                or size_parameter):
-            return False
+        # no precondition on how the count is read: counts come from ``len``, ``shape``, fitted
+        # attributes, count-named parameters and counts read off data objects (``mask.sum()``)
         values = [n.value for n in facts.nodes(ast.keyword)  # type: ignore[attr-defined]
                   if n.arg in _DELTA_KEYWORDS or n.arg in _SENSITIVITY_KEYWORDS]  # type: ignore[attr-defined]
         deltas = [n.value for n in facts.nodes(ast.keyword) if n.arg in _DELTA_KEYWORDS]  # type: ignore[attr-defined]
