@@ -19,7 +19,6 @@ _SENSITIVITY_KEYWORDS = frozenset({"sensitivity", "l1_sensitivity", "l2_sensitiv
 #: a fitted attribute counting the records it was fitted on (sklearn's trailing underscore:
 #: ``n_records_fit_``, ``n_samples_seen_``, ``num_examples_``): the private record count
 _FITTED_COUNT = re.compile(r"^(?:n|num|number_of)_(?:records|samples|rows|examples|obs|observations)\w*_$")
-_FITTED_COUNT_TEXT = re.compile(r"\b(?:n|num|number_of)_(?:records|samples|rows|examples|obs|observations)\w*_\b")
 #: a dataset name that is not the private training data (a held-out, public or synthetic set)
 _NOT_TRAINING = frozenset({"test", "val", "valid", "validation", "eval", "dev", "holdout", "batch", "loader",
                            "public", "synthetic", "synth", "fake", "generated"})
