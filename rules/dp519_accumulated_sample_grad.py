@@ -21,6 +21,16 @@ def _zeroes(body: cst.CSTNode) -> bool:
     return False
 
 
+def _fresh_leaves(body: cst.CSTNode, backward_line: int, line_of) -> set[str]:  # type: ignore[no-untyped-def]
+    """Names (re)bound inside the loop body before the ``backward``: a tensor created afresh each
+    iteration starts with no ``.grad``, so reading it after the backward is that iteration's gradient."""
+    out: set[str] = set()
+    for node in walk(body):
+        if isinstance(node, cst.Assign) and line_of(node) < backward_line:
+            out.update(t.target.value for t in node.targets if isinstance(t.target, cst.Name))
+    return out
+
+
 def _grad_read(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "grad"
 
@@ -92,9 +102,34 @@ def dp_grads(model, loss_fn, batch, clip, sigma):
             p.grad.zero_()
     return out
 """,
+        # a leaf tensor created afresh in each iteration: its .grad holds that iteration's gradient only
+        """
+import torch
+def per_example_input_grads(model, loss_fn, examples, clip, sigma):
+    out = []
+    for x in examples:
+        leaf = x.detach().clone().requires_grad_(True)
+        loss_fn(model(leaf)).backward()
+        g = leaf.grad.detach()
+        out.append(g * min(1.0, clip / float(g.norm())))
+    return torch.stack(out).sum(0) + torch.normal(0.0, sigma * clip, out[0].shape)
+""",
     )
 
     INVALID = (
+        # the same input gradients, but the leaf is created once before the loop: .grad accumulates
+        """
+import torch
+def per_example_input_grads(model, loss_fn, examples, clip, sigma):
+    out = []
+    leaf = examples[0].detach().clone().requires_grad_(True)
+    for x in examples:
+        leaf.data.copy_(x)
+        loss_fn(model(leaf)).backward()  # <-
+        g = leaf.grad.detach()
+        out.append(g * min(1.0, clip / float(g.norm())))
+    return torch.stack(out).sum(0) + torch.normal(0.0, sigma * clip, out[0].shape)
+""",
         # the LU-zhw323 shape, spelled with a list and clip_grad_norm_
         """
 from torch.nn.utils import clip_grad_norm_
@@ -153,8 +188,10 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
         if _zeroes(loop.body):
             return
         line = fa.line_of(node)
+        fresh = _fresh_leaves(loop.body, line, fa.line_of)
         for sub in walk(loop.body):
-            if _grad_read(sub) and fa.line_of(sub) > line and self._kept(sub):
+            if _grad_read(sub) and fa.line_of(sub) > line and not (
+                    isinstance(sub.value, cst.Name) and sub.value.value in fresh) and self._kept(sub):
                 self.report(
                     node,
                     "`backward()` adds into `.grad`, and this loop never zeroes it: the gradient read "
