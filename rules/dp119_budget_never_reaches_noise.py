@@ -2,10 +2,13 @@
 assigned and never read, or an ε sweep whose loop variable is only printed."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, last_name, number, param_names, target_nodes, walk, words
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.rule import Rule
 
 _BUDGET = frozenset({"epsilon", "eps", "budget", "rho", "epsilons"})
@@ -93,6 +96,12 @@ class BudgetNeverReachesNoise(Rule):
     )
     TRIGGERS = ("eps", "budget", "rho")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """Every shape needs a noise draw (an unread scale in a function that draws) or a loop (a
+        sweep, or a share computed before a loop of releases)."""
+        return facts.calls_any(_DRAWS) or bool(facts.nodes(ast.For, ast.AsyncFor, ast.While))
 
     VALID = (
         # a sweep over result folders: the budget only fills a path template, no private run inside

@@ -2019,6 +2019,8 @@ def _ast_may_scale(facts: AstFacts, call: ast.Call) -> bool:
             return True
         if isinstance(parent, (ast.Dict, ast.DictComp)):
             return True
+        if isinstance(parent, ast.keyword):  # a bound-named keyword (``lower=df[c].min()``)
+            return True
         parent = facts.parents.get(parent)
     if isinstance(parent, ast.Return):  # ``_returned_as_sensitivity``
         fn = facts.enclosing_function(call)
