@@ -9,7 +9,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.syntax import call_name, call_params, number, param_names, walk, words
-from dpcheck.analysis.deadcode import commented_out_functions
+from dpcheck.analysis.deadcode import outside_dead_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -533,12 +533,8 @@ class DPGAN:
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        dead = commented_out_functions(original_node, self.ctx.source)
-        if not dead:
-            return
-        top = {id(s) for s in original_node.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
-        fa = self.ctx.analysis
-        self.reports[:] = [r for r in self.reports if not any(id(a) in top for a in fa.ancestors(r.node))]
+        self.reports[:] = outside_dead_functions(self.reports, original_node, self.ctx.source,
+                                                 self.ctx.analysis.ancestors)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:

@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
-from dpcheck.analysis.deadcode import commented_out_functions
+from dpcheck.analysis.deadcode import outside_dead_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -1968,10 +1968,7 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                               "refuse to run without Poisson sampling")
         binomial = {id(node) for node, kind in self._self_claimed if "binomial" in kind}
         self.reports[:] = [r for r in self.reports if id(r.node) in binomial or fa.in_dp_context(r.node)]
-        dead = commented_out_functions(original_node, self.ctx.source)
-        if dead:
-            top = {id(s) for s in original_node.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
-            self.reports[:] = [r for r in self.reports if not any(id(a) in top for a in fa.ancestors(r.node))]
+        self.reports[:] = outside_dead_functions(self.reports, original_node, self.ctx.source, fa.ancestors)
 
     def _report_batches(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
         if self._poisson_selection is not None:

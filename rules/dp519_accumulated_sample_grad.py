@@ -1,6 +1,8 @@
 """DP519: "per-sample" gradients read from ``.grad`` in a loop that never zeroes it (running sums)."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -21,7 +23,7 @@ def _zeroes(body: cst.CSTNode) -> bool:
     return False
 
 
-def _fresh_leaves(body: cst.CSTNode, backward_line: int, line_of) -> set[str]:  # type: ignore[no-untyped-def]
+def _fresh_leaves(body: cst.CSTNode, backward_line: int, line_of: Callable[[cst.CSTNode], int]) -> set[str]:
     """Names (re)bound inside the loop body before the ``backward``: a tensor created afresh each
     iteration starts with no ``.grad``, so reading it after the backward is that iteration's gradient."""
     out: set[str] = set()

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 import libcst as cst
+
+from dpcheck.analysis.syntax import walk
 
 
 def _main_guarded(module: cst.Module) -> bool:
@@ -16,23 +20,14 @@ def _main_guarded(module: cst.Module) -> bool:
     return False
 
 
-class _Names(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: list[str] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.names.append(node.attr.value)
-
-
 def _mentions(node: cst.CSTNode) -> dict[str, int]:
-    visitor = _Names()
-    node.visit(visitor)
+    """How often each name occurs (an attribute's name twice: as the attribute and as its ``Name``)."""
     counts: dict[str, int] = {}
-    for name in visitor.names:
-        counts[name] = counts.get(name, 0) + 1
+    for sub in walk(node):
+        if isinstance(sub, cst.Name):
+            counts[sub.value] = counts.get(sub.value, 0) + 1
+        elif isinstance(sub, cst.Attribute):
+            counts[sub.attr.value] = counts.get(sub.attr.value, 0) + 1
     return counts
 
 
@@ -61,3 +56,18 @@ def commented_out_functions(module: cst.Module, source: str) -> frozenset[str]:
                 dead.add(name)
                 changed = True
     return frozenset(dead)
+
+
+R = TypeVar("R")
+
+
+def outside_dead_functions(reports: list[R], module: cst.Module, source: str,
+                           ancestors: Callable[[cst.CSTNode], Iterable[cst.CSTNode]]) -> list[R]:
+    """``reports`` (anything with a ``node``) less those inside ``commented_out_functions``."""
+    if not reports:
+        return reports
+    dead = commented_out_functions(module, source)
+    if not dead:
+        return reports
+    top = {id(s) for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
+    return [r for r in reports if not any(id(a) in top for a in ancestors(r.node))]  # type: ignore[attr-defined]
