@@ -121,6 +121,7 @@ _MEASURING_WORDS = frozenset({
 #: words of a function (not a module: a ``validate.py`` script may train) that profiles the data,
 #: validates an upload (without raising) or scores re-identification risk
 _DESCRIBING_WORDS = frozenset({"profile", "profiling", "validate", "validator", "risk", "dcr", "nndr"})
+_SYNTHETIC_WORDS = frozenset({"syn", "synth", "synthetic", "fake", "generated"})
 
 
 def _scope_words(name: str) -> set[str]:
@@ -155,5 +156,3 @@ def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
                 return False
     return True
 
-
-_SYNTHETIC_WORDS = frozenset({"syn", "synth", "synthetic", "fake", "generated"})
