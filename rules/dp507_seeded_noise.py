@@ -20,6 +20,18 @@ _NOISE_METHODS = frozenset({
 _DERIVED_WORDS = frozenset({"round", "rnd", "client", "cid", "rank", "epoch", "iteration", "step", "worker",
                             "partition", "party", "user", "id", "idx"})
 _NOISE_SEED_WORDS = frozenset({"noise", "dp", "privacy", "laplace", "gaussian", "mechanism"})
+#: the global generator a seeding call fixes, by receiver, and the draws from it
+_GLOBAL_FAMILIES = {"np.random": "numpy", "numpy.random": "numpy", "random": "random", "torch": "torch",
+                    "torch.cuda": "torch"}
+_GLOBAL_DRAWS = frozenset({
+    "laplace", "normal", "gumbel", "exponential", "standard_normal", "randn", "rand", "random", "uniform",
+    "binomial", "geometric", "choice", "gauss", "normalvariate", "expovariate", "randint", "random_sample",
+    "randn_like", "rand_like", "normal_", "bernoulli", "multinomial", "poisson", "standard_exponential",
+})
+#: words of a function whose own draws are a privacy mechanism's randomness
+_MECHANISM_FUNCTION_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "perturbation",
+                                       "perturbed", "privatize", "privatise", "randomize", "randomise", "ldp",
+                                       "staircase", "mechanism", "sanitize", "sanitise", "obfuscate"})
 
 
 #: words of a parameter that makes a noise draw a privacy mechanism
@@ -191,6 +203,45 @@ def noisy_counts(counts, epsilon, seed=None):
     rand = np.random.RandomState(seed)
     return counts + rand.laplace(0, 1 / epsilon, size=len(counts))
 """,
+        # experiment seeding: the entry point fixes the seed, a separate training function draws the noise
+        """
+import numpy as np
+def train(X, sigma, clip):
+    g = X.mean(0)
+    return g + np.random.normal(0, sigma * clip, g.shape)
+
+def main(epsilon):
+    np.random.seed(0)
+    X = np.random.rand(100, 3)
+    return train(X, 1.0 / epsilon, 1.0)
+""",
+        # a library module's demo block seeds the data it perturbs for a printout
+        """
+import numpy as np
+class LaplaceEncoder:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def encode(self, v, sensitivity):
+        return v + np.random.laplace(0, sensitivity / self.epsilon, len(v))
+
+if __name__ == "__main__":
+    np.random.seed(0)
+    print(LaplaceEncoder(1.0).encode(np.random.uniform(0, 1, 10), 1.0))
+""",
+        # the caller chooses the seed (no constant default): the reseed is the caller's decision
+        """
+import numpy as np
+def perturb_counts(counts, epsilon, seed):
+    np.random.seed(seed)
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+""",
+        # a constant reseed that only generates a synthetic data set (no ε, not a noise function)
+        """
+import numpy as np
+def make_clients(n_users, alpha):
+    np.random.seed(7)
+    return [np.random.normal(0, alpha, 5) for _ in range(n_users)]
+""",
     )
 
     INVALID = (
@@ -264,19 +315,214 @@ def client_noise(update, clip, noise_multiplier, master_seed, client_id, rnd):
     rng = np.random.default_rng(master_seed + client_id * 1000 + rnd)  # <-
     return update + rng.normal(0, noise_multiplier * clip, size=update.shape)
 """,
+        # a noise helper reseeds the global generator with a literal on every call (DP-Loc preproc.py)
+        """
+import numpy as np
+def noisy_ranking(hist, scale):
+    counts = np.asarray([c for _, c in hist], dtype=float)
+    np.random.seed(7)  # <-
+    counts = counts + np.random.normal(0, scale, len(counts))
+    return counts.argsort()
+def publish(hist, sigma, thres, p_eps):
+    return noisy_ranking(hist, sigma * thres)
+""",
+        # a seeding helper with a constant default, called first by the mechanism (location_privacy)
+        """
+import random
+import numpy as np
+def fix_seeds(seed=2024):
+    np.random.seed(seed)
+    random.seed(seed)
+def planar_laplace_offsets(n, epsilon):
+    fix_seeds()  # <-
+    out = []
+    for _ in range(n):
+        theta = np.random.uniform(0, 2 * np.pi)
+        r = np.random.gamma(2, 1 / epsilon)
+        out.append((r * np.cos(theta), r * np.sin(theta)))
+    return out
+""",
+        # the helper reseeds, and its caller draws the noise right after calling it
+        """
+import numpy as np
+def fix_seeds(seed=3):
+    np.random.seed(seed)
+def grid(epsilon, width):
+    fix_seeds()  # <-
+    return np.linspace(0, width, 10) * epsilon
+def draw_offset(epsilon, width):
+    cells = grid(epsilon, width)
+    return cells[np.random.randint(10)] + np.random.rand()
+""",
+        # randomised response on graph edges after a reseed with a literal (DPGNN/LinkTeller Attacker)
+        """
+import numpy as np
+class EdgeRR:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def flip_edges(self, adj):
+        keep = 2 / (np.exp(self.epsilon) + 1)
+        np.random.seed(99)  # <-
+        mask = np.random.binomial(1, keep, adj.shape)
+        return np.where(mask == 1, np.random.binomial(1, 0.5, adj.shape), adj)
+""",
+        # a script seeds the global generator at module level; its own mechanism draws from it
+        """
+import random
+import numpy as np
+np.random.seed(2023)
+random.seed(2023)  # <-
+def ldp_oue_perturb(bit_vector, epsilon):
+    q = 1 / (np.exp(epsilon) + 1)
+    return [int(random.random() < (0.5 if b else q)) for b in bit_vector]
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if not (name in _GENERATORS or name in _GLOBAL_SEEDS):
+        helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS or node.args else self._seeding_helper(node)
+        if not (name in _GENERATORS or name in _GLOBAL_SEEDS or helper):
             return
         fa = self.ctx.analysis
-        if self._test_code(node) or (not fa.in_dp_context(node) and not self._dp_class(node)):
+        if self._test_code(node):
             return
-        if name in _GENERATORS:
+        if not fa.in_dp_context(node) and not self._dp_class(node):
+            if (helper or name in _GLOBAL_SEEDS) and (fa.has_dp_code() or self._noise_function_draw(node)):
+                pass  # a noise function's own reseed in a module that releases noisy statistics
+            else:
+                return
+        if helper:
+            self._constant_global_seed(node, helper, f"`{name}()`, which seeds the global generator with a constant")
+        elif name in _GENERATORS:
             self._generator(node, name)
         elif name in _GLOBAL_SEEDS and isinstance(node.func, cst.Attribute):
-            self._global_seed(node, name)
+            family = self._family(node)
+            if family is not None and number(_seed_arg(node)) is not None:
+                self._constant_global_seed(node, {family}, f"the constant `{fa.code(_seed_arg(node))}`")  # type: ignore[arg-type]
+            else:
+                self._global_seed(node, name)
+
+    # -- a global generator seeded with a public constant before a mechanism draws from it --------
+    @staticmethod
+    def _family(call: cst.Call) -> str | None:
+        """Which global generator ``np.random.seed``/``random.seed``/``torch.manual_seed`` fixes."""
+        if not isinstance(call.func, cst.Attribute):
+            return None
+        receiver, name = dotted(call.func.value) or "", call.func.attr.value
+        if name == "seed" and receiver in ("np.random", "numpy.random", "random"):
+            return _GLOBAL_FAMILIES[receiver]
+        if name in ("manual_seed", "manual_seed_all") and receiver in ("torch", "torch.cuda"):
+            return "torch"
+        return None
+
+    def _seeding_helper(self, call: cst.Call) -> set[str]:
+        """The generators a zero-argument module function (``set_random_seed()``) seeds with a constant: a
+        literal, or its own parameter whose default is a literal."""
+        if not isinstance(call.func, cst.Name):
+            return set()
+        out: set[str] = set()
+        for statement in self.ctx.module.body:
+            if not (isinstance(statement, cst.FunctionDef) and statement.name.value == call.func.value):
+                continue
+            defaults = {p.name.value: p.default for p in all_params(statement)}
+            for sub in walk(statement):
+                if isinstance(sub, cst.Call) and call_name(sub) in _GLOBAL_SEEDS:
+                    family, seed = self._family(sub), _seed_arg(sub)
+                    if family is None or seed is None:
+                        continue
+                    if number(seed) is not None or (isinstance(seed, cst.Name) and number(defaults.get(seed.value))
+                                                    is not None):
+                        out.add(family)
+        return out
+
+    def _global_draws(self, scope: cst.CSTNode, families: set[str], after: int) -> list[cst.Call]:
+        fa = self.ctx.analysis
+        out = []
+        for sub in walk(scope):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and sub.func.attr.value in _GLOBAL_DRAWS and fa.line_of(sub) > after:
+                receiver = dotted(sub.func.value) or ""
+                if _GLOBAL_FAMILIES.get(receiver) in families and receiver != "torch.cuda":
+                    out.append(sub)
+        return out
+
+    def _mechanism_function(self, fn: cst.FunctionDef) -> bool:
+        """A function that is a privacy mechanism: it takes ε, reads ``self.epsilon``, or is named for noise or
+        perturbation (``add_noise_to_hist``, ``perturb_adj``)."""
+        if words(fn.name.value) & _MECHANISM_FUNCTION_WORDS:
+            return True
+        if not (any(words(p.name.value) & {"eps", "epsilon"} for p in all_params(fn)) or any(
+                isinstance(sub, cst.Attribute) and words(sub.attr.value) & {"eps", "epsilon"}
+                and dotted(sub.value) == "self" for sub in walk(fn))):
+            return False
+        # an experiment driver taking ε hands the noise to a function of its module that draws it; its own draws
+        # (a synthetic data set, a shuffle) are not the mechanism's
+        drawing = {statement.name.value for statement in self.ctx.module.body
+                   if isinstance(statement, cst.FunctionDef) and statement is not fn
+                   and self._global_draws(statement, {"numpy", "random", "torch"}, 0)}
+        return not any(isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in drawing
+                       for sub in walk(fn, into_scopes=False))
+
+    def _noise_function_draw(self, node: cst.CSTNode) -> bool:
+        """Outside recognised DP context: the seed sits in a function named for noise (``add_noise_to_hist``) that
+        draws Laplace/Gaussian noise scaled by a non-literal, in a module that names ε or σ."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not words(fn.name.value) & {"noise", "noisy", "laplace", "gaussian", "perturb"}:
+            return False
+        if not any(isinstance(sub, cst.Name) and words(sub.value.lower()) & {"eps", "epsilon", "sigma"}
+                   for sub in walk(self.ctx.module)):
+            return False
+        return any(sub.func.attr.value in ("laplace", "normal", "gumbel")  # type: ignore[attr-defined]
+                   and not self._literal_scale(sub) and len(sub.args) > 0
+                   for sub in self._global_draws(fn, {"numpy", "torch"}, fa.line_of(node)))
+
+    def _main_guard(self, node: cst.CSTNode) -> bool:
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.If) and "__main__" in fa.code(parent.test):
+                return True
+            parent = fa.parent(parent)
+        return False
+
+    def _constant_global_seed(self, node: cst.Call, families: set[str], why: str) -> None:
+        """The global generator is seeded with a public constant and a mechanism then draws its noise from it:
+        in the same function after the seed (a reseed on every call), in a caller right after calling it, or,
+        for a seed at module level, in any mechanism function of the module."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        line = fa.line_of(node)
+        if fn is None:
+            if self._main_guard(node):
+                return  # a library module's demo block
+            for statement in walk(self.ctx.module):
+                if isinstance(statement, cst.FunctionDef) and self._mechanism_function(statement) \
+                        and not statement.name.value.startswith("test"):
+                    draws = self._global_draws(statement, families, 0)
+                    if draws:
+                        self.report(node, f"the global generator is seeded at module level with {why}, and "
+                                          f"`{statement.name.value}` draws the privacy noise from it on line "
+                                          f"{fa.line_of(draws[0])}: the noise is reproducible by anyone with the "
+                                          f"code and can be subtracted; draw privacy noise from an unseeded generator")
+                        return
+            return
+        draws = self._global_draws(fn, families, line) if self._mechanism_function(fn) else []
+        if not draws:
+            for caller in walk(self.ctx.module):
+                if not isinstance(caller, cst.FunctionDef) or caller is fn or not self._mechanism_function(caller):
+                    continue
+                calls = [fa.line_of(c) for c in walk(caller, into_scopes=False) if isinstance(c, cst.Call)
+                         and isinstance(c.func, cst.Name) and c.func.value == fn.name.value]
+                if calls:
+                    draws = self._global_draws(caller, families, min(calls))
+                    if draws:
+                        break
+        if draws:
+            self.report(node, f"inside `{fn.name.value}` the global generator is reseeded with {why}, and the "
+                              f"privacy noise is drawn from it on line {fa.line_of(draws[0])}: every call draws the "
+                              f"same noise, which anyone with the code can regenerate and subtract; draw privacy "
+                              f"noise from an unseeded generator")
 
     # -- a generator object -------------------------------------------------------------------
     def _generator(self, node: cst.Call, name: str) -> None:

@@ -214,8 +214,15 @@ def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[s
                 continue
             seed = _seed_arg(call)
             fn = facts.enclosing_function(call)
+            if number(seed) is not None and name != "set_seed":
+                return True  # a global generator seeded with a literal (DP507 checks for a mechanism drawing after it)
             if not isinstance(seed, ast.Name) or fn is None:
                 continue
+            if name != "set_seed" and any(
+                    a.arg == seed.id and number(d) is not None
+                    for a, d in [*zip(fn.args.args[::-1], fn.args.defaults[::-1]),
+                                 *zip(fn.args.kwonlyargs, fn.args.kw_defaults)]):
+                return True  # ``def set_random_seed(seed=42): np.random.seed(seed)``
             if any(isinstance(n, ast.Assign) and len(n.targets) == 1 and last_name(n.targets[0]) == seed.id
                    for n in ast.walk(fn)):
                 return True
