@@ -11,6 +11,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import number as ast_number
 from dpcheck.analysis.astfacts import product_factors as ast_product_factors
 
+from dpcheck.analysis.noisedraws import user_helper_without_scale
 from dpcheck.analysis.syntax import number
 from dpcheck.rule import ScopedRule
 from dpcheck.analysis.resolver import (
@@ -70,6 +71,11 @@ class NoiseScaleInversion(ScopedRule):
         return code_gate(source, _gate_text, _quick)
 
     VALID = (
+        # the module's own ``laplace(value, epsilon)`` helper beside an exponential mechanism
+        "import math, numpy as np\n"
+        "def laplace(val, epsilon):\n    return val + np.random.laplace(0, 1e6 / epsilon)\n"
+        "def exponential(score, epsilon):\n    return math.exp(epsilon * score / 2)\n"
+        "def run(value, epsilon):\n    return laplace(value, epsilon), exponential(value, epsilon)\n",
         "import numpy as np\n"
         "def pate_label(n0, n1, lamda):\n"
         "    noisy = n1 + np.random.laplace(loc=0.0, scale=1 / lamda)\n"
@@ -173,7 +179,7 @@ class NoiseScaleInversion(ScopedRule):
 
     def visit_Call(self, node: cst.Call) -> None:
         scale = self._laplace_scale(node)
-        if scale is None:
+        if scale is None or user_helper_without_scale(node, self.ctx.analysis.callee(node), 1):
             return
         res = self.resolver
         expr, escope = res.resolve_simple(unwrap(scale, res.aliases), self.scope)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.analysis.noisedraws import last_assignment
+from dpcheck.analysis.noisedraws import last_assignment, user_helper_without_scale
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -105,6 +105,9 @@ class ScaleGrowsWithEpsilon(Rule):
         "    return np.random.exponential(2 * sensitivity / epsilon)\n",
         "import torch\ndef noise(shape, privacy_epsilon, sens):\n"
         "    return torch.distributions.Laplace(0.0, sens / privacy_epsilon).sample(shape)\n",
+        # the module's own helper named laplace: its second argument is ε, the helper divides by it
+        "import numpy as np\ndef laplace(val, epsilon):\n    return val + np.random.laplace(0, 1e6 / epsilon)\n"
+        "def run(values, epsilon):\n    return [laplace(v, epsilon) for v in values]\n",
         "import numpy as np\ndef dp_count(data, eps):\n    b = 1.0 / eps\n"
         "    return len(data) + np.random.default_rng().laplace(scale=b)\n",
         # a numerical eps next to a Gumbel draw (Gumbel-softmax), not a budget
@@ -175,6 +178,8 @@ def report_noisy_max(scores, epsilon):
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if name in _GAUSS:
+            if user_helper_without_scale(node, self.ctx.analysis.callee(node), 1):
+                return
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
             loc = number(positional[0]) if positional else None
             if loc is not None and loc != 0:
@@ -189,6 +194,8 @@ def report_noisy_max(scores, epsilon):
             return
         if name not in _LOC_SCALE and name not in _SCALE_FIRST:
             return
+        if user_helper_without_scale(node, self.ctx.analysis.callee(node), 0 if name in _SCALE_FIRST else 1):
+            return  # the module's own ``def laplace(value, epsilon)``: not a loc/scale draw
         scale = _scale_arg(node)
         if scale is None:
             self._unit_draw_times_eps(node)

@@ -15,6 +15,24 @@ PURE_DRAWS = (NOISE_DRAWS | STRONG_NOISE_DRAWS | {"normal_noise", "laplace_noise
 EPS_WORDS = frozenset({"epsilon", "eps"})
 
 
+#: parameter names a noise helper gives its scale
+_SCALE_PARAMS = frozenset({"scale", "b", "beta", "std", "stddev", "sigma", "lam", "lambda", "lambd", "lamda", "noise",
+                           "lap", "laplace", "var", "variance", "sd", "width", "spread"})
+
+
+def user_helper_without_scale(call: cst.Call, callee: cst.FunctionDef | None, index: int) -> bool:
+    """``laplace(value, epsilon)`` runs the module's own ``def laplace(val, epsilon)``: its argument at
+    ``index`` is whatever that helper names it, not a library draw's scale."""
+    if callee is None:
+        return False
+    params = [p.name.value for p in (*callee.params.posonly_params, *callee.params.params)]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        params = params[1:]
+    if any(a.keyword is not None and a.keyword.value == "scale" for a in call.args):
+        return "scale" not in params
+    return index >= len(params) or not words(params[index]) & _SCALE_PARAMS
+
+
 def is_draw(expr: cst.BaseExpression) -> bool:
     """A random draw, possibly scaled: ``np.random.normal(0, s, d)``, ``s * torch.randn(n)``."""
     if isinstance(expr, cst.Call):
