@@ -92,6 +92,9 @@ class Bug:
     why: str
     static: bool
     anchor: str
+    #: why the bug no longer counts (a reader showed the listed code keeps its guarantee); its
+    #: anchor is still checked, and it is left out of every recall figure
+    withdrawn: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,7 @@ def schema_errors(data: object, where: str = "manifest") -> list[str]:
         if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
             errors.append(f"{w}: 'paths' must be a list of folder names")
     ids: set[str] = set()
+    withdrawn: set[str] = set()
     for i, b in enumerate(data["bugs"]):
         w = f"{where} bugs[{i}]"
         if not isinstance(b, dict):
@@ -183,6 +187,10 @@ def schema_errors(data: object, where: str = "manifest") -> list[str]:
             errors.append(f"{w}: anchor longer than 80 characters")
         if not isinstance(b.get("static"), bool):
             errors.append(f"{w}: 'static' must be true or false")
+        if "withdrawn" in b and (not isinstance(b["withdrawn"], str) or not b["withdrawn"].strip()):
+            errors.append(f"{w}: 'withdrawn' must say why")
+        elif "withdrawn" in b:
+            withdrawn.add(str(bid))
     for i, f in enumerate(data["findings"]):
         w = f"{where} findings[{i}]"
         if not isinstance(f, dict):
@@ -197,6 +205,8 @@ def schema_errors(data: object, where: str = "manifest") -> list[str]:
             errors.append(f"{w}: needs 'file', 'line' and 'rule'")
         if f.get("bug") is not None and f.get("bug") not in ids:
             errors.append(f"{w}: bug {f.get('bug')!r} is not a bug id of this batch")
+        elif f.get("bug") in withdrawn and f.get("label") != "FP":
+            errors.append(f"{w}: labelled {f.get('label')} on withdrawn bug {f.get('bug')}")
         if not isinstance(f.get("match", ""), str):
             errors.append(f"{w}: 'match' must be a string")
     return errors
@@ -210,7 +220,7 @@ def parse_manifest(path: Path) -> Manifest:
     sources = [Source(s["source"], s["kind"], s["area"], s.get("commit", ""), tuple(s.get("paths", [])),
                       s.get("sha256", ""), bool(s.get("sdist", False))) for s in data["sources"]]
     bugs = [Bug(b["id"], b["source"], b["file"], (b["lines"][0], b["lines"][1]), b["class"], b["why"],
-                b["static"], b["anchor"]) for b in data["bugs"]]
+                b["static"], b["anchor"], b.get("withdrawn", "")) for b in data["bugs"]]
     findings = [FindingLabel(f["source"], f["file"], f["line"], f["rule"], f["label"], f.get("bug"),
                              f.get("note", ""), f.get("match", "")) for f in data["findings"]]
     return Manifest(data["batch"], path, sources, bugs, findings, data["frozen_rules"] is None)
@@ -464,6 +474,7 @@ class Result(real_code.PrecisionMixin):
     unread: dict[str, int]
     missed: list[str]
     false_positives: list[Finding] = field(default_factory=list)
+    withdrawn: list[Bug] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         def score(s: Score) -> dict[str, object]:
@@ -475,6 +486,7 @@ class Result(real_code.PrecisionMixin):
                 "precision": self.precision, "fp_per_100k": self.fp_per_100k, "lines": self.lines,
                 "unread_lines": sum(self.unread.values()), "unread_files": self.unread,
                 "unlabelled": [asdict(f) for f in self.unlabelled], "missed": self.missed,
+                "withdrawn": {b.id: b.withdrawn for b in self.withdrawn},
                 "false_positives": [f"{f.rule} {f.source}/{f.file}:{f.line}" for f in self.false_positives]}
 
 
@@ -497,7 +509,7 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
     per_source: dict[str, Score] = defaultdict(Score)
     static, every, paper = Score(), Score(), Score()
     missed = []
-    for bug in bugs:
+    for bug in (b for b in bugs if not b.withdrawn):
         hit = bool(found_by(bug, findings))
         for s in (per_class[bug.cls], per_source[bug.source], every, *((static,) if bug.static else ()),
                   *((paper,) if bug.why.startswith(PAPER_TAG) else ())):
@@ -520,7 +532,7 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
                 false_positives.append(f)
     return Result({c: s for c, s in per_class.items() if s.bugs}, dict(per_source), static, every, paper,
                   counts["TP"], counts["ACK"], counts["FP"], unlabelled, lines, dict(unread or {}), missed,
-                  false_positives)
+                  false_positives, [b for b in bugs if b.withdrawn])
 
 
 def print_result(result: Result, title: str) -> None:
@@ -544,6 +556,8 @@ def print_result(result: Result, title: str) -> None:
         print(f"  FP {f.rule} {f.source}/{f.file}:{f.line}")
     if result.missed:
         print("missed bugs: " + ", ".join(result.missed))
+    for b in result.withdrawn:
+        print(f"withdrawn (not counted): {b.id}: {b.withdrawn}")
     for f in result.unlabelled:
         print(f"  UNLABELLED {f.rule} {f.source}/{f.file}:{f.line}  {f.message[:140]}")
 

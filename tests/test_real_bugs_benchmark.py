@@ -127,6 +127,11 @@ def test_batch1_meets_its_size_and_carries_the_papers_24_items() -> None:
     (lambda m: m["sources"].append({"source": "diffprivlib-0.5", "kind": "pypi", "area": "library"}),
      "is not name==version"),
     (lambda m: m["bugs"][0].update({"anchor": "x" * 81}), "anchor longer than 80"),
+    (lambda m: m["bugs"][0].update({"withdrawn": " "}), "'withdrawn' must say why"),
+    (lambda m: (m["bugs"][0].update({"withdrawn": "n is public in LDP"}),
+                m["findings"].append({"source": SOURCE, "file": "f.py", "line": 1, "rule": "DP311",
+                                      "label": "TP", "bug": m["bugs"][0]["id"]})),
+     "labelled TP on withdrawn bug"),
 ])
 def test_schema_errors_name_the_problem(change, expected: str) -> None:
     data = manifest("a" * 40)
@@ -223,6 +228,18 @@ def test_recall_counts_a_finding_within_two_lines_of_the_range() -> None:
     assert result.missed == ["b", "c", "d"]
     assert (result.paper.found, result.paper.bugs) == (1, 1)
     assert "other" not in result.per_class
+
+
+def test_a_withdrawn_bug_is_left_out_of_every_recall_figure() -> None:
+    kept = bug("a", "m.py", (10, 12), "private-size-parameter")
+    gone = bench.Bug("b", "s", "m.py", (30, 30), "private-size-parameter", "why", True, "a",
+                     withdrawn="the count is public to an LDP server")
+    result = bench.score([kept, gone], [finding("m.py", 30)], [], lines=1000)
+    assert (result.static.found, result.static.bugs) == (0, 1)
+    assert (result.per_class["private-size-parameter"].found, result.per_class["private-size-parameter"].bugs) == (0, 1)
+    assert result.missed == ["a"]
+    assert [b.id for b in result.withdrawn] == ["b"]
+    assert result.as_json()["withdrawn"] == {"b": "the count is public to an LDP server"}
 
 
 def test_two_findings_of_one_rule_on_one_line_take_the_label_whose_match_is_in_the_message() -> None:
