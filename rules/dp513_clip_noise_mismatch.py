@@ -110,8 +110,8 @@ class ClipNoiseMismatch(Rule):
         """A finding needs an L2 clip (``clip_grad_norm_``/``clip_by_norm``, ``max``/``min`` of a ratio, or an
         ``if`` comparison guarding a rescale) and a Gaussian draw in the file."""
         guarded = any(isinstance(n.test, ast.Compare) for n in facts.nodes(ast.If))
-        return (_ast_has_clip(facts) or guarded) and bool(facts.calls_any({"normal", "randn", "randn_like", "gauss",
-                                                              "random_normal", "normal_"}))
+        return (_ast_has_clip(facts) or guarded) and bool(facts.calls_any({
+            "normal", "randn", "randn_like", "gauss", "random_normal", "normal_", "standard_normal"}))
 
     VALID = (
         # the guarded clip of the whole update (global norm), then σ·C per tensor
@@ -189,6 +189,23 @@ def clip_layers(model, C, sigma):
         p.grad = p.grad / max(1, p.grad.norm() / c_layer)
         p.grad += torch.normal(0, sigma * C, p.grad.shape)
 """,
+        # the unit draw scaled by σ and by the clip bound (DP-FedSAC spelling)
+        """
+import torch
+def aggregate(deltas, c_fixed, sigma_t):
+    clipped = [d * min(1.0, c_fixed / (d.norm(2).item() + 1e-8)) for d in deltas]
+    agg = torch.stack(clipped).sum(dim=0)
+    agg.add_(torch.randn_like(agg) * sigma_t * c_fixed)
+    return agg
+""",
+        # the multiplier was turned into a std earlier in the function (σ = C·z)
+        """
+import torch
+def privatize(flat, C, noise_multiplier):
+    flat = flat * min(1.0, C / (flat.norm() + 1e-12))
+    sigma = C * noise_multiplier
+    return flat + torch.randn_like(flat) * sigma
+""",
         # the draw multiplied by C
         """
 import numpy as np
@@ -199,6 +216,24 @@ def noisy_sum(g, clip, sigma):
     )
 
     INVALID = (
+        # DP-GNNs: a global-norm clip per example, then a unit draw scaled by the multiplier alone
+        """
+import torch
+def train_step(model, losses, clip_norm, noise_multiplier):
+    for loss in losses:
+        loss.backward(retain_graph=True)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=clip_norm)
+    for p in model.parameters():
+        noise = torch.randn_like(p.grad) * (noise_multiplier)  # <-
+        p.grad = (p.grad + noise) / len(losses)
+""",
+        # numpy: the multiplier times a standard normal after a ratio clip
+        """
+import numpy as np
+def privatize(update, C, sigma):
+    update = update * min(1.0, C / np.linalg.norm(update))
+    return update + sigma * np.random.standard_normal(update.shape)  # <-
+""",
         # a per-tensor clip guarded by an if, numpy, noise std named for the std
         """
 import numpy as np
@@ -267,6 +302,8 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
 
     def visit_Call(self, node: cst.Call) -> None:
         std = _gauss_std(node)
+        if std is None:
+            std = self._unit_draw_factor(node)
         if std is not None and _multiplier_only(std):
             self._bare_multiplier(node, std)
         if call_name(node) in _CLIP_CALLS:
@@ -336,6 +373,22 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         self.report(draw, f"the Gaussian std is `{fa.code(std).strip()}` alone, but the gradient was clipped to "
                           f"`{bound}`: the sum's sensitivity is `{bound}`, so the noise must be σ·{bound}; as "
                           f"written the effective noise multiplier is σ/{bound}")
+
+    def _unit_draw_factor(self, node: cst.Call) -> cst.BaseExpression | None:
+        """``torch.randn_like(g) * sigma``, ``sigma * np.random.standard_normal(n)``: a unit Gaussian scaled by one
+        factor of the product it stands in (the factor that is a bare multiplier, if any)."""
+        name = call_name(node)
+        if name not in ("randn", "randn_like", "standard_normal") and not (
+                name == "normal" and _gauss_std(node) is None and not any(
+                    a.keyword is not None and a.keyword.value in ("std", "scale", "stddev", "sigma")
+                    for a in node.args) and len([a for a in node.args if a.keyword is None]) < 2):
+            return None
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply)):
+            return None
+        other = parent.right if parent.left is node else parent.left
+        return other if _multiplier_only(other) else None
 
     def _scaled_elsewhere(self, std: cst.BaseExpression, bounds: list[cst.BaseExpression]) -> bool:
         """Is the std's name bound anywhere in the module to a product, a call, or a value using a bound?"""
