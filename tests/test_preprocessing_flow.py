@@ -383,6 +383,62 @@ def load(model, k):
     km.fit(model.proj_X_client[weights > 0], sample_weight=weights[weights > 0])
     return km.cluster_centers_, None
 """, 6),
+    # a fitted column keeps the private extremes as its range (decoded or sampled between them)
+    "stored-range-cast-attributes": ("""
+class NumericColumn:
+    def infer_range(self, given=None):
+        if given:
+            self.low, self.high = given
+        else:
+            self.low = float(self.values_nonnull.min())
+            self.high = float(self.values_nonnull.max())
+def load(path):
+    return NumericColumn(), None
+""", 8),
+    "stored-range-public-given": ("""
+class NumericColumn:
+    def infer_range(self, given):
+        self.low, self.high = given
+        self.spread = self.high - self.low
+def load(path):
+    return NumericColumn(), None
+""", None),
+    "stored-range-tuple": ("""
+import numpy as np
+class Encoder:
+    def fit(self, feats):
+        self.span = np.min(feats, axis=0), np.max(feats, axis=0)
+        return self
+def load(path):
+    return Encoder().fit(np.loadtxt(path)), None
+""", 5),
+    "stored-range-tuple-warned": ("""
+import warnings
+import numpy as np
+class Encoder:
+    def fit(self, feats):
+        if self.span is None:
+            warnings.warn("range read from the data: privacy leak")
+            self.span = np.min(feats, axis=0), np.max(feats, axis=0)
+        return self
+def load(path):
+    return Encoder().fit(np.loadtxt(path)), None
+""", None),
+    "stored-range-per-column-dict": ("""
+class Table:
+    def fit(self, frame):
+        for name, column in frame.items():
+            self.limits[name] = {"lo": column.min(), "hi": column.max()}
+def load(path):
+    return Table(), None
+""", 5),
+    "stored-one-extreme": ("""
+class Survival:
+    def fit(self, durations):
+        self.horizon = durations.max()
+def load(path):
+    return Survival(), None
+""", None),
 }
 
 

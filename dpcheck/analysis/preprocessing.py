@@ -563,11 +563,21 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     for scope in _scopes(tree):
         if not scope.body or scope.name == "forward" or scope.evaluating:
             continue
+        ends: set[str] = set()
+        stored_at = 0
+        warned = _warned_statements(scope)
         for node in scope.nodes():
             found = _site(node, scope)
             if found is not None and node.lineno not in out:  # type: ignore[attr-defined]
                 out[node.lineno] = [node.lineno, node.col_offset + 1, found]  # type: ignore[attr-defined]
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                if id(node) not in warned:
+                    ends |= _stored_ends(node, scope)
+                if ends >= {"low", "high"} and node.lineno not in out and scope.name != "__init__" \
+                        and not stored_at:
+                    stored_at = node.lineno  # type: ignore[attr-defined]
+                    out[node.lineno] = [node.lineno, node.col_offset + 1,  # type: ignore[attr-defined]
+                                        "the data's own extremes stored as the fitted range"]
                 kinds = scope.kinds(node.value) if scope.pure(node.value) else set()
                 for key in _targets(node):
                     if kinds:
@@ -575,6 +585,58 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
                     else:
                         scope.stats.pop(key, None)
     return [out[k] for k in sorted(out)]
+
+
+#: statistics giving the low or the high end of a column's range
+_LOW = frozenset({"min", "amin", "nanmin"})
+_HIGH = frozenset({"max", "amax", "nanmax"})
+_QUANTILE = frozenset({"quantile", "nanquantile", "percentile", "nanpercentile"})
+
+
+def _warned_statements(scope: _Scope) -> set[int]:
+    """Statements of a block that also issues a warning (``warnings.warn(..., PrivacyLeakWarning)``
+    beside the fallback): the per-file rule's acknowledged note, not a silent range."""
+    out: set[int] = set()
+    for node in [*scope.nodes(), ast.Module(body=scope.body, type_ignores=[])]:
+        for field in ("body", "orelse"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(
+                    isinstance(n, ast.Call) and _last(n.func) == "warn"
+                    for stmt in block if isinstance(stmt, ast.Expr) for n in ast.walk(stmt)):
+                out.update(id(n) for stmt in block for n in ast.walk(stmt))
+    return out
+
+
+def _stored_ends(node: ast.Assign | ast.AnnAssign, scope: _Scope) -> set[str]:
+    """Ends of a range (``low``/``high``) a statement keeps on the instance from the data's own
+    extremes: ``self.min = float(col.min())``, ``self.lo, self.hi = x.min(), x.max()``,
+    ``self.bounds[c] = {"min": s.min(), "max": s.max()}``. A fitted object that keeps both ends
+    decodes or samples its release between the private extremes."""
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    if not any(isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+               for t in targets for n in ast.walk(t)):
+        return set()
+    parts: list[ast.expr] = [node.value] if node.value is not None else []
+    if isinstance(node.value, (ast.Tuple, ast.List)):
+        parts = list(node.value.elts)
+    elif isinstance(node.value, ast.Dict):
+        parts = [v for v in node.value.values if v is not None]
+    out: set[str] = set()
+    quantiles = 0
+    for part in parts:
+        if not scope.pure(part):
+            continue
+        kinds = {found[0] for n in ast.walk(part) if (found := _stat(n)) is not None
+                 and scope.private(found[1]) and not scope.per_record(n, found[1])}
+        if kinds & _LOW and not kinds & _HIGH:
+            out.add("low")
+        elif kinds & _HIGH and not kinds & _LOW:
+            out.add("high")
+        elif kinds & _QUANTILE:
+            quantiles += 1
+    if quantiles >= 2 or quantiles and out:
+        out |= {"low", "high"}
+    return out
 
 
 def _site(node: ast.AST, scope: _Scope) -> str | None:
