@@ -24,6 +24,9 @@ _IMPLIED_RATE = re.compile(r"^(?:compute_dp_sgd_privacy\w*|apply_dp_sgd_analysis
 #: the TF moments accountant built with the number of examples: ``accumulate_privacy_spending(…, σ, batch)``
 #: charges q = batch / total_examples
 _BATCH_CHARGED = frozenset({"accumulate_privacy_spending"})
+#: the same accountants' constructors: built with the number of training examples, they charge every later
+#: ``accumulate_privacy_spending`` (often in a sanitizer or optimizer module) at q = batch / total_examples
+_COUNT_BUILT = re.compile(r"^(?:Gaussian)?MomentsAccountant|AmortizedAccountant$")
 _RATE_KEYWORDS = frozenset({
     "q", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob",
     "sampling_ratio", "sample_ratio",
@@ -44,6 +47,16 @@ _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 def fa_code(rule: Rule, node: cst.CSTNode) -> str:
     return " ".join(rule.ctx.analysis.code(node).split())
+
+
+def _count_built(call: cst.Call, name: str) -> bool:
+    """``GaussianMomentsAccountant(len(X_train))``, ``AmortizedAccountant(total_examples)``: a TF moments or
+    amortized accountant given the training-set size (its charges then assume q = batch / n)."""
+    if not _COUNT_BUILT.match(name):
+        return False
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    sized = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "total_examples"]
+    return any(number(v) is None for v in positional[:1] + sized)
 
 
 def _accountant_named(name: str) -> bool:
@@ -173,6 +186,8 @@ def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
         if name in _POSITIONAL_RATE and call.args:
             return True
         if name == "PrivacyEngine" and "batch_size" in keywords:
+            return True
+        if _COUNT_BUILT.match(name) and (call.args or "total_examples" in keywords):
             return True
     return _ast_helper_rate(facts, call)
 
@@ -321,6 +336,11 @@ class SubsamplingAssumed(Rule):
         "optimizer-hook accountant (only in functions that step the hooked optimizer), and a rate computed in"
         " the branch that turns Poisson sampling off but handed to the accountant after it. Not reported: "
         "`poisson_sampling=False` whose ε is only asserted (a unit test)."
+        " A TF moments or amortized accountant built with the training-set size "
+        "(`GaussianMomentsAccountant(len(X))`, `AmortizedAccountant(n)`) charges q = batch / n wherever "
+        "`accumulate_privacy_spending` runs (often a sanitizer module): built in a file that draws "
+        "fixed or with-replacement batches, it is the accountant side. Not reported either: an Opacus "
+        "engine with `noise_multiplier=0.0` (clip only, no ε claimed)."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
@@ -885,9 +905,81 @@ def loaders(trainsets, testsets, n_clients, batch_size, sample_rate, accountant,
     accountant.step(noise_multiplier=sigma, sample_rate=sample_rate)
     return train, test_dataloaders
 """,
+        # a contract test of a clip-only engine (no noise, so no ε is claimed) with fixed batches
+        """
+from opacus import PrivacyEngine
+def test_engine_contract(model, optimizer, loader, Q):
+    engine = PrivacyEngine(accountant="prv")
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=0.0, max_grad_norm=1.0,
+                                                   poisson_sampling=False)
+    optimizer.attach_step_hook(engine.accountant.get_optimizer_hook_fn(sample_rate=Q))
+    return model
+""",
+        # twin: the amortized accountant built with n while each record joins the batch with probability q
+        """
+import numpy as np
+from dpsgd.accountant import AmortizedAccountant
+from dpsgd.sanitizer import AmortizedGaussianSanitizer
+def poisson_batch(X, y, q):
+    keep = np.random.rand(len(X)) < q
+    return X[keep], y[keep]
+def train(X_train, y_train, q, steps, sigma, step, target_eps):
+    accountant = AmortizedAccountant(len(X_train))
+    sanitizer = AmortizedGaussianSanitizer(accountant, [4.0, True])
+    for _ in range(steps):
+        xb, yb = poisson_batch(X_train, y_train, q)
+        step(sanitizer, xb, yb, sigma)
+    return accountant.get_privacy_spent(target_eps=target_eps)
+""",
+        # twin: a moments accountant built with n and no batch drawing in this module
+        """
+from privacy_accountant import GaussianMomentsAccountant
+def build_privacy(num_examples, sanitizer_cls, bound):
+    accountant = GaussianMomentsAccountant(num_examples)
+    return sanitizer_cls(accountant, [bound, True])
+""",
     )
 
     INVALID = (
+        # a helper drawing indices with replacement; the amortized accountant built with n charges elsewhere
+        """
+import numpy as np
+from dpsgd.accountant import AmortizedAccountant
+from dpsgd.sanitizer import AmortizedGaussianSanitizer
+def draw(X, y, batch_size=64):
+    picks = np.random.randint(len(X), size=batch_size)  # <-
+    return X[picks], y[picks]
+def train(X_train, y_train, steps, sigma, step, target_eps):
+    accountant = AmortizedAccountant(len(X_train))  # <-
+    sanitizer = AmortizedGaussianSanitizer(accountant, [4.0, True])
+    for _ in range(steps):
+        xb, yb = draw(X_train, y_train)
+        step(sanitizer, xb, yb, sigma)
+    return accountant.get_privacy_spent(target_eps=target_eps)
+""",
+        # one shuffle per epoch and consecutive slices, a moments accountant built with the example count
+        """
+import numpy as np
+from privacy_accountant import accountant
+def train(data, epochs, batch_size, sanitizer_cls, bound, step):
+    acc = accountant.GaussianMomentsAccountant(data.shape[0])  # <-
+    sanitizer = sanitizer_cls(acc, [bound, True])
+    order = np.arange(data.shape[0])
+    for _ in range(epochs):
+        np.random.shuffle(order)  # <-
+        for i in range(len(order) // batch_size):
+            step(sanitizer, data[order[i * batch_size:(i + 1) * batch_size]])  # <-
+""",
+        # the MNIST reader's next_batch (a shuffled pass) with the moments accountant built on the train size
+        """
+from differential_privacy.privacy_accountant.tf import accountant
+def train(mnist, steps, batch_size, run_step):
+    priv_accountant = accountant.GaussianMomentsAccountant(mnist.train.num_examples)  # <-
+    for _ in range(steps):
+        images, labels = mnist.train.next_batch(batch_size)  # <-
+        run_step(priv_accountant, images, labels)
+""",
         # an engine keeps the caller's shuffled loader when Poisson sampling is off, yet hands the same
         # rate to its (Poisson) accountant
         """
@@ -1407,7 +1499,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
                      or _engine_rate(node, name)) or _helper_rate(node, name)
-                or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)) \
+                or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)
+                or _count_built(node, name)) \
                 and not _noiseless(node) and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS and not self._asserted(node) and not (
@@ -1415,6 +1508,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             self._epsilon_read = True
         if name in ("make_private", "make_private_with_epsilon"):
             off = _keyword(node, "poisson_sampling")
+            if _noiseless(node):
+                return  # a clip-only engine (noise_multiplier=0.0) claims no ε to be amplified
             if off is not None and isinstance(off.value, cst.Name) and off.value.value == "False":
                 self._poisson_off.append(off)
             else:
@@ -1807,6 +1902,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                   and (_IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))
                        or call_name(call) in _BATCH_CHARGED)
                   and not _engine_rate(call, call_name(call))]
+        # an accountant built with n is the site only when its charges happen in another module
+        built = [call for call in self._accounted if _count_built(call, call_name(call))]
+        if len(built) == len(self._accounted):
+            sites += built
         # a project helper's or a constructed accountant's rate argument comes on top of ``q = batch / n``
         classic = [call for call in self._accounted if _rate_argument(call, helpers=False) is not None
                    or _IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))]

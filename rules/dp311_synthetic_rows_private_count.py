@@ -27,10 +27,20 @@ _SYNTHESIZER_WORDS = frozenset({"synth", "synthesizer", "synthesiser", "synthesi
 _ROW_KEYWORDS = frozenset({"rows", "n", "num_rows", "n_rows", "nrows", "n_samples", "num_samples", "count",
                            "samples", "n_records", "num_records", "size", "num", "number", "N", "length",
                            "n_synth", "num_synth", "sample_size", "amt", "amount", "n_points", "num_points",
-                           "npoints", "n_traj", "num_traj"})
+                           "npoints", "n_traj", "num_traj", "total"})
 #: data sets that are not the private training data
 _NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "public", "synthetic", "synth",
                           "fake", "generated", "gen", "sample", "samples", "batch", "out", "output"})
+
+
+#: names of a variable holding released synthetic output (``syn``, ``X_syn``, ``generated_df``, ``fake_data``)
+_OUTPUT_WORDS = frozenset({"syn", "synth", "synthetic", "generated", "fake"})
+#: calls whose result is released output only when they sample, generate or synthesise (not a random draw)
+_PRODUCE_WORDS = frozenset({"generate", "generates", "sample", "sampling", "sampler", "synthesize", "synthesise",
+                            "synthesis", "gen", "inference", "release", "draw"})
+#: functions that only evaluate synthetic data against the private set (a utility or stopping metric)
+_EVAL_WORDS = frozenset({"metric", "metrics", "evaluate", "evaluation", "eval", "patience", "score", "test",
+                         "validate", "validation", "debug"})
 
 
 #: calls that build a new array or table (the synthetic output under construction, not the private data)
@@ -82,18 +92,23 @@ class SyntheticRowsPrivateCount(Rule):
         "`sample`/`generate` on a receiver named for a generative model, …) whose row count "
         "(a `rows=`/`n=`/`num_rows=`/`n_samples=` keyword or the first positional argument) is "
         "`len(X)` or `X.shape[0]` of a data set not named held-out/public/synthetic, directly or "
-        "through a local name (`n, d = X.shape`; `n = len(df)`). Not reported: a fixed or "
-        "configured row count, the size of a test/public set, `df.sample(...)` on data frames, code "
+        "through a local name (`n, d = X.shape`; `n = len(df)`; `n = n_rows or len(df)`); a synthesizer-"
+        "named function given `total=` the record count; and any generating call (`sampling`, "
+        "`generate_…`, `…_inference`) whose result is stored as synthetic output (`syn`, `X_syn`, "
+        "`generated_df`) and whose size argument is the private count. Not reported: a fixed or "
+        "configured row count, a function that only tests or evaluates the generator (`test_…`, "
+        "`…_metric`), the size of a test/public set, `df.sample(...)` on data frames, code "
         "with no DP context. Fix: sample a public, fixed number of rows, or a noisy count "
         "(n + Laplace(1/ε_n)) paid from the budget."
     )
-    TRIGGERS = ("synth", "Synth", "sample(", "generate", "SYNTH")
+    TRIGGERS = ("synth", "Synth", "sample(", "generate", "SYNTH", "sampling(", "syn =", "_syn", "fake", "total=")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A sampling-named call or a call named for a DP synthesizer, in a module reading ``len(…)`` or a ``.shape``."""
-        if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(_synthesizer_named(n) for n in facts.called):
+        if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(
+                _synthesizer_named(n) or words(n) & _PRODUCE_WORDS for n in facts.called):
             return False
         return "len" in facts.called or ".shape" in facts.source
 
@@ -172,9 +187,86 @@ def shuffle_private(df, epsilon, laplace):
     shuffled = df.sample(n=len(df))
     return laplace(shuffled.iloc[:, 0].sum(), epsilon)
 """,
+        # twin: a region-measure sampler sized by a public count
+        """
+import numpy as np
+def measure_release(points, eps, n_public):
+    cells, weights = partition(points)
+    weights = weights + np.random.laplace(0, 1 / eps, len(weights))
+    syn = draw_from_cells(weights, cells, n_public)
+    return syn
+""",
+        # twin: a diffusion driver generating a configured number of rows
+        """
+import pandas as pd
+def run_sampling(config, model, epsilon):
+    real = pd.read_csv(config.path)
+    num_samples = config.sampling.num_rows
+    generated_df = generate_unbalanced(num_samples, model)
+    return generated_df, len(real)
+""",
+        # twin: a private-pgm style estimate given a noisy total
+        """
+import numpy as np
+def main(data, epsilon, seed):
+    measurements = [m + np.random.laplace(0, 1 / epsilon, m.size) for m in marginals(data)]
+    total = data.df.shape[0] + np.random.laplace(0, 1 / epsilon)
+    return privbayes_inference(data.domain, measurements, total=total)
+""",
+        # a unit test of a DP generator drawing as many rows as its fixture
+        """
+from synthcity.plugins import Plugins
+def test_generate_matches_fixture(X):
+    model = Plugins().get("dpgan", epsilon=1.0)
+    model.fit(X)
+    generated = model.generate(len(X))
+    assert generated.shape == X.shape
+""",
+        # a utility metric comparing a same-size synthetic sample with the private data (not a release)
+        """
+import pandas as pd
+class DPGenerator:
+    def _evaluate_patience_metric(self, X, epsilon):
+        X_syn = self.generate(len(X))
+        return self.metric.evaluate(pd.DataFrame(X), pd.DataFrame(X_syn))
+""",
     )
 
     INVALID = (
+        # a region-measure sampler sized by n from the private array's shape (result stored as `syn`)
+        """
+import numpy as np
+def measure_release(points, eps):
+    n, d = points.shape
+    cells, weights = partition(points)
+    weights = weights + np.random.laplace(0, 1 / eps, len(weights))
+    syn = draw_from_cells(weights, cells, n)  # <-
+    return syn
+""",
+        # a diffusion driver generating as many rows as the original CSV has, through a local name
+        """
+import pandas as pd
+def run_sampling(config, model, epsilon):
+    real = pd.read_csv(config.path)
+    num_samples = len(real)
+    generated_df = generate_unbalanced(num_samples, model)  # <-
+    return generated_df
+""",
+        # a private-pgm style estimate whose total is the exact record count
+        """
+import numpy as np
+def main(data, epsilon, seed):
+    measurements = [m + np.random.laplace(0, 1 / epsilon, m.size) for m in marginals(data)]
+    total = data.df.shape[0]
+    return privbayes_inference(data.domain, measurements, total=total)  # <-
+""",
+        # a configured count that falls back to the private count
+        """
+def release(model, train_df, epsilon, n_samples=None):
+    n = n_samples or len(train_df)
+    synth_df = model.sample_rows(n)  # <-
+    return synth_df
+""",
         # a project's own synthesis function given len() of the private trajectories
         """
 import numpy as np
@@ -244,14 +336,19 @@ def synthesize(input_df, description_file, epsilon):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if self._in_evaluation(node):
+            return
         if name not in _SAMPLE_METHODS:
-            self._count_into_synthesizer(node, name)
+            if not self._count_into_synthesizer(node, name):
+                self._count_into_output(node, name)
             return
         if not isinstance(node.func, cst.Attribute):
+            self._count_into_output(node, name)
             return
         receiver = dotted(node.func.value) or ident(node.func.value) or ""
         if name not in ("synthetic_data", "sample_synthetic", "generate_synthetic", "generate_synthetic_data") \
                 and not words(receiver) & _MODEL_WORDS:
+            self._count_into_output(node, name)
             return
         count = None
         for arg in node.args:
@@ -271,12 +368,13 @@ def synthesize(input_df, description_file, epsilon):
                           "reveals it without noise, outside the ε the synthesizer spends; sample a fixed public "
                           "number of rows or a noisy count paid from the budget")
 
-    def _count_into_synthesizer(self, node: cst.Call, name: str) -> None:
-        """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``: the exact
-        record count handed to a function named for a DP synthesizer (its number of rows to release)."""
+    def _count_into_synthesizer(self, node: cst.Call, name: str) -> bool:
+        """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``,
+        ``privbayes_inference(domain, measurements, total=total)`` with ``total = df.shape[0]``: the exact record
+        count handed to a function named for a DP synthesizer (its number of rows to release)."""
         receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
         if not (_synthesizer_named(name) or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
-            return
+            return False
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS:
                 continue
@@ -289,7 +387,53 @@ def synthesize(input_df, description_file, epsilon):
                                            f"handed to `{name}`, a DP synthesizer, as its number of rows: the released "
                                            "table then has exactly n rows, and n is private under add/remove "
                                            "neighbouring; pass a fixed public count or a noisy one")
-                    return
+                    return True
+            elif isinstance(arg.value, cst.Name) and arg.keyword is not None:
+                size = self._private_count(arg.value)
+                if size is not None and self.ctx.analysis.in_dp_context(node):
+                    self.report(arg.value, f"the private record count {size} is handed to `{name}`, a DP "
+                                           "synthesizer, as its number of rows: the released table then has exactly "
+                                           "n rows, and n is private under add/remove neighbouring; pass a fixed "
+                                           "public count or a noisy one")
+                    return True
+        return False
+
+    def _count_into_output(self, node: cst.Call, name: str | None) -> None:
+        """``syn = sampling(nu, regions, n)`` with ``n, d = X.shape``; ``generated_df = generate_rows(num, model)``
+        with ``num = len(df)``: a generating call, its result stored under a synthetic-output name, sized by the
+        private record count (outside functions that only evaluate the output against the private data)."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or name is None:
+            return
+        target = dotted(parent.targets[0].target) or ident(parent.targets[0].target) or ""
+        pieces = words(target)
+        if not (pieces & _OUTPUT_WORDS or any(p.startswith("synth") for p in pieces)):
+            return
+        called = words(name)
+        if not (called & _PRODUCE_WORDS or _synthesizer_named(name)) or name in _CONSTRUCTORS:
+            return
+        for arg in node.args:
+            if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS or arg.star:
+                continue
+            size = self._private_count(arg.value)
+            if size is None:
+                continue
+            data = _record_count(arg.value)
+            if data is not None and self._built_locally(node, data):
+                continue
+            if fa.in_dp_context(node):
+                self.report(node, f"`{target}` is generated with exactly {size} records, the private record count: "
+                                  "under add/remove neighbouring n is private, so the size of the released synthetic "
+                                  "output reveals it without noise; generate a fixed public number or a noisy count "
+                                  "paid from the budget")
+            return
+
+    def _in_evaluation(self, node: cst.CSTNode) -> bool:
+        """Inside a function that evaluates or tests the generator (``test_…``, ``_evaluate_patience_metric``):
+        a same-size sample compared with the data there is not released."""
+        return any(isinstance(a, cst.FunctionDef) and words(a.name.value) & _EVAL_WORDS
+                   for a in self.ctx.analysis.ancestors(node))
 
     def _built_locally(self, node: cst.CSTNode, data: str) -> bool:
         """The counted table is the output under construction: assigned in an enclosing function from an array or
@@ -320,7 +464,10 @@ def synthesize(input_df, description_file, epsilon):
                 continue
             target = sub.targets[0].target
             if isinstance(target, cst.Name) and target.value == expr.value:
-                origin = _record_count(sub.value)
+                value = sub.value
+                if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+                    value = value.right  # ``n = n_samples or len(train_df)``: the fallback is the private count
+                origin = _record_count(value)
                 if origin is None:
                     return None  # also assigned something else
                 found = f"`{expr.value}` (= `{self.ctx.analysis.code(sub.value).strip()}`)"
