@@ -92,7 +92,7 @@ class SyntheticRowsPrivateCount(Rule):
         "`sample`/`generate` on a receiver named for a generative model, …) whose row count "
         "(a `rows=`/`n=`/`num_rows=`/`n_samples=` keyword or the first positional argument) is "
         "`len(X)` or `X.shape[0]` of a data set not named held-out/public/synthetic, directly or "
-        "through a local name (`n, d = X.shape`; `n = len(df)`; `n = n_rows or len(df)`); a synthesizer-"
+        "through a local name (`n, d = X.shape`; `n = len(df)`); a synthesizer-"
         "named function given `total=` the record count; and any generating call (`sampling`, "
         "`generate_…`, `…_inference`) whose result is stored as synthetic output (`syn`, `X_syn`, "
         "`generated_df`) and whose size argument is the private count. Not reported: a fixed or "
@@ -222,6 +222,16 @@ def test_generate_matches_fixture(X):
     generated = model.generate(len(X))
     assert generated.shape == X.shape
 """,
+        # a caller-given count replaced by the number of conditioning rows (one synthetic record per condition)
+        """
+import pandas as pd
+class Pipeline:
+    def generate(self, n_records=None, condition_records=None, epsilon=1.0):
+        if condition_records is not None:
+            n_records = condition_records.shape[0]
+        synth_df = self.gen.generate(n_records=n_records, condition_records=condition_records)
+        return synth_df
+""",
         # a utility metric comparing a same-size synthetic sample with the private data (not a release)
         """
 import pandas as pd
@@ -259,13 +269,6 @@ def main(data, epsilon, seed):
     measurements = [m + np.random.laplace(0, 1 / epsilon, m.size) for m in marginals(data)]
     total = data.df.shape[0]
     return privbayes_inference(data.domain, measurements, total=total)  # <-
-""",
-        # a configured count that falls back to the private count
-        """
-def release(model, train_df, epsilon, n_samples=None):
-    n = n_samples or len(train_df)
-    synth_df = model.sample_rows(n)  # <-
-    return synth_df
 """,
         # a project's own synthesis function given len() of the private trajectories
         """
@@ -413,9 +416,13 @@ def synthesize(input_df, description_file, epsilon):
         called = words(name)
         if not (called & _PRODUCE_WORDS or _synthesizer_named(name)) or name in _CONSTRUCTORS:
             return
+        enclosing = fa.enclosing_function(node)
+        params = {p.name.value for p in enclosing.params.params} if isinstance(enclosing, cst.FunctionDef) else set()
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS or arg.star:
                 continue
+            if isinstance(arg.value, cst.Name) and arg.value.value in params:
+                continue  # the caller's count, only sometimes replaced (by the rows of conditioning data)
             size = self._private_count(arg.value)
             if size is None:
                 continue
@@ -464,10 +471,7 @@ def synthesize(input_df, description_file, epsilon):
                 continue
             target = sub.targets[0].target
             if isinstance(target, cst.Name) and target.value == expr.value:
-                value = sub.value
-                if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
-                    value = value.right  # ``n = n_samples or len(train_df)``: the fallback is the private count
-                origin = _record_count(value)
+                origin = _record_count(sub.value)
                 if origin is None:
                     return None  # also assigned something else
                 found = f"`{expr.value}` (= `{self.ctx.analysis.code(sub.value).strip()}`)"
