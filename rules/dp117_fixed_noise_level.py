@@ -76,7 +76,8 @@ class FixedNoiseLevel(Rule):
         "Not reported: weight initialisation and other draws that are not added (`w = normal(0, 0.02, "
         "w.shape)`), draws around a non-zero literal mean (simulated data), augmentation of inputs, a "
         "level of 1 (a standard draw scaled later), files that charge an accountant (a literal σ whose "
-        "ε is computed), code with no DP context. Fix: compute the level from the budget and the "
+        "ε is computed), code with no DP context and outside a function named for adding noise or privatising "
+        "(`add_gaussian_noise`, `privatize`, `dp_update`). Fix: compute the level from the budget and the "
         "enforced sensitivity (Δ/ε, σ·C with an accountant), or drop the DP claim."
     )
     TRIGGERS = ("normal", "laplace", "Laplace", "gauss", "randn")
