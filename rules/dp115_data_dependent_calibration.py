@@ -3,6 +3,8 @@ computed from a statistic of the data it protects."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import libcst as cst
 
@@ -51,6 +53,7 @@ _BUDGET_WORDS = frozenset({"eps", "epsilon", "budget", "rho", "private", "noisy"
 #: a value read for its layout, not its values
 _LAYOUT_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "numel", "T"})
 _LAYOUT_CALLS = frozenset({"len", "size", "numel", "zeros_like", "ones_like", "empty_like", "range", "enumerate"})
+_ENUMERATIONS = frozenset({"arange", "range", "linspace"})
 _MODULES = frozenset({"np", "numpy", "torch", "tf", "jnp", "math", "statistics", "scipy", "pd", "linalg", "F",
                       "stats", "random", "jax", "cp", "sp"})
 _SCALE_KEYWORDS = frozenset({"scale", "std", "stddev", "sigma", "b", "noise_scale", "beta", "lam", "lambda_"})
@@ -437,6 +440,27 @@ def release_mean(ages, epsilon):
     lo, hi = 0, 120
     return BoundedMean(epsilon, lower=lo, upper=hi).release(np.asarray(ages))
 """,
+        # the query function tabulated over the degrees 0..n (a literal k): its maximum up to the public
+        # degree bound is the query's sensitivity, read from no record
+        """
+import numpy as np
+from scipy.special import comb
+K = 3
+def kstar_count(graph, degree_bound, epsilon):
+    query = comb(np.arange(graph.number_of_nodes() + 1), K)
+    exact = sum(query[d] for _, d in graph.degree())
+    sensitivity = np.max(query[:degree_bound + 1]) + np.max(query[1:degree_bound + 1] - query[:degree_bound])
+    return exact + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # the same with the edge query (half the degree): still a tabulated public function
+        """
+import numpy as np
+def edge_count(graph, degree_bound, epsilon):
+    per_node = np.arange(graph.number_of_nodes() + 1) / 2.0
+    exact = sum(per_node[d] for _, d in graph.degree())
+    sensitivity = np.max(per_node[:degree_bound + 1])
+    return exact + np.random.laplace(0, sensitivity / epsilon)
+""",
     )
 
     INVALID = (
@@ -635,6 +659,26 @@ def star_counts(graph, k, epsilon):
         d = graph.degree(v)  # <-
         out.append(d ** k + np.random.laplace(0, d ** (k - 1) / epsilon))
     return out
+""",
+        # the twin's query takes its exponent from the largest degree in the graph: data, not a table
+        """
+import numpy as np
+from scipy.special import comb
+def kstar_count(graph, degree_bound, epsilon):
+    degrees = np.array([d for _, d in graph.degree()])
+    query = comb(np.arange(graph.number_of_nodes() + 1), degrees.max())  # <-
+    exact = sum(query[d] for d in degrees)
+    sensitivity = np.max(query[:degree_bound + 1]) + np.max(query[1:degree_bound + 1] - query[:degree_bound])
+    return exact + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # the twin tabulates the sorted degrees themselves: the maximum is the graph's
+        """
+import numpy as np
+def edge_count(graph, degree_bound, epsilon):
+    per_node = np.sort(np.array([d for _, d in graph.degree()])) / 2.0  # <-
+    exact = per_node.sum()
+    sensitivity = np.max(per_node[:degree_bound + 1])
+    return exact + np.random.laplace(0, sensitivity / epsilon)
 """,
     )
 
@@ -1035,6 +1079,8 @@ def star_counts(graph, k, epsilon):
         """Every name the statistic reads is, one assignment back, built only from configured
         bounds or public values (``corners = [lo * lo, lo * hi, ...]``)."""
         bindings = self.ctx.analysis.bindings_in(scope)
+        if self._tabulated(subject, scope):
+            return True
         leaves: set[str] = set()
         for part in subject:
             for name in _value_names(part):
@@ -1047,6 +1093,42 @@ def star_counts(graph, k, epsilon):
                     leaves.add(name)
         leaves = {n for n in leaves if n.split(".")[0] not in _MODULES}
         return bool(leaves) and all(words(n) & _NOT_DATA for n in leaves) or self._from_public_source(subject, scope)
+
+    def _tabulated(self, subject: list[cst.CSTNode], scope: cst.CSTNode) -> bool:
+        """Every name the statistic reads is a public function tabulated over an index range
+        (``h = np.arange(n + 1) / 2``, ``h = comb(np.arange(n + 1), k)`` with ``k = 3``): its
+        maximum up to a public bound is the query's sensitivity, read from no record."""
+        fa = self.ctx.analysis
+        local, module = fa.bindings_in(scope), fa.bindings_in(fa.module)
+        # the positions a slice picks (``h[:D + 1]``, a public bound) are not values read
+        sliced = {id(m) for part in subject for n in walk(part) if isinstance(n, cst.SubscriptElement)
+                  for m in walk(n)}
+        names = {n.value for part in subject for n in walk(part)
+                 if isinstance(n, cst.Name) and id(n) not in sliced} - _MODULES
+        if not names:
+            return False
+        for name in names:
+            found = [b.value for b in local.get(name, []) if b.value is not None]
+            if not found or not all(self._enumerated(v, local, module) for v in found):
+                return False
+        return True
+
+    @staticmethod
+    def _enumerated(value: cst.BaseExpression, local: Mapping[str, Any], module: Mapping[str, Any]) -> bool:
+        """``value`` applies literal-configured arithmetic to an ``arange``/``range`` of indices."""
+        ranges = [n for n in walk(value) if isinstance(n, cst.Call) and call_name(n) in _ENUMERATIONS]
+        if not ranges:
+            return False
+        inside = {id(m) for r in ranges for m in walk(r)}
+        # a function's name (``comb``) is no value
+        inside |= {id(m) for c in walk(value) if isinstance(c, cst.Call) for m in walk(c.func)}
+        for n in walk(value):
+            if not isinstance(n, cst.Name) or id(n) in inside or n.value in _MODULES:
+                continue
+            found = [b.value for b in [*local.get(n.value, []), *module.get(n.value, [])] if b.value is not None]
+            if not found or not all(isinstance(v, (cst.Integer, cst.Float)) for v in found):
+                return False
+        return True
 
     def _from_public_source(self, subject: list[cst.CSTNode], scope: cst.CSTNode) -> bool:
         """Every value the statistic reads comes, a few copies, conversions, comprehensions or dict

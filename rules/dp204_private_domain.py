@@ -621,6 +621,48 @@ def pick_community(coms, incr, epsilon):
     w = np.exp(inc - top)
     return np.random.choice(coms, p=w / np.sum(w))
 """,
+        # the predicted class of each test record (the maximum along its own scores) feeds a test
+        # accuracy: a per-record reduction, not the extremes across the private records
+        """
+import numpy as np
+import torch
+def train_noisy(model, optimizer, train_loader, test_loader, epochs=5, epsilon=1.0):
+    accuracies = []
+    for epoch in range(epochs):
+        for X_batch, y_batch in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(X_batch), y_batch)
+            optimizer.zero_grad()
+            loss.backward()
+            for w in model.parameters():
+                w.grad.data.add_(torch.tensor(np.random.laplace(0, 1 / epsilon, w.shape)))
+            optimizer.step()
+        correct, total = 0, 0
+        for X_batch, y_batch in test_loader:
+            outputs = torch.softmax(model(X_batch), dim=1)
+            _, predicted = torch.max(outputs, 1)
+            total += y_batch.size(0)
+            correct += (predicted == y_batch).sum().item()
+            accuracies.append(correct / total)
+    return accuracies
+""",
+        # each training row's own peak (``dim=-1``) is kept, not the features' range across rows
+        """
+import numpy as np
+import torch
+def train_noisy(model, optimizer, train_loader, epochs=5, epsilon=1.0):
+    peaks = []
+    for epoch in range(epochs):
+        for X_batch, y_batch in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(X_batch), y_batch)
+            optimizer.zero_grad()
+            loss.backward()
+            for w in model.parameters():
+                w.grad.data.add_(torch.tensor(np.random.laplace(0, 1 / epsilon, w.shape)))
+            optimizer.step()
+            peak, _ = torch.max(X_batch, dim=-1)
+            peaks.append(peak)
+    return model, peaks
+""",
     )
 
     INVALID = (
@@ -908,6 +950,25 @@ def pick_community(coms, incr, epsilon):
     top = max(np.max(inc), 0)  # <-
     w = np.exp(inc / top)
     return np.random.choice(coms, p=w / np.sum(w))
+""",
+        # the twin keeps the maximum of each feature across the training rows (dimension 0): the
+        # records' range, returned beside the noisy model
+        """
+import numpy as np
+import torch
+def train_noisy(model, optimizer, train_loader, epochs=5, epsilon=1.0):
+    ranges = []
+    for epoch in range(epochs):
+        for X_batch, y_batch in train_loader:
+            loss = torch.nn.functional.cross_entropy(model(X_batch), y_batch)
+            optimizer.zero_grad()
+            loss.backward()
+            for w in model.parameters():
+                w.grad.data.add_(torch.tensor(np.random.laplace(0, 1 / epsilon, w.shape)))
+            optimizer.step()
+            highest, _ = torch.max(X_batch, 0)  # <-
+            ranges.append(highest)
+    return model, ranges
 """,
     )
 

@@ -254,6 +254,8 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
                                     and call_name(subject) == "groupby"):
             return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
         if name in _RANGE_FUNCS and name != "ptp":
+            if _within_rows(call, positional):
+                return None
             return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) else None
         return None
     if not positional:
@@ -271,9 +273,26 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
         if isinstance(func, cst.Name) and name in ("min", "max") and (
                 len(positional) != 1 or any(a.keyword is not None and a.keyword.value == "key" for a in call.args)):
             return None  # min(a, b) clamps and max(xs, key=f) is an argmax: neither reads a range
+        if _within_rows(call, positional[1:]):
+            return None
         ok = is_private(positional[0], flow) and not _named(positional[0], _NOT_RANGE)
         return "range" if ok else None
     return None
+
+
+_AXIS_SECOND = frozenset({"min", "max", "amin", "amax", "nanmin", "nanmax", "median", "nanmedian"})
+
+
+def _within_rows(call: cst.Call, axes: list[cst.BaseExpression]) -> bool:
+    """``torch.max(outputs, 1)``, ``x.max(dim=-1)``: each record's own maximum along its features
+    (a predicted class, a row's peak), not the extremes across records."""
+    if call_name(call) not in _AXIS_SECOND:
+        return False  # ``np.quantile(x, 1)``: the second argument is the quantile
+    given = [a.value for a in call.args if a.keyword is not None and a.keyword.value in ("dim", "axis")]
+    axis = (given or axes[:1] or [None])[0]
+    if isinstance(axis, cst.UnaryOperation) and isinstance(axis.operator, cst.Minus):
+        return isinstance(axis.expression, cst.Integer) and axis.expression.value == "1"
+    return isinstance(axis, cst.Integer) and axis.value == "1"
 
 
 #: estimators whose fitted state is the set of values (or bins) of what they are fitted on

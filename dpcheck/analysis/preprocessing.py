@@ -205,6 +205,10 @@ class _Scope:
         self.evaluating = _evaluating(body, name)
         #: the module's hand-written scalers (``_home_scalers``)
         self.home: set[str] = set()
+        #: parameters every call fills with an enumerated domain (``np.arange(k)``)
+        self.enumerated: set[str] = set()
+        #: a ``fit`` the class's own ``fit_transform`` re-implements (dead beside it)
+        self.shadowed = False
         #: names bound only to random draws (toy data made here) or to values built from them
         self.simulated: set[str] = set()
         for node in self.nodes():
@@ -529,9 +533,71 @@ def _public_categories(ctor: ast.Call) -> bool:
     return False
 
 
+_ENUMERATIONS = frozenset({"arange", "range", "linspace"})
+
+
+def _enumeration(expr: ast.expr) -> bool:
+    """``np.arange(domain_size).reshape(-1, 1)``: values enumerated from a size, not records."""
+    while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+            and expr.func.attr in {"reshape", "astype", "tolist"}:
+        expr = expr.func.value
+    return isinstance(expr, ast.Call) and _last(expr.func) in _ENUMERATIONS
+
+
+def _enumerated_params(tree: ast.Module) -> dict[str, set[str]]:
+    """function name -> its parameters that every call of it in the module (by that name, one
+    definition) fills with an enumerated domain: a fit on ``np.arange(k)`` learns nothing private."""
+    defs: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.setdefault(node.name, []).append(node)
+    calls: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _last(node.func) in defs:
+            calls.setdefault(_last(node.func), []).append(node)
+    out: dict[str, set[str]] = {}
+    for name, found in calls.items():
+        if len(defs[name]) != 1:
+            continue
+        params = [a.arg for a in defs[name][0].args.args]
+        if params[:1] in (["self"], ["cls"]):
+            params = params[1:]
+        for position, param in enumerate(params):
+            passed = []
+            for call in found:
+                keyword = next((k.value for k in call.keywords if k.arg == param), None)
+                passed.append(keyword if keyword is not None else
+                              call.args[position] if position < len(call.args) else None)
+            if all(p is not None and _enumeration(p) for p in passed):
+                out.setdefault(name, set()).add(param)
+    return out
+
+
+def _shadowed_fits(tree: ast.Module) -> set[int]:
+    """ids of ``fit`` methods that the class's own ``fit_transform`` re-implements without calling
+    ``self.fit``: the pipeline runs ``fit_transform``, whose copy of the fitting is checked there."""
+    out: set[int] = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        members = {m.name: m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        fit, both = members.get("fit"), members.get("fit_transform")
+        if fit is None or both is None:
+            continue
+        calls = [n for n in ast.walk(both) if isinstance(n, ast.Call)]
+        if any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+               and c.func.value.id == "self" and c.func.attr == "fit" for c in calls):
+            continue
+        if any(_last(c.func) in _FIT for c in calls):
+            out.add(id(fit))
+    return out
+
+
 def _scopes(tree: ast.Module) -> Iterator[_Scope]:
     constructed = _constructed(tree)
     home = _home_scalers(tree)
+    enumerated = _enumerated_params(tree)
+    shadowed = _shadowed_fits(tree)
     top = _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
                  "", constructed)
     top.home = home
@@ -545,6 +611,8 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                     continue  # a per-sample-gradient rule of a layer (Opacus): the layer's own maths, before clipping
                 scope = _Scope(child.body, child.name, constructed)
                 scope.home = home
+                scope.enumerated = enumerated.get(child.name, set()) & {a.arg for a in child.args.args}
+                scope.shadowed = id(child) in shadowed
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
                 scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)
                 yield scope
@@ -561,7 +629,7 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
         return []
     out: dict[int, list[Any]] = {}
     for scope in _scopes(tree):
-        if not scope.body or scope.name == "forward" or scope.evaluating:
+        if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed:
             continue
         ends: set[str] = set()
         stored_at = 0
@@ -649,6 +717,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
             if kind in scope.home and kind not in PREP_CLASSES and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
+            if data is not None and _root(data) in scope.enumerated:
+                return None
             if (kind in PREP_CLASSES or kind in scope.home) and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None

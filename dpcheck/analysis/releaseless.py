@@ -37,8 +37,29 @@ def _built_from(value: cst.BaseExpression, names: set[str]) -> bool:
     return bool(read) and read <= names
 
 
+_PREDICTIONS = frozenset({
+    "predict", "predict_proba", "predict_log_proba", "decision_function", "score_samples",
+})
+
+
+def _predicted(expr: cst.CSTNode) -> bool:
+    """A model's output on some inputs (``clf.decision_function(X_test)``), maybe wrapped."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+               and n.func.attr.value in _PREDICTIONS for n in walk(expr))
+
+
+def model_scores(name: str, fn: cst.FunctionDef) -> bool:
+    """Is every value ``fn`` binds to ``name`` a model's predictions or built from them? Rescaling
+    scores for a metric reads the model's outputs, not the bounds of anyone's records."""
+    return _grounded(name, fn, _predicted)
+
+
 def simulated(name: str, fn: cst.FunctionDef) -> bool:
     """Is every value ``fn`` binds to ``name`` drawn at random or built from such values?"""
+    return _grounded(name, fn, _drawn)
+
+
+def _grounded(name: str, fn: cst.FunctionDef, seed: Callable[[cst.CSTNode], bool]) -> bool:
     bindings: dict[str, list[cst.BaseExpression]] = {}
     for node in walk(fn.body, into_scopes=False):
         if isinstance(node, cst.Assign):
@@ -52,8 +73,8 @@ def simulated(name: str, fn: cst.FunctionDef) -> bool:
         for n, values in bindings.items():
             if n in done:
                 continue
-            grounded = any(_drawn(v) or _built_from(v, done) for v in values)
-            if grounded and all(_drawn(v) or _built_from(v, done | {n}) for v in values):
+            grounded = any(seed(v) or _built_from(v, done) for v in values)
+            if grounded and all(seed(v) or _built_from(v, done | {n}) for v in values):
                 done.add(n)
     return name in done
 
