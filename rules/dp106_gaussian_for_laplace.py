@@ -41,6 +41,7 @@ _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist
 #: Gaussian-noise PATE variants that come with their own (Rényi) accounting
 _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
 _DP_TEXT = token_text(_DP_TOKENS)
+_PATE_TEXT = re.compile(r"(?i:pate|teacher)|\bn[01]\b|\blamda|\blmbda")
 _GNMAX_MARKERS = ("rdp", "gnmax", "renyi", "rényi", "gaussian_mechanism_accountant")
 #: a call of a Gaussian/Laplace draw, or the import that renames one (``normal as gauss``)
 #: the method says its noise is Laplace (a docstring, a comment or a Laplace draw elsewhere)
@@ -130,6 +131,17 @@ def teacher_step(votes, lamda, mb_size=128):
     n1 = votes.sum(0) + np.random.laplace(0.0, 1.0 / lamda, size=votes.shape[1])
     return M_entire, n1
 """,
+        # a marginal synthesizer: Gaussian noise on marginal counts with its own Gaussian (zCDP) calibration; no PATE
+        """
+import numpy as np
+def measure(data, workload, epsilon, delta, rng):
+    sigma = gaussian_sigma_for_k_queries(epsilon, delta, len(workload))
+    noisy = {}
+    for attrs in workload:
+        counts = marginal_counts(data, attrs)
+        noisy[attrs] = counts + rng.normal(loc=0.0, scale=sigma, size=counts.shape)
+    return noisy
+""",
     )
 
     INVALID = (
@@ -156,6 +168,15 @@ def teacher_step(votes, lamda, mb_size=128):
         "    noise = tf.random.normal(tf.shape(labels), stddev=lamda)\n"
         "    labels += noise  # <-\n"
         "    return tf.cast(labels > 0.5, tf.float32)\n",
+        # the same spelling where the counts are the teachers' votes
+        """
+import numpy as np
+def measure(teacher_preds, classes, epsilon, delta, rng):
+    sigma = gaussian_sigma_for_k_queries(epsilon, delta, len(classes))
+    counts = np.stack([np.bincount(p, minlength=len(classes)) for p in teacher_preds])
+    noisy = counts + rng.normal(loc=0.0, scale=sigma, size=counts.shape)  # <-
+    return noisy.argmax(axis=1)
+""",
         "import numpy as np\n"
         "def aggregate(votes, sigma, lamda, n0, n1):\n"
         "    noisy = votes + np.random.normal(0, sigma, votes.shape)  # <-\n"
@@ -267,7 +288,7 @@ def teacher_answers(fake_labels, noise_std):
                     "to the teachers' vote counts instead",
                 )
                 return
-            if target == "votes" and kind == "Gaussian" and not self._accounts_gaussian():
+            if target == "votes" and kind == "Gaussian" and not self._accounts_gaussian() and self._pate_context():
                 self.report(
                     node,
                     f"`{self.src(node)}` adds Gaussian noise (std `{self.src(scale, 30)}`) to vote counts, "
@@ -364,6 +385,11 @@ def teacher_answers(fake_labels, noise_std):
 
     def _laplace_claimed(self) -> bool:
         return self._laplace_accounted() or _LAPLACE_CLAIM.search(self.ctx.source) is not None
+
+    def _pate_context(self) -> bool:
+        """The module is about PATE (teachers, PATE_λ, the vote gap n0/n1): Gaussian noise on the counts of a
+        marginal or a histogram released with its own Gaussian accounting is not a PATE aggregator."""
+        return self._laplace_accounted() or _PATE_TEXT.search(self.ctx.source) is not None
 
     def _accounts_gaussian(self) -> bool:
         source = self.ctx.source.lower()

@@ -49,6 +49,9 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
     branch of a conditional: ``0.0 if eps == inf else 1 / D``)."""
     if isinstance(value, cst.IfExp):
         return _denominator(value.body) or _denominator(value.orelse)
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or):
+        # ``target_delta or 1 / n``: the default when the caller passed none
+        return _denominator(value.right)
     if isinstance(value, cst.BinaryOperation):
         if isinstance(value.operator, cst.Divide) and _constant(value.left):
             return value.right
@@ -77,6 +80,8 @@ def _ast_reciprocal(value: ast.AST) -> bool:
     """``_denominator`` on CPython's ``ast``: ``c / D``, ``D ** -k``, ``pow(D, -k)``, or a product of one."""
     if isinstance(value, ast.IfExp):
         return _ast_reciprocal(value.body) or _ast_reciprocal(value.orelse)
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return _ast_reciprocal(value.values[-1])
     if isinstance(value, ast.BinOp):
         if isinstance(value.op, ast.Div) and _ast_constant(value.left):
             return True
@@ -336,9 +341,28 @@ class DPSynth:
         self.epsilon, self.n_samples_out = epsilon, n_samples_out
         self.sensitivity = 1.0 / self.n_samples_out
 """,
+        # a default δ chosen with ``or``: a public constant
+        """
+class DPMixin:
+    def __init__(self, data, target_epsilon, target_delta=None):
+        self.nrows = len(data)
+        self.target_epsilon = target_epsilon
+        self.target_delta: float = target_delta or 1e-5
+""",
     )
 
     INVALID = (
+        # NHSSynth's DPMixin: the default δ (``or``) is one over the training row count kept on the object
+        """
+class DPMixin:
+    def __init__(self, data, target_epsilon, target_delta=None):
+        self.nrows = len(data)
+        self.target_epsilon = target_epsilon
+        self.target_delta: float = target_delta or 1 / self.nrows  # <-
+def make_private(model, data, epsilon, delta=None):
+    delta = delta or 1.0 / (len(data) * 10)  # <-
+    return model, epsilon, delta
+""",
         # δ = 10^-digits(|E|) of the private graph, in the branch taken when δ is left to 'auto'
         """
 import numpy as np

@@ -209,6 +209,16 @@ def build(data, num_teachers, noise_multiplier):
         teachers.append(d)
     return teacher_disc, clones, teachers
 """,
+        # dp_pate_train.py (Final_Year_CTGAN): slicing synthetic labels into sampling batches with a strided loop —
+        # consecutive slices [i, i + bs) with bs <= the stride do not overlap
+        """
+def sample_for_teachers(G, labels, n, batch_size, epsilon):
+    out = []
+    for i in range(0, n, batch_size):
+        bs = batch_size
+        out.append(G(labels[i:i + bs]))
+    return out
+""",
     )
 
     INVALID = (
@@ -273,6 +283,12 @@ def train(X, teachers, epochs, m, epsilon):
         perm = torch.randperm(X.shape[0])  # <-
         for t, teacher in enumerate(teachers):
             teacher.fit(X[perm[t * m:(t + 1) * m]])
+""",
+        # the strided spelling with a window twice the stride: neighbouring teachers share rows
+        """
+def fit_teachers(data, teachers, shard, epsilon):
+    for i in range(0, len(data), shard):
+        teachers[i // shard].fit(data[i:i + 2 * shard])  # <-
 """,
         # overlapping slice arithmetic: each teacher gets two partitions' worth of rows
         """
@@ -604,6 +620,7 @@ class PATECTGANLike:
                 continue
             loops = index.enclosing_loops(sub)
             var = None
+            stride: tuple[cst.BaseExpression, cst.BaseExpression] | None = None
             bounds = (refs(sl.lower) if sl.lower is not None else set()) | (
                 refs(sl.upper) if sl.upper is not None else set()
             )
@@ -611,10 +628,11 @@ class PATECTGANLike:
                 hits = loop_targets(lp) & bounds
                 if hits:
                     var = next(iter(hits))
+                    stride = _range_stride(lp)
                     break
             if var is None or not _CONTEXT.search(_context_code(index, sub)):
                 continue
-            if _overlaps(sl, var):
+            if _overlaps(sl, var, stride):
                 self._emit(
                     sub,
                     "slice arithmetic makes consecutive teachers' slices overlap (the end of "
@@ -972,14 +990,26 @@ def _generated(expr: cst.BaseExpression) -> bool:
 _VALUE_SETS = ((1009, 2017, 3023, 4001, 5003, 6007), (9001, 7001, 5003, 3001, 2003, 1009))
 
 
-def _overlaps(sl: cst.Slice, var: str) -> bool:
+def _range_stride(loop: cst.CSTNode) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """``for i in range(start, stop, step)``: (start, step) — the loop variable moves by ``step``, not by one."""
+    it = getattr(loop, "iter", None)
+    if not (isinstance(it, cst.Call) and call_name(it) == "range" and isinstance(it.func, cst.Name)):
+        return None
+    args = [a.value for a in it.args if a.keyword is None and not a.star]
+    return (args[0], args[2]) if len(args) == 3 else None
+
+
+def _overlaps(sl: cst.Slice, var: str, stride: tuple[cst.BaseExpression, cst.BaseExpression] | None = None) -> bool:
     verdicts = []
     for values in _VALUE_SETS:
         env: dict[str, float] = {}
         pool = iter(values * 4)
         slices = []
+        start, step = (0.0, 1.0) if stride is None else (_num(stride[0], env, pool), _num(stride[1], env, pool))
+        if start is None or step is None:
+            return False
         for i in range(4):
-            env[var] = i
+            env[var] = start + i * step
             lo = 0.0 if sl.lower is None else _num(sl.lower, env, pool)
             hi = float("inf") if sl.upper is None else _num(sl.upper, env, pool)
             if lo is None or hi is None:

@@ -45,6 +45,12 @@ _POISSON_TEXT = re.compile(r"(?i)poisson|sampler|DPDataLoader|make_private|binom
 _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 
+_ONCE_PER_EPOCH = re.compile(r"once(?:\s|\\s[*+]?)+per(?:\s|\\s[*+]?)+epoch", re.I)
+#: words of a name that belongs to private training (a baseline naming none of them is the non-private one)
+_PRIVATE_WORDS = frozenset({"dp", "private", "privacy", "noise", "noisy", "epsilon", "eps", "accountant", "sigma",
+                            "clip", "clipping", "privacyengine", "dpsgd", "dpkeras"})
+
+
 def fa_code(rule: Rule, node: cst.CSTNode) -> str:
     return " ".join(rule.ctx.analysis.code(node).split())
 
@@ -377,6 +383,28 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # a TF-Privacy statement whose 'once per epoch' ε (the bound shuffled fixed-size batches meet) is the one
+        # kept; a non-private baseline fit; a weighted draw of categories for a conditional vector
+        """
+import re
+import numpy as np
+import tensorflow as tf
+from tensorflow_privacy import compute_dp_sgd_privacy_statement
+def get_epsilon(num_examples, batch_size, epochs, noise_multiplier, delta):
+    text = str(compute_dp_sgd_privacy_statement(number_of_examples=num_examples, batch_size=batch_size,
+                                                num_epochs=epochs, noise_multiplier=noise_multiplier, delta=delta))
+    return float(re.search(r"Epsilon with each example occurring once per epoch: ([0-9.]+)", text).group(1))
+def train_dp(model, x, y, args):
+    model.fit(x, y, epochs=args.epochs, batch_size=args.batch_size)
+    return get_epsilon(len(x), args.batch_size, args.epochs, args.sigma, args.delta)
+def train_baseline(x, y, args):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    model.fit(x, y, epochs=args.epochs, batch_size=args.batch_size)
+    return model
+def cond_vector(self, batch_size, col_idx):
+    return np.random.choice(self.columns[col_idx]["size"], size=batch_size, p=self.probs[col_idx])
+""",
         # twins: without Poisson sampling the engine refuses, or accounts inside the Poisson branch only,
         # or uses a separate accountant for the fixed-size branch
         """
@@ -942,6 +970,32 @@ def build_privacy(num_examples, sanitizer_cls, bound):
     )
 
     INVALID = (
+        # the same statement with its Poisson ε kept, a baseline that is the DP model, a uniform draw of records
+        """
+import re
+import numpy as np
+import tensorflow as tf
+from tensorflow_privacy import compute_dp_sgd_privacy_statement
+def get_epsilon(num_examples, batch_size, epochs, noise_multiplier, delta):
+    text = str(compute_dp_sgd_privacy_statement(number_of_examples=num_examples, batch_size=batch_size,  # <-
+                                                num_epochs=epochs, noise_multiplier=noise_multiplier, delta=delta))
+    return float(re.search(r"Poisson sampling.*?: ([0-9.]+)", text).group(1))
+def train_baseline(x, y, args):
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    model.compile(optimizer=DPKerasSGDOptimizer(noise_multiplier=args.sigma), loss="mse")
+    model.fit(x, y, epochs=args.epochs, batch_size=args.batch_size)  # <-
+    return get_epsilon(len(x), args.batch_size, args.epochs, args.sigma, args.delta)  # <-
+""",
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def train(self, data, batch_size, epochs, eps, delta):
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=batch_size / len(data),  # <-
+                                 epochs=epochs)
+    for _ in range(epochs):
+        idx = np.random.choice(len(data), batch_size)  # <-
+        self.step(data[idx], sigma)
+""",
         # a helper drawing indices with replacement; the amortized accountant built with n charges elsewhere
         """
 import numpy as np
@@ -1494,6 +1548,14 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         self._epsilon_read = False
         self._poisson_selection: cst.Comparison | None = None
 
+    @property
+    def _per_epoch_bound(self) -> bool:
+        """The code reads the bound for 'each example occurring once per epoch' (TF-Privacy's statement gives it
+        beside the Poisson one): the ε it keeps is the one that fixed-size shuffled batches satisfy."""
+        if not _ONCE_PER_EPOCH.search(self.ctx.source):
+            return False
+        return any(isinstance(n, cst.SimpleString) and _ONCE_PER_EPOCH.search(n.value) for n in walk(self.ctx.module))
+
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
@@ -1840,6 +1902,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             replace = _keyword(node, "replace")
             if replace is not None and not _true(replace.value):
                 return None
+            if _keyword(node, "p") is not None or len([a for a in node.args if a.keyword is None]) > 3:
+                return None  # a weighted draw (``p=probs``) picks outcomes or categories, not a uniform batch
             size = _keyword(node, "size")
             positional = [a.value for a in node.args if a.keyword is None]
             size_expr = size.value if size is not None else (positional[1] if len(positional) > 1 else None)
@@ -2104,6 +2168,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 continue
             if self._non_private_path(node):
                 continue
+            if self._per_epoch_bound and "shuffle" in kind:
+                continue  # the ε claimed is the bound for each record once per epoch, which shuffled batches meet
             if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes:
                 continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
             self.report(
@@ -2206,6 +2272,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             name = words(fn.name.value)
             if "dp" in name and name & {"without", "no", "non", "nodp", "baseline", "plain"} \
                     or name & {"nodp", "nondp", "nonprivate", "nonprivate"}:
+                return True
+            # ``train_baseline``: a baseline that names no privacy, noise or accountant anywhere in its body
+            if name & {"baseline", "vanilla"} and not any(
+                    isinstance(n, cst.Name) and words(n.value) & _PRIVATE_WORDS for n in walk(fn)):
                 return True
         child: cst.CSTNode = node
         for anc in fa.ancestors(node):

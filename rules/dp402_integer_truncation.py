@@ -350,6 +350,21 @@ def decode(self, synthetic, rng, n):
         synthetic[c] = np.floor(synthetic[c] + np.random.uniform(size=n))
     return synthetic
 """,
+        # a private marginal synthesizer's codes: cast to look categories up, clamped into a domain of k codes,
+        # or mapped element-wise to 0/1 — no continuous value is cut
+        """
+import numpy as np
+def sample_synthetic(self, n, epsilon):
+    synth_df = self.generator.sample(n)
+    out = {}
+    for col in self.columns:
+        out[col] = synth_df[col].astype(int).map(self.labels[col])
+        names = self.names[col][synth_df[col].astype(int)]
+        synth_df[col] = synth_df[col].clip(0, self.domain[col] - 1).astype(int)
+        synth_df[col] = np.clip(synth_df[col], 0, len(self.names[col]) - 1).astype(int)
+    synth_df["y"] = synth_df["y"].apply(lambda x: 1 if x == 1 else 0).astype(int)
+    return out, names, synth_df
+""",
     )
 
     INVALID = (
@@ -429,6 +444,19 @@ class PrivateGAN:
         ages = rows[:, 0].to(torch.int64)  # <-
         kids = torch.trunc(rows[:, 1])  # <-
         return ages, kids
+""",
+        # the same spellings on continuous generator output: a cast not used as a key, a clamp to a value range
+        # (not to 0..k-1), an element-wise map that keeps fractions
+        """
+import numpy as np
+def sample_synthetic(self, n, epsilon):
+    synth_df = self.generator.sample(n)
+    for col in self.int_columns:
+        synth_df[col] = synth_df[col].clip(0, self.upper[col]).astype(int)  # <-
+        synth_df[col] = np.clip(synth_df[col], 1, self.domain[col] - 1).astype(int)  # <-
+    synth_df["age"] = synth_df["age"].apply(lambda x: x * 100).astype(int)  # <-
+    ages = synth_df["age"].astype(int) + 1  # <-
+    return synth_df, ages
 """,
     )
 
@@ -516,6 +544,8 @@ class PrivateGAN:
                 taints[func] = self._gen_taint(func, index) if func is not None else set()
             if self._integral(operand, func, index) or self._stochastic_rounding(call, operand, func, index):
                 continue
+            if _lookup_key(call, index) or _index_clamp(operand):
+                continue
             if not (self._is_generated(operand, taints[func]) or self._decoding_int_column(call, func, index)):
                 continue
             self.report(
@@ -574,6 +604,10 @@ class PrivateGAN:
         if isinstance(core, cst.Call):
             name = call_name(core)
             if name in _ROUNDERS or name in _INT_VALUED:
+                return True
+            # ``col.apply(lambda x: 1 if x == 1 else 0)``: an element-wise map whose every result is integral
+            if name in {"apply", "map", "applymap"} and core.args and isinstance(core.args[0].value, cst.Lambda) \
+                    and _integral_results(core.args[0].value.body):
                 return True
             if name in {"int", "long"} or truncation_operand(core, index) is not None:
                 return True
@@ -837,3 +871,37 @@ def _suites(node: cst.CSTNode) -> list[list[cst.CSTNode]]:
         elif isinstance(part, cst.BaseCompoundStatement) and isinstance(getattr(part, "body", None), cst.IndentedBlock):
             out.append(list(part.body.body))
     return out
+
+
+def _integral_results(body: cst.BaseExpression) -> bool:
+    """Every value an expression can yield is an integer literal or a comparison: ``1 if x == 1 else 0``."""
+    if isinstance(body, cst.IfExp):
+        return _integral_results(body.body) and _integral_results(body.orelse)
+    return isinstance(body, (cst.Integer, cst.Comparison))
+
+
+def _lookup_key(call: cst.CSTNode, index: ModuleIndex) -> bool:
+    """The cast value is used as a key: ``codes.astype(int).map(labels)`` or ``labels[codes.astype(int)]``
+    turns category codes into category values, so the cast restores no number of its own."""
+    parent = index.parents.get(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value == "map":
+        grand = index.parents.get(parent)
+        return isinstance(grand, cst.Call) and grand.func is parent and bool(grand.args)
+    if isinstance(parent, cst.Index):
+        element = index.parents.get(parent)
+        return isinstance(element, cst.SubscriptElement) and isinstance(index.parents.get(element), cst.Subscript)
+    return False
+
+
+def _index_clamp(operand: cst.BaseExpression) -> bool:
+    """``x.clip(0, size - 1)``/``np.clip(x, 0, k - 1)``: clamped into the index range of a domain of
+    ``size`` codes — the values are positions in that domain, not a continuous output being restored."""
+    if not (isinstance(operand, cst.Call) and call_name(operand) in {"clip", "clamp"}):
+        return False
+    bounds = [a.value for a in operand.args if a.keyword is None]
+    if isinstance(operand.func, cst.Attribute) and (dotted(operand.func.value) or "").split(".")[0] in {"np", "numpy", "torch"}:
+        bounds = bounds[1:]
+    if len(bounds) < 2 or number(bounds[0]) != 0:
+        return False
+    upper = bounds[1]
+    return isinstance(upper, cst.BinaryOperation) and isinstance(upper.operator, cst.Subtract) and number(upper.right) == 1

@@ -131,6 +131,16 @@ import numpy as np
 def noisy(x, delta):
     return x + np.random.normal(0, np.sqrt(2 * np.log(1.25 / delta)) / 0.5)
 """,
+        # federated_recommendation's Client.py: ε a local constant below 1, then the formula
+        """
+import math
+import numpy as np
+def add_noise(weights):
+    epsilon = 0.5
+    delta = 0.00001
+    sigma = 0.001 / 64 / epsilon * math.sqrt(2 * math.log(1.25 / delta))
+    return weights + np.random.normal(0, sigma, weights.shape)
+""",
         """
 import numpy as np
 def gaussian_sigma(epsilon, delta, sensitivity=1.0):
@@ -203,17 +213,48 @@ def dp_release(x, eps, delta, alpha):
     std = np.sqrt(2 * np.log(1.25 / delta)) / eps  # <-
     return x + np.random.normal(0, std, size=x.shape)
 """,
+        # the same spelling with ε a constant above 1, or a local constant a caller can override
+        """
+import math
+import numpy as np
+def add_noise(weights, epsilon=0.5):
+    delta = 0.00001
+    sigma = 0.001 / 64 / epsilon * math.sqrt(2 * math.log(1.25 / delta))  # <-
+    return weights + np.random.normal(0, sigma, weights.shape)
+def add_noise_big(weights):
+    eps = 4.0
+    delta = 0.00001
+    sigma = 0.001 / eps * math.sqrt(2 * math.log(1.25 / delta))  # <-
+    return weights + np.random.normal(0, sigma, weights.shape)
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not _is_classical_log(node):
             return
-        eps = self._epsilons(node)
+        eps = {e for e in self._epsilons(node) if not self._small_constant(e, node)}
         if not eps or _guards(self.ctx.module, eps) or not self._calibrates(node) or self._charged(node):
             return
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
                           f"or use the analytic Gaussian mechanism")
+
+    def _small_constant(self, name: str, at: cst.Call) -> bool:
+        """Is ``name`` a local constant ε ≤ 1: every assignment to it in the enclosing function (the module
+        when there is none) a number literal ≤ 1, and not a parameter (``epsilon = 0.5`` then the formula)?"""
+        fa = self.ctx.analysis
+        scope: cst.CSTNode = fa.enclosing_function(at) or self.ctx.module
+        if isinstance(scope, cst.FunctionDef) and any(
+                p.name.value == name for p in (*scope.params.params, *scope.params.kwonly_params)):
+            return False
+        values = []
+        for node in walk(scope, into_scopes=False):
+            if isinstance(node, cst.Assign) and any(last_name(t.target) == name and dotted(t.target) == name
+                                                    for t in node.targets):
+                values.append(number(node.value))
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and dotted(node.target) == name:
+                values.append(number(node.value) if isinstance(node, cst.AnnAssign) and node.value else None)
+        return bool(values) and all(v is not None and 0 < v <= 1 for v in values)
 
     def _calibrates(self, at: cst.Call) -> bool:
         """Does the σ become a noise scale: returned, stored on the object, or passed to a zero-centred draw

@@ -30,6 +30,21 @@ def _round_loop(loop: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Name) and words(n.value) & _ROUND_WORDS for n in names)
 
 
+_TOTAL_WORDS = frozenset({"epsilon", "eps", "spent", "budget", "privacy"})
+
+
+def _composes(loop: cst.CSTNode) -> bool:
+    """The round loop adds each round's ε to a running total kept across rounds (``total_eps += round_eps``
+    with ``total_eps`` never reset inside the loop): the rounds are composed by hand (basic composition)."""
+    reset = {last_name(t.target) for n in walk(loop) if isinstance(n, cst.Assign) for t in n.targets}
+    for node in walk(loop):
+        if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign):
+            name = last_name(node.target)
+            if name is not None and words(name) & _TOTAL_WORDS and name not in reset:
+                return True
+    return False
+
+
 def _engine_target(statement: cst.CSTNode) -> str | None:
     """The name an engine is stored in: ``engine = PrivacyEngine()``, ``model, opt, dl, privacy_engine = init(…)``."""
     if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
@@ -168,9 +183,41 @@ class client(object):
         for x, y in self.loader:
             self.optimizer.step()
 """,
+        # Blockchain-Adaptive-DP-FL's main_experiment.py: a fresh engine per round, its ε added to a running total
+        """
+from opacus import PrivacyEngine
+def run(model, optimizer, loaders, num_rounds, sigma, delta):
+    cumulative_epsilon = 0.0
+    for rnd in range(num_rounds):
+        round_epsilons = []
+        for loader in loaders:
+            engine = PrivacyEngine()
+            model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                noise_multiplier=sigma, max_grad_norm=1.0)
+            train(model, optimizer, loader)
+            round_epsilons.append(engine.get_epsilon(delta))
+        cumulative_epsilon += max(round_epsilons)
+    return cumulative_epsilon
+""",
     )
 
     INVALID = (
+        # the same loop whose total is reset every round, or overwritten by the last round's ε
+        """
+from opacus import PrivacyEngine
+def run(model, optimizer, loaders, num_rounds, sigma, delta):
+    spent_eps = 0.0
+    for rnd in range(num_rounds):
+        total_eps = 0.0
+        for loader in loaders:
+            engine = PrivacyEngine()  # <-
+            model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                noise_multiplier=sigma, max_grad_norm=1.0)
+            train(model, optimizer, loader)
+            total_eps += engine.get_epsilon(delta)
+        spent_eps = total_eps
+    return spent_eps
+""",
         # a Flower client (an acronym before "Client") building its engine in fit(), called every round
         """
 import flwr as fl
@@ -267,7 +314,7 @@ class FedClient:
         if fn is None or not self._epsilon_read(fn, engine, fa.line_of(node)):
             return
         loops = [loop for loop in fa.enclosing_loops(node) if _round_loop(loop)]
-        if loops and self._replays(loops[0], engine):
+        if loops and (self._replays(loops[0], engine) or any(_composes(loop) for loop in loops)):
             return
         if loops:
             where = "inside the loop on line " + str(fa.line_of(loops[0]))

@@ -54,6 +54,15 @@ def _loop_names(target: cst.BaseExpression) -> list[str]:
     return []
 
 
+#: methods that yield a model's tensors themselves: ``+=`` on an item changes the model
+_TENSOR_ITEMS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
+
+
+def _tensor_items(it: cst.BaseExpression) -> bool:
+    """``model.parameters()``, ``net.named_parameters()`` (possibly in ``zip``/``enumerate``/``list``)."""
+    return any(isinstance(n, cst.Call) and call_name(n) in _TENSOR_ITEMS for n in walk(it))
+
+
 def _reads(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
 
@@ -272,9 +281,35 @@ def noise_grads(self, m, sigma, clip):
             noised[k] = v
     return noised
 """,
+
+        # AdapLDP-FL's Update.py: a model's parameters noised in place under no_grad (the noise is rebound
+        # by a conversion first; the items are the model's own tensors)
+        """
+import torch
+def add_noise(self, net, epsilon, sensitivity):
+    with torch.no_grad():
+        for k, v in net.named_parameters():
+            noise = laplace_noise(epsilon=epsilon, sensitivity=sensitivity, size=v.shape)
+            noise = torch.from_numpy(noise).to(self.device)
+            v += noise
+        for p in net.parameters():
+            p += gaussian_noise(sigma=epsilon)
+    return net.state_dict()
+""",
     )
 
     INVALID = (
+        # the same loop over a copy of the parameters' values, or over plain numbers: the model is untouched
+        """
+import torch
+def add_noise(self, net, epsilon, sensitivity):
+    weights = [float(v.sum()) for v in net.parameters()]
+    for w in weights:
+        noise = laplace_noise(epsilon=epsilon, sensitivity=sensitivity)
+        noise = float(noise)
+        w += noise  # <-
+    return weights
+""",
         # a Laplace helper added to the loop variable of a 1-d array
         """
 import numpy as np
@@ -539,7 +574,8 @@ def private_grad(grad, sigma, clip):
                 if not isinstance(stmt.operator, (cst.AddAssign, cst.SubtractAssign, cst.MultiplyAssign)):
                     continue
                 target, value = stmt.target, stmt.value
-                if not isinstance(target, cst.Name) or target.value not in names or self._shaped_here(value):
+                if not isinstance(target, cst.Name) or target.value not in names or self._shaped_here(value) \
+                        or _tensor_items(node.iter):
                     continue
             else:
                 if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, cst.Name):
@@ -557,14 +593,17 @@ def private_grad(grad, sigma, clip):
                 "collection that is released)",
             )
 
-    def _shaped_here(self, value: cst.BaseExpression) -> bool:
-        """Shaped noise, inline or through a local name (``noise = normal(0, s, p.shape)``)."""
+    def _shaped_here(self, value: cst.BaseExpression, depth: int = 3) -> bool:
+        """Shaped noise, inline or through local names (``noise = normal(0, s, p.shape)``, then
+        ``noise = torch.from_numpy(noise).to(device)``)."""
         if _shaped(value):
             return True
+        if depth == 0:
+            return False
         for node in walk(value):
             if isinstance(node, cst.Name):
                 bound = self.ctx.analysis.value_of(node)
-                if bound is not None and _shaped(bound):
+                if bound is not None and bound is not value and self._shaped_here(bound, depth - 1):
                     return True
         return False
 
