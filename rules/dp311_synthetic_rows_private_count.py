@@ -7,6 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import ident
+from dpcheck.analysis.generator import gan_context, is_gen_identifier
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
@@ -66,6 +67,38 @@ def _record_count(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+#: calls on a generator that do not produce rows (``G.train()``, ``G.eval()``, ``G.parameters()``)
+_NOT_GENERATING = frozenset({"train", "eval", "parameters", "zero_grad", "to", "cpu", "cuda", "state_dict", "step",
+                             "backward", "load_state_dict", "apply", "named_parameters", "fit"})
+
+
+def _output_of(expr: cst.BaseExpression, generated: set[int], held: set[str]) -> bool:
+    """``expr`` is a generator call in ``generated`` or a name in ``held``, seen through method chains, attributes
+    and subscripts (``G(z).detach().cpu().numpy()``, ``gen[:, :d]``)."""
+    while True:
+        if isinstance(expr, cst.Call) and id(expr) in generated:
+            return True
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+            expr = expr.func.value
+        elif isinstance(expr, (cst.Attribute, cst.Subscript)):
+            expr = expr.value
+        else:
+            return isinstance(expr, cst.Name) and expr.value in held
+
+
+def _fallback_count(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``args.n if args.n > 0 else len(X)``, ``n_rows or len(df)``: a configured count whose default (the branch
+    taken when none is configured) is the private record count."""
+    if isinstance(value, cst.IfExp):
+        for branch in (value.body, value.orelse):
+            if _record_count(branch) is not None:
+                return branch
+    if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or) \
+            and _record_count(value.right) is not None:
+        return value.right
+    return None
+
+
 def _synthesizer_named(name: str) -> bool:
     """``fit_mst``, ``generate_synthetic_database``, ``synthesize_trajectories``: named for a DP synthesizer or
     for producing synthetic data."""
@@ -79,6 +112,7 @@ def _ast_count(node: ast.AST) -> bool:
 
 
 class SyntheticRowsPrivateCount(Rule):
+    _count_site: cst.CSTNode | None = None
     id = "DP311"
     name = "synthetic-rows-private-count"
     category = "general"
@@ -101,14 +135,18 @@ class SyntheticRowsPrivateCount(Rule):
         "with no DP context. Fix: sample a public, fixed number of rows, or a noisy count "
         "(n + Laplace(1/ε_n)) paid from the budget."
     )
-    TRIGGERS = ("synth", "Synth", "sample(", "generate", "SYNTH", "sampling(", "syn =", "_syn", "fake", "total=")
+    TRIGGERS = ("synth", "Synth", "sample(", "generate", "SYNTH", "sampling(", "syn =", "_syn", "fake", "total=",
+                # a generator called in a loop (``visit_For``): every spelling ``is_gen_identifier`` accepts
+                "G(", "G.", "G_", "gen", "Gen", "GEN", "netg", "Fake", "FAKE")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A sampling-named call or a call named for a DP synthesizer, in a module reading ``len(…)`` or a ``.shape``."""
+        """A sampling-named call, a call named for a DP synthesizer, or a ``range`` loop that appends (a generator
+        run batch by batch), in a module reading ``len(…)`` or a ``.shape``."""
         if not facts.called & (_SAMPLE_METHODS | {"run"}) and not any(
-                _synthesizer_named(n) or words(n) & _PRODUCE_WORDS for n in facts.called):
+                _synthesizer_named(n) or words(n) & _PRODUCE_WORDS for n in facts.called) \
+                and not ("range" in facts.called and facts.called & {"append", "extend"}):
             return False
         return "len" in facts.called or ".shape" in facts.source
 
@@ -240,9 +278,72 @@ class DPGenerator:
         X_syn = self.generate(len(X))
         return self.metric.evaluate(pd.DataFrame(X), pd.DataFrame(X_syn))
 """,
+        # twins of the generation loop: a configured count, the size of a public set, a training loop that
+        # collects losses, and a configured count whose default is a constant
+        """
+import numpy as np
+import torch
+def train_and_release(G, D, X_train, X_public, batch_size, epsilon, n_out=10000):
+    n = X_train.shape[0]
+    losses = []
+    for i in range(0, n, batch_size):
+        fake = G(torch.randn(batch_size, 16))
+        loss = D(fake).mean()
+        losses.append(loss.item())
+    out = []
+    for i in range(0, n_out, batch_size):
+        gen = G(torch.randn(batch_size, 16))
+        out.append(gen.detach().cpu().numpy())
+    m = len(X_public)
+    for _ in range(m):
+        out.append(G(torch.randn(1, 16)).numpy())
+    return np.vstack(out), losses
+""",
+        """
+def main(args, train_df, epsilon):
+    n_records = args.n_records if args.n_records > 0 else 5000
+    model = fit_private_marginals(train_df, epsilon)
+    synth = sample_from_marginals(model, n_records=n_records)
+    return synth
+""",
     )
 
     INVALID = (
+        # Final_Year_CTGAN's dp_pate_train.py: the generator run batch by batch up to the private row count
+        """
+import numpy as np
+import torch
+def train_dp_gan(G, X_train, y_train, batch_size, epsilon):
+    n = X_train.shape[0]  # <-
+    out = []
+    with torch.no_grad():
+        for i in range(0, n, batch_size):
+            bs = min(batch_size, n - i)
+            gen = G(torch.randn(bs, 16))
+            out.append(gen.cpu().numpy())
+    return np.vstack(out)
+""",
+        # one generated row per private record, through a netG spelling and a chained conversion
+        """
+import torch
+def release(netG, train_df, nz, noise_multiplier):
+    rows = []
+    for _ in range(len(train_df)):  # <-
+        rows.append(netG(torch.randn(1, nz)).detach().numpy())
+    return rows
+""",
+        # the count is configured, but its default (the branch taken without a configured count) is the private size
+        """
+def main(args, train_df, epsilon):
+    n_records = args.n_records if args.n_records > 0 else len(train_df)  # <-
+    model = fit_private_marginals(train_df, epsilon)
+    synth = sample_from_marginals(model, n_records=n_records)
+    return synth
+def release(model, data, n_rows, epsilon):
+    rows = n_rows or len(data)  # <-
+    synthetic = model.generate(rows)
+    return synthetic
+""",
         # a region-measure sampler sized by n from the private array's shape (result stored as `syn`)
         """
 import numpy as np
@@ -366,10 +467,54 @@ def synthesize(input_df, description_file, epsilon):
         size = self._private_count(count)
         if size is None or not self.ctx.analysis.in_dp_context(node):
             return
-        self.report(node, f"the synthetic data is sampled with exactly {size} rows, the private record count: "
+        self._report_once(self._count_site or node, f"the synthetic data is sampled with exactly {size} rows, the private record count: "
                           "under add/remove neighbouring n is private, so the length of the released table "
                           "reveals it without noise, outside the ε the synthesizer spends; sample a fixed public "
                           "number of rows or a noisy count paid from the budget")
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for i in range(0, n, batch): out.append(G(z, …))`` with ``n = X_train.shape[0]``: a generator run
+        batch by batch until the private record count is reached, its outputs collected into the release."""
+        it = node.iter
+        if not (isinstance(it, cst.Call) and call_name(it) == "range" and isinstance(it.func, cst.Name)):
+            return
+        positional = [a.value for a in it.args if a.keyword is None and not a.star]
+        if not positional or len(positional) > 3 or self._in_evaluation(node):
+            return
+        stop = positional[1] if len(positional) >= 2 else positional[0]
+        weak = gan_context(self.ctx.source)
+        calls = [n for n in walk(node.body) if isinstance(n, cst.Call)]
+        generated = [c for c in calls if (dotted(c.func) or "") and is_gen_identifier(dotted(c.func) or "", weak=weak)
+                     and call_name(c) not in _NOT_GENERATING]
+        if not generated or not self._collects(node, generated):
+            return
+        size = self._private_count(stop)
+        if size is None or not self.ctx.analysis.in_dp_context(node):
+            return
+        fa = self.ctx.analysis
+        self._report_once(self._assign_site or it,
+                          f"{size} sets how many synthetic rows the loop on line {fa.line_of(node)} generates "
+                          f"(`{fa.code(generated[0].func).strip()}` batch by batch up to it): the released table "
+                          "then has exactly the private record count, and n is private under add/remove "
+                          "neighbouring; generate a fixed public number of rows or a noisy count paid from the budget")
+
+    @staticmethod
+    def _collects(loop: cst.For, generated: list[cst.Call]) -> bool:
+        """The loop appends the generator's output itself (``out.append(G(z).cpu())``, or a name holding it:
+        ``gen = G(z, c)`` … ``out.append(gen.numpy())``) — not a loss or a score computed from it."""
+        ids = {id(c) for c in generated}
+        held: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for stmt in walk(loop.body):
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name):
+                    name = stmt.targets[0].target.value
+                    if name not in held and _output_of(stmt.value, ids, held):
+                        held.add(name)
+                        changed = True
+        return any(isinstance(c, cst.Call) and call_name(c) in ("append", "extend") and c.args
+                   and _output_of(c.args[0].value, ids, held) for c in walk(loop.body))
 
     def _count_into_synthesizer(self, node: cst.Call, name: str) -> bool:
         """``get_aim_model(df, …, epsilon, delta, len(X))``, ``aim.run(data, workload, len(data))``,
@@ -394,7 +539,7 @@ def synthesize(input_df, description_file, epsilon):
             elif isinstance(arg.value, cst.Name) and arg.keyword is not None:
                 size = self._private_count(arg.value)
                 if size is not None and self.ctx.analysis.in_dp_context(node):
-                    self.report(arg.value, f"the private record count {size} is handed to `{name}`, a DP "
+                    self._report_once(self._count_site or arg.value, f"the private record count {size} is handed to `{name}`, a DP "
                                            "synthesizer, as its number of rows: the released table then has exactly "
                                            "n rows, and n is private under add/remove neighbouring; pass a fixed "
                                            "public count or a noisy one")
@@ -430,7 +575,7 @@ def synthesize(input_df, description_file, epsilon):
             if data is not None and self._built_locally(node, data):
                 continue
             if fa.in_dp_context(node):
-                self.report(node, f"`{target}` is generated with exactly {size} records, the private record count: "
+                self._report_once(self._count_site or node, f"`{target}` is generated with exactly {size} records, the private record count: "
                                   "under add/remove neighbouring n is private, so the size of the released synthetic "
                                   "output reveals it without noise; generate a fixed public number or a noisy count "
                                   "paid from the budget")
@@ -458,7 +603,17 @@ def synthesize(input_df, description_file, epsilon):
                     return True
         return False
 
+    def _report_once(self, node: cst.CSTNode, message: str) -> None:
+        """A count that defaults to the private size is reported where that default is taken, once."""
+        seen: set[int] = self.__dict__.setdefault("_reported_sites", set())
+        if id(node) in seen:
+            return
+        seen.add(id(node))
+        self.report(node, message)
+
     def _private_count(self, expr: cst.BaseExpression) -> str | None:
+        self._count_site: cst.CSTNode | None = None
+        self._assign_site: cst.CSTNode | None = None
         direct = _record_count(expr)
         if direct is not None:
             return f"`{self.ctx.analysis.code(expr).strip()}`"
@@ -472,9 +627,14 @@ def synthesize(input_df, description_file, epsilon):
             target = sub.targets[0].target
             if isinstance(target, cst.Name) and target.value == expr.value:
                 origin = _record_count(sub.value)
-                if origin is None:
+                fallback = _fallback_count(sub.value) if origin is None else None
+                if origin is None and fallback is None:
                     return None  # also assigned something else
-                found = f"`{expr.value}` (= `{self.ctx.analysis.code(sub.value).strip()}`)"
+                code = self.ctx.analysis.code(sub.value if origin is not None else fallback).strip()
+                found = f"`{expr.value}` (= `{code}`)" if origin is not None else \
+                    f"`{expr.value}` (by default `{code}`)"
+                self._count_site = sub if origin is None else None
+                self._assign_site = sub
             elif isinstance(target, cst.Tuple) and target.elements and isinstance(target.elements[0].value, cst.Name) \
                     and target.elements[0].value.value == expr.value:
                 value = sub.value
