@@ -461,6 +461,29 @@ def edge_count(graph, degree_bound, epsilon):
     sensitivity = np.max(per_node[:degree_bound + 1])
     return exact + np.random.laplace(0, sensitivity / epsilon)
 """,
+        # noise set to a chosen signal-to-noise ratio (the weights' power over `snr`) in an attack
+        # experiment: no privacy parameter is involved, so the scale calibrates no DP guarantee
+        """
+import numpy as np
+import torch
+def noisy_weights(model, snr):
+    params = list(model.parameters())
+    W = params[0]
+    w_norm2 = 0.0
+    for i in range(W.shape[0]):
+        w_norm2 += torch.norm(W[i]).item() ** 2
+    sigma2 = w_norm2 / (snr * W.numel())
+    std = np.sqrt(sigma2)
+    with torch.no_grad():
+        W.add_(torch.normal(0, std, size=W.shape))
+    return model, std
+""",
+        """
+import numpy as np
+def add_channel_noise(signal, snr_db, epsilon):
+    sigma = np.sqrt(np.mean(signal ** 2) / (10 ** (snr_db / 10)))
+    return signal + np.random.normal(0, sigma, signal.shape)
+""",
     )
 
     INVALID = (
@@ -680,6 +703,28 @@ def edge_count(graph, degree_bound, epsilon):
     sensitivity = np.max(per_node[:degree_bound + 1])
     return exact + np.random.laplace(0, sensitivity / epsilon)
 """,
+        # the twins: the same power-based scale, but divided by the privacy budget: a DP calibration
+        """
+import numpy as np
+import torch
+def noisy_weights(model, epsilon):
+    params = list(model.parameters())
+    W = params[0]
+    w_norm2 = 0.0
+    for i in range(W.shape[0]):
+        w_norm2 += torch.norm(W[i]).item() ** 2  # <-
+    sigma2 = w_norm2 / (epsilon * W.numel())
+    std = np.sqrt(sigma2)
+    with torch.no_grad():
+        W.add_(torch.normal(0, std, size=W.shape))
+    return model, std
+""",
+        """
+import numpy as np
+def add_channel_noise(signal, snr_db, epsilon):
+    sigma = np.sqrt(np.mean(signal ** 2) / (10 ** (snr_db / 10))) / epsilon  # <-
+    return signal + np.random.normal(0, sigma, signal.shape)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -766,6 +811,23 @@ def edge_count(graph, degree_bound, epsilon):
                     rest.add(name)
         return stat and not {n for n in rest if n.split(".")[0] not in _MODULES}
 
+    def _target_snr(self, scales: list[cst.BaseExpression], scope: cst.CSTNode) -> bool:
+        """The scale is the signal's own power over a chosen signal-to-noise ratio (``sigma2 =
+        power / snr``, a few assignments back) and reads no privacy parameter: noise set to a target
+        SNR (a robustness or attack experiment), not a DP calibration."""
+        bindings = self.ctx.analysis.bindings_in(scope)
+        seen: set[str] = set()
+        todo = [(scale, 0) for scale in scales]
+        while todo:
+            expr, depth = todo.pop()
+            # every name, divisors too (``power / snr``): ``_read_names`` keeps only dividends
+            for name in {dotted(n) or "" for n in walk(expr) if isinstance(n, (cst.Name, cst.Attribute))} - seen - {""}:
+                seen.add(name)
+                if depth < 3:
+                    todo.extend((b.value, depth + 1) for b in bindings.get(name, []) if b.value is not None)
+        named = {w for n in seen for w in words(n)}
+        return "snr" in named and not named & (_BUDGET_WORDS | {"multiplier", "delta", "privacy"})
+
     def _call_sinks(self, call: cst.Call, nodes: list[cst.CSTNode],
                     scope: cst.CSTNode | None = None) -> list[tuple[cst.BaseExpression, str]]:
         fa = self.ctx.analysis
@@ -795,7 +857,8 @@ def edge_count(graph, degree_bound, epsilon):
                 out.append((parent.right if parent.left is child else parent.left, "the noise scale"))
                 child, parent = parent, fa.parent(parent)
             scales = [sink for sink, what in out if what == "the noise scale"]
-            if scope is not None and scales and (self._fixed_multiple(scales, scope) or _unparameterised(scope, name)):
+            if scope is not None and scales and (self._fixed_multiple(scales, scope) or _unparameterised(scope, name)
+                                                 or self._target_snr(scales, scope)):
                 out = [(sink, what) for sink, what in out if what != "the noise scale"]
             if not zero_centred(call) and self._used_as_noise(call, nodes):
                 loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _LOC_KEYWORDS),

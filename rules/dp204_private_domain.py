@@ -663,6 +663,28 @@ def train_noisy(model, optimizer, train_loader, epochs=5, epsilon=1.0):
             peaks.append(peak)
     return model, peaks
 """,
+        # ids renumbered to consecutive integers at load (each record's own id looked up in the table):
+        # the records re-coded, not a domain the release is shaped by
+        """
+import numpy as np
+import pandas as pd
+def load_ratings(path, epsilon):
+    data = pd.read_csv(path)
+    users = {old: new for new, old in enumerate(data["user"].unique())}
+    data["user"] = data["user"].map(users)
+    noisy = data["rating"].to_numpy() + np.random.laplace(0, 5 / epsilon, len(data))
+    return data, noisy
+""",
+        """
+import numpy as np
+import pandas as pd
+def encode_items(path, epsilon):
+    frame = pd.read_csv(path)
+    codes = dict(zip(frame["item"].unique(), range(frame["item"].nunique())))
+    frame["item"] = frame["item"].replace(codes)
+    noisy = frame["score"].to_numpy() + np.random.laplace(0, 1 / epsilon, len(frame))
+    return frame, noisy
+""",
     )
 
     INVALID = (
@@ -969,6 +991,27 @@ def train_noisy(model, optimizer, train_loader, epochs=5, epsilon=1.0):
             highest, _ = torch.max(X_batch, 0)  # <-
             ranges.append(highest)
     return model, ranges
+""",
+        # the twins: the renumbering table's size sets the length of the noisy release
+        """
+import numpy as np
+import pandas as pd
+def load_ratings(path, epsilon):
+    data = pd.read_csv(path)
+    users = {old: new for new, old in enumerate(data["user"].unique())}  # <-
+    data["user"] = data["user"].map(users)
+    per_user = np.zeros(len(users)) + np.random.laplace(0, 5 / epsilon, len(users))
+    return data, per_user
+""",
+        """
+import numpy as np
+import pandas as pd
+def encode_items(path, epsilon):
+    frame = pd.read_csv(path)
+    codes = dict(zip(frame["item"].unique(), range(frame["item"].nunique())))  # <-
+    frame["item"] = frame["item"].replace(codes)
+    noisy = np.bincount(frame["item"], minlength=len(codes)) + np.random.laplace(0, 1 / epsilon, len(codes))
+    return codes, noisy
 """,
     )
 

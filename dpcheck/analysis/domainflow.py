@@ -127,6 +127,10 @@ _CARRY = frozenset({
 })
 
 
+#: methods re-coding each record's value through a lookup table (``df[c].map(ids)``)
+_RELABEL = frozenset({"map", "replace"})
+
+
 def _selects_rows(index: cst.BaseExpression, masks: frozenset[str]) -> bool:
     """``x[groups == g]`` / ``x[mask]`` with a mask so bound: the rows picked are records, whichever key
     picked them."""
@@ -162,6 +166,12 @@ def carried(expr: cst.CSTNode, masks: frozenset[str] = frozenset()) -> tuple[set
                     lookups.add(dotted(func.value))  # type: ignore[arg-type]
                 else:
                     stack.append(func.value)
+                if func.attr.value in _RELABEL:
+                    # ``col.map(ids)``: each record's value looked up in the table, not its key set
+                    tables = [dotted(a.value) for a in node.args]  # type: ignore[attr-defined]
+                    if tables and all(t is not None for t in tables):
+                        lookups.update(t for t in tables if t is not None)
+                        continue
             if call_name(node) in _CARRY or call_name(node) == "get":  # type: ignore[arg-type]
                 stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
             continue
