@@ -205,6 +205,14 @@ class BoundNotEnforced(Rule):
         body = getattr(block, "body", None)
         if not isinstance(body, (list, tuple)) or stmt not in body:
             return None
+        before = list(body)[:list(body).index(stmt)]
+        for earlier in reversed(before):
+            # the clip follows this step's own backward(): it clips fresh gradients (a GAN's D step, then G's)
+            names = {call_name(n) for n in walk(earlier, into_scopes=False) if isinstance(n, cst.Call)}
+            if "step" in names or "zero_grad" in names:
+                break
+            if "backward" in names:
+                return None
         after = list(body)[list(body).index(stmt) + 1:]
         backward = None
         for later in after:
@@ -329,6 +337,24 @@ def normalise(x):
     # x = np.clip(x, 0, 1)
     return x / x.sum()
 """,
+        # a GAN step: D's gradients clipped after D's backward; the later backward belongs to G's step
+        """
+import torch
+def train_dp_gan(G, D, opt_G, opt_D, loader, bce, clip_norm, sigma, noise_dim):
+    for xb, yb in loader:
+        opt_D.zero_grad()
+        fake = G(torch.randn(xb.size(0), noise_dim), yb).detach()
+        loss_D = bce(D(xb, yb), torch.ones(len(xb), 1)) + bce(D(fake, yb), torch.zeros(len(xb), 1))
+        loss_D.backward()
+        torch.nn.utils.clip_grad_norm_(D.parameters(), max_norm=clip_norm)
+        for p in D.parameters():
+            p.grad.add_(torch.randn_like(p.grad) * sigma * clip_norm)
+        opt_D.step()
+        opt_G.zero_grad()
+        loss_G = bce(D(G(torch.randn(xb.size(0), noise_dim), yb), yb), torch.ones(len(xb), 1))
+        loss_G.backward()
+        opt_G.step()
+""",
     )
 
     INVALID = (
@@ -427,6 +453,23 @@ def private_grads(loss, params, clip, sigma):
     grads = torch.autograd.grad(loss, params)
     torch.nn.utils.clip_grad_value_(grads, clip)  # <-
     return [g + sigma * clip * torch.randn_like(g) for g in grads]
+""",
+        # a GAN's D step that clips before its own backward (the earlier backward was G's, already stepped)
+        """
+import torch
+def train_dp_gan(G, D, opt_G, opt_D, loader, bce, clip_norm, sigma, noise_dim):
+    for xb, yb in loader:
+        opt_G.zero_grad()
+        loss_G = bce(D(G(torch.randn(xb.size(0), noise_dim), yb), yb), torch.ones(len(xb), 1))
+        loss_G.backward()
+        opt_G.step()
+        opt_D.zero_grad()
+        loss_D = bce(D(xb, yb), torch.ones(len(xb), 1))
+        torch.nn.utils.clip_grad_norm_(D.parameters(), max_norm=clip_norm)  # <-
+        loss_D.backward()
+        for p in D.parameters():
+            p.grad.add_(torch.randn_like(p.grad) * sigma * clip_norm)
+        opt_D.step()
 """,
         # clipped before backward: the applied gradient is never clipped
         """
