@@ -493,6 +493,72 @@ class Discretizer:
 def load(path):
     return Discretizer().fit_transform(pd.read_csv(path)), None
 """, (7, 10)),
+    "qcut-quantile-bins": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = pd.qcut(df["age"], q=5, duplicates="drop")
+    return df, None
+""", 5),
+    "cut-public-edges": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = pd.cut(df["age"], bins=[0, 18, 30, 50, 120])
+    return df, None
+""", None),
+    "qcut-loop-over-columns": ("""
+import pandas as pd
+def load(path, columns):
+    frame = pd.read_csv(path)
+    for col in columns:
+        frame[col] = pd.qcut(frame[col], 4, labels=False)
+    return frame, None
+""", 6),
+    "cut-loop-public-edges": ("""
+import pandas as pd
+EDGES = {"age": [0, 30, 60, 120], "hours": [0, 20, 40, 100]}
+def load(path, columns):
+    frame = pd.read_csv(path)
+    for col in columns:
+        frame[col] = pd.cut(frame[col], EDGES[col], labels=False)
+    return frame, None
+""", None),
+    "cut-bin-count": ("""
+import pandas as pd
+def load(path):
+    data = pd.read_csv(path)
+    data["income"] = pd.cut(data["income"], bins=10, labels=False)
+    return data, None
+""", 5),
+    "cut-linspace-edges": ("""
+import numpy as np
+import pandas as pd
+def load(path):
+    data = pd.read_csv(path)
+    data["income"] = pd.cut(data["income"], bins=np.linspace(0, 200000, 11), labels=False)
+    return data, None
+""", None),
+    "cut-configured-bin-count": ("""
+import pandas as pd
+class Binner:
+    def __init__(self, n_bins):
+        self.n_bins = n_bins
+    def __call__(self, records):
+        return pd.cut(records["score"], bins=self.n_bins, labels=False)
+def load(path):
+    return Binner(8)(pd.read_csv(path)), None
+""", 7),
+    "cut-configured-edges": ("""
+import pandas as pd
+class Binner:
+    def __init__(self, edges):
+        self.edges = edges
+    def __call__(self, records):
+        return pd.cut(records["score"], bins=self.edges, labels=False)
+def load(path):
+    return Binner([0, 1, 2, 5]), None
+""", None),
 }
 
 

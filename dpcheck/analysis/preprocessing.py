@@ -573,6 +573,16 @@ def _enumerated_params(tree: ast.Module) -> dict[str, set[str]]:
     return out
 
 
+def _bin_count(bins: ast.expr) -> bool:
+    """``bins=10`` / ``bins=self.n_bins``: a number of bins, whose edges ``cut`` takes from the data's
+    own minimum and maximum (not a sequence of edges)."""
+    if isinstance(bins, ast.Constant):
+        return isinstance(bins.value, int) and not isinstance(bins.value, bool)
+    key = _key(bins) or ""
+    parts = _words(key.rsplit(".", 1)[-1])
+    return bool(parts & {"n", "num", "number", "nbins"}) and bool(parts & {"bins", "bin", "nbins"})
+
+
 def _shadowed_fits(tree: ast.Module) -> set[int]:
     """ids of ``fit`` methods that the class's own ``fit_transform`` re-implements without calling
     ``self.fit``: the pipeline runs ``fit_transform``, whose copy of the fitting is checked there."""
@@ -722,6 +732,16 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if (kind in PREP_CLASSES or kind in scope.home) and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None
+        if name in ("qcut", "cut") and isinstance(node.func, ast.Attribute):
+            data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "x"), None)
+            if data is None or not scope.private(data):
+                return None
+            if name == "qcut":
+                return "the data binned at its own quantiles"
+            bins = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "bins"), None)
+            if bins is not None and _bin_count(bins):
+                return "the data cut into equal-width bins between its own extremes"
+            return None
         if name == "fillna" and node.args:
             arg = node.args[0]
             if isinstance(arg, ast.Call) and _last(arg.func) in _MEANS and isinstance(arg.func, ast.Attribute) \
@@ -777,7 +797,7 @@ def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
     return bool(scope.kinds(expr))
 
 
-_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
+_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
               "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=")
 
 
