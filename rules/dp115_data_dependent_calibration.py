@@ -263,7 +263,10 @@ class DataDependentCalibration(Rule):
         "`clip`, `epsilon`, or a comprehension of a `public_*`/schema entry), a statistic "
         "privatised where it is computed (`perturb_mechanism(G.degree(v), ...)`), noise in a "
         "function that names no privacy parameter at all (a disclosure-control baseline), "
-        "smoothed statistics (`exp(-beta*k)`), shapes and lengths, code with no DP context. "
+        "smoothed statistics (`exp(-beta*k)`), shapes and lengths, a public query function "
+        "tabulated over an index range (`h = np.arange(n + 1) / 2`, its maximum up to a public degree "
+        "bound), noise set to a target signal-to-noise ratio with no privacy parameter (`power / snr`), "
+        "code with no DP context. "
         "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
     )
     TRIGGERS = ("max", "min", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std", "sensitiv",

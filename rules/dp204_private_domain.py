@@ -234,6 +234,9 @@ class PrivateDomain(Rule):
         "neighbouring-data helpers, values mapped onto a declared domain "
         "(`reindex`, `searchsorted`), reads of public inputs (`public_*`, `domain`, `bounds`, "
         "categories passed in), a class count for a model's output layer, utility evaluation, "
+        "each record's own maximum along its features (`torch.max(outputs, 1)`, a predicted class), "
+        "ids re-coded through a lookup table built from them (`df[c].map(ids)`: the records, not the "
+        "table's key set), "
         "code with no DP context. Fix: take the domain (categories, bin edges, ranges) as public "
         "input, or estimate it with a DP mechanism charged to the budget."
     )
