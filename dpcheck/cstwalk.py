@@ -11,6 +11,7 @@ left after their children.
 """
 from __future__ import annotations
 
+import abc
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,6 +34,38 @@ class _NodeKinds(dict[type, bool]):
         known = self[kind] = issubclass(kind, cst.CSTNode)
         return known
 
+
+class _ConcreteMeta(abc.ABCMeta):
+    """``ABCMeta`` answering ``isinstance``/``issubclass`` from the MRO alone, in C.
+
+    ``ABCMeta.__instancecheck__`` is Python code, and the rules and the analysis make tens of
+    millions of ``isinstance`` tests against libcst classes per scan; an ABC's answer differs
+    from the MRO's only for classes registered as virtual subclasses, and no libcst class has any.
+    """
+
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
+
+
+def _concrete_node_classes() -> int:
+    """Give every libcst node class ``_ConcreteMeta``, unless one has a virtual subclass
+    (then nothing changes); the number of classes changed."""
+    found: set[type] = set()
+    todo: list[type] = [cst.CSTNode]
+    while todo:
+        kind = todo.pop()
+        if kind not in found:
+            found.add(kind)
+            todo.extend(kind.__subclasses__())
+    ours = [k for k in found if type(k) is abc.ABCMeta]
+    if any(abc._get_dump(k)[0] for k in ours):  # type: ignore[attr-defined]
+        return 0
+    for kind in ours:
+        kind.__class__ = _ConcreteMeta
+    return len(ours)
+
+
+_concrete_node_classes()
 
 _NODE_KINDS = _NodeKinds()
 _is_node = _NODE_KINDS.__getitem__
@@ -72,6 +105,34 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     return fn(node)
 
 
+class Preorder:
+    """Every node of a tree in the pre-order ``dispatch`` visits (children in field order), with
+    each subtree's size: a node's subtree is the slice ``nodes[i:i + sizes[i]]``."""
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        nodes: list[cst.CSTNode] = []
+        parents: list[int] = []
+        stack: list[tuple[cst.CSTNode, int]] = [(root, -1)]
+        pop, push, add, up = stack.pop, stack.extend, nodes.append, parents.append
+        while stack:
+            node, parent = pop()
+            here = len(nodes)
+            add(node)
+            up(parent)
+            push([(kid, here) for kid in reversed(children(node))])
+        sizes = [1] * len(nodes)
+        for i in range(len(nodes) - 1, 0, -1):
+            sizes[parents[i]] += sizes[i]
+        self.nodes = nodes
+        self.sizes = sizes
+        #: id -> position; a node object met twice keeps its last position (same subtree)
+        self.position = {id(node): i for i, node in enumerate(nodes)}
+
+    def find(self, node: cst.CSTNode) -> int | None:
+        i = self.position.get(id(node))
+        return i if i is not None and self.nodes[i] is node else None
+
+
 Handlers = dict[str, list[Callable[[Any], Any]]]
 
 
@@ -102,10 +163,14 @@ def _handlers(visitors: Iterable[object]) -> tuple[Handlers, Handlers]:
     return enter, leave
 
 
-def dispatch(root: cst.CSTNode, visitors: Sequence[object]) -> None:
+def dispatch(root: cst.CSTNode, visitors: Sequence[object], preorder: Preorder | None = None) -> None:
     """Call every visitor's ``visit_<Type>(node)`` on entering and ``leave_<Type>(node)`` on
-    leaving each node under ``root`` (return values are ignored: children are always walked)."""
+    leaving each node under ``root`` (return values are ignored: children are always walked).
+    ``preorder``, when given, is ``Preorder(root)``."""
     enter, leave = _handlers(visitors)
+    if preorder is not None:
+        _dispatch_preorder(preorder, enter, leave)
+        return
     stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
     pop, push = stack.pop, stack.append
     while stack:
@@ -122,3 +187,23 @@ def dispatch(root: cst.CSTNode, visitors: Sequence[object]) -> None:
         kids = children(node)
         for kid in reversed(kids):
             push((kid, False))
+
+
+def _dispatch_preorder(preorder: Preorder, enter: Handlers, leave: Handlers) -> None:
+    sizes = preorder.sizes
+    #: (end of the subtree, node) of the entered nodes that have ``leave`` handlers, innermost last
+    open_: list[tuple[int, cst.CSTNode]] = []
+    for i, node in enumerate(preorder.nodes):
+        while open_ and open_[-1][0] <= i:
+            left = open_.pop()[1]
+            for fn in leave[type(left).__name__]:
+                fn(left)
+        name = type(node).__name__
+        for fn in enter.get(name, ()):
+            fn(node)
+        if name in leave:
+            open_.append((i + sizes[i], node))
+    while open_:
+        left = open_.pop()[1]
+        for fn in leave[type(left).__name__]:
+            fn(left)
