@@ -32,7 +32,7 @@ from dpcheck.analysis.positions import Positions
 from dpcheck.analysis.resolver import Resolver, Scope, resolver_for
 from dpcheck.analysis.syntax import clear_walks
 from dpcheck.categories import ALL_CATEGORIES, check_category
-from dpcheck.cstwalk import dispatch
+from dpcheck.cstwalk import Preorder, dispatch
 from dpcheck.finding import Finding
 
 MARKER = "# <-"
@@ -160,14 +160,17 @@ def run_rules(
         module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     ctx = FileContext(path, source, wrapper)
-    clear_walks()
+    preorder = Preorder(ctx.module)
+    clear_walks(preorder)
     try:
-        return _findings(source, path, ctx, selected)
+        return _findings(source, path, ctx, selected, preorder)
     finally:
         clear_walks()
 
 
-def _findings(source: str, path: str, ctx: FileContext, selected: list[type[Rule]]) -> list[Finding]:
+def _findings(
+    source: str, path: str, ctx: FileContext, selected: list[type[Rule]], preorder: Preorder,
+) -> list[Finding]:
     visitors: list[Rule] = []
     for rule_cls in selected:
         try:
@@ -175,7 +178,7 @@ def _findings(source: str, path: str, ctx: FileContext, selected: list[type[Rule
         except Exception as exc:  # noqa: BLE001 - reported with the rule id
             raise RuleCrash(rule_cls.id, exc) from exc
     try:
-        dispatch(ctx.module, visitors)
+        dispatch(ctx.module, visitors, preorder)
     except Exception as exc:  # noqa: BLE001
         culprit = _culprit(exc, visitors)
         raise RuleCrash(culprit, exc) from exc

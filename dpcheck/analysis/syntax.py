@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from dpcheck.cstwalk import children
+from dpcheck.cstwalk import Preorder, children
 
 
 def dotted(expr: cst.CSTNode | None) -> str | None:
@@ -69,10 +69,16 @@ def words(identifier: str) -> frozenset[str]:
 #: alive, so an id cannot be reused while the entry stands; ``clear_walks`` ends a file.
 _WALKS: dict[tuple[int, bool], tuple[cst.CSTNode, list[cst.CSTNode]]] = {}
 _MAX_WALKS = 200_000
+#: the pre-order of the module being analysed: ``walk`` of a node in it is a slice
+_TREE: list[Preorder] = []
 
 
-def clear_walks() -> None:
+def clear_walks(preorder: Preorder | None = None) -> None:
+    """Forget the walks of the previous file; ``preorder`` is the next file's module's."""
     _WALKS.clear()
+    _TREE.clear()
+    if preorder is not None:
+        _TREE.append(preorder)
 
 
 def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
@@ -84,19 +90,37 @@ def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode
     hit = _WALKS.get(key)
     if hit is not None and hit[0] is node:
         return iter(hit[1])
-    out: list[cst.CSTNode] = []
-    stack = [node]
-    pop, push, add = stack.pop, stack.extend, out.append
-    while stack:
-        cur = pop()
-        add(cur)
-        if not into_scopes and cur is not node and type(cur) in SCOPE_TYPES:
-            continue
-        push(reversed(children(cur)))
+    at = _TREE[0].find(node) if _TREE else None
+    if at is not None:
+        out = _slice(_TREE[0], at, into_scopes)
+    else:
+        out = []
+        stack = [node]
+        pop, push, add = stack.pop, stack.extend, out.append
+        while stack:
+            cur = pop()
+            add(cur)
+            if not into_scopes and cur is not node and type(cur) in SCOPE_TYPES:
+                continue
+            push(reversed(children(cur)))
     if len(_WALKS) >= _MAX_WALKS:  # a caller outside ``run_rules`` never clears
         _WALKS.clear()
     _WALKS[key] = (node, out)
     return iter(out)
+
+
+def _slice(tree: Preorder, at: int, into_scopes: bool) -> list[cst.CSTNode]:
+    nodes, sizes = tree.nodes, tree.sizes
+    end = at + sizes[at]
+    if into_scopes:
+        return nodes[at:end]
+    out = [nodes[at]]
+    i = at + 1
+    while i < end:
+        cur = nodes[i]
+        out.append(cur)
+        i += sizes[i] if type(cur) in SCOPE_TYPES else 1
+    return out
 
 
 SCOPE_TYPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
