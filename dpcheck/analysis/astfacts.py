@@ -22,7 +22,7 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TypeVar
 
-from dpcheck.analysis.astnames import dotted
+from dpcheck.analysis.astnames import dotted, walk
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -126,7 +126,7 @@ def spread(tainted: set[str], flows: list[tuple[list[str], set[str], bool]]) -> 
 def read_names(expr: ast.AST) -> set[str]:
     """Every dotted name and each of its prefixes under ``expr``: a superset of ``value_refs``."""
     out: set[str] = set()
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, (ast.Name, ast.Attribute)):
             name = dotted(node)
             if name is not None:
@@ -307,14 +307,14 @@ class AstFacts:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             for target in targets:
-                for sub in ast.walk(target):
+                for sub in walk(target):
                     if isinstance(sub, ast.Name):
                         names.setdefault(sub.id, []).append(value)
                     elif isinstance(sub, ast.Attribute):
                         attrs.setdefault(sub.attr, []).append(value)
         for fn in self.functions:
             found = returns.setdefault(fn.name, [])
-            for sub in ast.walk(fn):
+            for sub in walk(fn):
                 if isinstance(sub, ast.Return) and sub.value is not None:
                     found.append(sub.value)
         return names, attrs, returns
@@ -361,7 +361,7 @@ class AstFacts:
             if id(root) in seen:
                 continue
             seen.add(id(root))
-            for node in ast.walk(root):
+            for node in walk(root):
                 out.append(node)
                 if isinstance(node, ast.Name):
                     stack.extend(names.get(node.id, ()))

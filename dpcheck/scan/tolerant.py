@@ -62,15 +62,32 @@ def python_tree(source: str) -> ast.Module | NotParsed:
         return NotParsed(str(exc), 1, 1, False)
 
 
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(kind._fields)  # type: ignore[attr-defined]
+    return fields
+
+
 def too_complex(tree: ast.AST, max_depth: int) -> tuple[int, str] | None:
     """(line, reason) when ``tree`` nests deeper than ``max_depth``; walked without recursion."""
     stack: list[tuple[ast.AST, int, int]] = [(tree, 0, 1)]
+    pop, push, push_all = stack.pop, stack.append, stack.extend
     while stack:
-        node, depth, line = stack.pop()
+        node, depth, line = pop()
         line = getattr(node, "lineno", line)
         if depth > max_depth:
             return line, f"expression or statement nested more than {max_depth} levels deep"
-        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+        depth += 1
+        for name in _fields(type(node)):
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                push((value, depth, line))
+            elif isinstance(value, list):
+                push_all([(item, depth, line) for item in value if isinstance(item, ast.AST)])
     return None
 
 
