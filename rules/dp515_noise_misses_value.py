@@ -63,6 +63,36 @@ def _tensor_items(it: cst.BaseExpression) -> bool:
     return any(isinstance(n, cst.Call) and call_name(n) in _TENSOR_ITEMS for n in walk(it))
 
 
+def _picked_parameter(expr: cst.BaseExpression) -> bool:
+    """``list(model.parameters())[0]``, ``[*net.parameters()][1]``, ``next(model.parameters())``: one tensor taken
+    out of a model's parameters by a constant position."""
+    if isinstance(expr, cst.Call) and call_name(expr) == "next" and expr.args:
+        return _tensor_items(expr.args[0].value)
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+            and number(expr.slice[0].slice.value) is not None:
+        return _tensor_items(expr.value)
+    return False
+
+
+def _grad_noise(stmt: cst.CSTNode) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None]:
+    """(the gradient, what is added) for ``g += v``, ``g = g + v``, ``g.add_(v)`` where ``g`` ends in ``.grad``
+    (or ``.grad.data``)."""
+    def is_grad(e: cst.BaseExpression) -> bool:
+        while isinstance(e, cst.Attribute) and e.attr.value == "data":
+            e = e.value
+        return isinstance(e, cst.Attribute) and e.attr.value == "grad"
+
+    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign) and is_grad(stmt.target):
+        return stmt.target, stmt.value
+    if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and is_grad(stmt.targets[0].target) \
+            and isinstance(stmt.value, cst.BinaryOperation) and isinstance(stmt.value.operator, cst.Add):
+        return stmt.targets[0].target, stmt.value
+    if isinstance(stmt, cst.Call) and call_name(stmt) in ("add_", "add") and isinstance(stmt.func, cst.Attribute) \
+            and is_grad(stmt.func.value) and stmt.args:
+        return stmt.func.value, stmt.args[0].value
+    return None, None
+
+
 def _reads(node: cst.CSTNode, name: str) -> bool:
     return any(isinstance(n, cst.Name) and n.value == name for n in walk(node))
 
@@ -153,7 +183,9 @@ class NoiseMissesValue(Rule):
         "that noises): those entries are released exact. (4) A factorization of the private matrix "
         "(`U, S, Vt = np.linalg.svd(M)`, `eigh`, `qr`) whose release noises some factors only "
         "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record. "
-        "(5) `noisy = x + noise` never read while the function returns the raw `x`. "
+        "(5) `noisy = x + noise` never read while the function returns the raw `x`. (6) Noise added to the "
+        "gradient of one parameter picked out of the model (`W = list(model.parameters())[0]`, `next(…)`) while "
+        "the optimizer steps every parameter: the bias and the other layers train on exact gradients. "
         "Not reported: a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
         "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
@@ -296,9 +328,61 @@ def add_noise(self, net, epsilon, sensitivity):
             p += gaussian_noise(sigma=epsilon)
     return net.state_dict()
 """,
+        # every parameter's gradient noised in a loop (one parameter is also picked out, for logging)
+        """
+import numpy as np
+import torch
+def train(model, optimizer, criterion, X, y, sigma):
+    optimizer.zero_grad()
+    criterion(model(X), y).backward()
+    W = list(model.parameters())[0]
+    for p in model.parameters():
+        p.grad.data.add_(torch.normal(0, sigma, p.grad.shape))
+    print(W.grad.norm())
+    optimizer.step()
+""",
+        # the picked parameter is the only one the optimizer steps
+        """
+import torch
+def train(model, criterion, X, y, noise_multiplier, lr):
+    W = next(model.parameters())
+    opt = torch.optim.SGD([W], lr=lr)
+    criterion(model(X), y).backward()
+    W.grad += torch.randn_like(W.grad) * noise_multiplier
+    opt.step()
+""",
     )
 
     INVALID = (
+        # dp_LR's model.py: noise on the first parameter's gradient only; the bias is stepped exact
+        """
+import numpy as np
+import torch
+def train(model, optimizer, criterion, X, y, sigma, epsilon):
+    optimizer.zero_grad()
+    criterion(model(X), y).backward()
+    if epsilon > 0:
+        W = list(model.parameters())[0]
+        noise = torch.from_numpy(np.random.normal(0, sigma, W.shape)).float()
+        W.grad.data.add_(noise)  # <-
+    optimizer.step()
+""",
+        # next() spelling, in place on the gradient
+        """
+import torch
+def dp_step(model, optimizer, sigma, clip):
+    w = next(model.parameters())
+    w.grad += torch.normal(0, sigma * clip, w.grad.shape)  # <-
+    optimizer.step()
+""",
+        # a list of the parameters indexed by position, rebinding the gradient
+        """
+import torch
+def dp_step(net, opt, noise_multiplier, clip):
+    params = list(net.parameters())
+    params[0].grad = params[0].grad + torch.randn_like(params[0].grad) * noise_multiplier * clip  # <-
+    opt.step()
+""",
         # the same loop over a copy of the parameters' values, or over plain numbers: the model is untouched
         """
 import torch
@@ -445,6 +529,7 @@ def private_grad(grad, sigma, clip):
                 raw.append((container, sub))
         self._factors(node)
         self._dead_noise(node)
+        self._one_parameter(node)
         for container, stmt in raw:
             if container not in noised or not self._same_source(stmt.value, noised[container]):
                 continue
@@ -456,6 +541,51 @@ def private_grad(grad, sigma, clip):
                     f"it is given the raw `{fa.code(stmt.value).strip()}`: those entries are released "
                     "without noise; noise every entry (or drop the ones you cannot noise)",
                 )
+
+    def _one_parameter(self, fn: cst.FunctionDef) -> None:
+        """Shape (6): noise added to the gradient of one parameter picked out of ``model.parameters()``
+        (``W = list(model.parameters())[0]``; ``W.grad.data.add_(noise)``) while the optimizer steps them all."""
+        fa = self.ctx.analysis
+        picked: dict[str, cst.BaseExpression] = {}
+        lists: set[str] = set()  # ``params = list(model.parameters())``
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name):
+                if _picked_parameter(sub.value):
+                    picked[sub.targets[0].target.value] = sub.value
+                elif isinstance(sub.value, cst.Call) and call_name(sub.value) in ("list", "tuple") \
+                        and _tensor_items(sub.value):
+                    lists.add(sub.targets[0].target.value)
+        if not any(isinstance(n, cst.Call) and call_name(n) == "step" for n in walk(fn, into_scopes=False)):
+            return
+        # a loop that noises every parameter's gradient covers the rest
+        for loop in walk(fn, into_scopes=False):
+            if isinstance(loop, cst.For) and _tensor_items(loop.iter) and _noise(loop.body):
+                return
+        for sub in walk(fn, into_scopes=False):
+            target, value = _grad_noise(sub)
+            if target is None or value is None or not _noise(value):
+                continue
+            holder = target
+            while isinstance(holder, cst.Attribute) and holder.attr.value in ("grad", "data"):
+                holder = holder.value
+            source = picked.get(holder.value) if isinstance(holder, cst.Name) else (
+                holder if _picked_parameter(holder) or isinstance(holder, cst.Subscript) and isinstance(
+                    holder.value, cst.Name) and holder.value.value in lists and len(holder.slice) == 1
+                    and isinstance(holder.slice[0].slice, cst.Index)
+                    and number(holder.slice[0].slice.value) is not None else None)
+            if source is None:
+                continue
+            if isinstance(holder, cst.Name) and any(
+                    isinstance(n, cst.List) and any(isinstance(e.value, cst.Name) and e.value.value == holder.value
+                                                    for e in n.elements) for n in walk(fn, into_scopes=False)):
+                continue  # ``SGD([W], lr)``: the picked parameter is all the optimizer steps
+            self.report(
+                sub,
+                f"noise is added to the gradient of one parameter only (`{fa.code(source).strip()}`), but the "
+                "optimizer step updates every parameter: the others (a bias, the later layers) are trained on "
+                "exact gradients and released unperturbed; noise every parameter's gradient",
+            )
+            return
 
     def _dead_noise(self, fn: cst.FunctionDef) -> None:
         """Shape (5): ``noisy = x + noise`` never read, while ``x`` itself is returned afterwards."""
