@@ -7,12 +7,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from dpcheck.analysis.syntax import all_params, dotted, target_nodes
-from dpcheck.cstwalk import children
+from dpcheck.analysis.syntax import all_params, dotted, preorder_of, target_nodes
+from dpcheck.cstwalk import Preorder, children
 
 Scope = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_SCOPE_KINDS = frozenset(_SCOPES)
 #: nodes whose enclosing scope the walk records (the rest find it through their ancestors)
 _OWNED = frozenset({
     cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.Return,
@@ -54,6 +55,10 @@ class SyntaxIndex:
 
     # ---- the walk --------------------------------------------------------------------------
     def _walk(self) -> None:
+        preorder = preorder_of(self.module)
+        if preorder is not None:
+            self._walk_preorder(preorder)
+            return
         parents, order, by_type, owner = self.parents, self.order, self.by_type, self.owner
         scopes: list[Scope] = [self.module]
         stack: list[tuple[cst.CSTNode, bool]] = [(self.module, False)]
@@ -84,6 +89,34 @@ class SyntaxIndex:
                 parents[kid] = node
             for kid in reversed(kids):
                 push((kid, False))
+
+    def _walk_preorder(self, preorder: Preorder) -> None:
+        """``_walk`` from the module's pre-order: the same dicts, filled in the same order."""
+        parents, order, by_type, owner = self.parents, self.order, self.by_type, self.owner
+        nodes, sizes = preorder.nodes, preorder.sizes
+        #: (end of the scope's subtree, scope), innermost last
+        scopes: list[tuple[int, Scope]] = [(len(nodes), self.module)]
+        for i, node in enumerate(nodes):
+            while scopes[-1][0] <= i:
+                scopes.pop()
+            order[node] = i
+            kind = type(node)
+            bucket = by_type.get(kind)
+            if bucket is None:
+                by_type[kind] = [node]
+            else:
+                bucket.append(node)
+            end = i + sizes[i]
+            if kind in _OWNED:
+                owner[node] = scopes[-1][1]
+                if kind is cst.Import or kind is cst.ImportFrom:
+                    self._add_import(node)  # type: ignore[arg-type]
+                if kind in _SCOPE_KINDS:
+                    scopes.append((end, node))  # type: ignore[arg-type]
+            j = i + 1
+            while j < end:
+                parents[nodes[j]] = node
+                j += sizes[j]
 
     def _add_import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.Import):

@@ -81,6 +81,11 @@ def clear_walks(preorder: Preorder | None = None) -> None:
         _TREE.append(preorder)
 
 
+def preorder_of(root: cst.CSTNode) -> Preorder | None:
+    """The analysed module's ``Preorder`` when ``root`` is that module."""
+    return _TREE[0] if _TREE and _TREE[0].nodes[0] is root else None
+
+
 def walk(node: cst.CSTNode, *, into_scopes: bool = True) -> Iterator[cst.CSTNode]:
     """Pre-order nodes of ``node``'s subtree (``node`` included), layout nodes skipped.
 
