@@ -18,7 +18,8 @@ _NOT_SCORE_WORDS = _EPSILON_WORDS | {"sens", "sensitivity", "delta", "self", "np
 #: a random draw in the same function: the weights may be sampled from
 _DRAWS = frozenset({"choice", "choices", "multinomial", "categorical", "Categorical", "random", "uniform", "rand",
                     "sample", "searchsorted", "gumbel", "rvs", "randint", "shuffle", "binomial", "exponential",
-                    "laplace", "normal", "random_sample", "randn", "torch_multinomial", "permutation", "bernoulli"})
+                    "laplace", "normal", "random_sample", "randn", "torch_multinomial", "permutation", "bernoulli",
+                    "randomise", "randomize", "release", "sample_from"})
 _SENSITIVITY_WORDS = frozenset({"sens", "sensitivity", "du", "delta_u"})
 _PICKS = frozenset({"argmax", "nanargmax", "max", "sorted", "argsort", "nlargest", "topk"})
 
@@ -137,6 +138,16 @@ def dp_candidates(sims, eps, k):
     w = torch.exp(eps * top / 2)
     probs = torch.softmax(w, dim=-1)
     return idx.gather(1, torch.multinomial(probs, 1)), max(float(w.max()), 0.0)
+""",
+        # the release is a library mechanism's draw; the argmax only measures the spread of the distribution
+        """
+import numpy as np
+def dp_quartiles(array, utility, eps, sensitivity, mechanism, conf_level):
+    idx = mechanism(epsilon=eps, sensitivity=sensitivity, utility=utility(array)).randomise()
+    probabilities = np.array([np.exp(eps * u / (2 * sensitivity)) for u in utility(array)])
+    probabilities = probabilities / probabilities.sum()
+    top = int(np.argmax(probabilities))
+    return array[idx], probabilities[top] >= conf_level
 """,
         # torch.multinomial on the softmax weights
         """
