@@ -7,7 +7,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from dpcheck.cstwalk import _LAYOUT, children, dispatch
+from dpcheck.analysis import syntax
+from dpcheck.cstwalk import _LAYOUT, Preorder, children, dispatch
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "vendored_impls").rglob("*.py"))[:12] + [ROOT / "dpcheck" / "rule.py"]
@@ -91,3 +92,66 @@ def test_layout_fields_are_not_walked_and_libcst_stubs_not_called() -> None:
     dispatch(module, [V()])
     assert calls == ["call"]
     assert "comma" in _LAYOUT and "whitespace" in _LAYOUT
+
+
+class Events:
+    """Every enter and leave, in order, through one handler per node type."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+
+
+def events_recorder(module: cst.Module) -> Events:
+    methods = {}
+    for kind in {type(n) for n in _all_nodes(module)}:
+        def enter(self: Events, node: cst.CSTNode) -> None:
+            self.events.append(("enter", id(node)))
+
+        def leave(self: Events, node: cst.CSTNode) -> None:
+            self.events.append(("leave", id(node)))
+
+        methods[f"visit_{kind.__name__}"] = enter
+        if kind is not cst.Name:  # some types have no leave handler
+            methods[f"leave_{kind.__name__}"] = leave
+    return type("EventsRecorder", (Events,), methods)()
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_preorder_dispatch_and_walk_match_the_stack_walks(path: Path) -> None:
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    plain, ordered = events_recorder(module), events_recorder(module)
+    dispatch(module, [plain])
+    preorder = Preorder(module)
+    dispatch(module, [ordered], preorder)
+    assert ordered.events == plain.events
+    assert [id(n) for n in preorder.nodes] == [i for kind, i in plain.events if kind == "enter"]
+    subtrees = [n for n in preorder.nodes if type(n) in (cst.FunctionDef, cst.ClassDef, cst.SimpleStatementLine)]
+    for into_scopes in (True, False):
+        syntax.clear_walks()
+        expected = [list(syntax.walk(n, into_scopes=into_scopes)) for n in [module, *subtrees]]
+        syntax.clear_walks(preorder)
+        sliced = [list(syntax.walk(n, into_scopes=into_scopes)) for n in [module, *subtrees]]
+        syntax.clear_walks()
+        assert sliced == expected
+
+
+def test_node_classes_answer_isinstance_as_before() -> None:
+    name = cst.Name("x")
+    assert isinstance(name, cst.BaseExpression) and isinstance(name, cst.CSTNode)
+    assert not isinstance(name, cst.Attribute) and not isinstance("x", cst.BaseExpression)
+    assert issubclass(cst.Name, cst.BaseAssignTargetExpression) and not issubclass(cst.Name, cst.BaseStatement)
+
+
+@pytest.mark.parametrize("path", FILES[:4], ids=[p.name for p in FILES[:4]])
+def test_syntax_index_from_the_preorder_is_the_same(path: Path) -> None:
+    from dpcheck.analysis.index import SyntaxIndex
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    syntax.clear_walks()
+    walked = SyntaxIndex(module)
+    syntax.clear_walks(Preorder(module))
+    sliced = SyntaxIndex(module)
+    syntax.clear_walks()
+    for a, b in ((walked.parents, sliced.parents), (walked.order, sliced.order), (walked.owner, sliced.owner),
+                 (walked.by_type, sliced.by_type), (walked.imports, sliced.imports)):
+        assert list(a.items()) == list(b.items())
