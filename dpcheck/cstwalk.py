@@ -11,7 +11,6 @@ left after their children.
 """
 from __future__ import annotations
 
-import abc
 import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -34,38 +33,6 @@ class _NodeKinds(dict[type, bool]):
         known = self[kind] = issubclass(kind, cst.CSTNode)
         return known
 
-
-class _ConcreteMeta(abc.ABCMeta):
-    """``ABCMeta`` answering ``isinstance``/``issubclass`` from the MRO alone, in C.
-
-    ``ABCMeta.__instancecheck__`` is Python code, and the rules and the analysis make tens of
-    millions of ``isinstance`` tests against libcst classes per scan; an ABC's answer differs
-    from the MRO's only for classes registered as virtual subclasses, and no libcst class has any.
-    """
-
-    __instancecheck__ = type.__instancecheck__
-    __subclasscheck__ = type.__subclasscheck__
-
-
-def _concrete_node_classes() -> int:
-    """Give every libcst node class ``_ConcreteMeta``, unless one has a virtual subclass
-    (then nothing changes); the number of classes changed."""
-    found: set[type] = set()
-    todo: list[type] = [cst.CSTNode]
-    while todo:
-        kind = todo.pop()
-        if kind not in found:
-            found.add(kind)
-            todo.extend(kind.__subclasses__())
-    ours = [k for k in found if type(k) is abc.ABCMeta]
-    if any(abc._get_dump(k)[0] for k in ours):  # type: ignore[attr-defined]
-        return 0
-    for kind in ours:
-        kind.__class__ = _ConcreteMeta
-    return len(ours)
-
-
-_concrete_node_classes()
 
 _NODE_KINDS = _NodeKinds()
 _is_node = _NODE_KINDS.__getitem__
