@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from fractions import Fraction
 
@@ -67,9 +68,13 @@ def subsampled_rdp_shape(expr: cst.BaseExpression) -> tuple[str, str, str, Fract
     for factor, power in parts:
         value = number(factor)
         if value is not None:
-            if value == 0:
+            # a literal raised high, out of float range or below 1e-6 is no c of c·q²·α/σ²
+            if not math.isfinite(value) or abs(power) > 4:
                 return None
-            constant *= Fraction(value).limit_denominator(10 ** 6) ** int(power)
+            fraction = Fraction(value).limit_denominator(10 ** 6)
+            if fraction == 0:
+                return None
+            constant *= fraction ** int(power)
             continue
         name = ident(factor) if isinstance(factor, (cst.Name, cst.Attribute)) else None
         kind = None if name is None else "rate" if _rate(name) else "order" if _order(name) else \
@@ -155,6 +160,16 @@ def rdp_gaussian(alpha, sigma, steps):
     return steps * alpha / (2 * sigma ** 2)
 def moments_bound(q, sigma, lam):
     return q ** 2 * lam * (lam + 1) / ((1 - q) * sigma ** 2)
+""",
+        # literals no rule arithmetic can take: constants below 1e-6 (one divides), a huge power
+        """
+from opacus.accountants.analysis.rdp import compute_rdp
+def rdp_tiny(q, sigma, alpha):
+    return 1e-300 * q ** 2 * alpha / sigma ** 2
+def rdp_subnormal(q, sigma, alpha):
+    return q ** 2 * alpha / (1e-320 * sigma ** 2)
+def rdp_huge(q, sigma, alpha):
+    return 10 ** 100000 * q ** 2 * alpha / sigma ** 2 / 3 ** 100000000
 """,
         # q² α / (2σ²) in a module with no privacy context at all (a variance identity)
         """
