@@ -155,3 +155,16 @@ def test_syntax_index_from_the_preorder_is_the_same(path: Path) -> None:
     for a, b in ((walked.parents, sliced.parents), (walked.order, sliced.order), (walked.owner, sliced.owner),
                  (walked.by_type, sliced.by_type), (walked.imports, sliced.imports)):
         assert list(a.items()) == list(b.items())
+    # and both agree with a plain recursive walk over ``children``
+    expected_parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    expected_order: list[cst.CSTNode] = []
+
+    def visit(node: cst.CSTNode) -> None:
+        expected_order.append(node)
+        for kid in children(node):
+            expected_parents[kid] = node
+            visit(kid)
+
+    visit(module)
+    assert list(walked.order) == expected_order
+    assert walked.parents == expected_parents

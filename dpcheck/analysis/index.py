@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from dpcheck.analysis.syntax import all_params, dotted, preorder_of, target_nodes
-from dpcheck.cstwalk import Preorder, children
+from dpcheck.cstwalk import Preorder
 
 Scope = cst.Module | cst.FunctionDef | cst.ClassDef | cst.Lambda
 
@@ -55,43 +55,8 @@ class SyntaxIndex:
 
     # ---- the walk --------------------------------------------------------------------------
     def _walk(self) -> None:
-        preorder = preorder_of(self.module)
-        if preorder is not None:
-            self._walk_preorder(preorder)
-            return
-        parents, order, by_type, owner = self.parents, self.order, self.by_type, self.owner
-        scopes: list[Scope] = [self.module]
-        stack: list[tuple[cst.CSTNode, bool]] = [(self.module, False)]
-        pop, push = stack.pop, stack.append
-        counter = 0
-        while stack:
-            node, leaving = pop()
-            if leaving:
-                scopes.pop()
-                continue
-            order[node] = counter
-            counter += 1
-            kind = type(node)
-            bucket = by_type.get(kind)
-            if bucket is None:
-                by_type[kind] = [node]
-            else:
-                bucket.append(node)
-            if kind in _OWNED:
-                owner[node] = scopes[-1]
-                if kind is cst.Import or kind is cst.ImportFrom:
-                    self._add_import(node)  # type: ignore[arg-type]
-            if kind in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                scopes.append(node)  # type: ignore[arg-type]
-                push((node, True))
-            kids = children(node)
-            for kid in kids:
-                parents[kid] = node
-            for kid in reversed(kids):
-                push((kid, False))
-
-    def _walk_preorder(self, preorder: Preorder) -> None:
-        """``_walk`` from the module's pre-order: the same dicts, filled in the same order."""
+        """Fill the dicts from the module's pre-order (the analysed module's shared one, else its own)."""
+        preorder = preorder_of(self.module) or Preorder(self.module)
         parents, order, by_type, owner = self.parents, self.order, self.by_type, self.owner
         nodes, sizes = preorder.nodes, preorder.sizes
         #: (end of the scope's subtree, scope), innermost last
