@@ -55,6 +55,8 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
     if isinstance(value, cst.BinaryOperation):
         if isinstance(value.operator, cst.Divide) and _constant(value.left):
             return value.right
+        if isinstance(value.operator, cst.Divide):  # 1.0 / n / log(n): a reciprocal divided further
+            return _denominator(value.left)
         if isinstance(value.operator, cst.Power):
             exponent = value.right
             if isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus):
@@ -85,6 +87,8 @@ def _ast_reciprocal(value: ast.AST) -> bool:
     if isinstance(value, ast.BinOp):
         if isinstance(value.op, ast.Div) and _ast_constant(value.left):
             return True
+        if isinstance(value.op, ast.Div):
+            return _ast_reciprocal(value.left)
         if isinstance(value.op, ast.Pow) and isinstance(value.right, ast.UnaryOp) \
                 and isinstance(value.right.op, ast.USub):
             return True
@@ -173,6 +177,22 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # twins of the two-division spelling: a public bound on n, a data-dependent numerator, a constant chain
+        """
+import math
+import numpy as np
+def run(priv_data, runner, n_public):
+    delta = 1.0 / n_public / np.log(n_public)
+    runner.run(delta=delta, epsilon=1.0)
+def train(model, train_df, epsilon, noise_for):
+    m = train_df.shape[0]
+    spread = (train_df.max() - train_df.min()) / m / 2
+    target_delta = 1 / 1000 / 10
+    return noise_for(epsilon, target_delta), spread
+def configure(records, epsilon, calibrate, max_records=10**6):
+    delta = (1 / max_records) / math.sqrt(max_records)
+    return calibrate(epsilon=epsilon, delta=delta)
+""",
         # twins of the 10^-digits, helper and mask-count spellings: public bounds, not the data's counts
         """
 import numpy as np
@@ -352,6 +372,23 @@ class DPMixin:
     )
 
     INVALID = (
+        # a reciprocal divided again: 1/(n·log n) spelt as two divisions, with n from the private table, a
+        # private dataset's attribute or the row count of the training frame
+        """
+import math
+import numpy as np
+def run(priv_data, runner):
+    n_priv = len(priv_data.frame)
+    delta = 1.0 / n_priv / np.log(n_priv)  # <-
+    runner.run(delta=delta, epsilon=1.0)
+def train(model, train_df, epsilon, noise_for):
+    m = train_df.shape[0]
+    target_delta = 1 / m / 10  # <-
+    return noise_for(epsilon, target_delta)
+def configure(records, epsilon, calibrate):
+    delta = (1 / len(records)) / math.sqrt(len(records))  # <-
+    return calibrate(epsilon=epsilon, delta=delta)
+""",
         # NHSSynth's DPMixin: the default δ (``or``) is one over the training row count kept on the object
         """
 class DPMixin:

@@ -278,6 +278,20 @@ class DPGenerator:
         X_syn = self.generate(len(X))
         return self.metric.evaluate(pd.DataFrame(X), pd.DataFrame(X_syn))
 """,
+        # a sweep drawing a same-size sample only to score it against the private data (neither returned nor saved)
+        """
+from synth import DPSynthesizer
+def privacy_sweep(real_data, epsilons, num_rows=None):
+    rows = []
+    for eps in epsilons:
+        synthesizer = DPSynthesizer(epsilon=eps)
+        synthesizer.fit(real_data)
+        n = num_rows or len(real_data)
+        synthetic = synthesizer.sample(n)
+        report = synthesizer.evaluate(real_data, synthetic)
+        rows.append({"epsilon": eps, "utility": report.score})
+    return rows
+""",
         # twins of the generation loop: a configured count, the size of a public set, a training loop that
         # collects losses, and a configured count whose default is a constant
         """
@@ -343,6 +357,23 @@ def release(model, data, n_rows, epsilon):
     rows = n_rows or len(data)  # <-
     synthetic = model.generate(rows)
     return synthetic
+""",
+        # the same-size sample is scored against the private data and also returned: released
+        """
+from synth import DPSynthesizer
+def fit_and_release(real_data, epsilon, num_rows=None):
+    synthesizer = DPSynthesizer(epsilon=epsilon)
+    synthesizer.fit(real_data)
+    n = num_rows or len(real_data)  # <-
+    synthetic = synthesizer.sample(n)
+    report = synthesizer.evaluate(real_data, synthetic)
+    return synthetic, report
+def fit_and_save(real_data, epsilon, path):
+    synthesizer = DPSynthesizer(epsilon=epsilon)
+    synthesizer.fit(real_data)
+    synthetic = synthesizer.sample(len(real_data))  # <-
+    print(synthesizer.evaluate(real_data, synthetic))
+    synthetic.to_csv(path)
 """,
         # a region-measure sampler sized by n from the private array's shape (result stored as `syn`)
         """
@@ -440,7 +471,7 @@ def synthesize(input_df, description_file, epsilon):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if self._in_evaluation(node):
+        if self._in_evaluation(node) or self._only_evaluated(node):
             return
         if name not in _SAMPLE_METHODS:
             if not self._count_into_synthesizer(node, name):
@@ -586,6 +617,30 @@ def synthesize(input_df, description_file, epsilon):
         a same-size sample compared with the data there is not released."""
         return any(isinstance(a, cst.FunctionDef) and words(a.name.value) & _EVAL_WORDS
                    for a in self.ctx.analysis.ancestors(node))
+
+    def _only_evaluated(self, node: cst.Call) -> bool:
+        """``synthetic = synth.sample(len(real))`` whose every later use is an argument of an evaluating call
+        (``synth.evaluate(real, synthetic)``, ``utility_score(synthetic, real)``): the same-size sample is
+        scored against the private data, never returned, saved or stored, so its length is not released."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        function = fa.enclosing_function(node)
+        if function is None:
+            return False
+        uses = [n for n in walk(function.body) if isinstance(n, cst.Name) and n.value == name
+                and n is not parent.targets[0].target]
+        if not uses:
+            return False
+        for use in uses:
+            arg = fa.parent(use)
+            call = fa.parent(arg) if isinstance(arg, cst.Arg) else None
+            if not isinstance(call, cst.Call) or not words(call_name(call) or "") & _EVAL_WORDS:
+                return False
+        return True
 
     def _built_locally(self, node: cst.CSTNode, data: str) -> bool:
         """The counted table is the output under construction: assigned in an enclosing function from an array or
