@@ -86,15 +86,15 @@ def _output_of(expr: cst.BaseExpression, generated: set[int], held: set[str]) ->
             return isinstance(expr, cst.Name) and expr.value in held
 
 
-def _fallback_count(value: cst.BaseExpression) -> cst.BaseExpression | None:
+def _fallback_count(value: cst.BaseExpression, counts=_record_count) -> cst.BaseExpression | None:
     """``args.n if args.n > 0 else len(X)``, ``n_rows or len(df)``: a configured count whose default (the branch
     taken when none is configured) is the private record count."""
     if isinstance(value, cst.IfExp):
         for branch in (value.body, value.orelse):
-            if _record_count(branch) is not None:
+            if counts(branch) is not None:
                 return branch
     if isinstance(value, cst.BooleanOperation) and isinstance(value.operator, cst.Or) \
-            and _record_count(value.right) is not None:
+            and counts(value.right) is not None:
         return value.right
     return None
 
@@ -129,7 +129,10 @@ class SyntheticRowsPrivateCount(Rule):
         "through a local name (`n, d = X.shape`; `n = len(df)`); a synthesizer-"
         "named function given `total=` the record count; and any generating call (`sampling`, "
         "`generate_…`, `…_inference`) whose result is stored as synthetic output (`syn`, `X_syn`, "
-        "`generated_df`) and whose size argument is the private count. Not reported: a fixed or "
+        "`generated_df`) and whose size argument is the private count; the count kept on the object when fitting "
+        "(`self.nrows = len(df)`) and sampled later, directly or as the default (`N = N or self.nrows`). "
+        "Not reported: a same-size sample whose every use is an argument of an evaluating call (scored "
+        "against the data, never returned or saved), a fixed or "
         "configured row count, a function that only tests or evaluates the generator (`test_…`, "
         "`…_metric`), the size of a test/public set, `df.sample(...)` on data frames, code "
         "with no DP context. Fix: sample a public, fixed number of rows, or a noisy count "
@@ -278,6 +281,38 @@ class DPGenerator:
         X_syn = self.generate(len(X))
         return self.metric.evaluate(pd.DataFrame(X), pd.DataFrame(X_syn))
 """,
+        # twins of the stored count: a noisy count kept on the object, a configured size, the size of a
+        # held-out set, a count that is also replaced by a noisy one
+        """
+import numpy as np
+from snsynth import Synthesizer
+class PrivateTabularModel:
+    def fit(self, df, epsilon, eps_n):
+        self.nrows = int(len(df) + np.random.laplace(0, 1 / eps_n))
+        self.synth = Synthesizer.create("mst", epsilon=epsilon)
+        self.synth.fit(df)
+    def generate(self, N=None):
+        N = N or self.nrows
+        return self.synth.sample(N)
+class MarginalGenerator:
+    def __init__(self, config):
+        self.n_rows = config.rows
+    def train(self, X, X_test, epsilon):
+        self.n_test = len(X_test)
+        self.model = fit_private_marginals(X, epsilon)
+    def release(self):
+        return self.model.sample(self.n_rows)
+    def draw(self, count=None):
+        count = self.n_test if count is None else count
+        return self.model.sample(count)
+class NoisyCountModel:
+    def fit(self, X, epsilon):
+        self.n = len(X)
+        self.model = fit_private_marginals(X, epsilon)
+        self.n = self.n + np.random.laplace(0, 1 / epsilon)
+    def sample_rows(self):
+        return self.model.sample(int(self.n))
+""",
         # a sweep drawing a same-size sample only to score it against the private data (neither returned nor saved)
         """
 from synth import DPSynthesizer
@@ -374,6 +409,27 @@ def fit_and_save(real_data, epsilon, path):
     synthetic = synthesizer.sample(len(real_data))  # <-
     print(synthesizer.evaluate(real_data, synthetic))
     synthetic.to_csv(path)
+""",
+        # the record count kept on the object when fitting, taken later as the default number of rows to sample
+        """
+from snsynth import Synthesizer
+class PrivateTabularModel:
+    def fit(self, df, epsilon):
+        self.nrows = len(df)
+        self.synth = Synthesizer.create("mst", epsilon=epsilon)
+        self.synth.fit(df)
+    def generate(self, N=None):
+        N = N or self.nrows  # <-
+        return self.synth.sample(N)
+class MarginalGenerator:
+    def train(self, X, epsilon):
+        self.n_rows = X.shape[0]
+        self.model = fit_private_marginals(X, epsilon)
+    def release(self):
+        return self.model.sample(self.n_rows)  # <-
+    def draw(self, count=None):
+        count = self.n_rows if count is None else count  # <-
+        return self.model.sample(count)
 """,
         # a region-measure sampler sized by n from the private array's shape (result stored as `syn`)
         """
@@ -666,10 +722,33 @@ def synthesize(input_df, description_file, epsilon):
         seen.add(id(node))
         self.report(node, message)
 
+    def _stored_count(self, expr: cst.BaseExpression) -> str | None:
+        """``self.nrows`` where every assignment of that attribute in the enclosing class is the record count of
+        a data set (``self.nrows = len(df)`` in ``fit``): the private count kept for later sampling."""
+        direct = _record_count(expr)
+        if direct is not None:
+            return direct
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self"):
+            return None
+        cls = next((a for a in self.ctx.analysis.ancestors(expr) if isinstance(a, cst.ClassDef)), None)
+        if cls is None:
+            return None
+        origin: str | None = None
+        for sub in walk(cls):
+            if isinstance(sub, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]
+                for target in targets:
+                    if isinstance(target, cst.Attribute) and dotted(target) == f"self.{expr.attr.value}":
+                        data = _record_count(sub.value) if isinstance(sub, cst.Assign) and sub.value else None
+                        if data is None or self._built_locally(sub, data):
+                            return None  # also set from something else
+                        origin = data
+        return origin
+
     def _private_count(self, expr: cst.BaseExpression) -> str | None:
         self._count_site: cst.CSTNode | None = None
         self._assign_site: cst.CSTNode | None = None
-        direct = _record_count(expr)
+        direct = self._stored_count(expr)
         if direct is not None:
             return f"`{self.ctx.analysis.code(expr).strip()}`"
         if not isinstance(expr, cst.Name):
@@ -681,8 +760,8 @@ def synthesize(input_df, description_file, epsilon):
                 continue
             target = sub.targets[0].target
             if isinstance(target, cst.Name) and target.value == expr.value:
-                origin = _record_count(sub.value)
-                fallback = _fallback_count(sub.value) if origin is None else None
+                origin = self._stored_count(sub.value)
+                fallback = _fallback_count(sub.value, self._stored_count) if origin is None else None
                 if origin is None and fallback is None:
                     return None  # also assigned something else
                 code = self.ctx.analysis.code(sub.value if origin is not None else fallback).strip()
