@@ -19,6 +19,13 @@ _BUDGET_WORDS = frozenset({"epsilon", "eps", "privacy", "budget", "rho"})
 _LOCATION_WORDS = frozenset({"mean", "mu", "loc", "location", "center", "centre", "x", "value", "values", "counts"})
 
 
+def _budget_named(name: str) -> bool:
+    """``epsilon``, ``eps_i``, ``e``, or one all-lowercase compound that contains a budget word (``privacybudget``)."""
+    if words(name) & _BUDGET_WORDS or name in ("e", "ε"):
+        return True
+    return any(word in name.lower() for word in ("epsilon", "budget"))
+
+
 def _scale_like(expr: cst.BaseExpression) -> bool:
     """A value named or built like a noise scale: ``lambda_``, ``b``, ``sens / eps``, ``1 / epsilon``."""
     name = ident(expr)
@@ -26,8 +33,7 @@ def _scale_like(expr: cst.BaseExpression) -> bool:
         pieces = words(name)
         return bool(pieces & _SCALE_WORDS) and not pieces & _LOCATION_WORDS
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return any(isinstance(n, (cst.Name, cst.Attribute)) and (
-            words(ident(n) or "") & _BUDGET_WORDS or ident(n) in ("e", "ε")) for n in walk(expr.right))
+        return any(isinstance(n, (cst.Name, cst.Attribute)) and _budget_named(ident(n) or "") for n in walk(expr.right))
     return False
 
 
@@ -64,7 +70,8 @@ class ScaleAsLocation(Rule):
         "Fix: `np.random.laplace(0.0, lambda_)` or `np.random.laplace(scale=lambda_)`."
     )
     TRIGGERS = ("laplace", "normal", "gumbel", "logistic", "Laplace", "Normal", "e-")
-    requires_dp_context = True
+    #: checked per report: a DP context, or a draw whose argument divides by a budget-named value (that is one)
+    requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
@@ -109,6 +116,16 @@ class ScaleAsLocation(Rule):
         "import torch\ndef sample_gumbel(shape, eps=1e-20):\n    u = torch.rand(shape)\n"
         "    return -torch.log(-torch.log(u + eps) + eps)\n"
         "def noisy_topk(diff, clip, epsilon):\n    return diff + sample_gumbel(diff.shape) * (1.5 * clip / epsilon)\n",
+        # the twins: the compound budget names passed as the scale
+        "import numpy as np\ndef dp_centres(points, labels, k, globalsens, privacybudget):\n"
+        "    return [points[labels == c].sum(0) + np.random.laplace(0, globalsens / privacybudget, points.shape[1])\n"
+        "            for c in range(k)]\n",
+        "import numpy as np\ndef noisy_size(members, totalbudget):\n"
+        "    return len(members) + np.random.laplace(scale=1 / totalbudget)\n",
+        "import numpy as np\ndef noisy_sum(values, epsilonval):\n"
+        "    return values.sum() + np.random.laplace(0.0, 2.0 / epsilonval)\n",
+        # a location divided by a count whose name contains no budget word
+        "import numpy as np\ndef jitter_mean(total, steps):\n    return np.random.normal(total / steps)\n",
         # a project's own laplace(scale, size): the second argument is a size
         "from .distribution import laplace\ndef perturb(v, epsilon):\n"
         "    return v + laplace.laplace(2 / epsilon, 1)\n",
@@ -163,6 +180,28 @@ class Sampler:
     def release(self, x, sensitivity, epsilon):
         return x + self.logistic_noise(len(x), sensitivity / epsilon)  # <-
 """,
+        # the budget in one lowercase compound name, the draw's result appended per coordinate
+        """
+import numpy as np
+def dp_centres(points, labels, k, globalsens, privacybudget):
+    centres = []
+    for c in range(k):
+        noise = [np.random.laplace(globalsens / privacybudget) for _ in range(points.shape[1])]  # <-
+        centres.append(points[labels == c].sum(0) + noise)
+    return centres
+""",
+        # the same with a literal sensitivity and a compound budget name ending in the word
+        """
+import numpy as np
+def noisy_size(members, totalbudget):
+    return len(members) + np.random.laplace(1 / totalbudget)  # <-
+""",
+        # a compound name beginning with the word
+        """
+import numpy as np
+def noisy_sum(values, epsilonval):
+    return values.sum() + np.random.laplace(2.0 / epsilonval)  # <-
+""",
         # torch: the scale given as the location, the scale a literal 1
         """
 import torch
@@ -188,7 +227,8 @@ def privatize(x, epsilon, sensitivity):
         known = func.split(".")[0] in ("np", "numpy", "rng", "torch", "distributions", "dist", "scipy", "stats",
                                        "tfd", "tfp", "random_state", "generator") or name in ("Laplace", "Normal")
         if len(positional) == 2 and not keywords and number(positional[1]) == 1 and known \
-                and isinstance(positional[0], cst.BinaryOperation) and _scale_like(positional[0]):
+                and isinstance(positional[0], cst.BinaryOperation) and _scale_like(positional[0]) \
+                and self._in_dp(node, positional[0]):
             # Laplace(sens / eps, 1): the intended scale is the location, the scale is 1
             code = self.ctx.analysis.code(positional[0]).strip()
             self.report(node, f"`{code}` is the location (first argument) of `{name}` and the scale is 1: the noise "
@@ -196,7 +236,7 @@ def privatize(x, epsilon, sensitivity):
             return
         if len(positional) != 1 or keywords & {"scale", "loc"}:
             return
-        if not _scale_like(positional[0]):
+        if not _scale_like(positional[0]) or not self._in_dp(node, positional[0]):
             return
         code = self.ctx.analysis.code(positional[0]).strip()
         self.report(
@@ -206,13 +246,20 @@ def privatize(x, epsilon, sensitivity):
             f"`{name}(0.0, {code})` or `scale={code}`",
         )
 
+    def _in_dp(self, node: cst.Call, scale: cst.BaseExpression) -> bool:
+        """DP context, or the scale divides by a budget: ``laplace(sens / privacybudget)`` needs no other sign."""
+        if self.ctx.analysis.in_dp_context(node):
+            return True
+        return isinstance(scale, cst.BinaryOperation) and isinstance(scale.operator, cst.Divide) and any(
+            isinstance(n, (cst.Name, cst.Attribute)) and _budget_named(ident(n) or "") for n in walk(scale.right))
+
     def _numeric_slot(self, node: cst.Call, name: str) -> None:
         """``sample_gumbel(shape, C * 2 / topk_eps)`` for ``def sample_gumbel(shape, eps=1e-20)``: a noise scale
         passed positionally into a module function's numerical-stability parameter."""
         if not name or any(a.star for a in node.args):
             return
         callee = self._functions().get(name)
-        if callee is None:
+        if callee is None or not self.ctx.analysis.in_dp_context(node):
             return
         params = call_params(node, callee)
         defaults = {p.name.value: number(p.default) for p in all_params(callee) if p.default is not None}

@@ -8,7 +8,7 @@ from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk
 from dpcheck.rule import Rule
 
 #: draws with a location and a scale (numpy/torch/random/distributions)
-_LOC_SCALE = frozenset({"normal", "laplace", "gauss", "Normal", "Laplace", "normalvariate"})
+_LOC_SCALE = frozenset({"normal", "laplace", "gauss", "Normal", "Laplace", "normalvariate", "random_normal"})
 #: standard draws that a factor scales (``torch.randn(g.shape) * 0.1``)
 _STANDARD = frozenset({"randn", "randn_like", "standard_normal", "standard_laplace"})
 _SCALE_KEYWORDS = ("scale", "std", "stddev", "sigma", "b")
@@ -27,10 +27,21 @@ _PRIVATISING_WORDS = frozenset({"noise", "noisy", "privatize", "privatise", "pri
                                 "ldp", "cdp", "sanitize", "sanitise"})
 
 
+def _shape_first(call: cst.Call) -> bool:
+    """TensorFlow's draws take ``(shape, mean, stddev)`` positionally: ``tf.random.normal``, ``tf.random_normal``."""
+    name = dotted(call.func) or ""
+    return call_name(call) == "random_normal" or name.startswith(("tf.", "tensorflow."))
+
+
 def _scale_and_shape(call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None, bool]:
     """(scale, shape, centred) of a location/scale draw; ``centred`` is False for a non-zero literal location."""
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if _shape_first(call):
+        shape_arg = keywords.get("shape", positional[0] if positional else None)
+        positional = positional[1:] if positional and "shape" not in keywords else positional
+        if shape_arg is not None:
+            keywords.setdefault("shape", shape_arg)
     scale = next((keywords[k] for k in _SCALE_KEYWORDS if k in keywords), None)
     if scale is None and len(positional) >= 2:
         scale = positional[1]
@@ -46,11 +57,14 @@ def _shape_of_target(shape: cst.CSTNode | None) -> bool:
     """The draw is sized like a released value: ``grad.shape``, ``model.state_dict()[k].shape``, ``table.shape``."""
     if shape is None:
         return False
-    sized = any(isinstance(n, cst.Attribute) and n.attr.value in ("shape", "size") or
-                isinstance(n, cst.Call) and call_name(n) in ("size", "numel") for n in walk(shape))
-    if not sized:
+    if not _sized(shape):
         return False
     return any(isinstance(n, cst.Name) and words(n.value) & _TARGET_WORDS for n in walk(shape))
+
+
+def _sized(shape: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value in ("shape", "size") or
+               isinstance(n, cst.Call) and call_name(n) in ("size", "numel", "get_shape", "shape") for n in walk(shape))
 
 
 class FixedNoiseLevel(Rule):
@@ -72,7 +86,9 @@ class FixedNoiseLevel(Rule):
         "`VARIANCE` passed as the std is not even the level it names. Reported: a centred Gaussian or "
         "Laplace draw (or a standard draw times a factor) whose level resolves to a number other than 0 "
         "and 1, sized like a value named for a gradient, parameter, weight, update, model state or count "
-        "table (`size=grad.shape`, `randn_like(update)`), and added to a value or bound to a noise name. "
+        "table (`size=grad.shape`, `randn_like(update)`), or like a parameter of a function named for privatising, "
+        "and added to a value (`+`, `tf.add`) or bound to a noise name or to a local that is added later. TensorFlow's "
+        "shape-first signature is read, and a product of fixed numbers (`stddev=sigma * cg`) is a fixed level. "
         "Not reported: weight initialisation and other draws that are not added (`w = normal(0, 0.02, "
         "w.shape)`), draws around a non-zero literal mean (simulated data), augmentation of inputs, a "
         "level of 1 (a standard draw scaled later), files that charge an accountant (a literal σ whose "
@@ -107,6 +123,21 @@ class FixedNoiseLevel(Rule):
         # a standard draw scaled later by the calibrated level
         "import numpy as np\ndef release(table, epsilon, sens):\n"
         "    noise = np.random.normal(0, 1, size=table.shape)\n    return table + noise * sens / epsilon\n",
+        # TensorFlow draw whose std is the multiplier set from the caller times the bound
+        "import tensorflow as tf\nclass Critic:\n    def __init__(self, multiplier):\n"
+        "        self.multiplier = multiplier\n    def privatize_grad(self, g, n):\n"
+        "        dims = g.get_shape().as_list()\n        bound = 40.0\n"
+        "        z = tf.random_normal(dims, mean=0.0, stddev=self.multiplier * bound)\n"
+        "        return tf.add(g, z / n)\n",
+        # tf.random.normal with a std from its parameters
+        "import tensorflow as tf\ndef add_noise(update, sigma, clip):\n"
+        "    return update + tf.random.normal(tf.shape(update), stddev=sigma * clip)\n",
+        # a local drawn in a function named for DP but multiplied in, not added: a layer's kernel
+        "import tensorflow as tf\ndef dp_layer(x):\n    kernel = tf.random_normal(x.get_shape(), stddev=0.02)\n"
+        "    return tf.matmul(x, kernel)\n",
+        # torch.add of a standard draw scaled by the clip bound over ε
+        "import torch\nCLIP = 5.0\ndef dp_aggregate(delta_w, epsilon):\n"
+        "    z = torch.randn(delta_w.shape) * (CLIP / epsilon)\n    return torch.add(delta_w, z)\n",
     )
     INVALID = (
         # a federated client perturbs its model weights with a hard-coded std
@@ -150,6 +181,33 @@ def noisy_update(update):
     update = update + 0.05 * np.random.standard_normal(update.shape)  # <-
     return update
 """,
+        # TensorFlow 1: the std is a product of two hand-set numbers, the shape comes through a local, the draw
+        # is bound to a plain name and added with tf.add
+        """
+import tensorflow as tf
+class Critic:
+    def privatize_grad(self, g, n):
+        dims = g.get_shape().as_list()
+        level = 0.5
+        bound = 40.0
+        z = tf.random_normal(dims, mean=0.0, stddev=level * bound)  # <-
+        return tf.add(g, z / n)
+""",
+        # TensorFlow 2: shape first, a literal std
+        """
+import tensorflow as tf
+def add_noise(update):
+    return update + tf.random.normal(tf.shape(update), stddev=0.8)  # <-
+""",
+        # torch.add of a standard draw scaled by a product of module constants
+        """
+import torch
+SIGMA = 1.1
+CLIP = 5.0
+def dp_aggregate(delta_w):
+    z = torch.randn(delta_w.shape) * (SIGMA * CLIP)  # <-
+    return torch.add(delta_w, z)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -177,7 +235,7 @@ def noisy_update(update):
         else:
             return
         level = self._level(node, scale, depth=0)
-        if level is None or level in (0, 1) or not _shape_of_target(shape) or not self._added(host):
+        if level is None or level in (0, 1) or not self._sized_like_release(node, shape) or not self._added(host):
             return
         if not self._claims_privacy(node):
             return
@@ -194,6 +252,20 @@ def noisy_update(update):
         fn = fa.enclosing_function(call)
         return fn is not None and bool(words(fn.name.value) & _PRIVATISING_WORDS)
 
+    def _sized_like_release(self, call: cst.Call, shape: cst.BaseExpression | None) -> bool:
+        """Sized like a released value, directly or through a local (``s = tensor.get_shape()``); in a function
+        named for privatising, the shape of any of its parameters counts (``def dpnoise(self, tensor)``)."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if isinstance(shape, cst.Name) and fn is not None and shape.value not in param_names(fn):
+            shape = last_assignment(fn, shape.value, fa.line_of(call) + 1, fa.line_of) or shape
+        if _shape_of_target(shape):
+            return True
+        if shape is None or fn is None or not words(fn.name.value) & _PRIVATISING_WORDS or not _sized(shape):
+            return False
+        params = set(param_names(fn)) - {"self", "cls"}
+        return any(isinstance(n, cst.Name) and n.value in params for n in walk(shape))
+
     def _factor(self, call: cst.Call) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
         parent = self.ctx.analysis.parent(call)
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Multiply):
@@ -205,6 +277,15 @@ def noisy_update(update):
         value = number(expr)
         if value is not None or depth > 2:
             return value
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+            # a product of fixed numbers is a fixed level (``stddev=sigma * cg`` with both literals)
+            left = self._level(call, expr.left, depth + 1)
+            right = self._level(call, expr.right, depth + 1)
+            if left is None or right is None:
+                return None
+            if isinstance(expr.operator, cst.Multiply):
+                return left * right
+            return left / right if right else None
         fa = self.ctx.analysis
         bound: cst.BaseExpression | None = None
         if isinstance(expr, cst.Name):
@@ -236,10 +317,35 @@ def noisy_update(update):
                 return True
             if isinstance(parent, cst.AugAssign):
                 return isinstance(parent.operator, (cst.AddAssign, cst.SubtractAssign)) and parent.value is child
+            if isinstance(parent, cst.Arg) and isinstance(grand := fa.parent(parent), cst.Call) \
+                    and call_name(grand) == "add":
+                return True  # ``tf.add(tensor, draw)``, ``torch.add(x, draw)``
             if isinstance(parent, cst.Assign):
-                return any(isinstance(t.target, cst.Name) and words(t.target.value) & _NOISE_WORDS
+                return any(isinstance(t.target, cst.Name) and (words(t.target.value) & _NOISE_WORDS or
+                                                             self._added_later(parent, t.target.value))
                            for t in parent.targets)
             if isinstance(parent, (cst.SimpleStatementLine, cst.FunctionDef, cst.Lambda, cst.Arg)):
                 return False
             child = parent
+        return False
+
+    def _added_later(self, assign: cst.Assign, name: str) -> bool:
+        """The local bound to the draw is later an operand of an addition in the same function."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(assign)
+        if fn is None:
+            return False
+        after = fa.line_of(assign)
+        for node in walk(fn, into_scopes=False):
+            if not (isinstance(node, cst.Name) and node.value == name) or fa.line_of(node) <= after:
+                continue
+            for parent in fa.ancestors(node):
+                if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Subtract)):
+                    return True
+                if isinstance(parent, cst.AugAssign):
+                    return isinstance(parent.operator, (cst.AddAssign, cst.SubtractAssign))
+                if isinstance(parent, cst.Call) and call_name(parent) == "add":
+                    return True
+                if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                    break
         return False
