@@ -347,6 +347,9 @@ class SubsamplingAssumed(Rule):
         "`accumulate_privacy_spending` runs (often a sanitizer module): built in a file that draws "
         "fixed or with-replacement batches, it is the accountant side. Not reported either: an Opacus "
         "engine with `noise_multiplier=0.0` (clip only, no ε claimed)."
+        " A rate `q = batch / n` inside a function named for computing ε (`calculate_eps`, `compute_epsilon`) "
+        "that the module calls is the module's own accountant (an ε formula worked out by hand): it speaks for "
+        "the batches drawn wherever the module trains."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
@@ -383,6 +386,44 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # twins of the hand-written ε formula: batches by Poisson sampling, a helper nobody calls, a rate that
+        # stays a bare number in the helper while training happens in another module
+        """
+import numpy as np
+import torch
+from opacus.data_loader import DPDataLoader
+def privacy_spent(args, loader):
+    q = args.batch_size / len(loader.dataset)
+    steps = args.epochs / q
+    return 2 * q * np.sqrt(steps * np.log(1 / args.delta)) / args.sigma
+def main(args, trainset, model, opt):
+    loader = DPDataLoader(trainset, sample_rate=args.batch_size / len(trainset))
+    for _ in range(args.epochs):
+        for x, y in loader:
+            model(x, y).backward()
+            opt.step()
+    print(privacy_spent(args, loader))
+""",
+        """
+import numpy as np
+def compute_epsilon(batch_size, n_train, sigma, epochs, delta):
+    sampling_rate = batch_size / n_train
+    return epochs / sampling_rate * sampling_rate ** 2 / sigma ** 2 + np.log(1 / delta)
+def train(X, y, step, batch_size, sigma, epochs):
+    for _ in range(epochs * len(X) // batch_size):
+        keep = np.random.rand(len(X)) < batch_size / len(X)
+        step(X[keep], y[keep], sigma)
+""",
+        """
+import numpy as np
+import tensorflow as tf
+def get_rdp_epsilon(num_examples, batch_size, sigma, epochs):
+    q = batch_size / num_examples
+    return epochs / q * q ** 2 / sigma ** 2
+def evaluate(model, x_test, y_test, batch_size):
+    ds = tf.data.Dataset.from_tensor_slices((x_test, y_test)).shuffle(len(x_test)).batch(batch_size)
+    return model.evaluate(ds)
+""",
         # a TF-Privacy statement whose 'once per epoch' ε (the bound shuffled fixed-size batches meet) is the one
         # kept; a non-private baseline fit; a weighted draw of categories for a conditional vector
         """
@@ -970,6 +1011,46 @@ def build_privacy(num_examples, sanitizer_cls, bound):
     )
 
     INVALID = (
+        # the module's own ε formula (a hand-written subsampled-Gaussian bound) takes q = batch / n, while training
+        # walks shuffled fixed-size batches, draws batches with replacement, or shuffles a tf.data pipeline
+        """
+import numpy as np
+import torch
+def privacy_spent(args, loader):
+    q = args.batch_size / len(loader.dataset)  # <-
+    steps = args.epochs / q
+    return 2 * q * np.sqrt(steps * np.log(1 / args.delta)) / args.sigma
+def main(args, trainset, model, opt):
+    loader = torch.utils.data.DataLoader(trainset, batch_size=args.batch_size, shuffle=True)  # <-
+    for _ in range(args.epochs):
+        for x, y in loader:
+            model(x, y).backward()
+            opt.step()
+    print(privacy_spent(args, loader))
+""",
+        """
+import numpy as np
+def compute_epsilon(cfg):
+    sampling_rate = cfg.batch_size / cfg.n_train  # <-
+    mix = lambda x: (1 - sampling_rate) * np.exp(-x ** 2 / 2) + sampling_rate * np.exp(-(x - 1 / cfg.sigma) ** 2 / 2)
+    return cfg.epochs / sampling_rate * np.log(np.mean(mix(np.random.randn(1000)))) + np.log(1 / cfg.delta)
+def train(X, y, step, cfg):
+    for _ in range(cfg.epochs * len(X) // cfg.batch_size):
+        idx = np.random.choice(len(X), cfg.batch_size)  # <-
+        step(X[idx], y[idx], cfg.sigma)
+    return compute_epsilon(cfg)
+""",
+        """
+import numpy as np
+import tensorflow as tf
+def get_rdp_epsilon(hp):
+    q = hp.batch_size / hp.num_examples  # <-
+    return hp.epochs / q * q ** 2 / hp.sigma ** 2
+def fit(model, x, y, hp):
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(len(x)).batch(hp.batch_size)  # <-
+    model.fit(ds, epochs=hp.epochs)
+    return get_rdp_epsilon(hp)
+""",
         # the same statement with its Poisson ε kept, a baseline that is the DP model, a uniform draw of records
         """
 import re
@@ -2170,7 +2251,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
                 continue
             if self._per_epoch_bound and "shuffle" in kind:
                 continue  # the ε claimed is the bound for each record once per epoch, which shuffled batches meet
-            if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes:
+            if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes \
+                    and not self._called_accounting_helper(rate_scopes):
                 continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
             self.report(
                 node,
@@ -2183,6 +2265,14 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             first = first or (node, kind)
         if reported:
             self._report_rates(fa, first)
+
+    def _called_accounting_helper(self, scopes: set[cst.CSTNode | None]) -> bool:
+        """A rate ``q = batch / len(loader.dataset)`` inside a function named for computing ε (``calculate_eps``,
+        ``compute_privacy``) that this module calls: the function is the module's own accountant, so it speaks
+        for the batches drawn wherever training runs here (its ε formula is worked out by hand)."""
+        names = {fn.name.value for fn in scopes if isinstance(fn, cst.FunctionDef)
+                 and _accountant_helper(fn.name.value) and not words(fn.name.value) & {"sigma", "noise"}}
+        return bool(names) and any(isinstance(n, cst.Call) and call_name(n) in names for n in walk(self.ctx.module))
 
     def _hooked_optimizers(self) -> set[str]:
         """``self.dp_optimizer.attach_step_hook(accountant.get_optimizer_hook_fn(sample_rate=q))``: when every
