@@ -122,8 +122,9 @@ def _unparameterised(scope: cst.CSTNode, draw: str | None) -> bool:
 
 
 #: keyword words of a range a mechanism clips to or derives its sensitivity from
+#: ``norm`` too: a DP estimator's ``data_norm=`` is the row-norm bound its sensitivity assumes
 _RANGE_KEYWORD_WORDS = frozenset({"bounds", "bound", "range", "ranges", "lower", "upper", "clip", "clipping",
-                                  "clamp"})
+                                  "clamp", "norm"})
 
 
 def _budgeted(call: cst.Call) -> bool:
@@ -257,7 +258,7 @@ class DataDependentCalibration(Rule):
         "function (through names, appended lists and the module's own helpers), the scale or "
         "centre of a noise draw, a mechanism helper's sensitivity/scale parameter, a variable or "
         "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
-        "keyword (`bounds=`, `input_range=`, `lower=`/`upper=`) of a call handed a budget "
+        "or norm keyword (`bounds=`, `input_range=`, `lower=`/`upper=`, `data_norm=`) of a call handed a budget "
         "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: statistics "
         "of noisy, released, public or configured values (names such as `noisy_*`, `bound`, "
         "`clip`, `epsilon`, or a comprehension of a `public_*`/schema entry), a statistic "
@@ -486,6 +487,31 @@ import numpy as np
 def add_channel_noise(signal, snr_db, epsilon):
     sigma = np.sqrt(np.mean(signal ** 2) / (10 ** (snr_db / 10)))
     return signal + np.random.normal(0, sigma, signal.shape)
+""",
+        # the row-norm bound of a DP estimator is configured, and the rows are clipped to it
+        """
+import numpy as np
+from diffprivlib.models import LogisticRegression
+def fit_model(features, labels, epsilon, row_bound=1.0):
+    norms = np.linalg.norm(features, axis=1, keepdims=True)
+    features = features / np.maximum(1.0, norms / row_bound)
+    return LogisticRegression(epsilon=epsilon, data_norm=row_bound).fit(features, labels)
+""",
+        # the norm bound comes from the public schema; the data's largest norm is only printed
+        """
+import numpy as np
+from diffprivlib.models import PCA
+def reduce(table, schema, eps):
+    print("largest row norm", np.max(np.linalg.norm(table, axis=1)))
+    return PCA(n_components=2, epsilon=eps, data_norm=schema["norm"]).fit(table)
+""",
+        # a regression's norm bound is a literal, the data's norms only scale it down
+        """
+import numpy as np
+from diffprivlib.models import LinearRegression
+def regress(X, y, epsilon):
+    X = X / np.linalg.norm(X, axis=1).reshape(-1, 1).clip(min=1.0)
+    return LinearRegression(epsilon=epsilon, data_norm=1.0, bounds_X=(-1, 1), bounds_y=(0, 1)).fit(X, y)
 """,
     )
 
@@ -727,6 +753,29 @@ import numpy as np
 def add_channel_noise(signal, snr_db, epsilon):
     sigma = np.sqrt(np.mean(signal ** 2) / (10 ** (snr_db / 10))) / epsilon  # <-
     return signal + np.random.normal(0, sigma, signal.shape)
+""",
+        # a DP estimator's row-norm bound is the largest norm of the rows it is fitted on
+        """
+import numpy as np
+from diffprivlib.models import LogisticRegression
+def fit_model(features, labels, epsilon):
+    row_bound = np.max(np.linalg.norm(features, axis=1))  # <-
+    return LogisticRegression(epsilon=epsilon, data_norm=row_bound).fit(features, labels)
+""",
+        # the same bound written inline as the keyword's value
+        """
+import numpy as np
+from diffprivlib.models import PCA
+def reduce(table, eps):
+    return PCA(n_components=2, epsilon=eps, data_norm=float(np.linalg.norm(table, axis=1).max())).fit(table)  # <-
+""",
+        # the bound taken row by row with a generator, then given to a regression with its budget
+        """
+import numpy as np
+from diffprivlib.models import LinearRegression
+def regress(X, y, epsilon):
+    biggest = max(np.linalg.norm(row) for row in X)  # <-
+    return LinearRegression(epsilon=epsilon, data_norm=biggest, bounds_X=(-1, 1), bounds_y=(0, 1)).fit(X, y)
 """,
     )
 

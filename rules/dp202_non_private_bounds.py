@@ -186,7 +186,9 @@ class NonPrivateBounds(Rule):
         "`fit_transform` re-implements without calling it (the live copy is checked), and a "
         "utility-evaluation module (classifier metrics, no noise of its own) reading the data after "
         "the last use of the privacy budget. A fallback the code flags with a privacy-leak warning is "
-        "reported as an `acknowledged` note. "
+        "reported as an `acknowledged` note. A bound that limits a clip of the DP output (synthetic rows, "
+        "noisy counts, a generator's samples) is reported even after the release or in a function named "
+        "for DP: every released value at the limit shows the private extreme. "
         "Across modules (the project flow): when a scanned module claims (local) differential privacy, "
         "preprocessing in the modules a DP script reaches through imports (three steps; an entry script's helpers beside its DP module; standalone data-preparation scripts; not inside a released distribution) is reported too: "
         "a scaler/encoder/imputer/discretiser/column selector fitted on the data, the data centred or "
@@ -624,6 +626,34 @@ class PrivateBinner:
         self.edges = edges
         return np.digitize(data[:, 0], self.edges), noisy
 """,
+        # the synthetic rows are clipped to the schema's public range after sampling
+        """
+import numpy as np
+def fit_private_model(train_df, schema, measurements, engine, n_rows, epsilon):
+    model = engine.estimate(measurements, epsilon)
+    synth_df = model.synthetic_data(rows=n_rows).df
+    for col in train_df.columns:
+        top = int(schema[col]["max"])
+        synth_df[col] = synth_df[col].round().clip(0, top)
+    return synth_df
+""",
+        # the noisy counts are clipped at zero and at the public population size
+        """
+import numpy as np
+def dp_histogram(records, epsilon, population):
+    counts = np.bincount(records, minlength=120)
+    noisy = counts + np.random.laplace(0, 1 / epsilon, size=120)
+    print("oldest", records.max())
+    return np.clip(noisy, 0, population)
+""",
+        # the generator's output is clamped to the public [-1, 1] of the tanh encoding
+        """
+import torch
+def dp_generate(generator, train, n, epsilon):
+    generated = generator(torch.randn(n, 16))
+    print(train.min(), train.max())
+    return torch.clamp(generated, min=-1.0, max=1.0)
+""",
     )
 
     INVALID = (
@@ -1041,6 +1071,32 @@ class PrivateBinner:
         noisy = counts + np.random.laplace(0, 1 / self.epsilon, len(counts))
         return np.digitize(data[:, 0], self.edges), noisy
 """,
+        # the synthetic rows are clipped to each training column's maximum after sampling
+        """
+import numpy as np
+def fit_private_model(train_df, measurements, engine, n_rows, epsilon):
+    model = engine.estimate(measurements, epsilon)
+    synth_df = model.synthetic_data(rows=n_rows).df
+    for col in train_df.columns:
+        top = int(train_df[col].max())  # <-
+        synth_df[col] = synth_df[col].round().clip(0, top)
+    return synth_df
+""",
+        # the noisy counts are clipped at the oldest age present in the data
+        """
+import numpy as np
+def dp_histogram(records, epsilon):
+    counts = np.bincount(records, minlength=120)
+    noisy = counts + np.random.laplace(0, 1 / epsilon, size=120)
+    return np.clip(noisy, 0, records.max())  # <-
+""",
+        # the generator's output is clamped to the training tensor's extremes
+        """
+import torch
+def dp_generate(generator, train, n, epsilon):
+    generated = generator(torch.randn(n, 16))
+    return torch.clamp(generated, min=train.min(), max=train.max())  # <-
+""",
     )
 
     @classmethod
@@ -1090,7 +1146,8 @@ class PrivateBinner:
             target = _is_target(data)
             if not (target or _is_data(data)) or _over_mapping(data, index) or _identifiers(call, data):
                 continue
-            if _dp_estimated(call, index) or _numeric_shift(call, index) or _drawing(call, index):
+            if (_dp_estimated(call, index) and not _clips_release(call, index)) or _numeric_shift(call, index) \
+                    or _drawing(call, index):
                 continue
             if self._releases_nothing(call, data, index, evaluation) or _unused_or_printed(call, index):
                 continue
@@ -1148,7 +1205,8 @@ class PrivateBinner:
             return True
         if measuring_scope(fn, self.ctx.path):
             return True
-        return evaluation and after_release(call, fn, self.ctx.module, self._line)
+        return evaluation and after_release(call, fn, self.ctx.module, self._line) \
+            and not _clips_release(call, index)
 
     def _median_fill(self, call: cst.Call, index: Dp2Index, claimed: bool) -> None:
         """``df[c].fillna(df[c].median())``: missing values imputed with the private median."""
@@ -1670,6 +1728,42 @@ def _handed_to_mechanism(call: cst.Call, index: Dp2Index) -> bool:
     for sub in walk(scope):
         if isinstance(sub, cst.Call) and index.order.get(sub, -1) > index.order[stmt] \
                 and any(refs(a.value) & names for a in sub.args) and _handed_with_budget(sub, sub.func, index, ends):
+            return True
+    return False
+
+
+#: words of a value that is the DP output (or made from it)
+_RELEASE_WORDS = frozenset({
+    "syn", "synth", "synthetic", "fake", "generated", "noisy", "noised", "released", "perturbed",
+    "sanitized", "sanitised", "privatized", "privatised",
+})
+_CLIP_CALLS = frozenset({"clip", "clamp", "clip_", "clamp_", "minimum", "maximum"})
+
+
+def _clips_release(call: cst.Call, index: Dp2Index) -> bool:
+    """Is the bound (inline, or the name it is assigned to) a limit of a clip of the DP output
+    (``synth[c].round().clip(0, hi)``, ``np.clip(noisy, lo, hi)``)? Read after the release, it still
+    shapes what is published: every released value at the limit shows the private extreme."""
+    stmt = index.parents.get(call)
+    while stmt is not None and not isinstance(stmt, (cst.Assign, cst.AnnAssign, cst.SimpleStatementLine)):
+        stmt = index.parents.get(stmt)
+    names = assigned(stmt)[0] if isinstance(stmt, (cst.Assign, cst.AnnAssign)) else set()
+    scope = index.enclosing_function(call) or index.module
+    for sub in walk(scope):
+        if not (isinstance(sub, cst.Call) and call_name(sub) in _CLIP_CALLS):
+            continue
+        func = sub.func
+        operands = [a.value for a in sub.args]
+        method = isinstance(func, cst.Attribute) and (dotted(func.value) or "") not in _LIB_ROOTS
+        if method:
+            clipped: cst.BaseExpression = func.value  # type: ignore[union-attr]
+        elif operands:
+            clipped, operands = operands[0], operands[1:]
+        else:
+            continue
+        limits = any(index.inside(call, a) or refs(a) & names for a in operands)
+        source = {w for n in refs(clipped) for w in words(n)}
+        if limits and source & _RELEASE_WORDS:
             return True
     return False
 
