@@ -55,8 +55,35 @@ def _dataset(expr: cst.BaseExpression | None) -> str | None:
     return name
 
 
+def _group_count(expr: cst.BaseExpression) -> str | None:
+    """``(df.center == c).sum()``, ``df["site"].value_counts().max()``: the exact record count of one group (or
+    of the largest or smallest group) of a data set."""
+    if not (isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args):
+        return None
+    method, inner = expr.func.attr.value, expr.func.value
+    if method == "sum" and isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1 \
+            and isinstance(inner.comparisons[0].operator, cst.Equal):
+        column = inner.left
+    elif method in ("max", "min") and isinstance(inner, cst.Call) and call_name(inner) == "value_counts" \
+            and isinstance(inner.func, cst.Attribute) and not inner.args:
+        column = inner.func.value
+    else:
+        return None
+    if isinstance(column, cst.Subscript):
+        column = column.value
+    elif isinstance(column, cst.Attribute):
+        column = column.value
+    else:
+        return None
+    return _dataset(column)
+
+
 def _record_count(expr: cst.BaseExpression) -> str | None:
-    """``len(X)``, ``X.shape[0]``, ``df.shape[0]`` of a data set not named held-out or synthetic."""
+    """``len(X)``, ``X.shape[0]``, ``df.shape[0]`` of a data set not named held-out or synthetic, or the count of
+    one of its groups."""
+    group = _group_count(expr)
+    if group is not None:
+        return group
     if isinstance(expr, cst.Call) and call_name(expr) == "len" and len(expr.args) == 1:
         return _dataset(expr.args[0].value)
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
@@ -130,7 +157,10 @@ class SyntheticRowsPrivateCount(Rule):
         "named function given `total=` the record count; and any generating call (`sampling`, "
         "`generate_…`, `…_inference`) whose result is stored as synthetic output (`syn`, `X_syn`, "
         "`generated_df`) and whose size argument is the private count; the count kept on the object when fitting "
-        "(`self.nrows = len(df)`) and sampled later, directly or as the default (`N = N or self.nrows`). "
+        "(`self.nrows = len(df)`) and sampled later, directly or as the default (`N = N or self.nrows`); "
+        "the exact count of one group or of the largest group (`(df.site == s).sum()`, "
+        "`df[col].value_counts().max()`) used the same way; synthetic output cut to a private count "
+        "(`syn.iloc[:n_site]`, `synthetic[:len(X)]`). "
         "Not reported: a same-size sample whose every use is an argument of an evaluating call (scored "
         "against the data, never returned or saved), a fixed or "
         "configured row count, a function that only tests or evaluates the generator (`test_…`, "
@@ -151,7 +181,7 @@ class SyntheticRowsPrivateCount(Rule):
                 _synthesizer_named(n) or words(n) & _PRODUCE_WORDS for n in facts.called) \
                 and not ("range" in facts.called and facts.called & {"append", "extend"}):
             return False
-        return "len" in facts.called or ".shape" in facts.source
+        return "len" in facts.called or ".shape" in facts.source or bool(facts.called & {"sum", "value_counts"})
 
     VALID = (
         # the row count of the synthetic frame under construction (built from zeros) and of its groups
@@ -281,6 +311,27 @@ class DPGenerator:
         X_syn = self.generate(len(X))
         return self.metric.evaluate(pd.DataFrame(X), pd.DataFrame(X_syn))
 """,
+        # twins of the per-group sizes: noisy group counts, a public cap, the size of a held-out set
+        """
+import numpy as np
+def twins_per_site(train_df, sites, epsilon, fit_site_model, draw_synthetic, eps_n):
+    biggest = int(train_df["site"].value_counts().max() + np.random.laplace(0, 1 / eps_n))
+    released = {}
+    for site in sites:
+        model = fit_site_model(train_df, site, epsilon)
+        syn_site = draw_synthetic(model, biggest)
+        released[site] = syn_site
+    return released
+def cut_per_site(train_df, sites, epsilon, fit_site_model, draw_synthetic, m_public, cap):
+    released = {}
+    for site in sites:
+        model = fit_site_model(train_df, site, epsilon)
+        released[site] = draw_synthetic(model, m_public).iloc[:cap]
+    return released
+def cut_all(records, test_records, model, epsilon, m_public):
+    synthetic_rows = model.sample(m_public)
+    return synthetic_rows[:len(test_records)]
+""",
         # twins of the stored count: a noisy count kept on the object, a configured size, the size of a
         # held-out set, a count that is also replaced by a noisy one
         """
@@ -409,6 +460,29 @@ def fit_and_save(real_data, epsilon, path):
     synthetic = synthesizer.sample(len(real_data))  # <-
     print(synthesizer.evaluate(real_data, synthetic))
     synthetic.to_csv(path)
+""",
+        # per-group sizes: each group's synthetic set sized by the largest private group or cut to the group's
+        # exact count, and a synthetic table cut to the private row count
+        """
+import numpy as np
+def twins_per_site(train_df, sites, epsilon, fit_site_model, draw_synthetic):
+    biggest = train_df["site"].value_counts().max()
+    released = {}
+    for site in sites:
+        model = fit_site_model(train_df, site, epsilon)
+        syn_site = draw_synthetic(model, biggest)  # <-
+        released[site] = syn_site
+    return released
+def cut_per_site(train_df, sites, epsilon, fit_site_model, draw_synthetic, m_public):
+    released = {}
+    for site in sites:
+        model = fit_site_model(train_df, site, epsilon)
+        k = (train_df.site == site).sum()
+        released[site] = draw_synthetic(model, m_public).iloc[:k]  # <-
+    return released
+def cut_all(records, model, epsilon, m_public):
+    synthetic_rows = model.sample(m_public)
+    return synthetic_rows[:len(records)]  # <-
 """,
         # the record count kept on the object when fitting, taken later as the default number of rows to sample
         """
@@ -584,6 +658,35 @@ def synthesize(input_df, description_file, epsilon):
                           f"(`{fa.code(generated[0].func).strip()}` batch by batch up to it): the released table "
                           "then has exactly the private record count, and n is private under add/remove "
                           "neighbouring; generate a fixed public number of rows or a noisy count paid from the budget")
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        """``sample_synthetic(rng, m, params).iloc[:n_center]``, ``syn[:len(X)]``: synthetic output cut to the exact
+        private record count (of the data or of one group of it)."""
+        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+            return
+        cut = node.slice[0].slice
+        if cut.lower is not None or cut.upper is None or cut.step is not None:
+            return
+        table = node.value
+        if isinstance(table, cst.Attribute) and table.attr.value in ("iloc", "loc"):
+            table = table.value
+        if isinstance(table, cst.Call):
+            name = call_name(table) or ""
+            if not (words(name) & _PRODUCE_WORDS or _synthesizer_named(name)) or name in _NOT_GENERATING:
+                return
+            if not (name in _SAMPLE_METHODS or _synthesizer_named(name)):
+                return
+        elif not (isinstance(table, cst.Name) and (words(table.value) & _OUTPUT_WORDS
+                                                     or any(p.startswith("synth") for p in words(table.value)))):
+            return
+        if self._in_evaluation(node):
+            return
+        size = self._private_count(cut.upper)
+        if size is None or not self.ctx.analysis.in_dp_context(node):
+            return
+        self._report_once(node, f"the synthetic output is cut to exactly {size} rows, a private record count: under "
+                                "add/remove neighbouring that count is private, so the length of the released table "
+                                "reveals it without noise; keep a fixed public number of rows or a noisy count")
 
     @staticmethod
     def _collects(loop: cst.For, generated: list[cst.Call]) -> bool:
