@@ -18,18 +18,63 @@ def _is_classical_log(node: cst.Call) -> bool:
             and number(arg.left) == 1.25)
 
 
-def _guards(module: cst.Module, eps_names: set[str]) -> bool:
-    """A comparison of one of ``eps_names`` with 1 (``epsilon < 1``, ``0 < eps <= 1``, ``eps > 1``) or
-    ``min(eps, 1)``."""
-    for node in walk(module):
-        if isinstance(node, cst.Comparison):
-            sides = [node.left, *(c.comparator for c in node.comparisons)]
-            if any(last_name(s) in eps_names for s in sides) and any(is_one(s) for s in sides):
+def _factors(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The factors of a denominator: ``n * epsilon`` and ``float(n * epsilon)`` give ``n`` and ``epsilon``."""
+    if isinstance(node, cst.Call) and call_name(node) in ("float", "int") and len(node.args) == 1:
+        return _factors(node.args[0].value)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        return [*_factors(node.left), *_factors(node.right)]
+    return [node]
+
+
+def _compares_eps_with_one(node: cst.CSTNode, eps_names: set[str]) -> bool:
+    """``epsilon < 1``, ``0 < eps <= 1``, ``eps > 1``, or ``min(eps, 1)``."""
+    if isinstance(node, cst.Comparison):
+        sides = [node.left, *(c.comparator for c in node.comparisons)]
+        return any(last_name(s) in eps_names for s in sides) and any(is_one(s) for s in sides)
+    if isinstance(node, cst.Call) and call_name(node) in ("min", "minimum"):
+        values = [a.value for a in node.args]
+        return any(last_name(v) in eps_names for v in values) and any(is_one(v) for v in values)
+    return False
+
+
+def _acts_on_condition(branch: cst.CSTNode, eps_names: set[str], callee: str | None) -> bool:
+    """Does a branch taken on ``ε vs 1`` elsewhere guard the formula: raise, warn, return, re-bind ε, or
+    call the function that holds the formula (a caller choosing the mechanism)?"""
+    for node in walk(branch):
+        if isinstance(node, (cst.Raise, cst.Return)):
+            return True
+        if isinstance(node, cst.Call) and (call_name(node) in ("warn", "warning")
+                                           or (callee is not None and call_name(node) == callee)):
+            return True
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = ([t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target])
+            if any(last_name(t) in eps_names for t in targets):
                 return True
-        elif isinstance(node, cst.Call) and call_name(node) in ("min", "minimum"):
-            values = [a.value for a in node.args]
-            if any(last_name(v) in eps_names for v in values) and any(is_one(v) for v in values):
+    return False
+
+
+def _guards(rule: Rule, at: cst.Call, eps_names: set[str]) -> bool:
+    """Is one of ``eps_names`` compared with 1 where it guards the formula at ``at``: in the same function
+    (the module when there is none), in an assert or a ``min``, or in a branch elsewhere that acts on the
+    outcome (an unrelated ``if epsilon <= 1:`` that only sets a plot option in another function does not)."""
+    fa = rule.ctx.analysis
+    home = fa.enclosing_function(at)
+    callee = home.name.value if home is not None else None
+    for node in walk(rule.ctx.module):
+        if not _compares_eps_with_one(node, eps_names):
+            continue
+        if isinstance(node, cst.Call) or fa.enclosing_function(node) is home:
+            return True
+        for up in fa.ancestors(node):
+            if isinstance(up, cst.Assert):
                 return True
+            if isinstance(up, (cst.If, cst.While, cst.IfExp)):
+                if _acts_on_condition(up, eps_names, callee):
+                    return True
+                break
+            if isinstance(up, (cst.FunctionDef, cst.SimpleStatementLine)):
+                break
     return False
 
 
@@ -45,7 +90,9 @@ class ClassicalGaussianUnguarded(Rule):
         "under-noises: at ε = 4 and δ = 1e-5 the σ it gives meets (ε, δ)-DP only for a δ far "
         "above the one claimed. Code that takes ε as a parameter and never compares it with 1 "
         "will silently be run with ε > 1. Not reported: a module that compares that ε with 1 "
-        "(`assert 0 < epsilon < 1`, `if epsilon >= 1: raise`, `min(epsilon, 1)`), a literal ε ≤ 1, "
+        "(`assert 0 < epsilon < 1`, `if epsilon >= 1: raise`, `min(epsilon, 1)`) in the function of the "
+        "formula, or elsewhere in a branch that acts on it (raises, warns, returns, re-binds ε, or calls "
+        "the formula's function); a literal ε ≤ 1, "
         "code with no DP context. Fix: guard ε < 1, or use the analytic Gaussian mechanism "
         "(Balle & Wang 2018), which holds for every ε."
     )
@@ -147,6 +194,63 @@ def gaussian_sigma(epsilon, delta, sensitivity=1.0):
     epsilon = min(epsilon, 1.0)
     return np.sqrt(2 * np.log(1.25 / delta)) * sensitivity / epsilon
 """,
+        # the ε check sits in another function, but it raises
+        """
+import numpy as np
+def perturb(w, sensitivity, epsilon, delta):
+    scale = np.sqrt(2 * np.log(1.25 / delta)) * sensitivity / epsilon
+    return w + np.random.normal(0, scale, w.shape)
+def sweep(grid, w, delta):
+    for epsilon in grid:
+        if epsilon >= 1:
+            raise ValueError("classical calibration needs epsilon < 1")
+        perturb(w, 1.0, epsilon, delta)
+""",
+        # a caller picks the classical formula only below 1
+        """
+import math, random
+def classical_noise(value, epsilon, delta):
+    sd = math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return value + random.gauss(0, sd)
+def release(value, epsilon, delta):
+    if epsilon < 1:
+        return classical_noise(value, epsilon, delta)
+    return analytic_noise(value, epsilon, delta)
+""",
+        # the driver clamps ε before use
+        """
+import numpy as np
+def noisy_mean(x, epsilon, delta):
+    std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon / len(x)
+    return x.mean() + np.random.normal(0, std)
+def main(args):
+    epsilon = args.epsilon
+    if epsilon > 1:
+        epsilon = 0.99
+    print(noisy_mean(args.data, epsilon, 1e-5))
+""",
+        # ε in a product under the fraction bar, with a literal ε ≤ 1 passed
+        """
+import numpy as np
+def private_average(values, delta):
+    n = len(values)
+    std = (1.0 / (n * 0.5)) * np.sqrt(2 * np.log(1.25 / delta))
+    return values.mean() + np.random.normal(0, std)
+""",
+        """
+import math, random
+def gaussian_sum(xs, eps, delta, bound):
+    assert 0 < eps < 1
+    sd = bound * math.sqrt(2 * math.log(1.25 / delta)) / (2 * eps)
+    return sum(xs) + random.gauss(0, sd)
+""",
+        """
+import numpy as np
+def noisy_var(x, epsilon, delta):
+    epsilon = min(epsilon, 1.0)
+    s = 3.0 / float(len(x) * epsilon) * np.sqrt(2 * np.log(1.25 / delta))
+    return x.var() + s * np.random.standard_normal()
+""",
     )
 
     INVALID = (
@@ -227,13 +331,70 @@ def add_noise_big(weights):
     sigma = 0.001 / eps * math.sqrt(2 * math.log(1.25 / delta))  # <-
     return weights + np.random.normal(0, sigma, weights.shape)
 """,
+        # an ε compared with 1 in another function only to pick a repeat count
+        """
+import numpy as np
+def perturb(w, sensitivity, epsilon, delta):
+    scale = np.sqrt(2 * np.log(1.25 / delta)) * sensitivity / epsilon  # <-
+    return w + np.random.normal(0, scale, w.shape)
+def sweep(grid, w, delta):
+    for epsilon in grid:
+        if epsilon >= 1:
+            repeats = 5
+        else:
+            repeats = 20
+        for _ in range(repeats):
+            perturb(w, 1.0, epsilon, delta)
+""",
+        # ... only to label a plot
+        """
+import math, random
+def classical_noise(value, epsilon, delta):
+    sd = math.sqrt(2 * math.log(1.25 / delta)) / epsilon  # <-
+    return value + random.gauss(0, sd)
+def plot(results, epsilon):
+    style = "solid" if epsilon < 1 else "dashed"
+    draw(results, linestyle=style)
+""",
+        # ... only to print a note
+        """
+import numpy as np
+def noisy_mean(x, epsilon, delta):
+    std = np.sqrt(2 * np.log(1.25 / delta)) / epsilon / len(x)  # <-
+    return x.mean() + np.random.normal(0, std)
+def main(args):
+    epsilon = args.epsilon
+    if epsilon > 1:
+        print("weak privacy regime")
+    print(noisy_mean(args.data, epsilon, 1e-5))
+""",
+        # ε inside a product in the denominator
+        """
+import numpy as np
+def private_average(values, epsilon, delta):
+    n = len(values)
+    std = (1.0 / (n * epsilon)) * np.sqrt(2 * np.log(1.25 / delta))  # <-
+    return values.mean() + np.random.normal(0, std)
+""",
+        """
+import math, random
+def gaussian_sum(xs, eps, delta, bound):
+    sd = bound * math.sqrt(2 * math.log(1.25 / delta)) / (2 * eps)  # <-
+    return sum(xs) + random.gauss(0, sd)
+""",
+        """
+import numpy as np
+def noisy_var(x, epsilon, delta):
+    s = 3.0 / float(len(x) * epsilon) * np.sqrt(2 * np.log(1.25 / delta))  # <-
+    return x.var() + s * np.random.standard_normal()
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
         if not _is_classical_log(node):
             return
         eps = {e for e in self._epsilons(node) if not self._small_constant(e, node)}
-        if not eps or _guards(self.ctx.module, eps) or not self._calibrates(node) or self._charged(node):
+        if not eps or _guards(self, node, eps) or not self._calibrates(node) or self._charged(node):
             return
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
@@ -351,6 +512,7 @@ def add_noise_big(weights):
                     continue  # 1.25 / δ: a literal δ is not a literal ε
                 if value is not None and value <= 1:
                     return None
-                if is_eps(right):
-                    out.add(last_name(right) or "")
+                for factor in _factors(right):
+                    if is_eps(factor):
+                        out.add(last_name(factor) or "")
         return out

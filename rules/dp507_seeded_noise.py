@@ -75,7 +75,7 @@ class SeededNoise(Rule):
         "Fix: draw privacy noise from an unseeded generator (`np.random.default_rng()`, "
         "`secrets.SystemRandom`, a cryptographic RNG); keep seeds for model initialisation and data order."
     )
-    TRIGGERS = ("seed", "RandomState", "default_rng", "Random(")
+    TRIGGERS = ("seed", "RandomState", "default_rng", "Random(", "random_state")
     #: checked per finding: DP context, or a mechanism class named for DP (``BaseLDP``) with an ε parameter
     requires_dp_context = False
 
@@ -242,6 +242,28 @@ def make_clients(n_users, alpha):
     np.random.seed(7)
     return [np.random.normal(0, alpha, 5) for _ in range(n_users)]
 """,
+        # a mechanism's random_state left to fresh entropy, or a generator made from it
+        """
+from diffprivlib.mechanisms import Laplace
+def noisy_total(total, epsilon):
+    mech = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=None)
+    return mech.randomise(total)
+""",
+        """
+from diffprivlib.mechanisms import GaussianAnalytic
+def release(values, eps, delta, seed=None):
+    mech = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=1.0, random_state=seed)
+    return [mech.randomise(v) for v in values]
+""",
+        """
+import numpy as np
+from diffprivlib.mechanisms import Geometric
+def histogram(counts, epsilon, args):
+    rng = np.random.default_rng()
+    split = train_test_split(counts, random_state=args.seed)
+    mech = Geometric(epsilon=epsilon, sensitivity=1, random_state=rng)
+    return [mech.randomise(c) for c in counts]
+""",
     )
 
     INVALID = (
@@ -376,9 +398,31 @@ def ldp_oue_perturb(bit_vector, epsilon):
     q = 1 / (np.exp(epsilon) + 1)
     return [int(random.random() < (0.5 if b else q)) for b in bit_vector]
 """,
+        # a mechanism given a literal seed, a seed parameter with a literal default, a configured run seed
+        """
+from diffprivlib.mechanisms import Laplace
+def noisy_total(total, epsilon):
+    mech = Laplace(epsilon=epsilon, sensitivity=1.0, random_state=0)  # <-
+    return mech.randomise(total)
+""",
+        """
+from diffprivlib.mechanisms import GaussianAnalytic
+def release(values, eps, delta, seed=7):
+    mech = GaussianAnalytic(epsilon=eps, delta=delta, sensitivity=1.0, random_state=seed)  # <-
+    return [mech.randomise(v) for v in values]
+""",
+        """
+from diffprivlib.mechanisms import Geometric
+class Aggregator:
+    def round(self, counts, epsilon, cfg, round_no):
+        mech = Geometric(epsilon=epsilon, sensitivity=1, random_state=cfg.seed + round_no)  # <-
+        return [mech.randomise(c) for c in counts]
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self._seeded_mechanism_call(node):
+            return
         name = call_name(node)
         helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS or node.args else self._seeding_helper(node)
         if not (name in _GENERATORS or name in _GLOBAL_SEEDS or helper):
@@ -401,6 +445,32 @@ def ldp_oue_perturb(bit_vector, epsilon):
                 self._constant_global_seed(node, {family}, f"the constant `{fa.code(_seed_arg(node))}`")  # type: ignore[arg-type]
             else:
                 self._global_seed(node, name)
+
+    # -- a mechanism constructed with its noise seed passed in ``random_state=`` -----------------------
+    def _seeded_mechanism_call(self, node: cst.Call) -> bool:
+        """``Laplace(epsilon=e, sensitivity=1, random_state=cfg.seed * rnd)``: a call taking ε whose
+        ``random_state`` is public. True when the call was such a call (reported or not)."""
+        keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        state = keywords.get("random_state")
+        if state is None or not keywords.keys() & {"eps", "epsilon"}:
+            return False
+        if isinstance(state, cst.Name) and state.value == "None" or self._test_code(node):
+            return True
+        why = self._fixed(node, state) or self._configured_seed(state)
+        if why is not None:
+            self.report(node, f"`{call_name(node)}` takes ε and draws its noise from `random_state` = {why}: the "
+                              f"privacy noise is reproducible from public information, so it can be regenerated "
+                              f"and subtracted; leave `random_state` None (fresh entropy) for the privacy noise")
+        return True
+
+    def _configured_seed(self, value: cst.BaseExpression) -> str | None:
+        """A run's configured seed read from a config or argument object (``args.seed``, ``params.seed * it``),
+        alone or combined with other values. Not ``self.…``: an object's seed may be the caller's None."""
+        for ref in value_refs(value):
+            parts = ref.split(".")
+            if len(parts) > 1 and parts[0] not in ("self", "cls") and "seed" in words(parts[-1]):
+                return f"`{self.ctx.analysis.code(value)}`, built from the run's configured seed `{ref}`"
+        return None
 
     # -- a global generator seeded with a public constant before a mechanism draws from it --------
     @staticmethod

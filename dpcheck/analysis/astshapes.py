@@ -180,12 +180,16 @@ def _seed_arg(call: ast.Call) -> ast.expr | None:
 def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[str], methods: frozenset[str],
                  eps: frozenset[str]) -> bool:
     """``target = <generator>(seed)`` whose target draws noise (``target.laplace(…)``) or is ``self.…`` set in
-    an ``__init__`` taking ε; or ``np.random.seed(name)``/``torch.manual_seed(name)``/``tf…set_seed(name)``
-    in a function that assigns ``name``."""
+    an ``__init__`` taking ε; a call with an ε keyword and a ``random_state=`` that is not None; or
+    ``np.random.seed(name)``/``torch.manual_seed(name)``/``tf…set_seed(name)`` in a function that assigns ``name``."""
     calls = facts.calls
     drawn_by: set[str] | None = None
     for call in calls:
         name = call_name(call)
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        state = keywords.get("random_state")
+        if state is not None and keywords.keys() & eps and not (isinstance(state, ast.Constant) and state.value is None):
+            return True  # ``Laplace(epsilon=…, random_state=…)``: a mechanism given a seed (DP507 checks which)
         if name in generators:
             if name in ("Random", "Generator") and not (dotted(call.func) or "").startswith(("random.", "np.", "numpy.")):
                 continue
