@@ -349,7 +349,9 @@ class SubsamplingAssumed(Rule):
         "engine with `noise_multiplier=0.0` (clip only, no ε claimed)."
         " A rate `q = batch / n` inside a function named for computing ε (`calculate_eps`, `compute_epsilon`) "
         "that the module calls is the module's own accountant (an ε formula worked out by hand): it speaks for "
-        "the batches drawn wherever the module trains."
+        "the batches drawn wherever the module trains. Contiguous blocks of a (shuffled) list, "
+        "`order[start:start + lot]` with `start` stepping through `range(0, n, lot)`, are fixed-size batches "
+        "like `data[i*b:(i+1)*b]`."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
@@ -379,13 +381,31 @@ class SubsamplingAssumed(Rule):
         if not claims:
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
-            isinstance(n.lower, ast.BinOp) and isinstance(n.upper, ast.BinOp)  # type: ignore[attr-defined]
-            for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For)) \
+            isinstance(n.lower, (ast.BinOp, ast.Name, ast.Attribute))  # type: ignore[attr-defined]
+            and isinstance(n.upper, ast.BinOp) for n in facts.nodes(ast.Slice)) or any(_ast_coin_per_batch(loop) for loop in facts.nodes(ast.For)) \
             or bool(facts.binops(ast.Mod)) or any(
                 any(_ast_rate_named(t) for t in n.targets) and isinstance(n.value, ast.BinOp)  # type: ignore[attr-defined]
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # twins of the contiguous blocks: Poisson lots, a slice whose start is not stepped by the batch, a slice of
+        # one record's features
+        """
+import numpy as np
+def fit(users, lot_size, sigma, accountant, step, epochs):
+    q = lot_size / len(users)
+    order = np.array(list(users))
+    for _ in range(epochs):
+        for _ in range(len(order) // lot_size):
+            step(order[np.random.rand(len(order)) < q], sigma)
+            accountant.compute_rdp(q, sigma, 1)
+def train(X, y, bs, sigma, update, steps, window):
+    q = bs / X.shape[0]
+    for t in range(steps):
+        keep = np.random.rand(X.shape[0]) < q
+        update(X[keep][:, t:t + window], y[keep], sigma)
+    return compute_rdp(q, sigma, steps, [2, 4, 8])
+""",
         # twins of the hand-written ε formula: batches by Poisson sampling, a helper nobody calls, a rate that
         # stays a bare number in the helper while training happens in another module
         """
@@ -1011,6 +1031,26 @@ def build_privacy(num_examples, sanitizer_cls, bound):
     )
 
     INVALID = (
+        # contiguous blocks of a shuffled list (``items[s:s + lot]`` over ``range(0, n, lot)``) charged with q = lot / n
+        """
+import numpy as np
+def fit(users, lot_size, sigma, accountant, step, epochs):
+    q = lot_size / len(users)
+    order = list(users)
+    for _ in range(epochs):
+        np.random.shuffle(order)  # <-
+        for start in range(0, len(order), lot_size):
+            step(order[start:start + lot_size], sigma)  # <-
+            accountant.compute_rdp(q, sigma, 1)  # <-
+def train(X, y, bs, sigma, update, steps_per_epoch, epochs):
+    q = bs / X.shape[0]
+    for _ in range(epochs):
+        perm = np.random.permutation(X.shape[0])  # <-
+        for i in range(0, X.shape[0], bs):
+            idx = perm[i:i + bs]  # <-
+            update(X[idx], y[idx], sigma)
+    return compute_rdp(q, sigma, steps_per_epoch * epochs, [2, 4, 8])  # <-
+""",
         # the module's own ε formula (a hand-written subsampled-Gaussian bound) takes q = batch / n, while training
         # walks shuffled fixed-size batches, draws batches with replacement, or shuffles a tf.data pipeline
         """
@@ -1853,6 +1893,13 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             return
         part = node.slice[0].slice
         lower, upper = part.lower, part.upper
+        if self._start_plus_batch(lower, upper):
+            self._sources.append((node, "takes consecutive fixed-size batches (`data[s:s + b]`)"))
+            shuffle = self._shuffle_of(node.value)
+            if shuffle is not None:
+                self._sources.append((shuffle, f"shuffles the data once and then (line {self.ctx.analysis.line_of(node)}) "
+                                               "cuts it into consecutive fixed-size batches"))
+            return
         if not (isinstance(lower, cst.BinaryOperation) and isinstance(upper, cst.BinaryOperation)):
             return
         if not (isinstance(lower.operator, cst.Multiply) and isinstance(upper.operator, cst.Multiply)):
@@ -1864,6 +1911,24 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if shuffle is not None:
                 self._sources.append((shuffle, f"shuffles the data once and then (line {self.ctx.analysis.line_of(node)}) "
                                                "cuts it into consecutive fixed-size batches"))
+
+    def _start_plus_batch(self, lower: cst.BaseExpression | None, upper: cst.BaseExpression | None) -> bool:
+        """``users[start:start + self.lot_size]`` with ``start`` stepping through ``range(0, n, lot_size)``: each
+        batch the next contiguous block of the data, every record once per pass."""
+        if not (isinstance(lower, (cst.Name, cst.Attribute)) and isinstance(upper, cst.BinaryOperation)
+                and isinstance(upper.operator, cst.Add)):
+            return False
+        start = ident(lower)
+        sides = (upper.left, upper.right)
+        if start is None or not any(ident(side) == start for side in sides) \
+                or not any(_batch_named(_unwrap(side)) for side in sides):
+            return False
+        loop = next((a for a in self.ctx.analysis.ancestors(lower) if isinstance(a, cst.For)
+                     and isinstance(a.target, cst.Name) and a.target.value == start), None)
+        if loop is None or not (isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "range"):
+            return False
+        steps = [a.value for a in loop.iter.args if a.keyword is None]
+        return len(steps) == 3 and _batch_named(_unwrap(steps[2]))
 
     def _shuffle_of(self, sliced: cst.BaseExpression) -> cst.Call | None:
         """``np.random.shuffle(idx)`` or ``idx = np.random.permutation(n)`` for the array sliced into batches."""
