@@ -219,6 +219,29 @@ def sample_for_teachers(G, labels, n, batch_size, epsilon):
         out.append(G(labels[i:i + bs]))
     return out
 """,
+        # pretrained teachers only label the same query loader (inference, no training step)
+        """
+import torch
+def collect_pate_votes(teacher_paths, query_loader, device):
+    votes = []
+    for i, path in enumerate(teacher_paths):
+        teacher = torch.load(path).to(device)
+        teacher.train()
+        outs = []
+        for batch, _ in query_loader:
+            with torch.no_grad():
+                outs.append(teacher(batch.to(device)).argmax(1))
+        votes.append(torch.cat(outs))
+    return torch.stack(votes)
+""",
+        """
+def pate_teacher_answers(teachers, public_loader):
+    answers = []
+    for t in range(len(teachers)):
+        xb, _ = next(iter(public_loader))
+        answers.append(teachers[t].predict(xb))
+    return answers
+""",
     )
 
     INVALID = (
@@ -348,6 +371,22 @@ class PATECTGANLike:
         self.teachers = []
         for t in range(self.num_teachers):
             self.teachers.append(disc)  # <-
+""",
+        # every teacher trained over the same loader of the whole training set
+        """
+import torch
+def train_pate_teachers(teachers, train_loader, optimizers, loss_fn):
+    for i, teacher in enumerate(teachers):
+        for xb, yb in train_loader:  # <-
+            optimizers[i].zero_grad()
+            loss_fn(teacher(xb), yb).backward()
+            optimizers[i].step()
+""",
+        """
+def pate_teacher_round(teachers, train_loader, opt):
+    for t in range(len(teachers)):
+        xb, yb = next(iter(train_loader))  # <-
+        teachers[t].train_on_batch(xb, yb)
 """,
     )
 
@@ -506,13 +545,15 @@ class PATECTGANLike:
             own = taints[loop]
             for call in walk(body, into_scopes=False):
                 if isinstance(call, cst.For) and _shared_loader(call.iter, own, local):
-                    self._emit(call.iter, _LOADER_MSG)
+                    if _trains(call.body):
+                        self._emit(call.iter, _LOADER_MSG)
                     continue
                 if not isinstance(call, cst.Call):
                     continue
                 name = call_name(call)
                 if name == "next" and call.args and _shared_loader(call.args[0].value, own, local):
-                    self._emit(call, _LOADER_MSG)
+                    if _trains(body):
+                        self._emit(call, _LOADER_MSG)
                     continue
                 if name == "DataLoader" and call.args:
                     pool = call.args[0].value
@@ -653,6 +694,17 @@ _LOADER_MSG = (
     "dataset, not over its own partition: every teacher sees every record; build one loader per "
     "disjoint partition and let teacher i read only loader i"
 )
+
+
+#: calls of a training step: a teacher that only predicts on a shared loader (labelling the same queries,
+#: as every PATE teacher does) reads no private record of another teacher
+_TRAIN_STEP_CALLS = frozenset({"backward", "step", "zero_grad", "apply_gradients", "minimize", "fit",
+                               "train_on_batch", "train_step", "training_step", "partial_fit"})
+
+
+def _trains(body: cst.CSTNode) -> bool:
+    """Does ``body`` take a training step (not only ``model.train()``, which switches a mode)?"""
+    return any(isinstance(n, cst.Call) and call_name(n) in _TRAIN_STEP_CALLS for n in walk(body))
 
 
 def _shared_loader(expr: cst.BaseExpression, tainted: set[str], local: set[str]) -> bool:
