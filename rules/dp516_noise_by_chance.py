@@ -31,11 +31,20 @@ def _coin(test: cst.BaseExpression) -> str | None:
     return coin
 
 
+#: words of a function that analyses a mechanism (its RDP, a log-probability, a bound), not one that draws
+_ANALYSIS_WORDS = frozenset({"rdp", "logq", "logpr", "accountant", "moments", "epsilon", "eps", "loss", "bound",
+                             "cdf", "pdf", "logpdf", "logcdf"})
+
+
 def _adds_noise(body: cst.CSTNode) -> cst.CSTNode | None:
     for node in walk(body):
         if isinstance(node, cst.Call):
             name = call_name(node)
-            if name in _NOISE_DRAWS or words(name) & _NOISE_WORDS:
+            if name in _NOISE_DRAWS:
+                return node
+            named = words(name)
+            if named & _NOISE_WORDS and not (named & _ANALYSIS_WORDS and not named & {"noise", "perturb",
+                                                                                        "privatize", "privatise"}):
                 return node
     return None
 
@@ -150,6 +159,20 @@ def client_train(net, opt, loader, epoch, sigma, clip):
         opt.lr = 0.01
     return add_gaussian_noise(net.state_dict(), sigma * clip)
 """,
+        # a plot that simulates which queries get answered: the calls under the coin analyse the
+        # Gaussian mechanism (its log-probability and RDP), they draw nothing
+        """
+import math, random
+def pate_scatter(votes, threshold, sigma1, sigma2, order):
+    xs, ys = [], []
+    for v in votes:
+        q = math.exp(log_answered(threshold, sigma1, v))
+        if random.random() < q:
+            logq = compute_logq_gaussian(v, sigma2)
+            xs.append(max(v))
+            ys.append(rdp_gaussian(logq, sigma2, order))
+    return xs, ys
+""",
     )
 
     INVALID = (
@@ -211,6 +234,19 @@ def client_round(model, ds, epoch, noise_multiplier, l2_clip):
     if epoch < 2:  # <-
         return update
     return [w + tf.random.normal(tf.shape(w), stddev=noise_multiplier * l2_clip) for w in update]
+""",
+        # the same coin, but the branch adds the Gaussian noise to the released votes
+        """
+import math, random
+import numpy as np
+def pate_answer(votes, threshold, sigma1, sigma2):
+    out = []
+    for v in votes:
+        q = math.exp(log_answered(threshold, sigma1, v))
+        if random.random() < q:  # <-
+            v = v + np.random.normal(0, sigma2, len(v))
+        out.append(int(np.argmax(v)))
+    return out
 """,
     )
 
