@@ -332,6 +332,20 @@ def cut_all(records, test_records, model, epsilon, m_public):
     synthetic_rows = model.sample(m_public)
     return synthetic_rows[:len(test_records)]
 """,
+        # a generated training batch cut to the length of another generated batch, inside a training step
+        """
+import numpy as np
+import torch
+def train_step(generator, discriminator, transformer, opt, z, epsilon):
+    fake = generator(z)
+    fakeact = torch.tanh(fake)
+    generated_data = np.concatenate([fakeact.detach().cpu().numpy()], axis=0)
+    generated_data = generated_data[:len(fakeact)]
+    decoded = transformer.inverse_transform(generated_data)
+    loss = discriminator(fakeact).mean() + decoded.shape[0] * 0.0
+    loss.backward()
+    opt.step()
+""",
         # twins of the stored count: a noisy count kept on the object, a configured size, the size of a
         # held-out set, a count that is also replaced by a noisy one
         """
@@ -679,14 +693,24 @@ def synthesize(input_df, description_file, epsilon):
         elif not (isinstance(table, cst.Name) and (words(table.value) & _OUTPUT_WORDS
                                                      or any(p.startswith("synth") for p in words(table.value)))):
             return
-        if self._in_evaluation(node):
+        if self._in_evaluation(node) or self._in_training_step(node):
             return
+        counted = _record_count(cut.upper)
+        if counted is not None and any(p.startswith(("fake", "syn", "gen", "sample")) for p in words(counted)):
+            return  # cut to the size of another generated batch (``gen[:len(fakeact)]``)
         size = self._private_count(cut.upper)
         if size is None or not self.ctx.analysis.in_dp_context(node):
             return
         self._report_once(node, f"the synthetic output is cut to exactly {size} rows, a private record count: under "
                                 "add/remove neighbouring that count is private, so the length of the released table "
                                 "reveals it without noise; keep a fixed public number of rows or a noisy count")
+
+    def _in_training_step(self, node: cst.CSTNode) -> bool:
+        """Inside a function that back-propagates (``loss.backward()``): generated rows there are a training batch
+        fed to a loss, not the released table."""
+        function = self.ctx.analysis.enclosing_function(node)
+        return function is not None and any(isinstance(n, cst.Call) and call_name(n) == "backward"
+                                            for n in walk(function))
 
     @staticmethod
     def _collects(loop: cst.For, generated: list[cst.Call]) -> bool:
