@@ -688,6 +688,39 @@ def encode_items(path, epsilon):
     noisy = frame["score"].to_numpy() + np.random.laplace(0, 1 / epsilon, len(frame))
     return frame, noisy
 """,
+        # symmetric unary encoding over the public number of classes
+        """
+import numpy as np
+class LocalNB:
+    def __init__(self, n_classes, epsilon):
+        self.n_classes, self.eps = n_classes, epsilon
+    def sue_perturb(self, values, length):
+        bits = np.eye(length)[values]
+        flip = np.random.rand(*bits.shape) < 1 / (1 + np.exp(self.eps / 2))
+        return np.where(flip, 1 - bits, bits)
+    def fit_column(self, records):
+        return self.sue_perturb(records, self.n_classes)
+""",
+        # the SUE domain is the schema's list of levels
+        """
+import numpy as np
+def SUE(values, d, eps):
+    bits = np.eye(d)[values]
+    return np.where(np.random.rand(*bits.shape) < 1 / (1 + np.exp(eps / 2)), 1 - bits, bits)
+def collect(column, schema, epsilon):
+    return SUE(column, len(schema["levels"]), epsilon)
+""",
+        # each user's SUE report is as long as the public domain size
+        """
+import math
+import random
+def sue_encode(value, d, p):
+    return [int((i == value) != (random.random() < p)) for i in range(d)]
+def run(records, domain_size, epsilon):
+    p = 1 / (1 + math.exp(epsilon / 2))
+    print("largest", max(records))
+    return [sue_encode(v, domain_size, p) for v in records]
+""",
     )
 
     INVALID = (
@@ -1015,6 +1048,40 @@ def encode_items(path, epsilon):
     frame["item"] = frame["item"].replace(codes)
     noisy = np.bincount(frame["item"], minlength=len(codes)) + np.random.laplace(0, 1 / epsilon, len(codes))
     return codes, noisy
+""",
+        # symmetric unary encoding whose vector length is the number of classes seen in the labels
+        """
+import numpy as np
+class LocalNB:
+    def __init__(self, epsilon):
+        self.eps = epsilon
+    def sue_perturb(self, values, length):
+        bits = np.eye(length)[values]
+        flip = np.random.rand(*bits.shape) < 1 / (1 + np.exp(self.eps / 2))
+        return np.where(flip, 1 - bits, bits)
+    def fit_column(self, records):
+        k = len(set(records))  # <-
+        return self.sue_perturb(records, k)
+""",
+        # the SUE domain is the count of distinct values of the column it encodes
+        """
+import numpy as np
+def SUE(values, d, eps):
+    bits = np.eye(d)[values]
+    return np.where(np.random.rand(*bits.shape) < 1 / (1 + np.exp(eps / 2)), 1 - bits, bits)
+def collect(column, epsilon):
+    return SUE(column, len(np.unique(column)), epsilon)  # <-
+""",
+        # each user's SUE report is as long as the largest value in the records
+        """
+import math
+import random
+def sue_encode(value, d, p):
+    return [int((i == value) != (random.random() < p)) for i in range(d)]
+def run(records, epsilon):
+    d = max(records) + 1  # <-
+    p = 1 / (1 + math.exp(epsilon / 2))
+    return [sue_encode(v, d, p) for v in records]
 """,
     )
 

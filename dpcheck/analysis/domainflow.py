@@ -45,7 +45,7 @@ NOISE_DRAWS = DRAWS - {"choice", "choices", "randint"}
 #: words of a call that applies a DP mechanism
 MECHANISM_WORDS = frozenset({
     "mechanism", "mech", "laplace", "gaussian", "randomized", "randomised", "perturb", "perturbation",
-    "privatize", "privatise", "noisy", "lap", "piecewise", "duchi", "grr", "oue", "olh",
+    "privatize", "privatise", "noisy", "lap", "piecewise", "duchi", "grr", "oue", "olh", "sue",
 })
 BUDGET_WORDS = frozenset({"epsilon", "eps", "epslon", "budget", "rho"})
 _NOISY_WORDS = frozenset({"noisy", "noised", "privatized", "privatised", "perturbed", "dp"})
