@@ -502,3 +502,170 @@ class Estimator:
     claimed = model.replace("class Estimator:", "class Estimator:\n    '''Differentially private estimator.'''")
     root2 = make(tmp_path / "dp", {"gen/__init__.py": "", "gen/validation.py": VALIDATION, "gen/model.py": claimed})
     assert [f[0] for f in rel_findings(run(root2), root2)] == ["gen/validation.py"]
+
+
+# ---- DP scripts and non-entry functions that read the data and call another module's helper -------
+
+BOUNDS_HELPER = """\
+def column_range(values):
+    low = values.min()
+    high = values.max()
+    return low, high
+
+
+def spread_score(real, fake):
+    gap = real.max() - fake.max()
+    return abs(gap)
+"""
+
+
+@pytest.mark.parametrize("script", [
+    # module-level script code: the released histogram's range is the private column's range
+    """\
+import numpy as np
+import pandas as pd
+from gen.utils import column_range
+
+# differentially private histogram of the ages
+incomes = pd.read_csv("people.csv")
+lo, hi = column_range(incomes["age"])
+counts, edges = np.histogram(incomes["age"], bins=10, range=(lo, hi))
+noisy = counts + np.random.laplace(0, 1 / 0.5, size=counts.shape)
+""",
+    # a function of a DP module (not a training entry point) reading a table under another name
+    """\
+import pandas as pd
+from gen import utils
+
+
+def release_mean(path, epsilon):
+    table = pd.read_parquet(path).dropna()
+    bounds = utils.column_range(table.salary)
+    clipped = table.salary.clip(*bounds)
+    sensitivity = (bounds[1] - bounds[0]) / len(clipped)
+    return clipped.mean() + laplace_noise(sensitivity / epsilon)  # privacy budget spent here
+""",
+    # a keyword argument, the data read by a local loader, inside ``if __name__ == "__main__"``
+    """\
+import numpy as np
+from gen.utils import column_range as rng
+
+
+def load(path):
+    frame = np.loadtxt(path, delimiter=",")
+    return frame
+
+
+if __name__ == "__main__":
+    records = load("private.csv")
+    domain = rng(values=records[:, 2])
+    print("privacy budget", 1.0)
+    edges = np.linspace(domain[0], domain[1], 20)
+    release = noisy_count(records, edges, epsilon=1.0)
+""",
+])
+def test_dp_script_using_a_helpers_returned_range_of_the_data_it_reads(tmp_path, script):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/utils.py": BOUNDS_HELPER, "gen/release.py": script})
+    use = next(i + 1 for i, text in enumerate(script.splitlines()) if "column_range(" in text or "rng(" in text)
+    assert rel_findings(run(root), root) == [
+        ("gen/release.py", use, [("gen/utils.py", 2), ("gen/utils.py", 3)]),
+        ("gen/utils.py", 2, [("gen/release.py", use)]),
+        ("gen/utils.py", 3, [("gen/release.py", use)]),
+    ]
+
+
+@pytest.mark.parametrize("script", [
+    # the range comes from a public schema, not from the table read here
+    """\
+import pandas as pd
+from gen.utils import column_range
+
+# differentially private histogram of the ages
+incomes = pd.read_csv("people.csv")
+schema = pd.read_json("schema.json", typ="series")
+lo, hi = column_range(schema)
+noisy = hist(incomes["age"], lo, hi) + laplace_noise(1.0)
+""",
+    # an evaluation score of real against synthetic data: the helper returns no statistic
+    """\
+import pandas as pd
+from gen.utils import spread_score
+
+
+def report(path, synthetic):
+    table = pd.read_csv(path)
+    score = spread_score(table, synthetic)  # utility of the differentially private synthetic data
+    return score
+""",
+    # the same script with no word of differential privacy: an ordinary analysis
+    """\
+import pandas as pd
+from gen.utils import column_range
+
+incomes = pd.read_csv("people.csv")
+lo, hi = column_range(incomes["age"])
+plot_histogram(incomes["age"], lo, hi)
+""",
+])
+def test_dp_script_with_a_public_range_an_evaluation_or_no_dp_claim_is_quiet(tmp_path, script):
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/utils.py": BOUNDS_HELPER, "gen/release.py": script})
+    assert rel_findings(run(root), root) == []
+
+
+def test_a_helper_of_an_evaluation_module_called_by_a_dp_script_is_a_score(tmp_path):
+    script = """\
+import pandas as pd
+from gen import evaluation
+
+# differentially private recommender: held-out categories for the ranking metrics
+ratings = pd.read_csv("ratings.csv")
+lo, hi = evaluation.column_range(ratings["item"])
+popular = [i for i in range(lo, hi)]
+"""
+    files = {"gen/__init__.py": "", "gen/evaluation.py": BOUNDS_HELPER, "gen/release.py": script}
+    root = make(tmp_path, files)
+    assert rel_findings(run(root), root) == []
+    # the same helper in a module not named for evaluation is reported
+    root = make(tmp_path / "twin", {**files, "gen/evaluation.py": "", "gen/utils.py": BOUNDS_HELPER,
+                                     "gen/release.py": script.replace("import evaluation", "import utils")
+                                     .replace("evaluation.column_range", "utils.column_range")})
+    assert [f[:2] for f in rel_findings(run(root), root)] == [("gen/release.py", 6), ("gen/utils.py", 2),
+                                                              ("gen/utils.py", 3)]
+
+
+SAME_FILE = """\
+import pandas as pd
+
+
+def domains_of(frame, columns):
+    out = {}
+    for col in columns:
+        out[col] = sorted(frame[col].dropna().unique().tolist())
+    return out
+
+
+def main(epsilon=1.0):
+    # differentially private synthetic data
+    table = pd.read_csv("adult.csv")
+    domains = domains_of(table, ["sex", "race"])
+    return synthesize(table, domains=domains, epsilon=epsilon)
+"""
+
+
+@pytest.mark.parametrize("variant", ["as is", "print only", "public file", "no dp claim"])
+def test_same_file_helper_filling_a_dict_with_the_categories_of_the_table_read_by_the_caller(tmp_path, variant):
+    text = SAME_FILE
+    if variant == "print only":
+        text = text.replace("    domains = domains_of(", "    print(domains_of(").replace('"race"])', '"race"]))')
+        text = text.replace("domains=domains, ", "")
+    elif variant == "public file":
+        text = text.replace('table = pd.read_csv("adult.csv")\n    domains = domains_of(table,',
+                            'table = pd.read_csv("adult.csv")\n    meta = pd.read_csv("adult_schema.csv")\n'
+                            '    domains = domains_of(meta,')
+    elif variant == "no dp claim":
+        text = text.replace("# differentially private synthetic data", "# synthetic data").replace(
+            "epsilon=1.0", "seed=1").replace("epsilon=epsilon", "seed=seed")
+    assert text != SAME_FILE or variant == "as is"
+    root = make(tmp_path, {"gen/__init__.py": "from gen import run\n", "gen/run.py": text})
+    found = [f[:2] for f in rel_findings(run(root), root)]
+    assert found == ([("gen/run.py", 7), ("gen/run.py", 14)] if variant == "as is" else [])

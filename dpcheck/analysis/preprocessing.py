@@ -631,11 +631,17 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 stack.append((child, outer_evaluates))
 
 
+def evaluates(path: str, name: str = "") -> bool:
+    """A file (its name or its two parent folders) or a function named for evaluation, plots,
+    tests or attacks: what it computes scores the data, it releases nothing."""
+    return bool(_words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or any(
+        _words(part) & _EVAL_WORDS for part in path.replace("\\", "/").split("/")[-3:-1]
+    ) or (name and any(_words(part) & _EVAL_WORDS for part in name.split("."))))
+
+
 def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     """``[line, col, what]`` of each preprocessing site fitted on data that looks private."""
-    if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or \
-            any(_words(part) & _EVAL_WORDS
-                for part in path.replace("\\", "/").split("/")[-3:-1]):
+    if evaluates(path):
         return []
     out: dict[int, list[Any]] = {}
     for scope in _scopes(tree):

@@ -29,11 +29,12 @@ from typing import Any
 
 from dpcheck.analysis import preprocessing
 from dpcheck.analysis.astfacts import dotted as _dotted
+from dpcheck.analysis.syntax import words
 from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 7
+VERSION = 8
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -459,7 +460,7 @@ class _Summarizer:
             "fitters": (fitters := self._fitters() if fits else {}),
             "params": {f.key: f.params for f in self.functions if f.key in fitters},
             "returns": sorted(self._returning) if fits else [],
-            "calls": self._calls() if dp else [],
+            "calls": (self._calls() if dp else []) + (self._script_calls() if _dp_module_text(self.source) else []),
             "loadfits": self._loadfits(fitters) if fits else {},
             "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
             "claim": _dp_module_text(self.source) or preprocessing.claims(self.source),
@@ -795,6 +796,46 @@ class _Summarizer:
                             rows.append(self._call_row(fn, chain, method, None, kw.arg, origin, node, reason))
         return rows
 
+    def _script_calls(self) -> list[list[Any]]:
+        """Calls of a module that speaks of DP, outside a training entry point (any function, and the
+        module's own script code), that pass a top-level function (of another module or this one)
+        the dataset read right here (``df = pd.read_csv(path)`` … ``lo, hi = get_bounds(df[col])``) and use what it returns.
+        Rows are marked ``script`` (index 16): the join reports them only for a helper that returns
+        its statistic, so a metric that merely reads the real data stays quiet."""
+        loaders = self._loaded_by()
+        module = _Function("<module>", self.tree, None, [])  # type: ignore[arg-type]
+        own = {f.key for f in self.functions}
+        #: a top-level helper of this module is resolved like an imported one (same-file flow)
+        rows: list[list[Any]] = []
+        for fn in [*self.functions, module]:
+            name = fn.key.rsplit(".", 1)[-1]
+            if fn is not module and (name in _ENTRY_NAMES or name.startswith(("train_", "fit_"))):
+                continue  # a DP model's entry point: ``_calls`` follows its parameters
+            seeds = _private_loads(fn, loaders)
+            if not seeds:
+                continue
+            self._current = fn
+            taint = _tainted(fn.nodes, seeds)
+            constructed = self._local_constructed(fn)
+            where = "its module speaks of differential privacy"
+            for node in fn.calls:
+                if self._local_callee(node.func, fn) in own and not isinstance(node.func, ast.Name):
+                    continue  # a method of this module's class: ``_calls`` follows a DP model's own
+                callee = self._callee(node.func, constructed)
+                if callee is None:
+                    continue
+                chain, method = callee
+                for pos, arg in enumerate(node.args):
+                    if isinstance(arg, ast.Starred):
+                        break
+                    if origin := taint.get(_root(arg)):
+                        rows.append([*self._call_row(fn, chain, method, pos, None, origin, node, where), "script"])
+                for kw in node.keywords:
+                    if kw.arg and (origin := taint.get(_root(kw.value))):
+                        rows.append([*self._call_row(fn, chain, method, None, kw.arg, origin, node, where), "script"])
+        self._current = None
+        return rows
+
     def _call_row(self, fn: _Function, chain: str, method: str | None, pos: int | None, kw: str | None,
                   origin: str, node: ast.Call, reason: str) -> list[Any]:
         positional = 0
@@ -853,6 +894,26 @@ def _load_seeds(fn: _Function, loaders: set[str] | frozenset[str] = frozenset())
     return seeds
 
 
+#: word pieces of a name or a file name that hold public metadata or released data, not the records
+_PUBLIC_WORDS = frozenset({
+    "schema", "meta", "metadata", "domain", "config", "cfg", "bounds", "spec", "info", "public", "synth",
+    "synthetic", "fake", "generated", "sampled", "noisy", "released", "sanitized", "perturbed", "anon",
+})
+
+
+def _private_loads(fn: _Function, loaders: set[str]) -> list[str]:
+    """``_load_seeds`` less the reads of public metadata or released data: a target or a literal
+    file name whose word pieces name a schema, a domain, a config or synthetic output."""
+    public: set[str] = set()
+    for node in fn.nodes:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
+            texts = [k for t in _targets(node) for k in _target_keys(t)]
+            texts += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+            if any(words(re.sub(r"\W+", "_", t)) & _PUBLIC_WORDS for t in texts):
+                public.update(k for t in _targets(node) for k in _target_keys(t))
+    return [s for s in _load_seeds(fn, loaders) if s not in public]
+
+
 def _parents(fn: _Function) -> dict[ast.AST, ast.AST]:
     return {c: p for p in ast.walk(fn.node) for c in ast.iter_child_nodes(p)}
 
@@ -909,6 +970,8 @@ def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
     if any(_MECHANISM_CALL.search(_last(c.func)) for c in fn.calls if c is not stat):
         return False
     holders: set[str] = set()
+    fresh = {k for node in fn.nodes if isinstance(node, ast.Assign) and _empty_container(node.value)
+             for k in _assigned_names(node)}
     for _ in range(2):
         for node in fn.nodes:
             value = getattr(node, "value", None)
@@ -917,12 +980,24 @@ def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
             carried = list(_carried(value))
             if any(n is stat for n in carried) or any(isinstance(n, ast.Name) and n.id in holders for n in carried):
                 holders |= {k for k in _assigned_names(node) if "." not in k}
+                # ``domains[col] = Categorical(values=x[col].unique())`` into a container made
+                # empty here (not the data frame itself, rewritten in place): the container holds it
+                holders |= {t.value.id for t in _targets(node)
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in fresh}
     for node in fn.nodes:
         if isinstance(node, ast.Return) and node.value is not None:
             for n in _carried(node.value):
                 if n is stat or (isinstance(n, ast.Name) and n.id in holders):
                     return True
     return False
+
+
+def _empty_container(value: ast.expr) -> bool:
+    """``{}``, ``[]``, ``dict()``, ``list()``, ``OrderedDict()``, ``defaultdict(list)``."""
+    if isinstance(value, (ast.Dict, ast.List)):
+        return not (value.keys if isinstance(value, ast.Dict) else value.elts)
+    return isinstance(value, ast.Call) and _last(value.func) in {"dict", "list", "OrderedDict", "defaultdict"} \
+        and not value.keywords and (not value.args or _last(value.func) == "defaultdict")
 
 
 def _used_here(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
@@ -1164,12 +1239,17 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         for row in summary.get("calls", []):
             entry, chain, method, pos, kw, origin, line, col, reason, positional, given = row[:11]
             target = resolver.resolve(caller, chain)
-            if target is None or target[0] == caller:
+            script = len(row) > 16 and row[16] == "script"
+            if target is None or (target[0] == caller and not script):
                 continue
             file, symbol = target
             key, entries = _fitter_entries(summaries[file], symbol, method)
             params = summaries[file].get("params", {}).get(key, [])
             returning = method is None and key in summaries[file].get("returns", ()) and len(row) > 11 and row[11]
+            if script and (
+                    not returning or preprocessing.evaluates(os.path.basename(file), symbol)
+                    or preprocessing.evaluates(os.path.basename(caller), entry)):
+                continue  # script code: only a helper that hands back its statistic, used here, not a score
             for index, param, sites in entries:
                 if not (index == pos or (kw is not None and kw == param)):
                     continue
@@ -1177,14 +1257,14 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
                 where = f"{display.get(caller, caller)}:{line}"
                 related = RelatedLocation(
                     display.get(caller, caller), line, col,
-                    f"DP model `{entry}` ({reason}) passes its private training data `{origin}` to `{fitted}`",
+                    f"{_who(row)} ({reason}) passes its private training data `{origin}` to `{fitted}`",
                 )
                 for site in sites:
                     if not _reaches(site, params, positional, given):
                         continue
                     slot = found.setdefault((file, site[0], 0), (site, fitted, set(), []))
                     slot[2].add(related)
-                    slot[3].append(f"`{entry}` ({where})")
+                    slot[3].append(f"{_who(row)} ({where})")
                     if returning:
                         use = uses.setdefault((caller, line, col), (row, fitted, file, []))
                         if site not in use[3]:
@@ -1217,8 +1297,8 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         if acknowledged and not all(len(s) > 7 and s[7] for s in sites):
             acknowledged = ""
         message = (
-            f"`{fitted}` returns {what} of the data it is given, and the DP model `{entry}` ({reason}) uses "
-            f"it here on its private training data `{origin}` with no DP mechanism: the statistic (a domain "
+            f"`{fitted}` returns {what} of the data it is given, and the {_who(row)} ({reason}) uses "
+            f"it here on its private data `{origin}` with no DP mechanism: the statistic (a domain "
             f"size, categories, bounds) shapes the model or the release outside the privacy budget. Take it "
             f"from public metadata or estimate it with a DP mechanism charged to the budget"
         )
@@ -1250,7 +1330,7 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
             )
         else:
             message = (
-                f"{what} is fitted here on the data given to `{fitted}`, and the DP model {', '.join(models)} "
+                f"{what} is fitted here on the data given to `{fitted}`, and the {', '.join(models)} "
                 f"passes its private training data to it: the statistic (bounds, categories, frequencies) leaves "
                 f"the privacy budget un-noised. Take it as public metadata or estimate it with a DP mechanism "
                 f"charged to the budget"
@@ -1265,6 +1345,13 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         ))
     taken = {(f.path, f.line) for f in findings}
     return sorted(findings + [f for f in prepared if (f.path, f.line) not in taken])
+
+
+def _who(row: list[Any]) -> str:
+    """The DP code a call row comes from, as messages name it."""
+    if len(row) > 16 and row[16] == "script":
+        return "DP script" if row[0] == "<module>" else f"DP code `{row[0]}`"
+    return f"DP model `{row[0]}`"
 
 
 def _finding(path: str, site: list[Any], message: str, related: tuple[RelatedLocation, ...]) -> Finding | None:
