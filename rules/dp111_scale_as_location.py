@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
-from dpcheck.analysis.syntax import all_params, call_name, call_params, dotted, number, walk, words
+from dpcheck.analysis.syntax import all_params, call_name, call_params, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
@@ -124,6 +124,9 @@ class ScaleAsLocation(Rule):
         "    return len(members) + np.random.laplace(scale=1 / totalbudget)\n",
         "import numpy as np\ndef noisy_sum(values, epsilonval):\n"
         "    return values.sum() + np.random.laplace(0.0, 2.0 / epsilonval)\n",
+        # the project's own method whose first parameter is the scale
+        "import numpy as np\nclass Tree:\n    def laplace(self, scale):\n        return np.random.laplace(0.0, scale)\n"
+        "    def noisy_size(self, rows, epsilon2):\n        return len(rows) + self.laplace(1.0 / epsilon2)\n",
         # a location divided by a count whose name contains no budget word
         "import numpy as np\ndef jitter_mean(total, steps):\n    return np.random.normal(total / steps)\n",
         # a project's own laplace(scale, size): the second argument is a size
@@ -202,6 +205,15 @@ import numpy as np
 def noisy_sum(values, epsilonval):
     return values.sum() + np.random.laplace(2.0 / epsilonval)  # <-
 """,
+        # the project's own method keeps numpy's order (location first): the scale lands in the location
+        """
+import numpy as np
+class Tree:
+    def laplace(self, loc, scale=1.0):
+        return np.random.laplace(loc, scale)
+    def noisy_size(self, rows, epsilon2):
+        return len(rows) + self.laplace(1.0 / epsilon2)  # <-
+""",
         # torch: the scale given as the location, the scale a literal 1
         """
 import torch
@@ -220,7 +232,7 @@ def privatize(x, epsilon, sensitivity):
         if func.split(".")[0] in ("torch", "tf", "jax", "jnp", "random", "dist", "distributions") \
                 and name not in ("Laplace", "Normal"):
             return
-        if any(a.star for a in node.args):
+        if any(a.star for a in node.args) or self._own_scale_first(node, name):
             return
         positional = [a.value for a in node.args if a.keyword is None]
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
@@ -245,6 +257,19 @@ def privatize(x, epsilon, sensitivity):
             f"the noise has scale 1 and is centred on `{code}`, so it does not follow ε; pass it as "
             f"`{name}(0.0, {code})` or `scale={code}`",
         )
+
+    def _own_scale_first(self, node: cst.Call, name: str) -> bool:
+        """``self.laplace(1 / eps)`` or ``laplace(b)`` calling this module's own ``def laplace(self, scale)``: its
+        first parameter is not a location, so the argument lands where the project wants it."""
+        func = node.func
+        receiver = func.value if isinstance(func, cst.Attribute) else None
+        if receiver is not None and not (isinstance(receiver, cst.Name) and receiver.value in ("self", "cls")):
+            return False
+        callee = self._functions().get(name)
+        if callee is None:
+            return False
+        params = [p for p in param_names(callee) if p not in ("self", "cls")]
+        return bool(params) and not words(params[0]) & _LOCATION_WORDS
 
     def _in_dp(self, node: cst.Call, scale: cst.BaseExpression) -> bool:
         """DP context, or the scale divides by a budget: ``laplace(sens / privacybudget)`` needs no other sign."""
