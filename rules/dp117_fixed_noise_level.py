@@ -33,6 +33,14 @@ def _shape_first(call: cst.Call) -> bool:
     return call_name(call) == "random_normal" or name.startswith(("tf.", "tensorflow."))
 
 
+#: function names that claim differential privacy (not merely noise: ``noisy_relu`` is no mechanism)
+_DP_NAMED = frozenset({"dp", "private", "privatize", "privatise", "ldp", "cdp", "sanitize", "sanitise"})
+#: any of these read in the function means the level may be calibrated or scaled elsewhere in it
+_CALIBRATION_WORDS = frozenset({"epsilon", "eps", "budget", "rho", "delta", "sensitivity", "sens", "scale", "sigma",
+                                "std", "stddev", "noise", "multiplier", "lam", "lambda", "beta", "b", "clip", "bound",
+                                "norm", "var", "variance"})
+
+
 def _scale_and_shape(call: cst.Call) -> tuple[cst.BaseExpression | None, cst.BaseExpression | None, bool]:
     """(scale, shape, centred) of a location/scale draw; ``centred`` is False for a non-zero literal location."""
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
@@ -135,6 +143,14 @@ class FixedNoiseLevel(Rule):
         # a local drawn in a function named for DP but multiplied in, not added: a layer's kernel
         "import tensorflow as tf\ndef dp_layer(x):\n    kernel = tf.random_normal(x.get_shape(), stddev=0.02)\n"
         "    return tf.matmul(x, kernel)\n",
+        # a function named for DP whose unit draw is scaled by the budget it reads
+        "import numpy as np\ndef dp_select(tokens, epsilon):\n    votes = {}\n    for t in tokens:\n"
+        "        votes[t] = votes.get(t, 0) + 1\n"
+        "    return max(votes, key=lambda k: votes[k] + np.random.laplace(0, 1) * 2 / epsilon)\n",
+        # named for DP, no budget, but the draw is not added (a random tie-break)
+        "import random\ndef dp_pick(candidates):\n    return sorted(candidates, key=lambda c: random.gauss(0, 1))[0]\n",
+        # a unit draw added in a function not named for DP
+        "import numpy as np\ndef jitter(points):\n    return [p + np.random.normal(0, 1) for p in points]\n",
         # torch.add of a standard draw scaled by the clip bound over ε
         "import torch\nCLIP = 5.0\ndef dp_aggregate(delta_w, epsilon):\n"
         "    z = torch.randn(delta_w.shape) * (CLIP / epsilon)\n    return torch.add(delta_w, z)\n",
@@ -199,6 +215,29 @@ import tensorflow as tf
 def add_noise(update):
     return update + tf.random.normal(tf.shape(update), stddev=0.8)  # <-
 """,
+        # a "private" selection that adds unit Laplace noise to each vote count and reads no budget at all
+        """
+import numpy as np
+def dp_select(tokens):
+    votes = {}
+    for t in tokens:
+        votes[t] = votes.get(t, 0) + 1
+    for t in votes:
+        votes[t] = votes[t] + np.random.laplace(0, 1, 1)[0]  # <-
+    return max(votes, key=votes.get)
+""",
+        # a private count with a fixed Gaussian level, scalar draw
+        """
+import random
+def private_count(rows):
+    return len(rows) + random.gauss(0, 2.0)  # <-
+""",
+        # privatise a mean: the draw on the left of the sum
+        """
+import numpy as np
+def privatise_mean(values):
+    return np.random.normal(0.0, 0.5) + np.mean(values)  # <-
+""",
         # torch.add of a standard draw scaled by a product of module constants
         """
 import torch
@@ -235,8 +274,11 @@ def dp_aggregate(delta_w):
         else:
             return
         level = self._level(node, scale, depth=0)
-        if level is None or level in (0, 1) or not self._sized_like_release(node, shape) or not self._added(host):
+        if level is None or level == 0:
             return
+        if not self._budgetless_private_sum(node, host):
+            if level == 1 or not self._sized_like_release(node, shape) or not self._added(host):
+                return
         if not self._claims_privacy(node):
             return
         code = self.ctx.analysis.code(scale).strip()
@@ -251,6 +293,26 @@ def dp_aggregate(delta_w):
             return True
         fn = fa.enclosing_function(call)
         return fn is not None and bool(words(fn.name.value) & _PRIVATISING_WORDS)
+
+    def _budgetless_private_sum(self, call: cst.Call, host: cst.CSTNode) -> bool:
+        """In a function named for DP (``dp_select``, ``privatize``) that reads no budget, scale or sensitivity
+        at all, a draw that is directly an operand of ``+`` is the whole noise, whatever its size: even a unit
+        level is not scaled later."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is None or not words(fn.name.value) & _DP_NAMED:
+            return False
+        parent = fa.parent(host)
+        while isinstance(parent, cst.Subscript) or isinstance(parent, (cst.SubscriptElement, cst.Index)):
+            host, parent = parent, fa.parent(parent)
+        if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add)):
+            return False
+        for node in walk(fn):
+            if isinstance(node, (cst.Name, cst.Attribute)):
+                name = node.value if isinstance(node, cst.Name) else node.attr.value
+                if words(name) & _CALIBRATION_WORDS:
+                    return False
+        return True
 
     def _sized_like_release(self, call: cst.Call, shape: cst.BaseExpression | None) -> bool:
         """Sized like a released value, directly or through a local (``s = tensor.get_shape()``); in a function
