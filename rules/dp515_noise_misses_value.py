@@ -163,6 +163,50 @@ def _switch(test: cst.BaseExpression) -> bool:
     return False
 
 
+#: words naming the trainable adapter of a parameter-efficient fine-tune (``lora_A``, ``adapter.down``,
+#: ``prompt_embeddings``): the other entries of its state dict are the frozen, public base weights
+_ADAPTER_WORDS = frozenset({"lora", "adapter", "adapters", "peft", "prompt", "prefix"})
+
+
+def _trainable_selection(test: cst.BaseExpression) -> bool:
+    """The branch selects the trained entries: ``p.requires_grad``, or ``'lora' in name`` (an adapter's key)."""
+    for node in walk(test):
+        if isinstance(node, cst.Attribute) and node.attr.value == "requires_grad":
+            return True
+        if isinstance(node, cst.Comparison) and isinstance(node.left, cst.SimpleString) and any(
+                isinstance(c.operator, cst.In) for c in node.comparisons) \
+                and isinstance(node.left.evaluated_value, str) and words(node.left.evaluated_value) & _ADAPTER_WORDS:
+            return True
+    return False
+
+
+def _holder(expr: cst.CSTNode, attr: str) -> str | None:
+    """``clf`` of ``clf.coef_`` (``self.model`` of ``self.model.intercept_``)."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == attr:
+        return dotted(expr.value)
+    return None
+
+
+def _reads_fit(expr: cst.CSTNode) -> bool:
+    """``expr`` computes with a fitted ``coef_``/``intercept_`` (``X @ (w + noise)``), outside the arguments of a
+    noise draw (``laplace(0, b, clf.coef_.shape)`` only takes a shape from it)."""
+    if _noise_call(expr):
+        return False
+    if _holder(expr, "coef_") or _holder(expr, "intercept_"):
+        return True
+    return any(_reads_fit(c) for c in expr.children)
+
+
+def _noised_sides(fn: cst.FunctionDef) -> list[cst.BaseExpression]:
+    """The operands that noise is added to in ``fn`` (``w`` of ``w + noise``, ``noise + w``, ``w - lap(b)``)."""
+    out: list[cst.BaseExpression] = []
+    for sub in walk(fn, into_scopes=False):
+        if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Add, cst.Subtract)):
+            out.extend(side for side, other in ((sub.left, sub.right), (sub.right, sub.left))
+                       if _noise(other) and not _noise(side) and not _reads_fit(other))
+    return out
+
+
 class NoiseMissesValue(Rule):
     id = "DP515"
     name = "noise-misses-value"
@@ -185,10 +229,14 @@ class NoiseMissesValue(Rule):
         "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record. "
         "(5) `noisy = x + noise` never read while the function returns the raw `x`. (6) Noise added to the "
         "gradient of one parameter picked out of the model (`W = list(model.parameters())[0]`, `next(…)`) while "
-        "the optimizer steps every parameter: the bias and the other layers train on exact gradients. "
+        "the optimizer steps every parameter: the bias and the other layers train on exact gradients. (7) A fitted "
+        "linear model released with noise on `coef_` and its `intercept_` as fitted (`X @ (clf.coef_.T + noise) + "
+        "clf.intercept_`): the intercept is trained on the same records. "
         "Not reported: a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
-        "torch.normal(0, s, g.shape)` on an array or tensor), loops that add no noise, code with no "
+        "torch.normal(0, s, g.shape)` on an array or tensor), the `else` of a branch that selects the trained "
+        "entries (`p.requires_grad`, an adapter's key such as `'lora' in name`: the rest are frozen base weights), "
+        "a module that configures `fit_intercept`, loops that add no noise, code with no "
         "DP context. Fix: write the noised value back (`values[i] = values[i] + noise`, build a new "
         "list) and loop over every item (`for i in range(len(grads))`)."
     )
@@ -351,9 +399,100 @@ def train(model, criterion, X, y, noise_multiplier, lr):
     W.grad += torch.randn_like(W.grad) * noise_multiplier
     opt.step()
 """,
+        # the state dict's other entries are frozen base weights: only the adapter (or requires_grad) is trained
+        """
+import torch
+def privatize_adapter(state_dict, clip, sigma):
+    out = {}
+    for name, param in state_dict.items():
+        if 'lora' in name:
+            out[name] = param + torch.normal(0.0, sigma * clip, param.shape)
+        else:
+            out[name] = param.clone()
+    return out
+""",
+        """
+import torch
+def privatize_trained(model, clip, sigma):
+    out = {}
+    for name, p in model.named_parameters():
+        if p.requires_grad:
+            out[name] = p.detach() + torch.normal(0.0, sigma * clip, p.shape)
+        else:
+            out[name] = p.detach()
+    return out
+""",
+        # the intercept is noised as well
+        """
+import numpy as np
+class PrivateSVC:
+    def __init__(self, clf, epsilon):
+        self.clf, self.epsilon = clf, epsilon
+
+    def predict(self, X):
+        return np.dot(X, (self.clf.coef_.T + self.noise)) + (self.clf.intercept_ + self.bias_noise)
+""",
+        """
+import numpy as np
+def release(model, epsilon, sens):
+    w = model.coef_ + np.random.laplace(0, sens / epsilon, model.coef_.shape)
+    b = model.intercept_ + np.random.laplace(0, sens / epsilon)
+    return w, b
+""",
+        # the model is fitted without an intercept
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def release(X, y, epsilon, sens):
+    est = LogisticRegression(fit_intercept=False).fit(X, y)
+    coef = est.coef_ + np.random.laplace(0, sens / epsilon, est.coef_.shape)
+    return coef, est.intercept_
+""",
     )
 
     INVALID = (
+        # the else branch of a layer-name selection: those trained entries stay raw
+        """
+import torch
+def privatize(state_dict, clip, sigma):
+    out = {}
+    for name, param in state_dict.items():
+        if 'weight' in name:
+            out[name] = param + torch.normal(0.0, sigma * clip, param.shape)
+        else:
+            out[name] = param.clone()  # <-
+    return out
+""",
+        # private_svc.py: noised weights, the fitted intercept added raw
+        """
+import numpy as np
+class PrivateSVC:
+    def __init__(self, clf, epsilon):
+        self.clf, self.epsilon = clf, epsilon
+
+    def predict(self, X):
+        return np.dot(X, (self.clf.coef_.T + self.noise)) + self.clf.intercept_  # <-
+""",
+        # output perturbation of the weights, the intercept returned as fitted
+        """
+import numpy as np
+def release(model, epsilon, sens):
+    w = model.coef_ + np.random.laplace(0, sens / epsilon, model.coef_.shape)
+    return w, model.intercept_  # <-
+""",
+        # a wrapper copying the fitted attributes: only coef_ is perturbed
+        """
+import numpy as np
+class DPLinear:
+    def __init__(self, est, epsilon, sigma):
+        self.est, self.epsilon, self.sigma = est, epsilon, sigma
+
+    def fit(self, X, y):
+        self.est.fit(X, y)
+        self.coef_ = self.est.coef_ - np.random.normal(0, self.sigma, self.est.coef_.shape)
+        self.intercept_ = self.est.intercept_  # <-
+        return self
+""",
         # dp_LR's model.py: noise on the first parameter's gradient only; the bias is stepped exact
         """
 import numpy as np
@@ -530,6 +669,7 @@ def private_grad(grad, sigma, clip):
         self._factors(node)
         self._dead_noise(node)
         self._one_parameter(node)
+        self._raw_intercept(node)
         for container, stmt in raw:
             if container not in noised or not self._same_source(stmt.value, noised[container]):
                 continue
@@ -541,6 +681,36 @@ def private_grad(grad, sigma, clip):
                     f"it is given the raw `{fa.code(stmt.value).strip()}`: those entries are released "
                     "without noise; noise every entry (or drop the ones you cannot noise)",
                 )
+
+    def _raw_intercept(self, fn: cst.FunctionDef) -> None:
+        """Shape (7): a fitted linear model's ``coef_`` released with noise, its ``intercept_`` without."""
+        if any(isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "fit_intercept"
+               for n in walk(self.ctx.module)):
+            return  # the intercept is configured (often switched off): not a default left raw
+        coefs = {h for side in _noised_sides(fn) for n in walk(side) if (h := _holder(n, "coef_"))}
+        if not coefs:
+            return
+        stores = {id(t.target) for sub in walk(fn, into_scopes=False) if isinstance(sub, cst.Assign)
+                  for t in sub.targets}
+        for sub in walk(fn, into_scopes=False):
+            holder = _holder(sub, "intercept_")
+            if holder is None or holder not in coefs or id(sub) in stores or self._intercept_noised(fn, holder):
+                continue
+            self.report(
+                sub,
+                f"`{holder}.coef_` is released with noise but `{holder}.intercept_` is released as fitted: the "
+                "intercept is trained on the private data too and leaks it without noise; noise the intercept "
+                "(or fit without one on centred data)",
+            )
+            return
+
+    @staticmethod
+    def _intercept_noised(fn: cst.FunctionDef, holder: str) -> bool:
+        """Noise is added to ``holder.intercept_`` in ``fn``, or it is passed to a noise helper."""
+        if any(_holder(n, "intercept_") == holder for side in _noised_sides(fn) for n in walk(side)):
+            return True
+        return any(_noise_call(sub) and any(_holder(n, "intercept_") == holder for a in sub.args for n in walk(a.value))
+                   for sub in walk(fn, into_scopes=False))
 
     def _one_parameter(self, fn: cst.FunctionDef) -> None:
         """Shape (6): noise added to the gradient of one parameter picked out of ``model.parameters()``
@@ -684,7 +854,7 @@ def private_grad(grad, sigma, clip):
                             for c in cmp.comparisons):
                         return f"for the keys not yet in it (`{fa.code(test).strip()}`)"
                 if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised) \
-                        and not _switch(test):
+                        and not _switch(test) and not _trainable_selection(test):
                     return "in the `else` of the branch that noises"
             child = anc
         del child
