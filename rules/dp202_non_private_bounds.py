@@ -18,6 +18,8 @@ from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, value
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 from dpcheck.analysis.releaseless import after_release, evaluation_module, measuring_scope, model_scores, simulated
+from dpcheck.analysis.per_record import from_first_parameter, per_record_function
+from dpcheck.analysis.off_switch import behind_off_switch
 from dpcheck.analysis.dataindex import (
     Dp2Index,
     assigned,
@@ -654,6 +656,38 @@ def dp_generate(generator, train, n, epsilon):
     print(train.min(), train.max())
     return torch.clamp(generated, min=-1.0, max=1.0)
 """,
+        # one subject's series imputed with the median of that subject's own values, the function
+        # mapped over the subjects one at a time and the results stacked: no record sees another
+        """
+import numpy as np
+def series_matrix(frame, columns):
+    vals = frame[columns].ffill()
+    for c in columns:
+        col = vals[c]
+        vals[c] = col.fillna(col.median())
+    return vals.values
+def train_dp_generator(paths, columns, epsilon):
+    rows = []
+    for path in paths:
+        subject = read_subject(path)
+        rows.append(series_matrix(subject, columns))
+    data = np.stack(rows)
+    return fit_dp_gan(data, epsilon)
+""",
+        """
+import pandas as pd
+def impute_user(user_df):
+    filled = user_df.copy()
+    for name in filled.columns:
+        filled[name] = filled[name].fillna(filled[name].median())
+    return filled
+def private_synth(table, epsilon):
+    parts = []
+    for uid, group in table.groupby("user"):
+        cleaned = impute_user(group)
+        parts.append(cleaned)
+    return dp_synthesizer(pd.concat(parts), epsilon)
+""",
     )
 
     INVALID = (
@@ -794,6 +828,39 @@ def main(dataset, epsilon=1.0):
         feature_mean = round(df[feature].median(), 1)  # <-
         df[feature] = df[feature].fillna(feature_mean)
     return train_dp_generator(df, epsilon)
+""",
+        # the per-subject shape, but the helper runs once over the whole table of subjects
+        """
+import numpy as np
+def series_matrix(frame, columns):
+    vals = frame[columns].ffill()
+    for c in columns:
+        col = vals[c]
+        vals[c] = col.fillna(col.median())  # <-
+    return vals.values
+def train_dp_generator(paths, columns, epsilon):
+    rows = []
+    for path in paths:
+        rows.append(read_subject(path))
+    table = concat_subjects(rows)
+    data = series_matrix(table, columns)
+    return fit_dp_gan(data, epsilon)
+""",
+        # mapped over groups, but the median is of the whole table read inside the helper
+        """
+import pandas as pd
+TABLE = pd.read_csv("patients.csv")
+def impute_user(user_df):
+    filled = user_df.copy()
+    for name in filled.columns:
+        filled[name] = filled[name].fillna(TABLE[name].median())  # <-
+    return filled
+def private_synth(table, epsilon):
+    parts = []
+    for uid, group in table.groupby("user"):
+        cleaned = impute_user(group)
+        parts.append(cleaned)
+    return dp_synthesizer(pd.concat(parts), epsilon)
 """,
         # the same, inline and with numpy
         """
@@ -1203,7 +1270,7 @@ def dp_generate(generator, train, n, epsilon):
             return True
         if fn is not None and _shadowed_fit(fn, call, index):
             return True
-        if measuring_scope(fn, self.ctx.path):
+        if measuring_scope(fn, self.ctx.path) or behind_off_switch(call, index):
             return True
         return evaluation and after_release(call, fn, self.ctx.module, self._line) \
             and not _clips_release(call, index)
@@ -1218,6 +1285,10 @@ def dp_generate(generator, train, n, epsilon):
             return
         root = _data_root(data)
         if root is not None and analysis.public_parameter(call, root):
+            return
+        fn = index.enclosing_function(call)
+        if fn is not None and root is not None and from_first_parameter(fn, root) \
+                and per_record_function(fn, index):
             return
         self.report(
             call,

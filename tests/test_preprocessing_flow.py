@@ -559,6 +559,88 @@ class Binner:
 def load(path):
     return Binner([0, 1, 2, 5]), None
 """, None),
+    # a scaling behind a switch that defaults off and that the module's own call leaves off
+    "off-switch-left-off": ("""
+import numpy as np
+def min_max(data):
+    lo = np.min(data, axis=0)
+    return data - lo, lo
+def load(path, save=False, norm=False):
+    data = np.loadtxt(path)
+    if norm:
+        data, lo = min_max(data)
+    return data, None
+if __name__ == "__main__":
+    load("train.csv", save=True, norm=False)
+""", None),
+    "off-switch-turned-on": ("""
+import numpy as np
+def min_max(data):
+    lo = np.min(data, axis=0)
+    return data - lo, lo
+def load(path, save=False, norm=False):
+    data = np.loadtxt(path)
+    if norm:
+        data, lo = min_max(data)
+    return data, None
+if __name__ == "__main__":
+    load("train.csv", save=True, norm=True)
+""", (4, 5)),
+    "off-switch-default-on": ("""
+from sklearn.preprocessing import StandardScaler
+def load(path, scale=True):
+    data = read_table(path)
+    if scale:
+        data = StandardScaler().fit_transform(data)
+    return data, None
+load("train.csv")
+""", 6),
+    "off-switch-keyword-only-positional-call": ("""
+from sklearn.preprocessing import StandardScaler
+class Loader:
+    def load(self, path, normalise=None):
+        data = read_table(path)
+        if normalise:
+            data = StandardScaler().fit_transform(data)
+        return data, None
+def load(path):
+    return Loader().load(path)
+""", None),
+    # an encoder of the prediction target: its classes are the label schema
+    "label-encoder-on-target": ("""
+from sklearn.preprocessing import LabelEncoder
+def load(path):
+    df = read_table(path)
+    y_train = df.pop("income")
+    y_train = LabelEncoder().fit_transform(y_train)
+    return df, y_train
+""", None),
+    "label-encoder-codes-named-labels": ("""
+from sklearn.preprocessing import LabelEncoder
+def load(path):
+    df = read_table(path)
+    enc = LabelEncoder()
+    enc = enc.fit(df["diagnosis"].values)
+    labels = enc.transform(df["diagnosis"].values)
+    return df, labels
+""", None),
+    "label-binarizer-on-labels": ("""
+from sklearn.preprocessing import LabelBinarizer
+def load(path):
+    records, labels = read_table(path)
+    onehot = LabelBinarizer()
+    onehot.fit(labels)
+    return records, onehot.transform(labels)
+""", None),
+    "label-encoder-on-features": ("""
+from sklearn.preprocessing import LabelEncoder
+def load(path):
+    df = read_table(path)
+    enc = LabelEncoder()
+    enc = enc.fit(df["diagnosis"].values)
+    df["diagnosis"] = enc.transform(df["diagnosis"].values)
+    return df, None
+""", 6),
 }
 
 

@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from dpcheck.analysis.off_switch import off_switch_nodes
+
 #: transformers whose ``fit`` learns parameters (bounds, moments, categories, modes, a selection)
 PREP_CLASSES = frozenset({
     "StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "QuantileTransformer", "PowerTransformer",
@@ -93,6 +95,11 @@ _PREPARING = frozenset({
     "normalise", "normalization", "feature", "features", "discretize", "discretise",
 })
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+#: encoders meant for a prediction target, and the words naming one
+_LABEL_ENCODERS = frozenset({"LabelEncoder", "LabelBinarizer", "MultiLabelBinarizer"})
+_LABEL_WORDS = frozenset({"y", "target", "targets", "label", "labels"})
 
 
 def _words(name: str) -> set[str]:
@@ -644,6 +651,7 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     if evaluates(path):
         return []
     out: dict[int, list[Any]] = {}
+    switched_off = off_switch_nodes(tree)
     for scope in _scopes(tree):
         if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed:
             continue
@@ -651,14 +659,14 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
         stored_at = 0
         warned = _warned_statements(scope)
         for node in scope.nodes():
-            found = _site(node, scope)
+            found = _site(node, scope) if id(node) not in switched_off else None
             if found is not None and node.lineno not in out:  # type: ignore[attr-defined]
                 out[node.lineno] = [node.lineno, node.col_offset + 1, found]  # type: ignore[attr-defined]
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 if id(node) not in warned:
                     ends |= _stored_ends(node, scope)
                 if ends >= {"low", "high"} and node.lineno not in out and scope.name != "__init__" \
-                        and not stored_at:
+                        and not stored_at and id(node) not in switched_off:
                     stored_at = node.lineno  # type: ignore[attr-defined]
                     out[node.lineno] = [node.lineno, node.col_offset + 1,  # type: ignore[attr-defined]
                                         "the data's own extremes stored as the fitted range"]
@@ -723,6 +731,22 @@ def _stored_ends(node: ast.Assign | ast.AnnAssign, scope: _Scope) -> set[str]:
     return out
 
 
+def _encodes_labels(fit: ast.Call, receiver: ast.expr, scope: _Scope) -> bool:
+    """The encoder's codes are bound to a label-named value (``labels = enc.transform(v)``, or
+    ``y = enc.fit_transform(v)``): it encodes the prediction target."""
+    key = _key(receiver) if not isinstance(receiver, ast.Call) else None
+    for node in scope.nodes():
+        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
+            continue
+        call = node.value
+        if call is not fit and not (isinstance(call.func, ast.Attribute) and call.func.attr in {"transform", "fit_transform"}
+                                    and key is not None and _key(call.func.value) == key):
+            continue
+        if any(_words(n) & _LABEL_WORDS for t in node.targets for n in _names(t)):
+            return True
+    return False
+
+
 def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Call):
         name = _last(node.func)
@@ -735,6 +759,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
             if data is not None and _root(data) in scope.enumerated:
                 return None
+            if kind in _LABEL_ENCODERS and data is not None and (
+                    _words(_root(data) or "") & _LABEL_WORDS or _encodes_labels(node, receiver, scope)):
+                return None  # the class set of the prediction target: schema, not a statistic of the records
             if (kind in PREP_CLASSES or kind in scope.home) and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None

@@ -29,12 +29,13 @@ from typing import Any
 
 from dpcheck.analysis import preprocessing
 from dpcheck.analysis.astfacts import dotted as _dotted
+from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.syntax import words
 from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 8
+VERSION = 9
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -670,6 +671,7 @@ class _Summarizer:
         loaders = self._loaded_by()
         out: dict[str, list[list[Any]]] = {}
         by_key = {f.key: f for f in self.functions}
+        switched_off = off_switch_nodes(self.tree)
         for fn in self.functions:
             if fn.cls is not None:
                 continue
@@ -680,6 +682,8 @@ class _Summarizer:
             constructed = self._local_constructed(fn)
             rows: list[list[Any]] = []
             for node in fn.calls:
+                if id(node) in switched_off:
+                    continue  # behind a switch the module leaves off
                 if hit := self._stat(node, taint, constructed):
                     if _returns_stat(fn, node):
                         rows.append(self._site(node, hit[1]).row())
