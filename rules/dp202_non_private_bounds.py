@@ -17,7 +17,9 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, value_refs, walk, words
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
-from dpcheck.analysis.releaseless import after_release, evaluation_module, measuring_scope, model_scores, simulated
+from dpcheck.analysis.releaseless import (
+    after_release, evaluation_module, measuring_scope, model_scores, simulated, unbound_in_init,
+)
 from dpcheck.analysis.per_record import from_first_parameter, per_record_function
 from dpcheck.analysis.off_switch import behind_off_switch
 from dpcheck.analysis.dataindex import (
@@ -656,6 +658,18 @@ def dp_generate(generator, train, n, epsilon):
     print(train.min(), train.max())
     return torch.clamp(generated, min=-1.0, max=1.0)
 """,
+        # the constructor reads an attribute nothing binds: it raises before any release
+        """
+import numpy as np
+class PrivateSketchServer:
+    def __init__(self, epsilon, width, df):
+        self.epsilon = epsilon
+        self.width = width
+        self.domain = self.df["value"].unique().tolist()
+        self.table = np.zeros((len(self.domain), width))
+    def estimate(self, value):
+        return self.table[self.domain.index(value)] + np.random.laplace(0, 1 / self.epsilon)
+""",
         # one subject's series imputed with the median of that subject's own values, the function
         # mapped over the subjects one at a time and the results stacked: no record sees another
         """
@@ -861,6 +875,18 @@ def private_synth(table, epsilon):
         cleaned = impute_user(group)
         parts.append(cleaned)
     return dp_synthesizer(pd.concat(parts), epsilon)
+""",
+        # its twin binds the table first: the domain is the private column's own values
+        """
+import numpy as np
+class PrivateSketchServer:
+    def __init__(self, epsilon, width, df):
+        self.epsilon = epsilon
+        self.df = df
+        self.domain = self.df["value"].unique().tolist()  # <-
+        self.table = np.zeros((len(self.domain), width))
+    def estimate(self, value):
+        return self.table[self.domain.index(value)] + np.random.laplace(0, 1 / self.epsilon)
 """,
         # the same, inline and with numpy
         """
@@ -1271,6 +1297,8 @@ def dp_generate(generator, train, n, epsilon):
         if fn is not None and _shadowed_fit(fn, call, index):
             return True
         if measuring_scope(fn, self.ctx.path) or behind_off_switch(call, index):
+            return True
+        if root is not None and unbound_in_init(root, fn, index.enclosing_class(call)):
             return True
         return evaluation and after_release(call, fn, self.ctx.module, self._line) \
             and not _clips_release(call, index)

@@ -177,3 +177,38 @@ def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
                 return False
     return True
 
+
+
+def _binds_attribute(cls: cst.ClassDef, attr: str) -> bool:
+    for node in walk(cls):
+        if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)) and attr in target_names(node.target):
+            return True
+        if isinstance(node, cst.For) and attr in target_names(node.target):
+            return True
+        if isinstance(node, cst.Call) and call_name(node) in {"setattr", "__setattr__"}:
+            return True
+        if isinstance(node, cst.Attribute) and node.attr.value == "__dict__":
+            return True
+    return False
+
+
+def unbound_in_init(root: str, fn: cst.FunctionDef | None, cls: cst.ClassDef | None) -> bool:
+    """``self.df`` read in ``__init__`` of a plain class (no bases, no decorators) that never binds
+    ``self.df`` nor defines ``df`` in its body: the constructor raises ``AttributeError`` there, so
+    nothing after it runs."""
+    if fn is None or cls is None or fn.name.value != "__init__" or not root.startswith("self.") \
+            or cls.bases or cls.keywords or cls.decorators:
+        return False
+    attr = root.split(".")[1]
+    if _binds_attribute(cls, f"self.{attr}"):
+        return False
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value in {attr, "__getattr__", "__getattribute__"}:
+            return False
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and any(attr in target_names(t.target) for t in small.targets):
+                    return False
+                if isinstance(small, cst.AnnAssign) and attr in target_names(small.target):
+                    return False
+    return True
