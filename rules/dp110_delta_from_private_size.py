@@ -63,6 +63,13 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
                 return value.left
         if isinstance(value.operator, (cst.Multiply, cst.Add)):  # 0.1 * (1 / n); 3 / n + 2 / n ** 2
             return _denominator(value.left) or _denominator(value.right)
+    if isinstance(value, cst.Call) and call_name(value) in ("min", "max", "minimum", "maximum"):
+        # ``min(cfg.delta, 1.0 / max(N, 10_000))``: δ capped by (or floored at) a reciprocal
+        for arg in value.args:
+            found = _denominator(arg.value)
+            if found is not None:
+                return found
+        return None
     if isinstance(value, cst.Call) and call_name(value) in ("pow", "power") and len(value.args) == 2:
         exponent = value.args[1].value
         if isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus):
@@ -94,6 +101,8 @@ def _ast_reciprocal(value: ast.AST) -> bool:
             return True
         if isinstance(value.op, (ast.Mult, ast.Add)):
             return _ast_reciprocal(value.left) or _ast_reciprocal(value.right)
+    if isinstance(value, ast.Call) and ast_last_name(value.func) in ("min", "max", "minimum", "maximum"):
+        return any(_ast_reciprocal(a) for a in value.args)
     return isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.UnaryOp)
 
 
@@ -177,6 +186,32 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # twins of the capped δ: the cap from a configured bound on n, a constant floor, an attribute bound
+        """
+import numpy as np
+def main(cfg, X_df, epsilon):
+    N = cfg.max_rows
+    cfg.delta = min(cfg.delta, 1.0 / max(N, 10_000))
+    return np.sqrt(2 * np.log(1.25 / cfg.delta)) / epsilon
+def calibrate(X, epsilon, n_max=10 ** 6):
+    target_delta = np.minimum(1e-5, 1.0 / n_max)
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=target_delta)
+class Release:
+    def __init__(self, epsilon, delta, max_records=10 ** 6):
+        self.epsilon, self.delta, self.max_records = epsilon, delta, max_records
+    def fit(self, X):
+        self.delta = min(self.delta, 0.1 / self.max_records)
+        return self.epsilon
+""",
+        # twins of the (X, y) pair: a held-out pair, a public pair, the number of columns
+        """
+def configure(FLAGS, train_tuple, test_tuple, public_pair, epsilon):
+    if FLAGS.delta == -1:
+        FLAGS.delta = 1. / (test_tuple[0].shape[0] ** 2)
+    sensitivity = 2 / public_pair[0].shape[0]
+    width = 1 / train_tuple[0].shape[1]
+    return get_sigma(FLAGS.q, epsilon, FLAGS.delta), sensitivity, width
+""",
         # twins of the two-division spelling: a public bound on n, a data-dependent numerator, a constant chain
         """
 import math
@@ -372,6 +407,49 @@ class DPMixin:
     )
 
     INVALID = (
+        # δ capped by a reciprocal of the private row count (``min``/``max``, numpy's ``minimum``, on the object)
+        """
+import numpy as np
+def main(cfg, X_df, epsilon):
+    N = len(X_df)
+    cfg.delta = min(cfg.delta, 1.0 / max(N, 10_000))  # <-
+    return np.sqrt(2 * np.log(1.25 / cfg.delta)) / epsilon
+""",
+        """
+import numpy as np
+def calibrate(X, epsilon):
+    n_rows = X.shape[0]
+    target_delta = np.minimum(1e-5, 1.0 / n_rows)  # <-
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=target_delta)
+""",
+        """
+class Release:
+    def __init__(self, epsilon, delta):
+        self.epsilon, self.delta = epsilon, delta
+    def fit(self, X):
+        self.n = len(X)
+        self.delta = min(self.delta, 0.1 / self.n)  # <-
+        return self.epsilon
+""",
+        # the size of a training (X, y) pair read through its first element
+        """
+def configure(FLAGS, train_tuple, epsilon):
+    if FLAGS.delta == -1:
+        FLAGS.delta = 1. / (train_tuple[0].shape[0] ** 2)  # <-
+    return get_sigma(FLAGS.q, epsilon, FLAGS.delta)
+""",
+        """
+import numpy as np
+def private_mean(train_split, epsilon):
+    sensitivity = 2 / train_split[0].shape[0]  # <-
+    return np.mean(train_split[0]) + np.random.laplace(0, sensitivity / epsilon)
+""",
+        """
+from opacus import PrivacyEngine
+def fit(model, loader, trainset, epsilon):
+    return PrivacyEngine().make_private_with_epsilon(module=model, data_loader=loader, target_epsilon=epsilon,
+                                                     target_delta=1 / (10 * trainset[0].shape[0]))  # <-
+""",
         # a reciprocal divided again: 1/(n·log n) spelt as two divisions, with n from the private table, a
         # private dataset's attribute or the row count of the training frame
         """
@@ -910,6 +988,8 @@ def _training_set_size(size: cst.CSTNode) -> bool:
         target = size.args[0].value
     elif isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute):
         target = size.value.value
+    while isinstance(target, cst.Subscript):  # ``train_tuple[0].shape[0]``: the features of a (X, y) pair
+        target = target.value
     if target is None:
         return False
     name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None

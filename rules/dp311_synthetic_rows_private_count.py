@@ -8,6 +8,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis.generator import gan_context, is_gen_identifier
+from dpcheck.analysis.release_flow import never_released
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
@@ -392,6 +393,36 @@ def privacy_sweep(real_data, epsilons, num_rows=None):
         rows.append({"epsilon": eps, "utility": report.score})
     return rows
 """,
+        # a same-size sample decoded and cast through helpers, then only scored by an evaluator; only the metrics
+        # are written (the synthetic table itself never leaves the loop)
+        """
+import pandas as pd
+from evaluation import TableEvaluator
+def sweep(df, epsilons, out_csv):
+    rows = []
+    for eps in epsilons:
+        gan = train_dp_gan(df, epsilon=eps)
+        raw = gan.generate(len(df)).detach().cpu().numpy()
+        fake_df = decode_rows(raw, df.columns)
+        fake_df["label"] = (fake_df["label"] > 0.5).astype(int)
+        fake_eval = match_dtypes(df, fake_df)
+        scores = TableEvaluator(df).evaluate(fake_eval, target="label")
+        rows.append(pd.DataFrame([scores]).assign(epsilon=eps))
+    pd.concat(rows).to_csv(out_csv)
+""",
+        # a script drawing a same-size sample only for histograms and fidelity metrics
+        """
+import pandas as pd
+import pickle
+vae = train_private_vae(data, epsilon=1.0)
+sample = vae.generate(data.shape[0])
+sample = pd.DataFrame(sample.detach().numpy(), columns=columns)
+restored = inverse_transform(synthetic_set=sample, transformers=transformers)
+plot_marginals(real=data, synthetic=restored, path="")
+fidelity = sdv_metrics(real=data, synthetic=restored)
+with open("metrics.pkl", "wb") as f:
+    pickle.dump(fidelity, f)
+""",
         # twins of the generation loop: a configured count, the size of a public set, a training loop that
         # collects losses, and a configured count whose default is a constant
         """
@@ -518,6 +549,44 @@ class MarginalGenerator:
     def draw(self, count=None):
         count = self.n_rows if count is None else count  # <-
         return self.model.sample(count)
+""",
+        # the same spellings, but the decoded sample is written, pickled, kept on the object or collected and returned
+        """
+import pandas as pd
+def sweep(df, epsilons, out_dir):
+    for eps in epsilons:
+        gan = train_dp_gan(df, epsilon=eps)
+        raw = gan.generate(len(df)).detach().cpu().numpy()  # <-
+        fake_df = decode_rows(raw, df.columns)
+        scores = TableEvaluator(df).evaluate(fake_df)
+        fake_df.to_csv(f"{out_dir}/fake_{eps}.csv")
+""",
+        """
+import pandas as pd
+import pickle
+vae = train_private_vae(data, epsilon=1.0)
+sample = vae.generate(data.shape[0])  # <-
+sample = pd.DataFrame(sample.detach().numpy(), columns=columns)
+restored = inverse_transform(synthetic_set=sample, transformers=transformers)
+fidelity = sdv_metrics(real=data, synthetic=restored)
+with open("synthetic.pkl", "wb") as f:
+    pickle.dump(restored, f)
+""",
+        """
+class Runner:
+    def run(self, data, epsilon):
+        vae = train_private_vae(data, epsilon=epsilon)
+        sample = vae.generate(data.shape[0])  # <-
+        self.metrics = sdv_metrics(real=data, synthetic=sample)
+        self.synthetic = decode_rows(sample, data.columns)
+def sweep(df, epsilons):
+    tables = []
+    for eps in epsilons:
+        gan = train_dp_gan(df, epsilon=eps)
+        raw = gan.generate(len(df))  # <-
+        tables.append(decode_rows(raw, df.columns))
+        print(TableEvaluator(df).evaluate(raw))
+    return tables
 """,
         # a region-measure sampler sized by n from the private array's shape (result stored as `syn`)
         """
@@ -802,28 +871,25 @@ def synthesize(input_df, description_file, epsilon):
                    for a in self.ctx.analysis.ancestors(node))
 
     def _only_evaluated(self, node: cst.Call) -> bool:
-        """``synthetic = synth.sample(len(real))`` whose every later use is an argument of an evaluating call
-        (``synth.evaluate(real, synthetic)``, ``utility_score(synthetic, real)``): the same-size sample is
-        scored against the private data, never returned, saved or stored, so its length is not released."""
+        """``synthetic = synth.sample(len(real))`` (or ``G.generate(n).detach().numpy()``) whose value, through
+        every name derived from it (``synth_df = decode(synthetic)``), only reaches evaluating calls
+        (``SynthEval(real).evaluate(synth_df)``, ``distribution_metrics(synthetic=…)``, ``plot_…``) or nothing:
+        the same-size sample is scored against the private data, never returned, written, stored or handed on,
+        so its length is not released."""
         fa = self.ctx.analysis
-        parent = fa.parent(node)
+        expr: cst.CSTNode = node
+        while True:  # through a method chain on the sample
+            up = fa.parent(expr)
+            call = fa.parent(up) if isinstance(up, cst.Attribute) else None
+            if not (isinstance(call, cst.Call) and call.func is up):
+                break
+            expr = call
+        parent = fa.parent(expr)
         if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
                 and isinstance(parent.targets[0].target, cst.Name)):
             return False
-        name = parent.targets[0].target.value
-        function = fa.enclosing_function(node)
-        if function is None:
-            return False
-        uses = [n for n in walk(function.body) if isinstance(n, cst.Name) and n.value == name
-                and n is not parent.targets[0].target]
-        if not uses:
-            return False
-        for use in uses:
-            arg = fa.parent(use)
-            call = fa.parent(arg) if isinstance(arg, cst.Arg) else None
-            if not isinstance(call, cst.Call) or not words(call_name(call) or "") & _EVAL_WORDS:
-                return False
-        return True
+        scope = fa.enclosing_function(node) or self.ctx.module
+        return never_released(parent.targets[0].target.value, scope, fa.parent, parent)
 
     def _built_locally(self, node: cst.CSTNode, data: str) -> bool:
         """The counted table is the output under construction: assigned in an enclosing function from an array or
