@@ -606,6 +606,37 @@ class Loader:
 def load(path):
     return Loader().load(path)
 """, None),
+    # one subject's gaps filled with that subject's own median, the helper mapped over the subjects
+    "per-record-median-fill": ("""
+import numpy as np
+import pandas as pd
+def subject_matrix(frame, columns):
+    vals = frame[columns].ffill()
+    for c in columns:
+        col = vals[c]
+        vals[c] = col.fillna(col.median())
+    return vals.values
+def load(paths):
+    rows = []
+    for p in paths:
+        frame = pd.read_csv(p)
+        x = subject_matrix(frame, ["hr", "temp"])
+        rows.append(x)
+    return np.stack(rows), None
+""", None),
+    "per-record-helper-on-whole-table": ("""
+import numpy as np
+import pandas as pd
+def subject_matrix(frame, columns):
+    vals = frame[columns].ffill()
+    for c in columns:
+        col = vals[c]
+        vals[c] = col.fillna(col.median())
+    return vals.values
+def load(paths):
+    table = pd.concat([pd.read_csv(p) for p in paths])
+    return subject_matrix(table, ["hr", "temp"]), None
+""", 8),
     # an encoder of the prediction target: its classes are the label schema
     "label-encoder-on-target": ("""
 from sklearn.preprocessing import LabelEncoder

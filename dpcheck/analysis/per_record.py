@@ -6,6 +6,8 @@ input (a median fill within the series) depends on no other record and is no cro
 """
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, dotted, target_names, value_refs, walk
@@ -109,6 +111,87 @@ def from_first_parameter(fn: cst.FunctionDef, name: str) -> bool:
                 continue
             for t in node.targets:
                 new = target_names(t.target) - derived
+                if new:
+                    derived |= new
+                    changed = True
+    return name in derived
+
+
+# ---- the same on the stdlib ``ast`` (the project flow's summaries) --------------------------------
+
+def _ast_name(expr: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        return ".".join([expr.id, *reversed(parts)])
+    return None
+
+
+def _ast_stores(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _ast_per_record_call(call: ast.Call, loop: ast.For, stmt: ast.stmt, caller: ast.AST) -> bool:
+    if not call.args or isinstance(call.args[0], ast.Starred):
+        return False
+    first = _ast_name(call.args[0])
+    if first is None:
+        return False
+    root = first.split(".")[0]
+    if root not in _ast_stores(loop.target) | {s for b in loop.body for s in _ast_stores(b)}:
+        return False
+    results = _ast_stores(stmt) if isinstance(stmt, ast.Assign) and stmt.value is call else set()
+    lists: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
+                and node.args and (node.args[0] is call or _ast_name(node.args[0]) in results):
+            owner = _ast_name(node.func.value)
+            if owner is not None:
+                lists.add(owner)
+    return bool(lists) and any(
+        isinstance(n, ast.Call) and (_ast_name(n.func) or "").split(".")[-1] in _STACKERS and n.args
+        and _ast_name(n.args[0]) in lists for n in ast.walk(caller))
+
+
+def ast_per_record_functions(tree: ast.Module) -> set[str]:
+    """Module-level functions only ever called (in the module, once at least) once per record: in a
+    ``for`` loop on a first argument bound in that iteration, the result appended to a list that is
+    then stacked (``per_record_function`` on ``ast``)."""
+    names = {f.name for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    ok: dict[str, bool] = {}
+
+    def visit(node: ast.AST, caller: ast.AST, loop: ast.For | None, stmt: ast.stmt | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, child, None, None)
+                continue
+            here_loop = child if isinstance(child, ast.For) else loop
+            here_stmt = child if isinstance(child, ast.stmt) else stmt
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in names:
+                good = loop is not None and stmt is not None and _ast_per_record_call(child, loop, stmt, caller)
+                ok[child.func.id] = ok.get(child.func.id, True) and good
+            visit(child, caller, here_loop, here_stmt)
+
+    visit(tree, tree, None, None)
+    return {n for n, good in ok.items() if good}
+
+
+def ast_from_first_parameter(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """``from_first_parameter`` on ``ast``."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    if not params:
+        return False
+    derived = {params[0].arg}
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    changed = True
+    while changed:
+        changed = False
+        for node in assigns:
+            reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if reads & derived:
+                new = {s for t in node.targets for s in _ast_stores(t)} - derived
                 if new:
                     derived |= new
                     changed = True

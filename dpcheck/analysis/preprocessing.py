@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dpcheck.analysis.off_switch import off_switch_nodes
+from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
 
 #: transformers whose ``fit`` learns parameters (bounds, moments, categories, modes, a selection)
 PREP_CLASSES = frozenset({
@@ -652,6 +653,8 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
         return []
     out: dict[int, list[Any]] = {}
     switched_off = off_switch_nodes(tree)
+    per_record = ast_per_record_functions(tree)
+    top_functions = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for scope in _scopes(tree):
         if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed:
             continue
@@ -660,6 +663,8 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
         warned = _warned_statements(scope)
         for node in scope.nodes():
             found = _site(node, scope) if id(node) not in switched_off else None
+            if found is not None and scope.name in per_record and _own_record_fill(node, top_functions[scope.name]):
+                found = None  # one record's own median: the helper is mapped over the records one at a time
             if found is not None and node.lineno not in out:  # type: ignore[attr-defined]
                 out[node.lineno] = [node.lineno, node.col_offset + 1, found]  # type: ignore[attr-defined]
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
@@ -729,6 +734,17 @@ def _stored_ends(node: ast.Assign | ast.AnnAssign, scope: _Scope) -> set[str]:
     if quantiles >= 2 or quantiles and out:
         out |= {"low", "high"}
     return out
+
+
+def _own_record_fill(node: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``col.fillna(col.median())`` where ``col`` comes from ``fn``'s first parameter."""
+    if not (isinstance(node, ast.Call) and _last(node.func) == "fillna" and node.args):
+        return False
+    arg = node.args[0]
+    if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)):
+        return False
+    root = _root(arg.func.value)
+    return root is not None and ast_from_first_parameter(fn, root.split(".")[0])
 
 
 def _encodes_labels(fit: ast.Call, receiver: ast.expr, scope: _Scope) -> bool:
