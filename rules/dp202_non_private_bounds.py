@@ -658,6 +658,16 @@ def dp_generate(generator, train, n, epsilon):
     print(train.min(), train.max())
     return torch.clamp(generated, min=-1.0, max=1.0)
 """,
+        # the pseudonyms seen in the eavesdropped traces list whose messages to link, not a value domain
+        """
+import numpy as np
+import pandas as pd
+def load_traces(frames, epsilon):
+    data = pd.concat(frames)
+    pseudonyms = np.array(pd.unique(data["pseudonym"].values))
+    noisy = data["speed"] + np.random.laplace(0, 1 / epsilon, len(data))
+    return noisy, pseudonyms
+""",
         # the constructor reads an attribute nothing binds: it raises before any release
         """
 import numpy as np
@@ -875,6 +885,15 @@ def private_synth(table, epsilon):
         cleaned = impute_user(group)
         parts.append(cleaned)
     return dp_synthesizer(pd.concat(parts), epsilon)
+""",
+        # the twin releases noisy counts for exactly the speeds present in the traces
+        """
+import numpy as np
+import pandas as pd
+def load_traces(frames, epsilon):
+    data = pd.concat(frames)
+    speeds = np.array(pd.unique(data["speed"].values))  # <-
+    return {v: (data["speed"] == v).sum() + np.random.laplace(0, 1 / epsilon) for v in speeds}
 """,
         # its twin binds the table first: the domain is the private column's own values
         """
@@ -1493,7 +1512,7 @@ def _numpy(func: cst.BaseExpression, index: Dp2Index) -> bool:
     return root in {"np", "numpy", "jnp", "torch"} or index.imports.get(root or "", "").split(".")[0] in {"numpy", "jax", "torch"}
 
 
-_ID_WORDS = frozenset({"id", "ids", "uid", "uids", "uuid", "identifier", "identifiers"})
+_ID_WORDS = frozenset({"id", "ids", "uid", "uids", "uuid", "identifier", "identifiers", "pseudonym", "pseudonyms"})
 
 
 def _identifiers(call: cst.Call, data: cst.BaseExpression) -> bool:
@@ -1502,6 +1521,8 @@ def _identifiers(call: cst.Call, data: cst.BaseExpression) -> bool:
     if call_name(call) != "unique":
         return False
     key: str | None = None
+    if isinstance(data, cst.Attribute) and data.attr.value in {"values", "array"}:
+        data = data.value  # ``pd.unique(df["id"].values)``
     if isinstance(data, cst.Subscript) and len(data.slice) == 1:
         index_value = data.slice[0].slice
         if isinstance(index_value, cst.Index) and isinstance(index_value.value, cst.SimpleString):
