@@ -59,7 +59,8 @@ class XorForPower(ScopedRule):
         "(`10 ^ 5 == 15`, not 100000) and fails or misbehaves on floats. When the operand is a DP "
         "parameter such as δ, ε, σ or λ, the noise calibration no longer matches the privacy "
         "guarantee the code claims; PATE-GAN's 2018 release computed its noise std as "
-        "`sqrt(2*log(1.25*(10^delta)))/epsilon`. Fix: write `**` (or `pow`, `np.power`)."
+        "`sqrt(2*log(1.25*(10^delta)))/epsilon`. Not reported: a dead store (a local assigned the XOR "
+        "and never read in its function). Fix: write `**` (or `pow`, `np.power`)."
     )
     TRIGGERS = ("^",)
 
@@ -94,6 +95,15 @@ class XorForPower(ScopedRule):
         "        seed = int(np.random.randint(0, 10 ^ 6))\n"
         "    eval_seed = 10 ^ 4\n"
         "    return np.random.default_rng(seed), np.random.default_rng(eval_seed)\n",
+        # a dead store: the previous cost is initialised with ``^`` and never read again
+        "import numpy as np\n"
+        "class DPGD:\n"
+        "    def fit(self, X, Y):\n"
+        "        cost_prev = 10^10\n"
+        "        for t in range(self.T):\n"
+        "            self.weights -= self.lr * self.grad(X, Y)\n"
+        "            cost = self.loss(X, Y)\n"
+        "            self.costs.append(cost)\n",
     )
     INVALID = (
         "import numpy as np\n"
@@ -111,6 +121,17 @@ class XorForPower(ScopedRule):
         "err = (pred / total) ^ 2  # <-\n",
         "import numpy as np\nnoise = np.random.normal(0, noise_std ^ 2, size=n)  # <-\n",
         "print(f\"delta = {10 ^ -delta}\")  # <-\n",
+        # twin of the dead store: the stopping test reads the XOR-ed start value
+        "import numpy as np\n"
+        "class DPGD:\n"
+        "    def fit(self, X, Y):\n"
+        "        cost_prev = 10^10  # <-\n"
+        "        for t in range(self.T):\n"
+        "            self.weights -= self.lr * self.grad(X, Y)\n"
+        "            cost = self.loss(X, Y)\n"
+        "            if abs(cost_prev - cost) < self.tol:\n"
+        "                break\n"
+        "            cost_prev = cost\n",
         # a seed call on the same line does not cover an XOR outside its arguments
         "import numpy as np\nrng = np.random.default_rng(seed); tol = 10 ^ -6  # <-\n",
         # a seed-bounded draw that feeds the noise scale is a DP calibration
@@ -152,7 +173,7 @@ class XorForPower(ScopedRule):
 
     def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
         reason = self._reason(left, right)
-        if reason is None:
+        if reason is None or self._dead_store(node):
             return
         dp = any(has_token(n, DP_TOKENS) or has_token(n, NOISE_TOKENS) for n in _operand_names(left, right))
         if not dp and self._statement is not None:
@@ -174,6 +195,22 @@ class XorForPower(ScopedRule):
             f"`{text}` is bitwise XOR, not exponentiation ({reason}): {what}{quantity}; use `**`",
             category=None if dp else "general",
         )
+
+    def _dead_store(self, node: cst.CSTNode) -> bool:
+        """``cost_prev = 10 ^ 10`` in a function that never reads ``cost_prev``: the value has no effect."""
+        statement = self._statement
+        if statement is None or len(statement.body) != 1:
+            return False
+        small = statement.body[0]
+        if not isinstance(small, cst.Assign) or small.value is not node or len(small.targets) != 1 \
+                or not isinstance(small.targets[0].target, cst.Name):
+            return False
+        name = small.targets[0].target.value
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None:
+            return False
+        target = small.targets[0].target
+        return not any(isinstance(sub, cst.Name) and sub.value == name and sub is not target for sub in walk(fn))
 
     def _reason(self, left: cst.BaseExpression, right: cst.BaseExpression) -> str | None:
         for operand in (left, right):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.noisedraws import last_assignment, user_helper_without_scale
+from dpcheck.analysis.simulation import simulated_error_term
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -76,7 +77,8 @@ class ScaleGrowsWithEpsilon(Rule):
         "`Generator`, scipy, torch.distributions; the first argument of `exponential`), through one "
         "local assignment (`b = epsilon`), and from a unit draw multiplied by ε. Not reported: ε in a "
         "denominator anywhere in the scale, an `eps` that is a small numerical constant or named for "
-        "a norm/optimiser, code with no DP context. Fix: scale = sensitivity / epsilon. The same inversion "
+        "a norm/optimiser, a data simulator's error term (a function taking only literal-default knobs that "
+        "adds the draw to values it drew itself, `y = b·x + normal(0, eps_sd)`), code with no DP context. Fix: scale = sensitivity / epsilon. The same inversion "
         "in a Gaussian draw's std (`np.random.normal(0, sens * epsilon, n)`, `torch.normal(0, eps, shape)`, "
         "`random.gauss(0, epsilon)`) is reported too (only the std argument; a unit Gaussian multiplied "
         "by an `eps` is often an adversarial perturbation, not DP noise)."
@@ -113,6 +115,17 @@ class ScaleGrowsWithEpsilon(Rule):
         # a numerical eps next to a Gumbel draw (Gumbel-softmax), not a budget
         "import numpy as np\ndef gumbel(logits, epsilon=1e-20):\n"
         "    return logits + np.random.gumbel(0.0, 1.0 + epsilon, logits.shape)\n",
+        # a data simulator: the regression error's spread eps_sd is added to covariates drawn a line earlier
+        """
+import numpy as np
+from opacus import PrivacyEngine
+def simulate_benchmark(n=5000, beta=(0.5, 0.5), eps_sd=0.5, scale=1.0, seed=7):
+    rng = np.random.default_rng(seed)
+    X = rng.multivariate_normal([0.0, 0.0], np.eye(2), size=n)
+    x1, x2 = X[:, 0], X[:, 1]
+    y = beta[0] * x1 + beta[1] * x2 + rng.normal(0.0, scale * eps_sd, size=n)
+    return X, y
+""",
     )
     INVALID = (
         # Gaussian: numpy std proportional to ε
@@ -167,6 +180,15 @@ import numpy as np
 def noisy_max_score(u, e, sens):
     return np.random.exponential(e * u / (2 * sens))  # <-
 """,
+        # twin of the simulator: the same spread added to values the function receives is privacy noise
+        """
+import numpy as np
+from opacus import PrivacyEngine
+def release_targets(X, beta=(0.5, 0.5), eps=0.5, sensitivity=1.0, seed=None):
+    rng = np.random.default_rng(seed)
+    x1, x2 = X[:, 0], X[:, 1]
+    return beta[0] * x1 + beta[1] * x2 + rng.normal(0.0, sensitivity * eps, size=len(X))  # <-
+""",
         # a unit Gumbel draw multiplied by the budget
         """
 import numpy as np
@@ -177,6 +199,10 @@ def report_noisy_max(scores, epsilon):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if name in _GAUSS or name in _LOC_SCALE or name in _SCALE_FIRST:
+            fa = self.ctx.analysis
+            if simulated_error_term(fa.enclosing_function(node), node, fa.parent):
+                return  # a data simulator's error term (``y = b·x + normal(0, eps_sd)``), not privacy noise
         if name in _GAUSS:
             if user_helper_without_scale(node, self.ctx.analysis.callee(node), 1):
                 return

@@ -23,6 +23,8 @@ _LIBRARIES = ("sklearn", "xgboost", "lightgbm")
 _TEACHER = {"teacher", "teachers"}
 _GENERATED = {"fake", "fakes", "gen", "generated", "synth", "synthetic", "hat", "g"}
 _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)
+#: names of a generative model; PATE-GAN needs one, classic PATE (teachers label a student) has none
+_GAN = {"generator", "generators", "gan", "discriminator", "fake", "fakes", "netg", "gen"}
 
 
 class NonNeuralTeachers(Rule):
@@ -39,7 +41,9 @@ class NonNeuralTeachers(Rule):
         "synthcity) run a different algorithm: a linear teacher cannot separate the generator's "
         "samples from real ones once marginals match, the votes carry little signal and the "
         "utility and privacy results reported for PATE-GAN do not apply. Fix: use neural "
-        "teacher discriminators, created once and updated by gradient steps each iteration."
+        "teacher discriminators, created once and updated by gradient steps each iteration. Not "
+        "reported: classic PATE for classification (the teachers' votes label a student and the module "
+        "has no generative model), where sklearn teachers per partition are legitimate."
     )
     TRIGGERS = tuple(sorted(_MODELS))
 
@@ -95,6 +99,26 @@ def train_student(x_pub, y_pub, epsilon):
     clf = DecisionTreeClassifier(max_depth=3)
     clf.fit(x_pub, teacher.predict(x_pub))
     return clf
+""",
+        # classic PATE repeated over a grid of budgets: teachers re-fitted per experiment, their votes
+        # label a student (DPML-syn PATE_learning.py)
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def pate_accuracy(x_teacher, y_teacher, x_student, x_test, y_test, n_teachers, eps_grid):
+    accuracies = []
+    for eps in eps_grid:
+        teachers = []
+        for k in range(n_teachers):
+            teacher = LogisticRegression(max_iter=10000)
+            teacher.fit(x_teacher[k::n_teachers], y_teacher[k::n_teachers])
+            teachers.append(teacher)
+        votes = np.array([t.predict(x_student) for t in teachers])
+        labels = noisy_argmax(votes, eps)
+        student = LogisticRegression(max_iter=10000)
+        student.fit(x_student, labels)
+        accuracies.append(student.score(x_test, y_test))
+    return accuracies
 """,
         # a template class for classic PATE on a labelled task: each teacher fitted once on its partition
         """
@@ -160,6 +184,21 @@ def fit_teachers(partitions, generated):
         clf.fit(stack(part, generated), labels_for(part, generated))
         teachers.append(clf)
     return teachers
+""",
+        # twin of classic PATE over a budget grid: the teachers discriminate real rows from a generator's
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def pate_gan(x_parts, generator, n_teachers, eps_grid):
+    for eps in eps_grid:
+        teachers = []
+        for k in range(n_teachers):
+            fake = generator(len(x_parts[k]))
+            teacher = LogisticRegression(max_iter=10000)  # <-
+            teacher.fit(np.vstack([x_parts[k], fake]), np.r_[np.ones(len(fake)), np.zeros(len(fake))])
+            teachers.append(teacher)
+        student = train_student(teachers, generator, eps)
+    return student
 """,
         # fully qualified RidgeClassifier in nested loops
         """
@@ -249,6 +288,8 @@ def train(X, generator, epsilon, iters):
         if not self.gate(self.ctx.source):
             return
         index = index_for(self.ctx)
+        if _classic_pate(node):
+            return
         local_classes = {n.name.value for n in walk(node) if isinstance(n, cst.ClassDef)}
         templates = self._templates(index)
         for call in index.calls:
@@ -379,3 +420,15 @@ def _fitted_on_generated(index: ModuleIndex) -> bool:
                 if any(tokens(n) & _TEACHER for n in refs(anc.iter)):
                     return True
     return False
+
+
+def _classic_pate(module: cst.Module) -> bool:
+    """Classic PATE for classification: the teachers' votes label a student model, and no generative
+    model appears in the module; sklearn teachers fitted per partition (also per experiment) are legitimate."""
+    names: set[str] = set()
+    for sub in walk(module):
+        if isinstance(sub, cst.Name):
+            names |= tokens(sub.value)
+        elif isinstance(sub, (cst.FunctionDef, cst.ClassDef)):
+            names |= tokens(sub.name.value)
+    return bool(names & {"student", "students"}) and not names & _GAN

@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.simulation import simulated_error_term
 from dpcheck.analysis.syntax import all_params, call_name, dotted, last_name, number, value_refs, walk, words
 from dpcheck.rule import Rule
 
@@ -71,7 +72,8 @@ class SeededNoise(Rule):
         "taking ε) stores for its draws; a global `np.random.seed`/`torch.manual_seed` call with a "
         "seed named or derived for the noise (from round or client identifiers) before a noise draw. "
         "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
-        "data, code with no DP context. "
+        "data, a data simulator's error term (a function taking only literal-default knobs that adds the draw "
+        "to values it drew itself), code with no DP context. "
         "Fix: draw privacy noise from an unseeded generator (`np.random.default_rng()`, "
         "`secrets.SystemRandom`, a cryptographic RNG); keep seeds for model initialisation and data order."
     )
@@ -235,6 +237,17 @@ def perturb_counts(counts, epsilon, seed):
     np.random.seed(seed)
     return counts + np.random.laplace(0, 1 / epsilon, len(counts))
 """,
+        # a data simulator with a fixed seed: the error term eps_sd is added to covariates it drew itself
+        """
+import numpy as np
+from opacus import PrivacyEngine
+def simulate_benchmark(n=20000, rho=0.7, beta_int=3.0, eps_sd=0.5, seed=42):
+    rng = np.random.default_rng(seed)
+    X = rng.multivariate_normal([0.0, 0.0], [[1.0, rho], [rho, 1.0]], size=n)
+    x1, x2 = X[:, 0], X[:, 1]
+    y = 0.6 * x1 + float(beta_int) * (x1 * x2) + rng.normal(0.0, float(eps_sd), size=n)
+    return X, y
+""",
         # a constant reseed that only generates a synthetic data set (no ε, not a noise function)
         """
 import numpy as np
@@ -313,6 +326,15 @@ class LaplaceLDP:
 
     def encode(self, x, sensitivity):
         return x + self.rng.laplace(0, sensitivity / self.eps, size=x.shape)
+""",
+        # twin of the simulator: the same seeded draw added to values the function receives
+        """
+import numpy as np
+from opacus import PrivacyEngine
+def perturb_targets(X, beta_int=3.0, eps=0.5, seed=42):
+    rng = np.random.default_rng(seed)  # <-
+    x1, x2 = X[:, 0], X[:, 1]
+    return 0.6 * x1 + float(beta_int) * (x1 * x2) + rng.normal(0.0, 1.0 / eps, size=len(X))
 """,
         # a literal seed for the noise generator
         """
@@ -720,6 +742,8 @@ class Aggregator:
                     continue
                 if self._literal_scale(sub):
                     continue  # ``rng.standard_normal(shape) * 0.01``: simulated updates, no calibrated scale
+                if simulated_error_term(self.ctx.analysis.enclosing_function(sub), sub, self.ctx.analysis.parent):
+                    continue  # a data simulator's error term on values it drew itself
                 if sub.func.attr.value in ("binomial", "geometric") and all(
                         number(a.value) is not None for a in sub.args):
                     continue  # ``rng.binomial(1, 0.6)`` simulates data; a randomised response reads ε

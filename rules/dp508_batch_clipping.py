@@ -27,6 +27,11 @@ _EXAMPLE_WORDS = frozenset({"zip", "batch", "xb", "x", "examples", "example", "s
                             "bs", "micro"})
 
 
+def _identifiers(text: str) -> set[str]:
+    """The identifiers of a code fragment."""
+    return set(re.findall(r"[A-Za-z_][A-Za-z_0-9]*", text))
+
+
 def _max_of_norm(expr: cst.BaseExpression) -> bool:
     """``max(1, norm(g) / C)``, ``tf.maximum(1., tf.norm(g) / C)``: the divisor of a clip to C."""
     return isinstance(expr, cst.Call) and call_name(expr) in ("max", "maximum", "fmax") and any(
@@ -47,7 +52,9 @@ class BatchClipping(Rule):
         "radius C (sensitivity 2C, not C per record of a sum), and with a mean loss the clip does "
         "not bound a single example's share at all. The noise added afterwards does not give the "
         "ε the accountant computes. Not reported: modules with per-example machinery (Opacus "
-        "`grad_sample`, `make_private`, micro-batches, `vmap`/`jacobian`), a backward inside a loop "
+        "`grad_sample`, `make_private`, micro-batches, `vmap`/`jacobian`), unless the function itself "
+        "norm-clips `.grad` and adds noise scaled by that bound to `.grad` (a hand-written step the "
+        "engine does not cover), a backward inside a loop "
         "over the examples of a batch (micro-batches of one), gradient-norm clipping with no noise "
         "after it (ordinary training), code with no DP context. "
         "Fix: compute per-example gradients (Opacus, `torch.func.vmap`, micro-batches of size 1), "
@@ -66,6 +73,41 @@ class BatchClipping(Rule):
         return clip and (bool(facts.called & _GRADIENTS) or ".grad" in facts.source) and noise
 
     VALID = (
+        # twins in a module with an Opacus engine: the hand-written step clips per example (grad_sample)
+        """
+import torch
+from opacus import PrivacyEngine
+def add_noise_to_gradients(model, noise_multiplier, max_grad_norm):
+    norms = torch.stack([p.grad_sample.flatten(1).norm(dim=1) for p in model.parameters()]).norm(dim=0)
+    scale = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+    for param in model.parameters():
+        param.grad = torch.einsum("i,i...->...", scale, param.grad_sample)
+        param.grad += torch.randn_like(param.grad) * noise_multiplier * max_grad_norm
+""",
+        """
+import torch
+from opacus import PrivacyEngine
+class Client:
+    def train(self, loader):
+        self.model, self.opt, loader = PrivacyEngine().make_private(module=self.model, optimizer=self.opt,
+                                                                    data_loader=loader, noise_multiplier=1.0,
+                                                                    max_grad_norm=self.max_norm)
+        for x, y in loader:
+            self.opt.zero_grad()
+            self.loss(self.model(x), y).backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
+            self.opt.step()
+""",
+        """
+import torch
+import torch.nn as nn
+from opacus.grad_sample import GradSampleModule
+def local_step(model, batch, cfg):
+    model.zero_grad()
+    loss_fn(model(batch[0]), batch[1]).backward()
+    nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+    return [p.grad.clone() for p in model.parameters()]
+""",
         # per-example losses (``reduction="none"``) walked one element at a time, each backward clipped
         """
 import torch
@@ -220,6 +262,42 @@ def train_then_release(model, optimizer, loader, criterion, max_norm, sigma, x_t
     )
 
     INVALID = (
+        # a hand-written DP-SGD step in a module that also sets up an Opacus engine (B21-039)
+        """
+import torch
+from opacus import PrivacyEngine
+def add_noise_to_gradients(model, noise_multiplier, max_grad_norm):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # <-
+    for param in model.parameters():
+        if param.grad is not None:
+            param.grad += torch.randn_like(param.grad) * noise_multiplier * max_grad_norm
+""",
+        """
+import torch
+from opacus import PrivacyEngine
+class Client:
+    def train(self, loader):
+        for x, y in loader:
+            self.opt.zero_grad()
+            self.loss(self.model(x), y).backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)  # <-
+            for p in self.model.parameters():
+                p.grad.add_(torch.normal(0.0, self.sigma * self.max_norm, p.grad.shape))
+            self.opt.step()
+""",
+        """
+import torch
+import torch.nn as nn
+from opacus.grad_sample import GradSampleModule
+def local_step(model, batch, cfg):
+    model.zero_grad()
+    loss_fn(model(batch[0]), batch[1]).backward()
+    nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)  # <-
+    for p in model.parameters():
+        noise = torch.randn_like(p.grad)
+        p.grad.add_(noise * cfg.noise_multiplier * cfg.max_grad_norm)
+    return [p.grad.clone() for p in model.parameters()]
+""",
         # twin: the same loop over the losses, but the backward is of their mean (one batch gradient)
         """
 import torch
@@ -401,7 +479,8 @@ class Trainer:
 
     def _scope(self, node: cst.FunctionDef | cst.Module) -> None:
         fa = self.ctx.analysis
-        if per_example_machinery(self.ctx.source, _PER_EXAMPLE):
+        # a library engine elsewhere in the module may clip per example; not a step this scope writes by hand
+        if per_example_machinery(self.ctx.source, _PER_EXAMPLE) and not self._hand_written_step(node):
             return
         gradients: list[cst.Call] = []
         clips: list[cst.Call] = []
@@ -451,6 +530,38 @@ class Trainer:
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
                               f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    def _hand_written_step(self, scope: cst.FunctionDef | cst.Module) -> bool:
+        """A function that norm-clips the parameters' stored ``.grad`` and adds noise scaled by the same bound
+        to ``.grad`` itself (``clip_grad_norm_(model.parameters(), C)`` … ``p.grad += randn_like(p.grad) * σ * C``):
+        a DP-SGD step written by hand, whatever engine the module also mentions."""
+        if not isinstance(scope, cst.FunctionDef):
+            return False
+        fa = self.ctx.analysis
+        text = fa.code(scope)
+        if any(marker in text for marker in _PER_EXAMPLE):
+            return False
+        bounds: set[str] = set()
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Call) and call_name(sub) in _CLIPS and len(sub.args) >= 2:
+                first = fa.code(sub.args[0].value)
+                bound = sub.args[1].value
+                if (".grad" in first or ".parameters()" in first or "param" in first) and isinstance(
+                        bound, (cst.Name, cst.Attribute)):
+                    bounds.add(fa.code(bound).strip())
+        if not bounds:
+            return False
+        draws = [sub for sub in walk(scope, into_scopes=False) if isinstance(sub, cst.Call) and call_name(sub) in _DRAWS]
+        noise_names = {t.target.value for d in draws if isinstance(st := fa.enclosing_statement(d), cst.Assign)
+                       for t in st.targets if isinstance(t.target, cst.Name)}
+        for line in walk(scope, into_scopes=False):
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            text = fa.code(line)
+            has_noise = any(fa.inside(d, line) for d in draws) or bool(_identifiers(text) & noise_names)
+            if has_noise and ".grad" in text and any(b in text for b in bounds):
+                return True
+        return False
 
     def _helper(self, clips: list[cst.Call], noise: list[cst.Call]) -> None:
         """A function with no backward of its own that clips the model's stored ``.grad`` (what

@@ -14,6 +14,8 @@ from dpcheck.rule import Rule
 _WRAPPER = re.compile(r"^make_private|^(?:DP|Dp|dp_?)[A-Za-z_]*(?:Optimizer|optimizer|SGD|Adam)$|^make_dp_optimizer$|^privatize_optimizer$")
 _OPT_KEYWORDS = ("optimizer", "optim", "opt", "base_optimizer", "original_optimizer")
 _STEP_CALLS = frozenset({"step", "apply_gradients", "minimize"})
+#: Opacus' wrappers: they return the private model, optimizer and loader and change none of their arguments
+_RETURNS_PRIVATE = frozenset({"make_private", "make_private_with_epsilon"})
 
 
 def _wrapped_optimizer(call: cst.Call) -> str | None:
@@ -57,7 +59,9 @@ class RawOptimizerAfterPrivate(Rule):
         "a new optimizer that clips per-example gradients and adds the noise in its `step()`; the "
         "optimizer passed in is left as it was. Calling `optimizer.step()` on the original (the "
         "result unpacked into other names, kept in a setup object, or dropped) applies the plain "
-        "summed gradient, while the engine's accountant still reports the target ε. Not reported: "
+        "summed gradient, while the engine's accountant still reports the target ε. A `make_private*` "
+        "call whose result is discarded (an expression statement) is reported wherever the training "
+        "happens: nothing the engine returns is used. Not reported: "
         "the result rebinds the same name (`model, optimizer, loader = engine.make_private(…, "
         "optimizer=optimizer, …)`), a wrapper that modifies the optimizer in place "
         "(`engine.attach(optimizer)`), steps taken before the wrapper is built, code with no DP "
@@ -70,9 +74,32 @@ class RawOptimizerAfterPrivate(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return facts.calls_any(_STEP_CALLS)
+        return facts.calls_any(_STEP_CALLS) or facts.calls_any(_RETURNS_PRIVATE)
 
     VALID = (
+        # twins of the discarded results: the engine's private objects are kept and returned
+        """
+from opacus import PrivacyEngine
+class PrivacyManager:
+    def setup(self, model, optimizer, loader, target_epsilon, delta, max_grad_norm, epochs):
+        self.engine = PrivacyEngine()
+        self.model, self.optimizer, self.loader = self.engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader, epochs=epochs,
+            target_epsilon=target_epsilon, target_delta=delta, max_grad_norm=max_grad_norm)
+""",
+        """
+from opacus import PrivacyEngine
+def privatize(model, opt, loader, sigma, clip):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=clip)
+""",
+        """
+from opacus import PrivacyEngine
+private = PrivacyEngine().make_private(module=net, optimizer=sgd, data_loader=train_dl, noise_multiplier=1.0,
+                                       max_grad_norm=1.0)
+net, sgd, train_dl = private
+""",
         # twin at a script's top level: the names are rebound to what make_private returns
         """
 import torch
@@ -154,6 +181,32 @@ def train_dp(model, optimizer, loader, loss_fn, epochs, target_epsilon, delta, c
     )
 
     INVALID = (
+        # the engine's results are dropped (B21-037 privacy_utils.py): training goes on with the plain objects
+        """
+from opacus import PrivacyEngine
+class PrivacyManager:
+    def setup(self, model, loader, target_epsilon, delta, max_grad_norm, epochs):
+        try:
+            self.engine = PrivacyEngine()
+            self.engine.make_private_with_epsilon(  # <-
+                module=model, optimizer=None, data_loader=loader, epochs=epochs,
+                target_epsilon=target_epsilon, target_delta=delta, max_grad_norm=max_grad_norm)
+        except Exception:
+            self.engine = None
+""",
+        """
+from opacus import PrivacyEngine
+def privatize(model, opt, loader, sigma, clip):
+    engine = PrivacyEngine()
+    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,  # <-
+                        max_grad_norm=clip)
+    return model, opt, loader
+""",
+        """
+from opacus import PrivacyEngine
+PrivacyEngine().make_private(module=net, optimizer=sgd, data_loader=train_dl, noise_multiplier=1.0,  # <-
+                             max_grad_norm=1.0)
+""",
         # a script's top level: make_private's tuple assigned to the engine, the original loader and optimizer used
         """
 import torch
@@ -269,6 +322,12 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
         fn = fa.enclosing_function(node) or self.ctx.module  # a script's top level is one scope too
         stmt = fa.enclosing_statement(node)
         start = fa.line_of(node)
+        if isinstance(stmt, cst.Expr) and stmt.value is node and call_name(node) in _RETURNS_PRIVATE:
+            self.report(node, f"the result of `{call_name(node)}` is discarded: it returns the private model, "
+                              "optimizer and data loader and leaves its arguments as they were, so training "
+                              "continues without per-example clipping, noise or Poisson sampling while the "
+                              "engine's ε is reported; use the model, optimizer and loader it returns")
+            return
         self._raw_loader(node, fn, stmt, start)
         if opt is None or opt in _bound_names(stmt):
             return
