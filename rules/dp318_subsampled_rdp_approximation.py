@@ -5,6 +5,7 @@ import ast
 import math
 import re
 from fractions import Fraction
+from typing import Callable
 
 import libcst as cst
 
@@ -37,31 +38,44 @@ def _sigma(name: str) -> bool:
     return bool(words(last) & _SIGMA_WORDS) or bool(_NOISE_SCALE.search(last))
 
 
-def _factors(expr: cst.BaseExpression, power: Fraction, out: list[tuple[cst.BaseExpression, Fraction]]) -> None:
+Resolve = Callable[[cst.Name], "cst.BaseExpression | None"]
+
+
+def _factors(expr: cst.BaseExpression, power: Fraction, out: list[tuple[cst.BaseExpression, Fraction]],
+             resolve: Resolve | None = None) -> None:
     """Multiplicative factors of ``expr`` with their exponents: ``q**2 * a / (2 * s * s)`` ->
-    q^2, a^1, 2^-1, s^-1, s^-1."""
+    q^2, a^1, 2^-1, s^-1, s^-1. With ``resolve``, a local name bound to a product is expanded once
+    (``rdp_full = order / (2 * sigma ** 2)`` … ``q * rdp_full``)."""
     if isinstance(expr, cst.BinaryOperation):
         if isinstance(expr.operator, cst.Multiply):
-            _factors(expr.left, power, out)
-            _factors(expr.right, power, out)
+            _factors(expr.left, power, out, resolve)
+            _factors(expr.right, power, out, resolve)
             return
         if isinstance(expr.operator, cst.Divide):
-            _factors(expr.left, power, out)
-            _factors(expr.right, -power, out)
+            _factors(expr.left, power, out, resolve)
+            _factors(expr.right, -power, out, resolve)
             return
         if isinstance(expr.operator, cst.Power):
             exponent = number(expr.right)
             if exponent is not None and float(exponent).is_integer():
-                _factors(expr.left, power * int(exponent), out)
+                _factors(expr.left, power * int(exponent), out, resolve)
                 return
+    if resolve is not None and isinstance(expr, cst.Name) and not (_rate(expr.value) or _order(expr.value)
+                                                                    or _sigma(expr.value)):
+        bound = resolve(expr)
+        if isinstance(bound, cst.BinaryOperation) and isinstance(bound.operator, (cst.Multiply, cst.Divide)) \
+                and subsampled_rdp_shape(bound) is None:  # a bound already of the shape is reported where it is
+            _factors(bound, power, out)  # one hop only
+            return
     out.append((expr, power))
 
 
-def subsampled_rdp_shape(expr: cst.BaseExpression) -> tuple[str, str, str, Fraction] | None:
-    """(rate, order, σ, constant) when ``expr`` is c·q²·α/σ² (times other factors that read none of the three),
-    else None."""
+def subsampled_rdp_shape(expr: cst.BaseExpression, resolve: Resolve | None = None
+                         ) -> tuple[str, str, str, Fraction, Fraction] | None:
+    """(rate, order, σ, constant, power of the rate) when ``expr`` is c·q^k·α/σ² with k = 1 or 2 (times other
+    factors that read none of the three), else None."""
     parts: list[tuple[cst.BaseExpression, Fraction]] = []
-    _factors(expr, Fraction(1), parts)
+    _factors(expr, Fraction(1), parts, resolve)
     constant = Fraction(1)
     powers: dict[str, Fraction] = {}
     kinds: dict[str, str] = {}
@@ -96,9 +110,9 @@ def subsampled_rdp_shape(expr: cst.BaseExpression) -> tuple[str, str, str, Fract
     if any(len(by_kind.get(k, [])) != 1 for k in ("rate", "order", "sigma")):
         return None
     rate, order, sigma = by_kind["rate"][0], by_kind["order"][0], by_kind["sigma"][0]
-    if (powers[rate], powers[order], powers[sigma]) != (2, 1, -2):
+    if powers[rate] not in (1, 2) or (powers[order], powers[sigma]) != (1, -2):
         return None
-    return rate, order, sigma, constant
+    return rate, order, sigma, constant, powers[rate]
 
 
 def _names(node: cst.CSTNode) -> list[cst.CSTNode]:
@@ -146,6 +160,21 @@ class SubsampledRdpApproximation(Rule):
         return any(_order(n) for n in names) and any(_rate(n) for n in names) and any(_sigma(n) for n in names)
 
     VALID = (
+        # twins of the linear spelling: the full-batch RDP kept unamplified, a numerical accountant, and a
+        # local full-batch RDP charged once per step (no rate factor)
+        """
+from opacus.accountants.analysis.rdp import compute_rdp
+def rdp_per_step(order, noise_multiplier, sample_rate):
+    rdp_full = order / (2.0 * noise_multiplier ** 2)
+    return rdp_full if sample_rate >= 1 else float(compute_rdp(q=sample_rate, noise_multiplier=noise_multiplier,
+                                                               steps=1, orders=[order])[0])
+def total(alpha, sigma, steps):
+    per_step = alpha / (2 * sigma ** 2)
+    return steps * per_step
+class Ledger:
+    def charge(self, q, sigma, alpha):
+        return 2 * q ** 2 * alpha / sigma ** 2
+""",
         # the provable simple bound (factor 2) and a numerical accountant
         """
 from opacus.accountants.analysis.rdp import compute_rdp
@@ -186,6 +215,32 @@ def epsilon_from_rdp(q, sigma, alpha, rdp, delta):
     )
 
     INVALID = (
+        # the full-batch RDP α/(2σ²) scaled linearly by the sampling rate, through a local name
+        """
+import math
+def rdp_per_step(order, noise_multiplier, sample_rate):
+    rdp_full = order / (2.0 * noise_multiplier ** 2)
+    return sample_rate * rdp_full  # <-
+def to_dp(rdp, order, delta):
+    return rdp + math.log(1 / delta) / (order - 1)
+""",
+        # the same written inline, times the number of steps
+        """
+import numpy as np
+def epsilon_spent(q, sigma, steps, orders, delta):
+    orders = np.asarray(orders)
+    rdp = steps * q * orders / (2 * sigma ** 2)  # <-
+    return np.min(rdp + np.log(1 / delta) / (orders - 1))
+""",
+        # on an accountant object: the per-order RDP scaled by the sampling probability
+        """
+class MomentsLedger:
+    def step_cost(self, alpha):
+        base = alpha / (self.noise_multiplier ** 2)
+        return self.sampling_prob * base / 2  # <-
+    def epsilon(self, delta):
+        return min(r + __import__("math").log(1 / delta) / (a - 1) for a, r in self.rdp)
+""",
         # Subspace-DP-FL's accountant.py: a method on an RDP accountant
         """
 import math
@@ -234,14 +289,15 @@ def total_rdp(sample_rate, noise_multiplier, steps, orders):
         parent = fa.parent(node)
         if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide, cst.Power)):
             return  # the outermost product decides
-        shape = subsampled_rdp_shape(node)
+        shape = subsampled_rdp_shape(node, fa.value_of)
         if shape is None:
             return
-        rate, order, sigma, constant = shape
+        rate, order, sigma, constant, power = shape
         if constant >= 2 or not fa.in_dp_context(node):
             return
+        term = f"{rate}²" if power == 2 else rate
         self.report(node, f"`{' '.join(fa.code(node).split())}` takes the RDP of the subsampled Gaussian at order "
-                          f"`{order}` as {constant}·{rate}²·{order}/{sigma}²: that is the small-q leading term, not "
+                          f"`{order}` as {constant}·{term}·{order}/{sigma}²: that is the small-q leading term, not "
                           "an upper bound (for larger orders or smaller σ the true RDP is far larger), so the ε "
                           "reported is understated; compute the subsampled Gaussian's RDP numerically (Opacus or "
                           "TF-Privacy `compute_rdp`)")
