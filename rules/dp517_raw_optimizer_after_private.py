@@ -77,6 +77,26 @@ class RawOptimizerAfterPrivate(Rule):
         return facts.calls_any(_STEP_CALLS) or facts.calls_any(_RETURNS_PRIVATE)
 
     VALID = (
+        # a project's own make_private method that updates its object in place (no engine arguments)
+        """
+from opacus import PrivacyEngine
+class DPVAE:
+    def make_private(self, num_epochs):
+        self.engine = PrivacyEngine()
+        self.model, self.optim, self.loader = self.engine.make_private_with_epsilon(
+            module=self.model, optimizer=self.optim, data_loader=self.loader, epochs=num_epochs,
+            target_epsilon=self.eps, target_delta=self.delta, max_grad_norm=self.clip)
+    def train(self, num_epochs):
+        self.make_private(num_epochs)
+""",
+        # a test that the engine rejects mismatched arguments
+        """
+from opacus import PrivacyEngine
+def test_rejects_foreign_optimizer(self):
+    with self.assertRaises(ValueError):
+        PrivacyEngine().make_private(module=m1, optimizer=opt, data_loader=dl, noise_multiplier=1.1,
+                                     max_grad_norm=1.0)
+""",
         # twins of the discarded results: the engine's private objects are kept and returned
         """
 from opacus import PrivacyEngine
@@ -322,7 +342,8 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
         fn = fa.enclosing_function(node) or self.ctx.module  # a script's top level is one scope too
         stmt = fa.enclosing_statement(node)
         start = fa.line_of(node)
-        if isinstance(stmt, cst.Expr) and stmt.value is node and call_name(node) in _RETURNS_PRIVATE:
+        if isinstance(stmt, cst.Expr) and stmt.value is node and call_name(node) in _RETURNS_PRIVATE \
+                and self._engine_call(node) and not self._expects_error(node):
             self.report(node, f"the result of `{call_name(node)}` is discarded: it returns the private model, "
                               "optimizer and data loader and leaves its arguments as they were, so training "
                               "continues without per-example clipping, noise or Poisson sampling while the "
@@ -345,6 +366,21 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
                     "wrapper returned",
                 )
                 return
+
+    @staticmethod
+    def _engine_call(call: cst.Call) -> bool:
+        """The engine's signature: what it wraps is passed as ``module=``/``optimizer=``/``data_loader=`` (a
+        project's own ``self.make_private(num_epochs)`` that updates its object in place is another method)."""
+        return any(a.keyword is not None and a.keyword.value in ("module", "optimizer", "data_loader")
+                   for a in call.args)
+
+    def _expects_error(self, call: cst.Call) -> bool:
+        """Inside ``with self.assertRaises(…)`` / ``pytest.raises(…)``: a test that the call fails."""
+        for up in self.ctx.analysis.ancestors(call):
+            if isinstance(up, cst.With) and any(
+                    isinstance(item.item, cst.Call) and "raises" in call_name(item.item).lower() for item in up.items):
+                return True
+        return False
 
     def _raw_loader(self, call: cst.Call, fn: cst.FunctionDef | cst.Module, stmt: cst.CSTNode, start: int) -> None:
         """``make_private(…, data_loader=loader)`` and then ``for x, y in loader``: the original loader's
