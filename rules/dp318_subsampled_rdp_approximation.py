@@ -143,7 +143,8 @@ class SubsampledRdpApproximation(Rule):
         "The provable simple bound (Mironov, Talwar & Zhang 2019) is 2q²α/σ², and only under conditions on σ "
         "and α. Reported: a product c·q²·α/σ² with c < 2 (a rate `q`/`sample_rate`/`sampling_prob`, an order "
         "`alpha`/`order`/`lam`, a noise multiplier `sigma`/`noise_multiplier`), other factors such as the "
-        "number of steps allowed. Not reported: 2q²α/σ² and larger constants, Abadi et al.'s moment bound "
+        "number of steps allowed; the same linear in q (q·α/(2σ²), the full-batch RDP scaled by the rate), also "
+        "through a local name bound to α/(2σ²). Not reported: 2q²α/σ² and larger constants, Abadi et al.'s moment bound "
         "(it reads α + 1 and 1 − q), code with no DP context. Fix: compute the subsampled Gaussian's RDP "
         "numerically (Opacus' or TF-Privacy's `compute_rdp`, Google's dp_accounting)."
     )
