@@ -89,13 +89,21 @@ class DPVAE:
     def train(self, num_epochs):
         self.make_private(num_epochs)
 """,
-        # a test that the engine rejects mismatched arguments
+        # tests: the engine rejects mismatched arguments; a side effect of the call is checked
         """
 from opacus import PrivacyEngine
-def test_rejects_foreign_optimizer(self):
+def check_rejects_foreign_optimizer(self):
     with self.assertRaises(ValueError):
         PrivacyEngine().make_private(module=m1, optimizer=opt, data_loader=dl, noise_multiplier=1.1,
                                      max_grad_norm=1.0)
+""",
+        """
+import torch
+class TestMakePrivate:
+    def check_freezes(self, engine, peft_model, train_loader):
+        engine.make_private(model=peft_model, optimizer=torch.optim.Adam(peft_model.parameters()),
+                            data_loader=train_loader, noise_multiplier=1.0, max_grad_norm=1.0, method="ffa")
+        assert not any(p.requires_grad for n, p in peft_model.named_parameters() if "lora_A" in n)
 """,
         # twins of the discarded results: the engine's private objects are kept and returned
         """
@@ -343,7 +351,7 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
         stmt = fa.enclosing_statement(node)
         start = fa.line_of(node)
         if isinstance(stmt, cst.Expr) and stmt.value is node and call_name(node) in _RETURNS_PRIVATE \
-                and self._engine_call(node) and not self._expects_error(node):
+                and self._engine_call(node) and not self._test_code(node):
             self.report(node, f"the result of `{call_name(node)}` is discarded: it returns the private model, "
                               "optimizer and data loader and leaves its arguments as they were, so training "
                               "continues without per-example clipping, noise or Poisson sampling while the "
@@ -374,9 +382,11 @@ def train(model, optimizer, train_loader, loss_fn, sigma, clip):
         return any(a.keyword is not None and a.keyword.value in ("module", "optimizer", "data_loader")
                    for a in call.args)
 
-    def _expects_error(self, call: cst.Call) -> bool:
-        """Inside ``with self.assertRaises(…)`` / ``pytest.raises(…)``: a test that the call fails."""
+    def _test_code(self, call: cst.Call) -> bool:
+        """A unit test (``def test_…``, ``class Test…``; it checks the call's side effects or that it fails)."""
         for up in self.ctx.analysis.ancestors(call):
+            if isinstance(up, (cst.FunctionDef, cst.ClassDef)) and up.name.value.lower().startswith("test"):
+                return True
             if isinstance(up, cst.With) and any(
                     isinstance(item.item, cst.Call) and "raises" in call_name(item.item).lower() for item in up.items):
                 return True
