@@ -789,15 +789,23 @@ class _Summarizer:
                     callee = self._callee(node.func, constructed)
                     if callee is None:
                         continue
-                    chain, method = callee
-                    for pos, arg in enumerate(node.args):
-                        if isinstance(arg, ast.Starred):
-                            break
-                        if origin := taint.get(_root(arg)):
-                            rows.append(self._call_row(fn, chain, method, pos, None, origin, node, reason))
-                    for kw in node.keywords:
-                        if kw.arg and (origin := taint.get(_root(kw.value))):
-                            rows.append(self._call_row(fn, chain, method, None, kw.arg, origin, node, reason))
+                    rows.extend(self._tainted_call_rows(fn, callee, node, taint, reason))
+        return rows
+
+    def _tainted_call_rows(self, fn: _Function, callee: tuple[str, str | None], node: ast.Call,
+                           taint: Mapping[str, str], reason: str) -> list[list[Any]]:
+        """One row per argument of ``node`` (positional up to a ``*args``, then keywords) that
+        carries private data."""
+        chain, method = callee
+        rows: list[list[Any]] = []
+        for pos, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if origin := taint.get(_root(arg)):
+                rows.append(self._call_row(fn, chain, method, pos, None, origin, node, reason))
+        for kw in node.keywords:
+            if kw.arg and (origin := taint.get(_root(kw.value))):
+                rows.append(self._call_row(fn, chain, method, None, kw.arg, origin, node, reason))
         return rows
 
     def _script_calls(self) -> list[list[Any]]:
@@ -828,15 +836,7 @@ class _Summarizer:
                 callee = self._callee(node.func, constructed)
                 if callee is None:
                     continue
-                chain, method = callee
-                for pos, arg in enumerate(node.args):
-                    if isinstance(arg, ast.Starred):
-                        break
-                    if origin := taint.get(_root(arg)):
-                        rows.append([*self._call_row(fn, chain, method, pos, None, origin, node, where), "script"])
-                for kw in node.keywords:
-                    if kw.arg and (origin := taint.get(_root(kw.value))):
-                        rows.append([*self._call_row(fn, chain, method, None, kw.arg, origin, node, where), "script"])
+                rows.extend([*row, "script"] for row in self._tainted_call_rows(fn, callee, node, taint, where))
         self._current = None
         return rows
 
