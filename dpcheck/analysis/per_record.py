@@ -10,6 +10,7 @@ import ast
 
 import libcst as cst
 
+from dpcheck.analysis.astnames import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, target_names, value_refs, walk
 from dpcheck.analysis.view import CoreView
 
@@ -119,16 +120,6 @@ def from_first_parameter(fn: cst.FunctionDef, name: str) -> bool:
 
 # ---- the same on the stdlib ``ast`` (the project flow's summaries) --------------------------------
 
-def _ast_name(expr: ast.AST) -> str | None:
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        return ".".join([expr.id, *reversed(parts)])
-    return None
-
-
 def _ast_stores(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
@@ -136,7 +127,7 @@ def _ast_stores(node: ast.AST) -> set[str]:
 def _ast_per_record_call(call: ast.Call, loop: ast.For, stmt: ast.stmt, caller: ast.AST) -> bool:
     if not call.args or isinstance(call.args[0], ast.Starred):
         return False
-    first = _ast_name(call.args[0])
+    first = ast_dotted(call.args[0])
     if first is None:
         return False
     root = first.split(".")[0]
@@ -146,13 +137,13 @@ def _ast_per_record_call(call: ast.Call, loop: ast.For, stmt: ast.stmt, caller: 
     lists: set[str] = set()
     for node in ast.walk(loop):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "append" \
-                and node.args and (node.args[0] is call or _ast_name(node.args[0]) in results):
-            owner = _ast_name(node.func.value)
+                and node.args and (node.args[0] is call or ast_dotted(node.args[0]) in results):
+            owner = ast_dotted(node.func.value)
             if owner is not None:
                 lists.add(owner)
     return bool(lists) and any(
-        isinstance(n, ast.Call) and (_ast_name(n.func) or "").split(".")[-1] in _STACKERS and n.args
-        and _ast_name(n.args[0]) in lists for n in ast.walk(caller))
+        isinstance(n, ast.Call) and (ast_dotted(n.func) or "").split(".")[-1] in _STACKERS and n.args
+        and ast_dotted(n.args[0]) in lists for n in ast.walk(caller))
 
 
 def ast_per_record_functions(tree: ast.Module) -> set[str]:

@@ -13,7 +13,7 @@ from typing import Callable
 
 import libcst as cst
 
-from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.analysis.syntax import call_name, target_names, walk, words
 
 #: word pieces of a call that scores, compares or draws its arguments (the result is a number or a figure)
 EVALUATING_WORDS = frozenset({"metric", "metrics", "evaluate", "evaluation", "eval", "score", "scores", "scoring",
@@ -50,12 +50,9 @@ def _root(expr: cst.BaseExpression) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-def _target_names(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _target_names(e.value)]
-    return []
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """Plain names bound by a target: ``self.syn = …`` or ``out[k] = …`` binds none of them."""
+    return {name for name in target_names(target) if "." not in name}
 
 
 def never_released(start: str, scope: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None],
