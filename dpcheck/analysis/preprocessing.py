@@ -39,6 +39,20 @@ PREP_CLASSES = frozenset({
     "ClusterBasedNormalizer", "DataTransformer", "ColumnTransformer", "VarianceThreshold", "SelectKBest",
     "SelectPercentile", "KMeans", "MiniBatchKMeans",
 })
+#: a transformer class by its family's name ending (``OneHotEncodingTransformer``, ``DatetimeEncoder``,
+#: ``BayesGMMTransformer``, ``QuantileNormalizer``): whatever library or project it comes from, its
+#: ``fit`` learns categories, modes or bounds from the data
+_PREP_FAMILY = re.compile(
+    r"^[A-Z]\w*(?:Encoder|Encoding\w*|Scaler|Normali[sz]er|Discreti[sz]er|Binari[sz]er|Imputer|Quantizer|"
+    r"(?:GMM|Mixture)\w*Transformer)$"
+)
+
+
+def prep_class(kind: str | None) -> bool:
+    """Is ``kind`` (a class name) a transformer whose ``fit`` learns from the data?"""
+    return bool(kind) and (kind in PREP_CLASSES or _PREP_FAMILY.match(kind or "") is not None)
+
+
 _FIT = frozenset({"fit", "fit_transform", "partial_fit", "fit_predict"})
 _LOCATION = frozenset({"mean", "nanmean", "median", "nanmedian", "min", "amin", "nanmin", "quantile",
                        "nanquantile", "percentile", "nanpercentile", "average"})
@@ -527,7 +541,7 @@ def _constructed(tree: ast.Module) -> dict[str, str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             kind = _last(node.value.func)
-            if (kind in PREP_CLASSES or kind in home) and not _public_categories(node.value):
+            if (prep_class(kind) or kind in home) and not _public_categories(node.value):
                 for key in _targets(node):
                     out[key] = kind
     return out
@@ -771,14 +785,14 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
                 else scope.constructed.get(_key(receiver) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
-            if kind in scope.home and kind not in PREP_CLASSES and not scope.releases():
+            if kind in scope.home and not prep_class(kind) and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
             if data is not None and _root(data) in scope.enumerated:
                 return None
             if kind in _LABEL_ENCODERS and data is not None and (
                     _words(_root(data) or "") & _LABEL_WORDS or _encodes_labels(node, receiver, scope)):
                 return None  # the class set of the prediction target: schema, not a statistic of the records
-            if (kind in PREP_CLASSES or kind in scope.home) and data is not None and scope.private(data):
+            if (prep_class(kind) or kind in scope.home) and data is not None and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None
         if name in ("qcut", "cut") and isinstance(node.func, ast.Attribute):
@@ -801,6 +815,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if scope.kinds(ast.Tuple(elts=node.args[1:], ctx=ast.Load())) & (_LOCATION | _SPREAD):
                 return "the data clipped at its own statistics"
         return None
+    if isinstance(node, ast.Assign) and _running_extreme(node, scope):
+        return "the data's own extreme (a running maximum or minimum over its records) used as its scale or bound"
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
             and any(isinstance(t, ast.Tuple) and len(t.elts) >= 2 for t in node.targets):
         # ``data, lo, hi = MinMaxScaler(data)``: a helper scales the data and hands back its statistics
@@ -829,6 +845,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         if isinstance(node.op, ast.Div) and scope.private(node.left):
             if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope):
                 return "the data scaled by its own spread"
+        if isinstance(node.op, ast.Add) and _one(node.right) and _category_count(node.left, scope):
+            return "the number of categories taken as the data's own maximum plus one"
         if isinstance(node.op, ast.Add) and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Mult):
             if scope.kinds(node.right) & _MEANS and scope.kinds(node.left.right) & {"std", "nanstd", "var"}:
                 return "the output de-normalised with the data's mean and std"
@@ -841,13 +859,95 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
     return None
 
 
+#: values whose maximum plus one is a schema count, not a domain read off the records: class labels,
+#: positions, node ids of a graph's edge list
+_INDEX_WORDS = frozenset({"index", "indices", "idx", "edge", "edges", "position", "pos", "step", "epoch", "round"})
+
+
+def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
+    """``m = max(m, np.linalg.norm(row))`` in a loop over the records (``for row in data``, ``for i in
+    range(n): … X[i]``), then ``m`` divides the data or is returned: the largest record sets the scale
+    (the ``||x|| <= 1`` normalisation a sensitivity assumes) or the range."""
+    value = node.value
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(value, ast.Call) \
+            or not isinstance(value.func, ast.Name) or value.func.id not in {"max", "min"} or len(value.args) != 2:
+        return False
+    acc = node.targets[0].id
+    others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id == acc)]
+    if len(others) != 1:
+        return False
+    loops = [n for n in scope.nodes() if isinstance(n, ast.For) and any(c is node for c in ast.walk(n))]
+    if not loops:
+        return False
+    assigned: dict[str, list[ast.expr]] = {}
+    for loop in loops:
+        for stmt in ast.walk(loop):
+            if isinstance(stmt, ast.Assign) and stmt is not node:
+                for key in _targets(stmt):
+                    assigned.setdefault(key, []).append(stmt.value)
+    reads: list[ast.AST] = list(ast.walk(others[0]))
+    for name in [n.id for n in reads if isinstance(n, ast.Name)]:
+        for expr in assigned.get(name, ()):
+            reads.extend(ast.walk(expr))
+    names = {n.id for n in reads if isinstance(n, ast.Name)}
+    over_records = False
+    for loop in loops:
+        bound = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+        if scope.private(loop.iter) and not _drawn(loop.iter) and bound & names and _root(loop.iter) != acc:
+            over_records = True
+        elif any(isinstance(r, ast.Subscript) and scope.private(r.value) and _root(r.value) != acc
+                 and {n.id for n in ast.walk(r.slice) if isinstance(n, ast.Name)} & bound for r in reads):
+            over_records = True
+    return over_records and _scales_or_returns(acc, scope)
+
+
+def _scales_or_returns(name: str, scope: _Scope) -> bool:
+    """Is ``name`` (or a value built from it) a divisor of the data, or returned?"""
+    holders = {name}
+    for _ in range(2):
+        for node in scope.nodes():
+            if isinstance(node, ast.Assign) and any(isinstance(n, ast.Name) and n.id in holders
+                                                    for n in ast.walk(node.value)):
+                holders.update(k for k in _targets(node) if "." not in k)
+    for node in scope.nodes():
+        if isinstance(node, ast.Return) and node.value is not None and any(
+                isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):
+            return True
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div):
+            right = node.right if isinstance(node, ast.BinOp) else node.value
+            left = node.left if isinstance(node, ast.BinOp) else node.target
+            if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(right)) and scope.private(left):
+                return True
+    return False
+
+
+def _one(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value == 1 and not isinstance(expr.value, bool)
+
+
+def _category_count(expr: ast.expr, scope: _Scope) -> bool:
+    """``np.amax(df[c]) + 1``, ``int(x[c].max()) + 1``, ``np.array([d[c].max() for c in cols]) + 1``:
+    the largest code present in the records taken as the number of categories (the domain)."""
+    for node in ast.walk(expr):
+        found = _stat(node)
+        if found is None or found[0] not in _HIGH or not scope.private(found[1]) or scope.per_record(node, found[1]):
+            continue
+        keys = [_root(found[1]) or ""] + [c.value for c in ast.walk(found[1])
+                                          if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+        if not any(_words(k) & (_LABEL_WORDS | _INDEX_WORDS) for k in keys):
+            return True
+    return False
+
+
+
 def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
     """``x.max() - x.min()``: a range, not the data shifted."""
     return bool(scope.kinds(expr))
 
 
 _PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
-              "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=")
+              "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=", "Encod", "Normaliz", "Discretiz",
+              "Transformer(", "max(")
 
 
 def may_prepare(source: str) -> bool:
@@ -925,7 +1025,30 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
             if path not in imported and _words(stem) & _PREPARING \
                     and not _words(stem) & _EVAL_WORDS:
                 out.setdefault(path, claimed[0])
+    origins = claimed or sorted(claiming)
+    for path in sorted(summaries):
+        if origins and path not in imported and _preparing_script(path, summaries[path]):
+            # run by hand (or through a shell command) before the DP code reads what it writes
+            out.setdefault(path, origins[0])
+            for dep in sorted(edges.get(path, ())):
+                out.setdefault(dep, origins[0])
     return out
+
+
+#: words of a top-level function that prepares the data set (not ``load``/``data``: every script loads)
+_PREPARING_DEFS = frozenset({
+    "preprocess", "preprocessing", "prepare", "prep", "clean", "encode", "discretize", "discretise", "normalize",
+    "normalise", "process", "binarize", "binarise",
+})
+
+
+def _preparing_script(path: str, summary: Mapping[str, Any]) -> bool:
+    """A module nothing imports that defines a data-preparation function (``def preprocess(...)``)
+    and is not named for evaluation: a standalone step whose output the DP code reads from disk."""
+    if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or os.path.basename(path) == "__init__.py":
+        return False
+    return any(_words(name) & _PREPARING_DEFS and not _words(name) & _EVAL_WORDS for name in summary.get("defs", ()))
+
 
 
 def _distributed(path: str, cache: dict[str, bool]) -> bool:

@@ -35,7 +35,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 9
+VERSION = 10
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -124,7 +124,9 @@ def wanted(source: str, path: str) -> bool:
 #: a module that speaks of differential privacy (a DP script or model, not an ML hyperparameter)
 _DP_MODULE = re.compile(
     r"(?i)differential(?:ly)?[ _-]?priva|privacy[ _-]?(?:budget|engine|accountant|loss)|\bopacus\b|"
-    r"noise_multiplier|\bdp[_-]?(?:sgd|gan|epsilon|delta)\b|privacy_accounting|compute_rdp|rdp_accountant"
+    r"noise_multiplier|\bdp[_-]?(?:sgd|gan|epsilon|delta)\b|privacy_accounting|compute_rdp|rdp_accountant|"
+    # the Gaussian mechanism's (or advanced composition's) calibration: sqrt(2 log(1.25/δ))/ε
+    r"\blog\(\s*(?:1|1\.0*|1\.25|2|2\.0*)\s*/\s*(?:self\.)?(?:delta|target_delta|δ)\s*\)"
 )
 
 
@@ -177,6 +179,13 @@ def _root(node: ast.expr) -> str | None:
             node = node.args[0]
         else:
             return None
+
+
+def _given_categories(ctor: ast.Call) -> bool:
+    """``OneHotEncoder(categories=[...])``, ``KBinsDiscretizer(bin_edges=…)``: the encoder's domain is
+    given, so its ``fit`` learns nothing of the data's categories."""
+    return any(kw.arg in {"categories", "bins", "bin_edges"} and not (
+        isinstance(kw.value, ast.Constant) and kw.value.value in ("auto", None)) for kw in ctor.keywords)
 
 
 def _last(func: ast.expr) -> str:
@@ -529,7 +538,7 @@ class _Summarizer:
         for node in _all_statements([s for m in methods for s in m.body]):
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 name = _dotted(node.value.func)
-                if name is None:
+                if name is None or _given_categories(node.value):
                     continue
                 for target in node.targets:
                     for key in _target_keys(target):
@@ -546,7 +555,7 @@ class _Summarizer:
         for node in fn.nodes:
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
                 name = _dotted(node.value.func)
-                if name is not None:
+                if name is not None and not _given_categories(node.value):
                     for target in node.targets:
                         for key in _target_keys(target):
                             out[key] = name
@@ -554,7 +563,7 @@ class _Summarizer:
 
     def _receiver_class(self, receiver: ast.expr, constructed: Mapping[str, str]) -> str | None:
         if isinstance(receiver, ast.Call):
-            return _dotted(receiver.func)
+            return None if _given_categories(receiver) else _dotted(receiver.func)
         key = receiver.id if isinstance(receiver, ast.Name) else None
         if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
             key = f"self.{receiver.attr}"
@@ -879,7 +888,7 @@ _SHOW_CALLS = frozenset({
 #: calls that pass their argument's value through (``np.prod(X.nunique())``, ``list(df[c].unique())``)
 _THROUGH_CALLS = frozenset({
     "prod", "int", "float", "len", "list", "tuple", "sorted", "set", "dict", "tolist", "sum", "enumerate", "zip",
-    "reversed", "round",
+    "reversed", "round", "OrderedDict", "array", "asarray", "frozenset",
 })
 
 
@@ -973,6 +982,9 @@ def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
     mechanism returns a privatised value, not the statistic."""
     if any(_MECHANISM_CALL.search(_last(c.func)) for c in fn.calls if c is not stat):
         return False
+    #: a constructor keeping the statistic on the instance (``self.categories = {c: np.unique(d[c])
+    #: …}``): the object it builds carries it to whoever uses it (an encoder decoding synthetic rows)
+    keeps = fn.cls is not None and fn.node.name == "__init__"
     holders: set[str] = set()
     fresh = {k for node in fn.nodes if isinstance(node, ast.Assign) and _empty_container(node.value)
              for k in _assigned_names(node)}
@@ -983,6 +995,8 @@ def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
                 continue
             carried = list(_carried(value))
             if any(n is stat for n in carried) or any(isinstance(n, ast.Name) and n.id in holders for n in carried):
+                if keeps and any(k.startswith("self.") for k in _assigned_names(node)):
+                    return True
                 holders |= {k for k in _assigned_names(node) if "." not in k}
                 # ``domains[col] = Categorical(values=x[col].unique())`` into a container made
                 # empty here (not the data frame itself, rewritten in place): the container holds it
