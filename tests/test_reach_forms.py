@@ -230,7 +230,8 @@ def test_standalone_preprocessing_script_of_a_project_whose_dp_module_is_known_b
         "app/run.py": _CALIBRATED, "app/prepare_adult.py": _STANDALONE,
         "app/helpers/encoding.py": _HELPER,
     })
-    assert found == [("app/helpers/encoding.py", 4), ("app/prepare_adult.py", 7)]
+    # the helper's fit, the script's own scaling, and the script's use of what the helper returns
+    assert found == [("app/helpers/encoding.py", 4), ("app/prepare_adult.py", 7), ("app/prepare_adult.py", 8)]
 
 
 def test_standalone_script_quiet_without_a_dp_module(tmp_path):
@@ -307,3 +308,62 @@ def run(gan):
     cats = _GIVEN_CLASS if "LEVELS)" in call else _DATASET_CLASS
     found = _found(tmp_path, {"app/main.py": script, "app/cats.py": cats})
     assert found == []
+
+
+_FEATURES = """
+class Vocabulary:
+    def __init__(self, name, codes):
+        self.name, self.codes = name, codes
+
+    @staticmethod
+    def observed(frame, name):
+        return sorted(set(frame[name].values))
+
+    @staticmethod
+    def from_frame(name, frame):
+        seen = Vocabulary.observed(frame, name)
+        return Vocabulary(name, {v: i for i, v in enumerate(seen)})
+"""
+_DP_MODEL = """
+from opacus import PrivacyEngine
+def train_private(table, noise_multiplier=1.0):
+    return PrivacyEngine()
+"""
+
+
+@pytest.mark.parametrize("script, line", [
+    # star import, static method through its class, kept in a container used later
+    ("import pandas as pd\nfrom features import *\nimport model\n\ndef main():\n    df = pd.read_csv('clicks.csv')\n"
+     "    vocab = {}\n    for f in ['a', 'b']:\n        vocab[f] = Vocabulary.from_frame(f, df)\n"
+     "    return model.train_private(vocab)\n", 9),
+    # module alias, result used at once
+    ("import pandas as pd\nimport features as fe\nfrom model import train_private\n\ndf = pd.read_csv('clicks.csv')\n"
+     "train_private(fe.Vocabulary.from_frame('a', df))\n", 6),
+    # from-import of the class, keyword argument
+    ("import pandas as pd\nfrom features import Vocabulary\nfrom model import train_private\n\ndef go(path):\n"
+     "    rows = pd.read_parquet(path)\n    v = Vocabulary.from_frame(name='a', frame=rows)\n    train_private(v)\n", 7),
+])
+def test_loader_script_of_a_dp_model_using_a_helper_that_returns_distinct_values(tmp_path, script, line):
+    found = _found(tmp_path, {"app/features.py": _FEATURES, "app/model.py": _DP_MODEL, "app/init_data.py": script})
+    assert ("app/init_data.py", line) in found and ("app/features.py", 8) in found
+
+
+@pytest.mark.parametrize("script", [
+    # VALID twins: no DP code imported, the vocabulary of a public file, the result only printed
+    "import pandas as pd\nfrom features import *\n\ndef main():\n    df = pd.read_csv('clicks.csv')\n"
+    "    return Vocabulary.from_frame('a', df)\n",
+    "import pandas as pd\nfrom features import *\nimport model\n\ndef main():\n    pub = pd.read_csv('public_schema.csv')\n"
+    "    return model.train_private(Vocabulary.from_frame('a', pub))\n",
+    "import pandas as pd\nfrom features import Vocabulary\nimport model\n\ndef main():\n    df = pd.read_csv('c.csv')\n"
+    "    print(Vocabulary.from_frame('a', df))\n    return model.train_private(df)\n",
+])
+def test_loader_script_valid_twins(tmp_path, script):
+    found = _found(tmp_path, {"app/features.py": _FEATURES, "app/model.py": _DP_MODEL, "app/init_data.py": script})
+    assert [f for f in found if f[0] == "app/init_data.py"] == []
+
+
+def test_set_of_a_schema_is_not_the_data_values(tmp_path):
+    features = _FEATURES.replace("set(frame[name].values)", "set(frame.columns)")
+    script = ("import pandas as pd\nfrom features import *\nimport model\n\ndef main():\n    df = pd.read_csv('c.csv')\n"
+              "    return model.train_private(Vocabulary.from_frame('a', df))\n")
+    assert _found(tmp_path, {"app/features.py": features, "app/model.py": _DP_MODEL, "app/init_data.py": script}) == []

@@ -14,8 +14,9 @@ second phase:
    findings with the DP call site as a related location.
 
 The join is recomputed from the summaries on every run, so a change to either module changes
-the result. Anything that cannot be resolved (missing modules, star imports, relative imports
-beyond the top, unparsable files, import cycles) simply yields no finding.
+the result. Star imports resolve to the names the imported module defines. Anything that cannot
+be resolved (missing modules, relative imports beyond the top, unparsable files, import cycles)
+simply yields no finding.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ _NOISE_CALL = re.compile(
 #: (plain substring tests: much faster than one regex with many alternatives)
 _FIT_WORDS = (
     ".min(", ".max(", "amin(", "amax(", "nanmin(", "nanmax(", "quantile(", "unique(", "value_counts(", "describe(",
-    "ptp(", "percentile(", "bincount(", "cut(", ".mode(", "Counter(", *sorted(_ENCODERS),
+    "ptp(", "percentile(", "bincount(", "cut(", ".mode(", "Counter(", "set(", *sorted(_ENCODERS),
 )
 _DP_WORDS = ("epsilon", "eps", "delta", "rho", "sigma", "noise", "priva", "differential", "laplace", "pate", "dp")
 _DP_WORD_RE = re.compile(r"\bdp|[a-z_]dp[A-Z_]|DP")
@@ -153,7 +154,7 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
             return None
     try:
         if not (_may_fit_text(source) or _dp_text(source) or _dp_module_text(source)
-                or preprocessing.may_prepare(source)):
+                or preprocessing.may_prepare(source) or any(f"{n}(" in source for n in _LOAD_CALLS)):
             # only a link in the import graph (a DP script reaching a loader through it)
             return {**_Summarizer(source, tree, path).links(), "claim": preprocessing.claims(source),
                     "stars": preprocessing.star_imports(tree)}
@@ -179,6 +180,29 @@ def _root(node: ast.expr) -> str | None:
             node = node.args[0]
         else:
             return None
+
+
+#: attributes naming a table's schema, not its values (``set(df.columns)``)
+_SCHEMA_ATTRS = frozenset({"columns", "index", "dtypes", "shape", "names", "keys", "fields", "feature_names"})
+
+
+def _values_of(expr: ast.expr) -> bool:
+    """A column's or a table's values (``df[c]``, ``df[c].values``, ``x.tolist()``), not its schema
+    (``df.columns``, ``d.keys()``) nor a literal."""
+    node = expr
+    while True:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in _SCHEMA_ATTRS:
+                return False
+            node = node.func.value
+        elif isinstance(node, ast.Attribute):
+            if node.attr in _SCHEMA_ATTRS:
+                return False
+            node = node.value
+        elif isinstance(node, ast.Subscript):
+            return True
+        else:
+            return False
 
 
 def _given_categories(ctor: ast.Call) -> bool:
@@ -430,7 +454,7 @@ def _may_fit(call: ast.Call) -> bool:
     func = call.func
     if isinstance(func, ast.Attribute):
         return func.attr in _STAT_METHODS or func.attr in _STAT_FUNCS or func.attr in _FIT_METHODS
-    return isinstance(func, ast.Name) and func.id in _NAME_STATS
+    return isinstance(func, ast.Name) and (func.id in _NAME_STATS or func.id in {"set", "frozenset"})
 
 
 _NAME_STATS = {"Counter", "cut", "qcut", "bincount", "unique", "quantile", "percentile"}
@@ -451,6 +475,7 @@ class _Summarizer:
                     if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         self.functions.append(_Function(f"{stmt.name}.{item.name}", item, stmt, _params(item, True)))
         self._class_attrs: dict[str, dict[str, str]] = {}
+        self._classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
         #: fitters whose own statistic is (part of) what they return: ``cardinality(X)`` returning
         #: ``np.prod(X.nunique())``; a caller that uses the result uses the statistic
         self._returning: set[str] = set()
@@ -470,7 +495,7 @@ class _Summarizer:
             "fitters": (fitters := self._fitters() if fits else {}),
             "params": {f.key: f.params for f in self.functions if f.key in fitters},
             "returns": sorted(self._returning) if fits else [],
-            "calls": (self._calls() if dp else []) + (self._script_calls() if _dp_module_text(self.source) else []),
+            "calls": (self._calls() if dp else []) + self._script_calls(),
             "loadfits": self._loadfits(fitters) if fits else {},
             "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
             "claim": _dp_module_text(self.source) or preprocessing.claims(self.source),
@@ -587,6 +612,9 @@ class _Summarizer:
             if func.id in _NAME_STATS:
                 if origin := taint.get(_root(call.args[0])):
                     return origin, f"`{func.id}`"
+            if func.id in {"set", "frozenset"} and _values_of(call.args[0]) \
+                    and (origin := taint.get(_root(call.args[0]))):
+                return origin, f"the distinct values (`{func.id}(…)`)"
         return None
 
     def _fitters(self) -> dict[str, list[list[Any]]]:
@@ -613,7 +641,8 @@ class _Summarizer:
                         self._returning.add(fn.key)
         # a function handing its parameter to a fitting helper of this module fits too
         fitters = {k: {p: list(s) for p, s in v.items()} for k, v in direct.items()}
-        called = tuple({f"{key.rsplit('.', 1)[-1]}(" for key in fitters})
+        # every call of this module's own functions: a fitter two calls down is found by iterating
+        called = tuple({f"{key.rsplit('.', 1)[-1]}(" for key in by_key}) if fitters else ()
         local_calls = [
             (fn, node, callee) for fn in self.functions if called and any(c in self._text(fn) for c in called)
             for node in fn.calls
@@ -633,6 +662,9 @@ class _Summarizer:
                             if site not in mine:
                                 mine.append(site)
                                 changed = True
+                        if callee in self._returning and fn.key not in self._returning and _returns_stat(fn, node):
+                            self._returning.add(fn.key)  # hands back what its helper returns
+                            changed = True
             if not changed:
                 break
         out: dict[str, list[list[Any]]] = {}
@@ -649,6 +681,8 @@ class _Summarizer:
     def _local_callee(self, func: ast.expr, fn: _Function) -> str | None:
         if isinstance(func, ast.Name):
             return func.id
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self._classes:
+            return f"{func.value.id}.{func.attr}"  # a static or class method called through its class
         if (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
                 and func.value.id in {"self", "cls"} and fn.cls is not None):
             return f"{fn.cls.name}.{func.attr}"
@@ -828,6 +862,7 @@ class _Summarizer:
         own = {f.key for f in self.functions}
         #: a top-level helper of this module is resolved like an imported one (same-file flow)
         rows: list[list[Any]] = []
+        switched_off: set[int] | None = None
         for fn in [*self.functions, module]:
             name = fn.key.rsplit(".", 1)[-1]
             if fn is not module and (name in _ENTRY_NAMES or name.startswith(("train_", "fit_"))):
@@ -838,14 +873,20 @@ class _Summarizer:
             self._current = fn
             taint = _tainted(fn.nodes, seeds)
             constructed = self._local_constructed(fn)
-            where = "its module speaks of differential privacy"
+            where = "its module speaks of differential privacy" if _dp_module_text(self.source) else \
+                "its module feeds the project's DP code"
+            if switched_off is None:
+                switched_off = off_switch_nodes(self.tree)
             for node in fn.calls:
+                if id(node) in switched_off:
+                    continue  # behind a switch the module leaves off
                 if self._local_callee(node.func, fn) in own and not isinstance(node.func, ast.Name):
                     continue  # a method of this module's class: ``_calls`` follows a DP model's own
                 callee = self._callee(node.func, constructed)
                 if callee is None:
                     continue
-                rows.extend([*row, "script"] for row in self._tainted_call_rows(fn, callee, node, taint, where))
+                rows.extend([*row, "script", _dp_module_text(self.source)]
+                            for row in self._tainted_call_rows(fn, callee, node, taint, where))
         self._current = None
         return rows
 
@@ -961,6 +1002,12 @@ def _carried(expr: ast.AST) -> Iterator[ast.AST]:
         yield from _carried(expr.orelse)
     elif isinstance(expr, (ast.Subscript, ast.Attribute)):
         yield from _carried(expr.value)
+    elif isinstance(expr, ast.Call) and _last(expr.func)[:1].isupper() and _last(expr.func) not in _THROUGH_CALLS:
+        # an object built from the value (``return Mapping(name, codes)``) carries it
+        for arg in expr.args:
+            yield from _carried(arg)
+        for kw in expr.keywords:
+            yield from _carried(kw.value)
     elif isinstance(expr, ast.Call) and _last(expr.func) in _THROUGH_CALLS | _CARRY_METHODS:
         if isinstance(expr.func, ast.Attribute) and _last(expr.func) in _CARRY_METHODS:
             yield from _carried(expr.func.value)
@@ -1046,6 +1093,8 @@ def _result_used(fn: _Function | None, call: ast.Call) -> bool:
     if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.NamedExpr)):
         # kept on the object (``self.raw_ = helper(X)``): the fitting site's finding covers it
         names = {n for n in _assigned_names(parent) if "." not in n}
+        # ``mappings[f] = helper(df)``: the container holds it
+        names |= {t.value.id for t in _targets(parent) if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)}
         line = call.lineno
         return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
                    and n.lineno >= line and _used_here(n, parents) for n in fn.nodes)
@@ -1182,8 +1231,9 @@ class _Resolver:
             return None
         head, *rest = dotted.split(".")
         summary = self.summaries.get(importer) or {}
-        if head in summary.get("defs", ()) and not rest:
-            return importer, head
+        if head in summary.get("defs", ()) and len(rest) <= 1:
+            # ``Cls.method(…)``: a static or class method called through its class
+            return importer, ".".join([head, *rest])
         for local, level, module, name in reversed(summary.get("imports", [])):
             if local != head:
                 continue
@@ -1200,6 +1250,10 @@ class _Resolver:
             if file is None or file == importer:
                 return None
             return self.resolve(file, ".".join([name, *rest]), depth + 1)
+        for level, module in summary.get("stars", []):  # ``from pkg.features import *``
+            file = self._module(importer, level, module)
+            if file is not None and file != importer and head in (self.summaries.get(file) or {}).get("defs", ()):
+                return self.resolve(file, dotted, depth + 1)
         return None
 
     def _walk(self, file: str, module: str, level: int, rest: list[str], importer: str,
@@ -1249,6 +1303,7 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
                      and any(s.get("loadfits") for s in summaries.values())):
         return prepared
     resolver = _Resolver(summaries)
+    feeding: dict[str, str] | None = None
     found: dict[tuple[str, int, int], tuple[list[Any], str, set[RelatedLocation], list[str]]] = {}
     #: call sites in a DP model that use what a helper returns, the helper's statistic:
     #: (caller file, line, col) -> (row, fitted, fitting sites)
@@ -1260,6 +1315,14 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
             script = len(row) > 16 and row[16] == "script"
             if target is None or (target[0] == caller and not script):
                 continue
+            if script and len(row) > 17 and not row[17] and target[0] == caller:
+                continue  # a loader's own helper: the fitting site's finding covers it
+            if script and len(row) > 17 and not row[17] and not summary.get("claim"):
+                # a loader or a preparation script: only when DP code reaches it through the imports
+                if feeding is None:
+                    feeding = preprocessing.reached(summaries, resolver)
+                if caller not in feeding:
+                    continue
             file, symbol = target
             key, entries = _fitter_entries(summaries[file], symbol, method)
             params = summaries[file].get("params", {}).get(key, [])
