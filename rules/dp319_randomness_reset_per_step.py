@@ -12,6 +12,9 @@ _SEEDERS = frozenset({"seed", "manual_seed", "set_seed", "manual_seed_all"})
 #: receivers whose ``seed``-like call resets the generator the draws below use
 _GLOBAL_RECEIVERS = frozenset({"random", "np.random", "numpy.random", "torch", "torch.cuda", "tf.random",
                                "tensorflow.random", "onp.random", "jnp.random"})
+#: constructors of a generator object seeded by their first argument
+_CONSTRUCTORS = frozenset({"default_rng", "RandomState", "Random"})
+_SEED_KEYWORDS = frozenset({"seed", "x", "a"})
 #: draws that pick which records, users or clients a step sees
 _SELECTIONS = frozenset({"sample", "choice", "permutation", "shuffle", "randperm", "choices"})
 #: draws of privacy noise
@@ -81,13 +84,13 @@ class RandomnessResetPerStep(Rule):
         "Fix: seed once before the loop (or not at all) and let the steps draw from the advancing generator; "
         "use a generator nobody can reproduce for the sampling and the noise."
     )
-    TRIGGERS = ("seed",)
+    TRIGGERS = ("seed", "default_rng", "RandomState", "Random(")
     requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is a seeding call and a selection or noise draw in the same file."""
-        return bool(facts.called & _SEEDERS) and bool(facts.called & (_SELECTIONS | _NOISES))
+        """A finding is a seeding call or seeded constructor and a selection or noise draw in the same file."""
+        return bool(facts.called & (_SEEDERS | _CONSTRUCTORS)) and bool(facts.called & (_SELECTIONS | _NOISES))
 
     VALID = (
         # seeded once, before the loop: each step draws a new subset and new noise
@@ -152,8 +155,59 @@ def pick_clients(round_idx, n_total, m, sigma, update):
     chosen = np.random.choice(n_total, m, replace=False)
     return chosen, update + np.random.normal(0, sigma, update.shape)
 """,
+        # a generator built once per run from a caller's seed; the round only indexes the draws
+        """
+import numpy as np
+def make_selector(seed, num_clients, k, sigma):
+    rng = np.random.default_rng(seed)
+    def select(round_t):
+        return rng.choice(num_clients, size=k, replace=False), rng.normal(0, sigma)
+    return select
+""",
+        # a fresh generator per step, built from the step's own secret entropy
+        """
+import numpy as np
+def steps(updates, sigma, clip):
+    out = []
+    for u in updates:
+        rng = np.random.default_rng()
+        out.append(np.clip(u, -clip, clip) + rng.normal(0, sigma * clip, u.shape))
+    return out
+""",
+        # a plain FedAvg aggregator: its only "DP" is a called schedule (dynamic programming), no noise or accountant
+        """
+import numpy as np
+from opacus import PrivacyEngine
+class Aggregator:
+    def client_sampling(self, round_idx, total, per_round):
+        np.random.seed(round_idx)
+        return np.random.choice(range(total), per_round, replace=False)
+
+    def schedule(self, scheduler, mode):
+        return scheduler.DP_schedule(mode)
+""",
     )
     INVALID = (
+        # clients of each round from a generator seeded with a public constant plus the round number
+        """
+import numpy as np
+from opacus.accountants import RDPAccountant
+def pick_round_clients(round_t, num_clients, k):
+    return np.random.default_rng(2026 + round_t).choice(num_clients, size=k, replace=False)  # <-
+
+def dp_server_lr(cfg):
+    return cfg.get("dp_lr", cfg["lr"])
+""",
+        # a generator rebuilt from the same seed inside the step loop draws the same noise each step
+        """
+import numpy as np
+def release_steps(sums, sens, epsilon, seed):
+    out = []
+    for s in sums:
+        rng = np.random.RandomState(seed)  # <-
+        out.append(s + rng.laplace(0, sens / epsilon, s.shape))
+    return out
+""",
         # AdaDPSyn-like: the private subset is re-drawn after resetting to the same seed in every step
         """
 import random
@@ -217,7 +271,16 @@ def train(X, epochs, batch, sigma, clip, grad):
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if call_name(node) not in _SEEDERS or not node.args or _receiver(node) not in _GLOBAL_RECEIVERS:
+        name = call_name(node)
+        if not node.args or node.args[0].keyword is not None and node.args[0].keyword.value not in _SEED_KEYWORDS:
+            return
+        if name in _SEEDERS and _receiver(node) in _GLOBAL_RECEIVERS:
+            draws_from: str | None = None  # the global generator
+        elif name in _CONSTRUCTORS:
+            draws_from = self._generator_name(node)
+            if draws_from is None:
+                return
+        else:
             return
         seed = node.args[0].value
         if _fresh(seed) or self._offline(node):
@@ -229,25 +292,36 @@ def train(X, epochs, batch, sigma, clip, grad):
         loops = fa.enclosing_loops(node)
         if loops:
             loop = loops[0]
-            changed = _assigned_names(loop.body)  # type: ignore[attr-defined]
+            body = loop.body  # type: ignore[attr-defined]
+            changed = _assigned_names(body)
             if isinstance(loop, cst.For):
                 changed |= {n.value for n in walk(loop.target) if isinstance(n, cst.Name)}
             refs = {n.value for n in walk(seed) if isinstance(n, cst.Name)} | {
                 dotted(n) or "" for n in walk(seed) if isinstance(n, cst.Attribute)}
             varying = bool(refs & changed) or any(isinstance(n, cst.Call) for n in walk(seed))
-            draw = self._draw_after(loop.body, at, _SELECTIONS | _NOISES)  # type: ignore[attr-defined]
+            draw = self._draw_after(body, at, _SELECTIONS | _NOISES, draws_from, node)
             if not varying and draw:
                 self.report(node, f"`{fa.code(node).strip()}` resets the generator to the same state in every "
                                   f"iteration, so `{draw}` below draws the same subsample or noise at each "
                                   "composed step while the accountant counts independent steps; seed once "
                                   "before the loop")
                 return
-            if self._position_seed(seed, node, loop) and self._draw_after(loop.body, at, _SELECTIONS):  # type: ignore[attr-defined]
+            if self._position_seed(seed, node, loop) and self._draw_after(body, at, _SELECTIONS, draws_from, node):
                 self._report_position(node, seed)
             return
         fn = fa.enclosing_function(node)
-        if fn is not None and self._position_seed(seed, node, None) and self._draw_after(fn.body, at, _SELECTIONS):
+        if fn is not None and self._position_seed(seed, node, None) and self._draw_after(
+                fn.body, at, _SELECTIONS, draws_from, node):
             self._report_position(node, seed)
+
+    def _generator_name(self, node: cst.Call) -> str | None:
+        """``rng`` of ``rng = default_rng(s)``, or ``""`` when the constructor is drawn from directly."""
+        parent = self.ctx.analysis.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return ""
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            return dotted(parent.targets[0].target)
+        return None
 
     def _report_position(self, node: cst.Call, seed: cst.BaseExpression) -> None:
         fa = self.ctx.analysis
@@ -256,32 +330,46 @@ def train(X, epochs, batch, sigma, clip, grad):
                           "while amplification by subsampling assumes a secret random sample each step")
 
     def _position_seed(self, seed: cst.BaseExpression, node: cst.CSTNode, loop: cst.CSTNode | None) -> bool:
-        """The seed is the loop's counter or a parameter of the function named for a round/step/epoch."""
-        name = seed.value if isinstance(seed, cst.Name) else None
-        if name is None or not words(name) & _POSITION_WORDS:
+        """The seed is the loop's counter or a parameter of the function named for a round/step/epoch, alone or
+        offset by constants (``2026 + round_t``)."""
+        names = [n.value for n in walk(seed) if isinstance(n, cst.Name)]
+        if len(names) != 1 or not all(isinstance(n, (cst.Name, cst.BinaryOperation, cst.Integer, cst.BaseBinaryOp))
+                                      for n in walk(seed)):
             return False
-        if loop is not None and isinstance(loop, cst.For) and name in {
-                n.value for n in walk(loop.target) if isinstance(n, cst.Name)}:
+        name = names[0]
+        if not words(name) & _POSITION_WORDS:
+            return False
+        if isinstance(loop, cst.For) and name in {n.value for n in walk(loop.target) if isinstance(n, cst.Name)}:
             return True
         fn = self.ctx.analysis.enclosing_function(node)
         return fn is not None and any(p.name.value == name for p in fn.params.params)
 
-    def _draw_after(self, scope: cst.CSTNode, line: int, names: frozenset[str]) -> str | None:
+    def _draw_after(self, scope: cst.CSTNode, line: int, names: frozenset[str], draws_from: str | None,
+                    seeding: cst.Call) -> str | None:
+        """The first draw in ``scope`` at or after ``line`` from the generator the seeding call set."""
         fa = self.ctx.analysis
         for sub in walk(scope):
-            if isinstance(sub, cst.Call) and call_name(sub) in names and fa.line_of(sub) > line and (
-                    _receiver(sub) in _GLOBAL_RECEIVERS or isinstance(sub.func, cst.Name)):
+            if not (isinstance(sub, cst.Call) and call_name(sub) in names and fa.line_of(sub) >= line):
+                continue
+            receiver = sub.func.value if isinstance(sub.func, cst.Attribute) else None
+            if draws_from is None:
+                if fa.line_of(sub) > line and (_receiver(sub) in _GLOBAL_RECEIVERS or isinstance(sub.func, cst.Name)):
+                    return fa.code(sub.func).strip()
+            elif (draws_from == "" and receiver is seeding) or (
+                    draws_from and receiver is not None and dotted(receiver) == draws_from):
                 return fa.code(sub.func).strip()
         return None
 
     def _file_draws_noise(self) -> bool:
-        """The module adds privacy noise or runs an accountant somewhere."""
+        """The module adds privacy noise, runs an accountant, or defines a function or class named for DP."""
         fa = self.ctx.analysis
         for sub in fa.nodes(cst.Call):
             name = call_name(sub)  # type: ignore[arg-type]
-            if name in _NOISES or words(name or "") & {"accountant", "rdp", "epsilon", "noise", "noisy", "privatize", "privatise"}:
+            if name in _NOISES or words(name or "") & {"accountant", "rdp", "epsilon", "noise", "noisy", "privatize",
+                                                       "privatise"}:
                 return True
-        return False
+        return any(words(d.name.value) & {"dp", "private", "privacy", "privately"}  # type: ignore[attr-defined]
+                   for kind in (cst.FunctionDef, cst.ClassDef) for d in fa.nodes(kind))
 
     def _offline(self, node: cst.CSTNode) -> bool:
         path = self.ctx.path.replace("\\", "/")
