@@ -1320,7 +1320,7 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
             if script and len(row) > 17 and not row[17] and not summary.get("claim"):
                 # a loader or a preparation script: only when DP code reaches it through the imports
                 if feeding is None:
-                    feeding = preprocessing.reached(summaries, resolver)
+                    feeding = _feeding(summaries, resolver)
                 if caller not in feeding:
                     continue
             file, symbol = target
@@ -1426,6 +1426,14 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         ))
     taken = {(f.path, f.line) for f in findings}
     return sorted(findings + [f for f in prepared if (f.path, f.line) not in taken])
+
+
+def _feeding(summaries: Mapping[str, dict[str, Any]], resolver: _Resolver) -> set[str]:
+    """Files the DP code reaches through its imports, and files that import DP code themselves (a
+    driver or an init script handing the DP model what it prepared)."""
+    claiming = {p for p, s in summaries.items() if s.get("claim")}
+    edges = preprocessing._import_edges(summaries, resolver)
+    return set(preprocessing.reached(summaries, resolver)) | {p for p, deps in edges.items() if deps & claiming}
 
 
 def _who(row: list[Any]) -> str:
