@@ -2,6 +2,7 @@
 computed from a statistic of the data it protects."""
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -78,6 +79,10 @@ _DP_SPEC_TEXT = re.compile(r"(?i)max_?partitions_?contributed|max_?contributions
 #: a privacy parameter in a noise helper's argument makes that argument the calibration
 _CALIBRATION_WORDS = frozenset({"sigma", "epsilon", "eps", "multiplier", "sensitivity", "sens", "scale"})
 _NOISE_WORDS = frozenset({"noise", "noises", "lap", "ln", "laplace", "gauss", "perturbation"})
+#: methods that draw from a distribution object (``noise.sample(b, b)``, ``lap.rvs(scale=b)``)
+_SAMPLER_METHODS = frozenset({"sample", "draw", "rvs"})
+#: words of an object whose draws are a mechanism's noise
+_NOISE_OWNER_WORDS = frozenset({"noise", "laplace", "laplacian", "gaussian", "mechanism", "mech"})
 
 
 def _released_values(value: cst.CSTNode) -> set[int]:
@@ -256,7 +261,8 @@ class DataDependentCalibration(Rule):
         "noise is calibrated to this dataset's local sensitivity rather than to every neighbour's. "
         "Reported at the statement computing the statistic when its value reaches, within the "
         "function (through names, appended lists and the module's own helpers), the scale or "
-        "centre of a noise draw, a mechanism helper's sensitivity/scale parameter, a variable or "
+        "centre of a noise draw, the arguments of a noise object's sampler (`noise.speed.sample(w, w)`, "
+        "`laplace_noise.rvs(b)`), a mechanism helper's sensitivity/scale parameter, a variable or "
         "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
         "or norm keyword (`bounds=`, `input_range=`, `lower=`/`upper=`, `data_norm=`) of a call handed a budget "
         "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: statistics "
@@ -270,20 +276,41 @@ class DataDependentCalibration(Rule):
         "code with no DP context. "
         "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
     )
-    TRIGGERS = ("max", "min", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std", "sensitiv",
+    TRIGGERS = ("max", "min", "ptp", "norm", "median", "mean", "MAX", "percentile", "quantile", "degree", "std", "sensitiv",
                 "laplace")
     requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding needs DP context, a Laplace draw (DP context whatever the names), a DP
-        library's contribution-bound parameter in the text (a script writing a DP pipeline's spec),
+        """A finding needs DP context, a Laplace draw (DP context whatever the names), a noise
+        object's sampler (``noise.sample(b, b)``), a DP library's contribution-bound parameter in the text (a script writing a DP pipeline's spec),
         or a call handed a budget by keyword (``eps=``)."""
-        return facts.may_have_dp_context or facts.calls_any({"laplace", "Laplace"}) \
+        return facts.may_have_dp_context or facts.calls_any({"laplace", "Laplace"}) or any(
+            isinstance(c.func, ast.Attribute) and c.func.attr in _SAMPLER_METHODS
+            and words(ast.unparse(c.func.value)) & _NOISE_OWNER_WORDS for c in facts.calls) \
             or bool(_DP_SPEC_TEXT.search(facts.source)) \
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # the noise object's sampler handed a public bound
+        """
+import numpy as np
+def publish(frame, noise, epsilon, max_speed):
+    return frame["speed"].clip(0, max_speed) + noise.speed.sample(max_speed / epsilon, max_speed / epsilon)
+""",
+        # a frozen Laplace distribution with a configured bound as its scale
+        """
+import numpy as np
+def dp_total(values, laplace_noise, epsilon, upper):
+    return np.clip(values, 0, upper).sum() + laplace_noise.rvs(upper / epsilon)
+""",
+        # a data sampler (not noise) handed a statistic: a subsample, no calibration
+        """
+import numpy as np
+def release(readings, sampler, rho):
+    spread = np.std(readings)
+    return sampler.draw(spread, rho)
+""",
         # public clip bound, noise sized by it
         """
 import numpy as np
@@ -516,6 +543,27 @@ def regress(X, y, epsilon):
     )
 
     INVALID = (
+        # a noise object's sampler handed the width of the private speeds
+        """
+import numpy as np
+def publish(frame, noise, epsilon):
+    width = np.ptp(frame["speed"])  # <-
+    return frame["speed"] + noise.speed.sample(width / epsilon, width / epsilon)
+""",
+        # a frozen Laplace distribution drawn with the private maximum as its scale
+        """
+import numpy as np
+def dp_total(values, laplace_noise, epsilon):
+    top = values.max()  # <-
+    return values.sum() + laplace_noise.rvs(top / epsilon)
+""",
+        # a mechanism object's draw sized by the private standard deviation
+        """
+import numpy as np
+def release(readings, gaussian_mech, rho):
+    spread = np.std(readings)  # <-
+    return readings.mean() + gaussian_mech.draw(spread, rho)
+""",
         # a DP estimator handed its budget and bounds read from the data it trains on
         """
 from diffprivlib.models import GaussianNB
@@ -917,6 +965,12 @@ def regress(X, y, epsilon):
                            positional[0] if positional else None)
                 if loc is not None:
                     out.append((loc, "the centre of the noise"))
+        if name in _SAMPLER_METHODS and isinstance(call.func, cst.Attribute) \
+                and words(dotted(call.func.value) or "") & _NOISE_OWNER_WORDS:
+            # ``noise.speed.sample(width, width)``: a noise object's sampler, its arguments parameterise the draw
+            for arg in call.args:
+                if not arg.star:
+                    out.append((arg.value, f"a parameter of the noise sampler `{dotted(call.func) or name}`"))
         callee = fa.callee(call)
         if callee is None and words(name) & _MECHANISM_WORDS and name not in PURE_DRAWS:
             # an imported mechanism helper: the argument named for the scale or sensitivity

@@ -672,6 +672,146 @@ def load(path):
     df["diagnosis"] = enc.transform(df["diagnosis"].values)
     return df, None
 """, 6),
+    # one-hot columns made from the categories the records hold
+    "get-dummies-frame": ("""
+import pandas as pd
+def load(path):
+    records = pd.read_csv(path)
+    wide = pd.get_dummies(records, columns=["job", "city"])
+    return wide.values, None
+""", 5),
+    "get-dummies-series-prefix": ("""
+import pandas as pd
+def load(path):
+    table = pd.read_csv(path)
+    parts = [pd.get_dummies(table[c], prefix=c) for c in ("sex", "race")]
+    return pd.concat(parts, axis=1), None
+""", 5),
+    "get-dummies-data-keyword": ("""
+import pandas
+def load(path, categorical):
+    frame = pandas.read_parquet(path)
+    encoded = pandas.get_dummies(data=frame[categorical])
+    return encoded, None
+""", 5),
+    "get-dummies-public-categories": ("""
+import pandas as pd
+JOBS = ["clerk", "nurse", "driver"]
+def load(path):
+    records = pd.read_csv(path)
+    return pd.get_dummies(pd.Categorical(records["job"], categories=JOBS)), None
+""", None),
+    "get-dummies-of-labels": ("""
+import pandas as pd
+def load(path):
+    records = pd.read_csv(path)
+    labels = pd.get_dummies(records.pop("target"))
+    return records.values, labels
+""", None),
+    "get-dummies-of-synthetic": ("""
+import pandas as pd
+def load(path):
+    synthetic = pd.read_csv(path)
+    return pd.get_dummies(synthetic), None
+""", None),
+    # a unit or scale chosen by comparing a centre of the records with a number
+    "unit-by-median": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    if df["age"].median() > 150:
+        df["age"] = df["age"] / 365.0
+    return df.values, None
+""", 5),
+    "unit-by-mean-augmented": ("""
+import numpy as np
+def load(path):
+    masses = np.loadtxt(path)
+    if np.mean(masses) < 10:
+        masses *= 1000.0
+    return masses, None
+""", 5),
+    "unit-by-quantile-other-name": ("""
+import pandas as pd
+def load(path):
+    table = pd.read_csv(path)
+    height = table["height"].astype(float)
+    if height.quantile(0.5) <= 3:
+        table["height"] = (height * 100).round()
+    return table, None
+""", 6),
+    "unit-by-public-flag": ("""
+import pandas as pd
+def load(path, age_in_days=True):
+    df = pd.read_csv(path)
+    if age_in_days:
+        df["age"] = df["age"] / 365.0
+    return df.values, None
+""", None),
+    "format-check-by-max": ("""
+import numpy as np
+def load(path):
+    images = np.load(path)
+    if images.max() > 1.5:
+        images = images / 255.0
+    return images, None
+""", None),
+    "guard-raises-on-median": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    if df["age"].median() > 150:
+        raise ValueError("ages look like days")
+    return df.values, None
+""", None),
+    # values kept or dropped by their exact count in the records
+    "rare-values-by-counter": ("""
+from collections import Counter
+def load(path, min_count):
+    rows = [line.split(",") for line in open(path)]
+    seen = Counter(r[2] for r in rows)
+    common = {v for v, n in seen.items() if n >= min_count}
+    return [r for r in rows if r[2] in common], None
+""", 6),
+    "rare-values-by-value-counts-mask": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    vc = df["city"].value_counts()
+    keep = vc[vc > 20].index
+    return df[df["city"].isin(keep)], None
+""", 6),
+    "rare-values-by-frequency-helper": ("""
+import pandas as pd
+from utils import count_frequencies
+def load(path):
+    df = pd.read_csv(path)
+    share = count_frequencies(df["item"])
+    frequent = [k for k, p in share.items() if p > 0.001]
+    return df[df["item"].isin(frequent)], None
+""", 7),
+    "rare-values-public-vocabulary": ("""
+import pandas as pd
+def load(path, vocabulary):
+    df = pd.read_csv(path)
+    return df[df["item"].isin(vocabulary)], None
+""", None),
+    "rare-values-noisy-counts": ("""
+import numpy as np
+def load(path, epsilon, k):
+    values = np.loadtxt(path, dtype=int)
+    noisy = np.bincount(values, minlength=k) + np.random.laplace(0, 1 / epsilon, k)
+    return [v for v, c in enumerate(noisy) if c > 5], None
+""", None),
+    "counts-compared-for-a-guard": ("""
+from collections import Counter
+def load(path):
+    rows = [line.split(",") for line in open(path)]
+    seen = Counter(r[2] for r in rows)
+    if len(seen) > 100:
+        raise ValueError("too many categories")
+    return rows, None
+""", None),
 }
 
 
@@ -730,3 +870,22 @@ def test_released_distribution_no_finding(tmp_path: Path) -> None:
     (tmp_path / "proj" / "PKG-INFO").parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / "proj" / "PKG-INFO").write_text("Name: lib\n")
     assert _join(tmp_path, CASES["pandas-median-fill"][0]) == []
+
+
+def test_module_handing_records_to_a_dp_module_is_reached(tmp_path: Path) -> None:
+    """A module that imports the DP module (imported itself by a runner) prepares the DP input:
+    its preprocessing is reported; a module importing nothing that claims DP is not."""
+    dp_module = ("import numpy as np\n"
+                 "def privatize(values, epsilon):  # local differential privacy client\n"
+                 "    return values + np.random.laplace(0, 1 / epsilon, len(values))\n")
+    prep = ("import pandas as pd\n"
+            "from main import privatize\n"
+            "def release(path, epsilon):\n"
+            "    df = pd.read_csv(path)\n"
+            "    vc = df['item'].value_counts()\n"
+            "    kept = df[df['item'].isin(vc[vc >= 10].index)]\n"
+            "    return privatize(kept['item'].values, epsilon)\n")
+    assert [f.line for f in _join(tmp_path, prep, main=dp_module, name="mask.py")] == [6]
+    unrelated = prep.replace("from main import privatize", "from helpers import privatize")
+    assert _join(tmp_path, unrelated, main=dp_module.replace("local differential privacy client", "client"),
+                 name="mask.py") == []

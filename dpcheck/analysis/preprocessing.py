@@ -170,6 +170,9 @@ def _root(expr: ast.AST) -> str | None:
             node = node.left
         elif isinstance(node, ast.Name):
             return node.id
+        elif isinstance(node, (ast.List, ast.Tuple)) and node.elts and not any(
+                isinstance(e, ast.Constant) for e in node.elts):
+            node = node.elts[0]  # ``np.array([v_prev, v_next])``: an array of the values listed
         else:
             return None
     return None
@@ -225,6 +228,8 @@ class _Scope:
         #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
         self.stats: dict[str, set[str]] = {}
         self.evaluating = _evaluating(body, name)
+        #: names bound only to literal arrays of private-looking values (``_listed``)
+        self.listed: set[str] = set()
         #: the module's hand-written scalers (``_home_scalers``)
         self.home: set[str] = set()
         #: parameters every call fills with an enumerated domain (``np.arange(k)``)
@@ -255,6 +260,7 @@ class _Scope:
                 if any(r in self.derived or _words(r) & _MODEL_VALUES for r in reads) and not any(
                         r in {"X", "x", "D"} or _words(r) & _DATA_ARG_WORDS for r in reads):
                     self.derived.update(k for k in _targets(node) if "." not in k)
+        self.listed = self._listed()
         #: nodes inside a reduction (``np.abs(x - x.mean()).sum()``, ``np.average((x - m) ** 2)``): a
         #: dispersion being computed, not the data transformed
         self.reduced: set[int] = set()
@@ -298,6 +304,38 @@ class _Scope:
             for test in tests:
                 self.selecting.update(id(n) for n in ast.walk(test) if isinstance(n, ast.Compare))
 
+        #: names holding exact frequencies of the records' values (``vc = df[c].value_counts()``,
+        #: ``freq = Counter(col)``, a helper named for counting handed the data, values derived from one)
+        self.counts: set[str] = set()
+        for _ in range(2):
+            for node in self.nodes():
+                # a frame filtered by a mask of counts is still the records, not their frequencies
+                if isinstance(node, ast.Assign) and not _drawn(node.value) and (
+                        any(self._counting(n) for n in ast.walk(node.value))
+                        or any(_key(n) in self.counts for n in ast.walk(node.value))
+                        and _root(node.value) in {None, *self.counts}):
+                    self.counts.update(k for k in _targets(node) if k != "self")
+                elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call) \
+                        and _last(node.iter.func) in {"items", "values"} and isinstance(node.iter.func, ast.Attribute) \
+                        and _key(node.iter.func.value) in self.counts:
+                    value = node.target.elts[-1] if isinstance(node.target, ast.Tuple) and node.target.elts \
+                        else node.target
+                    if isinstance(value, ast.Name):
+                        self.counts.add(value.id)
+
+    def _counting(self, node: ast.AST) -> bool:
+        """A call counting how often each value occurs in the private records."""
+        if not isinstance(node, ast.Call):
+            return False
+        name = _last(node.func)
+        if name not in _COUNTING and not (_words(name) & _COUNT_WORDS and len(_words(name)) >= 2 and node.args):
+            return False
+        data = node.func.value if name == "value_counts" and isinstance(node.func, ast.Attribute) \
+            else node.args[0] if node.args else None
+        if isinstance(data, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
+            data = data.generators[0].iter  # ``Counter(r[2] for r in rows)``: the rows counted
+        return data is not None and self.private(data) and not _drawn(data)
+
     def releases(self) -> bool:
         """Does the scope name a privacy budget or a private engine (``target_epsilon``,
         ``make_private``, ``self.dp_engine``)? A baseline or robustness test does not."""
@@ -336,9 +374,27 @@ class _Scope:
                     stack.append(child)
 
     def private(self, expr: ast.AST) -> bool:
-        """``_private_looking`` and not toy data drawn at random in this scope."""
+        """``_private_looking`` and not toy data drawn at random in this scope, or a name whose
+        every binding here is a literal array of such values (``ranges = np.array([v_1, v_3])``)."""
         root = _root(expr)
-        return _private_looking(expr) and root not in self.simulated and root not in self.derived
+        if root in self.simulated or root in self.derived:
+            return False
+        return _private_looking(expr) or root in self.listed
+
+    def _listed(self) -> set[str]:
+        """Names bound only to arrays listing named values (``np.array([a, b]).reshape(-1, 1)``)."""
+        sources: dict[str, list[ast.expr]] = {}
+        for node in self.nodes():
+            if isinstance(node, ast.Assign):
+                for key in _targets(node):
+                    sources.setdefault(key, []).append(node.value)
+        out: set[str] = set()
+        for key, values in sources.items():
+            if all(any(isinstance(n, (ast.List, ast.Tuple)) and isinstance(n.ctx, ast.Load) for n in ast.walk(v))
+                   and _root(v) is not None and not _drawn(v) for v in values) \
+                    and any(_private_looking(v) for v in values):
+                out.add(key)
+        return out
 
     def kinds(self, expr: ast.AST) -> set[str]:
         """Statistic kinds ``expr`` carries (directly or through a name assigned one)."""
@@ -373,6 +429,11 @@ class _Scope:
                 return False
         return True
 
+
+_COUNTING = frozenset({"value_counts", "Counter", "bincount"})
+#: words of a helper that counts values (``get_real_frequency(df)``, ``count_values(col)``)
+_COUNT_WORDS = frozenset({"freq", "frequency", "frequencies", "count", "counts", "histogram", "tally"})
+_ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 #: words of a loop variable or iterable holding columns, not records (``for col in df``)
 _COLUMN_WORDS = frozenset({"col", "cols", "column", "columns", "feature", "features", "attr", "attrs", "attribute",
@@ -811,6 +872,14 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                     and scope.private(arg.func.value):
                 return f"missing values filled with the data's {_last(arg.func)}"
             return None
+        if name == "get_dummies":
+            data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
+            declared = data is not None and any(
+                isinstance(n, ast.Call) and any(k.arg == "categories" for k in n.keywords) for n in ast.walk(data))
+            if data is not None and not declared and scope.private(data) and not _names_label(data) \
+                    and _root(data) not in scope.enumerated:
+                return "the data one-hot encoded with the categories it holds (its columns are the private values)"
+            return None
         if name in _CLIP and len(node.args) >= 2 and scope.private(node.args[0]):
             if scope.kinds(ast.Tuple(elts=node.args[1:], ctx=ast.Load())) & (_LOCATION | _SPREAD):
                 return "the data clipped at its own statistics"
@@ -851,12 +920,67 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if scope.kinds(node.right) & _MEANS and scope.kinds(node.left.right) & {"std", "nanstd", "var"}:
                 return "the output de-normalised with the data's mean and std"
         return None
+    if isinstance(node, ast.If) and _rescaled_by_own_statistic(node, scope):
+        return "the data's unit or scale chosen by a test on its own statistic"
+    if isinstance(node, ast.Compare) and len(node.comparators) == 1 and id(node) in scope.selecting \
+            and isinstance(node.ops[0], _ORDER) and scope.counts:
+        sides = [node.left, node.comparators[0]]
+        counted = [any(_key(n) in scope.counts or scope._counting(n) for n in ast.walk(side)) for side in sides]
+        if counted.count(True) == 1 and not _drawn(node):
+            return "values kept or dropped by their exact frequency in the data"
     if isinstance(node, ast.Compare) and len(node.comparators) == 1 and id(node) in scope.selecting:
         right = node.comparators[0]
         if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) \
                 and scope.kinds(node.left) & (_SELECT | {"std", "nanstd", "var", "nanvar"}):
             return "columns selected by a statistic of the data"
     return None
+
+
+def _names_label(data: ast.expr) -> bool:
+    """``y``, ``df["target"]``, ``records.pop("label")``: the prediction target, whose class set is schema."""
+    named = [*_names(data), *(n.value for n in ast.walk(data) if isinstance(n, ast.Constant) and isinstance(n.value, str))]
+    return any(_words(n) & _LABEL_WORDS for n in named)
+
+
+_ARITH = (ast.Mult, ast.Div, ast.Add, ast.Sub, ast.FloorDiv)
+_CENTRES = frozenset({"mean", "nanmean", "median", "nanmedian", "average", "quantile", "nanquantile", "percentile",
+                      "nanpercentile"})
+
+
+def _rescaled_by_own_statistic(node: ast.If, scope: _Scope) -> bool:
+    """``if df[c].median() > 120: df[c] = df[c] / 365``: a number compared with a statistic of the
+    records decides the transformation the records then get (a unit, a scale, an offset), so the
+    released values' scale is an un-noised function of the data."""
+    test = node.test
+    if not isinstance(test, ast.Compare) or len(test.comparators) != 1:
+        return False
+    sides = [test.left, test.comparators[0]]
+    if not any(isinstance(s, ast.Constant) and isinstance(s.value, (int, float)) and not isinstance(s.value, bool)
+               or isinstance(s, ast.UnaryOp) and isinstance(s.operand, ast.Constant) for s in sides):
+        return False
+    stat_side = next((s for s in sides if not isinstance(s, (ast.Constant, ast.UnaryOp))), None)
+    # a centre of the values (not ``x.max() > 1``, which tells a stored format apart: 0-255 or 0-1)
+    if stat_side is None or not scope.pure(stat_side) or not scope.kinds(stat_side) & _CENTRES:
+        return False
+    roots = {_root(found[1]) for n in ast.walk(stat_side) if (found := _stat(n)) is not None} - {None}
+    for stmt in node.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AugAssign):
+            target, value = stmt.target, ast.BinOp(left=stmt.target, op=stmt.op, right=stmt.value)
+        else:
+            continue
+        if not scope.private(target):
+            continue
+        for op in ast.walk(value):
+            # a constant factor or offset (a unit conversion), not another statistic
+            if not isinstance(op, ast.BinOp) or not isinstance(op.op, _ARITH) \
+                    or isinstance(op.left, ast.Constant) == isinstance(op.right, ast.Constant):
+                continue
+            operand = op.left if not isinstance(op.left, ast.Constant) else op.right
+            if _root(operand) in roots | {_root(target)} and scope.private(operand):
+                return True
+    return False
 
 
 #: values whose maximum plus one is a schema count, not a domain read off the records: class labels,
@@ -945,7 +1069,8 @@ def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
     return bool(scope.kinds(expr))
 
 
-_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
+_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "value_counts(", "Counter(", "bincount(",
+              "freq", "count", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
               "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=", "Encod", "Normaliz", "Discretiz",
               "Transformer(", "max(")
 
@@ -1014,11 +1139,14 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
                     out[dep] = nxt[dep] = origin
         frontier = nxt
     claiming = {p for p, s in summaries.items() if s.get("claim")}
-    for script in sorted(p for p in edges if p not in imported):
+    for script in sorted(edges):
         origin = next((c for c in sorted(edges[script]) if c in claiming), None)
         if origin is not None:
-            for dep in sorted(edges[script]):
-                out.setdefault(dep, origin)
+            # a module handing its records to a DP module prepares the DP input itself
+            out.setdefault(script, origin)
+            if script not in imported:
+                for dep in sorted(edges[script]):
+                    out.setdefault(dep, origin)
     if claimed:
         for path in summaries:
             stem = os.path.splitext(os.path.basename(path))[0]
@@ -1048,7 +1176,6 @@ def _preparing_script(path: str, summary: Mapping[str, Any]) -> bool:
     if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or os.path.basename(path) == "__init__.py":
         return False
     return any(_words(name) & _PREPARING_DEFS and not _words(name) & _EVAL_WORDS for name in summary.get("defs", ()))
-
 
 
 def _distributed(path: str, cache: dict[str, bool]) -> bool:
