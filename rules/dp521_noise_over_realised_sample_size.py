@@ -14,6 +14,10 @@ _COUNTS = frozenset({"sum", "len", "count_nonzero", "nansum", "reduce_sum"})
 _BERNOULLI = frozenset({"binomial", "bernoulli", "Bernoulli"})
 _UNIFORM = frozenset({"rand", "random", "uniform", "random_sample"})
 _SCALE_WORDS = frozenset({"sigma", "std", "stddev", "noise", "scale", "stdev"})
+#: words of a sampler or loader that draws a Poisson (Bernoulli) sample
+_POISSON_WORDS = frozenset({"poisson", "possion", "bernoulli"})
+#: words of a DP optimiser's normaliser (the batch size the noisy sum is divided by)
+_BATCH_WORDS = frozenset({"batch", "minibatch", "lot", "microbatches"})
 
 
 class NoiseOverRealisedSampleSize(Rule):
@@ -34,13 +38,16 @@ class NoiseOverRealisedSampleSize(Rule):
         "used only outside the noise scale. Fix: divide by the expected sample size q·N (Opacus' "
         "`expected_batch_size`)."
     )
-    TRIGGERS = ("binomial", "bernoulli", "rand")
+    TRIGGERS = ("binomial", "bernoulli", "rand", "oisson", "ossion")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a Bernoulli draw (or a uniform draw compared with a rate) and a noise draw."""
-        return bool(facts.called & (_BERNOULLI | _UNIFORM)) and bool(facts.called & PURE_DRAWS)
+        poisson = bool(facts.called & (_BERNOULLI | _UNIFORM)) or any(words(c) & _POISSON_WORDS for c in facts.called)
+        return poisson and (bool(facts.called & PURE_DRAWS) or any(
+            words(c) & {"noise", "noisy"} for c in facts.called) or any(
+            words(i) & _BATCH_WORDS for i in facts.identifiers))
 
     VALID = (
         # the expected sample size
@@ -77,9 +84,77 @@ def simulate(n, p, epsilon, k):
     m = bits.sum()
     return m + np.random.laplace(0, 1.0 / epsilon), np.random.laplace(0, k / epsilon)
 """,
+        # twin of the optimiser normaliser: a shuffled fixed-size loader, the batch length is the fixed size
+        """
+import torch
+from torch.utils.data import DataLoader
+def train(model, optimizer, dataset, batch_size, epsilon):
+    loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, drop_last=True)
+    for data, target in loader:
+        optimizer.minibatch_size = len(data)
+        optimizer.step(model, data, target)
+""",
+        # twin of the divided noisy sum: Poisson batch, noisy sum over the expected size
+        """
+import numpy as np
+import torch
+def poisson_batch(X, q):
+    keep = np.random.rand(len(X)) <= q
+    return X[keep]
+def step(model, X, q, clip, sigma):
+    xb = poisson_batch(X, q)
+    g = model.clipped_grad_sum(xb, clip)
+    noisy = g + torch.normal(0.0, sigma * clip, g.shape)
+    model.grad = noisy / (q * len(X))
+""",
+        # the realised batch only averages the loss before clipping (no noise in the quotient)
+        """
+import torch
+from opacus.data_loader import DPDataLoader
+def train(model, loader, criterion, sigma):
+    for xb, yb in DPDataLoader.from_data_loader(loader):
+        loss = criterion(model(xb), yb).sum() / len(xb)
+        loss.backward()
+""",
     )
 
     INVALID = (
+        # the DP optimiser's normaliser set to the size of each Poisson-sampled minibatch
+        """
+import torch
+from loaders import make_poisson_loaders
+def run(model, optimizer, data, batch_size, steps, epsilon):
+    sample_batches, _ = make_poisson_loaders(batch_size=batch_size)
+    for _ in range(steps):
+        for xb, yb in sample_batches(data):
+            optimizer.minibatch_size = len(xb)  # <-
+            optimizer.step(model, xb, yb)
+""",
+        # noisy clipped sum divided by the realised Bernoulli batch's row count
+        """
+import numpy as np
+import torch
+def draw(X, y, q):
+    u = np.random.rand(len(X))
+    idx = np.arange(len(X))[u <= q]
+    return X[idx], y[idx]
+def step(model, X, y, q, clip, sigma):
+    xb, yb = draw(X, y, q)
+    g = model.clipped_grad_sum(xb, yb, clip)
+    g = g + torch.normal(0.0, sigma * clip, g.shape)
+    for p, gi in zip(model.parameters(), [g]):
+        p.grad = gi / xb.shape[0]  # <-
+""",
+        # a global micro-batch count read by the optimiser, set from a Bernoulli subsample
+        """
+import numpy as np
+microbatches = 256
+def train_epoch(fit, X, n, q, noise_multiplier):
+    global microbatches
+    picked = [i for i in range(n) if np.random.random() < q]
+    microbatches = len(picked)  # <-
+    fit(X[picked], noise_multiplier=noise_multiplier, num_microbatches=microbatches)
+""",
         # a federated round: Poisson client sampling, std z·G/m with m the clients drawn
         """
 import numpy as np
@@ -125,11 +200,49 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         targets = [t.target for t in node.targets if isinstance(t.target, (cst.Name, cst.Attribute))]
-        if not any(words(self._last(t)) & _SCALE_WORDS for t in targets):
-            return
-        size = self._realised_denominator(node.value, node)
-        if size:
-            self._report(node, size)
+        if any(words(self._last(t)) & _SCALE_WORDS for t in targets):
+            size = self._realised_denominator(node.value, node)
+            if size:
+                self._report(node, size)
+                return
+        fa = self.ctx.analysis
+        for target in targets:
+            if self._normaliser(target, node) and self._realised(node.value, node):
+                self.report(node, f"`{fa.code(target).strip()}`, the size the noisy gradient sum is divided by, is "
+                                  f"set to `{fa.code(node.value).strip()}`, the realised size of a Poisson-sampled "
+                                  "batch: the normalisation depends on who was sampled, which the subsampled "
+                                  "accountant does not cover; use the expected batch size q·N")
+                return
+        for sub in walk(node.value):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) and self._realised(
+                    sub.right, node) and self._noisy(sub.left, node, 0):
+                self.report(node, f"the noisy sum `{fa.code(sub.left).strip()}` is divided by "
+                                  f"`{fa.code(sub.right).strip()}`, the realised size of a Poisson-sampled batch: "
+                                  "the release depends on how many records were drawn, which the subsampled "
+                                  "accountant does not cover; divide by the expected batch size q·N")
+                return
+
+    def _normaliser(self, target: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``optimizer.minibatch_size`` / ``self.batch_size``, or a ``global microbatches`` the optimiser reads."""
+        w = words(self._last(target))
+        if not (w & _BATCH_WORDS and ("size" in w or "microbatches" in w)):
+            return False
+        if isinstance(target, cst.Attribute):
+            return True
+        fn = self.ctx.analysis.enclosing_function(at)
+        return fn is not None and any(isinstance(g, cst.Global) and any(n.name.value == self._last(target)
+                                                                        for n in g.names) for g in walk(fn))
+
+    def _noisy(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
+        """``expr`` holds a noise draw or a noisy helper's result, through local names and loop targets."""
+        for sub in walk(expr):
+            if isinstance(sub, cst.Call) and (call_name(sub) in PURE_DRAWS or words(call_name(sub) or "") & {
+                    "noise", "noisy", "privatize", "privatise"}):
+                return True
+            if isinstance(sub, cst.Name) and depth < 3 and sub.value not in ("self", "cls"):
+                if any(self._noisy(v, v, depth + 1) for v in self._values(sub, at) if v is not expr):
+                    return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         """A draw whose scale argument is itself divided by the realised size."""
@@ -162,13 +275,29 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
 
     def _realised(self, ref: cst.CSTNode, at: cst.CSTNode) -> bool:
         """``m`` / ``self.m`` assigned a count of a Bernoulli sample, or ``len(sampled)`` of one."""
-        fa = self.ctx.analysis
+        counted = self._counted(ref)
+        if counted is not None:
+            return self._bernoulli(counted, ref, 0)
         if isinstance(ref, cst.Call):
-            return call_name(ref) in _COUNTS and bool(ref.args) and self._bernoulli(ref.args[0].value, ref, 0)
+            return False
         if isinstance(ref, cst.Name) and ref.value in ("self", "cls"):
             return False  # the attribute ``self.m`` is checked as a whole
         values = self._values(ref, at)
         return any(self._count_of_bernoulli(v, v) for v in values)
+
+    @staticmethod
+    def _counted(ref: cst.CSTNode) -> cst.BaseExpression | None:
+        """``x`` of ``len(x)``, ``sum(x)``, ``x.shape[0]``, ``x.size(0)``."""
+        if isinstance(ref, cst.Call) and call_name(ref) in _COUNTS and ref.args and isinstance(ref.func, cst.Name):
+            return ref.args[0].value
+        if isinstance(ref, cst.Call) and isinstance(ref.func, cst.Attribute) and ref.func.attr.value == "size" \
+                and len(ref.args) == 1 and number(ref.args[0].value) == 0:
+            return ref.func.value
+        if isinstance(ref, cst.Subscript) and isinstance(ref.value, cst.Attribute) and \
+                ref.value.attr.value == "shape" and len(ref.slice) == 1 and isinstance(ref.slice[0].slice, cst.Index) \
+                and number(ref.slice[0].slice.value) == 0:
+            return ref.value.value
+        return None
 
     def _values(self, ref: cst.BaseExpression, at: cst.CSTNode) -> list[cst.BaseExpression]:
         """What ``ref`` is assigned: in the function around ``at`` for a name, in the module for ``self.x``."""
@@ -178,9 +307,17 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
         scope = fa.index.module if attribute else (fa.enclosing_function(at) or fa.index.module)
         out = []
         for sub in walk(scope, into_scopes=attribute):
-            if isinstance(sub, cst.Assign) and any(fa.code(t.target).strip() == key for t in sub.targets):
+            if isinstance(sub, cst.Assign) and any(self._binds(t.target, key) for t in sub.targets):
                 out.append(sub.value)
+            elif isinstance(sub, cst.For) and not attribute and self._binds(sub.target, key):
+                out.append(sub.iter)
         return out
+
+    def _binds(self, target: cst.BaseExpression, key: str) -> bool:
+        """``target`` is ``key`` or a tuple/list that unpacks into it."""
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return any(self._binds(e.value, key) for e in target.elements)
+        return self.ctx.analysis.code(target).strip() == key
 
     def _count_of_bernoulli(self, value: cst.BaseExpression, at: cst.CSTNode) -> bool:
         for sub in walk(value):
@@ -192,6 +329,9 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
                 return True  # ``mask.sum()``
         return False
 
+    def _inside(self, node: cst.CSTNode, fn: cst.CSTNode) -> bool:
+        return self.ctx.analysis.inside(node, fn)
+
     def _bernoulli(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
         """``expr`` holds a Bernoulli draw or what it selects: ``binomial(1, q, n)``, ``rand(n) < q``, a
         comprehension filtered by a coin, ``np.where(mask)``, ``x[mask]``, through local names."""
@@ -199,9 +339,19 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
             if isinstance(sub, cst.Call) and call_name(sub) in _BERNOULLI and (
                     call_name(sub) != "binomial" or (sub.args and number(sub.args[0].value) == 1)):
                 return True
+            if isinstance(sub, cst.Call) and words(call_name(sub) or "") & _POISSON_WORDS:
+                return True
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and depth < 3 and any(
+                    self._bernoulli(f.body, f, depth + 1)
+                    for f in self.ctx.analysis.functions_named(sub.func.value) if not self._inside(sub, f)):
+                return True
             if isinstance(sub, cst.Comparison) and any(
                     isinstance(n, cst.Call) and call_name(n) in _UNIFORM for n in walk(sub.left)):
                 return True
+            if isinstance(sub, cst.Comparison) and isinstance(sub.left, cst.Name) and any(
+                    isinstance(n, cst.Call) and call_name(n) in _UNIFORM
+                    for v in self._values(sub.left, sub) for n in walk(v)):
+                return True  # ``u = rand(n); mask = u <= q``
             if isinstance(sub, (cst.Name, cst.Attribute)) and depth < 3 and not (
                     isinstance(sub, cst.Name) and sub.value in ("self", "cls")):
                 if any(self._bernoulli(v, v, depth + 1) for v in self._values(sub, sub) if v is not expr):
