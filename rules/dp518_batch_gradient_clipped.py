@@ -51,7 +51,7 @@ class BatchGradientClipped(Rule):
         "before the sum. The gradient of a batch loss (`p.grad` after `loss.backward()`, "
         "`tape.gradient(loss, vars)`, `tf.gradients(loss, vars)`, `torch.autograd.grad(loss, "
         "params)`, `optimizer.compute_gradients(loss)`) already mixes all examples: clipping it (a "
-        "norm clip, a hand-written `g * min(1, C / ‖g‖)`, `g.div_(norm / C)`) or passing it, tensor "
+        "norm clip, a hand-written `g * min(1, C / ‖g‖)`, `g.div_(norm / C)`, `g /= max(1, ‖g‖ / C)`, or `if ‖g‖ > C: g /= ‖g‖`) or passing it, tensor "
         "by tensor, to a clip-and-noise helper (`sanitizer.sanitize(g, …)`, `grad_dp(p.grad)`) bounds "
         "the batch's mean, not one record's share; scaled back by the batch size it lets one record "
         "move the sum by up to 2·B·C. The same holds for Keras optimizers built with `clipnorm=` / "
@@ -186,6 +186,38 @@ for xb, yb in loader:
         total = total + torch.cat([t.flatten() for t in g]) * min(1.0, clip / norm)
     update = total + sigma * clip * torch.randn_like(total)
 """,
+        # each example's gradient normalised when above the bound, inside the loop over the batch's examples
+        """
+import torch
+from scipy.stats import multivariate_normal
+def noisy_sgd(w, X, Y, lr, epsilon, sigma, loss_fn):
+    for xi, yi in zip(X, Y):
+        loss_fn(w, xi, yi).backward()
+        step = lr * w.grad.clone()
+        if torch.linalg.norm(step) > 1.0:
+            step /= torch.linalg.norm(step)
+        w.data -= step + torch.tensor(multivariate_normal(cov=sigma).rvs(size=len(w)))
+        w.grad.zero_()
+""",
+        # the batch gradient divided by max(1, ‖g‖/C) with no noise anywhere: ordinary training with a clip
+        """
+def descend(w, loss, lr, clip, epsilon_tol):
+    loss.backward()
+    g = w.grad
+    g /= max(1.0, g.norm() / clip)
+    w.data -= lr * g
+    return abs(loss.item()) < epsilon_tol
+""",
+        # unconditional normalisation of the batch gradient (normalised gradient descent), no clip guard
+        """
+import numpy as np
+def ngd_step(model, loss, lr, sigma, epsilon):
+    loss.backward()
+    for p in model.parameters():
+        d = p.grad
+        d /= d.norm()
+        p.data -= lr * d + lr * np.random.normal(0, sigma)
+""",
     )
 
     INVALID = (
@@ -296,6 +328,39 @@ def privatize(model, clip_norm, sigma):
     for p in model.parameters():
         p.grad = p.grad / max(1.0, norm / clip_norm) + torch.randn_like(p.grad) * sigma * clip_norm  # <-
 """,
+        # the batch step lr·∇ normalised when its norm exceeds the bound, then a scipy Gaussian added
+        """
+import torch
+from scipy.stats import multivariate_normal
+def noisy_sgd(w, X, Y, lr, epsilon, sigma, loss_fn, batch):
+    for _ in range(100):
+        idx = torch.randint(len(X), (batch,))
+        loss_fn(w, X[idx], Y[idx]).sum().backward()
+        with torch.no_grad():
+            step = lr * w.grad
+            if torch.linalg.norm(step) > 1.0:
+                step /= torch.linalg.norm(step)  # <-
+            w -= step + torch.tensor(multivariate_normal(cov=sigma).rvs(size=len(w)))
+            w.grad.zero_()
+""",
+        # the batch gradient divided in place by max(1, ‖g‖ / C), Gaussian noise σ·C after
+        """
+import torch
+def private_update(model, loss, clip_bound, noise_multiplier, epsilon):
+    loss.backward()
+    for p in model.parameters():
+        g = p.grad
+        g /= max(1.0, g.norm(2) / clip_bound)  # <-
+        g += torch.randn_like(g) * noise_multiplier * clip_bound
+""",
+        # TensorFlow: the tape gradient of the batch loss scaled in place by min(1, C/‖g‖), then noised
+        """
+import tensorflow as tf
+def dp_grad(tape, loss, w, l2_clip, noise_multiplier, epsilon):
+    grad = tape.gradient(loss, w)
+    grad *= tf.minimum(1.0, l2_clip / tf.norm(grad))  # <-
+    return grad + tf.random.normal(tf.shape(grad), stddev=l2_clip * noise_multiplier)
+""",
     )
 
     def _dp_file(self, node: cst.CSTNode) -> bool:
@@ -320,8 +385,9 @@ def privatize(model, clip_norm, sigma):
             return
         batch = self._batch_gradients(node)
         for sub in walk(node, into_scopes=False):
-            if isinstance(sub, cst.Call) or isinstance(sub, cst.BinaryOperation):
-                what = self._clips(sub, batch) if isinstance(sub, cst.Call) else self._scaled(sub, batch)
+            if isinstance(sub, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
+                what = self._clips(sub, batch) if isinstance(sub, cst.Call) else self._scaled(sub, batch) \
+                    if isinstance(sub, cst.BinaryOperation) else self._rescaled_in_place(sub, batch)
                 if what and isinstance(node, cst.Module) and not self._in_training_loop(sub):
                     continue
                 if what:
@@ -446,7 +512,8 @@ def privatize(model, clip_norm, sigma):
         for sub in nodes:
             if isinstance(sub, cst.Call):
                 name = call_name(sub)
-                if name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_") \
+                if name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_",
+                            "multivariate_normal") \
                         or words(name) & {"noise", "gaussian", "laplace", "sanitize", "sanitizer", "privatize", "dp"}:
                     return True
         return False
@@ -544,6 +611,44 @@ def privatize(model, clip_norm, sigma):
                     and not is_clip_bound(grad) and self._clip_ratio(factor):
                 return f"`{self.ctx.analysis.code(op).strip()[:60]}` rescales by a clip ratio"
         return None
+
+    def _rescaled_in_place(self, node: cst.AugAssign, batch: dict[str, str]) -> str | None:
+        """``g /= max(1, ‖g‖ / C)``, ``g *= min(1, C / ‖g‖)``, and ``if ‖g‖ > C: g /= ‖g‖`` (normalised
+        when above the bound): a batch gradient rescaled in place."""
+        target = node.target
+        if not isinstance(node.operator, (cst.DivideAssign, cst.MultiplyAssign)) \
+                or not isinstance(target, (cst.Name, cst.Attribute, cst.Subscript)) \
+                or self._source(target, batch) is None or is_clip_bound(target):
+            return None
+        code = self.ctx.analysis.code(node).strip()[:60]
+        if self._clip_ratio(node.value):
+            return f"`{code}` rescales by a clip ratio"
+        if isinstance(node.operator, cst.DivideAssign) and self._norm_of(node.value, target) \
+                and self._guarded_by_norm(node, target):
+            return f"`{code}` (normalised when its norm exceeds the bound) clips"
+        return None
+
+    def _norm_of(self, expr: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+        """Is ``expr`` a norm call of ``target`` (``torch.linalg.norm(g)``, ``g.norm()``)?"""
+        fa = self.ctx.analysis
+        text = fa.code(target).strip()
+        if not isinstance(expr, cst.Call) or call_name(expr) not in NORM_CALLS:
+            return False
+        operands = [a.value for a in expr.args[:1]]
+        if isinstance(expr.func, cst.Attribute):
+            operands.append(expr.func.value)
+        return any(fa.code(o).strip() == text for o in operands)
+
+    def _guarded_by_norm(self, node: cst.CSTNode, target: cst.BaseExpression) -> bool:
+        """Inside ``if ‖target‖ > bound:`` (the branch that clips)."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.Module)):
+            if isinstance(parent, cst.If) and isinstance(parent.test, cst.Comparison) and any(
+                    isinstance(c, cst.Call) and self._norm_of(c, target) for c in walk(parent.test)):
+                return True
+            parent = fa.parent(parent)
+        return False
 
     def _clip_ratio(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
         """A ratio of a clip bound and a norm (``min(1, C / norm)``, ``max(1, norm / C)``, ``clip / total``),
