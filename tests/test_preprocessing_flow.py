@@ -803,6 +803,39 @@ def load(path, epsilon, k):
     noisy = np.bincount(values, minlength=k) + np.random.laplace(0, 1 / epsilon, k)
     return [v for v, c in enumerate(noisy) if c > 5], None
 """, None),
+    # the extreme of every record's extreme, with builtins
+    "builtin-max-of-row-maxima": ("""
+def load(groups):
+    top = max([max(g) for g in groups])
+    return [[v / float(top) for v in g] for g in groups], None
+""", 4),
+    "builtin-max-generator-indexed": ("""
+def load(table):
+    n = len(table)
+    biggest = max(max(table[i]) for i in range(n))
+    for i in range(n):
+        for j in range(len(table[i])):
+            table[i][j] = table[i][j] / biggest
+    return table, None
+""", 7),
+    "builtin-min-shift": ("""
+def load(series_list):
+    floor = min([min(s) for s in series_list])
+    for s in series_list:
+        s[:] = [x - floor for x in s]
+        s[0] -= floor
+    return series_list, None
+""", (5, 6)),
+    "builtin-max-of-lengths": ("""
+def load(groups):
+    longest = max([len(g) for g in groups])
+    return [g + [0] * (longest - len(g)) for g in groups], None
+""", None),
+    "builtin-max-public-bound": ("""
+UPPER = 250.0
+def load(groups):
+    return [[min(v, UPPER) / UPPER for v in g] for g in groups], None
+""", None),
     "counts-compared-for-a-guard": ("""
 from collections import Counter
 def load(path):

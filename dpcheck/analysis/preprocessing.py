@@ -195,7 +195,18 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     if name not in _STATS and name != "mode" and name != "norm":
         return None
     if not isinstance(node.func, ast.Attribute):
-        return None  # builtin min/max over an iterable: lengths, scores, budgets
+        # builtin min/max over an iterable: lengths, scores, budgets; but the extreme of every
+        # record's extreme (``max([max(row) for row in data])``) is the data's own
+        if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)):
+            inner = node.args[0].elt
+            if isinstance(inner, ast.Call) and _last(inner.func) == name and len(inner.args) == 1 \
+                    and isinstance(inner.func, ast.Name) and not isinstance(inner.args[0], ast.Constant):
+                gen = node.args[0].generators[0]
+                bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+                # ``max(g) for g in groups``: each g is one record of ``groups``, the maximum spans them all
+                return name, gen.iter if _root(inner.args[0]) in bound else inner.args[0]
+        return None
     receiver = node.func.value
     lib = isinstance(receiver, ast.Name) and receiver.id in {"np", "numpy", "torch", "jnp", "tf", "pd"} \
         or isinstance(receiver, ast.Attribute) and receiver.attr in {"math", "linalg", "reduce_mean"}
