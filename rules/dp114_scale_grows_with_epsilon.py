@@ -126,6 +126,28 @@ def simulate_benchmark(n=5000, beta=(0.5, 0.5), eps_sd=0.5, scale=1.0, seed=7):
     y = beta[0] * x1 + beta[1] * x2 + rng.normal(0.0, scale * eps_sd, size=n)
     return X, y
 """,
+        # the twins: the calibrated scale itself, and a rate parameter (1 / scale) given to an exponential
+        """
+import torch
+class Objective:
+    def __init__(self, coef, epsilon, dim):
+        self.sens = 2 * (dim + 1) ** 2
+        self.b = self.sens / epsilon
+        dist = torch.distributions.Laplace(0.0, self.b)
+        self.coef = coef + dist.sample(coef.shape)
+""",
+        """
+import numpy as np
+def noisy_total(x, eps, sensitivity):
+    rate = eps / sensitivity
+    return x.sum() + np.random.laplace(0, 1.0 / rate)
+""",
+        """
+import numpy as np
+def release(v, epsilon, delta, clip):
+    sigma = clip * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return v + np.random.normal(0.0, sigma, v.shape)
+""",
     )
     INVALID = (
         # Gaussian: numpy std proportional to ε
@@ -189,6 +211,30 @@ def release_targets(X, beta=(0.5, 0.5), eps=0.5, sensitivity=1.0, seed=None):
     x1, x2 = X[:, 0], X[:, 1]
     return beta[0] * x1 + beta[1] * x2 + rng.normal(0.0, sensitivity * eps, size=len(X))  # <-
 """,
+        # the reciprocal of a calibrated scale kept on the object: 1 / (Δ / ε)
+        """
+import torch
+class Objective:
+    def __init__(self, coef, epsilon, dim):
+        self.sens = 2 * (dim + 1) ** 2
+        self.b = self.sens / epsilon
+        dist = torch.distributions.Laplace(0.0, 1 / self.b)  # <-
+        self.coef = coef + dist.sample(coef.shape)
+""",
+        # a local reciprocal in a numpy draw
+        """
+import numpy as np
+def noisy_total(x, eps, sensitivity):
+    width = sensitivity / eps
+    return x.sum() + np.random.laplace(0, 1.0 / width)  # <-
+""",
+        # a Gaussian std as the reciprocal of a calibrated σ
+        """
+import numpy as np
+def release(v, epsilon, delta, clip):
+    sigma = clip * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return v + np.random.normal(0.0, 1.0 / sigma, v.shape)  # <-
+""",
         # a unit Gumbel draw multiplied by the budget
         """
 import numpy as np
@@ -245,7 +291,8 @@ def report_noisy_max(scores, epsilon):
 
     def _check(self, call: cst.Call, scale: cst.BaseExpression, name: str, *, product: bool = False) -> None:
         resolved = self._resolve(call, scale)
-        factors = _factors(resolved)
+        plain = _factors(resolved)
+        factors = self._reciprocals(call, plain)
         numerator = [f for f, s in factors if s > 0 and self._budget(call, f)]
         if not numerator:
             return
@@ -254,9 +301,45 @@ def report_noisy_max(scores, epsilon):
             return
         budget = self.ctx.analysis.code(numerator[0]).strip()
         what = "multiplies the unit draw" if product else f"is the scale of `{name}`"
+        if len(factors) != len(plain):
+            what = f"ends up in the numerator of the scale of `{name}` (`{self.ctx.analysis.code(scale).strip()}` is " \
+                   "the reciprocal of a Δ/ε scale)"
         need = "std Δ·√(2·ln(1.25/δ))/" if name in _GAUSS else "scale Δ/"
         self.report(call, f"`{budget}` {what}: the noise grows with the privacy budget, so a small ε adds almost "
                           f"no noise; the mechanism needs {need}{budget}")
+
+    def _reciprocals(self, call: cst.Call, factors: list[tuple[cst.BaseExpression, int]]
+                     ) -> list[tuple[cst.BaseExpression, int]]:
+        """``1 / b`` with ``b = Δ / ε`` (or ``self.b = Δ / ε``) assigned earlier in the function: the reciprocal
+        of a calibrated scale, so ε ends up in the numerator."""
+        fn = self.ctx.analysis.enclosing_function(call)
+        if fn is None:
+            return factors
+        out: list[tuple[cst.BaseExpression, int]] = []
+        for factor, sign in factors:
+            value = self._assigned(call, fn, factor) if sign < 0 else None
+            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+                out.extend(_factors(value, sign))
+            else:
+                out.append((factor, sign))
+        return out
+
+    def _assigned(self, call: cst.Call, fn: cst.FunctionDef, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The last value assigned to a local name or a ``self`` attribute in ``fn`` before ``call``."""
+        fa = self.ctx.analysis
+        target = dotted(expr)
+        if target is None or not isinstance(expr, (cst.Name, cst.Attribute)) or "." in target and \
+                not target.startswith("self."):
+            return None
+        if isinstance(expr, cst.Name) and expr.value in param_names(fn):
+            return None
+        found: tuple[int, cst.BaseExpression] | None = None
+        for node in walk(fn, into_scopes=False):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and dotted(node.targets[0].target) == target:
+                line = fa.line_of(node)
+                if line <= fa.line_of(call) and (found is None or line >= found[0]):
+                    found = (line, node.value)
+        return found[1] if found else None
 
     def _resolve(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(expr, cst.Name):
