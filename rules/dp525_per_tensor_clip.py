@@ -5,6 +5,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
 from dpcheck.analysis.clipping import NORM_CALLS
+from dpcheck.analysis.perexample import per_example_machinery
 from dpcheck.analysis.syntax import call_name, dotted, loop_iter, loop_targets, refs, target_names, walk, words
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
@@ -23,6 +24,9 @@ _ITEM_WORDS = frozenset({"client", "clients", "user", "users", "worker", "worker
                          "samples", "batch", "batches", "loader", "dataloader", "data", "dataset", "record", "records",
                          "epoch", "epochs", "round", "rounds", "steps", "microbatch", "microbatches", "x", "xs", "xb",
                          "images", "inputs", "rows", "range"})
+#: a library DP engine owns the step: Opacus / TF-Privacy rebuild ``p.grad`` from clipped per-example
+#: gradients, so a hand-written clip of ``p.grad`` before ``optimizer.step()`` is overwritten
+_ENGINES = ("make_private", "PrivacyEngine", "GradSampleModule", "DPOptimizer", "DPKeras")
 #: a bound split over the layers (C/√L, C/len(layers)) is the correct per-layer form
 _SPLITTERS = frozenset({"sqrt", "len", "numel", "size"})
 
@@ -60,7 +64,9 @@ class PerTensorClip(Rule):
         "scales a noise draw in the function (or, for an attribute bound, in the class). Not reported: the "
         "total norm accumulated over the tensors first (the correct global clip), a bound split over the "
         "layers (C/√L, C/len(…)), per-example norms over a batch axis (`dim=`/`axis=`), loops over "
-        "examples or clients, clipping with no noise scaled by the bound (ordinary training). "
+        "examples or clients, clipping with no noise scaled by the bound (ordinary training), modules "
+        "where a library engine (Opacus `make_private`, `DPOptimizer`, TF-Privacy's DP Keras optimizers) "
+        "owns the step and rebuilds `.grad` from clipped per-example gradients (a clip of `.grad` there). "
         "Fix: compute the norm of all tensors together and scale every tensor by min(1, C/‖g‖), or give "
         "layer l the bound C_l with Σ C_l² = C²."
     )
@@ -115,6 +121,22 @@ def train_step(model, loss, opt, max_norm, epsilon):
         torch.nn.utils.clip_grad_norm_([p], max_norm)
     opt.step()
     noise = torch.randn(3) * epsilon
+""",
+        # the model and optimizer are handed to Opacus: its DPOptimizer rebuilds p.grad from clipped
+        # per-example gradients at step(), so the per-tensor clip before it is overwritten
+        """
+import torch
+from opacus import PrivacyEngine
+class Runner:
+    def setup(self, model, opt, loader):
+        self.model, self.opt, self.loader = PrivacyEngine().make_private(
+            module=model, optimizer=opt, data_loader=loader, noise_multiplier=self.noise_multiplier,
+            max_grad_norm=self.max_norm)
+    def step(self):
+        for w in self.model.parameters():
+            torch.nn.utils.clip_grad_norm_([w], self.max_norm)
+            w.grad += torch.normal(0.0, self.noise_multiplier * self.max_norm, size=w.grad.shape)
+        self.opt.step()
 """,
         # a per-client clip inside a loop over the clients' updates (each update is one vector)
         """
@@ -194,6 +216,7 @@ class Client:
         self._scope(node)
 
     def _scope(self, node: cst.FunctionDef | cst.Module) -> None:
+        engine = per_example_machinery(self.ctx.source, _ENGINES)
         fa = self.ctx.analysis
         assigns = _assignments(node)
         for loop in walk(node, into_scopes=False):
@@ -201,6 +224,8 @@ class Client:
                 continue
             elements = _element_names(loop)
             for site, bound, norms in _per_tensor_clips(loop, elements):
+                if engine and _touches_grad(site):
+                    continue
                 bound_refs = {r for r in _expand(bound, assigns, elements | norms)
                               if r.split(".")[0] not in elements and r not in norms}
                 if not bound_refs or _split(bound, assigns):
@@ -230,6 +255,12 @@ class Client:
                 if draws and _expand(stmt, assigns) & wanted:
                     return True
         return False
+
+
+def _touches_grad(site: cst.CSTNode) -> bool:
+    """Does the clip act on a ``.grad`` (which a library engine rebuilds at ``step()``)?"""
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in walk(site)) or (
+        isinstance(site, cst.Call) and call_name(site) in ("clip_grad_norm_", "clip_grad_norm"))
 
 
 def _assignments(fn: cst.FunctionDef | cst.Module) -> dict[str, list[cst.BaseExpression]]:
