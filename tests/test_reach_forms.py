@@ -93,10 +93,10 @@ def prepare(frame):
     enc.fit(frame, columns="a")
     return enc.transform(frame), None
 """, 5),
-    "project-own-date-encoder": ("""
-from mylib.encoders import DateEncoder
+    "project-own-category-encoder": ("""
+from mylib.encoders import CategoryEncoder
 def prepare(frame):
-    return DateEncoder().fit_transform(frame), None
+    return CategoryEncoder().fit_transform(frame), None
 """, 4),
     "gmm-mode-transformer": ("""
 from rdt.transformers.numerical import BayesGMMTransformer
@@ -118,13 +118,18 @@ import numpy as np
 def prepare(frame):
     return FunctionTransformer(np.log1p).fit_transform(frame), None
 """, None),
-    "date-encoder-fitted-on-public": ("""
-from mylib.encoders import DateEncoder
+    "category-encoder-fitted-on-public": ("""
+from mylib.encoders import CategoryEncoder
 import pandas as pd
 def prepare(frame):
     public = pd.read_csv("census_public.csv")
-    enc = DateEncoder().fit(public)
+    enc = CategoryEncoder().fit(public)
     return enc.transform(frame), None
+""", None),
+    "learned-representation-encoder": ("""
+from mylib.nets import AutoEncoder
+def prepare(frame):
+    return AutoEncoder().fit_transform(frame), None
 """, None),
 }
 
@@ -145,14 +150,15 @@ def prepare(rows):
         biggest = max(biggest, np.linalg.norm(r))
     return rows / biggest, None
 """, 6),
-    "index-loop-norm-returned": ("""
+    "index-loop-norm-divides": ("""
 import numpy as np
 def prepare(X):
     top = 0.0
     for i in range(X.shape[0]):
         n_i = np.linalg.norm(X[i, :])
         top = max(top, n_i)
-    return X, top
+    X /= top
+    return X, None
 """, 7),
     "running-min-offset-divisor-list": ("""
 def prepare(values):
@@ -174,6 +180,19 @@ def prepare(rows):
     for loss in [0.1, 0.5]:
         worst = max(worst, loss)
     return rows / worst, None
+""", None),
+    "running-max-of-differences-returned": ("""
+def prepare(rows):
+    worst = 0.0
+    for a, b in zip(rows, rows[1:]):
+        worst = max(worst, float(abs(a - b).max()))
+    return rows, worst
+""", None),
+    "arithmetic-with-the-maximum": ("""
+import numpy as np
+def prepare(costs):
+    probas = np.max(costs) - costs + 1
+    return costs, probas
 """, None),
     "running-max-only-printed": ("""
 import numpy as np

@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
 from dpcheck.analysis.off_switch import off_switch_nodes
@@ -39,18 +39,20 @@ PREP_CLASSES = frozenset({
     "ClusterBasedNormalizer", "DataTransformer", "ColumnTransformer", "VarianceThreshold", "SelectKBest",
     "SelectPercentile", "KMeans", "MiniBatchKMeans",
 })
-#: a transformer class by its family's name ending (``OneHotEncodingTransformer``, ``DatetimeEncoder``,
-#: ``BayesGMMTransformer``, ``QuantileNormalizer``): whatever library or project it comes from, its
-#: ``fit`` learns categories, modes or bounds from the data
+#: a transformer class by what its name says it learns (``OneHotEncodingTransformer``,
+#: ``CategoricalEncoder``, ``BayesGMMTransformer``, ``QuantileNormalizer``): whatever library or project
+#: it comes from, its ``fit`` learns categories, modes or bounds from the data (a bare ``…Encoder`` may
+#: be a stateless or a learned representation: not enough)
 _PREP_FAMILY = re.compile(
-    r"^[A-Z]\w*(?:Encoder|Encoding\w*|Scaler|Normali[sz]er|Discreti[sz]er|Binari[sz]er|Imputer|Quantizer|"
-    r"(?:GMM|Mixture)\w*Transformer)$"
+    r"^(?=[A-Z])\w*?(?:(?:OneHot|Ordinal|Label|Target|Categor\w*|Frequency|Count)\w*Encod\w*|Scaler|Normali[sz]er|"
+    r"Discreti[sz]er|Binari[sz]er|Imputer|(?:GMM|Mixture)\w*Transformer)$"
 )
 
 
-def prep_class(kind: str | None) -> bool:
-    """Is ``kind`` (a class name) a transformer whose ``fit`` learns from the data?"""
-    return bool(kind) and (kind in PREP_CLASSES or _PREP_FAMILY.match(kind or "") is not None)
+def prep_class(kind: str | None, own: Collection[str] = ()) -> bool:
+    """Is ``kind`` (a class name) a transformer whose ``fit`` learns from the data? ``own``: classes
+    the module defines (their ``fit`` is read as written, not guessed from the name)."""
+    return bool(kind) and (kind in PREP_CLASSES or kind not in own and _PREP_FAMILY.match(kind or "") is not None)
 
 
 _FIT = frozenset({"fit", "fit_transform", "partial_fit", "fit_predict"})
@@ -606,14 +608,19 @@ def _home_scalers(tree: ast.Module) -> set[str]:
     return out
 
 
+def _own_classes(tree: ast.Module) -> set[str]:
+    return {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+
+
 def _constructed(tree: ast.Module) -> dict[str, str]:
     """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
     out: dict[str, str] = {}
     home = _home_scalers(tree)
+    own = _own_classes(tree)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
             kind = _last(node.value.func)
-            if (prep_class(kind) or kind in home) and not _public_categories(node.value):
+            if (prep_class(kind, own) or kind in home) and not _public_categories(node.value):
                 for key in _targets(node):
                     out[key] = kind
     return out
@@ -705,6 +712,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
     top = _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
                  "", constructed)
     top.home = home
+    top.own_classes = _own_classes(tree)  # type: ignore[attr-defined]
     yield top
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
@@ -715,6 +723,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                     continue  # a per-sample-gradient rule of a layer (Opacus): the layer's own maths, before clipping
                 scope = _Scope(child.body, child.name, constructed)
                 scope.home = home
+                scope.own_classes = top.own_classes  # type: ignore[attr-defined]
                 scope.enumerated = enumerated.get(child.name, set()) & {a.arg for a in child.args.args}
                 scope.shadowed = id(child) in shadowed
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
@@ -864,7 +873,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if kind in _LABEL_ENCODERS and data is not None and (
                     _words(_root(data) or "") & _LABEL_WORDS or _encodes_labels(node, receiver, scope)):
                 return None  # the class set of the prediction target: schema, not a statistic of the records
-            if (prep_class(kind) or kind in scope.home) and data is not None and scope.private(data):
+            if (prep_class(kind, getattr(scope, "own_classes", ())) or kind in scope.home) and data is not None \
+                    and scope.private(data):
                 return f"`{kind}` fitted on the data"
             return None
         if name in ("qcut", "cut") and isinstance(node.func, ast.Attribute):
@@ -1001,8 +1011,8 @@ _INDEX_WORDS = frozenset({"index", "indices", "idx", "edge", "edges", "position"
 
 def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
     """``m = max(m, np.linalg.norm(row))`` in a loop over the records (``for row in data``, ``for i in
-    range(n): … X[i]``), then ``m`` divides the data or is returned: the largest record sets the scale
-    (the ``||x|| <= 1`` normalisation a sensitivity assumes) or the range."""
+    range(n): … X[i]``), then ``m`` divides the data: the largest record sets the scale (the
+    ``||x|| <= 1`` normalisation a sensitivity assumes)."""
     value = node.value
     if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(value, ast.Call) \
             or not isinstance(value.func, ast.Name) or value.func.id not in {"max", "min"} or len(value.args) != 2:
@@ -1024,6 +1034,8 @@ def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
     for name in [n.id for n in reads if isinstance(n, ast.Name)]:
         for expr in assigned.get(name, ()):
             reads.extend(ast.walk(expr))
+    if not any(isinstance(r, ast.Call) and _last(r.func) in {"norm", "abs", "fabs"} for r in reads):
+        return False  # the size of a record (its norm), not a score, a loss or an id
     names = {n.id for n in reads if isinstance(n, ast.Name)}
     over_records = False
     for loop in loops:
@@ -1033,11 +1045,11 @@ def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
         elif any(isinstance(r, ast.Subscript) and scope.private(r.value) and _root(r.value) != acc
                  and {n.id for n in ast.walk(r.slice) if isinstance(n, ast.Name)} & bound for r in reads):
             over_records = True
-    return over_records and _scales_or_returns(acc, scope)
+    return over_records and _divides_data(acc, scope)
 
 
-def _scales_or_returns(name: str, scope: _Scope) -> bool:
-    """Is ``name`` (or a value built from it) a divisor of the data, or returned?"""
+def _divides_data(name: str, scope: _Scope) -> bool:
+    """Is ``name`` (or a value built from it) a divisor of the data?"""
     holders = {name}
     for _ in range(2):
         for node in scope.nodes():
@@ -1045,9 +1057,6 @@ def _scales_or_returns(name: str, scope: _Scope) -> bool:
                                                     for n in ast.walk(node.value)):
                 holders.update(k for k in _targets(node) if "." not in k)
     for node in scope.nodes():
-        if isinstance(node, ast.Return) and node.value is not None and any(
-                isinstance(n, ast.Name) and n.id in holders for n in ast.walk(node.value)):
-            return True
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div):
             right = node.right if isinstance(node, ast.BinOp) else node.value
             left = node.left if isinstance(node, ast.BinOp) else node.target
@@ -1063,6 +1072,8 @@ def _one(expr: ast.expr) -> bool:
 def _category_count(expr: ast.expr, scope: _Scope) -> bool:
     """``np.amax(df[c]) + 1``, ``int(x[c].max()) + 1``, ``np.array([d[c].max() for c in cols]) + 1``:
     the largest code present in the records taken as the number of categories (the domain)."""
+    if any(isinstance(n, ast.BinOp) for n in ast.walk(expr)):
+        return False  # ``np.max(costs) - costs + 1``: arithmetic with the maximum, not a count
     for node in ast.walk(expr):
         found = _stat(node)
         if found is None or found[0] not in _HIGH or not scope.private(found[1]) or scope.per_record(node, found[1]):
