@@ -1,0 +1,284 @@
+"""DP124: a branch on the private value that releases a constant (or the value itself) with no noise, beside noisy
+branches."""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
+from dpcheck.rule import Rule
+
+#: called names that draw noise
+_DRAWS = frozenset({"laplace", "Laplace", "normal", "Normal", "gauss", "gaussian", "randn", "standard_normal",
+                    "normalvariate", "rand", "random", "uniform", "choice", "binomial", "bernoulli", "randint",
+                    "exponential", "gumbel", "geometric", "sample", "rvs", "randomise", "randomize", "randrange",
+                    "shuffle", "permutation", "multinomial", "poisson", "dirichlet", "beta", "integers"})
+_BUDGET = frozenset({"eps", "epsilon", "epsilons", "rho", "budget", "privacy"})
+_NOISE_WORDS = frozenset({"noise", "noisy", "laplace", "laplacian", "gauss", "gaussian", "perturb", "perturbed",
+                          "privatize", "privatise", "randomize", "randomise", "dp", "private", "mechanism",
+                          "sanitize", "sanitise", "rr", "random"})
+#: parameter words that are knobs, not private values
+_KNOBS = frozenset({"eps", "epsilon", "delta", "rho", "budget", "sensitivity", "sens", "bound", "bounds", "lower",
+                    "upper", "lo", "hi", "low", "high", "clip", "threshold", "size", "shape", "axis", "dim", "seed",
+                    "rng", "mode", "method", "mechanism", "type", "kind", "flag", "verbose", "debug", "self", "cls",
+                    "sigma", "scale", "noise", "config", "cfg", "args", "params", "option", "options", "domain",
+                    "range", "support", "k", "n", "d", "i", "j", "t", "idx", "index", "step", "epoch", "iteration",
+                    "round", "num", "count", "max", "min", "limit", "b", "alpha", "beta", "gamma", "lr", "level",
+                    "levels", "bins", "degree", "order", "depth", "width", "height", "length"})
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+
+
+def _last(call: cst.Call) -> str:
+    return call_name(call).split(".")[-1]
+
+
+def _branches(stmt: cst.If) -> list[tuple[cst.BaseExpression | None, cst.BaseSuite]]:
+    """The (test, body) pairs of an if / elif / else chain; the else body has no test of its own."""
+    out: list[tuple[cst.BaseExpression | None, cst.BaseSuite]] = []
+    node: cst.If | cst.Else | None = stmt
+    while node is not None:
+        if isinstance(node, cst.If):
+            out.append((node.test, node.body))
+            node = node.orelse
+        else:
+            out.append((None, node.body))
+            node = None
+    return out
+
+
+class NoiselessBranchOnPrivateValue(Rule):
+    id = "DP124"
+    name = "noiseless-branch-on-private-value"
+    category = "general"
+    severity = "error"
+    summary = ("a branch taken on a comparison of the private value releases a constant (or the value itself) "
+               "without noise, while the other branches release it with noise")
+    rationale = (
+        "A mechanism is ε-DP only if every input's output distribution is close to its neighbours'. When one "
+        "branch, chosen by comparing the private value (`value == prev == next`, `value < lower`, `x > upper`), "
+        "releases a constant or the exact value with no noise while the others add noise, the output on that "
+        "branch is deterministic: seeing the constant (which the noisy branches almost never produce) reveals "
+        "with certainty which side of the comparison the private value is on, so no finite ε holds (timeDP's "
+        "`syn_value = 0` for three equal neighbours; a bounded Laplace that answers 0 outside its support). "
+        "Reported: in an if / elif / else chain where at least one branch draws noise or calls a mechanism with "
+        "the budget, a branch with no noise whose test compares a private value (a non-knob parameter or a value "
+        "read from one) with something other than a string or None, and which returns a constant or the value, "
+        "or appends a constant to the list the noisy branch appends to. Not reported: tests on noisy values "
+        "(post-processing), on random draws (randomized response), on lengths, types, budgets or mode strings; "
+        "branches that raise. Fix: clamp the value into the mechanism's domain and perturb it like the others, "
+        "or draw the output of that branch from the same noisy mechanism."
+    )
+    TRIGGERS = ("if ",)
+    requires_dp_context = True
+
+    VALID = (
+        # out-of-range values are clamped and perturbed like the rest
+        """
+import numpy as np
+def bounded_laplace(value, lo, hi, epsilon):
+    if value < lo:
+        value = lo
+    elif value > hi:
+        value = hi
+    return value + np.random.laplace(0, (hi - lo) / epsilon)
+""",
+        # post-processing: the test reads the noisy value
+        """
+import numpy as np
+def noisy_count(count, epsilon):
+    noisy = count + np.random.laplace(0, 1 / epsilon)
+    if noisy < 0:
+        return 0
+    return noisy
+""",
+        # randomized response: the test is a coin flip
+        """
+import numpy as np
+def respond(bit, epsilon):
+    p = np.exp(epsilon) / (1 + np.exp(epsilon))
+    if np.random.rand() < p:
+        return bit
+    else:
+        return 1 - bit
+""",
+        # a mode switch and an empty-input guard
+        """
+import numpy as np
+def release(values, epsilon, mechanism):
+    if len(values) == 0:
+        return 0.0
+    if mechanism == "laplace":
+        return np.mean(values) + np.random.laplace(0, 1 / epsilon)
+    return np.mean(values) + np.random.normal(0, 1 / epsilon)
+""",
+    )
+    INVALID = (
+        # three equal neighbours: a deterministic 0 beside noisy branches appending to the same series
+        """
+import numpy as np
+def synthesize(series, epsilon):
+    out = []
+    for i in range(1, len(series) - 1):
+        prev, cur, nxt = series[i - 1], series[i], series[i + 1]
+        if cur > prev and cur > nxt:
+            out.append(cur + np.random.laplace(0, 1 / epsilon))
+        elif cur == prev == nxt:
+            out.append(0)  # <-
+        else:
+            out.append(perturb(cur, epsilon))
+    return out
+""",
+        # a bounded mechanism answering a constant outside its support
+        """
+import numpy as np
+def truncated_mech(x, support, b, epsilon):
+    lower, upper = support
+    if x < lower or x > upper:
+        return -1  # <-
+    return x + np.random.laplace(0, b / epsilon)
+""",
+        # the exact value released when it is above a public level
+        """
+import numpy as np
+def privatize_reading(reading, epsilon, cap):
+    if reading >= cap:
+        return reading  # <-
+    else:
+        return reading + np.random.normal(0, cap / epsilon)
+""",
+        # the private input echoed when it already sits at the edge of the clamp range
+        """
+import numpy as np
+class Mechanism:
+    def __init__(self, epsilon, width):
+        self.epsilon = epsilon
+        self.width = width
+    def release(self, amount):
+        if amount <= 0:
+            return 0.0  # <-
+        shifted = amount + np.random.laplace(0, self.width / self.epsilon)
+        return shifted
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._samplers = {sub.name.value for sub in walk(node) if isinstance(sub, cst.FunctionDef) and any(
+            isinstance(c, cst.Call) and _last(c) in _DRAWS for c in walk(sub))}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        params = {p for p in param_names(node) if p not in _KNOBS and not words(p) & _KNOBS}
+        body = list(walk(node, into_scopes=False))
+        private, noisy = set(params), set()
+        for _ in range(3):
+            for sub in body:
+                targets: set[str] = set()
+                value: cst.CSTNode | None = None
+                if isinstance(sub, cst.Assign):
+                    value = sub.value
+                    targets = {n for t in sub.targets for n in _names(t.target)}
+                elif isinstance(sub, cst.For):
+                    value, targets = sub.iter, _names(sub.target)
+                if value is None:
+                    continue
+                if self._noisy(value) or _names(value) & noisy:
+                    noisy |= targets
+                elif _names(value) & private and not any(
+                        isinstance(c, cst.Call) and _last(c) in ("len", "range", "enumerate", "zip", "shape")
+                        and not isinstance(sub, cst.For) for c in walk(value)):
+                    private |= {t for t in targets if t not in _KNOBS and not words(t) & _KNOBS}
+        private -= noisy
+        if not params:
+            return
+        seen: set[cst.CSTNode] = set()
+        for sub in body:
+            if isinstance(sub, cst.If) and sub not in seen:
+                chain = _branches(sub)
+                node_ = sub
+                while isinstance(node_, cst.If):
+                    seen.add(node_)
+                    node_ = node_.orelse if isinstance(node_.orelse, cst.If) else None
+                if sub.orelse is None:
+                    # ``if <test>: return C`` then the noisy release below it: the fall-through is the sibling
+                    fa = self.ctx.analysis
+                    rest = [r for r in fa.returns_of(node) if r.value is not None and not fa.inside(r, sub.body)
+                            and fa.line_of(r) > fa.line_of(sub) and (self._noisy(r.value) or _names(r.value) & noisy)]
+                    if rest:
+                        chain = chain + [(None, rest[0])]  # type: ignore[list-item]
+                self._chain(chain, private, noisy)
+
+    def _noisy(self, node: cst.CSTNode) -> bool:
+        for c in walk(node):
+            if not isinstance(c, cst.Call):
+                continue
+            last = _last(c)
+            if last in _DRAWS or last in self._samplers:
+                return True
+            if words(last) & _NOISE_WORDS and any(
+                    words(dotted(a.value) or "") & _BUDGET for a in c.args):
+                return True
+        return False
+
+    def _private_test(self, test: cst.BaseExpression, private: set[str], noisy: set[str]) -> bool:
+        if _names(test) & noisy or self._noisy(test):
+            return False
+        if any(isinstance(c, cst.Call) for c in walk(test)):
+            return False  # lengths, types, norms: not a comparison of the value itself
+        found = False
+        for comp in walk(test):
+            if not isinstance(comp, cst.Comparison):
+                continue
+            sides = [comp.left] + [c.comparator for c in comp.comparisons]
+            if any(not isinstance(c.operator, (cst.Equal, cst.LessThan, cst.GreaterThan, cst.LessThanEqual,
+                                               cst.GreaterThanEqual)) for c in comp.comparisons):
+                return False
+            if any(isinstance(s, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+                   or isinstance(s, cst.Name) and s.value in ("None", "True", "False") for s in sides):
+                return False
+            if any(isinstance(s, (cst.Name, cst.Subscript)) and _names(s) & private for s in sides):
+                found = True
+        return found
+
+    def _release(self, suite: cst.BaseSuite, private: set[str], lists: set[str]) -> cst.CSTNode | None:
+        """A statement of a noiseless branch that releases a constant or a private value."""
+        consts: set[str] = set()
+        for stmt in walk(suite):
+            if isinstance(stmt, cst.Assign) and number(stmt.value) is not None:
+                consts |= {n for t in stmt.targets for n in _names(t.target)}
+            if isinstance(stmt, cst.Return) and stmt.value is not None:
+                v = stmt.value
+                if number(v) is not None or isinstance(v, cst.Name) and v.value in private:
+                    return stmt
+            if isinstance(stmt, cst.Call) and _last(stmt) == "append" and isinstance(stmt.func, cst.Attribute) \
+                    and dotted(stmt.func.value) in lists and len(stmt.args) == 1:
+                v = stmt.args[0].value
+                if number(v) is not None or isinstance(v, cst.Name) and v.value in consts:
+                    return stmt
+        return None
+
+    def _chain(self, chain: list[tuple[cst.BaseExpression | None, cst.BaseSuite]], private: set[str],
+               noisy: set[str]) -> None:
+        if len(chain) < 2:
+            return
+        loud = [s for _, s in chain if self._noisy(s) or _names(s) & noisy]
+        if not loud:
+            return
+        lists = {d for s in loud for c in walk(s) if isinstance(c, cst.Call) and _last(c) == "append"
+                 and isinstance(c.func, cst.Attribute) and (d := dotted(c.func.value)) is not None}
+        for test, suite in chain:
+            fixed = {n for a in walk(suite) if isinstance(a, cst.Assign) and number(a.value) is not None
+                     for t in a.targets for n in _names(t.target)}
+            if test is None or self._noisy(suite) or (_names(suite) - fixed) & noisy or any(isinstance(n, cst.Raise) for n in walk(suite)):
+                continue
+            if not self._private_test(test, private, noisy):
+                continue
+            site = self._release(suite, private, lists)
+            if site is None:
+                continue
+            self.report(
+                site,
+                f"when `{self.ctx.analysis.code(test).strip()[:50]}` holds (a comparison of the private value) this "
+                "branch releases a fixed or exact value with no noise, while the other branches add noise: the "
+                "output then reveals the comparison with certainty, so no ε bounds it; perturb this branch too",
+            )
