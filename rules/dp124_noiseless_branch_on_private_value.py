@@ -103,6 +103,18 @@ def respond(bit, epsilon):
     else:
         return 1 - bit
 """,
+        # a module's own function named like a draw (a curve's ``beta``) is not noise
+        """
+import math
+def curve(sigma, order):
+    def beta(q):
+        return order * math.log(q) / sigma
+    def gap(q, epsilon):
+        if q == 0 or q > 0.8:
+            return 0
+        return beta(q * epsilon) - beta(q)
+    return [gap(x / 100, 1.0) for x in range(1, 100)]
+""",
         # a mode switch and an empty-input guard
         """
 import numpy as np
@@ -164,6 +176,8 @@ class Mechanism:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
+        #: the module's own functions: a bare call of one named ``beta`` or ``sample`` is not a library draw
+        self._defined = {sub.name.value for sub in walk(node) if isinstance(sub, cst.FunctionDef)}
         self._samplers = {sub.name.value for sub in walk(node) if isinstance(sub, cst.FunctionDef) and any(
             isinstance(c, cst.Call) and _last(c) in _DRAWS for c in walk(sub))}
 
@@ -213,7 +227,8 @@ class Mechanism:
             if not isinstance(c, cst.Call):
                 continue
             last = _last(c)
-            if last in _DRAWS or last in self._samplers:
+            if last in self._samplers or last in _DRAWS and not (
+                    isinstance(c.func, cst.Name) and c.func.value in self._defined):
                 return True
             if words(last) & _NOISE_WORDS and any(
                     words(dotted(a.value) or "") & _BUDGET for a in c.args):
