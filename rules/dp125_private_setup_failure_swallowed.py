@@ -30,8 +30,8 @@ def _dp_call(call: cst.Call) -> bool:
 
 def _plain_twin(call: cst.Call, dp: cst.Call) -> bool:
     """``call`` is the same callee as ``dp`` without its privacy keywords (missing, None or False)."""
-    if call_name(call).split(".")[-1] != call_name(dp).split(".")[-1]:
-        return False
+    if call_name(call) != call_name(dp):
+        return False  # another object's ``fit`` (a model trained inside a private context) is not a retry
     keys = {a.keyword.value for a in dp.args if a.keyword is not None and a.keyword.value in _DP_KEYWORDS
             and not _off(a.value)}
     if not keys:
@@ -87,6 +87,16 @@ def run(trainer, data, sigma):
     except TypeError:
         pass
     return trainer.train(data=data, sigma=sigma)
+""",
+        # a tutorial: the failing call is shown, then another model is fitted inside the private optimizer's context
+        """
+def demo(bolt, model, optimizer, x, y, epsilon):
+    try:
+        bolt.fit(x, y, epsilon=epsilon, n_samples=None)
+    except ValueError as err:
+        print(err)
+    with optimizer(epsilon=epsilon) as _:
+        model.fit(x, y, epochs=2)
 """,
         # the handler stops the run
         """
