@@ -836,6 +836,31 @@ UPPER = 250.0
 def load(groups):
     return [[min(v, UPPER) / UPPER for v in g] for g in groups], None
 """, None),
+    "get-dummies-code-bucketed-column": ("""
+import pandas as pd
+def band(v):
+    if v < 30:
+        return "young"
+    return "old"
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = df["age"].map(lambda v: band(v))
+    return pd.get_dummies(df["age"], prefix="age"), None
+""", None),
+    "get-dummies-declared-through-a-name": ("""
+import pandas as pd
+def load(path, levels):
+    df = pd.read_csv(path)
+    col = pd.Categorical(df["job"].astype(str), categories=levels)
+    return pd.get_dummies(col).to_numpy(), None
+""", None),
+    "threshold-on-counts-noised-by-helper": ("""
+def load(path, lam, theta):
+    rows = [float(v) for v in open(path)]
+    count = count_in_range(rows, (0, 1))
+    noisy_b = count + laplace_noise(lam)
+    return [r for r in rows if noisy_b > theta], None
+""", None),
     "counts-compared-for-a-guard": ("""
 from collections import Counter
 def load(path):

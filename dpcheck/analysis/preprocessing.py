@@ -241,6 +241,14 @@ class _Scope:
         #: name -> statistic kinds it holds (``mu = data.mean(0)``, ``s = x.max() - x.min()``)
         self.stats: dict[str, set[str]] = {}
         self.evaluating = _evaluating(body, name)
+        #: names bound to a categorical with declared categories (``pd.Categorical(x, categories=c)``)
+        self.declared: set[str] = {
+            k for node in self.nodes() if isinstance(node, ast.Assign) for k in _targets(node)
+            if any(isinstance(n, ast.Call) and any(kw.arg == "categories" for kw in n.keywords)
+                   for n in ast.walk(node.value))}
+        #: columns (``frame['c']``) last set by mapping through a lookup the code defines: their
+        #: categories are the code's (``df['age'] = df['age'].map(lambda x: bucket(x))``)
+        self.coded: set[str] = set()
         #: names bound only to literal arrays of private-looking values (``_listed``)
         self.listed: set[str] = set()
         #: the module's hand-written scalers (``_home_scalers``)
@@ -322,8 +330,11 @@ class _Scope:
         self.counts: set[str] = set()
         for _ in range(2):
             for node in self.nodes():
-                # a frame filtered by a mask of counts is still the records, not their frequencies
-                if isinstance(node, ast.Assign) and not _drawn(node.value) and (
+                # a frame filtered by a mask of counts is still the records, not their frequencies;
+                # counts noised (``b + laplace_noise(lam)``, ``smoothed_noisy_histogram(h)``) are released
+                if isinstance(node, ast.Assign) and (_drawn(node.value) or _noised(node.value)):
+                    self.counts.difference_update(_targets(node))
+                elif isinstance(node, ast.Assign) and not any(_words(k) & _NOISED for k in _targets(node)) and (
                         any(self._counting(n) for n in ast.walk(node.value))
                         or any(_key(n) in self.counts for n in ast.walk(node.value))
                         and _root(node.value) in {None, *self.counts}):
@@ -444,6 +455,14 @@ class _Scope:
 
 
 _COUNTING = frozenset({"value_counts", "Counter", "bincount"})
+#: words of a call or name whose value has been noised
+_NOISED = frozenset({"noise", "noisy", "noised", "laplace", "gaussian", "perturb", "perturbed", "privatize",
+                     "privatized", "privatise", "privatised", "dp", "private", "sanitize", "sanitized"})
+
+
+def _noised(expr: ast.AST) -> bool:
+    """Does ``expr`` call something named for noise (``laplace_noise(lam)``, ``smoothed_noisy_histogram``)?"""
+    return any(isinstance(n, ast.Call) and _words(_last(n.func)) & _NOISED for n in ast.walk(expr))
 #: words of a helper that counts values (``get_real_frequency(df)``, ``count_values(col)``)
 _COUNT_WORDS = frozenset({"freq", "frequency", "frequencies", "count", "counts", "histogram", "tally"})
 _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
@@ -709,10 +728,12 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
     home = _home_scalers(tree)
     enumerated = _enumerated_params(tree)
     shadowed = _shadowed_fits(tree)
+    bucketers = _constant_returns(list(ast.walk(tree)))
     top = _Scope([s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))],
                  "", constructed)
     top.home = home
     top.own_classes = _own_classes(tree)  # type: ignore[attr-defined]
+    _fill_coded(top, bucketers)
     yield top
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
@@ -728,6 +749,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 scope.shadowed = id(child) in shadowed
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
                 scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)
+                _fill_coded(scope, bucketers)
                 yield scope
                 stack.append((child, scope.evaluating))
             else:
@@ -895,8 +917,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             return None
         if name == "get_dummies":
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
-            declared = data is not None and any(
+            declared = data is not None and (any(
                 isinstance(n, ast.Call) and any(k.arg == "categories" for k in n.keywords) for n in ast.walk(data))
+                or _key(data) in scope.declared or _coded_column(data, scope))
             if data is not None and not declared and scope.private(data) and not _names_label(data) \
                     and _root(data) not in scope.enumerated:
                 return "the data one-hot encoded with the categories it holds (its columns are the private values)"
@@ -955,6 +978,47 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 and scope.kinds(node.left) & (_SELECT | {"std", "nanstd", "var", "nanvar"}):
             return "columns selected by a statistic of the data"
     return None
+
+
+def _constant_returns(tree_nodes: list[ast.AST]) -> set[str]:
+    """Functions every ``return`` of which gives a literal: a bucketing by the code's own cut-offs."""
+    out: set[str] = set()
+    for fn in tree_nodes:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            rets = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+            if rets and all(isinstance(r.value, ast.Constant) for r in rets):
+                out.add(fn.name)
+    return out
+
+
+def _column_key(expr: ast.AST) -> str | None:
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        base = _key(expr.value)
+        return f"{base}[{expr.slice.value!r}]" if base else None
+    return None
+
+
+def _fill_coded(scope: _Scope, bucketers: set[str]) -> None:
+    """``frame['c'] = frame['c'].map(lambda x: bucket(x))`` (or ``.map({...})``, ``.apply(bucket)``)
+    with ``bucket`` returning literals only: the column's categories are the code's."""
+    for node in scope.nodes():
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        key = _column_key(node.targets[0])
+        value = node.value
+        if key is None or not (isinstance(value, ast.Call) and _last(value.func) in {"map", "apply", "replace"}
+                               and value.args):
+            continue
+        fn = value.args[0]
+        if isinstance(fn, ast.Lambda) and isinstance(fn.body, ast.Call):
+            fn = fn.body.func
+        if isinstance(fn, ast.Dict) or isinstance(fn, ast.Name) and fn.id in bucketers:
+            scope.coded.add(key)
+
+
+def _coded_column(data: ast.expr, scope: _Scope) -> bool:
+    key = _column_key(data)
+    return key is not None and key in scope.coded
 
 
 def _names_label(data: ast.expr) -> bool:
