@@ -30,7 +30,7 @@ def _dp_call(call: cst.Call) -> bool:
 
 def _plain_twin(call: cst.Call, dp: cst.Call) -> bool:
     """``call`` is the same callee as ``dp`` without its privacy keywords (missing, None or False)."""
-    if call_name(call) != call_name(dp):
+    if call_name(call) != call_name(dp) or dotted(call.func) != dotted(dp.func):
         return False  # another object's ``fit`` (a model trained inside a private context) is not a retry
     keys = {a.keyword.value for a in dp.args if a.keyword is not None and a.keyword.value in _DP_KEYWORDS
             and not _off(a.value)}
