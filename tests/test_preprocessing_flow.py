@@ -929,21 +929,3 @@ def test_released_distribution_no_finding(tmp_path: Path) -> None:
     (tmp_path / "proj" / "PKG-INFO").write_text("Name: lib\n")
     assert _join(tmp_path, CASES["pandas-median-fill"][0]) == []
 
-
-def test_module_handing_records_to_a_dp_module_is_reached(tmp_path: Path) -> None:
-    """A module that imports the DP module (imported itself by a runner) prepares the DP input:
-    its preprocessing is reported; a module importing nothing that claims DP is not."""
-    dp_module = ("import numpy as np\n"
-                 "def privatize(values, epsilon):  # local differential privacy client\n"
-                 "    return values + np.random.laplace(0, 1 / epsilon, len(values))\n")
-    prep = ("import pandas as pd\n"
-            "from main import privatize\n"
-            "def release(path, epsilon):\n"
-            "    df = pd.read_csv(path)\n"
-            "    vc = df['item'].value_counts()\n"
-            "    kept = df[df['item'].isin(vc[vc >= 10].index)]\n"
-            "    return privatize(kept['item'].values, epsilon)\n")
-    assert [f.line for f in _join(tmp_path, prep, main=dp_module, name="mask.py")] == [6]
-    unrelated = prep.replace("from main import privatize", "from helpers import privatize")
-    assert _join(tmp_path, unrelated, main=dp_module.replace("local differential privacy client", "client"),
-                 name="mask.py") == []

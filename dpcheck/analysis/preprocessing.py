@@ -1225,14 +1225,11 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
                     out[dep] = nxt[dep] = origin
         frontier = nxt
     claiming = {p for p, s in summaries.items() if s.get("claim")}
-    for script in sorted(edges):
+    for script in sorted(p for p in edges if p not in imported):
         origin = next((c for c in sorted(edges[script]) if c in claiming), None)
         if origin is not None:
-            # a module handing its records to a DP module prepares the DP input itself
-            out.setdefault(script, origin)
-            if script not in imported:
-                for dep in sorted(edges[script]):
-                    out.setdefault(dep, origin)
+            for dep in sorted(edges[script]):
+                out.setdefault(dep, origin)
     if claimed:
         for path in summaries:
             stem = os.path.splitext(os.path.basename(path))[0]
