@@ -23,7 +23,8 @@ _KNOBS = frozenset({"eps", "epsilon", "delta", "rho", "budget", "sensitivity", "
                     "sigma", "scale", "noise", "config", "cfg", "args", "params", "option", "options", "domain",
                     "range", "support", "k", "n", "d", "i", "j", "t", "idx", "index", "step", "epoch", "iteration",
                     "round", "num", "count", "max", "min", "limit", "b", "alpha", "beta", "gamma", "lr", "level",
-                    "levels", "bins", "degree", "order", "depth", "width", "height", "length"})
+                    "levels", "bins", "degree", "order", "depth", "width", "height", "length", "std", "stddev",
+                    "var", "variance", "multiplier", "temperature", "tau", "rate", "prob", "p", "q"})
 
 
 def _names(node: cst.CSTNode) -> set[str]:
@@ -114,6 +115,15 @@ def curve(sigma, order):
             return 0
         return beta(q * epsilon) - beta(q)
     return [gap(x / 100, 1.0) for x in range(1, 100)]
+""",
+        # a zero noise level short-circuits the sampler (a knob, not the private value)
+        """
+import torch
+def make_noise(std, reference, epsilon):
+    zeros = torch.zeros(reference.shape)
+    if std == 0:
+        return zeros
+    return torch.normal(0, std / epsilon, reference.shape)
 """,
         # a mode switch and an empty-input guard
         """
