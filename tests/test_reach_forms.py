@@ -386,3 +386,19 @@ def test_set_of_a_schema_is_not_the_data_values(tmp_path):
     script = ("import pandas as pd\nfrom features import *\nimport model\n\ndef main():\n    df = pd.read_csv('c.csv')\n"
               "    return model.train_private(Vocabulary.from_frame('a', df))\n")
     assert _found(tmp_path, {"app/features.py": features, "app/model.py": _DP_MODEL, "app/init_data.py": script}) == []
+
+
+@pytest.mark.parametrize("expr, found", [
+    ("int(frame['userId'].max()) + 1", False),  # an entity count from ids: not a category domain
+    ("frame['age_code'].max() + 1", True),
+])
+def test_ids_are_not_categories(tmp_path, expr, found):
+    text = f"def prepare(frame):\n    n = {expr}\n    return frame, n\n"
+    assert (("app/prep.py", 2) in _found(tmp_path, {"app/train.py": _TRAIN, "app/prep.py": text})) is found
+
+
+def test_class_count_of_the_labels_is_schema(tmp_path):
+    helper = "import torch\ndef split(train_labels, k):\n    n_classes = train_labels.max() + 1\n    return [n_classes] * k\n"
+    model = ("from opacus import PrivacyEngine\nfrom helper import split\n\ndef train_dp(data, labels, noise_multiplier=1.0):\n"
+             "    parts = split(labels, 4)\n    return PrivacyEngine(), parts\n")
+    assert _found(tmp_path, {"app/helper.py": helper, "app/dp.py": model}) == []

@@ -1070,7 +1070,8 @@ def _rescaled_by_own_statistic(node: ast.If, scope: _Scope) -> bool:
 
 #: values whose maximum plus one is a schema count, not a domain read off the records: class labels,
 #: positions, node ids of a graph's edge list
-_INDEX_WORDS = frozenset({"index", "indices", "idx", "edge", "edges", "position", "pos", "step", "epoch", "round"})
+_INDEX_WORDS = frozenset({"index", "indices", "idx", "id", "ids", "edge", "edges", "position", "pos", "step", "epoch",
+                          "round"})
 
 
 def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:

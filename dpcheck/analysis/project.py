@@ -205,6 +205,13 @@ def _values_of(expr: ast.expr) -> bool:
             return False
 
 
+def _labels(expr: ast.expr) -> bool:
+    """Read from a value named for the prediction target (``train_labels``, ``y``, ``df['target']``)."""
+    parts = [_dotted(n) or "" for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute))]
+    parts += [c.value for c in ast.walk(expr) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    return any(words(re.sub(r"\W+", "_", p)) & {"label", "labels", "target", "targets", "y"} for p in parts)
+
+
 def _given_categories(ctor: ast.Call) -> bool:
     """``OneHotEncoder(categories=[...])``, ``KBinsDiscretizer(bin_edges=…)``: the encoder's domain is
     given, so its ``fit`` learns nothing of the data's categories."""
@@ -600,6 +607,8 @@ class _Summarizer:
         if isinstance(func, ast.Attribute):
             owner = _dotted(func.value)
             if func.attr in _STAT_METHODS and (origin := taint.get(_root(func.value))):
+                if func.attr in {"max", "amax"} and _labels(func.value):
+                    return None  # ``labels.max() + 1``: the class count of the prediction target (schema)
                 return origin, f"`.{func.attr}()`"
             if func.attr in _STAT_FUNCS and owner in _LIB_ROOTS and call.args:
                 if origin := taint.get(_root(call.args[0])):
