@@ -126,6 +126,14 @@ def simulate_benchmark(n=5000, beta=(0.5, 0.5), eps_sd=0.5, scale=1.0, seed=7):
     y = beta[0] * x1 + beta[1] * x2 + rng.normal(0.0, scale * eps_sd, size=n)
     return X, y
 """,
+        # a privacy-loss simulation: a normal around a non-zero centre with spread 1/σ is not noise
+        """
+import numpy as np
+def loss_distribution(epsilon, delta, n):
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    mu = 1 / (2 * sigma ** 2)
+    return np.random.normal(mu, 1 / sigma, n)
+""",
         # the twins: the calibrated scale itself, and a rate parameter (1 / scale) given to an exponential
         """
 import torch
@@ -293,6 +301,8 @@ def report_noisy_max(scores, epsilon):
         resolved = self._resolve(call, scale)
         plain = _factors(resolved)
         factors = self._reciprocals(call, plain)
+        if len(factors) != len(plain) and not self._zero_loc(call):
+            return  # ``normal(mu, 1 / sigma)`` around a non-zero centre simulates a distribution, it is no noise
         numerator = [f for f, s in factors if s > 0 and self._budget(call, f)]
         if not numerator:
             return
@@ -323,6 +333,18 @@ def report_noisy_max(scores, epsilon):
             else:
                 out.append((factor, sign))
         return out
+
+    def _zero_loc(self, call: cst.Call) -> bool:
+        """The draw's location is absent or 0 (through one assignment: ``self.mu = 0``)."""
+        loc = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in ("loc", "mean")), None)
+        if loc is None:
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            loc = positional[0] if len(positional) >= 2 else None
+        if loc is None:
+            return True
+        fn = self.ctx.analysis.enclosing_function(call)
+        value = self._assigned(call, fn, loc) if fn is not None else None
+        return number(value if value is not None else loc) == 0
 
     def _assigned(self, call: cst.Call, fn: cst.FunctionDef, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The last value assigned to a local name or a ``self`` attribute in ``fn`` before ``call``."""

@@ -116,6 +116,17 @@ def curve(sigma, order):
         return beta(q * epsilon) - beta(q)
     return [gap(x / 100, 1.0) for x in range(1, 100)]
 """,
+        # a sampler's degenerate case on its own distribution parameter (no budget: not a mechanism)
+        """
+import random
+def geometric(x):
+    if x == 0:
+        return 0
+    k = 0
+    while random.random() < x:
+        k += 1
+    return k
+""",
         # a zero noise level short-circuits the sampler (a knob, not the private value)
         """
 import torch
@@ -213,8 +224,8 @@ class Mechanism:
                         and not isinstance(sub, cst.For) for c in walk(value)):
                     private |= {t for t in targets if t not in _KNOBS and not words(t) & _KNOBS}
         private -= noisy
-        if not params:
-            return
+        if not params or not any(isinstance(n, cst.Name) and words(n.value) & _BUDGET for n in walk(node)):
+            return  # no budget in sight: a sampler's own parameter checks, not a mechanism on private data
         seen: set[cst.CSTNode] = set()
         for sub in body:
             if isinstance(sub, cst.If) and sub not in seen:
