@@ -481,7 +481,7 @@ def _per_tensor_clips(loop: cst.CSTNode, elements: set[str]) -> list[tuple[cst.C
         if not reads_norm:
             continue
         bound = _bound_of(factor, norm_names, elements, nodes)
-        if bound is not None:
+        if bound is not None and _clip_shaped(factor, bound):
             out.append((sub, bound, norm_names))
     return out
 
@@ -532,6 +532,14 @@ def _clip_helper(node: cst.CSTNode, elements: set[str]) -> cst.BaseExpression | 
                 not words(arg.keyword.value) & {"noise", "sigma", "multiplier"}:
             return arg.value
     return None
+
+
+def _clip_shaped(*exprs: cst.CSTNode) -> bool:
+    """A ratio or a min/max of the norm and the bound (``C / ‖g‖``, ``max(1, ‖g‖ / C)``), not a product
+    of norms (``m * σ² * ‖B‖²``, a variance)."""
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)
+               or isinstance(n, cst.Call) and call_name(n) in ("min", "max", "minimum", "maximum", "clamp", "clip")
+               for e in exprs for n in walk(e))
 
 
 def _is_collection(expr: cst.BaseExpression) -> bool:
