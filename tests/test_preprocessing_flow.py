@@ -861,6 +861,14 @@ def load(path, lam, theta):
     noisy_b = count + laplace_noise(lam)
     return [r for r in rows if noisy_b > theta], None
 """, None),
+    "records-per-person-threshold": ("""
+import pandas as pd
+def load(path, seq_len):
+    df = pd.read_csv(path)
+    per_patient = df["patientid"].value_counts()
+    long_enough = per_patient[per_patient >= seq_len].index
+    return df[df["patientid"].isin(long_enough)], None
+""", None),
     "counts-compared-for-a-guard": ("""
 from collections import Counter
 def load(path):

@@ -358,6 +358,8 @@ class _Scope:
             else node.args[0] if node.args else None
         if isinstance(data, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
             data = data.generators[0].iter  # ``Counter(r[2] for r in rows)``: the rows counted
+        if data is not None and _identifier_column(data):
+            return False  # records per person: each one's own contribution, kept or dropped by itself
         return data is not None and self.private(data) and not _drawn(data)
 
     def releases(self) -> bool:
@@ -458,6 +460,18 @@ _COUNTING = frozenset({"value_counts", "Counter", "bincount"})
 #: words of a call or name whose value has been noised
 _NOISED = frozenset({"noise", "noisy", "noised", "laplace", "gaussian", "perturb", "perturbed", "privatize",
                      "privatized", "privatise", "privatised", "dp", "private", "sanitize", "sanitized"})
+
+
+_IDENTIFIERS = frozenset({"id", "ids", "uid", "user", "users", "patient", "patients", "client", "clients", "person",
+                          "subject", "subjects", "owner", "account", "device", "session"})
+
+
+def _identifier_column(data: ast.AST) -> bool:
+    """``df["patientid"]``, ``df.user_id``: a column naming whose record it is."""
+    named = [*(n.value for n in ast.walk(data) if isinstance(n, ast.Constant) and isinstance(n.value, str))]
+    if isinstance(data, ast.Attribute):
+        named.append(data.attr)
+    return any(_words(n) & _IDENTIFIERS or n.lower().endswith("id") for n in named)
 
 
 def _noised(expr: ast.AST) -> bool:
