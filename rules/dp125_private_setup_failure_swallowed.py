@@ -37,6 +37,10 @@ def _plain_twin(call: cst.Call, dp: cst.Call) -> bool:
     if not keys:
         return False
     given = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    values = {dotted(a.value) for a in dp.args if a.keyword is not None and a.keyword.value in keys} - {None}
+    passed = {dotted(n) for a in call.args for n in walk(a.value) if isinstance(n, (cst.Name, cst.Attribute))}
+    if values & passed:
+        return False  # the same noise parameters passed positionally (another signature), not dropped
     return all(k not in given or _off(given[k]) for k in keys)
 
 
@@ -97,6 +101,15 @@ def demo(bolt, model, optimizer, x, y, epsilon):
         print(err)
     with optimizer(epsilon=epsilon) as _:
         model.fit(x, y, epochs=2)
+""",
+        # a signature fallback that passes the same noise parameters positionally
+        """
+def statement(compute, n, batch, epochs, noise_multiplier, delta):
+    try:
+        return compute(number_of_examples=n, batch_size=batch, num_epochs=epochs,
+                       noise_multiplier=noise_multiplier, delta=delta)
+    except TypeError:
+        return compute(n, batch, epochs, noise_multiplier, delta)
 """,
         # the handler stops the run
         """
