@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -80,6 +82,11 @@ class UnboundedAggregateNoised(Rule):
     )
     TRIGGERS = ("aplace", "normal", "randn", "gauss", "Normal")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a draw (a call named like one, or a helper named for noise)."""
+        return facts.calls_any(_DRAWS) or any("noise" in words(n) for n in facts.called)
 
     VALID = (
         # the rows are scaled to norm at most 1 first

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -73,6 +75,11 @@ class NoiselessBranchOnPrivateValue(Rule):
     )
     TRIGGERS = ("if ",)
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a noisy branch: a draw, or a call named for noise or a mechanism."""
+        return facts.calls_any(_DRAWS) or any(words(n) & _NOISE_WORDS for n in facts.called)
 
     VALID = (
         # out-of-range values are clamped and perturbed like the rest

@@ -1,7 +1,11 @@
 """DP125: a failure of the private setup or training is caught and the run goes on without privacy."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
 
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
@@ -63,6 +67,13 @@ class PrivateSetupFailureSwallowed(Rule):
     )
     TRIGGERS = ("except",)
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a ``try`` and a call given a privacy keyword or named for privacy."""
+        if not any(isinstance(n, ast.Try) for n in ast.walk(facts.tree)):
+            return False
+        return bool(facts.identifiers & _DP_KEYWORDS) or any(words(n) & _DP_CALL_WORDS for n in facts.called)
 
     VALID = (
         # the failure propagates
