@@ -764,46 +764,6 @@ def load(path):
         raise ValueError("ages look like days")
     return df.values, None
 """, None),
-    # values kept or dropped by their exact count in the records
-    "rare-values-by-counter": ("""
-from collections import Counter
-def load(path, min_count):
-    rows = [line.split(",") for line in open(path)]
-    seen = Counter(r[2] for r in rows)
-    common = {v for v, n in seen.items() if n >= min_count}
-    return [r for r in rows if r[2] in common], None
-""", 6),
-    "rare-values-by-value-counts-mask": ("""
-import pandas as pd
-def load(path):
-    df = pd.read_csv(path)
-    vc = df["city"].value_counts()
-    keep = vc[vc > 20].index
-    return df[df["city"].isin(keep)], None
-""", 6),
-    "rare-values-by-frequency-helper": ("""
-import pandas as pd
-from utils import count_frequencies
-def load(path):
-    df = pd.read_csv(path)
-    share = count_frequencies(df["item"])
-    frequent = [k for k, p in share.items() if p > 0.001]
-    return df[df["item"].isin(frequent)], None
-""", 7),
-    "rare-values-public-vocabulary": ("""
-import pandas as pd
-def load(path, vocabulary):
-    df = pd.read_csv(path)
-    return df[df["item"].isin(vocabulary)], None
-""", None),
-    "rare-values-noisy-counts": ("""
-import numpy as np
-def load(path, epsilon, k):
-    values = np.loadtxt(path, dtype=int)
-    noisy = np.bincount(values, minlength=k) + np.random.laplace(0, 1 / epsilon, k)
-    return [v for v, c in enumerate(noisy) if c > 5], None
-""", None),
-    # the extreme of every record's extreme, with builtins
     "builtin-max-of-row-maxima": ("""
 def load(groups):
     top = max([max(g) for g in groups])
@@ -853,30 +813,6 @@ def load(path, levels):
     df = pd.read_csv(path)
     col = pd.Categorical(df["job"].astype(str), categories=levels)
     return pd.get_dummies(col).to_numpy(), None
-""", None),
-    "threshold-on-counts-noised-by-helper": ("""
-def load(path, lam, theta):
-    rows = [float(v) for v in open(path)]
-    count = count_in_range(rows, (0, 1))
-    noisy_b = count + laplace_noise(lam)
-    return [r for r in rows if noisy_b > theta], None
-""", None),
-    "records-per-person-threshold": ("""
-import pandas as pd
-def load(path, seq_len):
-    df = pd.read_csv(path)
-    per_patient = df["patientid"].value_counts()
-    long_enough = per_patient[per_patient >= seq_len].index
-    return df[df["patientid"].isin(long_enough)], None
-""", None),
-    "counts-compared-for-a-guard": ("""
-from collections import Counter
-def load(path):
-    rows = [line.split(",") for line in open(path)]
-    seen = Counter(r[2] for r in rows)
-    if len(seen) > 100:
-        raise ValueError("too many categories")
-    return rows, None
 """, None),
 }
 

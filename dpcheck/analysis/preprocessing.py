@@ -325,43 +325,6 @@ class _Scope:
             for test in tests:
                 self.selecting.update(id(n) for n in ast.walk(test) if isinstance(n, ast.Compare))
 
-        #: names holding exact frequencies of the records' values (``vc = df[c].value_counts()``,
-        #: ``freq = Counter(col)``, a helper named for counting handed the data, values derived from one)
-        self.counts: set[str] = set()
-        for _ in range(2):
-            for node in self.nodes():
-                # a frame filtered by a mask of counts is still the records, not their frequencies;
-                # counts noised (``b + laplace_noise(lam)``, ``smoothed_noisy_histogram(h)``) are released
-                if isinstance(node, ast.Assign) and (_drawn(node.value) or _noised(node.value)):
-                    self.counts.difference_update(_targets(node))
-                elif isinstance(node, ast.Assign) and not any(_words(k) & _NOISED for k in _targets(node)) and (
-                        any(self._counting(n) for n in ast.walk(node.value))
-                        or any(_key(n) in self.counts for n in ast.walk(node.value))
-                        and _root(node.value) in {None, *self.counts}):
-                    self.counts.update(k for k in _targets(node) if k != "self")
-                elif isinstance(node, (ast.For, ast.comprehension)) and isinstance(node.iter, ast.Call) \
-                        and _last(node.iter.func) in {"items", "values"} and isinstance(node.iter.func, ast.Attribute) \
-                        and _key(node.iter.func.value) in self.counts:
-                    value = node.target.elts[-1] if isinstance(node.target, ast.Tuple) and node.target.elts \
-                        else node.target
-                    if isinstance(value, ast.Name):
-                        self.counts.add(value.id)
-
-    def _counting(self, node: ast.AST) -> bool:
-        """A call counting how often each value occurs in the private records."""
-        if not isinstance(node, ast.Call):
-            return False
-        name = _last(node.func)
-        if name not in _COUNTING and not (_words(name) & _COUNT_WORDS and len(_words(name)) >= 2 and node.args):
-            return False
-        data = node.func.value if name == "value_counts" and isinstance(node.func, ast.Attribute) \
-            else node.args[0] if node.args else None
-        if isinstance(data, (ast.GeneratorExp, ast.ListComp, ast.SetComp)):
-            data = data.generators[0].iter  # ``Counter(r[2] for r in rows)``: the rows counted
-        if data is not None and _identifier_column(data):
-            return False  # records per person: each one's own contribution, kept or dropped by itself
-        return data is not None and self.private(data) and not _drawn(data)
-
     def releases(self) -> bool:
         """Does the scope name a privacy budget or a private engine (``target_epsilon``,
         ``make_private``, ``self.dp_engine``)? A baseline or robustness test does not."""
@@ -455,31 +418,6 @@ class _Scope:
                 return False
         return True
 
-
-_COUNTING = frozenset({"value_counts", "Counter", "bincount"})
-#: words of a call or name whose value has been noised
-_NOISED = frozenset({"noise", "noisy", "noised", "laplace", "gaussian", "perturb", "perturbed", "privatize",
-                     "privatized", "privatise", "privatised", "dp", "private", "sanitize", "sanitized"})
-
-
-_IDENTIFIERS = frozenset({"id", "ids", "uid", "user", "users", "patient", "patients", "client", "clients", "person",
-                          "subject", "subjects", "owner", "account", "device", "session"})
-
-
-def _identifier_column(data: ast.AST) -> bool:
-    """``df["patientid"]``, ``df.user_id``: a column naming whose record it is."""
-    named = [*(n.value for n in ast.walk(data) if isinstance(n, ast.Constant) and isinstance(n.value, str))]
-    if isinstance(data, ast.Attribute):
-        named.append(data.attr)
-    return any(_words(n) & _IDENTIFIERS or n.lower().endswith("id") for n in named)
-
-
-def _noised(expr: ast.AST) -> bool:
-    """Does ``expr`` call something named for noise (``laplace_noise(lam)``, ``smoothed_noisy_histogram``)?"""
-    return any(isinstance(n, ast.Call) and _words(_last(n.func)) & _NOISED for n in ast.walk(expr))
-#: words of a helper that counts values (``get_real_frequency(df)``, ``count_values(col)``)
-_COUNT_WORDS = frozenset({"freq", "frequency", "frequencies", "count", "counts", "histogram", "tally"})
-_ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 #: words of a loop variable or iterable holding columns, not records (``for col in df``)
 _COLUMN_WORDS = frozenset({"col", "cols", "column", "columns", "feature", "features", "attr", "attrs", "attribute",
@@ -980,12 +918,6 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         return None
     if isinstance(node, ast.If) and _rescaled_by_own_statistic(node, scope):
         return "the data's unit or scale chosen by a test on its own statistic"
-    if isinstance(node, ast.Compare) and len(node.comparators) == 1 and id(node) in scope.selecting \
-            and isinstance(node.ops[0], _ORDER) and scope.counts:
-        sides = [node.left, node.comparators[0]]
-        counted = [any(_key(n) in scope.counts or scope._counting(n) for n in ast.walk(side)) for side in sides]
-        if counted.count(True) == 1 and not _drawn(node):
-            return "values kept or dropped by their exact frequency in the data"
     if isinstance(node, ast.Compare) and len(node.comparators) == 1 and id(node) in scope.selecting:
         right = node.comparators[0]
         if isinstance(right, ast.Constant) and isinstance(right.value, (int, float)) \
@@ -1170,8 +1102,7 @@ def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
     return bool(scope.kinds(expr))
 
 
-_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "value_counts(", "Counter(", "bincount(",
-              "freq", "count", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
+_PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
               "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=", "Encod", "Normaliz", "Discretiz",
               "Transformer(", "max(")
 
