@@ -55,6 +55,29 @@ def _seed_arg(call: cst.Call) -> cst.BaseExpression | None:
     return positional[0] if positional else None
 
 
+def _parameter_only_feeds_non_mechanisms(function: cst.FunctionDef, parameter: str) -> bool:
+    """Every use of ``parameter`` in ``function`` is an argument of a call that takes no ε/δ keyword and is no
+    generator constructor or seeding call; a parameter that is never read, or read any other way, is not."""
+    if parameter not in {p.name.value for p in all_params(function)}:
+        return False
+    keyword_names = {id(n.keyword) for n in walk(function.body) if isinstance(n, cst.Arg) and n.keyword is not None}
+    uses = [n for n in walk(function.body)
+            if isinstance(n, cst.Name) and n.value == parameter and id(n) not in keyword_names]
+    passed: set[int] = set()
+    for sub in walk(function.body):
+        if not isinstance(sub, cst.Call):
+            continue
+        keywords = {a.keyword.value for a in sub.args if a.keyword is not None}
+        mechanism = bool(keywords & {"eps", "epsilon", "delta", "sigma", "scale"}) or call_name(sub) in (
+            _GENERATORS | _GLOBAL_SEEDS)
+        for arg in sub.args:
+            if isinstance(arg.value, cst.Name) and arg.value.value == parameter:
+                if mechanism:
+                    return False
+                passed.add(id(arg.value))
+    return bool(uses) and all(id(n) in passed for n in uses)
+
+
 class SeededNoise(Rule):
     id = "DP507"
     name = "seeded-noise"
@@ -277,6 +300,17 @@ def histogram(counts, epsilon, args):
     mech = Geometric(epsilon=epsilon, sensitivity=1, random_state=rng)
     return [mech.randomise(c) for c in counts]
 """,
+        # B25 taoshen2022 bipartite_gaptr_utils.py: the callee's random_state only seeds the clustering of the
+        # already-noised embedding; the noise comes from the generator passed separately
+        """
+import numpy as np
+from sklearn.cluster import KMeans
+def private_communities(A, k, eps, delta, rng, random_state):
+    emb = A + np.sqrt(2 * np.log(1.25 / delta)) / eps * rng.normal(size=A.shape)
+    return KMeans(n_clusters=k, random_state=random_state).fit_predict(emb)
+def replicate(A, k, seed, idx):
+    return private_communities(A, k, eps=1.0, delta=1e-5, rng=np.random.default_rng(), random_state=seed + idx)
+""",
     )
 
     INVALID = (
@@ -440,6 +474,17 @@ class Aggregator:
         mech = Geometric(epsilon=epsilon, sensitivity=1, random_state=cfg.seed + round_no)  # <-
         return [mech.randomise(c) for c in counts]
 """,
+        # the twin: the callee's random_state seeds the generator that draws the noise
+        """
+import numpy as np
+from sklearn.cluster import KMeans
+def private_communities(A, k, eps, delta, random_state):
+    rng = np.random.default_rng(random_state)
+    emb = A + np.sqrt(2 * np.log(1.25 / delta)) / eps * rng.normal(size=A.shape)
+    return KMeans(n_clusters=k, random_state=random_state).fit_predict(emb)
+def replicate(A, k, seed, idx):
+    return private_communities(A, k, eps=1.0, delta=1e-5, random_state=seed + idx)  # <-
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -478,12 +523,25 @@ class Aggregator:
             return False
         if isinstance(state, cst.Name) and state.value == "None" or self._test_code(node):
             return True
+        if self._seed_only_reaches_post_processing(node):
+            return True
         why = self._fixed(node, state) or self._configured_seed(state)
         if why is not None:
             self.report(node, f"`{call_name(node)}` takes ε and draws its noise from `random_state` = {why}: the "
                               f"privacy noise is reproducible from public information, so it can be regenerated "
                               f"and subtracted; leave `random_state` None (fresh entropy) for the privacy noise")
         return True
+
+    def _seed_only_reaches_post_processing(self, call: cst.Call) -> bool:
+        """The callee is a function of this module whose ``random_state`` parameter only ever reaches calls that
+        take no ε and build no generator (``KMeans(random_state=random_state)`` on the already-noised output):
+        that seed does not draw the privacy noise."""
+        if not isinstance(call.func, cst.Name):
+            return False
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == call.func.value:
+                return _parameter_only_feeds_non_mechanisms(statement, "random_state")
+        return False
 
     def _configured_seed(self, value: cst.BaseExpression) -> str | None:
         """A run's configured seed read from a config or argument object (``args.seed``, ``params.seed * it``),
