@@ -1,6 +1,8 @@
 """DP505: a privacy engine / accountant created anew every round, so earlier rounds are never composed."""
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -28,6 +30,17 @@ def _round_loop(loop: cst.CSTNode) -> bool:
     else:
         return False
     return any(isinstance(n, cst.Name) and words(n.value) & _ROUND_WORDS for n in names)
+
+
+def _counts_rounds(expr: cst.BaseExpression) -> bool:
+    """A divisor that is the number of rounds: ``num_rounds``, ``cfg.rounds``, ``config["fl"]["rounds"]``."""
+    for node in walk(expr):
+        if isinstance(node, cst.Name) and words(node.value) & _ROUND_WORDS:
+            return True
+        if isinstance(node, cst.SimpleString) and words(node.evaluated_value if isinstance(node.evaluated_value, str)
+                                                          else "") & _ROUND_WORDS:
+            return True
+    return False
 
 
 _TOTAL_WORDS = frozenset({"epsilon", "eps", "spent", "budget", "privacy"})
@@ -199,6 +212,19 @@ def run(model, optimizer, loaders, num_rounds, sigma, delta):
         cumulative_epsilon += max(round_epsilons)
     return cumulative_epsilon
 """,
+        # Cypher9802 client.py: each round's engine is calibrated to the total divided by the number of rounds
+        """
+from opacus import PrivacyEngine
+class Client:
+    def local_train(self, model, optimizer, config):
+        privacy_engine = PrivacyEngine()
+        model, optimizer, loader = privacy_engine.make_private_with_epsilon(module=model, optimizer=optimizer,
+            data_loader=self.loader, epochs=1, target_epsilon=config["privacy"]["epsilon"] / config["fl"]["rounds"],
+            target_delta=1e-5, max_grad_norm=1.0)
+        for x, y in loader:
+            optimizer.step()
+        self.privacy_spent = privacy_engine.get_epsilon(1e-5)
+""",
     )
 
     INVALID = (
@@ -303,6 +329,19 @@ class FedClient:
             self.opt.step()
         self.epsilon = privacy_engine.get_epsilon(delta)
 """,
+        # the twin: the budget is halved, not shared out over the rounds, and a fresh engine spends it each round
+        """
+from opacus import PrivacyEngine
+class Client:
+    def local_train(self, model, optimizer, config):
+        privacy_engine = PrivacyEngine()  # <-
+        model, optimizer, loader = privacy_engine.make_private_with_epsilon(module=model, optimizer=optimizer,
+            data_loader=self.loader, epochs=1, target_epsilon=config["privacy"]["epsilon"] / 2,
+            target_delta=1e-5, max_grad_norm=1.0)
+        for x, y in loader:
+            optimizer.step()
+        self.privacy_spent = privacy_engine.get_epsilon(1e-5)
+""",
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -323,9 +362,36 @@ class FedClient:
             # ``DPClient``, ``FlowerClient``, ``client``: camel case after an acronym is one word to ``words``
             if cls is None or "client" not in cls.name.value.lower() or not words(fn.name.value) & _PER_ROUND_METHOD:
                 return
+            if self._targets_round_share(fn, engine) or self._unreachable_method(fn):
+                return
             where = f"in `{cls.name.value}.{fn.name.value}`, which runs once per round"
         self.report(node.value, f"`{engine}` is created {where}, and the ε read from it covers only what ran since: "
                                 f"every earlier round is dropped from the accounting; create it once and reuse it")
+
+    def _targets_round_share(self, fn: cst.FunctionDef, engine: str) -> bool:
+        """``engine.make_private_with_epsilon(target_epsilon=total / n_rounds)``: each round's engine is
+        calibrated to the round's share of the total, so the rounds add up to the total by basic composition
+        and no round escapes the budget."""
+        for node in walk(fn, into_scopes=False):
+            if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                    and last_name(node.func.value) == engine):
+                continue
+            for arg in node.args:
+                value = arg.value
+                if (arg.keyword is not None and arg.keyword.value == "target_epsilon"
+                        and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide)
+                        and _counts_rounds(value.right)):
+                    return True
+        return False
+
+    def _unreachable_method(self, fn: cst.FunctionDef) -> bool:
+        """The method sits in a file no import can name (``client (conflicted copy).py``) and nothing in the
+        file calls it: no server reaches it once per round."""
+        stem, extension = os.path.splitext(os.path.basename(self.ctx.path))
+        if extension != ".py" or stem.isidentifier():
+            return False
+        name = fn.name.value
+        return not any(isinstance(n, cst.Call) and call_name(n) == name for n in walk(self.ctx.module))
 
     def _replays(self, loop: cst.CSTNode, engine: str) -> bool:
         """A loop that only simulates: each candidate (a binary search over noise multipliers) gets a fresh

@@ -135,6 +135,30 @@ class clientAVG(Client):
     assert lines(read.replace("class clientAVG(Client):", "class Trainer:"), "DP505") == []
 
 
+
+def test_engine_per_round_in_a_file_no_import_can_name() -> None:
+    """A sync tool's conflict copy (a file name with spaces and brackets) whose per-round method nothing calls:
+    no server reaches it. The same file under an importable name, or calling the method itself, still fires."""
+    source = """
+from opacus import PrivacyEngine
+class DPClient:
+    def train(self, model, opt, loader, delta):
+        engine = PrivacyEngine()
+        model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                                 noise_multiplier=1.0, max_grad_norm=1.0)
+        return engine.get_epsilon(delta)
+"""
+    rule = [by_id("DP505")]
+
+    def found(text: str, path: str) -> list[int]:
+        return sorted(f.line for f in run_rules(text, rule, path=path) if f.rule == "DP505")
+
+    assert found(source, "fl/client_dp (alice's conflicted copy 2017-11-27).py") == []
+    assert found(source, "fl/client_dp.py") == [5]
+    called = source + "for r in range(10):\n    DPClient().train(m, o, l, 1e-5)\n"
+    assert found(called, "fl/client_dp (alice's conflicted copy 2017-11-27).py") == [5]
+
+
 # ordinary ML code: a seeded generator for data augmentation noise and a seeded training script
 SEEDED_ML = """
 import numpy as np
