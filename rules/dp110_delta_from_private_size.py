@@ -61,6 +61,8 @@ def _denominator(value: cst.BaseExpression) -> cst.BaseExpression | None:
             exponent = value.right
             if isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus):
                 return value.left
+            if number(exponent) is not None and number(exponent) > 0:  # ``(1.0 / n) ** 2``: still a reciprocal
+                return _denominator(value.left)
         if isinstance(value.operator, (cst.Multiply, cst.Add)):  # 0.1 * (1 / n); 3 / n + 2 / n ** 2
             return _denominator(value.left) or _denominator(value.right)
     if isinstance(value, cst.Call) and call_name(value) in ("min", "max", "minimum", "maximum"):
@@ -99,11 +101,19 @@ def _ast_reciprocal(value: ast.AST) -> bool:
         if isinstance(value.op, ast.Pow) and isinstance(value.right, ast.UnaryOp) \
                 and isinstance(value.right.op, ast.USub):
             return True
+        if isinstance(value.op, ast.Pow) and _ast_constant(value.right):
+            return _ast_reciprocal(value.left)
         if isinstance(value.op, (ast.Mult, ast.Add)):
             return _ast_reciprocal(value.left) or _ast_reciprocal(value.right)
     if isinstance(value, ast.Call) and ast_last_name(value.func) in ("min", "max", "minimum", "maximum"):
         return any(_ast_reciprocal(a) for a in value.args)
     return isinstance(value, ast.Call) and len(value.args) == 2 and isinstance(value.args[1], ast.UnaryOp)
+
+
+def _ast_positional_reciprocal(value: ast.AST) -> bool:
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Pow):
+        return _ast_positional_reciprocal(value.left)
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and _ast_constant(value.left)
 
 
 def _ast_budget(expr: ast.AST) -> bool:
@@ -176,8 +186,8 @@ class DeltaFromPrivateSize(Rule):
         reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
-            if len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
-                    isinstance(a, ast.BinOp) and isinstance(a.op, ast.Div) and _ast_constant(a.left) for a in args):
+            if len(args) >= 2 and (any(_ast_budget(a) for a in args) or _ast_budget(call.func)) and any(  # type: ignore[attr-defined]
+                    _ast_positional_reciprocal(a) for a in args):
                 return True
             # a ``len(...)`` beside the budget, into a module function that may take its reciprocal
             if reciprocal and len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
@@ -403,6 +413,25 @@ class DPMixin:
         self.nrows = len(data)
         self.target_epsilon = target_epsilon
         self.target_delta: float = target_delta or 1e-5
+""",
+        # twins of the run-time counts: a configured user count, a public bound, a constant δ squared
+        """
+def local_search(args, objective, ground_set, k, eps):
+    delta_target = 1 / (args.num_users ** 1.5)
+    return best_eps_0(eps_target=eps, delta_target=delta_target, k=k)
+""",
+        """
+def run_experiment(objective, passenger_coords, params, max_passengers=10 ** 6):
+    eps = params["eps"]
+    delta_target = 1 / (max_passengers ** 1.5)
+    return best_eps_0(eps_target=eps, delta_target=delta_target, k=len(passenger_coords))
+""",
+        """
+def helper(name, params_exp, n_max=10 ** 6):
+    feature_vecs, labels, w_opt = getattr(Datasets(), name)()
+    privacy_dp = params_exp["total"]
+    params_exp["total"] = eps_to_zcdp(privacy_dp, (1.0 / n_max) ** 2, len(labels))
+    return params_exp
 """,
     )
 
@@ -669,6 +698,27 @@ class DPGAN:
     def _train(self, data, epsilon):
         self.target_delta = 1.0 / self.n ** 2  # <-
 """,
+        # δ from the data's size whatever the data is called: a count of users read off the objective
+        # object, the length of a table named for what it holds, a reciprocal squared handed to a budget
+        # conversion
+        """
+def local_search(objective, ground_set, k, eps):
+    delta_target = 1 / (objective.num_users ** 1.5)  # <-
+    return best_eps_0(eps_target=eps, delta_target=delta_target, k=k)
+""",
+        """
+def run_experiment(objective, passenger_coords, params):
+    eps = params["eps"]
+    delta_target = 1 / (len(passenger_coords) ** 1.5)  # <-
+    return best_eps_0(eps_target=eps, delta_target=delta_target, k=params["k"])
+""",
+        """
+def helper(name, params_exp):
+    feature_vecs, labels, w_opt = getattr(Datasets(), name)()
+    privacy_dp = params_exp["total"]
+    params_exp["total"] = eps_to_zcdp(privacy_dp, (1.0 / len(labels)) ** 2)  # <-
+    return params_exp
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -704,12 +754,14 @@ class DPGAN:
         """``GetDist(data, n, epsilon / k, 2 / n)``: a positional ``c / n`` beside the privacy budget
         is the mechanism's sensitivity, whatever the callee names it."""
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
-        if len(positional) < 2 or not any(_budget(a.value) for a in node.args):
+        # ``eps_to_zcdp(privacy, (1.0 / len(labels)) ** 2)``: a conversion of the budget takes δ positionally
+        budget_call = _budget(node.func)
+        if len(positional) < 2 or not (budget_call or any(_budget(a.value) for a in node.args)):
             return
         for value in positional:
-            if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
-                    and _constant(value.left) and not _budget(value):
-                self._check(value, "positional", given=[a for a in positional if a is not value])
+            if _positional_reciprocal(value) and not _budget(value):
+                self._check(value, "positional", given=[a for a in positional if a is not value],
+                            budget_call=budget_call)
         self._size_into_callee(node, positional)
 
     def _size_into_callee(self, call: cst.Call, positional: list[cst.BaseExpression]) -> None:
@@ -781,7 +833,8 @@ class DPGAN:
                 return f"`{fa.code(node).strip()}`, the size of the data passed to the same call"
         return None
 
-    def _check(self, value: cst.BaseExpression, kind: str, given: list[cst.BaseExpression] | None = None) -> None:
+    def _check(self, value: cst.BaseExpression, kind: str, given: list[cst.BaseExpression] | None = None,
+               budget_call: bool = False) -> None:
         denominator = _denominator(value)
         if denominator is None:
             if kind == "δ" and isinstance(value, cst.Call):
@@ -790,6 +843,8 @@ class DPGAN:
         size = self._private_size(denominator)
         if size is None and given:
             size = self._size_of_given(denominator, given)
+        if size is None and (kind == "δ" or kind == "positional" and budget_call):
+            size = _run_time_count(denominator, self.ctx.analysis)
         if size is None:
             return
         code = " ".join(self.ctx.analysis.code(value).split())
@@ -944,6 +999,48 @@ class DPGAN:
             if isinstance(anc, cst.FunctionDef):
                 return False
         return False
+
+
+def _positional_reciprocal(value: cst.BaseExpression) -> bool:
+    """``2 / n`` or ``(1.0 / n) ** 2``: a constant over something, possibly raised to a power."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Power) and number(value.right):
+        return _positional_reciprocal(value.left)
+    return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
+        and _constant(value.left)
+
+
+#: what a size counts when it is not records: columns, classes, steps, orders (a public quantity)
+_NOT_RECORDS = frozenset({"features", "feature", "columns", "cols", "attributes", "attrs", "classes", "bins",
+                          "dims", "dimensions", "categories", "domain", "orders", "alphas", "steps", "epochs",
+                          "rounds", "iterations", "layers", "params", "parameters", "queries", "str", "keys"})
+#: an object holding configuration (its counts are settings, not data): ``args.num_users``
+_CONFIG_OBJECTS = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "flags", "params", "hparams",
+                             "hp", "settings", "options", "self"})
+
+
+def _run_time_count(expr: cst.BaseExpression, fa) -> str | None:  # type: ignore[no-untyped-def]
+    """The role of δ's denominator, whatever the data is called: ``len(x)`` / ``x.shape[0]`` of a set that is
+    not held out (directly or through a local), or a count of units read off an object
+    (``objective.num_users``) that is not configuration."""
+    for node in walk(expr):
+        size = fa.value_of(node) if isinstance(node, cst.Name) else node
+        if isinstance(size, (cst.Call, cst.Subscript)) and _counts_records(size):
+            target = size.args[0].value if isinstance(size, cst.Call) and size.args else \
+                size.value.value if isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) else None
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name is not None and not words(name) & (_HELD_OUT | _NOT_RECORDS | {"loader", "batch", "batches"}):
+                return f"`{fa.code(node).strip()}`, a size counted from the data at run time"
+        if isinstance(size, cst.Attribute):
+            owner = _count_read(size)
+            root = owner
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if owner is not None and isinstance(root, cst.Name) and not words(root.value) & _CONFIG_OBJECTS \
+                    and not words(ident(owner) or "") & (_CONFIG_OBJECTS | _HELD_OUT):
+                return f"`{fa.code(node).strip()}`, a count of the data's units read off `{fa.code(owner).strip()}`"
+    return None
 
 
 #: ``f(data, eps / k, 2 / n)``: a constant over a name passed as a positional argument
