@@ -674,3 +674,104 @@ def test_same_file_helper_filling_a_dict_with_the_categories_of_the_table_read_b
     root = make(tmp_path, {"gen/__init__.py": "from gen import run\n", "gen/run.py": text})
     found = [f[:2] for f in rel_findings(run(root), root)]
     assert found == ([("gen/run.py", 7), ("gen/run.py", 14)] if variant == "as is" else [])
+
+
+@pytest.mark.parametrize("variant", ["as is", "no dp claim"])
+def test_a_lone_script_is_still_a_project_for_its_own_helpers(tmp_path, variant):
+    # Scanned alone (a one-file folder or the file itself), the helper->caller flow still counts.
+    text = SAME_FILE
+    if variant == "no dp claim":
+        text = text.replace("# differentially private synthetic data", "# synthetic data").replace(
+            "epsilon=1.0", "seed=1").replace("epsilon=epsilon", "seed=seed")
+    root = make(tmp_path, {"solo/run.py": text})
+    expected = [("solo/run.py", 7), ("solo/run.py", 14)] if variant == "as is" else []
+    for target in (root / "solo", root / "solo" / "run.py"):
+        result = run(root, [str(target)])
+        assert result.stats.files == 1
+        assert [f[:2] for f in rel_findings(result, root)] == expected
+
+
+HELPER_SCRIPT = """\
+import numpy as np
+import pandas as pd
+
+
+def p99(series):
+    x = pd.to_numeric(series, errors="coerce").replace([np.inf, -np.inf], np.nan).dropna()
+    return float(np.percentile(x, 99))
+
+
+def make_vocab(values):
+    vals = values.dropna().astype(str)
+    uniq = sorted(set(vals.tolist()))
+    itos = ["<unk>"] + uniq
+    return {"itos": itos}
+
+
+def main(epsilon=1.0):
+    # differentially private training data
+    table = pd.read_csv(SOURCE)
+BODY
+    return train(table, meta=meta, epsilon=epsilon)
+"""
+
+HELPER_BODIES = {
+    # a converted and cleaned column handed to a percentile
+    "converted column": ('    meta = {"hi": p99(table["bytes"])}\n', 7),
+    # the distinct values through .tolist() and a list concatenation
+    "vocabulary": ('    meta = {}\n    for c in ["os", "vendor"]:\n        meta[c] = make_vocab(table[c])\n', 12),
+    # a comprehension over a dict of the table's columns
+    "comprehension": ('    cols = {"a": table["a"], "b": table["b"]}\n'
+                      '    meta = {k: p99(v) for k, v in cols.items()}\n', 7),
+    # a loop over the values of such a dict
+    "loop": ('    cols = [table["a"], table["b"]]\n    meta = []\n    for col in cols:\n'
+             '        meta.append(p99(col))\n', 7),
+}
+
+
+@pytest.mark.parametrize("source", ['"events.csv"', '"events_schema.csv"'])
+@pytest.mark.parametrize("spelling", sorted(HELPER_BODIES))
+def test_a_local_helpers_statistic_of_the_table_read_here(tmp_path, spelling, source):
+    body, fitted = HELPER_BODIES[spelling]
+    text = HELPER_SCRIPT.replace("BODY\n", body).replace("SOURCE", source)
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/prep.py": text})
+    lines = {line for _, line, _ in rel_findings(run(root), root)}
+    if "schema" in source:  # VALID twin: the helper reads a public schema file
+        assert lines == set()
+    else:
+        assert fitted in lines and len(lines) == 2
+
+
+DISTANCE = """\
+import numpy as np
+
+
+class RangeDistance:
+    def __init__(self, frame):
+        self.lo = np.zeros(len(frame.columns))
+        for j, c in enumerate(frame.columns):
+            self.lo[j] = float(frame[c].min())
+"""
+
+RELEASERS = {
+    # a release function taking its own budget (not named fit/train)
+    "budget": ("from .privacy import calibrate_sigma\n\n\n"
+               "async def release(real, api, epsilon: float = 4.0, delta: float = 1e-5):\n"
+               "    sigma = calibrate_sigma(epsilon, delta)\n", True),
+    "noise multiplier": ("def private_evolution(real, noise_multiplier=1.0):\n"
+                         "    sigma = noise_multiplier\n", True),
+    "rho": ("def synthesize(real, rho=0.5):\n    sigma = (1 / (2 * rho)) ** 0.5\n", True),
+    # VALID twins: no privacy parameter, or an optimiser's numerical epsilon
+    "no budget": ("def release(real, api):\n    sigma = 1.0\n", False),
+    "numerical epsilon": ("def release(real, api, epsilon=1e-8):\n    sigma = epsilon\n", False),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(RELEASERS))
+def test_a_function_taking_its_own_budget_hands_the_data_to_a_fitting_class(tmp_path, spelling):
+    head, reported = RELEASERS[spelling]
+    caller = (f"from .distance import RangeDistance\n\n\n{head}"
+              "    dist = RangeDistance(real)\n    return vote(real, dist, sigma)\n")
+    root = make(tmp_path, {"gen/__init__.py": "", "gen/distance.py": DISTANCE, "gen/release.py": caller})
+    found = [f[:2] for f in rel_findings(run(root), root)]
+    assert found == ([("gen/distance.py", 8)] if reported else [])

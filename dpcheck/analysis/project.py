@@ -36,7 +36,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 10
+VERSION = 11
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -59,7 +59,11 @@ _FIT_METHODS = {"fit", "fit_transform", "partial_fit"}
 _PASS_METHODS = {
     "astype", "to_numpy", "copy", "dropna", "fillna", "reshape", "flatten", "ravel", "squeeze", "transpose",
     "float", "numpy", "detach", "cpu", "reset_index", "infer_objects", "to_frame",
+    # element-wise clean-ups keep every record's value (``s.replace([inf], nan).abs()``)
+    "replace", "abs", "clip", "round", "to_list", "tolist", "values",
 }
+#: library conversions of their first argument, record by record (``pd.to_numeric(s, errors=…)``)
+_CONVERT_FUNCS = {"to_numeric", "to_datetime", "log", "log1p", "abs", "sqrt", "nan_to_num", "float32", "float64"}
 _WRAP_FUNCS = {"asarray", "array", "tensor", "as_tensor", "from_numpy", "DataFrame", "Series", "asanyarray", "copy"}
 _ENTRY_NAMES = {"fit", "train", "fit_transform", "_fit", "partial_fit", "_train", "fit_model", "train_model"}
 _PRIVACY_PARAMS = re.compile(
@@ -103,9 +107,13 @@ def _may_fit_text(source: str) -> bool:
 _ENTRY_TEXT = ("def fit", "def train", "def _fit", "def partial_fit", "def _train")
 
 
+#: a function may take its own privacy budget (``def release(data, epsilon, delta)``)
+_BUDGET_TEXT = ("epsilon", "noise_multiplier", "privacy_budget", "max_grad_norm", "rho")
+
+
 def _dp_text(source: str) -> bool:
     """May hold a DP model's training entry point (DP words and a ``def fit``/``def train``…)."""
-    if not any(w in source for w in _ENTRY_TEXT):
+    if not any(w in source for w in _ENTRY_TEXT) and not any(w in source for w in _BUDGET_TEXT):
         return False
     low = source.lower()
     return any(w in low for w in _DP_WORDS[:-1]) or ("dp" in low and _DP_WORD_RE.search(source) is not None)
@@ -178,12 +186,19 @@ def _root(node: ast.expr) -> str | None:
             node = node.func.value
         elif isinstance(node, ast.Call) and node.args and _last(node.func) in _WRAP_FUNCS:
             node = node.args[0]
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in _CONVERT_FUNCS and _dotted(node.func.value) in _LIB_ROOTS:
+            node = node.args[0]
         else:
             return None
 
 
 #: attributes naming a table's schema, not its values (``set(df.columns)``)
 _SCHEMA_ATTRS = frozenset({"columns", "index", "dtypes", "shape", "names", "keys", "fields", "feature_names"})
+
+
+#: calls that read out a column's or array's values
+_VALUE_READS = frozenset({"tolist", "to_list", "to_numpy", "dropna"})
 
 
 def _values_of(expr: ast.expr) -> bool:
@@ -194,6 +209,8 @@ def _values_of(expr: ast.expr) -> bool:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in _SCHEMA_ATTRS:
                 return False
+            if node.func.attr in _VALUE_READS:
+                return True  # ``vals.tolist()``: the values themselves, whatever holds them
             node = node.func.value
         elif isinstance(node, ast.Attribute):
             if node.attr in _SCHEMA_ATTRS:
@@ -285,17 +302,47 @@ def _target_keys(target: ast.expr) -> list[str]:
 def _tainted(body: Iterable[ast.AST], seeds: Iterable[str]) -> dict[str, str]:
     """Names holding data derived from each seed parameter: name -> seed (two passes for loops)."""
     taint = {s: s for s in seeds}
-    nodes = [n for n in body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))]
+    nodes = [n for n in body if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr,
+                                               ast.For, ast.AsyncFor, ast.comprehension))]
     for _ in range(2):
         for node in nodes:
-            value = getattr(node, "value", None)
-            origin = taint.get(_root(value)) if value is not None else None
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                # ``for k, v in columns.items()`` over a container of the data: its elements are data
+                origin = _container_origin(node.iter, taint) or (
+                    None if _schema_read(node.iter) else taint.get(_root(node.iter)))
+                targets = [node.target] if origin else []
+            else:
+                value = getattr(node, "value", None)
+                origin = None if value is None else taint.get(_root(value)) or _container_origin(value, taint)
+                targets = _targets(node)
             if origin is None:
                 continue
-            for target in _targets(node):
+            for target in targets:
                 for key in _target_keys(target):
                     taint.setdefault(key, origin)
     return taint
+
+
+def _schema_read(expr: ast.expr) -> bool:
+    """``df.columns``, ``d.keys()``: names, not the records' values."""
+    node = expr.func if isinstance(expr, ast.Call) else expr
+    return isinstance(node, ast.Attribute) and node.attr in _SCHEMA_ATTRS
+
+
+def _container_origin(value: ast.expr, taint: Mapping[str, str]) -> str | None:
+    """The seed behind a literal container of the data (``{"a": df["a"], …}``, ``[x[:, 0], …]``) or
+    behind a container's ``.items()``/``.values()`` view, else ``None``."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in {"items", "values"} and not value.args:
+        return taint.get(_root(value.func.value)) or _container_origin(value.func.value, taint)
+    if isinstance(value, ast.Dict):
+        parts: list[ast.expr] = list(value.values)
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        parts = list(value.elts)
+    else:
+        return None
+    return next((o for part in parts if isinstance(part, (ast.Subscript, ast.Attribute, ast.Call, ast.Name))
+                 and (o := taint.get(_root(part)))), None)
 
 
 @dataclass
@@ -812,10 +859,12 @@ class _Summarizer:
         rows: list[list[Any]] = []
         for fn in self.functions:
             name = fn.key.rsplit(".", 1)[-1]
-            if name not in _ENTRY_NAMES and not name.startswith(("train_", "fit_")):
+            entry = name in _ENTRY_NAMES or name.startswith(("train_", "fit_"))
+            if not entry and not any(_PRIVACY_PARAMS.match(p) for p in fn.params):
                 continue
             reason = self._dp_context(fn)
-            if reason is None:
+            # besides a model's entry point, any function that takes its own privacy budget with the data
+            if reason is None or not (entry or reason.startswith("takes ")):
                 continue
             seeds = [p for p in fn.params if not _NOT_DATA_PARAM.match(p)]
             if not seeds:
@@ -1009,6 +1058,11 @@ def _carried(expr: ast.AST) -> Iterator[ast.AST]:
     elif isinstance(expr, ast.IfExp):
         yield from _carried(expr.body)
         yield from _carried(expr.orelse)
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) \
+            and any(isinstance(side, (ast.List, ast.Tuple)) for side in (expr.left, expr.right)):
+        # a sequence concatenation (``["Other"] + values``), not arithmetic on the statistic
+        yield from _carried(expr.left)
+        yield from _carried(expr.right)
     elif isinstance(expr, (ast.Subscript, ast.Attribute)):
         yield from _carried(expr.value)
     elif isinstance(expr, ast.Call) and _last(expr.func)[:1].isupper() and _last(expr.func) not in _THROUGH_CALLS:

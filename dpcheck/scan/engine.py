@@ -469,7 +469,8 @@ class Engine:
                 summaries[os.path.abspath(item.candidate.path)] = (item.candidate.display, analysis.summary)
                 shas[os.path.abspath(item.candidate.path)] = item.sha
             collect(analysis.findings)
-        if self.flow and len(summaries) > 1:
+        # One file is still a project: its own functions hand values to each other.
+        if self.flow and summaries:
             findings.extend(self._project_findings(summaries, findings, root, shas))
         if self.cache is not None:
             try:
