@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -30,8 +31,10 @@ _PARAMETER_ITERS = frozenset({"parameters", "named_parameters", "values", "items
 _REDUCERS = frozenset({"sum", "mean", "count", "size"})
 
 
-def _scalar_draw(expr: cst.BaseExpression) -> cst.Call | None:
-    """``np.random.laplace(0, b)``, ``rng.normal(scale=s)``, ``random.gauss(0, s)``: one number."""
+def _scalar_draw(expr: cst.BaseExpression,
+                 value_of: Callable[[cst.Name], cst.BaseExpression | None] | None = None) -> cst.Call | None:
+    """``np.random.laplace(0, b)``, ``rng.normal(scale=s)``, ``random.gauss(0, s)``: one number (a centre
+    held in a name bound to a number, ``mean = 0``, is a number too)."""
     if not isinstance(expr, cst.Call):
         return None
     name = call_name(expr)
@@ -43,28 +46,45 @@ def _scalar_draw(expr: cst.BaseExpression) -> cst.Call | None:
     positional = [a for a in expr.args if a.keyword is None]
     if any(a.star for a in expr.args):
         return None
-    if any(a.keyword is not None and a.keyword.value in ("size", "shape", "sample_shape") for a in expr.args):
+    if any(a.keyword is not None and a.keyword.value in ("size", "shape", "sample_shape") and not _one(a.value)
+           for a in expr.args):
         return None
     if name in ("gauss", "normalvariate"):
         return expr if func.startswith("random.") else None
-    if len(positional) > 2:
-        return None
+    if len(positional) > 3 or len(positional) == 3 and not _one(positional[2].value):
+        return None  # a size of 1 (``laplace(0, b, 1)``) is still one number, broadcast over the vector
     loc = positional[0].value if positional else next(
         (a.value for a in expr.args if a.keyword is not None and a.keyword.value in ("loc", "mean", "mu")), None)
+    if isinstance(loc, cst.Name) and value_of is not None:
+        loc = value_of(loc) or loc
     if loc is not None and number(loc) is None:
         return None  # noise centred on the values themselves: ``laplace(counts, b)`` has their shape
     return expr
 
 
+def _one(expr: cst.BaseExpression) -> bool:
+    """``1`` or ``(1,)``: a size that draws a single number."""
+    if isinstance(expr, (cst.Tuple, cst.List)) and len(expr.elements) == 1:
+        expr = expr.elements[0].value
+    return number(expr) == 1
+
+
+def _ast_one(expr: ast.AST) -> bool:
+    if isinstance(expr, (ast.Tuple, ast.List)) and len(expr.elts) == 1:
+        expr = expr.elts[0]
+    return isinstance(expr, ast.Constant) and expr.value == 1
+
+
 def _ast_scalar(call: ast.Call) -> bool:
     """``_scalar_draw``'s argument test on CPython's ``ast`` (loosened: any ``gauss``)."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 2:
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > 3 \
+            or len(call.args) == 3 and not _ast_one(call.args[2]):
         return False
     keywords = {k.arg: k.value for k in call.keywords}
-    if keywords.keys() & {"size", "shape", "sample_shape"}:
+    if any(k in keywords and not _ast_one(keywords[k]) for k in ("size", "shape", "sample_shape")):
         return False
     loc = call.args[0] if call.args else next((keywords[k] for k in ("loc", "mean", "mu") if k in keywords), None)
-    return loc is None or isinstance(loc, (ast.Constant, ast.UnaryOp)) or len(call.args) < 2 and not keywords
+    return loc is None or isinstance(loc, (ast.Constant, ast.UnaryOp, ast.Name)) or len(call.args) < 2 and not keywords
 
 
 class SharedNoiseDraw(Rule):
@@ -93,11 +113,45 @@ class SharedNoiseDraw(Rule):
             return False
         pairs = [(b.left, b.right) for op in (ast.Add, ast.Sub) for b in facts.binops(op)]
         pairs += [(a.target, a.value) for op in (ast.Add, ast.Sub) for a in facts.augassigns(op)]
+        drawn = {t.id for a in facts.nodes(ast.Assign) for t in a.targets  # type: ignore[attr-defined]
+                 if isinstance(t, ast.Name) and isinstance(a.value, ast.Call)  # type: ignore[attr-defined]
+                 and facts.call_lasts(a.value) & _SCALAR_DRAWS}  # type: ignore[attr-defined]
         return any(isinstance(side, ast.Call) and facts.call_lasts(side) & _SCALAR_DRAWS and (
                    _ast_scalar(side) or facts.call_lasts(side) & {"gauss", "normalvariate"})
+                   or isinstance(side, ast.Name) and side.id in drawn
                    for pair in pairs for side in pair)
 
     VALID = (
+        # twins of the size-1 draws: one draw per pixel, per coordinate, per row; a draw per element in the loop
+        """
+import cv2
+import numpy as np
+mean = 0
+def noisy_images(paths, sensitivity, epsilon):
+    beta = sensitivity / epsilon
+    for path in paths:
+        img = cv2.imread(path)
+        laplacian_noise = np.random.laplace(mean, beta, img.shape)
+        out = np.zeros(img.shape, np.float32)
+        out[:, :, :] = img[:, :, :] + laplacian_noise
+        cv2.imwrite(path + ".noisy", out)
+""",
+        """
+import numpy as np
+def dp_step(per_example_grads, clip, sigma):
+    grads = per_example_grads.sum(axis=0)
+    grads = grads + np.random.normal(0, sigma * clip, size=grads.shape)
+    return grads / len(per_example_grads)
+""",
+        """
+import numpy as np
+def release_column(table, epsilon, rng):
+    out = table[:, 0].copy()
+    for i in range(len(out)):
+        noise = rng.laplace(0, 1 / epsilon, 1)
+        out[i] = table[i, 0] + noise
+    return table[:, 0] + rng.laplace(0, 1 / epsilon, table.shape[0]), out
+""",
         # one draw per bin
         """
 import numpy as np
@@ -149,6 +203,33 @@ def fit(reg, X, y, Deltaf, epsilon, module, noise_scale):
     )
 
     INVALID = (
+        # a draw of size 1 kept in a name and added to every pixel of an image (a slice is an array);
+        # a size-1 keyword; a one-element shape tuple on a column slice
+        """
+import cv2
+import numpy as np
+mean = 0
+def noisy_images(paths, sensitivity, epsilon):
+    beta = sensitivity / epsilon
+    for path in paths:
+        img = cv2.imread(path)
+        laplacian_noise = np.random.laplace(mean, beta, 1)
+        out = np.zeros(img.shape, np.float32)
+        out[:, :, :] = img[:, :, :] + laplacian_noise  # <-
+        cv2.imwrite(path + ".noisy", out)
+""",
+        """
+import numpy as np
+def dp_step(per_example_grads, clip, sigma):
+    grads = per_example_grads.sum(axis=0)
+    grads = grads + np.random.normal(0, sigma * clip, size=1)  # <-
+    return grads / len(per_example_grads)
+""",
+        """
+import numpy as np
+def release_column(table, epsilon, rng):
+    return table[:, 0] + rng.laplace(0, 1 / epsilon, (1,))  # <-
+""",
         # dp-federated_sharing agt_dp_linreg_obj.py / akathikar learning.py: one scalar draw for the whole
         # coefficient vector, and for every coordinate of each parameter tensor
         """
@@ -204,7 +285,15 @@ def release(freqs, epsilon, sensitivity=1.0):
 
     def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression) -> None:
         for draw_side, other in ((right, left), (left, right)):
-            draw = _scalar_draw(draw_side)
+            value_of = self.ctx.analysis.value_of
+            draw = _scalar_draw(draw_side, value_of)
+            if draw is None and isinstance(draw_side, cst.Name):
+                # ``noise = np.random.laplace(mean, beta, 1)`` then ``img[:, :, :] + noise``
+                value = value_of(draw_side)
+                draw = _scalar_draw(value, value_of) if isinstance(value, cst.Call) else None
+                if draw is not None and self.ctx.analysis.enclosing_loops(draw_side, comprehensions=True) \
+                        != self.ctx.analysis.enclosing_loops(draw, comprehensions=True):
+                    draw = None  # drawn afresh in an inner loop: one number per element
             if draw is None:
                 continue
             vector = self._vector(other)
@@ -233,6 +322,8 @@ def release(freqs, epsilon, sensitivity=1.0):
             base = base.value
         if isinstance(base, cst.Name) and self._parameter_tensor(base):
             return fa.code(expr).strip()
+        if isinstance(expr, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in expr.slice):
+            return fa.code(expr).strip()  # ``img[:, :, :]``: a slice is an array, whatever it is called
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
         name = ident(expr)

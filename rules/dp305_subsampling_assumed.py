@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -220,14 +221,25 @@ def _size_like(expr: cst.BaseExpression) -> bool:
     return name is not None and not _batch_named(expr) and bool(words(name.split(".")[-1]) & _SIZE_WORDS)
 
 
-def _helper_rate(call: cst.Call, name: str) -> bool:
+def _counted(expr: cst.CSTNode | None) -> bool:
+    """``len(ds)`` or ``X.shape[0]``: a value counted from the data."""
+    if isinstance(expr, cst.Call):
+        return call_name(expr) == "len"
+    return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+        and expr.value.attr.value == "shape" and len(expr.slice) == 1 \
+        and isinstance(expr.slice[0].slice, cst.Index) and number(expr.slice[0].slice.value) == 0
+
+
+def _helper_rate(call: cst.Call, name: str, value_of: Callable[[cst.CSTNode], cst.CSTNode | None] | None = None) -> bool:
     """An accountant helper handed the record count and the batch size (``compute_renyi_privacy(len(ds),
     batch_size, steps, sigma, delta)``): like tf-privacy's ``compute_dp_sgd_privacy`` it derives q = batch / n
-    and analyses Poisson sampling."""
+    and analyses Poisson sampling. The count is known by where it comes from as well as by its name
+    (``totalsamples = len(dataset)`` handed to ``analysis.epsilon(totalsamples, batch_size, ...)``)."""
     if not _helper_name(name):
         return False
     values = [a.value for a in call.args if not a.star]
-    return any(_size_like(v) for v in values) and (
+    resolved = [value_of(v) if value_of is not None and isinstance(v, cst.Name) else None for v in values]
+    return any(_size_like(v) or _counted(r) and not _batch_named(v) for v, r in zip(values, resolved)) and (
         any(_batch_named(v) for v in values) or _keyword(call, "batch_size") is not None)
 
 
@@ -356,7 +368,7 @@ class SubsamplingAssumed(Rule):
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
-                "eps(", "sigma(", "sigma_")
+                "eps(", "sigma(", "sigma_", ".epsilon(")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -448,6 +460,7 @@ def evaluate(model, x_test, y_test, batch_size):
         # kept; a non-private baseline fit; a weighted draw of categories for a conditional vector
         """
 import re
+from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 from tensorflow_privacy import compute_dp_sgd_privacy_statement
@@ -939,6 +952,30 @@ class PoissonBatchSampler:
             size = np.random.binomial(self.length, self.batch_size / self.length)
             yield np.random.choice(self.length, size, replace=False)
 """,
+        # twins of the counts known by their origin: the helper's batches are Poisson-sampled, or the count
+        # handed to it is a test set's, or it is handed no batch size
+        """
+from torch.utils.data import DataLoader
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+import analysis
+def train(dataset_train, opt, iterations):
+    totalsamples = len(dataset_train)
+    loader = DataLoader(dataset_train, batch_sampler=UniformWithReplacementSampler(
+        num_samples=totalsamples, sample_rate=opt.batch_size / totalsamples))
+    for imgs in loader:
+        step(imgs)
+    return analysis.epsilon(totalsamples, opt.batch_size, opt.noise_multiplier, iterations, opt.delta)
+""",
+        """
+from torch.utils.data import DataLoader
+from accounting import compute_epsilon
+def train(X, batch_size, sigma, steps):
+    loader = DataLoader(X, batch_size=batch_size, shuffle=True)
+    for xb in loader:
+        step(xb)
+    m = X.shape[0]
+    return compute_epsilon(m, sigma, steps)
+""",
         # an accountant helper given n and the batch size, fed by a Poisson sampler
         """
 from torch.utils.data import DataLoader
@@ -1094,6 +1131,7 @@ def fit(model, x, y, hp):
         # the same statement with its Poisson ε kept, a baseline that is the DP model, a uniform draw of records
         """
 import re
+from collections.abc import Callable
 import numpy as np
 import tensorflow as tf
 from tensorflow_privacy import compute_dp_sgd_privacy_statement
@@ -1552,6 +1590,39 @@ def poisson_batch(rng, n, q):
     k = rng.binomial(n=n, p=q)
     return rng.choice(n, size=k)  # <-
 """,
+        # the same helper given a count known by where it comes from (``len`` or ``shape[0]`` of the data)
+        """
+from torch.utils.data import DataLoader
+import analysis
+def train(dataset_train, opt, iterations):
+    totalsamples = len(dataset_train)
+    loader = DataLoader(dataset_train, batch_size=opt.batch_size, shuffle=True, drop_last=True)  # <-
+    for imgs in loader:
+        step(imgs)
+    return analysis.epsilon(totalsamples, opt.batch_size, opt.noise_multiplier, iterations, opt.delta)
+""",
+        """
+from torch.utils.data import DataLoader
+from accounting import compute_epsilon
+def train(X, batch_size, sigma, steps):
+    loader = DataLoader(X, batch_size=batch_size, shuffle=True)  # <-
+    for xb in loader:
+        step(xb)
+    m = X.shape[0]
+    return compute_epsilon(m, batch_size, sigma, steps)
+""",
+        """
+import torch
+from torch.utils.data import DataLoader
+from privacy import rdp_epsilon
+def fit(train_set, test_set, bs, z, epochs):
+    count = len(train_set)
+    train_loader = DataLoader(train_set, batch_size=bs, shuffle=True)  # <-
+    sampler = torch.utils.data.RandomSampler(data_source=test_set, replacement=True)
+    for xb in train_loader:
+        step(xb)
+    return rdp_epsilon(count, z, epochs, batch_size=bs)
+""",
         # an accountant helper given n and the batch size (q = batch / n, Poisson) for a shuffled DataLoader
         """
 from torch.utils.data import DataLoader
@@ -1681,7 +1752,7 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
         name = call_name(node)
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
-                     or _engine_rate(node, name)) or _helper_rate(node, name)
+                     or _engine_rate(node, name)) or _helper_rate(node, name, self.ctx.analysis.value_of)
                 or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)
                 or _count_built(node, name)) \
                 and not _noiseless(node) and not self._sigma_search(node):
@@ -2066,6 +2137,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if any(_batch_named(a) for a in args[1:]) or self._batch_target(node):
                 return "draws batch indices with replacement (`randint`)"
         elif name == "RandomSampler":
+            source = _keyword(node, "data_source") or next((a for a in node.args if a.keyword is None), None)
+            if source is not None and words(ident(source.value) or "") & _HELD_OUT_WORDS:
+                return None  # the order of a test set's batches spends no privacy
             return "shuffles the data into fixed-size batches (`RandomSampler`)"
         elif _NEXT_BATCH.fullmatch(name) and not words(name) & _HELD_OUT_WORDS and node.args \
                 and _batch_named(node.args[0].value) \
