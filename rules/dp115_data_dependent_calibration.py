@@ -52,7 +52,9 @@ _BOUNDING = frozenset({"clamp", "clamp_", "clamp_max", "clamp_min", "clip", "cli
                        "min"})
 _BUDGET_WORDS = frozenset({"eps", "epsilon", "budget", "rho", "private", "noisy", "dp", "noised", "privately"})
 #: a value read for its layout, not its values
-_LAYOUT_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "numel", "T"})
+_LAYOUT_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "numel"})
+#: attributes that are the same values rearranged: ``w.T`` reads ``w``
+_VIEW_ATTRS = frozenset({"T", "mT", "H"})
 _LAYOUT_CALLS = frozenset({"len", "size", "numel", "zeros_like", "ones_like", "empty_like", "range", "enumerate"})
 _ENUMERATIONS = frozenset({"arange", "range", "linspace"})
 _MODULES = frozenset({"np", "numpy", "torch", "tf", "jnp", "math", "statistics", "scipy", "pd", "linalg", "F",
@@ -185,6 +187,9 @@ def _value_names(expr: cst.CSTNode) -> set[str]:
             continue
         if kind is cst.Attribute:
             if node.attr.value in _LAYOUT_ATTRS:  # type: ignore[attr-defined]
+                continue
+            if node.attr.value in _VIEW_ATTRS:  # type: ignore[attr-defined]
+                stack.append(node.value)  # type: ignore[attr-defined]
                 continue
             name = dotted(node)
             if name is not None:
@@ -396,6 +401,21 @@ def project(X, k, epsilon, delta, rng):
     P = rng.standard_normal((X.shape[1], k)) / np.sqrt(k)
     sens = np.max(np.linalg.norm(P, axis=1))
     return X @ P + rng.normal(0, sens * np.sqrt(2 * np.log(1.25 / delta)) / epsilon, (X.shape[0], k))
+""",
+        # the projection is filled in place by a draw and read through its transpose: still independent of the records
+        """
+import numpy as np
+import torch
+def hash_rows(rows, n_hash, width):
+    W = torch.empty(n_hash, width).normal_(0, 1)
+    codes = rows @ W.T
+    bound = max(np.linalg.norm(W.T, axis=0))
+    return codes, bound
+
+def release(rows, n_hash, width, delta, epsilon):
+    codes, bound = hash_rows(rows, n_hash, width)
+    sigma = bound * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return codes + np.random.normal(0, sigma, codes.shape)
 """,
         # ``np.add(noise, mean)`` adds the noise to the mean; numpy itself is no container of the mean
         """
@@ -637,6 +657,19 @@ def noisy_step(model, sigma, epsilon):
     for p in model.parameters():
         g_norm = p.grad.norm()  # <-
         p.grad += torch.randn_like(p.grad) * g_norm * sigma
+""",
+        # the twin: the bound is the largest column norm of the records themselves, read through a transpose
+        """
+import numpy as np
+def hash_rows(rows, W):
+    codes = rows @ W.T
+    bound = max(np.linalg.norm(rows.T, axis=0))  # <-
+    return codes, bound
+
+def release(rows, W, delta, epsilon):
+    codes, bound = hash_rows(rows, W)  # <-
+    sigma = bound * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return codes + np.random.normal(0, sigma, codes.shape)
 """,
         # jax/tf-free plain Python: the sensitivity helper returns the data's maximum
         """

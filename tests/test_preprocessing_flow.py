@@ -814,6 +814,71 @@ def load(path, levels):
     col = pd.Categorical(df["job"].astype(str), categories=levels)
     return pd.get_dummies(col).to_numpy(), None
 """, None),
+    "kmeans-helper-on-the-released-graph": ("""
+import numpy as np
+from sklearn.cluster import KMeans
+def cluster(Xi, k):
+    return KMeans(n_clusters=k).fit_predict(Xi)
+def load(edges, eps, k):
+    flipped = randomise_edges(edges, eps=eps)
+    Xi_priv = np.linalg.eigh(flipped)[1][:, -k:]
+    return cluster(Xi_priv, k), None
+""", None),
+    "kmeans-helper-in-a-nonprivate-baseline": ("""
+from sklearn.cluster import KMeans
+def cluster(Xi, k):
+    return KMeans(n_clusters=k).fit_predict(Xi)
+def run_nonprivate_reference(Xi, k):
+    return cluster(Xi, k)
+def load(path):
+    return None, None
+""", None),
+    "kmeans-helper-on-the-raw-graph": ("""
+import numpy as np
+from sklearn.cluster import KMeans
+def cluster(Xi, k):
+    return KMeans(n_clusters=k).fit_predict(Xi)
+def load(edges, eps, k):
+    Xi = np.linalg.eigh(edges)[1][:, -k:]
+    return cluster(Xi, k), None
+""", 5),
+    "kmeans-helper-on-released-and-raw": ("""
+import numpy as np
+from sklearn.cluster import KMeans
+def cluster(Xi, k):
+    return KMeans(n_clusters=k).fit_predict(Xi)
+def load(edges, eps, k):
+    flipped = randomise_edges(edges, eps=eps)
+    released = cluster(np.linalg.eigh(flipped)[1], k)
+    Xi = np.linalg.eigh(edges)[1][:, -k:]
+    return cluster(Xi, k), released
+""", 5),
+    "home-generator-fit-given-more-arguments-than-it-takes": ("""
+import numpy as np
+class StandInGenerator:
+    def fit(self, X):
+        self.mu = X.mean(axis=0)
+def load(frame, target, kind, sigma):
+    if kind == "dp":
+        gen = build_dp_model(noise_multiplier=sigma)
+    else:
+        gen = StandInGenerator()
+    gen.fit(frame, target)
+    return gen, None
+""", None),
+    "home-generator-fit-given-what-it-takes": ("""
+import numpy as np
+class StandInGenerator:
+    def fit(self, X):
+        self.mu = X.mean(axis=0)
+def load(frame, target, kind, sigma):
+    if kind == "dp":
+        gen = build_dp_model(noise_multiplier=sigma)
+    else:
+        gen = StandInGenerator()
+    gen.fit(frame)
+    return gen, None
+""", 11),
 }
 
 

@@ -583,6 +583,19 @@ def _own_classes(tree: ast.Module) -> set[str]:
     return {c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
 
 
+def _fit_arity(tree: ast.Module) -> dict[tuple[str, str], int]:
+    """``(class, method) -> positional arguments`` of the fitting methods of the module's classes
+    (without ``self``; none listed for a method taking ``*args``)."""
+    out: dict[tuple[str, str], int] = {}
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name in _FIT and fn.args.vararg is None:
+                out[(cls.name, fn.name)] = max(0, len(fn.args.posonlyargs) + len(fn.args.args) - 1)
+    return out
+
+
 def _constructed(tree: ast.Module) -> dict[str, str]:
     """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
     out: dict[str, str] = {}
@@ -685,6 +698,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                  "", constructed)
     top.home = home
     top.own_classes = _own_classes(tree)  # type: ignore[attr-defined]
+    top.fit_arity = _fit_arity(tree)  # type: ignore[attr-defined]
     _fill_coded(top, bucketers)
     yield top
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
@@ -697,6 +711,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 scope = _Scope(child.body, child.name, constructed)
                 scope.home = home
                 scope.own_classes = top.own_classes  # type: ignore[attr-defined]
+                scope.fit_arity = top.fit_arity  # type: ignore[attr-defined]
                 scope.enumerated = enumerated.get(child.name, set()) & {a.arg for a in child.args.args}
                 scope.shadowed = id(child) in shadowed
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
@@ -716,6 +731,67 @@ def evaluates(path: str, name: str = "") -> bool:
     ) or (name and any(_words(part) & _EVAL_WORDS for part in name.split("."))))
 
 
+#: words of an argument handing a call a privacy budget: its output is the mechanism's release
+_BUDGET_ARG = frozenset({"epsilon", "eps", "rho"})
+
+
+def _privatised_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names ``fn`` binds to a mechanism's output or to values built from it: the result of a call
+    handed a privacy budget (``flipped = randomise(edges, eps=eps)``) or a value a draw is added to."""
+    out: set[str] = set()
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    for _ in range(4):
+        grown = False
+        for node in assigns:
+            reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            budgeted = any(isinstance(c, ast.Call) and (
+                any(k.arg and _words(k.arg) & _BUDGET_ARG for k in c.keywords)
+                or any(isinstance(a, ast.Name) and _words(a.id) & _BUDGET_ARG for a in c.args))
+                for c in ast.walk(node.value))
+            noised = any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Add) and (_drawn(b.left) or _drawn(b.right))
+                         for b in ast.walk(node.value))
+            if budgeted or noised or reads & out:
+                new = {k for k in _targets(node) if "." not in k} - out
+                if new:
+                    out |= new
+                    grown = True
+        if not grown:
+            break
+    return out
+
+
+def _downstream_helpers(tree: ast.Module) -> set[str]:
+    """Top-level functions of the module every call of which hands them a mechanism's output
+    (``_privatised_names``) or sits in a function named for a non-private baseline or an evaluation
+    (``run_nonprivate``): what they fit is post-processing of the release, or a baseline."""
+    top = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    enclosing: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+    for fn in top.values():
+        enclosing.update((id(n), fn) for n in ast.walk(fn) if isinstance(n, ast.Call))
+    calls: dict[str, list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | None]]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in top:
+            calls.setdefault(node.func.id, []).append((node, enclosing.get(id(node))))
+    privatised: dict[str, set[str]] = {}
+    out: set[str] = set()
+    for name, sites_of in calls.items():
+        def downstream(call: ast.Call, caller: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+            if caller is None or caller.name == name:
+                return False
+            if _words(caller.name) & _EVAL_WORDS:
+                return True
+            data = call.args[0] if call.args else None
+            root = _root(data) if data is not None else None
+            if root is None:
+                return False
+            if caller.name not in privatised:
+                privatised[caller.name] = _privatised_names(caller)
+            return root in privatised[caller.name]
+        if all(downstream(c, f) for c, f in sites_of):
+            out.add(name)
+    return out
+
+
 def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     """``[line, col, what]`` of each preprocessing site fitted on data that looks private."""
     if evaluates(path):
@@ -724,8 +800,10 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
     switched_off = off_switch_nodes(tree)
     per_record = ast_per_record_functions(tree)
     top_functions = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    downstream = _downstream_helpers(tree)
     for scope in _scopes(tree):
-        if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed:
+        if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed \
+                or scope.name in downstream and scope.name in top_functions:
             continue
         ends: set[str] = set()
         stored_at = 0
@@ -842,6 +920,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
             if kind in scope.home and not prep_class(kind) and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
+            arity = getattr(scope, "fit_arity", {}).get((kind or "", name))
+            if arity is not None and len(node.args) > arity:
+                return None  # more arguments than this class's method takes: another binding of the receiver runs
             if data is not None and _root(data) in scope.enumerated:
                 return None
             if kind in _LABEL_ENCODERS and data is not None and (
