@@ -53,6 +53,9 @@ _BOUNDING = frozenset({"clamp", "clamp_", "clamp_max", "clamp_min", "clip", "cli
 _BUDGET_WORDS = frozenset({"eps", "epsilon", "budget", "rho", "private", "noisy", "dp", "noised", "privately"})
 #: a value read for its layout, not its values
 _LAYOUT_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "size", "numel"})
+#: in-place random fills of a tensor (``torch.empty(k, d).uniform_(0, 1)``): its entries are drawn, not read
+_INPLACE_FILLS = frozenset({"normal_", "uniform_", "bernoulli_", "exponential_", "cauchy_", "log_normal_",
+                            "geometric_", "random_"})
 #: attributes that are the same values rearranged: ``w.T`` reads ``w``
 _VIEW_ATTRS = frozenset({"T", "mT", "H"})
 _LAYOUT_CALLS = frozenset({"len", "size", "numel", "zeros_like", "ones_like", "empty_like", "range", "enumerate"})
@@ -407,7 +410,7 @@ def project(X, k, epsilon, delta, rng):
 import numpy as np
 import torch
 def hash_rows(rows, n_hash, width):
-    W = torch.empty(n_hash, width).normal_(0, 1)
+    W = torch.empty(n_hash, width).uniform_(0, 1)
     codes = rows @ W.T
     bound = max(np.linalg.norm(W.T, axis=0))
     return codes, bound
@@ -1256,7 +1259,8 @@ def regress(X, y, epsilon):
             found = [b.value for b in bindings.get(root, []) if b.value is not None]
             if not found:
                 return False
-            if any(isinstance(n, cst.Call) and ("random" in words(call_name(n) or "") or call_name(n) in PURE_DRAWS)
+            if any(isinstance(n, cst.Call) and ("random" in words(call_name(n) or "") or call_name(n) in PURE_DRAWS
+                                                or call_name(n) in _INPLACE_FILLS)
                    for v in found for n in walk(v, into_scopes=False)):
                 continue
             if not self._random_object(found, scope, depth + 1):
