@@ -8,7 +8,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, call_params, last_name, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, dotted, last_name, param_names, walk, words
 from dpcheck.rule import Rule
 
 _BUDGET = re.compile(r"(eps|epsilon|rho|zcdp)\d*")
@@ -17,6 +17,8 @@ _STD_WORDS = frozenset({"sigma", "std", "stddev", "scale", "b", "lam", "lambda",
 _NOT_BUDGET = frozenset({"ratio", "frac", "fraction", "inv", "inverse", "prime", "min", "max"})
 _DELTA_ONLY = frozenset({"delta", "target", "dp", "self", "privacy", "args", "config", "cfg"})
 _DRAW_SCALE_KEYS = ("scale", "std", "sigma", "stddev", "b")
+#: keyword words of a noise or budget parameter that a δ value must not also fill
+_TWIN_WORDS = frozenset({"sigma", "multiplier", "noise", "eps", "epsilon", "rho", "std", "stddev", "scale"})
 
 
 def _budget_name(expr: cst.CSTNode) -> bool:
@@ -87,7 +89,9 @@ class BudgetFormulaMismatch(Rule):
         "none for a small one, so the claimed ε (ρ) bounds nothing. A second slip of the same "
         "formula: a call that passes δ (`self.delta`, `target_delta`) to a parameter of the module's "
         "own function named ρ or ε; δ ≈ 1e-5 then sizes the noise as a budget (σ ∝ δ: no noise, or "
-        "σ ∝ 1/δ: useless). Not reported: a budget in the denominator, a ratio of budgets, a bare "
+        "σ ∝ 1/δ: useless). A third: one call that gives the same named value to a δ keyword and to a σ/ε "
+        "keyword (`Engine(sigma=args.dp_sigma, delta=args.dp_sigma)`); one of them is the wrong parameter. "
+        "Not reported (besides): a shared NaN/inf placeholder. Not reported: a budget in the denominator, a ratio of budgets, a bare "
         "name (a scale may be called `eps`), sums, a variance, `delta_f`-like sensitivities, code "
         "with no DP context. Fix: derive the scale from the mechanism's formula (σ = "
         "√(m·Δ²/(2ρ)) for m Gaussian answers under ρ-zCDP), and pass the budget share meant."
@@ -104,11 +108,35 @@ class BudgetFormulaMismatch(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a scale growing with an ε/ρ-named factor (a draw's scale, or a std-named target a
         draw reads), or a δ passed to a function or method of the module with an ε/ρ-named parameter."""
-        from dpcheck.analysis.astshapes import budget_scale
+        from dpcheck.analysis.astshapes import budget_scale, delta_twin_call
 
-        return budget_scale(facts, PURE_DRAWS, _BUDGET, _STD_WORDS, _DELTA_ONLY, _DRAW_SCALE_KEYS)
+        return budget_scale(facts, PURE_DRAWS, _BUDGET, _STD_WORDS, _DELTA_ONLY, _DRAW_SCALE_KEYS) \
+            or delta_twin_call(facts, _TWIN_WORDS)
 
     VALID = (
+        # B25 taoshen2022 run_exp2: a non-private row records NaN for both ε and δ
+        """
+import numpy as np
+def nonprivate_row(labels, score):
+    return dict(method="non-private", eps=np.nan, delta=np.nan, labels=labels, score=score)
+""",
+        # twins of the δ/σ mix-ups: each parameter gets its own value
+        """
+from dp_engine import DPEngine
+def make_engine(model, args):
+    return DPEngine(model, sigma=args.dp_sigma, delta=args.dp_delta, grad_norm=args.grad_norm)
+""",
+        """
+from opacus import PrivacyEngine
+def private(model, opt, loader, cfg):
+    return PrivacyEngine().make_private_with_epsilon(module=model, optimizer=opt, data_loader=loader,
+        target_epsilon=cfg.eps, target_delta=cfg.delta, epochs=cfg.epochs, max_grad_norm=1.0)
+""",
+        """
+from tensorflow_privacy import compute_dp_sgd_privacy
+def report(n, batch, sigma, epochs, delta):
+    return compute_dp_sgd_privacy(n=n, batch_size=batch, noise_multiplier=sigma, epochs=epochs, delta=delta)
+""",
         # zCDP Gaussian: σ falls with ρ
         """
 import numpy as np
@@ -162,6 +190,25 @@ def rescale(noise_std, eps_total, eps_round):
     )
 
     INVALID = (
+        # B24 csl-cqu my_model_trainer_classification.py: the engine's δ is the noise multiplier
+        """
+from dp_engine import DPEngine
+def make_engine(model, args):
+    return DPEngine(model, sigma=args.dp_sigma, delta=args.dp_sigma, grad_norm=args.grad_norm)  # <-
+""",
+        # the target ε given again as the target δ
+        """
+from opacus import PrivacyEngine
+def private(model, opt, loader, cfg):
+    return PrivacyEngine().make_private_with_epsilon(module=model, optimizer=opt, data_loader=loader,  # <-
+        target_epsilon=cfg.eps, target_delta=cfg.eps, epochs=cfg.epochs, max_grad_norm=1.0)
+""",
+        # the noise multiplier given as δ to the accountant
+        """
+from tensorflow_privacy import compute_dp_sgd_privacy
+def report(n, batch, sigma, epochs, delta):
+    return compute_dp_sgd_privacy(n=n, batch_size=batch, noise_multiplier=sigma, epochs=epochs, delta=sigma)  # <-
+""",
         # PrivSyn Anonymisation.py: sigma = pairs * rho, and delta passed as rho
         """
 import numpy as np
@@ -221,7 +268,8 @@ def noise_scale(rho):
                     self.report(node, f"the noise scale `{fa.code(scale).strip()}` grows with the budget "
                                       f"`{fa.code(budget).strip()}`: it should fall as the budget grows (Δ/ε)")
                     return
-        self._delta_as_budget(node)
+        if not self._delta_twin(node):
+            self._delta_as_budget(node)
 
     # -- helpers ---------------------------------------------------------------------------------
     @staticmethod
@@ -242,6 +290,20 @@ def noise_scale(rho):
                        for a in sub.args for n in walk(a.value)):
                     return True
         return False
+
+    def _delta_twin(self, call: cst.Call) -> bool:
+        """``Engine(sigma=args.dp_sigma, delta=args.dp_sigma)``: one value given as δ and as σ/ε in one call."""
+        from dpcheck.analysis.astshapes import delta_twin_keyword
+
+        pairs = [(a.keyword.value, dotted(a.value) if isinstance(a.value, (cst.Name, cst.Attribute)) else None)
+                 for a in call.args if a.keyword is not None]
+        key = delta_twin_keyword(pairs, _TWIN_WORDS) if len(pairs) >= 2 else None
+        if key is None:
+            return False
+        value = dict(pairs)[key]
+        self.report(call, f"`{value}` is passed both as `{key}` and as δ: one of them is the wrong parameter (a σ "
+                          f"or ε of about 1 as δ makes every reported guarantee meaningless); pass the δ meant")
+        return True
 
     def _delta_as_budget(self, call: cst.Call) -> None:
         if not any(_delta_only(a.value) for a in call.args):

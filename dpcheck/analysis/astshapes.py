@@ -652,3 +652,29 @@ def discarded_noise(facts: AstFacts, fn: ast.FunctionDef | ast.AsyncFunctionDef,
         if use:
             used.add(node.id)
     return bool(noised - used)
+
+
+#: named float literals (``np.nan``, ``math.inf``): a placeholder both parameters may hold, like a literal
+_FLOAT_CONSTANTS = frozenset({"nan", "inf", "infinity"})
+
+
+def delta_twin_keyword(call_keywords: list[tuple[str, str | None]], other_words: frozenset[str]) -> str | None:
+    """Among ``(keyword, dotted value)`` pairs of one call, the keyword that receives the same named value as a
+    δ keyword (``sigma=args.dp_sigma, delta=args.dp_sigma``): one value cannot be both a δ and a σ/ε."""
+    deltas = {value for key, value in call_keywords if value is not None and "delta" in words(key)
+              and value.rsplit(".", 1)[-1].lower() not in _FLOAT_CONSTANTS}
+    for key, value in call_keywords:
+        pieces = words(key)
+        if value in deltas and "delta" not in pieces and pieces & other_words:
+            return key
+    return None
+
+
+def delta_twin_call(facts: AstFacts, other_words: frozenset[str]) -> bool:
+    """A call passing one name (or dotted name) both to a δ keyword and to a σ/ε/noise keyword."""
+    for call in facts.calls:
+        pairs = [(k.arg, dotted(k.value) if isinstance(k.value, (ast.Name, ast.Attribute)) else None)
+                 for k in call.keywords if k.arg is not None]
+        if len(pairs) >= 2 and delta_twin_keyword(pairs, other_words) is not None:
+            return True
+    return False
