@@ -1619,6 +1619,7 @@ def fit(train_set, test_set, bs, z, epochs):
     count = len(train_set)
     train_loader = DataLoader(train_set, batch_size=bs, shuffle=True)  # <-
     sampler = torch.utils.data.RandomSampler(data_source=test_set, replacement=True)
+    unused = torch.utils.data.RandomSampler(data_source=train_set, replacement=True)
     for xb in train_loader:
         step(xb)
     return rdp_epsilon(count, z, epochs, batch_size=bs)
@@ -2140,6 +2141,11 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             source = _keyword(node, "data_source") or next((a for a in node.args if a.keyword is None), None)
             if source is not None and words(ident(source.value) or "") & _HELD_OUT_WORDS:
                 return None  # the order of a test set's batches spends no privacy
+            parent = self.ctx.analysis.parent(node)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0].target, cst.Name) and not re.search(
+                        rf"\b{parent.targets[0].target.value}\b(?!\s*=[^=])", self.ctx.source):
+                return None  # a sampler bound to a name nothing reads draws no batch
             return "shuffles the data into fixed-size batches (`RandomSampler`)"
         elif _NEXT_BATCH.fullmatch(name) and not words(name) & _HELD_OUT_WORDS and node.args \
                 and _batch_named(node.args[0].value) \
