@@ -741,37 +741,3 @@ def test_a_local_helpers_statistic_of_the_table_read_here(tmp_path, spelling, so
     else:
         assert fitted in lines and len(lines) == 2
 
-
-DISTANCE = """\
-import numpy as np
-
-
-class RangeDistance:
-    def __init__(self, frame):
-        self.lo = np.zeros(len(frame.columns))
-        for j, c in enumerate(frame.columns):
-            self.lo[j] = float(frame[c].min())
-"""
-
-RELEASERS = {
-    # a release function taking its own budget (not named fit/train)
-    "budget": ("from .privacy import calibrate_sigma\n\n\n"
-               "async def release(real, api, epsilon: float = 4.0, delta: float = 1e-5):\n"
-               "    sigma = calibrate_sigma(epsilon, delta)\n", True),
-    "noise multiplier": ("def private_evolution(real, noise_multiplier=1.0):\n"
-                         "    sigma = noise_multiplier\n", True),
-    "rho": ("def synthesize(real, rho=0.5):\n    sigma = (1 / (2 * rho)) ** 0.5\n", True),
-    # VALID twins: no privacy parameter, or an optimiser's numerical epsilon
-    "no budget": ("def release(real, api):\n    sigma = 1.0\n", False),
-    "numerical epsilon": ("def release(real, api, epsilon=1e-8):\n    sigma = epsilon\n", False),
-}
-
-
-@pytest.mark.parametrize("spelling", sorted(RELEASERS))
-def test_a_function_taking_its_own_budget_hands_the_data_to_a_fitting_class(tmp_path, spelling):
-    head, reported = RELEASERS[spelling]
-    caller = (f"from .distance import RangeDistance\n\n\n{head}"
-              "    dist = RangeDistance(real)\n    return vote(real, dist, sigma)\n")
-    root = make(tmp_path, {"gen/__init__.py": "", "gen/distance.py": DISTANCE, "gen/release.py": caller})
-    found = [f[:2] for f in rel_findings(run(root), root)]
-    assert found == ([("gen/distance.py", 8)] if reported else [])

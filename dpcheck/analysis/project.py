@@ -107,13 +107,9 @@ def _may_fit_text(source: str) -> bool:
 _ENTRY_TEXT = ("def fit", "def train", "def _fit", "def partial_fit", "def _train")
 
 
-#: a function may take its own privacy budget (``def release(data, epsilon, delta)``)
-_BUDGET_TEXT = ("epsilon", "noise_multiplier", "privacy_budget", "max_grad_norm", "rho")
-
-
 def _dp_text(source: str) -> bool:
     """May hold a DP model's training entry point (DP words and a ``def fit``/``def train``…)."""
-    if not any(w in source for w in _ENTRY_TEXT) and not any(w in source for w in _BUDGET_TEXT):
+    if not any(w in source for w in _ENTRY_TEXT):
         return False
     low = source.lower()
     return any(w in low for w in _DP_WORDS[:-1]) or ("dp" in low and _DP_WORD_RE.search(source) is not None)
@@ -859,12 +855,10 @@ class _Summarizer:
         rows: list[list[Any]] = []
         for fn in self.functions:
             name = fn.key.rsplit(".", 1)[-1]
-            entry = name in _ENTRY_NAMES or name.startswith(("train_", "fit_"))
-            if not entry and not any(_PRIVACY_PARAMS.match(p) for p in fn.params):
+            if name not in _ENTRY_NAMES and not name.startswith(("train_", "fit_")):
                 continue
             reason = self._dp_context(fn)
-            # besides a model's entry point, any function that takes its own privacy budget with the data
-            if reason is None or not (entry or reason.startswith("takes ")):
+            if reason is None:
                 continue
             seeds = [p for p in fn.params if not _NOT_DATA_PARAM.match(p)]
             if not seeds:
