@@ -4,6 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.dataindex import identifiers
 
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
@@ -215,31 +216,20 @@ class Clusterer:
                     self._clips = True
                 if last in _BOUND_CALLS or words(call_name(sub)) & _BOUND_WORDS:
                     for arg in sub.args:
-                        self._bounded |= self._roots_in(arg.value)
+                        self._bounded |= identifiers(arg.value)
                     if isinstance(sub.func, cst.Attribute):
-                        self._bounded |= self._roots_in(sub.func.value)
+                        self._bounded |= identifiers(sub.func.value)
             elif isinstance(sub, cst.Assert):
-                self._bounded |= self._roots_in(sub.test)
+                self._bounded |= identifiers(sub.test)
             elif isinstance(sub, cst.If) and any(isinstance(n, cst.Comparison) for n in walk(sub.test)) \
                     and any(isinstance(n, (cst.Raise, cst.Return)) for n in walk(sub.body)):
-                self._bounded |= self._roots_in(sub.test)
+                self._bounded |= identifiers(sub.test)
             elif isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide):
                 left = sub.left
                 if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Subtract):
                     left = left.left
                 if isinstance(left, (cst.Name, cst.Attribute, cst.Subscript)):
-                    self._bounded |= self._roots_in(left)
-
-    @staticmethod
-    def _roots_in(expr: cst.CSTNode) -> set[str]:
-        """The names a bound applies to: ``x`` for ``x``, ``x[i]``, ``x.T``; ``points`` for ``self.points``."""
-        out = set()
-        for n in walk(expr):
-            if isinstance(n, cst.Name):
-                out.add(n.value)
-            elif isinstance(n, cst.Attribute):
-                out.add(n.attr.value)
-        return out
+                    self._bounded |= identifiers(left)
 
     # -- per function ---------------------------------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
