@@ -11,6 +11,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
+from dpcheck.analysis.simulation import simulator
 from dpcheck.analysis.syntax import call_name, call_params, dotted, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -300,6 +301,31 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # the statistic is of a network the code simulates from its own scalar knobs (sizes, a seed)
+        """
+import numpy as np
+def make_network(nodes: int, blocks: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    probs = rng.uniform(0.1, 0.5, size=(nodes, nodes))
+    adj = rng.binomial(1, probs)
+    return {"adj": adj, "scale": float(probs.sum(axis=1).max())}
+def run(nodes: int, epsilon: float):
+    net = make_network(nodes, 2)
+    bound = net["scale"]
+    return net["adj"].sum() + np.random.laplace(0, bound / epsilon)
+""",
+        # the same with knobs given literal defaults instead of annotations, and a tuple returned
+        """
+import numpy as np
+def toy_regression(n=500, noise_sd=0.3, seed=1):
+    gen = np.random.default_rng(seed)
+    x = gen.normal(size=n)
+    y = 2.0 * x + gen.normal(0, noise_sd, n)
+    return x, y, np.abs(y).max()
+def experiment(eps):
+    x, y, top = toy_regression()
+    return y.mean() + np.random.laplace(0, top / (len(y) * eps))
+""",
         # the noise object's sampler handed a public bound
         """
 import numpy as np
@@ -566,6 +592,27 @@ def regress(X, y, epsilon):
     )
 
     INVALID = (
+        # a helper given the records returns their largest row sum, which then scales the noise
+        """
+import numpy as np
+def summarise(adj):
+    return {"adj": adj, "scale": float(adj.sum(axis=1).max())}  # <-
+def run(adj, epsilon: float):
+    net = summarise(adj)  # <-
+    bound = net["scale"]
+    return net["adj"].sum() + np.random.laplace(0, bound / epsilon)
+""",
+        # a helper with scalar knobs that loads the records from disk is no simulator
+        """
+import numpy as np
+def load_sample(path: str, n: int = 500, seed: int = 1):
+    rows = np.loadtxt(path)[:n]
+    gen = np.random.default_rng(seed)
+    return gen.permutation(rows), np.abs(rows).max()  # <-
+def experiment(path: str, eps: float):
+    y, top = load_sample(path)  # <-
+    return y.mean() + np.random.laplace(0, top / (len(y) * eps))
+""",
         # a noise object's sampler handed the width of the private speeds
         """
 import numpy as np
@@ -1094,6 +1141,8 @@ def regress(X, y, epsilon):
                     break
         if origin is None or origin in self._reported:
             return
+        if any(isinstance(n, cst.Call) and simulator(fa.callee(n)) for n in walk(origin, into_scopes=False)):
+            return  # a statistic of a data set the code made up itself
         if records and not self._reads_records(origin, scope):
             return
         if not fa.in_dp_context(origin) and not fa.in_dp_context(sink) and not self._draws_laplace(sink) and not (

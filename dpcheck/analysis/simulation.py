@@ -75,3 +75,38 @@ def simulated_error_term(fn: cst.FunctionDef | None, call: cst.Call, parent_of) 
         return False
     drawn = _drawn_names(fn)
     return any(value_refs(operand) & drawn for operand in chain)
+
+
+#: annotations of a parameter that can only hold a knob (a size, a seed, a scenario name), never records
+_SCALAR_TYPES = frozenset({"int", "float", "str", "bool", "None", "Optional", "Union", "Literal"})
+
+
+def _knob(param: cst.Param) -> bool:
+    """A parameter declared a scalar (``n: int``, ``seed: Optional[int] = None``) or defaulting to a literal."""
+    if param.annotation is not None:
+        named = {n.value for n in walk(param.annotation.annotation) if isinstance(n, cst.Name)}
+        return bool(named) and named <= _SCALAR_TYPES
+    return param.default is not None and _literal(param.default)
+
+
+def _reads_files(fn: cst.FunctionDef) -> bool:
+    """Does ``fn`` open, load, read or fetch something (records from disk or a network)?"""
+    for node in walk(fn):
+        if isinstance(node, cst.Call):
+            name = call_name(node)
+            if name == "open" or name.startswith(("read", "load", "fetch")):
+                return True
+    return False
+
+
+def simulator(fn: cst.FunctionDef | None) -> bool:
+    """Does ``fn`` make its data up? It takes only knobs (every parameter but ``self`` a declared scalar or a
+    literal default), draws random values and reads no file: whatever it returns is a synthetic data set
+    (a simulated network, a toy regression), so a statistic of it is nobody's record."""
+    if fn is None:
+        return False
+    params = [p for p in all_params(fn) if p.name.value not in ("self", "cls")]
+    if not params or not all(_knob(p) for p in params) or _reads_files(fn):
+        return False
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and call_name(n) in _DRAWS
+               for n in walk(fn.body))
