@@ -122,6 +122,55 @@ def _without_draws(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.visit(_DropDraws())  # type: ignore[return-value]
 
 
+class _DropUnbudgetedFields(cst.CSTTransformer):
+    """Keeps, of a record (``{...}``, ``dict(...)``) or a report (an f-string, ``print``/logging), only the
+    fields that read a budget: a row ``dict(eps=eps, n=int(n), err=err)`` stores the budget beside the
+    other values, it computes nothing from them together."""
+
+    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
+        kept = [el for el in updated.elements if not isinstance(el, cst.DictElement) or budget_refs(el.value)]
+        return updated.with_changes(elements=kept)
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if call_name(original) in _REPORTS:
+            return cst.Name("_")
+        if call_name(original) in ("append", "extend", "insert") and isinstance(original.func, cst.Attribute):
+            # what was filled in before is not combined with this row either
+            return cst.Tuple([cst.Element(a.value) for a in updated.args]) if updated.args else cst.Name("_")
+        if isinstance(original.func, cst.Name) and original.func.value == "dict" \
+                and all(a.keyword is not None for a in original.args):
+            return updated.with_changes(args=[a for a in updated.args if budget_refs(a.value)])
+        return updated
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
+        return cst.Name("_")
+
+
+#: draws that pick uniformly among positions or classes (no weights)
+_UNIFORM_PICKS = frozenset({"choice", "choices", "randint", "integers", "randperm", "permutation"})
+
+#: calls that only show or log what they are given
+_REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "log", "set_description", "set_postfix"})
+
+
+def _budget_fields(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``expr`` without the record fields and reports that read no budget (``expr`` itself when it has none)."""
+    if not any(isinstance(n, (cst.Dict, cst.FormattedString)) or isinstance(n, cst.Call)
+               and call_name(n) in _REPORTS | {"append", "extend", "insert", "dict"} for n in walk(expr)):
+        return expr
+    return expr.visit(_DropUnbudgetedFields())  # type: ignore[return-value]
+
+
+def _kept(srcs: set[cst.BaseExpression], flow: Flow, part: cst.BaseExpression) -> set[cst.BaseExpression]:
+    """The reads of ``srcs`` that ``part`` (a copy of the statement's value, maybe) still carries."""
+    found = flow.sources(part)
+    texts = {_EMPTY.code_for_node(f) for f in found}
+    return {s for s in srcs if s in found or _EMPTY.code_for_node(s) in texts}
+
+
+_EMPTY = cst.Module([])
+
+
 def _size_slot(index: int, arg: cst.Arg) -> bool:
     """``size=``/``shape=`` of a draw, or its third positional argument."""
     if arg.keyword is not None:
@@ -274,6 +323,73 @@ class PrivateDomain(Rule):
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
+        # labels flipped at random to simulate noisy clients: a uniform pick, no budget, nothing released
+        """
+'''Federated training with differential privacy: client data splits (dp_params, using_dp).'''
+import torch
+def corrupt_labels(targets, share):
+    classes = len(torch.unique(targets))
+    chosen = torch.randperm(len(targets))[: int(share * len(targets))]
+    replacement = torch.randint(0, classes, (len(chosen),))
+    targets[chosen] = replacement
+    return targets
+""",
+        # a uniform bootstrap of the observed clients for a plot
+        """
+'''Federated training with differential privacy: a bootstrap of the clients for the plots.'''
+import numpy as np
+def bootstrap_clients(client_ids, rounds):
+    clients = np.unique(client_ids)
+    picks = np.random.randint(0, len(clients), size=rounds)
+    return clients[picks]
+""",
+        # a results row stores the budget beside a count read from the graph: nothing is computed from both
+        """
+'''Differentially private edge flipping experiments.'''
+import numpy as np
+def load_edges(path):
+    src, dst = np.loadtxt(path, dtype=int, unpack=True)
+    n = int(max(src.max(), dst.max()) + 1)
+    return n, src, dst
+def flip_edges(n, src, dst, eps, rng):
+    keep = rng.binomial(1, np.exp(eps) / (1 + np.exp(eps)), len(src)) > 0
+    return src[keep], dst[keep]
+def sweep(path, eps_list):
+    rows = []
+    n, src, dst = load_edges(path)
+    eps_values = [float(e) for e in eps_list]
+    for i, eps in enumerate(eps_values):
+        s2, d2 = flip_edges(n, src, dst, eps, np.random.default_rng(i))
+        rows.append(dict(eps=float(eps), n=int(n), kept=int(s2.size)))
+    return rows
+""",
+        # the same row as a dict literal in a log the experiment prints
+        """
+'''Differentially private degree release: experiment driver.'''
+import numpy as np
+def graph_size(fname):
+    b = np.loadtxt(fname, dtype=int)[:, 1]
+    return int(np.max(b)) + 1
+def noisy_degrees(a, size, epsilon):
+    return np.bincount(a, minlength=size) + np.random.laplace(0, 2 / epsilon, size)
+def main(fname, budgets):
+    a = np.loadtxt(fname, dtype=int)[:, 0]
+    size = graph_size(fname)
+    log = []
+    for j, epsilon in enumerate([float(x) for x in budgets]):
+        deg = noisy_degrees(a, 1000, epsilon)
+        log.append({"epsilon": epsilon, "nodes": size, "mean": float(deg.mean())})
+    print(log)
+""",
+        # a progress line shows the budget and the largest value; the release itself reads neither
+        """
+'''Differentially private sum with a progress line.'''
+import numpy as np
+def release(values, eps):
+    noisy = values.sum() + np.random.laplace(0, 1.0 / eps)
+    print(f"eps={eps:.2f} largest={values.max()} noisy={noisy:.1f}")
+    return noisy
+""",
         # randomized response over the declared categories
         """
 import math, numpy as np
@@ -724,6 +840,81 @@ def run(records, domain_size, epsilon):
     )
 
     INVALID = (
+        # a record returned by the noisy function is the release: every field of it, not a results row
+        """
+'''Differentially private release of a column.'''
+import numpy as np
+def release(column, epsilon):
+    noisy = column.sum() + np.random.laplace(0, 1.0 / epsilon)
+    return {"epsilon": epsilon, "categories": sorted(set(column)), "noisy": noisy}  # <-
+""",
+        # the same flip as randomized response over the observed classes
+        """
+'''Federated training with differential privacy: client data splits (dp_params, using_dp).'''
+import torch
+def randomized_response_labels(targets, keep_prob):
+    classes = len(torch.unique(targets))  # <-
+    flip = torch.rand(len(targets)) > keep_prob
+    replacement = torch.randint(0, classes, (int(flip.sum()),))
+    targets[flip] = replacement
+    return targets
+""",
+        # the bootstrap in a function given the budget
+        """
+'''Federated training with differential privacy: a bootstrap of the clients for the plots.'''
+import numpy as np
+def bootstrap_clients(client_ids, rounds, epsilon):
+    clients = np.unique(client_ids)  # <-
+    picks = np.random.randint(0, len(clients), size=rounds)
+    return clients[picks], rounds * epsilon
+""",
+        # a row field that divides the budget by the read count is a combination
+        """
+'''Differentially private edge flipping experiments.'''
+import numpy as np
+def load_edges(path):
+    src, dst = np.loadtxt(path, dtype=int, unpack=True)
+    n = int(max(src.max(), dst.max()) + 1)  # <-
+    return n, src, dst
+def flip_edges(n, src, dst, eps, rng):
+    keep = rng.binomial(1, np.exp(eps) / (1 + np.exp(eps)), len(src)) > 0
+    return src[keep], dst[keep]
+def sweep(path, eps_list):
+    rows = []
+    n, src, dst = load_edges(path)
+    eps_values = [float(e) for e in eps_list]
+    for i, eps in enumerate(eps_values):
+        s2, d2 = flip_edges(n, src, dst, eps, np.random.default_rng(i))
+        rows.append(dict(eps=float(eps), eps_per_node=eps / n, kept=int(s2.size)))
+    return rows
+""",
+        # the same in a dict literal field
+        """
+'''Differentially private degree release: experiment driver.'''
+import numpy as np
+def graph_size(fname):
+    b = np.loadtxt(fname, dtype=int)[:, 1]
+    return int(np.max(b)) + 1  # <-
+def noisy_degrees(a, size, epsilon):
+    return np.bincount(a, minlength=size) + np.random.laplace(0, 2 / epsilon, size)
+def main(fname, budgets):
+    a = np.loadtxt(fname, dtype=int)[:, 0]
+    size = graph_size(fname)
+    log = []
+    for j, epsilon in enumerate([float(x) for x in budgets]):
+        deg = noisy_degrees(a, 1000, epsilon)
+        log.append({"epsilon": epsilon, "eps_per_node": epsilon / size, "mean": float(deg.mean())})
+    print(log)
+""",
+        # beside a progress line, the returned width divides the largest value by the budget
+        """
+'''Differentially private sum with a progress line.'''
+import numpy as np
+def release(values, eps):
+    noisy = values.sum() + np.random.laplace(0, 1.0 / eps)
+    print(f"eps={eps:.2f} noisy={noisy:.1f}")
+    return noisy, values.max() / eps  # <-
+""",
         # the raw reports are counted (their alphabet sets the histogram's length) and then noised
         """
 import numpy as np
@@ -1182,14 +1373,17 @@ def run(records, epsilon):
         budget_fn = bool(budget_refs(fn.params if isinstance(fn, cst.FunctionDef) else fn))
         # ``def randomized_response(column, epsilon)``: the function is the mechanism, what it returns
         # is the release whatever its draws are called
-        mechanism_fn = budget_fn and isinstance(fn, cst.FunctionDef) and _mechanism_named(fn.name.value)
+        mechanism_named = isinstance(fn, cst.FunctionDef) and _mechanism_named(fn.name.value)
+        mechanism_fn = budget_fn and mechanism_named
         for call in calls:
             given_budget = _given_budget(call, flow)
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue
             weighted = any(a.keyword is not None and a.keyword.value in ("p", "weights") for a in call.args)
-            if call_name(call) in ("choice", "choices") and not (budget_fn or weighted):
-                continue  # a uniform pick (a bootstrap, a batch) outside a budgeted function selects nothing
+            if call_name(call) in _UNIFORM_PICKS and not (budget_fn or weighted or mechanism_named):
+                # a uniform pick (a bootstrap, a batch, labels flipped to simulate noisy clients) outside a
+                # budgeted or mechanism-named function selects nothing released
+                continue
             helper = given_budget and not (is_draw(call) or is_mechanism(call))
             srcs: set[cst.BaseExpression] = set()
             for i, arg in enumerate(call.args):
@@ -1228,11 +1422,17 @@ def run(records, epsilon):
             srcs = flow.sources(value)
             if not srcs:
                 continue
-            if budget_refs(value) - flow.taint.keys() or budget_refs(value) & split:  # a data-derived ``eps`` is no budget
+            # a results row or a report holds the budget, it combines nothing; what a noisy function
+            # returns is the release, every field of it
+            released = isinstance(stmt, cst.Return) and (noisy_fn or mechanism_fn)
+            beside = value if released else _budget_fields(value)
+            budgets = budget_refs(beside)
+            combined = _kept(srcs, flow, beside) if budgets - flow.taint.keys() or budgets & split else set()
+            if combined:  # a data-derived ``eps`` is no budget
                 privatised = any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n))
                                  for n in walk(value, into_scopes=False))
                 # a range noised in the same expression is a DP estimate of it
-                out += [(s, "combined with the privacy budget", None) for s in srcs
+                out += [(s, "combined with the privacy budget", None) for s in combined
                         if not (privatised and flow.kind(s) == "range")]
             elif isinstance(stmt, cst.Return) and mechanism_fn and not noisy_fn:
                 kept = flow.sources(_without_reference(value))

@@ -22,6 +22,8 @@ _SAVE_OWNERS = frozenset({"json", "pickle", "torch", "np", "numpy", "joblib", "y
 _SERIALISE_FN = frozenset({"json", "describe", "description", "metadata", "meta", "serialize", "serialise", "export"})
 #: a dict stored under one of these names is the released description / checkpoint
 _RELEASED_NAME = frozenset({"metadata", "meta", "description", "checkpoint", "ckpt"})
+#: calls returning one number
+_SCALAR_CALLS = frozenset({"int", "float", "round", "len", "max", "min", "abs", "sum", "bool"})
 _LABEL_WORDS = frozenset({"y", "label", "labels", "target", "targets"})
 #: a statistic reads the records' count or which of them are missing / unique
 _COUNT_ATTRS = frozenset({"size", "is_unique", "hasnans"})
@@ -220,6 +222,28 @@ class ExactStatisticReleased(Rule):
         return super().applies_to(source) and _TEXT.search(source) is not None
 
     VALID = (
+        # a local number named for the metadata file it falls back from is not stored anywhere
+        """
+import json
+import numpy as np
+def load_edges(folder, epsilon):
+    n_meta = json.load(open(folder + "/meta.json")).get("n")
+    src, dst = np.loadtxt(folder + "/edges.csv", dtype=int, unpack=True)
+    if n_meta is None:
+        n_meta = int(max(src.max(), dst.max()) + 1)
+    keep = np.random.binomial(1, np.exp(epsilon) / (1 + np.exp(epsilon)), len(src)) > 0
+    return n_meta, src[keep], dst[keep]
+""",
+        # the same fallback sizing a noisy histogram
+        """
+import numpy as np
+def noisy_counts(users, epsilon, path):
+    users_meta = np.load(path + "/users.npy")
+    if users_meta.size == 0:
+        users_meta = len(np.unique(users))
+    counts = np.bincount(users, minlength=int(users_meta))
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+""",
         # the count of configured continuous columns present in the table is schema, not a statistic
         """
 import json
@@ -279,6 +303,28 @@ def evaluate(synth, x_test, epsilon, path):
     )
 
     INVALID = (
+        # the exact maximum stored under a key of a metadata record that is written out
+        """
+import json
+import numpy as np
+def load_edges(folder, epsilon, out):
+    meta = {}
+    src, dst = np.loadtxt(folder + "/edges.csv", dtype=int, unpack=True)
+    meta["n"] = int(max(src.max(), dst.max()) + 1)  # <-
+    keep = np.random.binomial(1, np.exp(epsilon) / (1 + np.exp(epsilon)), len(src)) > 0
+    json.dump(meta, open(out, "w"))
+    return src[keep], dst[keep]
+""",
+        # a metadata record built with dict(...) from the distinct users
+        """
+import json
+import numpy as np
+def noisy_counts(users, epsilon, path):
+    metadata = dict(users=len(np.unique(users)))  # <-
+    json.dump(metadata, open(path + "/meta.json", "w"))
+    counts = np.bincount(users)
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+""",
         # its twin stores the number of records with the configured columns
         """
 import json
@@ -398,8 +444,12 @@ def describe(table, labels, epsilon):
                 subs = [t.target for t in stmt.targets if isinstance(t.target, cst.Subscript)]
                 keys = {s.value for sub in subs for el in sub.slice if isinstance(el.slice, cst.Index)
                         for s in [el.slice.value] if isinstance(s, cst.SimpleString)}
-                if any(words(n.split(".")[-1]) & _RELEASED_NAME for n in names) \
-                        or any(words(k.strip("'\"")) & _RELEASED_NAME for k in keys):
+                # a local number (``n_meta = int(ids.max()) + 1``, a fallback for a value a metadata file
+                # holds) is no stored description: only a record, an attribute or an item is
+                scalar = isinstance(stmt.value, cst.Call) and call_name(stmt.value) in _SCALAR_CALLS \
+                    and all(isinstance(t.target, cst.Name) for t in stmt.targets)
+                if not scalar and (any(words(n.split(".")[-1]) & _RELEASED_NAME for n in names)
+                                   or any(words(k.strip("'\"")) & _RELEASED_NAME for k in keys)):
                     values = [a.value for a in stmt.value.args] if isinstance(stmt.value, cst.Call) else [stmt.value]
                     out += [(v, "stored in the released metadata") for v in values]
             for call in (n for n in walk(stmt, into_scopes=False) if isinstance(n, cst.Call)):
