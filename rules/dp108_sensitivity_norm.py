@@ -11,6 +11,11 @@ from dpcheck.analysis.syntax import call_name, number, param_names, string_text,
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import GAUSS_DRAWS, LAPLACE_DRAWS, NORM_CALLS, ident
 
+#: calls that clip a tensor (or a list of them) to an L2 bound
+_L2_CLIP_CALLS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm", "clip_by_global_norm"})
+#: guards of a clip ratio (``min(1, C / ‖g‖)``)
+_GUARDS = frozenset({"min", "max", "minimum", "maximum", "clamp", "clamp_max", "clamp_min", "clip", "fmin"})
+
 _SCALE_KEYWORDS = frozenset({"scale", "b", "beta", "std", "sigma", "stddev", "noise_scale"})
 
 
@@ -131,10 +136,32 @@ class SensitivityNorm(Rule):
         Gaussian draw in one that names an L1 bound or takes a norm of an order that may be above 2."""
         from dpcheck.analysis.astshapes import sensitivity_norm
 
-        return sensitivity_norm(facts, laplace_draws=LAPLACE_DRAWS, gauss_draws=GAUSS_DRAWS, norm_calls=NORM_CALLS,
+        return sensitivity_norm(facts, laplace_draws=LAPLACE_DRAWS, gauss_draws=GAUSS_DRAWS,
+                                norm_calls=NORM_CALLS | _L2_CLIP_CALLS,
                                 l2_name=_l2_name) or unbounded_gate(facts)
 
     VALID = (
+        # VALID twins of the role cases: an L2 bound converted with √d, and an L1 projection
+        """
+import numpy as np
+def release_update(delta, S, epsilon):
+    delta = delta * min(1.0, S / np.linalg.norm(delta, ord=2))
+    return delta + np.random.laplace(0.0, np.sqrt(delta.size) * S / epsilon, delta.shape)
+""",
+        """
+import numpy as np
+def release_update(delta, S, epsilon):
+    delta = delta * min(1.0, S / np.linalg.norm(delta, ord=1))
+    return delta + np.random.laplace(0.0, S / epsilon, delta.shape)
+""",
+        """
+import torch
+def noisy_step(model, opt, bound_s, noise_multiplier):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=bound_s)
+    for p in model.parameters():
+        p.grad += torch.normal(0.0, noise_multiplier * bound_s, p.grad.shape)
+    opt.step()
+""",
         # the best score among candidates (each score of sensitivity 1): the choosing mechanism
         """
 import numpy as np
@@ -211,6 +238,31 @@ def laplace_release(x, epsilon):
     )
 
     INVALID = (
+        # the clip bound of clip_grad_norm_ (an L2 clip, whatever its name) scales Laplace noise
+        """
+import torch
+def noisy_step(model, opt, bound_s, epsilon):
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm=bound_s)
+    for p in model.parameters():
+        p.grad += torch.distributions.Laplace(0.0, bound_s / epsilon).sample(p.grad.shape)  # <-
+    opt.step()
+""",
+        # a client update projected onto the L2 ball of radius S, coordinate-wise Laplace of scale S/eps
+        """
+import numpy as np
+def release_update(delta, S, epsilon):
+    delta = delta * min(1.0, S / np.linalg.norm(delta, ord=2))
+    return delta + np.random.laplace(0.0, S / epsilon, delta.shape)  # <-
+""",
+        # the bound divides the norm inside max(1, ‖u‖ / r); the scale is built from r through a local
+        """
+import numpy as np
+import torch
+def perturb(u, r, epsilon):
+    u = u / max(1.0, torch.norm(u).item() / r)
+    b = r / epsilon
+    return u + torch.from_numpy(np.random.laplace(0, b, tuple(u.shape)))  # <-
+""",
         # unbounded statistics released with a literal sensitivity: numpy, pandas, SQL, statistics
         """
 import numpy as np
@@ -426,6 +478,41 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
                           f"C in L{shown} can have an L2 norm well above C, so Gaussian noise calibrated to an L2 "
                           f"sensitivity C is too small; clip by the L2 norm")
 
+    def _l2_bounds(self) -> set[str]:
+        """Identifiers the module uses as the bound of an L2 clip, whatever they are called: the ``max_norm`` of
+        ``clip_grad_norm_`` (norm type 2), the ``clip_norm`` of ``clip_by_norm`` / ``clip_by_global_norm``, and
+        ``X`` in a guard over a ratio of ``X`` and an L2 norm (``min(1, X / norm(v))``, ``max(1, norm(g) / X)``)."""
+        cached = getattr(self, "_l2_bound_names", None)
+        if cached is not None:
+            return cached
+        found: set[str] = set()
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call):
+                continue
+            name = call_name(call)
+            if name in _L2_CLIP_CALLS:
+                keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+                order = keywords.get("norm_type")
+                if order is not None and number(order) != 2:
+                    continue
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                bound = keywords.get("max_norm", keywords.get("clip_norm"))
+                if bound is None and len(positional) >= 2:
+                    bound = positional[1]
+                if bound is not None and ident(bound) is not None and number(bound) is None:
+                    found.add(ident(bound))  # type: ignore[arg-type]
+            elif name in _GUARDS:
+                for arg in call.args:
+                    ratio = arg.value
+                    if not (isinstance(ratio, cst.BinaryOperation) and isinstance(ratio.operator, cst.Divide)):
+                        continue
+                    for side, other in ((ratio.left, ratio.right), (ratio.right, ratio.left)):
+                        if isinstance(side, (cst.Name, cst.Attribute)) and ident(side) is not None and any(
+                                isinstance(n, cst.Call) and _l2_norm_call(n) for n in walk(other)):
+                            found.add(ident(side))  # type: ignore[arg-type]
+        self._l2_bound_names = found
+        return found
+
     def _evidence(self, expr: cst.BaseExpression, *, want_l2: bool, depth: int) -> str | None:
         """The L2 (``want_l2``) or L1 bound ``expr`` is built from, following local names."""
         fa = self.ctx.analysis
@@ -439,7 +526,7 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
                 if name is None:
                     continue
                 pieces = words(name)
-                if want_l2 and _l2_name(name):
+                if want_l2 and (_l2_name(name) or name in self._l2_bounds()):
                     return name
                 if not want_l2 and "l1" in pieces and pieces & {"sens", "sensitivity", "norm", "bound"}:
                     return name

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
-from dpcheck.analysis.clipping import NORM_CALLS
+from dpcheck.analysis.clipping import GUARD_CALLS, NORM_CALLS
 from dpcheck.analysis.perexample import per_example_machinery
 from dpcheck.analysis.syntax import call_name, dotted, loop_iter, loop_targets, refs, target_names, walk, words
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
@@ -78,9 +78,10 @@ class PerTensorClip(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A norm or clip call and a noise draw in the same file, or a clip-and-noise helper call."""
+        """A norm or clip call (the noise may come from a draw or from any helper whose result is added),
+        or a clip-and-noise helper call."""
         names = {ast_call_name(c) for c in facts.calls}
-        return bool(names & (NORM_CALLS | _CLIP_CALLS)) and bool(names & _DRAWS) or any(
+        return bool(names & (NORM_CALLS | _CLIP_CALLS)) or any(
             words(n) & _HELPER_CLIP and words(n) & _HELPER_NOISE for n in names)
 
     VALID = (
@@ -165,6 +166,32 @@ def aggregate(client_updates, C, noise_multiplier):
         out.append(upd * min(1.0, C / np.linalg.norm(upd)))
     return np.sum(out, axis=0) + np.random.normal(0, noise_multiplier * C, out[0].shape)
 """,
+        # VALID twin of the imported-helper case: the whole update clipped by its global norm
+        """
+import torch
+from mech import gaussian_noise_array, sensitivity_for
+class LocalUpdate:
+    def bound_update(self, net):
+        total = torch.sqrt(sum(v.norm(2) ** 2 for v in net.parameters()))
+        for name, v in net.named_parameters():
+            v /= max(1, total.item() / self.clip_c)
+    def perturb(self, net):
+        sens = sensitivity_for(self.lr, self.clip_c)
+        for name, v in net.named_parameters():
+            z = gaussian_noise_array(self.eps, self.delta, sens, size=v.shape)
+            v += torch.from_numpy(z)
+""",
+        # a per-tensor clip whose bound feeds only a logging call added to a counter (no noise)
+        """
+import torch
+class Trainer:
+    def clip(self, net):
+        for v in net.parameters():
+            v.grad /= max(1, v.grad.norm(2).item() / self.max_norm)
+    def log(self, net):
+        seen = describe_bound(self.max_norm)
+        self.count = self.count + len(seen)
+""",
     )
 
     INVALID = (
@@ -236,6 +263,20 @@ class Client:
     def noise(self, weights_delta):
         return [w + np.random.normal(0, self.clip_norm * self.noise_multiplier, w.shape) for w in weights_delta]
 """,
+        # the noise comes from an imported mechanism helper given a sensitivity derived from the bound
+        """
+import torch
+from mech import gaussian_noise_array, sensitivity_for
+class LocalUpdate:
+    def bound_update(self, net):
+        for name, v in net.named_parameters():
+            v /= max(1, v.norm(2).item() / self.clip_c)  # <-
+    def perturb(self, net):
+        sens = sensitivity_for(self.lr, self.clip_c)
+        for name, v in net.named_parameters():
+            z = gaussian_noise_array(self.eps, self.delta, sens, size=v.shape)
+            v += torch.from_numpy(z)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -288,7 +329,56 @@ class Client:
                 draws = [c for c in walk(stmt) if isinstance(c, cst.Call) and call_name(c) in _DRAWS]
                 if draws and _expand(stmt, assigns) & wanted:
                     return True
+            if _added_helper_noise(scope, assigns, wanted):
+                return True
         return False
+
+
+def _added_helper_noise(scope: cst.FunctionDef | cst.Module, assigns: dict[str, list[cst.BaseExpression]],
+                        wanted: set[str]) -> bool:
+    """A call of a noise helper (imported or not) given the bound, whose result is added to a value in
+    ``scope``: ``noise = gaussian_mech(sensitivity=f(C), size=v.shape)`` … ``v += noise``; the role is the
+    addition, not the helper's name."""
+    added: set[str] = set()
+    for sub in walk(scope, into_scopes=False):
+        if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.AddAssign):
+            added |= _operand_names(sub.value)
+        elif isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Add):
+            added |= _operand_names(sub.left) | _operand_names(sub.right)
+        elif isinstance(sub, cst.Call) and call_name(sub) in ("add_", "add") and sub.args:
+            added |= _operand_names(sub.args[0].value)
+    for sub in walk(scope, into_scopes=False):
+        if not (isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name)
+                and sub.targets[0].target.value in added and isinstance(sub.value, cst.Call)):
+            continue
+        call = sub.value
+        if call_name(call) in _SCALES or words(call_name(call)) & {"clip", "clamp", "norm", "normalize"} \
+                or call_name(call) in GUARD_CALLS or not call.args or not any(
+                a.keyword is not None and a.keyword.value in ("size", "shape") or a.keyword is None for a in call.args):
+            continue
+        if _expand(call, assigns) & wanted:
+            return True
+    return False
+
+
+#: calls that hand the same numbers on (type, device, container or shape changes)
+_PASS_ON = frozenset({"from_numpy", "tensor", "as_tensor", "to", "float", "double", "half", "cuda", "type",
+                      "reshape", "view", "view_as", "astype", "array", "asarray", "convert_to_tensor"})
+
+
+def _operand_names(expr: cst.BaseExpression) -> set[str]:
+    """The names whose values ``expr`` adds as they are (``z``, ``torch.from_numpy(z).to(d)``, ``z * lr``)."""
+    if isinstance(expr, cst.Name):
+        return {expr.value}
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide, cst.Add)):
+        return _operand_names(expr.left) | _operand_names(expr.right)
+    if isinstance(expr, cst.Call) and call_name(expr) in _PASS_ON:
+        inner = [a.value for a in expr.args[:1] if a.keyword is None]
+        if isinstance(expr.func, cst.Attribute) and call_name(expr) in ("to", "float", "double", "half", "cuda",
+                                                                        "type", "reshape", "view", "view_as", "astype"):
+            inner = [expr.func.value]
+        return set().union(*(_operand_names(e) for e in inner)) if inner else set()
+    return set()
 
 
 def _touches_grad(site: cst.CSTNode) -> bool:
