@@ -1,0 +1,210 @@
+"""DP134: an exact private value decides whether (or what) a noisy release happens: a group noised only when
+its exact count is non-zero, a tree node made a leaf on its exact size or purity."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.exactgate import ExactGate, exact_gates
+from dpcheck.rule import Rule
+
+
+def _gates(facts: AstFacts) -> list[ExactGate]:
+    return facts.memo("exactgate", lambda: exact_gates(facts.tree))
+
+
+class ExactValueGatesRelease(Rule):
+    id = "DP134"
+    name = "exact-value-gates-release"
+    category = "general"
+    severity = "error"
+    summary = ("a branch on an exact private value (a count, a membership, a node's size or purity) decides whether "
+               "the noisy value is released, or where a recursive partition of the data stops")
+    rationale = (
+        "Noise protects the value it is added to, not the decisions taken before it. When the test of an `if` "
+        "reads the same data as the value the branch then noises — `if count != 0: centre = (s + Lap) / (count + "
+        "Lap)`, `if k not in labels: continue` before the noisy count of group k, a threshold skipped when one "
+        "side of the split is empty — the output shows which way the exact test went (a centre that did not "
+        "move, a missing group), and no ε covers that. The same holds for a recursive partition of the data "
+        "(a decision tree, a k-d tree) that stops on the exact size or purity of a node (`if len(X) < "
+        "min_samples: return leaf`, `if len(np.unique(y)) == 1`) in code that draws noise: the released shape "
+        "reveals un-noised counts. The roles decide, not the names: the noised value is what a draw is added "
+        "to (or a mechanism's argument); the test must share a data value with it that is not a `range` "
+        "counter, not a parameter of the noise's scale and not itself noisy; the partitioned value is the "
+        "parameter the recursion hands a data-chosen part of (`X[mask]`, a `groupby` group, `split(D, a, v)`), "
+        "not a copy or a list shrinking by one attribute. Not reported: both arms releasing noise (the empty "
+        "case noising a zero), tests on noisy values (the sparse vector technique, a noisy count), tests of a "
+        "value's kind (`is None`, `ndim`), depth limits, guards outside loops, recursions that sum an exact "
+        "statistic noised as a whole, evaluation/test/baseline functions. Fix: release every group's noisy "
+        "value whatever its exact count (noise a zero), and stop or split on noisy counts."
+    )
+    TRIGGERS = ("laplace", "normal", "gumbel", "randn", "gauss", "randomise", "randomize", "geometric", "cauchy")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """The same computation as the report (``exactgate`` on CPython's ``ast``): the gate is exact."""
+        return bool(_gates(facts))
+
+    VALID = (
+        # every cluster's centre is noised, empty or not: the empty case noises a zero count
+        """
+import numpy as np
+def update_centres(sums, counts, eps, d):
+    centres = []
+    for s, c in zip(sums, counts):
+        if c > 0:
+            centres.append((s + np.random.laplace(0, d / eps, len(s))) / (c + np.random.laplace(0, 1 / eps)))
+        else:
+            centres.append(np.random.laplace(0, d / eps, len(s)) / max(1.0, np.random.laplace(0, 1 / eps)))
+    return centres
+""",
+        # the test reads the noisy count (post-processing), not the exact one
+        """
+import numpy as np
+def noisy_histogram(values, domain, eps, threshold):
+    out = {}
+    for v in domain:
+        noisy = sum(1 for x in values if x == v) + np.random.laplace(0, 1 / eps)
+        if noisy > threshold:
+            out[v] = noisy
+    return out
+""",
+        # a tree that stops on depth only, with leaves given noisy counts
+        """
+import numpy as np
+def grow(rows, labels, depth, eps, classes):
+    if depth == 0:
+        return {c: np.sum(labels == c) + np.random.laplace(0, 1 / eps) for c in classes}
+    left = rows[:, 0] < 0.5
+    return (grow(rows[left], labels[left], depth - 1, eps, classes),
+            grow(rows[~left], labels[~left], depth - 1, eps, classes))
+""",
+        # the branch tests the privacy budget, not the data
+        """
+import numpy as np
+def release_counts(groups, eps):
+    out = []
+    for g in groups:
+        if eps > 0:
+            out.append(len(g) + np.random.laplace(0, 1 / eps))
+    return out
+""",
+        # a recursion computing an exact statistic that is noised once as a whole
+        """
+import numpy as np
+def paths(graph, frontier, k):
+    if len(frontier) < k:
+        return 0
+    total = 0
+    for v in frontier:
+        total += paths(graph, set(graph[v]) & frontier, k - 1)
+    return total
+def private_paths(graph, k, eps, sens):
+    return paths(graph, set(graph), k) + np.random.laplace(0, sens / eps)
+""",
+        # evaluation of a noisy mechanism: skipping empty groups decides nothing that is released
+        """
+import numpy as np
+def evaluate_error(groups, eps):
+    errs = []
+    for g in groups:
+        if len(g) == 0:
+            continue
+        errs.append(abs(np.random.laplace(0, 1 / eps)) / len(g))
+    return np.mean(errs)
+""",
+    )
+
+    INVALID = (
+        # a cluster keeps its old centre when its exact member count is zero
+        """
+import numpy as np
+class PrivateKMeans:
+    def _noise(self, scale):
+        return np.random.laplace(0, scale)
+    def step(self, aggregates, eps, dim):
+        for j, agg in enumerate(aggregates):
+            if agg[1] > 0:  # <-
+                self.centres[j] = (agg[0] + self._noise(dim / eps)) / (agg[1] + self._noise(1 / eps))
+""",
+        # a group absent from the exact labels is skipped before its noisy count
+        """
+import numpy as np
+def dp_group_means(X, assign, k, eps, lo, hi):
+    means = {}
+    for j in range(k):
+        if not np.any(assign == j):  # <-
+            continue
+        members = X[assign == j]
+        n_noisy = members.shape[0] + np.random.laplace(0, 2 / eps)
+        means[j] = (members.sum(0) + np.random.laplace(0, 2 * (hi - lo) / eps, X.shape[1])) / n_noisy
+    return means
+""",
+        # a threshold is skipped when one side of the exact split is empty
+        """
+import numpy as np
+def noisy_split_scores(col, target, cuts, epsilon):
+    scores = []
+    for c in cuts:
+        below = target[col < c]
+        above = target[col >= c]
+        if len(below) == 0 or len(above) == 0:  # <-
+            continue
+        scores.append(len(below) + np.random.laplace(0, 2 / epsilon) - len(above))
+    return scores
+""",
+        # a tree stops on the exact node size and on exact purity
+        """
+import numpy as np
+def fit_node(X, y, depth, eps, min_rows):
+    if len(X) < min_rows:  # <-
+        return {"leaf": np.bincount(y) + np.random.laplace(0, 1 / eps, 2)}
+    feature = np.random.randint(X.shape[1])
+    mask = X[:, feature] > np.median(X[:, feature])
+    return {"f": feature, "l": fit_node(X[mask], y[mask], depth + 1, eps, min_rows),
+            "r": fit_node(X[~mask], y[~mask], depth + 1, eps, min_rows)}
+""",
+        # a leaf when every record of the exact node shares a class (split by a project helper)
+        """
+import numpy as np
+def split_rows(rows, attr, value):
+    return [r for r in rows if r[attr] == value]
+def build(rows, attrs, epsilon):
+    labels = [r[-1] for r in rows]
+    if labels.count(labels[0]) == len(labels):  # <-
+        return labels[0]
+    a = attrs[int(np.argmax(np.random.gumbel(scale=2 / epsilon, size=len(attrs))))]
+    return {v: build(split_rows(rows, a, v), attrs, epsilon) for v in (0, 1)}
+""",
+    )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._lines: dict[int, ExactGate] | None = None
+
+    def _by_line(self) -> dict[int, ExactGate]:
+        if self._lines is None:
+            try:
+                tree = ast.parse(self.ctx.source)
+            except (SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._lines = {g.line: g for g in exact_gates(tree)}
+        return self._lines
+
+    def visit_If(self, node: cst.If) -> None:
+        gate = self._by_line().get(self.ctx.analysis.line_of(node))
+        if gate is None:
+            return
+        test = self.ctx.analysis.code(node.test).strip()
+        if gate.partition:
+            message = (f"the recursion on parts of `{gate.shared}` (line {gate.noise_line}) stops when `{test}` holds, "
+                       f"a test on the exact records of `{gate.shared}`: the released structure shows its outcome; "
+                       "stop on a noisy count or a public limit (depth)")
+        else:
+            message = (f"the test `{test}` reads `{gate.shared}` exactly and decides whether the noisy release on "
+                       f"line {gate.noise_line} happens: the output shows the exact outcome (an empty group, an "
+                       "unmoved centre); release a noisy value in every case")
+        self.report(node, message)
