@@ -282,6 +282,8 @@ class DataDependentCalibration(Rule):
         "smoothed statistics (`exp(-beta*k)`), shapes and lengths, a public query function "
         "tabulated over an index range (`h = np.arange(n + 1) / 2`, its maximum up to a public degree "
         "bound), noise set to a target signal-to-noise ratio with no privacy parameter (`power / snr`), "
+        "statistics of a data set the code simulates itself (a helper whose parameters are all declared "
+        "scalars or literal defaults, that draws at random and reads no file), "
         "code with no DP context. "
         "Fix: use a public bound (clip the data to it), or spend budget on a private estimate."
     )

@@ -211,7 +211,7 @@ class ExactStatisticReleased(Rule):
         "serialising method (`to_json`, `describe`, `get_metadata`), a dict named metadata / description / "
         "checkpoint, or `json.dump` / `pickle.dump` / `torch.save` / `np.save`, in DP code. Not reported: "
         "values with noise drawn in the same expression, public inputs, statistics of test or synthetic "
-        "data. Fix: store only public schema (declared domains, bounds) or DP estimates charged to the "
+        "data, a local number (`n_meta = int(ids.max()) + 1`, a fallback for what a metadata file holds). Fix: store only public schema (declared domains, bounds) or DP estimates charged to the "
         "budget."
     )
     TRIGGERS = ("dump", "save", "json", "meta", "description", "describe", "checkpoint", "ckpt")
