@@ -15,7 +15,8 @@ _ZEROING = frozenset({"zero_grad", "zero_", "fill_", "detach_", "zero_grad_"})
 def _zeroes(body: cst.CSTNode) -> bool:
     """``opt.zero_grad()``, ``p.grad.zero_()``, ``p.grad = None``, ``p.grad.data.fill_(0)``, ``p.grad = zeros``."""
     for node in walk(body):
-        if isinstance(node, cst.Call) and call_name(node) in _ZEROING:
+        if isinstance(node, cst.Call) and (call_name(node) in _ZEROING or (
+                call_name(node).startswith("zero") and "grad" in call_name(node))):
             return True
         if isinstance(node, cst.Assign) and any(
                 isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" for t in node.targets):
@@ -62,6 +63,36 @@ class AccumulatedSampleGrad(Rule):
         return facts.calls_any(frozenset({"backward"}))
 
     VALID = (
+        # VALID twins of the clip cases: the optimizer's clip per example after zeroing .grad in the loop
+        """
+import torch
+def train_critic(critic, opt, batch, epsilon):
+    for i in range(len(batch)):
+        opt.zero_microbatch_grad()
+        out = critic(batch[i:i + 1]).mean()
+        out.backward()
+        opt.clip_and_accumulate()
+    opt.add_noise()
+    opt.step()
+""",
+        """
+import torch
+def dp_epoch(model, optimizer, examples, loss_fn, max_norm, noise_multiplier):
+    for x, y in examples:
+        optimizer.zero_grad()
+        loss_fn(model(x), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        optimizer.step()
+""",
+        # one clip after an accumulation loop (ordinary gradient accumulation, clipped once)
+        """
+import torch
+def accumulate(model, optimizer, micro, loss_fn, max_norm, epsilon):
+    for x, y in micro:
+        loss_fn(model(x), y).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+""",
         # zeroed per example
         """
 import torch
@@ -119,6 +150,42 @@ def per_example_input_grads(model, loss_fn, examples, clip, sigma):
     )
 
     INVALID = (
+        # a private optimizer's own clip method called per example, .grad never cleared in the loop
+        """
+import torch
+def train_critic(critic, opt, batch, epsilon):
+    opt.zero_grad()
+    for i in range(len(batch)):
+        out = critic(batch[i:i + 1]).mean()
+        out.backward()  # <-
+        opt.clip_and_accumulate()
+    opt.add_noise()
+    opt.step()
+""",
+        # torch's clip_grad_norm_ on the model per example, then one noisy step after the loop
+        """
+import torch
+def dp_epoch(model, optimizer, examples, loss_fn, max_norm, noise_multiplier):
+    optimizer.zero_grad()
+    for x, y in examples:
+        loss_fn(model(x), y).backward()  # <-
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    for p in model.parameters():
+        p.grad += torch.normal(0, noise_multiplier * max_norm, p.grad.shape)
+    optimizer.step()
+""",
+        # clip_grad_value_ through an alias, a while loop over the microbatches
+        """
+import torch
+from torch.nn.utils import clip_grad_value_ as cgv
+def private_pass(net, sgd, micro, crit, bound, sigma):
+    k = 0
+    while k < len(micro):
+        crit(net(micro[k][0]), micro[k][1]).backward()  # <-
+        cgv(net.parameters(), bound)
+        k += 1
+    sgd.step()
+""",
         # the same input gradients, but the leaf is created once before the loop: .grad accumulates
         """
 import torch
@@ -191,6 +258,20 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
             return
         line = fa.line_of(node)
         fresh = _fresh_leaves(loop.body, line, fa.line_of)
+        clip = self._clip_of_running_grads(loop.body, line)
+        if clip is not None:
+            reported: set[cst.CSTNode] = self.__dict__.setdefault("_loops_reported", set())
+            if loop in reported:
+                return  # one finding per loop, at its first backward
+            reported.add(loop)
+            self.report(
+                node,
+                "`backward()` adds into `.grad`, and this loop never zeroes it: the clip on line "
+                f"{fa.line_of(clip)} (`{fa.code(clip).strip()[:60]}`) bounds the running sum of every example so "
+                "far, not one example's gradient, so each record enters all later clipped terms (sensitivity up "
+                "to B·C); zero the gradients for each example",
+            )
+            return
         for sub in walk(loop.body):
             if _grad_read(sub) and fa.line_of(sub) > line and not (
                     isinstance(sub.value, cst.Name) and sub.value.value in fresh) and self._kept(sub):
@@ -202,6 +283,32 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
                     "each example",
                 )
                 return
+
+    def _clip_of_running_grads(self, body: cst.CSTNode, backward_line: int) -> cst.Call | None:
+        """A clip of the parameters' gradients after the backward: torch's ``clip_grad_norm_`` /
+        ``clip_grad_value_`` given the model's parameters, or a clipping method of the optimizer (the object the
+        function steps or zeroes), which acts on ``.grad`` in place."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(body)
+        optimizers: set[str] = set()
+        for sub in walk(fn if fn is not None else self.ctx.module):
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and sub.func.attr.value in ("step", "zero_grad") and isinstance(sub.func.value, cst.Name):
+                optimizers.add(sub.func.value.value)
+        for sub in walk(body):
+            if not isinstance(sub, cst.Call) or fa.line_of(sub) <= backward_line:
+                continue
+            name = call_name(sub)
+            qualified = fa.qualified_name(sub.func) or name
+            if qualified.rsplit(".", 1)[-1] in ("clip_grad_norm_", "clip_grad_value_", "clip_grad_norm") \
+                    and sub.args and any(
+                    isinstance(c, cst.Call) and call_name(c) in ("parameters", "named_parameters")
+                    for c in walk(sub.args[0].value)):
+                return sub
+            if isinstance(sub.func, cst.Attribute) and isinstance(sub.func.value, cst.Name) \
+                    and sub.func.value.value in optimizers and "clip" in name.lower():
+                return sub
+        return None
 
     def _kept(self, read: cst.CSTNode) -> bool:
         """The ``.grad`` read is copied or stored (``clone``, ``append``, a new name), not updated in place."""
