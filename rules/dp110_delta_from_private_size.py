@@ -433,6 +433,39 @@ def helper(name, params_exp, n_max=10 ** 6):
     params_exp["total"] = eps_to_zcdp(privacy_dp, (1.0 / n_max) ** 2, len(labels))
     return params_exp
 """,
+        # the count a helper returns is of the held-out split
+        """
+import pandas as pd
+def prepare(raw, label):
+    train = raw.sample(frac=0.8)
+    X_test = raw.drop(train.index)
+    return train.drop(columns=[label]), train[label], X_test, len(X_test)
+def main(path, epsilon, delta=None):
+    X, y, held, count = prepare(pd.read_csv(path), "y")
+    delta = delta or (1.0 / count)
+    return fit_private(X, y, epsilon, delta)
+""",
+        # the helper returns a public bound in that slot, not a count
+        """
+import numpy as np
+def load(path):
+    frame = np.load(path)
+    return frame, 10 ** 6
+def run(path, epsilon):
+    data, size = load(path)
+    target_delta = 1 / (size * np.log(size))
+    return train(data, epsilon, target_delta)
+""",
+        # the slot holds the number of batches a loader yields
+        """
+def loaders(dataset, batch):
+    batches = [dataset[i:i + batch] for i in range(0, len(dataset), batch)]
+    return batches, len(batches)
+def train(dataset, epsilon):
+    parts, n = loaders(dataset, 64)
+    delta = 1 / n ** 2
+    return run_dp(parts, epsilon, delta)
+""",
     )
 
     INVALID = (
@@ -719,6 +752,41 @@ def helper(name, params_exp):
     params_exp["total"] = eps_to_zcdp(privacy_dp, (1.0 / len(labels)) ** 2)  # <-
     return params_exp
 """,
+        # the record count of the training split comes back from the module's own preparation step
+        """
+import pandas as pd
+def prepare(raw, label):
+    train = raw.sample(frac=0.8)
+    X_train, y_train = train.drop(columns=[label]), train[label]
+    return X_train, y_train, len(X_train)
+def main(path, epsilon, delta=None):
+    X, y, count = prepare(pd.read_csv(path), "y")
+    delta = delta or (1.0 / count)  # <-
+    return fit_private(X, y, epsilon, delta)
+""",
+        # rows of the array, named through a local before the return, squared in δ
+        """
+import numpy as np
+def features(path):
+    X = np.load(path)
+    rows = X.shape[0]
+    return X, rows
+def run(path, epsilon):
+    data, size = features(path)
+    target_delta = 1 / (size * np.log(size))  # <-
+    return train(data, epsilon, target_delta)
+""",
+        # a list pattern and a list return
+        """
+def read(path):
+    with open(path) as handle:
+        records = [line.split(",") for line in handle]
+    return [records, len(records)]
+def release(path, epsilon):
+    [rows, m] = read(path)
+    delta = 1 / m ** 2  # <-
+    return gaussian_counts(rows, epsilon, delta)
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -926,6 +994,9 @@ def helper(name, params_exp):
                 size = node
             elif isinstance(node, cst.Name):
                 value = fa.value_of(node)
+                unpacked = self._unpacked_count(node)
+                if unpacked is not None:
+                    return unpacked
                 if value is not None and not isinstance(value, (cst.Integer, cst.Float)):
                     size = value
                 elif value is None:
@@ -949,6 +1020,38 @@ def helper(name, params_exp):
             counted = _count_read(size)
             if counted is not None and fa.is_private(counted, allow_shape=True):
                 return f"`{fa.code(node).strip()}` (= `{fa.code(size).strip()}`)"
+        return None
+
+    def _unpacked_count(self, node: cst.Name) -> str | None:
+        """``X, y, N = split(raw)`` where the module's ``split`` returns ``len(X_train)`` in N's slot: the
+        record count of the data it prepared, whatever the caller names it."""
+        fa = self.ctx.analysis
+        binding = fa.binding(node)
+        if binding is None or binding.kind != "unpack" or not isinstance(binding.value, cst.Call) \
+                or not isinstance(binding.stmt, cst.Assign) or len(binding.stmt.targets) != 1:
+            return None
+        pattern = binding.stmt.targets[0].target
+        if not isinstance(pattern, (cst.Tuple, cst.List)):
+            return None
+        slots = [e.value for e in pattern.elements]
+        index = next((i for i, e in enumerate(slots) if e is binding.target), None)
+        callee = fa.callee(binding.value)
+        if index is None or callee is None:
+            return None
+        for ret in fa.returns_of(callee):
+            if not (isinstance(ret.value, (cst.Tuple, cst.List)) and len(ret.value.elements) == len(slots)):
+                continue
+            item = ret.value.elements[index].value
+            size = fa.value_of(item) if isinstance(item, cst.Name) else item
+            if not (isinstance(size, (cst.Call, cst.Subscript)) and _counts_records(size)):
+                continue
+            target = size.args[0].value if isinstance(size, cst.Call) and size.args else \
+                size.value.value if isinstance(size, cst.Subscript) and isinstance(size.value, cst.Attribute) else None
+            while isinstance(target, cst.Subscript):
+                target = target.value
+            name = ident(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if name is not None and not words(name) & (_HELD_OUT | {"loader", "batches"}):
+                return f"`{node.value}`, returned by `{callee.name.value}` as `{fa.code(size).strip()}`"
         return None
 
     def _overwritten_count(self, node: cst.Attribute) -> str | None:
