@@ -54,6 +54,19 @@ class NoiseOverRealisedSampleSize(Rule):
             words(i) & _BATCH_WORDS for i in facts.identifiers))
 
     VALID = (
+        # VALID twin: the accumulator's noise divided by the expected lot size q·N
+        """
+import numpy as np
+import torch
+from helpers import make_noise
+def local_round(model, data, q, clip, noise_multiplier):
+    picked = np.where(np.random.rand(len(data)) < q)[0]
+    expected = q * len(data)
+    acc = {n: torch.zeros_like(p) for n, p in model.named_parameters()}
+    for n, p in model.named_parameters():
+        acc[n] += make_noise(p.shape, clip, noise_multiplier) / expected
+    return acc, picked
+""",
         # the expected sample size
         """
 import numpy as np
@@ -123,6 +136,18 @@ def train(model, loader, criterion, sigma):
     )
 
     INVALID = (
+        # the noise added into a per-parameter accumulator is divided by the size of a Bernoulli-masked lot
+        """
+import numpy as np
+import torch
+from helpers import make_noise
+def local_round(model, data, q, clip, noise_multiplier):
+    picked = np.where(np.random.rand(len(data)) < q)[0]
+    acc = {n: torch.zeros_like(p) for n, p in model.named_parameters()}
+    for n, p in model.named_parameters():
+        acc[n] += make_noise(p.shape, clip, noise_multiplier) / len(picked)  # <-
+    return acc
+""",
         # the DP optimiser's normaliser set to the size of each Poisson-sampled minibatch
         """
 import torch
@@ -226,6 +251,21 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
                                   "accountant does not cover; divide by the expected batch size q·N")
                 return
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        """``acc += noise / m`` (and ``acc += noise(…) / len(sampled)``): the noise added to the running sum is
+        divided by the realised size, the same dependence as in an assignment."""
+        if not isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
+            return
+        fa = self.ctx.analysis
+        for sub in walk(node.value):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) and self._realised(
+                    sub.right, node) and self._noisy(sub.left, node, 0):
+                self.report(node, f"the noise `{fa.code(sub.left).strip()[:60]}` is divided by "
+                                  f"`{fa.code(sub.right).strip()}`, the realised size of a Poisson-sampled batch: "
+                                  "the noise scale depends on how many records were drawn, which the subsampled "
+                                  "accountant does not cover; divide by the expected batch size q·N")
+                return
+
     def _normaliser(self, target: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """``optimizer.minibatch_size`` / ``self.batch_size``, or a ``global microbatches`` the optimiser reads."""
         w = words(self._last(target))
@@ -309,7 +349,11 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
         key = fa.code(ref).strip()
         attribute = isinstance(ref, cst.Attribute)
         scope = fa.index.module if attribute else (fa.enclosing_function(at) or fa.index.module)
-        out = []
+        memo: dict[tuple[str, bool, int], list[cst.BaseExpression]] = self.__dict__.setdefault("_values_memo", {})
+        if (key, attribute, id(scope)) in memo:
+            return memo[key, attribute, id(scope)]
+        out: list[cst.BaseExpression] = []
+        memo[key, attribute, id(scope)] = out
         for sub in walk(scope, into_scopes=attribute):
             if isinstance(sub, cst.Assign) and any(self._binds(t.target, key) for t in sub.targets):
                 out.append(sub.value)
@@ -339,6 +383,13 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
     def _bernoulli(self, expr: cst.BaseExpression, at: cst.CSTNode, depth: int) -> bool:
         """``expr`` holds a Bernoulli draw or what it selects: ``binomial(1, q, n)``, ``rand(n) < q``, a
         comprehension filtered by a coin, ``np.where(mask)``, ``x[mask]``, through local names."""
+        memo: dict[tuple[int, int], bool] = self.__dict__.setdefault("_bernoulli_memo", {})
+        if (id(expr), depth) not in memo:
+            memo[id(expr), depth] = False  # a cycle through local names holds no draw
+            memo[id(expr), depth] = self._bernoulli_uncached(expr, depth)
+        return memo[id(expr), depth]
+
+    def _bernoulli_uncached(self, expr: cst.BaseExpression, depth: int) -> bool:
         for sub in walk(expr):
             if isinstance(sub, cst.Call) and call_name(sub) in _BERNOULLI and (
                     call_name(sub) != "binomial" or (sub.args and number(sub.args[0].value) == 1)):
