@@ -122,41 +122,54 @@ def _without_draws(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr.visit(_DropDraws())  # type: ignore[return-value]
 
 
-class _DropUnbudgetedFields(cst.CSTTransformer):
-    """Keeps, of a record (``{...}``, ``dict(...)``) or a report (an f-string, ``print``/logging), only the
-    fields that read a budget: a row ``dict(eps=eps, n=int(n), err=err)`` stores the budget beside the
-    other values, it computes nothing from them together."""
+def _row_fields(value: cst.BaseExpression) -> cst.BaseExpression:
+    """A record (``{...}``, ``dict(k=...)``) with only its fields that read a budget; anything else as is."""
+    if isinstance(value, cst.Dict):
+        return value.with_changes(elements=[el for el in value.elements
+                                            if not isinstance(el, cst.DictElement) or budget_refs(el.value)])
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict" \
+            and all(a.keyword is not None for a in value.args):
+        return value.with_changes(args=[a for a in value.args if budget_refs(a.value)])
+    return value
 
-    def leave_Dict(self, original: cst.Dict, updated: cst.Dict) -> cst.BaseExpression:
-        kept = [el for el in updated.elements if not isinstance(el, cst.DictElement) or budget_refs(el.value)]
-        return updated.with_changes(elements=kept)
+
+class _DropUnbudgetedFields(cst.CSTTransformer):
+    """Keeps, of a row appended to a results list (``rows.append(dict(eps=eps, n=int(n)))``), only the
+    fields that read a budget, and drops reports (an f-string, ``print``/logging): they store or show the
+    budget beside other values, they compute nothing from them together. A record given to a call (a
+    mechanism's parameters) is kept whole."""
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         if call_name(original) in _REPORTS:
             return cst.Name("_")
         if call_name(original) in ("append", "extend", "insert") and isinstance(original.func, cst.Attribute):
             # what was filled in before is not combined with this row either
-            return cst.Tuple([cst.Element(a.value) for a in updated.args]) if updated.args else cst.Name("_")
-        if isinstance(original.func, cst.Name) and original.func.value == "dict" \
-                and all(a.keyword is not None for a in original.args):
-            return updated.with_changes(args=[a for a in updated.args if budget_refs(a.value)])
+            rows = [cst.Element(_row_fields(a.value)) for a in updated.args]
+            return cst.Tuple(rows) if rows else cst.Name("_")
+        return updated
+
+    def leave_List(self, original: cst.List, updated: cst.List) -> cst.BaseExpression:
+        """``records = [{"eps": eps, "error": err}]``: a table started with its first rows."""
+        rows = [el.value for el in updated.elements]
+        if rows and all(_row_fields(r) is not r for r in rows):
+            return updated.with_changes(elements=[el.with_changes(value=_row_fields(el.value)) for el in updated.elements])
         return updated
 
     def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.BaseExpression:
-        return cst.Name("_")
+        return cst.SimpleString('""')
 
 
 #: draws that pick uniformly among positions or classes (no weights)
 _UNIFORM_PICKS = frozenset({"choice", "choices", "randint", "integers", "randperm", "permutation"})
 
 #: calls that only show or log what they are given
-_REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "log", "set_description", "set_postfix"})
+_REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "set_description", "set_postfix"})
 
 
 def _budget_fields(expr: cst.BaseExpression) -> cst.BaseExpression:
     """``expr`` without the record fields and reports that read no budget (``expr`` itself when it has none)."""
-    if not any(isinstance(n, (cst.Dict, cst.FormattedString)) or isinstance(n, cst.Call)
-               and call_name(n) in _REPORTS | {"append", "extend", "insert", "dict"} for n in walk(expr)):
+    if not any(isinstance(n, (cst.List, cst.FormattedString)) or isinstance(n, cst.Call)
+               and call_name(n) in _REPORTS | {"append", "extend", "insert"} for n in walk(expr)):
         return expr
     return expr.visit(_DropUnbudgetedFields())  # type: ignore[return-value]
 
@@ -327,6 +340,17 @@ class PrivateDomain(Rule):
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
+        # a results table started as a list literal of rows: the budget is one column of it
+        """
+'''Differentially private spectral clustering: one replication.'''
+import numpy as np
+def replicate(truth, scores, eps_total):
+    noisy = scores + np.random.laplace(0, 1 / eps_total, scores.shape)
+    k = int(truth.max()) + 1
+    err = float(np.mean(noisy.argmax(axis=1) != truth))
+    records = [{"method": "gap", "eps_total": eps_total, "classes": k, "error": err}]
+    print(records)
+""",
         # labels flipped at random to simulate noisy clients: a uniform pick, no budget, nothing released
         """
 '''Federated training with differential privacy: client data splits (dp_params, using_dp).'''
@@ -844,6 +868,17 @@ def run(records, domain_size, epsilon):
     )
 
     INVALID = (
+        # a column of the same table dividing the budget by the class count
+        """
+'''Differentially private spectral clustering: one replication.'''
+import numpy as np
+def replicate(truth, scores, eps_total):
+    noisy = scores + np.random.laplace(0, 1 / eps_total, scores.shape)
+    k = int(truth.max()) + 1  # <-
+    err = float(np.mean(noisy.argmax(axis=1) != truth))
+    records = [{"method": "gap", "eps_total": eps_total, "eps_per_class": eps_total / k, "error": err}]
+    print(records)
+""",
         # a record returned by the noisy function is the release: every field of it, not a results row
         """
 '''Differentially private release of a column.'''
