@@ -2,11 +2,11 @@
 
 Labelling criterion (benchmarks): a finding is a true positive when an ε ≥ 1 can reach the formula
 through the code as written: a parameter default, a configuration value, a command-line flag, or the
-parameter of a callable helper that nothing bounds below 1 (the caller's choice). The σ it gives is then
-outside the theorem's range, whether or not it happens to meet (ε, δ) numerically at the values tried. It
-is a false positive when every ε reaching the formula is a constant below 1, when nothing runs the
-formula (an uncalled copy), or when an accountant charges the resulting σ (the formula only picks a
-starting point and no (ε, δ) claim rests on it). The rule decides what it can see in one file: a
+parameter of a library's public helper that nothing bounds below 1 (the caller's choice). The σ it gives
+is then outside the theorem's range, whether or not it happens to meet (ε, δ) numerically at the values
+tried. It is a false positive when every ε reaching the formula is a constant below 1, when nothing in an
+experiment repository runs the formula (an uncalled copy, not a library's API), or when an accountant
+charges the resulting σ (the formula only picks a starting point and no (ε, δ) claim rests on it). The rule decides what it can see in one file: a
 literal ε ≤ 1 and a comparison of ε with 1 silence it; reach and configuration are the labeller's.
 """
 from __future__ import annotations
