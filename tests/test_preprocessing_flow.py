@@ -27,6 +27,22 @@ def load(path):
     sd = data.std(axis=0)
     return (data - mu) / sd, None
 """, 7),
+    # dividing by the longest image side: the array's dimensions, not a statistic of the pixels
+    "numpy-crop-by-shape": ("""
+import numpy as np
+def load(path):
+    img = np.load(path)
+    side = np.max(img.shape[:2])
+    return img / side, None
+""", None),
+    # the same division by the pixels' own maximum is a statistic of the data
+    "numpy-crop-by-values": ("""
+import numpy as np
+def load(path):
+    img = np.load(path)
+    side = np.max(img, axis=0)
+    return img / side, None
+""", 6),
     "numpy-standardise-public": ("""
 import numpy as np
 PUBLIC_MEAN, PUBLIC_STD = 0.5, 0.2
@@ -938,3 +954,55 @@ def test_released_distribution_no_finding(tmp_path: Path) -> None:
     (tmp_path / "proj" / "PKG-INFO").write_text("Name: lib\n")
     assert _join(tmp_path, CASES["pandas-median-fill"][0]) == []
 
+
+
+def _join_files(tmp_path: Path, files: dict[str, str]) -> list:
+    root = tmp_path / "proj" / "src"
+    root.mkdir(parents=True, exist_ok=True)
+    summaries, display = {}, {}
+    for name, text in files.items():
+        path = root / name
+        path.write_text(text)
+        summary = project.summarize(text, str(path))
+        if summary is not None:
+            summaries[str(path)] = summary
+            display[str(path)] = name
+    return project.join(summaries, display)
+
+
+_FEATURES = "import numpy as np\ndef scale(data):\n    return (data - data.min(axis=0)) / np.ptp(data, axis=0)\n"
+_DP_CORE = "from opacus import PrivacyEngine\ndef fit(model, loader):\n    return PrivacyEngine().make_private(model, loader)\n"
+
+
+@pytest.mark.parametrize("driver, fires", [
+    # the entry script reaches DP code through a driver module two imports away
+    ("from dp_core import fit\ndef run(m, l):\n    return fit(m, l)\n", True),
+    # the same shape with a non-private trainer behind the driver
+    ("def run(m, l):\n    return m.fit(l)\n", False),
+])
+def test_entry_script_reaching_dp_code_through_a_driver(tmp_path: Path, driver: str, fires: bool) -> None:
+    """``main.py`` imports the preprocessing and a driver that imports the DP code: the
+    preprocessing prepares the DP code's input even though no module imports both."""
+    files = {
+        "main.py": "from features import scale\nfrom driver import run\nX = scale(load())\nrun(None, X)\n",
+        "driver.py": driver, "dp_core.py": _DP_CORE, "features.py": _FEATURES,
+    }
+    lines = [f.line for f in _join_files(tmp_path, files) if f.path == "features.py"]
+    assert bool(lines) is fires
+
+
+@pytest.mark.parametrize("importers, fires", [
+    # a demo script runs the DP trainer, which imports the preprocessing
+    ({"demo.py": "from private_model import private_run\nprivate_run(None, None)\n"}, True),
+    # the DP trainer is a library module another module imports (its users bring their own data)
+    ({"api.py": "from private_model import private_run\n", "cli.py": "from api import private_run\nprivate_run(None, None)\n"},
+     False),
+])
+def test_claiming_module_run_by_an_entry_script(tmp_path: Path, importers: dict[str, str], fires: bool) -> None:
+    """A DP module only an entry script imports is the top of the DP pipeline: what it imports
+    prepares its input."""
+    trainer = ("from features import scale\nfrom opacus import PrivacyEngine\ndef private_run(model, loader):\n"
+               "    return PrivacyEngine().make_private(model, scale(loader))\n")
+    files = {"private_model.py": trainer, "features.py": _FEATURES, **importers}
+    lines = [f.line for f in _join_files(tmp_path, files) if f.path == "features.py"]
+    assert bool(lines) is fires

@@ -222,9 +222,18 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
         data = receiver
         if name in {"max", "min"} and node.args and not _axis_like(node.args[0]):
             return None  # torch.max(a, b) / a.max(b): elementwise, not a statistic
-    if name == "norm":
+    if name == "norm" or _shape_of(data):
         return None
     return name, data
+
+
+def _shape_of(expr: ast.expr) -> bool:
+    """``img.shape[:2]``, ``x.size()``: the array's dimensions, not the values of its records."""
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Call) and not expr.args:
+        expr = expr.func
+    return isinstance(expr, ast.Attribute) and expr.attr in {"shape", "size", "ndim"}
 
 
 def _axis_like(arg: ast.expr) -> bool:
@@ -1240,8 +1249,14 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
     imported = {b for deps in edges.values() for b in deps}
     # the origins are DP *scripts* (claiming modules nothing imports: a train.py, a main.py): a
     # library's DP modules are imported by its package, and its users bring their own data
-    claimed = sorted(p for p, s in summaries.items() if s.get("claim") and p not in imported
-                     and os.path.basename(p) != "__init__.py")
+    # a claiming module only entry scripts import (a ``demo.py`` or a CLI wrapper around ``train.py``;
+    # tests and evaluations aside) is the top of the DP pipeline all the same
+    importers: dict[str, set[str]] = {}
+    for importer, deps in edges.items():
+        for dep in deps:
+            importers.setdefault(dep, set()).add(importer)
+    claimed = sorted(p for p, s in summaries.items() if s.get("claim") and os.path.basename(p) != "__init__.py"
+                     and all(i not in imported for i in importers.get(p, ()) if _runs_pipeline(i)))
     out: dict[str, str] = {p: p for p in claimed}
     frontier = dict(out)
     for _ in range(depth):
@@ -1252,8 +1267,10 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
                     out[dep] = nxt[dep] = origin
         frontier = nxt
     claiming = {p for p, s in summaries.items() if s.get("claim")}
-    for script in sorted(p for p in edges if p not in imported):
-        origin = next((c for c in sorted(edges[script]) if c in claiming), None)
+    for script in sorted(p for p in edges if p not in imported and _runs_pipeline(p)):
+        # an entry script that runs DP code (imported directly or through the driver module it
+        # imports): the rest of what it imports prepares that DP code's input
+        origin = next((c for c in sorted(_closure(edges, script, 2)) if c in claiming), None)
         if origin is not None:
             for dep in sorted(edges[script]):
                 out.setdefault(dep, origin)
@@ -1271,6 +1288,24 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
             for dep in sorted(edges.get(path, ())):
                 out.setdefault(dep, origins[0])
     return out
+
+
+def _runs_pipeline(path: str) -> bool:
+    """Can the entry script ``path`` run the DP pipeline (not a test, an evaluation or a benchmark)?"""
+    folder = os.path.basename(os.path.dirname(path))
+    return not (_words(os.path.splitext(os.path.basename(path))[0]) | _words(folder)) & _EVAL_WORDS
+
+
+def _closure(edges: Mapping[str, set[str]], start: str, depth: int) -> set[str]:
+    """The files ``start`` imports within ``depth`` steps (``start`` itself excluded)."""
+    seen: set[str] = set()
+    frontier = {start}
+    for _ in range(depth):
+        frontier = {dep for file in frontier for dep in edges.get(file, ())} - seen - {start}
+        if not frontier:
+            break
+        seen |= frontier
+    return seen
 
 
 #: words of a top-level function that prepares the data set (not ``load``/``data``: every script loads)
