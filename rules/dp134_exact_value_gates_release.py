@@ -20,8 +20,8 @@ class ExactValueGatesRelease(Rule):
     name = "exact-value-gates-release"
     category = "general"
     severity = "error"
-    summary = ("a branch on an exact private value (a count, a membership, a node's size or purity) decides whether "
-               "the noisy value is released, or where a recursive partition of the data stops")
+    summary = ("a branch on an exact private value (a count, a membership, a node's size or purity, a batch loss) "
+               "decides whether the noisy value or private step is released, or where a recursive partition stops")
     rationale = (
         "Noise protects the value it is added to, not the decisions taken before it. When the test of an `if` "
         "reads the same data as the value the branch then noises — `if count != 0: centre = (s + Lap) / (count + "
@@ -34,13 +34,14 @@ class ExactValueGatesRelease(Rule):
         "to (or a mechanism's argument); the test must share a data value with it that is not a `range` "
         "counter, not a parameter of the noise's scale and not itself noisy; the partitioned value is the "
         "parameter the recursion hands a data-chosen part of (`X[mask]`, a `groupby` group, `split(D, a, v)`), "
-        "not a copy or a list shrinking by one attribute. Not reported: both arms releasing noise (the empty "
+        "not a copy or a list shrinking by one attribute. A private optimizer's step (the optimizer a privacy engine returned from `make_private`, or was attached to) taken only when the exact loss it backpropagates passes a test (`if d_loss > 0.15: d_loss.backward(); opt.step()`) is the same leak: whether each noisy update happened is released without noise. Not reported: both arms releasing noise (the empty "
         "case noising a zero), tests on noisy values (the sparse vector technique, a noisy count), tests of a "
         "value's kind (`is None`, `ndim`), depth limits, guards outside loops, recursions that sum an exact "
         "statistic noised as a whole, evaluation/test/baseline functions. Fix: release every group's noisy "
         "value whatever its exact count (noise a zero), and stop or split on noisy counts."
     )
-    TRIGGERS = ("laplace", "normal", "gumbel", "randn", "gauss", "randomise", "randomize", "geometric", "cauchy")
+    TRIGGERS = ("laplace", "normal", "gumbel", "randn", "gauss", "randomise", "randomize", "geometric", "cauchy",
+                "make_private", ".attach(")
     requires_dp_context = True
 
     @classmethod
@@ -116,6 +117,31 @@ def evaluate_error(groups, eps):
         errs.append(abs(np.random.laplace(0, 1 / eps)) / len(g))
     return np.mean(errs)
 """,
+        # the same loss-gated update on an optimizer no privacy engine made private (a non-private baseline)
+        """
+import torch
+def train_disc(disc, opt, real, fake, bce):
+    loss = bce(disc(real), torch.ones(len(real))) + bce(disc(fake), torch.zeros(len(fake)))
+    if loss > 0.15:
+        loss.backward()
+        opt.step()
+    opt.zero_grad()
+""",
+        # the private step is taken every time; the loss only sets the learning rate
+        """
+from opacus import PrivacyEngine
+def fit(model, optimizer, loader, loss_fn, epsilon, delta, epochs, noise_multiplier):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+    for x, y in loader:
+        loss = loss_fn(model(x), y)
+        if loss > 2.0:
+            optimizer.param_groups[0]["lr"] = 0.01
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+""",
     )
 
     INVALID = (
@@ -179,6 +205,34 @@ def build(rows, attrs, epsilon):
     a = attrs[int(np.argmax(np.random.gumbel(scale=2 / epsilon, size=len(attrs))))]
     return {v: build(split_rows(rows, a, v), attrs, epsilon) for v in (0, 1)}
 """,
+        # the private discriminator steps only when its exact loss on the private batch is high
+        """
+from opacus import PrivacyEngine
+def train_gan(disc, d_opt, gen, loader, bce, noise_multiplier, epochs):
+    engine = PrivacyEngine()
+    disc, d_opt, loader = engine.make_private(module=disc, optimizer=d_opt, data_loader=loader,
+                                              noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+    for _ in range(epochs):
+        for real in loader:
+            d_loss = bce(disc(real), 1.0) + bce(disc(gen.sample(len(real))), 0.0)
+            if d_loss > 0.15:  # <-
+                d_loss.backward()
+                d_opt.step()
+            d_opt.zero_grad()
+""",
+        # a private optimizer skipped when the exact batch loss is already small (Opacus 0.x attach)
+        """
+from opacus import PrivacyEngine
+def train(model, opt, loader, loss_fn, sigma, clip):
+    engine = PrivacyEngine(model, noise_multiplier=sigma, max_grad_norm=clip)
+    engine.attach(opt)
+    for x, y in loader:
+        err = loss_fn(model(x), y)
+        if err.item() >= 0.05:  # <-
+            err.backward()
+            opt.step()
+        opt.zero_grad()
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -199,7 +253,11 @@ def build(rows, attrs, epsilon):
         if gate is None:
             return
         test = self.ctx.analysis.code(node.test).strip()
-        if gate.partition:
+        if gate.step:
+            message = (f"the private optimizer's step on line {gate.noise_line} is taken only when `{test}` holds, a "
+                       f"test on the exact loss `{gate.shared}` of the private batch: whether the noisy update "
+                       "happens is released without noise; step every time (or decide on a noisy value)")
+        elif gate.partition:
             message = (f"the recursion on parts of `{gate.shared}` (line {gate.noise_line}) stops when `{test}` holds, "
                        f"a test on the exact records of `{gate.shared}`: the released structure shows its outcome; "
                        "stop on a noisy count or a public limit (depth)")

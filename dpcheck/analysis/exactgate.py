@@ -53,6 +53,7 @@ class ExactGate:
     noise_line: int    #: the noisy release it decides
     shared: str        #: a data name the test and the noised value both read
     partition: bool = False  #: a recursive partition's stop (``noise_line`` is then the recursive call)
+    step: bool = False  #: a private optimizer's step taken only when the exact loss passes a test
 
 
 def _root(func: ast.AST) -> str:
@@ -336,6 +337,7 @@ def exact_gates(tree: ast.Module) -> list[ExactGate]:
     helpers = _draw_helpers(tree)
     out: list[ExactGate] = []
     drawing = _drawing_scopes(tree, helpers)
+    private_optimizers = _private_optimizers(tree)
     for fn, enclosing in _functions(tree):
         if not _algorithm(fn, enclosing):
             continue
@@ -348,7 +350,55 @@ def exact_gates(tree: ast.Module) -> list[ExactGate]:
                     out.append(gate)
         if id(fn) in drawing:
             out.extend(_partition_stops(info))
+        if private_optimizers:
+            out.extend(_gated_private_steps(info, private_optimizers))
     return sorted(out, key=lambda g: g.line)
+
+
+#: library calls that hand back a DP optimizer (Opacus: ``model, optimizer, loader = engine.make_private(...)``)
+_MAKE_PRIVATE = frozenset({"make_private", "make_private_with_epsilon"})
+
+
+def _private_optimizers(tree: ast.Module) -> frozenset[str]:
+    """Names bound to an optimizer a privacy engine made private (the second of ``make_private``'s three
+    results, or the argument of ``engine.attach(opt)``)."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr in _MAKE_PRIVATE:
+            for target in node.targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) >= 2:
+                    name = dotted(target.elts[1])
+                    if name is not None:
+                        out.add(name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "attach" \
+                and node.args and "engine" in (dotted(node.func.value) or "").lower():
+            name = dotted(node.args[0])
+            if name is not None:
+                out.add(name)
+    return frozenset(out)
+
+
+def _gated_private_steps(info: _Function, optimizers: frozenset[str]) -> list[ExactGate]:
+    """``if loss > 0.15: loss.backward(); private_opt.step()``: the exact loss of the private batch decides
+    whether the noisy step is taken."""
+    out: list[ExactGate] = []
+    for node in info.nodes:
+        if not isinstance(node, ast.If) or not isinstance(node.test, ast.Compare) or info.draws(node.test):
+            continue
+        for arm, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            steps = [c for s in arm for c in ast.walk(s) if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                     and c.func.attr == "step" and dotted(c.func.value) in optimizers]
+            if not steps or any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "step"
+                                and dotted(c.func.value) in optimizers for s in other for c in ast.walk(s)):
+                continue
+            backed = {dotted(c.func.value) for s in arm for c in ast.walk(s) if isinstance(c, ast.Call)
+                      and isinstance(c.func, ast.Attribute) and c.func.attr == "backward"}
+            shared = (backed - {None}) & _names(node.test)
+            if shared:
+                out.append(ExactGate(node.lineno, steps[0].lineno, sorted(shared)[0], step=True))  # type: ignore[arg-type]
+                break
+    return out
 
 
 def _drawing_scopes(tree: ast.Module, helpers: frozenset[str]) -> set[int]:
