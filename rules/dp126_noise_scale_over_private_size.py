@@ -66,9 +66,12 @@ class NoiseScaleOverPrivateSize(Rule):
         "neighbouring the textbook bound needs n to be public, not read from the data). The count is recognised "
         "by its role, whatever the names: `len(X)`, `X.shape[0]`, `np.size(X)` or `X.size(0)` of a value X that "
         "is also an input of the value the noise is added to (or of the other arguments of the mechanism call), "
-        "reaching a draw's scale through a division inside the function. Not reported: counts of a minibatch "
-        "(a loop variable or a random sample: DP521), counts that only set a draw's shape, divisions by public "
-        "constants. Fix: divide by a public lower bound on n, or release a noisy sum and a noisy count and divide "
+        "reaching a draw's scale so that the scale shrinks as the count grows (a division, a negative power, "
+        "through the function's own assignments, or through a module helper that passes the argument to its "
+        "draw). Not reported: counts a budget is divided by (`eps / len(queries)`: the noise grows with them), "
+        "lengths of aggregates (a histogram's or marginal's length is the public domain size), counts of a "
+        "minibatch (a loop variable or a random sample: DP521), counts that only set a draw's shape, attributes "
+        "of the data rather than its rows (`len(data.domain)`). Fix: divide by a public lower bound on n, or release a noisy sum and a noisy count and divide "
         "them (post-processing)."
     )
     TRIGGERS = ("/",)
