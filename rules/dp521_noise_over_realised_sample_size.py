@@ -54,6 +54,17 @@ class NoiseOverRealisedSampleSize(Rule):
             words(i) & _BATCH_WORDS for i in facts.identifiers))
 
     VALID = (
+        # a training loss averaged over a Bernoulli-sampled batch is logged, not released with noise
+        """
+import numpy as np
+def train(model, data, q, clip, noise_multiplier, loss_fn):
+    batch = data[np.random.rand(len(data)) < q]
+    total = 0.0
+    for x in batch:
+        out = model(x)
+        total += loss_fn(out) / batch.shape[0]
+    return total
+""",
         # VALID twin: the accumulator's noise divided by the expected lot size q·N
         """
 import numpy as np
@@ -259,12 +270,22 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
         fa = self.ctx.analysis
         for sub in walk(node.value):
             if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) and self._realised(
-                    sub.right, node) and self._noisy(sub.left, node, 0):
+                    sub.right, node) and self._drawn_here(sub.left, node):
                 self.report(node, f"the noise `{fa.code(sub.left).strip()[:60]}` is divided by "
                                   f"`{fa.code(sub.right).strip()}`, the realised size of a Poisson-sampled batch: "
                                   "the noise scale depends on how many records were drawn, which the subsampled "
                                   "accountant does not cover; divide by the expected batch size q·N")
                 return
+
+    def _drawn_here(self, expr: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """``expr`` is itself a draw or a noise helper's result (``make_noise(...)``, ``z`` with ``z = normal(…)``),
+        not a value that merely descends from sampled data (a loss averaged over the batch)."""
+        def direct(e: cst.BaseExpression) -> bool:
+            return any(isinstance(c, cst.Call) and (call_name(c) in PURE_DRAWS or words(call_name(c) or "") & {
+                "noise", "noisy"}) for c in walk(e))
+        if direct(expr):
+            return True
+        return any(isinstance(n, cst.Name) and any(direct(v) for v in self._values(n, at)) for n in walk(expr))
 
     def _normaliser(self, target: cst.BaseExpression, at: cst.CSTNode) -> bool:
         """``optimizer.minibatch_size`` / ``self.batch_size``, or a ``global microbatches`` the optimiser reads."""
