@@ -293,8 +293,9 @@ class PrivateDomain(Rule):
         "local helpers' returns, module-level loaded data and a script's top-level calls of its DP "
         "functions. Not reported: a budget only stored beside the read in a results row or a report "
         "(`rows.append(dict(eps=eps, n=n))`, an f-string, `print`; a noisy function's returned record "
-        "stays the release), uniform picks (`randint`, `randperm`, `permutation`) outside a budgeted or "
-        "mechanism-named function (labels flipped to simulate noisy clients), "
+        "stays the release), uniform picks of a position or class index (`randint(0, k)`, `randperm`) outside "
+        "a budgeted or mechanism-named function (labels flipped to simulate noisy clients; values drawn "
+        "inside the data's own range are still reported), "
         "histograms keeping observed keys only above a delta-dependent "
         "threshold (stability-based, (epsilon, delta)-DP by design), experiment / plot / "
         "neighbouring-data helpers, values mapped onto a declared domain "
@@ -868,6 +869,15 @@ def run(records, domain_size, epsilon):
     )
 
     INVALID = (
+        # values drawn uniformly inside the data's own range (initial centroids) reveal that range
+        """
+'''K-means with differential privacy: initial centroids.'''
+import numpy as np
+def initial_centroids(points, k):
+    lows = points.min(axis=0)
+    highs = points.max(axis=0)  # <-
+    return np.array([[np.random.randint(lows[c], highs[c] + 1) for c in range(points.shape[1])] for _ in range(k)])
+""",
         # a column of the same table dividing the budget by the class count
         """
 '''Differentially private spectral clustering: one replication.'''
@@ -1419,9 +1429,11 @@ def run(records, epsilon):
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue
             weighted = any(a.keyword is not None and a.keyword.value in ("p", "weights") for a in call.args)
-            if call_name(call) in _UNIFORM_PICKS and not (budget_fn or weighted or mechanism_named):
-                # a uniform pick (a bootstrap, a batch, labels flipped to simulate noisy clients) outside a
-                # budgeted or mechanism-named function selects nothing released
+            # a uniform pick of a position or a class index (a bootstrap, a batch, labels flipped to simulate
+            # noisy clients) outside a budgeted or mechanism-named function selects nothing released; a value
+            # drawn inside the data's own range (``randint(x.min(), x.max())``) still reveals that range
+            uniform = call_name(call) in _UNIFORM_PICKS and not (budget_fn or weighted or mechanism_named)
+            if uniform and call_name(call) in ("choice", "choices"):
                 continue
             helper = given_budget and not (is_draw(call) or is_mechanism(call))
             srcs: set[cst.BaseExpression] = set()
@@ -1442,7 +1454,7 @@ def run(records, epsilon):
                 name = dotted(arg.value)
                 if name in returns and not helper:  # a function handed to a budgeted helper scores candidates
                     srcs |= returns[name]
-            out += [(s, f"reaches `{call_name(call)}`", call) for s in srcs]
+            out += [(s, f"reaches `{call_name(call)}`", call) for s in srcs if not uniform or flow.kind(s) == "range"]
         drawn = _noise_names(fn)
         # ``eps_tree = epsilon / n_trees``: a share of the budget stays a budget whatever divides it
         split = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and budget_refs(stmt.value)
