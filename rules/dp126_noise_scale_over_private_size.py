@@ -75,7 +75,7 @@ class NoiseScaleOverPrivateSize(Rule):
         "them (post-processing)."
     )
     TRIGGERS = ("/",)
-    requires_dp_context = False
+    requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
@@ -170,16 +170,17 @@ class Mechanism:
         # the shape of the data array in the scale of a Gaussian
         """
 import numpy as np
-def private_average(rows, clip, sigma):
+def dp_average(rows, clip, epsilon, delta):
     rows = np.clip(rows, -clip, clip)
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
     std = sigma * 2 * clip / rows.shape[0]  # <-
     return rows.mean(axis=0) + np.random.normal(0, std, rows.shape[1])
 """,
         # an in-place division of the scale by the table's row count
         """
 import torch
-def release_mean(table, bound, eps):
-    scale = 2 * bound / eps
+def release_mean(table, bound, epsilon):
+    scale = 2 * bound / epsilon
     scale /= table.size(0)  # <-
     return table.clamp(-bound, bound).mean(0) + torch.distributions.Laplace(0, scale).sample()
 """,
