@@ -147,12 +147,17 @@ class _Function:
                 self.parents[child] = node
         self.sources: dict[str, list[ast.AST]] = {}
         self.counters: set[str] = set()
+        #: values written into one slot of a container (``hist[k] = v + noise``): they do not make the whole
+        #: container noisy
+        self.slot_writes: set[int] = set()
         for node in self.nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     for name in _targets(target):
                         self.sources.setdefault(name, []).append(node.value)
+                        if isinstance(target, ast.Subscript):
+                            self.slot_writes.add(id(node.value))
             elif isinstance(node, (ast.For, ast.comprehension)):
                 self._loop_target(node.target, node.iter)
             elif isinstance(node, ast.NamedExpr):
@@ -182,7 +187,8 @@ class _Function:
         while changed:
             changed = False
             for name, values in self.sources.items():
-                if name not in noisy and any(self.draws(v) or _names(v) & noisy for v in values):
+                if name not in noisy and any((self.draws(v) or _names(v) & noisy) and id(v) not in self.slot_writes
+                                             for v in values):
                     noisy.add(name)
                     changed = True
         return noisy
