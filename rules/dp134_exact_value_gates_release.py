@@ -117,6 +117,21 @@ def evaluate_error(groups, eps):
         errs.append(abs(np.random.laplace(0, 1 / eps)) / len(g))
     return np.mean(errs)
 """,
+        # a loop over the columns whose tests read the column's kind and whether public bounds name it (keys and
+        # kind flags, not the data); the noisy counts come after for every column
+        """
+import numpy as np
+import pandas as pd
+def noisy_marginals(df, public_bounds, epsilon):
+    out = {}
+    for c in df.columns:
+        is_num = pd.api.types.is_numeric_dtype(df[c])
+        if is_num and c not in public_bounds:
+            public_bounds[c] = [0.0, 1.0]
+        counts = df[c].value_counts().reindex(range(10), fill_value=0)
+        out[c] = counts.to_numpy() + np.random.laplace(0, 1 / epsilon, 10)
+    return out
+""",
         # the same loss-gated update on an optimizer no privacy engine made private (a non-private baseline)
         """
 import torch

@@ -229,15 +229,39 @@ class _Function:
     def noisy(self, expr: ast.AST) -> bool:
         return self.draws(expr) or bool(_names(expr) & self.noisy_names)
 
+    def test_deps(self, test: ast.AST) -> set[str]:
+        """What a test reads as data: the conjuncts that are not tests of a value's kind, without the keys they
+        look up (``c`` in ``c not in bounds``, ``cfg[c]``: a key names a slot, it is not the data)."""
+        out: set[str] = set()
+        for part in _conjuncts(test):
+            if _typing_test(part) or self._typing_name(part):
+                continue
+            keys = _keys(part)
+            out |= self.deps_of(_names(part) - keys)
+        return out
+
+    def _typing_name(self, part: ast.AST) -> bool:
+        """``is_bool_col`` bound to ``is_bool_dtype(df[c])``: a flag about a column's kind."""
+        if not isinstance(part, (ast.Name, ast.Attribute)):
+            return False
+        values = self.sources.get(dotted(part) or "", ())
+        return bool(values) and all(all(_typing_test(c) or _kind_call(c) or (
+            isinstance(c, (ast.Name, ast.Attribute)) and c is not part and self._typing_name(c))
+            for c in _conjuncts(v)) for v in values)
+
     def deps(self, expr: ast.AST, limit: int = 6) -> set[str]:
         """Names ``expr`` reads, followed back through local assignments (``limit`` hops)."""
-        seen = _names(expr)
+        return self.deps_of(_names(expr), limit)
+
+    def deps_of(self, names: set[str], limit: int = 6) -> set[str]:
+        seen = set(names)
         frontier = set(seen)
         for _ in range(limit):
             nxt: set[str] = set()
             for name in frontier:
                 for value in self.sources.get(name, ()):
-                    nxt |= _names(value) - seen
+                    if id(value) not in self.slot_writes:  # one slot's value is not what the container holds
+                        nxt |= _names(value) - seen
             if not nxt:
                 break
             seen |= nxt
@@ -299,6 +323,35 @@ def _escapes(block: list[ast.stmt]) -> bool:
     return bool(block) and isinstance(block[-1], _ESCAPES) and not (
         isinstance(block[-1], ast.Return) and block[-1].value is not None and not isinstance(block[-1].value,
                                                                                                 ast.Constant))
+
+
+def _kind_call(node: ast.AST) -> bool:
+    """``is_numeric_dtype(df[c])``, ``is_categorical(x)``: a predicate on a value's kind."""
+    return isinstance(node, ast.Call) and (
+        node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")).startswith("is_")
+
+
+def _conjuncts(test: ast.AST) -> list[ast.AST]:
+    if isinstance(test, ast.BoolOp):
+        return [p for v in test.values for p in _conjuncts(v)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _conjuncts(test.operand)
+    return [test]
+
+
+def _keys(part: ast.AST) -> set[str]:
+    """Names used as a key: the left of ``in``/``not in``, a subscript's index, ``.get``'s argument."""
+    out: set[str] = set()
+    for node in ast.walk(part):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                and isinstance(node.left, (ast.Name, ast.Attribute)):
+            out.add(dotted(node.left) or "")
+        elif isinstance(node, ast.Subscript):
+            out |= _names(node.slice)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args:
+            out |= _names(node.args[0])
+    return out
 
 
 def _typing_test(test: ast.AST) -> bool:
@@ -547,7 +600,7 @@ def _gate(info: _Function, node: ast.If, releases: list[tuple[ast.AST, ast.AST, 
     parent = info.parents.get(node)
     if isinstance(parent, ast.If) and parent.orelse == [node]:
         return None  # an elif: the chain's head decides
-    test_deps = info.deps(node.test)
+    test_deps = info.test_deps(node.test)
     for release, value, scale in releases:
         in_body = info.inside(release, node.body)
         in_else = info.inside(release, node.orelse)
