@@ -60,7 +60,8 @@ _INPLACE_FILLS = frozenset({"normal_", "uniform_", "bernoulli_", "exponential_",
 #: attributes that are the same values rearranged: ``w.T`` reads ``w``
 _VIEW_ATTRS = frozenset({"T", "mT", "H"})
 _LAYOUT_CALLS = frozenset({"len", "size", "numel", "zeros_like", "ones_like", "empty_like", "range", "enumerate"})
-_ENUMERATIONS = frozenset({"arange", "range", "linspace"})
+#: an index range, or a constant table of a given length (``np.ones(n + 1)``: a constant query function)
+_ENUMERATIONS = frozenset({"arange", "range", "linspace", "ones", "zeros", "full"})
 _MODULES = frozenset({"np", "numpy", "torch", "tf", "jnp", "math", "statistics", "scipy", "pd", "linalg", "F",
                       "stats", "random", "jax", "cp", "sp"})
 _SCALE_KEYWORDS = frozenset({"scale", "std", "stddev", "sigma", "b", "noise_scale", "beta", "lam", "lambda_"})
@@ -280,8 +281,8 @@ class DataDependentCalibration(Rule):
         "privatised where it is computed (`perturb_mechanism(G.degree(v), ...)`), noise in a "
         "function that names no privacy parameter at all (a disclosure-control baseline), "
         "smoothed statistics (`exp(-beta*k)`), shapes and lengths, a public query function "
-        "tabulated over an index range (`h = np.arange(n + 1) / 2`, its maximum up to a public degree "
-        "bound), noise set to a target signal-to-noise ratio with no privacy parameter (`power / snr`), "
+        "tabulated over an index range (`h = np.arange(n + 1) / 2`, or the constant `np.ones(n + 1)`, never "
+        "filled in afterwards; its maximum up to a public degree bound), noise set to a target signal-to-noise ratio with no privacy parameter (`power / snr`), "
         "statistics of a data set the code simulates itself (a helper whose parameters are all declared "
         "scalars or literal defaults, that draws at random and reads no file), "
         "code with no DP context. "
@@ -303,6 +304,22 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # a script that reuses one query table: first the edge query, then a constant query (every node
+        # counts 1), each with its maximum up to a literal degree bound as the sensitivity
+        """
+import numpy as np
+n = 2 ** 7
+bound = 2 ** 3
+table = np.arange(n + 1) / 2.0
+def release(graph, epsilon):
+    exact = sum(table[d] for _, d in graph.degree())
+    sensitivity = np.max(table[:(bound + 1)]) + np.max(table[1:(bound + 1)] - table[:bound])
+    return exact + np.random.laplace(0, sensitivity / epsilon)
+table = np.ones(n + 1)
+def release_nodes(graph, epsilon):
+    sensitivity = np.max(table[:(bound + 1)])
+    return graph.number_of_nodes() + np.random.laplace(0, sensitivity / epsilon)
+""",
         # the statistic is of a network the code simulates from its own scalar knobs (sizes, a seed)
         """
 import numpy as np
@@ -594,6 +611,26 @@ def regress(X, y, epsilon):
     )
 
     INVALID = (
+        # a zero table filled with the records afterwards holds data: its extremes are statistics
+        """
+import numpy as np
+def release(rows, epsilon):
+    data = np.zeros(len(rows), dtype=int)
+    for i in range(len(rows)):
+        data[i] = rows[i][0]
+    low = min(data)  # <-
+    return np.clip(data, low, 10).sum() + np.random.laplace(0, (10 - low) / epsilon)
+""",
+        # the same script whose second table holds the observed degrees: its maximum is data
+        """
+import numpy as np
+n = 2 ** 7
+bound = 2 ** 3
+def release_nodes(graph, epsilon):
+    table = np.array([d for _, d in graph.degree()], dtype=float)  # <-
+    sensitivity = np.max(table[:(bound + 1)])
+    return graph.number_of_nodes() + np.random.laplace(0, sensitivity / epsilon)
+""",
         # a helper given the records returns their largest row sum, which then scales the noise
         """
 import numpy as np
@@ -1363,6 +1400,13 @@ def regress(X, y, epsilon):
         names = {n.value for part in subject for n in walk(part)
                  if isinstance(n, cst.Name) and id(n) not in sliced} - _MODULES
         if not names:
+            return False
+        # a table filled in afterwards (``data = np.zeros(n)``; ``data[i] = row[0]``) holds what was written
+        filled = {dotted(t.value) for n in walk(fa.module)
+                  for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign) else
+                            [n.target] if isinstance(n, cst.AugAssign) else [])
+                  if isinstance(t, cst.Subscript)}
+        if names & filled:
             return False
         for name in names:
             found = [b.value for b in local.get(name, []) if b.value is not None]
