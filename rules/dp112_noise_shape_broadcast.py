@@ -468,9 +468,9 @@ def ldp_embeddings(E, epsilon):
                     continue
                 if holder is not None:
                     if holder in names:
-                        return keep[next(iter(hit))]
+                        return keep[min(hit)]
                 elif any(isinstance(c, cst.Call) and call_name(c) in _COIN_CALLS for c in walk(sub)):
-                    return keep[next(iter(hit))]
+                    return keep[min(hit)]
         return None
 
     @staticmethod

@@ -59,6 +59,13 @@ class NonDisjointPartition(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a batch's length as the stride: the slices of teacher labels follow the batches, disjoint
+        """
+def student_batches(loader, teacher_labels):
+    for i, (data, target) in enumerate(loader):
+        labels = teacher_labels[i * len(data):(i + 1) * len(data)]
+        yield data, labels
+""",
         # several independent shadow models trained together: each model's permutation is drawn
         # once, in a loop over the models' RNGs, and kept
         """
@@ -660,20 +667,22 @@ def pate_teacher_round(teachers, train_loader, opt):
             if not isinstance(sl, cst.Slice) or sl.step is not None or sl.lower is None or sl.upper is None:
                 continue
             loops = index.enclosing_loops(sub)
-            var = None
             stride: tuple[cst.BaseExpression, cst.BaseExpression] | None = None
             bounds = (refs(sl.lower) if sl.lower is not None else set()) | (
                 refs(sl.upper) if sl.upper is not None else set()
             )
+            hits: list[str] = []
             for lp in loops:
-                hits = loop_targets(lp) & bounds
+                hits = sorted(loop_targets(lp) & bounds)
                 if hits:
-                    var = next(iter(hits))
                     stride = _range_stride(lp)
                     break
-            if var is None or not _CONTEXT.search(_context_code(index, sub)):
+            if not hits or not _CONTEXT.search(_context_code(index, sub)):
                 continue
-            if _overlaps(sl, var, stride):
+            # ``[i*len(xb):(i+1)*len(xb)]`` in ``for i, xb in …``: the slices overlap only if they do
+            # along every loop target the bounds read, not along a batch whose length is the stride
+            if all(_overlaps(sl, v, stride) for v in hits):
+                var = hits[0]
                 self._emit(
                     sub,
                     "slice arithmetic makes consecutive teachers' slices overlap (the end of "
