@@ -418,16 +418,7 @@ def frozen_rules(rev: str, cache: Path) -> Path:
         raise SourceError(f"--rules-at {rev}: not a commit of {REPO}")
     target = cache / f"dpcheck@{sha.stdout.strip()[:12]}"
     if not (target / ".complete").exists():
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", sha.stdout.strip(), "dpcheck", "rules",
-                                  "vendored_impls", "property_tests"], capture_output=True)
-        if archive.returncode:
-            raise SourceError(f"--rules-at {rev}: git archive failed: {archive.stderr.decode()[-300:]}")
-        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
-        for sub in ("rules", "vendored_impls", "property_tests"):
-            (target / "dpcheck" / sub).symlink_to(Path("..") / sub)
-        (target / ".complete").write_text(sha.stdout)
+        _build_snapshot(sha.stdout.strip(), rev, target)
     probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; "
                             "print(u.find_spec('dpcheck.rules').origin)"],
                            env=dict(os.environ, PYTHONPATH=str(target)), capture_output=True, text=True,
@@ -435,6 +426,32 @@ def frozen_rules(rev: str, cache: Path) -> Path:
     if not probe.stdout.strip().startswith(str(target)):
         raise SourceError(f"--rules-at {rev}: dpcheck.rules resolves to {probe.stdout.strip()!r}, not the snapshot")
     return target
+
+
+def _build_snapshot(sha: str, rev: str, target: Path) -> None:
+    """Extract ``sha`` into a private folder and rename it into place, so that two runs building
+    the same snapshot at once neither collide nor use a half-built one."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f"{target.name}.building-", dir=target.parent))
+    try:
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", sha, "dpcheck", "rules",
+                                  "vendored_impls", "property_tests"], capture_output=True)
+        if archive.returncode:
+            raise SourceError(f"--rules-at {rev}: git archive failed: {archive.stderr.decode()[-300:]}")
+        subprocess.run(["tar", "-x", "-C", str(building)], input=archive.stdout, check=True)
+        for sub in ("rules", "vendored_impls", "property_tests"):
+            (building / "dpcheck" / sub).symlink_to(Path("..") / sub)
+        (building / ".complete").write_text(sha + "\n")
+        if (target / ".complete").exists():
+            return  # another run finished it first
+        shutil.rmtree(target, ignore_errors=True)  # a snapshot left incomplete by an interrupted run
+        try:
+            building.rename(target)
+        except OSError:
+            if not (target / ".complete").exists():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- scoring

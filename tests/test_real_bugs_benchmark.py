@@ -302,3 +302,23 @@ def test_sources_extracted_from_different_folders_do_not_share_a_cache(tmp_path:
     assert whole.folder != part.folder
     assert not (bench.materialise(part, tmp_path / "mirrors", tmp_path / "cache") / "other.py").exists()
     assert (bench.materialise(whole, tmp_path / "mirrors", tmp_path / "cache") / "other.py").exists()
+
+
+def test_rules_snapshot_built_by_two_runs_at_once(tmp_path: Path) -> None:
+    """Two benchmark runs asking for the same ``--rules-at`` snapshot at once both get a complete one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        built = list(pool.map(lambda _: bench.frozen_rules("HEAD", tmp_path), range(2)))
+    assert built[0] == built[1]
+    assert (built[0] / ".complete").exists() and (built[0] / "dpcheck" / "rules").is_symlink()
+    assert [p.name for p in tmp_path.iterdir()] == [built[0].name]  # no building folder left behind
+
+
+def test_rules_snapshot_left_incomplete_is_rebuilt(tmp_path: Path) -> None:
+    sha = git(_ROOT, "rev-parse", "HEAD")
+    stale = tmp_path / f"dpcheck@{sha[:12]}"
+    (stale / "dpcheck").mkdir(parents=True)
+    (stale / "dpcheck" / "rules").symlink_to("../nowhere")  # an interrupted build: no .complete
+    built = bench.frozen_rules("HEAD", tmp_path)
+    assert built == stale and (built / ".complete").exists() and (built / "rules").is_dir()
