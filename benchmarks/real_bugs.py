@@ -49,8 +49,10 @@ AREAS = ("pate", "synthetic-data", "dp-sgd", "federated", "local-dp", "query-sys
 FINDING_LABELS = ("TP", "ACK", "FP")
 #: a finding this many lines outside a bug's range still counts as finding it
 SLACK = 2
-#: engine diagnostics for a file no rule read
-UNREAD_RULES = {"DP000", "DP001", "DP002", "DP003", "DP006"}
+#: engine diagnostics for a file no rule read (DP007: not analysed — a time or depth limit, or a statement
+#: libcst cannot parse, whose message then names the lines; DP008: the process analysing it died)
+UNREAD_RULES = {"DP000", "DP001", "DP002", "DP003", "DP006", "DP007", "DP008"}
+_UNREAD_SPAN = re.compile(r"^lines (\d+)-(\d+) not analysed")
 HEX40 = re.compile(r"^[0-9a-f]{40}$")
 PYPI_SOURCE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.!+_-]+)$")
 GITHUB_SOURCE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -400,7 +402,11 @@ def scan_source(source: Source, root: Path, tool: real_code.Dpcheck) -> Scan:
     for f in report["findings"]:  # type: ignore[union-attr]
         rel = os.path.relpath(os.path.join(root, f["path"]), root).replace(os.sep, "/")
         if f["rule"] in UNREAD_RULES:
-            out.unread[(source.source, rel)] = (f["rule"], real_code.nonblank_lines(root / rel))
+            whole = real_code.nonblank_lines(root / rel)
+            span = _UNREAD_SPAN.match(f.get("message", ""))
+            before = out.unread.get((source.source, rel), (f["rule"], 0))[1]
+            n = min(whole, before + int(span[2]) - int(span[1]) + 1) if span else whole
+            out.unread[(source.source, rel)] = (f["rule"], n)
         elif f["rule"] == "DP005":
             out.crashed.append(f"{source.source}/{rel}: {f.get('message', '')[:160]}")
         elif not f["rule"].startswith("DP0"):

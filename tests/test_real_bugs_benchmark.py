@@ -322,3 +322,14 @@ def test_rules_snapshot_left_incomplete_is_rebuilt(tmp_path: Path) -> None:
     (stale / "dpcheck" / "rules").symlink_to("../nowhere")  # an interrupted build: no .complete
     built = bench.frozen_rules("HEAD", tmp_path)
     assert built == stale and (built / ".complete").exists() and (built / "rules").is_dir()
+
+
+def test_a_file_past_the_engine_limits_is_counted_as_unread(tmp_path: Path) -> None:
+    """DP007 (a file not analysed: here nested past --max-depth) leaves its lines unread."""
+    deep = ("import numpy as np\nepsilon = 1.0\nnoise = np.random.laplace(0, 1 / epsilon)\n"
+            "x = 1" + " + 1" * 500 + "\n")
+    first, _ = make_mirror(tmp_path / "mirrors", extra={"deep.py": deep})
+    out = tmp_path / "numbers.json"
+    run(tmp_path, manifest(first), "--json", str(out))
+    numbers = json.loads(out.read_text())["results"][0]
+    assert numbers["unread_files"] == {f"{SOURCE}/deep.py": 4}
