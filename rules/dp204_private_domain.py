@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.partitionkeys import partition_keys
 from dpcheck.analysis.domainflow import _NOT_MECHANISM, evaluation
 from dpcheck.analysis.domainflow import (
     BUDGET_WORDS,
@@ -304,6 +305,9 @@ class PrivateDomain(Rule):
         "each record's own maximum along its features (`torch.max(outputs, 1)`, a predicted class), "
         "ids re-coded through a lookup table built from them (`df[c].map(ids)`: the records, not the "
         "table's key set), "
+        "observed keys that only partition the records (`for u in df[c].unique(): rows = df[df[c] == u]`, "
+        "in the function or in a module function the keys are handed to, the keys otherwise only counted: "
+        "each group's rows are read, the key set is not released), "
         "code with no DP context. Fix: take the domain (categories, bin edges, ranges) as public "
         "input, or estimate it with a DP mechanism charged to the budget."
     )
@@ -341,6 +345,44 @@ class PrivateDomain(Rule):
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
+        # the observed user ids only drive a loop that picks each user's rows for a local report: the
+        # reports come from the rows (k-RR over a fixed alphabet), the id set is counted, not released
+        """
+import numpy as np
+def user_reports(df, epsilon, cells):
+    users = df["uid"].unique()
+    err = 0.0
+    for u in users:
+        rows = df[df["uid"] == u]
+        k = len(cells)
+        p = np.exp(epsilon) / (np.exp(epsilon) + k - 1)
+        err += np.mean([c != (c if np.random.rand() < p else np.random.choice(cells)) for c in rows["cell"]])
+    return err / len(users)
+""",
+        # the same with the loop in a helper the id set is handed to
+        """
+import numpy as np
+def perturb_all(ids, table, eps, alphabet):
+    total = 0
+    for who in ids:
+        mine = table[table["owner"] == who]
+        total += sum(np.random.laplace(0, 1 / eps) for _ in range(len(mine)))
+    return total
+def run(table, eps, alphabet):
+    ids = table["owner"].drop_duplicates()
+    return perturb_all(ids, table, eps, alphabet) / len(ids)
+""",
+        # np.unique over the key column, rows selected with the key on the left
+        """
+import numpy as np
+def local_rounds(frame, epsilon):
+    keys = np.unique(frame["device"])
+    out = []
+    for d in keys:
+        part = frame[d == frame["device"]]
+        out.append(part["value"].clip(0, 1).mean() + np.random.laplace(0, 1 / epsilon))
+    return out
+""",
         # a results table started as a list literal of rows: the budget is one column of it
         """
 '''Differentially private spectral clustering: one replication.'''
@@ -869,6 +911,42 @@ def run(records, domain_size, epsilon):
     )
 
     INVALID = (
+        # the twin of the partition loop in VALID: the observed ids label the released noisy counts
+        """
+import numpy as np
+def user_reports(df, epsilon):
+    users = df["uid"].unique()  # <-
+    out = []
+    for u in users:
+        rows = df[df["uid"] == u]
+        out.append((u, len(rows) + np.random.laplace(0, 1 / epsilon)))
+    return out
+""",
+        # the helper's twin: the id set itself is returned beside the noisy sum
+        """
+import numpy as np
+def perturb_all(ids, table, eps):
+    total = 0
+    for who in ids:
+        mine = table[table["owner"] == who]
+        total += len(mine) + np.random.laplace(0, 1 / eps)
+    return total, list(ids)
+def run(table, eps):
+    ids = table["owner"].drop_duplicates()  # <-
+    return perturb_all(ids, table, eps)
+""",
+        # np.unique's twin: the keys are the randomized-response alphabet, not only a row selector
+        """
+import numpy as np
+def local_rounds(frame, epsilon):
+    keys = np.unique(frame["device"])  # <-
+    p = np.exp(epsilon) / (np.exp(epsilon) + len(keys) - 1)
+    out = []
+    for d in keys:
+        part = frame[d == frame["device"]]
+        out.append(d if np.random.rand() < p else np.random.choice(keys))
+    return out
+""",
         # values drawn uniformly inside the data's own range (initial centroids) reveal that range
         """
 '''K-means with differential privacy: initial centroids.'''
@@ -1359,6 +1437,8 @@ def run(records, epsilon):
             for src, sink, call in self._sinks(fn, flow, returns):
                 if src in reported or not self._in_context(src, call, node) or stable and flow.kind(src) == "set":
                     continue
+                if tree is not None and partition_keys(tree, self.ctx.analysis.line_of(src)):
+                    continue  # the observed keys only pick each key's rows: the records, not the key set, are read
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
                 self.report(
