@@ -717,6 +717,81 @@ def load(path):
     records = pd.read_csv(path)
     return pd.get_dummies(pd.Categorical(records["job"], categories=JOBS)), None
 """, None),
+    # the category set given positionally before the encoding: the columns are the code's
+    "get-dummies-after-set-categories-loop": ("""
+import pandas as pd
+def load(path, sizes):
+    rows = pd.read_csv(path).astype("category")
+    for col in sizes:
+        rows[col] = rows[col].cat.set_categories(range(sizes[col]))
+    return pd.get_dummies(rows, dtype=int), None
+""", None),
+    "get-dummies-categorical-dtype-positional": ("""
+import pandas as pd
+LEVELS = ("low", "mid", "high")
+def load(path):
+    rows = pd.read_csv(path)
+    grade = rows["grade"].astype(pd.CategoricalDtype(LEVELS))
+    return pd.get_dummies(grade), None
+""", None),
+    "get-dummies-categorical-levels-positional": ("""
+import pandas as pd
+def load(path, levels):
+    rows = pd.read_csv(path)
+    return pd.get_dummies(pd.Categorical(rows["city"], levels)), None
+""", None),
+    # categories fitted to the records (no set given): still the records' values
+    "get-dummies-after-astype-category-only": ("""
+import pandas as pd
+def load(path, sizes):
+    rows = pd.read_csv(path).astype("category")
+    for col in sizes:
+        rows[col] = rows[col].cat.remove_unused_categories()
+    return pd.get_dummies(rows, dtype=int), None
+""", 7),
+    "get-dummies-categorical-no-levels": ("""
+import pandas as pd
+def load(path):
+    rows = pd.read_csv(path)
+    return pd.get_dummies(pd.Categorical(rows["city"])), None
+""", 5),
+    # a synthetic set drawn by a scikit-learn generator: toy data, no one's records
+    "scaler-on-generated-circles": ("""
+from sklearn import datasets
+from sklearn.preprocessing import StandardScaler
+class Provider:
+    def __init__(self, pts, labels):
+        self.pts, self.labels = pts, labels
+
+    @classmethod
+    def circles(cls, n, seed):
+        pts, labels = datasets.make_circles(n_samples=n, noise=0.05, random_state=seed)
+        return cls(StandardScaler().fit_transform(pts), labels)
+def load(path):
+    return Provider.circles(100, 0), None
+""", None),
+    "scaler-on-generated-imported": ("""
+from sklearn.datasets import make_swiss_roll
+from sklearn.preprocessing import MinMaxScaler
+def load(n):
+    cloud, _ = make_swiss_roll(n, noise=0.1)
+    return MinMaxScaler().fit_transform(cloud), None
+""", None),
+    "scaler-on-generated-module-path": ("""
+import sklearn.datasets
+from sklearn.preprocessing import RobustScaler
+def load(n):
+    feats, target = sklearn.datasets.make_gaussian_quantiles(n_samples=n, n_features=3)
+    return RobustScaler().fit_transform(feats), target
+""", None),
+    # the twin: the same scaling of records read from a file still fires
+    "scaler-on-loaded-points": ("""
+import numpy as np
+from sklearn.preprocessing import StandardScaler
+def load(path):
+    pts = np.loadtxt(path)
+    return StandardScaler().fit_transform(pts), None
+""", 6),
     "get-dummies-of-labels": ("""
 import pandas as pd
 def load(path):

@@ -253,8 +253,7 @@ class _Scope:
         #: names bound to a categorical with declared categories (``pd.Categorical(x, categories=c)``)
         self.declared: set[str] = {
             k for node in self.nodes() if isinstance(node, ast.Assign) for k in _targets(node)
-            if any(isinstance(n, ast.Call) and any(kw.arg == "categories" for kw in n.keywords)
-                   for n in ast.walk(node.value))}
+            if any(_declares_categories(n) for n in ast.walk(node.value))}
         #: columns (``frame['c']``) last set by mapping through a lookup the code defines: their
         #: categories are the code's (``df['age'] = df['age'].map(lambda x: bucket(x))``)
         self.coded: set[str] = set()
@@ -272,7 +271,7 @@ class _Scope:
             if isinstance(node, ast.Assign):
                 reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _LIBS
                 drawn = any(isinstance(n, ast.Call) and (_DRAWS & {_last(n.func)} or "random" in _dotted(n.func)
-                                                         or _sampler(n))
+                                                         or _sampler(n) or _generated(n))
                             for n in ast.walk(node.value))
                 if drawn or (reads and reads <= self.simulated):
                     self.simulated.update(k for k in _targets(node) if "." not in k)
@@ -482,6 +481,21 @@ _DRAWS = frozenset({"randn", "rand", "normal", "uniform", "multivariate_normal",
                     "make_blobs", "make_regression", "make_moons", "randint", "standard_normal"})
 
 
+#: scikit-learn's generators of synthetic data sets (``sklearn.datasets.make_*``)
+_GENERATORS = frozenset({
+    "make_circles", "make_moons", "make_blobs", "make_classification", "make_regression", "make_gaussian_quantiles",
+    "make_hastie_10_2", "make_friedman1", "make_friedman2", "make_friedman3", "make_s_curve", "make_swiss_roll",
+    "make_low_rank_matrix", "make_sparse_uncorrelated", "make_multilabel_classification", "make_biclusters",
+    "make_checkerboard", "make_spd_matrix", "make_sparse_spd_matrix", "make_sparse_coded_signal"})
+
+
+def _generated(call: ast.Call) -> bool:
+    """A synthetic data set drawn by a generator (``datasets.make_circles(n, noise=0.05)``), any
+    ``make_*`` reached through a ``datasets`` module: toy data, not records anyone holds."""
+    name = _last(call.func)
+    return name in _GENERATORS or (name.startswith("make_") and "datasets" in _dotted(call.func).split("."))
+
+
 #: words of a function that draws a toy data set (``schoel_balog_tostik_sample(n, d)``)
 _SAMPLER_WORDS = frozenset({"sample", "samples", "simulate", "simulated", "synthetic", "toy"})
 
@@ -529,6 +543,19 @@ def _key(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return f"self.{node.attr}"
     return None
+
+
+def _declares_categories(node: ast.AST) -> bool:
+    """A call that gives a categorical its category set explicitly: ``categories=`` passed, or the
+    set positionally (``s.cat.set_categories(range(k))``, ``CategoricalDtype(levels)``,
+    ``pd.Categorical(x, levels)``), so the encoding's columns are the code's, not the records'."""
+    if not isinstance(node, ast.Call):
+        return False
+    if any(kw.arg == "categories" for kw in node.keywords):
+        return True
+    name = _last(node.func)
+    return (name == "set_categories" and bool(node.args)) or (name == "CategoricalDtype" and bool(node.args)) \
+        or (name == "Categorical" and len(node.args) >= 2)
 
 
 def _targets(stmt: ast.AST) -> list[str]:
@@ -959,8 +986,7 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             return None
         if name == "get_dummies":
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
-            declared = data is not None and (any(
-                isinstance(n, ast.Call) and any(k.arg == "categories" for k in n.keywords) for n in ast.walk(data))
+            declared = data is not None and (any(_declares_categories(n) for n in ast.walk(data))
                 or _key(data) in scope.declared or _coded_column(data, scope))
             if data is not None and not declared and scope.private(data) and not _names_label(data) \
                     and _root(data) not in scope.enumerated:
