@@ -34,6 +34,12 @@ def _factors(node: cst.BaseExpression) -> list[cst.BaseExpression]:
         return _factors(node.args[0].value)
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
         return [*_factors(node.left), *_factors(node.right)]
+    # a floor against division by zero, ``max(eps, 1e-9)``, leaves ε itself (a ``min(eps, 1)`` is a guard)
+    if isinstance(node, cst.Call) and call_name(node) in ("max", "maximum") and len(node.args) == 2:
+        values = [a.value for a in node.args]
+        floors = [v for v in values if (number(v) or 0) > 0 and (number(v) or 1) < 1e-3]
+        if len(floors) == 1:
+            return _factors(next(v for v in values if v is not floors[0]))
     return [node]
 
 
@@ -103,7 +109,9 @@ class ClassicalGaussianUnguarded(Rule):
         "(`assert 0 < epsilon < 1`, `if epsilon >= 1: raise`, `min(epsilon, 1)`) in the function of the "
         "formula, or elsewhere in a branch that acts on it (raises, warns, returns, re-binds ε, or calls "
         "the formula's function); a literal ε ≤ 1, "
-        "code with no DP context. Fix: guard ε < 1, or use the analytic Gaussian mechanism "
+        "code with no DP context. The ε may sit under a floor against division by zero (`max(epsilon, 1e-9)` is "
+        "still any ε); the σ may be kept on the instance (`self.sigma = …`) and drawn in another method of the "
+        "class. Fix: guard ε < 1, or use the analytic Gaussian mechanism "
         "(Balle & Wang 2018), which holds for every ε."
     )
     TRIGGERS = ("1.25",)
@@ -261,6 +269,37 @@ def noisy_var(x, epsilon, delta):
     s = 3.0 / float(len(x) * epsilon) * np.sqrt(2 * np.log(1.25 / delta))
     return x.var() + s * np.random.standard_normal()
 """,
+        # twins of the floored ε and of the σ kept on the instance: ε checked, or the σ only described
+        """
+import math
+import numpy as np
+def local_report(v, epsilon, delta, low, high):
+    assert epsilon < 1, "classical calibration"
+    sd = (high - low) * math.sqrt(2 * math.log(1.25 / delta)) / max(epsilon, 1e-12)
+    return v + np.random.normal(0, sd)
+""",
+        """
+import numpy as np
+class ClassicGauss:
+    def __init__(self, epsilon, delta, sens=1.0):
+        if epsilon >= 1:
+            raise ValueError("epsilon must be below 1")
+        self.epsilon, self.delta, self.sens = epsilon, delta, sens
+    def fit(self):
+        self.std = self.sens * np.sqrt(2 * np.log(1.25 / self.delta)) / self.epsilon
+    def apply(self, x):
+        return x + np.random.normal(0.0, self.std, np.shape(x))
+""",
+        """
+import math
+class MechanismCard:
+    def __init__(self, epsilon, delta):
+        self.epsilon, self.delta = epsilon, delta
+    def describe(self):
+        self.noise_sd = math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
+    def as_dict(self):
+        return {"epsilon": self.epsilon, "sd": self.noise_sd}
+""",
     )
 
     INVALID = (
@@ -398,6 +437,36 @@ def noisy_var(x, epsilon, delta):
     s = 3.0 / float(len(x) * epsilon) * np.sqrt(2 * np.log(1.25 / delta))  # <-
     return x.var() + s * np.random.standard_normal()
 """,
+        # ε floored against division by zero is still any ε the caller passes
+        """
+import math
+import numpy as np
+def local_report(v, epsilon, delta, low, high):
+    sd = (high - low) * math.sqrt(2 * math.log(1.25 / delta)) / max(epsilon, 1e-12)  # <-
+    return v + np.random.normal(0, sd)
+""",
+        # the σ calibrated in one method, kept on the instance, drawn in another
+        """
+import numpy as np
+class ClassicGauss:
+    def __init__(self, epsilon, delta, sens=1.0):
+        self.epsilon, self.delta, self.sens = epsilon, delta, sens
+    def fit(self):
+        self.std = self.sens * np.sqrt(2 * np.log(1.25 / self.delta)) / self.epsilon  # <-
+    def apply(self, x):
+        return x + np.random.normal(0.0, self.std, np.shape(x))
+""",
+        # ... and handed to the library's noise sampler by keyword
+        """
+import math
+class VectorGauss:
+    def __init__(self, rng, epsilon=2.0, delta=1e-6, l2=1.0):
+        self.rng, self.epsilon, self.delta, self.l2 = rng, epsilon, delta, l2
+    def calibrate(self):
+        self.sd = self.l2 * math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.epsilon  # <-
+    def privatise(self, vec):
+        return vec + draw_noise(self.rng, "gaussian", scale=self.sd, size=len(vec))
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -441,6 +510,8 @@ def noisy_var(x, epsilon, delta):
             return any(isinstance(n, cst.Call) and (is_draw(n) and zero_centred(n) or "noise" in words(call_name(n)))
                        for n in fa.ancestors(at) if fa.inside(n, statement))
         seed = {t for target in statement.targets for t in value_refs(target.target)}
+        if self._read_by_sibling_draw(fn, statement):
+            return True
         derived = fa.derived_names(fn, lambda _: False, seed)
         # a σ that only flows into a returned summary is a description, not a calibration, unless the
         # function is itself named for the scale
@@ -457,6 +528,27 @@ def noisy_var(x, epsilon, delta):
             if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
                 for draw, other in ((node.left, node.right), (node.right, node.left)):
                     if isinstance(draw, cst.Call) and is_draw(draw) and zero_centred(draw) and value_refs(other) & derived:
+                        return True
+        return False
+
+    def _read_by_sibling_draw(self, fn: cst.FunctionDef, statement: cst.Assign) -> bool:
+        """Is the σ stored on the instance (``self.sigma = …``) and read by a zero-centred draw or a noise helper
+        in a method of the same class (a mechanism object calibrating in one method and sampling in another)?"""
+        fa = self.ctx.analysis
+        stored = {dotted(t) for target in statement.targets for t in target_nodes(target.target)}
+        stored = {s for s in stored if s is not None and s.startswith("self.") and s.count(".") == 1}
+        owner = fa.enclosing_class(fn)
+        if not stored or owner is None:
+            return False
+        for node in walk(owner):
+            if isinstance(node, cst.Call) and (is_draw(node) and zero_centred(node)
+                                               or "noise" in words(call_name(node))):
+                if any(dotted(r) in stored for a in node.args for r in walk(a.value)):
+                    return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+                for draw, other in ((node.left, node.right), (node.right, node.left)):
+                    if (isinstance(draw, cst.Call) and is_draw(draw) and zero_centred(draw)
+                            and any(dotted(r) in stored for r in walk(other))):
                         return True
         return False
 
