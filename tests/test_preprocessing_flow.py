@@ -792,6 +792,37 @@ def load(path):
     pts = np.loadtxt(path)
     return StandardScaler().fit_transform(pts), None
 """, 6),
+    # an extreme of numbers written out in a tuple or list: a size chosen, not a statistic of records
+    "noise-over-max-of-written-sizes": ("""
+import numpy as np
+def load(path, frac, d, fail):
+    rows = np.loadtxt(path)
+    k = np.max((int(frac * d), int(frac * np.log(1 / fail))))
+    sigma = solve_sigma(rows.shape[0], k)
+    return rows, sigma / np.sqrt(k)
+""", None),
+    "noise-over-min-of-written-list": ("""
+import numpy as np
+def load(path, width):
+    rows = np.loadtxt(path)
+    cap = np.min([float(width), 8.0])
+    return rows, rows.shape[1] * calibrate(rows.shape[0]) / cap
+""", None),
+    "noise-over-torch-max-of-written-tuple": ("""
+import torch
+def load(path, batch):
+    rows = torch.load(path)
+    m = torch.max(torch.tensor((len(rows), int(batch))))
+    return rows, scale_for(rows.shape) / m
+""", None),
+    # the twin: the data divided by its own maximum still fires
+    "data-over-its-max": ("""
+import numpy as np
+def load(path):
+    rows = np.loadtxt(path)
+    top = np.max(rows, axis=0)
+    return rows / top, None
+""", 6),
     "get-dummies-of-labels": ("""
 import pandas as pd
 def load(path):

@@ -189,6 +189,20 @@ def _private_looking(expr: ast.AST) -> bool:
     return root is not None and root not in _LIBS and not _words(root) & _NOT_PRIVATE
 
 
+_SCALAR_CASTS = frozenset({"int", "float", "round", "len", "ceil", "floor"})
+
+
+def _scalar_display(expr: ast.expr) -> bool:
+    """A tuple or list written out of numbers (``(int(p * d), int(np.log(k)))``, ``[1.0, len(s)]``),
+    not of arrays: a statistic of it is of those numbers, not of any records."""
+    if isinstance(expr, ast.Call) and _last(expr.func) in {"array", "asarray", "tensor", "as_tensor"} \
+            and len(expr.args) == 1:
+        return _scalar_display(expr.args[0])
+    return isinstance(expr, (ast.Tuple, ast.List)) and bool(expr.elts) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
+        or isinstance(e, ast.Call) and _last(e.func) in _SCALAR_CASTS for e in expr.elts)
+
+
 def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     """``(kind, data)`` when ``node`` computes a statistic of ``data`` (``x.mean(0)``, ``np.std(x)``)."""
     if not isinstance(node, ast.Call):
@@ -217,6 +231,8 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
             return None
         if name in {"max", "min"} and len(node.args) >= 2 and not _axis_like(node.args[1]):
             return None  # torch.min(a, b): elementwise
+        if _scalar_display(node.args[0]):
+            return None  # np.max((int(p * d), int(q))): a choice among numbers written here
         data = node.args[0]
     else:
         data = receiver
