@@ -79,6 +79,14 @@ def _accountant_helper(name: str) -> bool:
     return bool(words(name) & _ACCOUNTANT_HELPER_WORDS) and not words(name) & {"without", "replacement", "replace"}
 
 
+def _held_value(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``self.epsilon_level[0]`` -> ``self.epsilon_level``; ``float(eps)`` -> ``eps``."""
+    expr = _unwrap(expr)
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
+
+
 def _rate_argument(call: cst.Call, *, helpers: bool = True) -> cst.BaseExpression | None:
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value in _RATE_KEYWORDS:
@@ -87,6 +95,9 @@ def _rate_argument(call: cst.Call, *, helpers: bool = True) -> cst.BaseExpressio
         positional = [a.value for a in call.args if a.keyword is None and not a.star]
         return positional[0] if positional else None
     if helpers and _accountant_helper(call_name(call)):
+        if not words(call_name(call)) & {"sigma", "noise"} and any(
+                words(dotted(_held_value(a.value)) or "") & {"epsilon", "eps"} for a in call.args):
+            return None  # handed ε, it spends a budget given to it (one ε per record), it does not account a rate
         return next((a.value for a in call.args if a.keyword is None and not a.star
                      and isinstance(_unwrap(a.value), (cst.Name, cst.Attribute)) and _rate_named(_unwrap(a.value))),
                     None)
@@ -130,7 +141,8 @@ def _cohort_named(expr: cst.BaseExpression | None) -> bool:
 
 
 _NOT_RECORDS = frozenset({"dim", "classes", "class", "labels", "label", "categories", "cats", "k", "vocab", "z",
-                          "latent", "actions", "arms", "options", "choices", "colors", "ydim"})
+                          "latent", "actions", "arms", "options", "choices", "colors", "ydim", "columns", "column",
+                          "cols", "features", "attributes", "attrs"})
 
 
 def _records(expr: cst.BaseExpression | None) -> bool:
@@ -346,7 +358,10 @@ class SubsamplingAssumed(Rule):
         "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
         "`make_private` with its default Poisson sampling), sampling without replacement, a file "
         "with no accountant taking a sampling rate, `poisson_sampling=False` in a file that never "
-        "reads ε (tests of the optimizer's mechanics). "
+        "reads ε (tests of the optimizer's mechanics), a shuffled loader the same function hands to a "
+        "Poisson sampler (`DPDataLoader.from_data_loader(loader)`), a loader of held-out records "
+        "(`DataLoader(ValidDataset(…))`, `DataLoader(test_set)`), a draw over columns or features "
+        "(a conditioning column per row), a helper handed ε values (a per-record local budget, not a rate). "
         "Fix: draw each batch by Poisson sampling (keep every record with probability q), or "
         "account the sampling actually used (e.g. `SampledWithReplacementDpEvent`, shuffling "
         "analyses)."
@@ -1065,9 +1080,87 @@ def build_privacy(num_examples, sanitizer_cls, bound):
     accountant = GaussianMomentsAccountant(num_examples)
     return sanitizer_cls(accountant, [bound, True])
 """,
+        # the shuffled loader is handed to Opacus' Poisson DPDataLoader, which draws the batches accounted
+        """
+import torch
+from opacus.data_loader import DPDataLoader
+from opacus.accountants.utils import get_noise_multiplier
+def fit(self, rows, epochs, eps, delta):
+    dl = torch.utils.data.DataLoader(rows, batch_size=self.batch_size, shuffle=True)
+    dl = DPDataLoader.from_data_loader(dl)
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=1 / len(dl), epochs=epochs)
+    return dl, sigma
+""",
+        # the shuffled loaders batch held-out records (a validation dataset class, a test split)
+        """
+from torch.utils.data import DataLoader
+from opacus.accountants.utils import get_noise_multiplier
+def loaders(parts, test_part, bs, eps, delta, epochs):
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=bs / len(parts["train"]),
+                                 epochs=epochs)
+    per_type = {}
+    for kind, part in parts.items():
+        it = DataLoader(ValidQueries(part), batch_size=bs, shuffle=True)
+        per_type[kind] = it
+    scored = DataLoader(dataset=test_part, batch_size=bs, shuffle=True)
+    return per_type, scored
+""",
+        # a conditioning column is drawn per row of a batch already sampled: columns, not records
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def cond(self, real, eps, delta, epochs, q):
+    batch = len(real)
+    picked = np.random.choice(self.n_categorical_columns, batch)
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=q, epochs=epochs)
+    return picked, sigma
+""",
+        # a helper handed ε values maps each record's selection flag to its local budget: no rate is accounted
+        """
+def step(model, xs, ys, pick_prob, eps_hi, eps_lo, batch_size):
+    budgets = per_record_epsilon(pick_prob, eps_hi, eps_lo)
+    model.fit(perturb(xs, budgets), ys, batch_size=batch_size, epochs=1)
+""",
     )
 
     INVALID = (
+        # twins of the quiet Poisson rewrap, held-out loaders, column draw and ε-list helper: a shuffled loader
+        # that no Poisson sampler replaces (another one is rewrapped), a training dataset class, rows drawn
+        # by a batch-sized choice, a helper handed the rate but no ε
+        """
+import torch
+from opacus.data_loader import DPDataLoader
+from opacus.accountants.utils import get_noise_multiplier
+def fit(self, rows, aux, epochs, eps, delta):
+    dl = torch.utils.data.DataLoader(rows, batch_size=self.batch_size, shuffle=True)  # <-
+    side = DPDataLoader.from_data_loader(torch.utils.data.DataLoader(aux, batch_size=8))
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=1 / len(dl), epochs=epochs)  # <-
+    return dl, side, sigma
+""",
+        """
+from torch.utils.data import DataLoader
+from opacus.accountants.utils import get_noise_multiplier
+def loaders(parts, bs, eps, delta, epochs):
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=bs / len(parts["train"]),  # <-
+                                 epochs=epochs)
+    it = DataLoader(TrainQueries(parts["train"]), batch_size=bs, shuffle=True)  # <-
+    return it, sigma
+""",
+        """
+import numpy as np
+from opacus.accountants.utils import get_noise_multiplier
+def draw(self, eps, delta, epochs, q):
+    batch = self.batch_size
+    picked = np.random.choice(self.n_rows, batch)  # <-
+    sigma = get_noise_multiplier(target_epsilon=eps, target_delta=delta, sample_rate=q, epochs=epochs)  # <-
+    return picked, sigma
+""",
+        """
+def step(model, xs, ys, pick_prob, sigma, batch_size):
+    spent = rdp_epsilon(pick_prob, sigma)  # <-
+    model.fit(xs, ys, batch_size=batch_size, epochs=1)  # <-
+    return spent
+""",
         # contiguous blocks of a shuffled list (``items[s:s + lot]`` over ``range(0, n, lot)``) charged with q = lot / n
         """
 import numpy as np
@@ -2318,8 +2411,14 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             parent = self.ctx.analysis.parent(parent)
         if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
             name = ident(parent.targets[0].target) or ""
-            return bool(words(name) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
-        return False
+            if words(name) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"}:
+                return True
+        # the records it batches are held out (``DataLoader(ValidDataset(…))``, ``DataLoader(test_set)``)
+        source = _keyword(node, "dataset") or next((a for a in node.args if a.keyword is None), None)
+        if source is None:
+            return False
+        held = ident(source.value) or (call_name(source.value) if isinstance(source.value, cst.Call) else "") or ""
+        return bool(words(held) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
 
     def _batch_target(self, node: cst.Call) -> bool:
         parent = self.ctx.analysis.parent(node)
@@ -2391,6 +2490,8 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if hooked and not self._steps_one_of(node, hooked):
                 continue  # the accountant counts the steps of one optimizer; this function never steps it
             if self._poisson_loader and "DataLoader" in kind and not self._own_engine(node):
+                continue
+            if "DataLoader" in kind and self._poisson_rewrapped(node):
                 continue
             if self._non_private_path(node):
                 continue
@@ -2526,6 +2627,27 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if isinstance(anc, cst.FunctionDef):
                 break
             child = anc
+        return False
+
+    def _poisson_rewrapped(self, loader: cst.CSTNode) -> bool:
+        """``loader = DataLoader(…, shuffle=True)`` then ``DPDataLoader.from_data_loader(loader)`` (or a
+        ``to_poisson(loader)`` helper) in the same function: the shuffled loader only hands its dataset and batch
+        size to a Poisson sampler, which draws the batches the accountant speaks for."""
+        fa = self.ctx.analysis
+        parent = fa.parent(loader)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        name = parent.targets[0].target.value
+        scope = fa.enclosing_function(loader) or self.ctx.module
+        for call in walk(scope):
+            if not isinstance(call, cst.Call) or fa.line_of(call) < fa.line_of(loader):
+                continue
+            callee = call_name(call) or ""
+            if callee not in ("from_data_loader", "DPDataLoader") and "poisson" not in words(callee):
+                continue
+            if any(isinstance(a.value, cst.Name) and a.value.value == name for a in call.args):
+                return True
         return False
 
     def _own_engine(self, loader: cst.CSTNode) -> bool:
