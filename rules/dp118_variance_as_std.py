@@ -173,8 +173,9 @@ class VarianceAsStd(Rule):
         "`2 * np.log(1.25 / delta) * sens**2 / eps**2` (or squares σ, `sigma**2 * C**2`) and hands it "
         "to the draw adds noise of std σ² instead of σ: whenever σ < 1 (a mean over many records, a "
         "large ε) the noise is far smaller than the guarantee needs. Reported: a std argument that is, "
-        "directly or through one assignment (a local, an attribute set once, a module function's "
-        "return), a square of a σ, std or noise-multiplier name, the Gaussian-mechanism formula "
+        "directly or through one assignment (a local, also at a script's top level, an attribute set once, "
+        "a module function's return), a square of a σ, std or noise-multiplier name, the Gaussian-mechanism formula (its "
+        "2·ln(1.25/δ) possibly bound to a name of its own) "
         "with ln(·/δ) and a square but no square root, or a name for a variance (`variance`, "
         "`noise_var`, `sigma_sq`) bound to a square without a square root. Not reported: any "
         "square root in the expression (`np.sqrt(variance)`, `** 0.5`), a squared sensitivity or clip "
@@ -228,6 +229,30 @@ class VarianceAsStd(Rule):
         "import numpy as np\ndef noisy_cov(x, eps, delta):\n"
         "    var = 2 * np.log(1.25 / delta) / eps ** 2\n"
         "    return np.random.multivariate_normal(x, var * np.eye(len(x)))\n",
+        # twins: the square root taken, or the std itself passed
+        """
+import numpy as np
+delta, eps = 1e-4, 1.0
+sens = 2 / 500.0
+c2 = 2 * np.log(1.25 / delta)
+v = c2 * (sens ** 2) / (eps ** 2)
+noise = np.random.normal(0, np.sqrt(v), [8, 8])
+""",
+        """
+import math
+import numpy as np
+def perturb_mean(x, dlt, eps, rng):
+    log_term = 2 * math.log(1.25 / dlt)
+    sens = 1.0 / len(x)
+    spread = log_term * sens * sens / (eps * eps)
+    return x.mean() + rng.normal(0.0, spread ** 0.5)
+""",
+        """
+import numpy as np
+sigma = 0.8
+noise_var = sigma ** 2
+w_noisy = np.zeros(10) + np.random.normal(0, sigma, 10)
+""",
     )
     INVALID = (
         # a Gaussian variance used as a Laplace scale
@@ -298,6 +323,30 @@ import tensorflow as tf
 def noised(grads, noise_multiplier, l2_norm_clip):
     return [g + tf.random.normal(tf.shape(g), stddev=noise_multiplier ** 2 * l2_norm_clip ** 2) for g in grads]  # <-
 """,
+        # a script's top level: the log term bound to a name, then the variance drawn with as a std
+        """
+import numpy as np
+delta, eps = 1e-4, 1.0
+sens = 2 / 500.0
+c2 = 2 * np.log(1.25 / delta)
+v = c2 * (sens ** 2) / (eps ** 2)
+noise = np.random.normal(0, v, [8, 8])  # <-
+""",
+        """
+import math
+import numpy as np
+def perturb_mean(x, dlt, eps, rng):
+    log_term = 2 * math.log(1.25 / dlt)
+    sens = 1.0 / len(x)
+    spread = log_term * sens * sens / (eps * eps)
+    return x.mean() + rng.normal(0.0, spread)  # <-
+""",
+        """
+import numpy as np
+sigma = 0.8
+noise_var = sigma ** 2
+w_noisy = np.zeros(10) + np.random.normal(0, noise_var, 10)  # <-
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -354,6 +403,9 @@ def noised(grads, noise_multiplier, l2_norm_clip):
             return shape
         if depth > 1 or _has_sqrt(expr):
             return None
+        if self._log_term_by_name(call, expr) and (
+                any(_square_of(f) is not None for f in walk(expr)) or _repeated_factor(expr)):
+            return "the Gaussian-mechanism variance 2·ln(1.25/δ)·Δ²/ε² (no square root; the log bound to a name)"
         value = self._value(call, expr)
         if value is None:
             return None
@@ -366,15 +418,26 @@ def noised(grads, noise_multiplier, l2_norm_clip):
             return f"bound to `{name}`, a variance"
         return None
 
+    def _log_term_by_name(self, call: cst.Call, expr: cst.BaseExpression) -> bool:
+        """Is a factor of ``expr`` a local bound to ``2·ln(1.25/δ)`` with no square root taken
+        (``c2 = 2*np.log(1.25/delta)`` then ``c2 * sens**2 / eps**2``)?"""
+        for factor in _factors(expr):
+            if isinstance(factor, cst.Name):
+                value = self._value(call, factor)
+                if value is not None and _log_of_delta(value) and not _has_sqrt(value):
+                    return True
+        return False
+
     def _value(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """The one value ``expr`` stands for: a local's last assignment, an attribute assigned once in the
         module, a module function's single return."""
         fa = self.ctx.analysis
         if isinstance(expr, cst.Name):
             fn = fa.enclosing_function(call)
-            if fn is None or expr.value in param_names(fn):
+            if fn is not None and expr.value in param_names(fn):
                 return None
-            return last_assignment(fn, expr.value, fa.line_of(call) + 1, fa.line_of)
+            # a script's top level is the scope of its module-level draws
+            return last_assignment(fn or self.ctx.module, expr.value, fa.line_of(call) + 1, fa.line_of)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             values = [s.value for s in walk(self.ctx.module) if isinstance(s, cst.Assign) and any(
                 isinstance(t.target, cst.Attribute) and dotted(t.target) == dotted(expr) for t in s.targets)]
