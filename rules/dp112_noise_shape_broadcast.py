@@ -215,6 +215,15 @@ class NoiseShapeBroadcast(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a quadratic form of two vectors (1 x 1) noised by one draw, its sibling statistics drawn with their shapes
+        """
+import numpy as np
+def private_terms(A, y, eps):
+    Ay = A.dot(y)
+    quad = Ay.T.dot(Ay)
+    lin = A.T.dot(y)
+    return quad + np.random.laplace(0, 3.0 / eps), lin + np.random.laplace(0, 3.0 / eps, size=lin.shape)
+""",
         # a uniform direction on the sphere: a normalised Gaussian vector, radius from a Gamma draw
         "import numpy as np\ndef objective_noise(epsilon, d):\n    radius = np.random.gamma(d, 2 / epsilon)\n"
         "    u = np.random.normal(size=d)\n    return radius * u / np.linalg.norm(u)\n",
@@ -254,6 +263,14 @@ def randomized_response(answers, epsilon):
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
     )
     INVALID = (
+        # twin: no draw in the function is sized, so nothing says the product is 1 x 1 (a Gram matrix)
+        """
+import numpy as np
+def private_terms(A, y, eps):
+    gram = A.T.dot(A)
+    lin = A.T.dot(y)
+    return gram + np.random.laplace(0, 3.0 / eps), lin + np.random.laplace(0, 3.0 / eps)  # <-
+""",
         # torch: a box draw in [-1, 1)^d normalised into a direction
         """
 import torch
@@ -367,7 +384,8 @@ def ldp_embeddings(E, epsilon):
                                   f"coordinates of a row are released without noise; draw one value per coordinate")
                 return
             draw = self._scalar_draw_of(node, noise)
-            if draw is not None and self._is_matrix(node, data) and not _vector_named(data):
+            if draw is not None and self._is_matrix(node, data) and not _vector_named(data) \
+                    and not self._shaped_beside(draw):
                 self.report(node, f"`{self.ctx.analysis.code(draw).strip()}` draws one number (no size) and it is "
                                   f"added to every entry of `{self.ctx.analysis.code(data).strip()}`: the same noise "
                                   f"everywhere, so differences between entries are released exactly; draw with the "
@@ -487,6 +505,18 @@ def ldp_embeddings(E, epsilon):
                                                                                        cst.Name):
             return parent.targets[0].target.value
         return None
+
+    def _shaped_beside(self, draw: cst.Call) -> bool:
+        """The function draws the same distribution with an explicit shape elsewhere (``laplace(0, b,
+        size=(d, 1))`` beside ``laplace(0, b)``): its author sizes each draw to its statistic, so the sizeless
+        one is meant for a 1 x 1 statistic (``v.T.dot(w)`` of two vectors)."""
+        fn = self.ctx.analysis.enclosing_function(draw)
+        if fn is None:
+            return False
+        name = call_name(draw)
+        return any(isinstance(c, cst.Call) and c is not draw and call_name(c) == name
+                   and any(a.keyword is not None and a.keyword.value in ("size", "shape") for a in c.args)
+                   for c in walk(fn))
 
     def _scalar_draw_of(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
         draw = _scalar_draw(expr)

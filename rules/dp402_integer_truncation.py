@@ -229,6 +229,18 @@ class IntegerTruncation(Rule):
     )
 
     VALID = (
+        # the sampled cell index written out in binary: each digit character is parsed exactly
+        """
+import numpy as np
+def _make_synthetic(self, synthetic_hist, n, epsilon=1.0):
+    synthetic_hist = synthetic_hist / synthetic_hist.sum()
+    cells = self.rng.choice(a=np.arange(len(synthetic_hist)), size=n, p=synthetic_hist)
+    rows = np.zeros((n, self.width))
+    for i in range(n):
+        bits = format(cells[i], f"0{self.width}b")
+        rows[i] = [int(b) for b in bits]
+    return rows
+""",
         # a nested template's variables are not the outer function's: the outer ``v`` is public
         # configuration (dp-wizard's code generator), the nested one iterates a synthetic table
         """
@@ -368,6 +380,16 @@ def sample_synthetic(self, n, epsilon):
     )
 
     INVALID = (
+        # twin: the elements iterated are generated floats, not the characters of a string
+        """
+import numpy as np
+def _make_synthetic(self, n, epsilon=1.0):
+    fake = self.generator(np.random.normal(size=(n, self.width)))
+    rows = np.zeros((n, self.width))
+    for i in range(n):
+        rows[i] = [int(b) for b in fake[i]]  # <-
+    return rows
+""",
         # turing shape: INTEGER columns truncated with astype(int) in the decoder
         """
 \"\"\"Decoder of a differentially private synthesizer.\"\"\"
@@ -728,12 +750,41 @@ def _bookkeeping(operand: cst.BaseExpression) -> bool:
     return False
 
 
+_TEXT_MAKERS = frozenset({"format", "str", "bin", "hex", "oct", "split", "strip", "zfill", "rjust", "ljust"})
+
+
+def _text_made(expr: cst.BaseExpression | None) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.FormattedString)) or isinstance(expr, cst.Call) \
+        and call_name(expr) in _TEXT_MAKERS
+
+
+def _character_of_text(name: str, call: cst.Call, index: ModuleIndex) -> bool:
+    """``[int(bit) for bit in format(k, '08b')]``, ``for ch in digits: int(ch)`` over a string built by
+    ``format``/``str``/``bin``: each element is a digit character, parsed exactly, not a float truncated."""
+    scope = index.enclosing_function(call) or index.module
+    texts = {dotted(t.target) for a in walk(scope) if isinstance(a, cst.Assign) and _text_made(a.value)
+             for t in a.targets}
+    for node in walk(index.enclosing_statement(call)):
+        loops = [node] if isinstance(node, cst.CompFor) else []
+        for loop in loops:
+            if dotted(loop.target) == name and (_text_made(loop.iter) or dotted(loop.iter) in texts):
+                return True
+    stmt = index.enclosing_statement(call)
+    for loop in walk(scope):
+        if isinstance(loop, cst.For) and dotted(loop.target) == name and any(s is stmt for s in walk(loop.body)) \
+                and (_text_made(loop.iter) or dotted(loop.iter) in texts):
+            return True
+    return False
+
+
 def _text_value(operand: cst.BaseExpression, call: cst.Call, index: ModuleIndex) -> bool:
     """``int(v) if v != '' else None``: a value compared with a string in the same statement is
     text being parsed (a sampler that returns integer codes as strings), not a float."""
     name = dotted(operand)
     if name is None:
         return False
+    if _character_of_text(name, call, index):
+        return True
     for node in walk(index.enclosing_statement(call)):
         if not isinstance(node, cst.Comparison):
             continue
