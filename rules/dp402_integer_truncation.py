@@ -219,7 +219,7 @@ class IntegerTruncation(Rule):
         "Fix: round first, then cast: `np.rint(x).astype(int)`, `int(round(x))`, "
         "`torch.round(x).long()`. Only truncations on the way out count — in a sampling, "
         "generation or decoding entry point, of generated values themselves (not their sizes, "
-        "sums or counts, parsed strings or ε bookkeeping) — and only in code with a DP context."
+        "sums or counts, parsed strings — the digit characters of `format(k, '08b')` — or ε bookkeeping) — and only in code with a DP context."
     )
     # generator output or a decoding function must be in sight
     TEXT_AFTER_GATE = True
