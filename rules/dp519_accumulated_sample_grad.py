@@ -259,6 +259,8 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
         line = fa.line_of(node)
         fresh = _fresh_leaves(loop.body, line, fa.line_of)
         clip = self._clip_of_running_grads(loop.body, line)
+        if clip is not None and _steps(loop.body):
+            clip = None  # an optimiser step in the same loop: one update per batch, ordinary training
         if clip is not None:
             reported: set[cst.CSTNode] = self.__dict__.setdefault("_loops_reported", set())
             if loop in reported:
@@ -320,3 +322,9 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
         return isinstance(stmt, cst.SimpleStatementLine) and any(
             isinstance(s, cst.Assign) and any(isinstance(t.target, (cst.Name, cst.Subscript)) for t in s.targets)
             for s in stmt.body)
+
+
+def _steps(body: cst.CSTNode) -> bool:
+    """An optimiser's ``step()`` (or Keras' ``apply_gradients``) inside ``body``."""
+    return any(isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute)
+               and sub.func.attr.value in ("step", "apply_gradients") for sub in walk(body))

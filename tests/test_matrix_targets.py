@@ -60,7 +60,11 @@ def test_diffprivlib_row_quick_reads_the_committed_audit(tmp_path: Path, in_root
         "pate", "data_partition", "moments_accountant", "labels_distribution", "teachers",
         "processing"}, status
     # DP114 (a Laplace scale growing with the budget) reads any Laplace draw, and GaussianNB draws them
-    assert {status[c] for c in ("delta_scale", "general", "laplace_noise")} == {"clean"}
+    assert {status[c] for c in ("delta_scale", "laplace_noise")} == {"clean"}
+    # the row scans the whole package: its one general finding is DP134 on KMeans' exact empty-cluster
+    # test (a real bug, labelled TP in benchmarks/real_code_labels.json), outside Table 2
+    general = [e["ref"] for e in row["cells"]["general"]["evidence"] if not e["passed"]]
+    assert all(r.startswith("DP134 diffprivlib/models/k_means.py:") for r in general), general
     # metadata: GaussianNB's label set read from the private y (DP204, real-bugs B2-046) is among the
     # failed checks; every failed check is DP204's
     failed = [e["ref"] for e in row["cells"]["metadata"]["evidence"] if not e["passed"]]
