@@ -22,14 +22,27 @@ _TRAIN_CALLS = frozenset({
 })
 
 
-def _loop_variable(loop: cst.For) -> str | None:
-    """The variable of ``for v in range(n)`` / ``range(start, n)`` (not ``range(1, …)``)."""
-    if not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call):
+def _iterator_value(loop: cst.For, fn: cst.CSTNode | None) -> cst.BaseExpression:
+    """``loop.iter``, or for ``for i in epoch_iterator`` the one value the function assigns that name
+    (``epoch_iterator = tqdm(range(epochs), disable=not verbose)``)."""
+    if not isinstance(loop.iter, cst.Name) or fn is None:
+        return loop.iter
+    values = [sub.value for sub in walk(fn, into_scopes=False)
+              if isinstance(sub, cst.Assign) and len(sub.targets) == 1
+              and isinstance(sub.targets[0].target, cst.Name) and sub.targets[0].target.value == loop.iter.value]
+    return values[0] if len(values) == 1 else loop.iter
+
+
+def _loop_variable(loop: cst.For, fn: cst.CSTNode | None = None) -> str | None:
+    """The variable of ``for v in range(n)`` / ``range(start, n)`` (not ``range(1, …)``), also through a local
+    name the function binds to such an iterator."""
+    iterator = _iterator_value(loop, fn)
+    if not isinstance(loop.target, cst.Name) or not isinstance(iterator, cst.Call):
         return None
-    if call_name(loop.iter) not in ("range", "trange", "tqdm"):
+    if call_name(iterator) not in ("range", "trange", "tqdm"):
         return None
-    args = loop.iter.args
-    if call_name(loop.iter) != "range":
+    args = iterator.args
+    if call_name(iterator) != "range":
         inner = args[0].value if args else None
         if not (isinstance(inner, cst.Call) and call_name(inner) == "range"):
             return None
@@ -133,7 +146,7 @@ class StepsOffByOne(Rule):
         if not any(ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS for name in facts.called):
             return False
         for loop in facts.nodes(ast.For):
-            if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call):  # type: ignore[attr-defined]
+            if not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, (ast.Call, ast.Name)):  # type: ignore[attr-defined]
                 continue
             var = loop.target.id  # type: ignore[attr-defined]
             for node in ast.walk(loop):
@@ -145,6 +158,27 @@ class StepsOffByOne(Rule):
         return False
 
     VALID = (
+        # twin of dp_cgans: the progress bar counts epochs from 1
+        """
+from tqdm import tqdm
+def fit(self, train_data, epochs, sigma, q, orders):
+    steps_per_epoch = max(len(train_data) // self.batch_size, 1)
+    epoch_iterator = tqdm(range(1, epochs + 1), disable=not self.verbose)
+    for i in epoch_iterator:
+        for _ in range(steps_per_epoch):
+            self.optimizerD.step()
+        rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=i * steps_per_epoch, orders=orders)
+""",
+        # an iterator name bound twice: which one the loop runs over is not known
+        """
+def fit(self, epochs, sigma, q, orders, resume):
+    it = range(epochs)
+    if resume:
+        it = range(self.start, epochs)
+    for i in it:
+        self.optimizer.step()
+        rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=i, orders=orders)
+""",
         # the count includes the step just taken
         """
 def train(self, epochs, num_batches):
@@ -237,6 +271,17 @@ def train(model, data, iters, q, sigma, orders, delta):
         loss = train_dynamic_add_noise(model, data.next())
         eps, _ = apply_dp_sgd_analysis(q, sigma, iter, orders, delta)  # <-
 """,
+        # dp_cgans: the epoch loop runs over a progress bar bound earlier to a 0-based range
+        """
+from tqdm import tqdm
+def fit(self, train_data, epochs, sigma, q, orders):
+    steps_per_epoch = max(len(train_data) // self.batch_size, 1)
+    epoch_iterator = tqdm(range(epochs), disable=not self.verbose)
+    for i in epoch_iterator:
+        for _ in range(steps_per_epoch):
+            self.optimizerD.step()
+        rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=i * steps_per_epoch, orders=orders)  # <-
+""",
         # tqdm over range
         """
 from tqdm import tqdm
@@ -305,7 +350,7 @@ def train(model, q, sigma, orders):
         for loop in fa.enclosing_loops(node):
             if not isinstance(loop, cst.For):
                 continue
-            var = _loop_variable(loop)
+            var = _loop_variable(loop, fa.enclosing_function(loop))
             if var is None:
                 continue
             if not any(isinstance(n, cst.Name) and n.value == var for n in walk(steps)):
