@@ -75,13 +75,53 @@ def _frequency_site(cls: cst.ClassDef) -> tuple[cst.CSTNode, str] | None:
             else:
                 targets = [stmt.target]
             tainted.update(n.value for t in targets for n in walk(t) if isinstance(n, cst.Name))
-    site = next((n for n in walk(init.body) if _counts(n, tainted)), None)
-    if site is None:
+    sites = [n for n in walk(init.body) if _counts(n, tainted)]
+    if not sites:
         return None
-    draws = any(isinstance(n, cst.Call) and call_name(n).split(".")[-1] in _DRAWS
-                for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value != "__init__"
-                for n in walk(s))
-    return (site, data) if draws else None
+    # the counts, the names computed from them, and the attributes that keep them
+    counted: set[str] = set()
+    site_ids = {id(n) for n in sites}
+
+    def _reads_counts(expr: cst.CSTNode) -> bool:
+        return any(id(n) in site_ids or isinstance(n, cst.Name) and n.value in counted for n in walk(expr))
+
+    kept: set[str] = set()
+    for _ in range(3):
+        for stmt in walk(init.body):
+            if isinstance(stmt, cst.Assign) and _reads_counts(stmt.value):
+                for t in stmt.targets:
+                    name = dotted(t.target)
+                    if name is not None and name.startswith("self."):
+                        kept.add(name.split(".")[1])
+                    counted.update(n.value for n in walk(t.target) if isinstance(n, cst.Name) and n.value != "self")
+            elif isinstance(stmt, cst.Call) and call_name(stmt).split(".")[-1] in ("append", "extend") \
+                    and isinstance(stmt.func, cst.Attribute) and any(_reads_counts(a.value) for a in stmt.args):
+                name = dotted(stmt.func.value)
+                if name is not None and name.startswith("self."):
+                    kept.add(name.split(".")[1])
+    if not kept:
+        return None
+    draws = any(_draws_from(method, kept) for method in cls.body.body
+                if isinstance(method, cst.FunctionDef) and method.name.value != "__init__")
+    return (sites[0], data) if draws else None
+
+
+def _draws_from(method: cst.FunctionDef, kept: set[str]) -> bool:
+    """A random draw in ``method`` reading one of the ``kept`` attributes (``p=self.probs[col]``), directly or
+    through a name the method binds from it (``for p in self.probs``, ``probs = self.probs[c]``)."""
+    def _kept(expr: cst.CSTNode) -> bool:
+        return any(isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name) and a.value.value == "self"
+                   and a.attr.value in kept or isinstance(a, cst.Name) and a.value in bound for a in walk(expr))
+
+    bound: set[str] = set()
+    for _ in range(2):
+        for n in walk(method):
+            if isinstance(n, (cst.For, cst.CompFor)) and _kept(n.iter):
+                bound.update(x.value for x in walk(n.target) if isinstance(x, cst.Name))
+            elif isinstance(n, cst.Assign) and _kept(n.value):
+                bound.update(x.value for t in n.targets for x in walk(t.target) if isinstance(x, cst.Name))
+    return any(isinstance(n, cst.Call) and call_name(n).split(".")[-1] in _DRAWS and any(_kept(a.value) for a in n.args)
+               for n in walk(method))
 
 
 class ConditionalSamplerExactFrequencies(Rule):
@@ -191,6 +231,22 @@ class DPMean:
     def fit(self, data):
         stats = Stats(data)
         return stats.col_totals.mean() + np.random.laplace(0, 1 / self.epsilon)
+""",
+        # a data set that counts its classes for a report and draws augmentations unrelated to the counts
+        """
+import numpy as np
+class Records:
+    def __init__(self, data, labels):
+        self.data = data
+        self.class_counts = np.bincount(labels)
+    def augment(self, i):
+        return self.data[i] + np.random.rand(*self.data[i].shape) * 0.01
+
+class DPTrainer:
+    def __init__(self, noise_multiplier, max_grad_norm):
+        self.noise_multiplier = noise_multiplier
+    def train(self, X, y):
+        self.records = Records(X, y)
 """,
         # ordinary ML: a class-balanced sampler in non-DP training
         """
