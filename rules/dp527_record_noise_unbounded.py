@@ -228,7 +228,7 @@ class NoisyScaler:
     def _value(self, name: str, line: int) -> cst.BaseExpression | None:
         found = None
         for at, target, value in self._assigns:
-            if target == name and at <= line and (found is None or at >= found[0]):
+            if target == name and at < line and (found is None or at >= found[0]):
                 found = (at, value)
         return found[1] if found else None
 
