@@ -1,6 +1,8 @@
 """DP528: noise added to model weights (or an average of clients' weights) in a module that bounds nothing."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -19,6 +21,10 @@ _WEIGHT_WORDS = frozenset({"w", "weights", "weight", "param", "params", "paramet
 _BOUNDED_SCALE = frozenset({"clip", "clipping", "bound", "norm", "sensitivity", "sens", "c", "threshold", "thr",
                             "maxnorm", "lipschitz"})
 _DP_WORDS = frozenset({"dp", "privacy", "private", "priv", "epsilon", "eps", "differential", "ldp", "cdp"})
+
+
+#: the function claims privacy for its noise (in code, a comment or a docstring)
+_PRIVACY_CLAIM = re.compile(r"(?i)privacy|private|epsilon|differential")
 
 
 def _last(call: cst.Call) -> str:
@@ -54,6 +60,18 @@ class ModelNoiseWithoutClip(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # a robustness defence against backdoors: noise on client weights with no privacy claim
+        """
+import torch
+class NoiseDefense:
+    def __init__(self, stddev):
+        self.stddev = stddev
+    def _add_noise(self, param):
+        noisy_param = dict()
+        for k in param.keys():
+            noisy_param[k] = param[k] + torch.randn(param[k].size()) * self.stddev
+        return noisy_param
+""",
         # the client updates are clipped before the noisy average
         """
 import torch
@@ -258,8 +276,8 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
         if scale_words & _BOUNDED_SCALE or any(is_clip_bound(cst.parse_expression(n)) for n in scale_names):
             return False
         fa = self.ctx.analysis
-        if not (scale_words & _DP_WORDS or fa.in_dp_context(site)):
-            return False
+        if not (scale_words & _DP_WORDS or _PRIVACY_CLAIM.search(fa.code(fn))):
+            return False  # noise on weights with no privacy claim (a 'weak DP' robustness defence, exploration)
         self.report(
             site,
             f"noise (`{fa.code(draw).strip()[:40]}`) is added to model weights, but its scale names no clip bound or "
