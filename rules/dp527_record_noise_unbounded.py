@@ -71,6 +71,13 @@ class RecordNoiseUnbounded(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # the identity baseline of a histogram: every cell has sensitivity 1
+        """
+import numpy as np
+def identity_algo(data, epsilon, seed=0):
+    rng = np.random.default_rng(seed)
+    return data + rng.laplace(0.0, 1.0 / epsilon, data.shape)
+""",
         # the values are clipped to the range the sensitivity spans
         """
 import numpy as np
@@ -242,6 +249,7 @@ class NoisyScaler:
             if isinstance(expr, cst.Call):
                 last = _last(expr)
                 if last in _KEEP or last == "transform" and self._scalers:
+                    self._scaled = self._scaled or last == "transform"
                     args = [a.value for a in expr.args if a.keyword is None]
                     if args and (last != "copy" or not isinstance(expr.func, cst.Attribute)):
                         expr = args[0]
@@ -326,9 +334,11 @@ class NoisyScaler:
         draw = self._draw(noise, line)
         if draw is None:
             return False
+        self._scaled = False
         records = self._records(data, line)
         if records is None:
             return False
+        scaled = self._scaled
         positional = [a.value for a in draw.args if a.keyword is None]
         keywords = {a.keyword.value: a.value for a in draw.args if a.keyword is not None}
         scale = keywords.get("scale", keywords.get("b", positional[1] if len(positional) > 1 else None))
@@ -345,6 +355,8 @@ class NoisyScaler:
         sensitivity = self._scale_sensitivity(scale, line)
         if sensitivity is None:
             return False
+        if "=" not in sensitivity and not scaled:
+            return False  # a bare ``1 / ε`` on a parameter: a histogram's identity release looks the same
         self.report(
             site,
             f"every record of `{records}` gets {_last(draw)} noise sized for the fixed sensitivity `{sensitivity}`, "
