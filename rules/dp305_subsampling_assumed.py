@@ -1158,6 +1158,12 @@ def train(X, epochs, batch_size, epsilon, delta, step):
     calibrate(SubsampleGaussianMechanism, epsilon, delta, [0, 1000], params=params, para_name="sigma")
     for _ in range(epochs * n // batch_size):
         step(X[np.random.rand(n) < params["prob"]], params["sigma"])
+def generate(generator, n, batch_size, dim, epsilon, delta, sigma):
+    q = batch_size / n
+    out = np.zeros((n, dim))
+    for i in range(n // batch_size):
+        out[i * batch_size:(i + 1) * batch_size, :] = generator(batch_size)
+    return out, compute_rdp(q, sigma, n // batch_size, [2, 4, 8])
 def private_grad(params, batch, chunk, clipped_sum):
     inputs, targets = batch
     total = 0.0
@@ -2123,6 +2129,8 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
         if not _row_slice(node) or self._split_of_given_batch(node):
             return
+        if len(node.slice) > 1 and isinstance(self.ctx.analysis.parent(node), cst.AssignTarget):
+            return  # (r4) ``out[i*b:(i+1)*b, :] = generated``: a write into an output, not a batch drawn
         part = node.slice[0].slice
         lower, upper = part.lower, part.upper
         if self._start_plus_batch(lower, upper):
