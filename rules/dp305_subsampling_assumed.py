@@ -66,6 +66,29 @@ def _count_built(call: cst.Call, name: str) -> bool:
     return any(number(v) is None for v in positional[:1] + sized)
 
 
+#: autodp's mechanisms that amplify by Poisson subsampling (``AmplificationBySampling(PoissonSampling=True)``)
+_AUTODP_SUBSAMPLED = frozenset({"SubsampleGaussianMechanism", "SubsampleLaplaceMechanism", "SubsampledGaussian",
+                                "SubsampledGaussianMechanism"})
+
+
+def _autodp_subsampled(call: cst.Call, name: str) -> bool:
+    """``SubsampleGaussianMechanism(params)`` or a calibrator given it (``calibrate(SubsampleGaussianMechanism, ε, δ,
+    …, params=p)``, autodp's ``generalized_eps_delta_calibrator``): a mechanism accounted with Poisson subsampling at
+    the rate ``params['prob']``. Written by r4 as a recall helper (precision of DP305 is owned elsewhere)."""
+    if name.split(".")[-1] in _AUTODP_SUBSAMPLED:
+        return True
+    return any(a.keyword is None and isinstance(a.value, (cst.Name, cst.Attribute))
+               and (ident(a.value) or "").split(".")[-1] in _AUTODP_SUBSAMPLED for a in call.args[:1])
+
+
+def _row_slice(node: cst.Subscript) -> bool:
+    """(r4 recall helper) ``x[a:b]`` or ``x[a:b, :]`` (rows a..b, every column): a slice of the records."""
+    if not node.slice or not isinstance(node.slice[0].slice, cst.Slice):
+        return False
+    return all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
+               and e.slice.step is None for e in node.slice[1:])
+
+
 def _accountant_named(name: str) -> bool:
     """``MomentsAccountant``, ``RDPAccountant``, ``PrivacyAccountant``: an accountant built with a rate."""
     return name.endswith("Accountant") or name.endswith("_accountant")
@@ -383,7 +406,7 @@ class SubsamplingAssumed(Rule):
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
-                "eps(", "sigma(", "sigma_", ".epsilon(")
+                "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -405,6 +428,7 @@ class SubsamplingAssumed(Rule):
             isinstance(t, ast.Name) and t.id in _RATE_KEYWORDS
             and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div)  # type: ignore[attr-defined]
             for node in facts.nodes(ast.Assign) for t in node.targets)  # type: ignore[attr-defined]
+        claims = claims or any(m in facts.source for m in _AUTODP_SUBSAMPLED)  # (r4) autodp mechanisms
         if not claims:
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
@@ -1121,6 +1145,37 @@ def step(model, xs, ys, pick_prob, eps_hi, eps_lo, batch_size):
     budgets = per_record_epsilon(pick_prob, eps_hi, eps_lo)
     model.fit(perturb(xs, budgets), ys, batch_size=batch_size, epochs=1)
 """,
+        # (r4) twins: the autodp calibration with batches drawn by Poisson sampling; one given batch cut into
+        # chunks for memory (the caller draws the batch)
+        """
+import numpy as np
+from autodp.calibrator_zoo import generalized_eps_delta_calibrator
+from autodp.mechanism_zoo import SubsampleGaussianMechanism
+def train(X, epochs, batch_size, epsilon, delta, step):
+    n = X.shape[0]
+    calibrate = generalized_eps_delta_calibrator()
+    params = {"sigma": None, "prob": batch_size / n, "coeff": epochs * n / batch_size}
+    calibrate(SubsampleGaussianMechanism, epsilon, delta, [0, 1000], params=params, para_name="sigma")
+    for _ in range(epochs * n // batch_size):
+        step(X[np.random.rand(n) < params["prob"]], params["sigma"])
+def generate(generator, n, batch_size, dim, epsilon, delta, sigma):
+    q = batch_size / n
+    out = np.zeros((n, dim))
+    for i in range(n // batch_size):
+        out[i * batch_size:(i + 1) * batch_size, :] = generator(batch_size)
+    return out, compute_rdp(q, sigma, n // batch_size, [2, 4, 8])
+def private_grad(params, batch, chunk, clipped_sum):
+    inputs, targets = batch
+    total = 0.0
+    for k in range(inputs.shape[0] // chunk):
+        total = total + clipped_sum(params, inputs[k * chunk:(k + 1) * chunk], targets[k * chunk:(k + 1) * chunk])
+    return total
+def calibrate_sigma(epsilon, delta, batch_size, n, steps):
+    params = {"sigma": None, "prob": batch_size / n, "coeff": steps}
+    generalized_eps_delta_calibrator()(SubsampleGaussianMechanism, epsilon, delta, [0, 100], params=params,
+                                       para_name="sigma")
+    return params["sigma"]
+""",
     )
 
     INVALID = (
@@ -1811,6 +1866,21 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
     return engine.make_private(module=model, optimizer=optimizer, data_loader=train_dl, noise_multiplier=sigma,
                                max_grad_norm=max_norm)
 """,
+        # (r4) autodp's Poisson-subsampled Gaussian mechanism calibrated at prob = batch / n, while the batches are
+        # consecutive rows (all columns) of the same order every epoch
+        """
+from autodp.calibrator_zoo import generalized_eps_delta_calibrator
+from autodp.mechanism_zoo import SubsampleGaussianMechanism
+def train(X, Y, epochs, batch_size, epsilon, delta, step):
+    n = X.shape[0]
+    calibrate = generalized_eps_delta_calibrator()
+    params = {"sigma": None, "prob": batch_size / n, "coeff": epochs * n / batch_size}
+    calibrate(SubsampleGaussianMechanism, epsilon, delta, [0, 1000], params=params, para_name="sigma")
+    for _ in range(epochs):
+        for it in range(n // batch_size):
+            xb = X[it * batch_size:(it + 1) * batch_size, :]  # <-
+            step(xb, params["sigma"])
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -1844,6 +1914,9 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
+        if _autodp_subsampled(node, name) and not self._sigma_search(node):
+            self._accounted.append(node)  # (r4 recall helper) autodp's Poisson-subsampled Gaussian mechanism
+            return
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
                      or _engine_rate(node, name)) or _helper_rate(node, name, self.ctx.analysis.value_of)
@@ -2054,8 +2127,10 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Slice):
+        if not _row_slice(node) or self._split_of_given_batch(node):
             return
+        if len(node.slice) > 1 and isinstance(self.ctx.analysis.parent(node), cst.AssignTarget):
+            return  # (r4) ``out[i*b:(i+1)*b, :] = generated``: a write into an output, not a batch drawn
         part = node.slice[0].slice
         lower, upper = part.lower, part.upper
         if self._start_plus_batch(lower, upper):
@@ -2076,6 +2151,27 @@ def train_v1(model, train_data, batch_size, sigma, max_norm, optimizer):
             if shuffle is not None:
                 self._sources.append((shuffle, f"shuffles the data once and then (line {self.ctx.analysis.line_of(node)}) "
                                                "cuts it into consecutive fixed-size batches"))
+
+    def _split_of_given_batch(self, node: cst.Subscript) -> bool:
+        """(r4 recall helper) ``inputs[k * small:(k + 1) * small]`` where ``inputs, targets = batch`` and ``batch`` is
+        the function's parameter: one batch, already drawn by the caller, cut into chunks for memory (micro-batches
+        for ``vmap``); how the batch was drawn is decided elsewhere."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not isinstance(node.value, cst.Name):
+            return False
+        params = {p for p in param_names(fn) if words(p) & _BATCH_WORDS}
+        if not params:
+            return False
+        name = node.value.value
+        if name in params:
+            return True
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.value, cst.Name) \
+                    and sub.value.value in params and any(isinstance(n, cst.Name) and n.value == name
+                                                           for n in walk(sub.targets[0].target)):
+                return True
+        return False
 
     def _start_plus_batch(self, lower: cst.BaseExpression | None, upper: cst.BaseExpression | None) -> bool:
         """``users[start:start + self.lot_size]`` with ``start`` stepping through ``range(0, n, lot_size)``: each

@@ -1,0 +1,288 @@
+"""DP528: noise added to model weights (or an average of clients' weights) in a module that bounds nothing."""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.rule import Rule
+
+#: draws of a tensor of noise
+_DRAWS = frozenset({"randn", "randn_like", "normal", "normal_", "laplace", "Laplace", "Normal", "standard_normal",
+                    "gauss", "gaussian"})
+#: how model weights are read: a state dict, the parameters, a client's weights
+_WEIGHT_CALLS = frozenset({"state_dict", "parameters", "named_parameters", "get_weights", "trainable_variables"})
+_WEIGHT_WORDS = frozenset({"w", "weights", "weight", "param", "params", "parameter", "parameters", "state",
+                           "model", "avg", "global", "server", "agg", "aggregated", "lora"})
+#: words of a noise scale derived from a bound (the author clips somewhere, or meant to)
+_BOUNDED_SCALE = frozenset({"clip", "clipping", "bound", "norm", "sensitivity", "sens", "c", "threshold", "thr",
+                            "maxnorm", "lipschitz"})
+_DP_WORDS = frozenset({"dp", "privacy", "private", "priv", "epsilon", "eps", "differential", "ldp", "cdp"})
+
+
+#: the function claims privacy for its noise (in code, a comment or a docstring)
+_PRIVACY_CLAIM = re.compile(r"(?i)privacy|private|epsilon|differential")
+
+
+def _last(call: cst.Call) -> str:
+    return call_name(call).split(".")[-1]
+
+
+class ModelNoiseWithoutClip(Rule):
+    id = "DP528"
+    name = "model-noise-without-clip"
+    category = "general"
+    severity = "error"
+    summary = ("'DP' noise of a fixed scale is added to model weights or to the average of clients' weights, and "
+               "nothing in the module clips an update, a gradient or a weight: no sensitivity bounds what the noise hides")
+    rationale = (
+        "Noise on a model (DP-FedAvg at the server, a client's local DP, a noisy released model) protects a record or "
+        "a client only relative to a bound on how far that record or client can move the weights: each update is "
+        "clipped to norm C and the noise std is σ·C (divided by the cohort for an average). Code that adds "
+        "`torch.randn(w.shape) * dp` or `torch.randn_like(avg) * noise_scale` to the averaged state dict, or "
+        "`param + normal(0, s, param.shape)` to a trained model, with neither any clipping in the module nor a bound "
+        "in the noise scale, calibrates to nothing: one client's update (or one record's effect on a model trained "
+        "without per-example clipping) is unbounded, and the noise — however it is called — gives no ε. "
+        "Reported: the addition of a tensor-shaped draw (sized by the weights, `randn_like`) to model weights (a state "
+        "dict entry, a parameter, an average of clients' weights), when the draw's scale names no clip bound or "
+        "sensitivity, the module calls no clip/clamp and scales nothing by a norm, and the code is DP code. Not "
+        "reported: noise scaled by a clip bound or sensitivity (σ·C), modules that clip anything, inputs and "
+        "activations (augmentation), code with no privacy context. Fix: clip each update (or per-example gradient) "
+        "to norm C and draw noise of std σ·C."
+    )
+    TRIGGERS = ("randn", "normal", "laplace", "Laplace", "gauss")
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        return facts.calls_any(_DRAWS)
+
+    VALID = (
+        # a robustness defence against backdoors: noise on client weights with no privacy claim
+        """
+import torch
+class NoiseDefense:
+    def __init__(self, stddev):
+        self.stddev = stddev
+    def _add_noise(self, param):
+        noisy_param = dict()
+        for k in param.keys():
+            noisy_param[k] = param[k] + torch.randn(param[k].size()) * self.stddev
+        return noisy_param
+""",
+        # the client updates are clipped before the noisy average
+        """
+import torch
+def dp_fedavg(global_w, client_ws, clip, sigma):
+    deltas = []
+    for w in client_ws:
+        d = {k: w[k] - global_w[k] for k in w}
+        total = torch.sqrt(sum((v ** 2).sum() for v in d.values()))
+        deltas.append({k: v * min(1.0, clip / total) for k, v in d.items()})
+    out = {}
+    for k in global_w:
+        avg = torch.stack([d[k] for d in deltas]).mean(0)
+        out[k] = global_w[k] + avg + torch.randn_like(avg) * sigma * clip / len(deltas)
+    return out
+""",
+        # the noise std is sigma times the clip bound: the clipping is done where the updates are made
+        """
+import torch
+def private_average(states, noise_multiplier, max_norm):
+    avg = {}
+    for k in states[0]:
+        avg[k] = torch.mean(torch.stack([s[k] for s in states]), dim=0)
+        avg[k] = avg[k] + torch.normal(0, noise_multiplier * max_norm / len(states), avg[k].shape)
+    return avg
+""",
+        # weight noise for exploration / flat minima in ordinary training code (no privacy context)
+        """
+import torch
+def perturb(model, std=0.01):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * std)
+""",
+        # input augmentation in DP code: inputs are not weights
+        """
+import torch
+def dp_train_step(model, inputs, epsilon, noise_std=0.1):
+    inputs = inputs + torch.randn_like(inputs) * noise_std
+    return model(inputs)
+""",
+        # a module that clips gradients with torch
+        """
+import torch
+def local_dp(model, loss, dp_sigma, max_grad_norm):
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    for name, p in model.named_parameters():
+        p.data = p.data + torch.normal(0, dp_sigma, p.shape)
+""",
+    )
+    INVALID = (
+        # FedAvg of unclipped client weights, noise of a fixed 'dp' std
+        """
+import copy
+import torch
+def average_weights(w, dp):
+    w_avg = copy.deepcopy(w[0])
+    for k in w_avg.keys():
+        for i in range(1, len(w)):
+            w_avg[k] = w_avg[k] + w[i][k]
+        w_avg[k] = torch.div(w_avg[k], len(w)) + torch.mul(torch.randn(w_avg[k].shape), dp)  # <-
+    return w_avg
+""",
+        # a secure aggregation adding 'differential privacy noise' of a configured scale to the stacked mean
+        """
+import torch
+def secure_aggregate(global_model, client_states, privacy_noise=0.1):
+    out = {}
+    for key in global_model.state_dict():
+        avg = torch.mean(torch.stack([cs[key] for cs in client_states], dim=0), dim=0)
+        noise = torch.randn_like(avg) * privacy_noise
+        out[key] = avg + noise  # <-
+    return out
+""",
+        # a client's local DP: its trained LoRA weights noised in place, nothing clipped
+        """
+import torch
+def add_dp_noise(model, dp_std=0.1):
+    for key in model.state_dict().keys():
+        model.state_dict()[key] += torch.randn(model.state_dict()[key].shape) * dp_std  # <-
+""",
+        # a server step from unclipped client differences, weighted, plus N(0, dp^2)
+        """
+import copy
+import torch
+def attentive_step(w_server, w_clients, weights_of, lr, dp):
+    w_next = copy.deepcopy(w_server)
+    for k in w_server.keys():
+        step = torch.zeros_like(w_server[k])
+        for i in range(len(w_clients)):
+            step += (w_server[k] - w_clients[i][k]) * weights_of[k][i]
+        w_next[k] = w_server[k] - lr * step + torch.mul(torch.randn(w_server[k].shape), dp)  # <-
+    return w_next
+""",
+    )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._bounds = False
+        for sub in walk(node):
+            if isinstance(sub, cst.FunctionDef) and words(sub.name.value) & {"clip", "clipping", "clamp", "project"}:
+                self._bounds = True  # the module defines its clip (``def clipping(w, clipthr)``)
+                return
+            if isinstance(sub, cst.Call):
+                name = call_name(sub)
+                if words(name) & {"clip", "clamp", "clipping", "clamped", "clipped", "project", "projection"} \
+                        or _last(sub) in ("clip", "clamp", "clip_", "clamp_", "minimum"):
+                    self._bounds = True
+                    return
+            elif isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Divide, cst.Multiply)) \
+                    and any(isinstance(n, cst.Call) and (_last(n) in NORM_CALLS or "norm" in words(_last(n)))
+                            for n in walk(sub.right)) \
+                    and any(isinstance(n, (cst.Name, cst.Attribute)) and is_clip_bound(n) for n in walk(sub)):
+                self._bounds = True  # ``v * min(1, C / ‖v‖)``
+                return
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self._bounds:
+            return
+        self._assigns: dict[str, list[tuple[int, cst.BaseExpression]]] = {}
+        fa = self.ctx.analysis
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1:
+                name = dotted(sub.targets[0].target)
+                if name is not None:
+                    self._assigns.setdefault(name, []).append((fa.line_of(sub), sub.value))
+        for sub in walk(node, into_scopes=False):
+            if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Add):
+                for weights, noise in ((sub.left, sub.right), (sub.right, sub.left)):
+                    if self._check(node, sub, weights, noise):
+                        break
+            elif isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.AddAssign):
+                self._check(node, sub, sub.target, sub.value)
+
+    def _value(self, name: str, line: int) -> cst.BaseExpression | None:
+        found = None
+        for at, value in self._assigns.get(name, ()):
+            if at < line and (found is None or at >= found[0]):
+                found = (at, value)
+        return found[1] if found else None
+
+    def _draw(self, expr: cst.BaseExpression, line: int, depth: int = 0) -> tuple[cst.Call, cst.BaseExpression] | None:
+        """The tensor draw in ``expr`` (``torch.randn(shape) * s``, ``torch.mul(torch.randn(shape), s)``, a name
+        bound to one) and the whole noise expression (its scale included)."""
+        if isinstance(expr, cst.Name) and depth < 2:
+            value = self._value(expr.value, line)
+            return self._draw(value, line, depth + 1) if value is not None else None
+        if isinstance(expr, cst.Call) and _last(expr) in _DRAWS:
+            return expr, expr
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)) \
+                or isinstance(expr, cst.Call) and _last(expr) in ("mul", "multiply"):
+            parts = [expr.left, expr.right] if isinstance(expr, cst.BinaryOperation) else [a.value for a in expr.args]
+            for part in parts:
+                if isinstance(part, cst.Call) and _last(part) in _DRAWS:
+                    return part, expr
+        return None
+
+    def _names(self, expr: cst.CSTNode, line: int, depth: int = 0) -> set[str]:
+        out = {d for n in walk(expr) if isinstance(n, (cst.Name, cst.Attribute)) and (d := dotted(n))}
+        if depth < 2:
+            for name in list(out):
+                value = self._value(name, line)
+                if value is not None:
+                    out |= self._names(value, line, depth + 1)
+        return out
+
+    def _weights(self, expr: cst.BaseExpression, line: int) -> bool:
+        """Model weights: a state-dict entry, a parameter, a client-weights average."""
+        names = self._names(expr, line)
+        calls = {_last(n) for n in walk(expr) if isinstance(n, cst.Call)}
+        for name in names:
+            value = self._value(name, line)
+            if value is not None:
+                calls |= {_last(n) for n in walk(value) if isinstance(n, cst.Call)}
+        if calls & _WEIGHT_CALLS:
+            return True
+        pieces = set()
+        for name in names:
+            pieces |= words(name.split(".")[-1])
+        if pieces & {"grad", "grads", "gradient", "gradients", "x", "inputs", "input", "data", "images", "emb",
+                     "embeddings", "hidden", "features", "latent", "z"}:
+            return False
+        return bool(pieces & _WEIGHT_WORDS)
+
+    def _check(self, fn: cst.FunctionDef, site: cst.CSTNode, weights: cst.BaseExpression,
+               noise: cst.BaseExpression) -> bool:
+        line = self.ctx.analysis.line_of(site)
+        found = self._draw(noise, line)
+        if found is None:
+            return False
+        draw, whole = found
+        if not self._weights(weights, line):
+            return False
+        # the draw is shaped like the weights (``randn_like(avg)``, ``randn(w[k].shape)``, ``size=p.shape``)
+        target_names = {n.split(".")[0] for n in self._names(weights, line)} - {"self", "np", "torch", "args"}
+        draw_names = {n.split(".")[0] for n in self._names(draw, line, 2)}
+        if not draw_names & target_names:
+            return False
+        scale_names = self._names(whole, line) - self._names(weights, line)
+        scale_words: set[str] = set()
+        for name in scale_names:
+            scale_words |= words(name.split(".")[-1])
+        if scale_words & _BOUNDED_SCALE or any(is_clip_bound(cst.parse_expression(n)) for n in scale_names):
+            return False
+        fa = self.ctx.analysis
+        if not (scale_words & _DP_WORDS or _PRIVACY_CLAIM.search(fa.code(fn))):
+            return False  # noise on weights with no privacy claim (a 'weak DP' robustness defence, exploration)
+        self.report(
+            site,
+            f"noise (`{fa.code(draw).strip()[:40]}`) is added to model weights, but its scale names no clip bound or "
+            "sensitivity and nothing in this module clips an update, a gradient or a weight: one client's (or "
+            "record's) influence on the weights is unbounded, so the noise gives no ε; clip each update to norm C "
+            "and draw noise of std σ·C",
+        )
+        return True
