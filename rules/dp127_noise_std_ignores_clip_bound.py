@@ -104,6 +104,17 @@ def train_step(model, opt, x, loss_fn):
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
 """,
+        # a DP module: noise on the inputs (augmentation) and gradient clipping for stability, not the release
+        """
+import torch
+from opacus import PrivacyEngine
+def train_step(model, opt, x, loss_fn, epsilon):
+    noise = torch.normal(mean=0.0, std=0.1, size=x.shape)
+    loss = loss_fn(model(x + noise))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+""",
         # std from a calibration helper
         """
 import numpy as np
@@ -180,8 +191,12 @@ def local_update(w, w0, clip_bound, epsilon):
         if not bounds:
             return
         fa = self.ctx.analysis
+        clipped = fa.derived_names(node, lambda v: any(
+            isinstance(n, cst.Call) and any(n is c for c in self._clip_calls) for n in walk(v)))
         for sub in walk(node.body):
             if not (isinstance(sub, cst.Call) and call_name(sub) in _GAUSS):
+                continue
+            if not self._on_clipped(sub, node, clipped):
                 continue
             std = _std_of(sub)
             if std is None or number(std) == 0:
@@ -211,8 +226,39 @@ def local_update(w, w0, clip_bound, epsilon):
         return draw
 
     # ------------------------------------------------------------------ the clip bound
+    def _on_clipped(self, draw: cst.Call, fn: cst.FunctionDef, clipped: set[str]) -> bool:
+        """The draw perturbs the clipped values: its statement reads a name derived from the clip factor
+        (``[p + normal(...) for p in clipped]``), a gradient after ``clip_grad_norm_`` (``p.grad += ...``),
+        or the draw is kept in a name a later statement adds to them."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(draw)
+
+        def reads(stmt: cst.CSTNode) -> bool:
+            for n in walk(stmt):
+                if isinstance(n, cst.Name) and n.value in clipped:
+                    return True
+                if self._grad_clip and isinstance(n, cst.Attribute) and n.attr.value == "grad":
+                    return True
+            return False
+
+        if reads(statement):
+            return True
+        if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1 \
+                and isinstance(statement.body[0].targets[0].target, cst.Name):
+            kept = statement.body[0].targets[0].target.value
+            for other in walk(fn.body):
+                if isinstance(other, cst.BinaryOperation) and isinstance(other.operator, cst.Add):
+                    names = {n.value for n in walk(other) if isinstance(n, cst.Name)}
+                    if kept in names and (names & clipped or self._grad_clip and any(
+                            isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in walk(other))):
+                        return True
+        return False
+
     def _clip_bounds(self, fn: cst.FunctionDef) -> list[cst.BaseExpression]:
         out: list[cst.BaseExpression] = []
+        self._clip_calls: list[cst.Call] = []
+        self._grad_clip = False
         for sub in walk(fn.body):
             if not isinstance(sub, cst.Call):
                 continue
@@ -224,12 +270,14 @@ def local_update(w, w0, clip_bound, epsilon):
                                      positional[_CLIP_CALLS[name]] if len(positional) > _CLIP_CALLS[name] else None))
                 if bound is not None:
                     out.append(bound)
+                    self._grad_clip = True
             elif name == "min" and len(sub.args) == 2 and number(sub.args[0].value) == 1:
                 ratio = sub.args[1].value
                 if isinstance(ratio, cst.BinaryOperation) and isinstance(ratio.operator, cst.Divide) \
                         and (is_norm_value(strip_small_add(ratio.right)) or is_clip_bound(ratio.left)) \
                         and not isinstance(ratio.left, (cst.Integer, cst.Float)):
                     out.append(ratio.left)
+                    self._clip_calls.append(sub)
         return out
 
     # ------------------------------------------------------------------ is the std free of the bound?
