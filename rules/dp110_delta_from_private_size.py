@@ -511,6 +511,17 @@ class Settings:
         silos = full_data.num_silos
         return 1 / silos
 """,
+        # twin: the sensitivity from a public lower bound on the rows, the shape's columns not its rows
+        """
+import numpy as np
+faces = np.load("faces.npy")
+n_samples, n_features = 400, faces.shape[1]
+n_rows_min = 300
+epsilon = 1.0
+sensitivity = 2 / float(n_rows_min)
+width = 2 / float(n_features)
+std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
+""",
     )
 
     INVALID = (
@@ -881,6 +892,16 @@ n = int(np.ceil(len(df["charges"]) / SILOS))
 delta = 1 / n ** 2  # <-
 sigma = np.sqrt(2 * np.log(1.25 / delta)) / 2.0
 """,
+        # a sensitivity 2/n with n unpacked from the private matrix's shape at a script's top level
+        """
+import numpy as np
+faces = np.load("faces.npy")
+n_samples, n_features = faces.shape
+XX = faces.T @ faces / float(n_samples)
+epsilon = 1.0
+sensitivity = 2 / float(n_samples)  # <-
+std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -1007,7 +1028,7 @@ sigma = np.sqrt(2 * np.log(1.25 / delta)) / 2.0
             size = self._size_of_given(denominator, given)
         if size is None and (kind == "δ" or kind == "positional" and budget_call):
             size = _run_time_count(denominator, self.ctx.analysis)
-        if size is None and kind == "δ":
+        if size is None and kind in ("δ", "sensitivity"):
             # a count derived from the data through locals, aggregates, helpers or a data object
             size = RecordCounts(self.ctx.analysis).of(denominator)
         if size is None:
