@@ -511,6 +511,16 @@ class Settings:
         silos = full_data.num_silos
         return 1 / silos
 """,
+        # δ = 1/n with n the node count of the graph's adjacency matrix: public under edge-level DP
+        """
+import numpy as np
+def edge_private_embedding(A, K, eps, delta=None):
+    n = int(A.shape[0])
+    if delta is None:
+        delta_use = 1.0 / float(n)
+    sigma = np.sqrt(2 * np.log(1.25 / delta_use)) / eps
+    return np.linalg.eigh(A + np.random.normal(0, sigma, A.shape))[1][:, :K]
+""",
         # twin: the sensitivity from a public lower bound on the rows, the shape's columns not its rows
         """
 import numpy as np

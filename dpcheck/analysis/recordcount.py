@@ -34,6 +34,8 @@ CONFIG = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "flags", "pa
 _COUNT_SLOT = frozenset({"n", "N", "m", "num_samples", "n_samples", "nsamples", "n_train", "num_train", "ntrain",
                          "train_size", "n_rows", "nrows", "num_rows", "n_records", "num_records", "n_obs",
                          "num_examples", "n_examples", "data_size", "dataset_size", "sample_size"})
+#: an adjacency matrix or graph: its row count is the number of nodes, public under edge-level DP
+_GRAPH = frozenset({"adj", "adjacency", "graph", "graphs", "g", "nodes", "node"})
 _WRAPPERS = frozenset({"int", "float", "round", "floor", "ceil", "abs"})
 _AGGREGATES = frozenset({"min", "max", "sum", "amin", "amax"})
 
@@ -56,6 +58,9 @@ def _private_target(node: cst.CSTNode) -> bool:
     if name is None:
         return False
     pieces = frozenset().union(*(words(p) for p in name.split(".")))
+    last = name.split(".")[-1]
+    if pieces & _GRAPH or last == "A" or last.startswith("A_"):
+        return False  # the node count of a graph's adjacency matrix: public under edge-level DP
     return not pieces & (HELD_OUT | CONFIG)
 
 
