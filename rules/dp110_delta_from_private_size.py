@@ -12,6 +12,7 @@ from dpcheck.analysis.syntax import call_name, call_params, number, param_names,
 from dpcheck.analysis.deadcode import outside_dead_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
+from dpcheck.analysis.recordcount import RecordCounts
 
 _DELTA_KEYWORDS = frozenset({"delta", "target_delta", "dp_delta", "delta_target"})
 #: keywords that set a mechanism's sensitivity (``LaplaceTruncated(..., sensitivity=2 / n)``)
@@ -466,6 +467,71 @@ def train(dataset, epsilon):
     delta = 1 / n ** 2
     return run_dp(parts, epsilon, delta)
 """,
+        # twins of the derived counts: a public bound scaled by a constant, a configured size, a held-out
+        # slot of a helper, the number of silos (not records), a count attribute of a configuration object
+        """
+import numpy as np
+def prepare(path):
+    labels = np.load(path)
+    test_count = int(min([np.sum(labels == k) for k in range(10)]))
+    return labels, 5000
+frac = 1 / 7
+labels, cap = prepare("mnist.npz")
+n = int(cap * 2 * frac)
+delta = 1 / (n ** 2)
+sigma = np.sqrt(2 * np.log(1.25 / delta)) / 1.0
+""",
+        """
+import numpy as np
+silo_sizes = [0, 0, 0]
+for i in range(3):
+    silo_sizes[i] = 200
+n = min(silo_sizes)
+delta = 1 / n ** 2
+sigma = np.sqrt(2 * np.log(1.25 / delta)) / 0.5
+""",
+        """
+import numpy as np
+from loaders import load_split
+C, X_train, y_train, X_test, y_test, n_test, d = load_split("housing")
+delta_dp = 1 / (n_test ** 2)
+n_sil, d = X_train.shape[1], 3
+delta_b = 1 / n_sil ** 2
+sigma = np.sqrt(2 * np.log(1.25 / delta_dp)) / 1.0
+""",
+        """
+import numpy as np
+from loaders import TabularData
+class Settings:
+    def noise(self, epsilon, config):
+        full_data = TabularData(path=self.path)
+        n = config.n
+        self.delta = 1 / n ** 2
+        self.sigma = np.sqrt(2 * np.log(1.25 / self.delta)) / epsilon
+        silos = full_data.num_silos
+        return 1 / silos
+""",
+        # δ = 1/n with n the node count of the graph's adjacency matrix: public under edge-level DP
+        """
+import numpy as np
+def edge_private_embedding(A, K, eps, delta=None):
+    n = int(A.shape[0])
+    if delta is None:
+        delta_use = 1.0 / float(n)
+    sigma = np.sqrt(2 * np.log(1.25 / delta_use)) / eps
+    return np.linalg.eigh(A + np.random.normal(0, sigma, A.shape))[1][:, :K]
+""",
+        # twin: the sensitivity from a public lower bound on the rows, the shape's columns not its rows
+        """
+import numpy as np
+faces = np.load("faces.npy")
+n_samples, n_features = 400, faces.shape[1]
+n_rows_min = 300
+epsilon = 1.0
+sensitivity = 2 / float(n_rows_min)
+width = 2 / float(n_features)
+std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
+""",
     )
 
     INVALID = (
@@ -787,6 +853,65 @@ def release(path, epsilon):
     delta = 1 / m ** 2  # <-
     return gaussian_counts(rows, epsilon, delta)
 """,
+        # δ = 1/n² with n derived from the data: the smallest per-label count returned in a helper's last
+        # slot (scaled by constants), the minimum of per-silo lengths, a slot unpacked beside the training
+        # data from a loader of another module, the count attribute of a data object
+        """
+import numpy as np
+def prepare(path):
+    labels = np.load(path)
+    per_label = int(min([np.sum(labels == k) for k in range(10)]) * 0.5)
+    return labels, per_label
+frac = 1 / 7
+per_label = prepare("mnist.npz")[-1]
+n = int(per_label * 2 * frac)
+delta = 1 / (n ** 2)  # <-
+sigma = np.sqrt(2 * np.log(1.25 / delta)) / 1.0
+""",
+        """
+import numpy as np
+silo_sizes = [0, 0, 0]
+for i in range(3):
+    silo_sizes[i] = len(labels_by_silo[i])
+n = min(silo_sizes)
+delta = 1 / n ** 2  # <-
+sigma = np.sqrt(2 * np.log(1.25 / delta)) / 0.5
+""",
+        """
+import numpy as np
+from loaders import load_split
+C, X_train, y_train, X_test, y_test, n, d = load_split("housing")
+delta_dp = 1 / (n ** 2)  # <-
+sigma = np.sqrt(2 * np.log(1.25 / delta_dp)) / 1.0
+""",
+        """
+import numpy as np
+from loaders import TabularData
+class Settings:
+    def noise(self, epsilon):
+        full_data = TabularData(path=self.path)
+        n = full_data.n
+        self.delta = 1 / n ** 2  # <-
+        self.sigma = np.sqrt(2 * np.log(1.25 / self.delta)) / epsilon
+""",
+        """
+import numpy as np
+df = load_table("insurance.csv")
+SILOS = 10
+n = int(np.ceil(len(df["charges"]) / SILOS))
+delta = 1 / n ** 2  # <-
+sigma = np.sqrt(2 * np.log(1.25 / delta)) / 2.0
+""",
+        # a sensitivity 2/n with n unpacked from the private matrix's shape at a script's top level
+        """
+import numpy as np
+faces = np.load("faces.npy")
+n_samples, n_features = faces.shape
+XX = faces.T @ faces / float(n_samples)
+epsilon = 1.0
+sensitivity = 2 / float(n_samples)  # <-
+std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -913,6 +1038,9 @@ def release(path, epsilon):
             size = self._size_of_given(denominator, given)
         if size is None and (kind == "δ" or kind == "positional" and budget_call):
             size = _run_time_count(denominator, self.ctx.analysis)
+        if size is None and kind in ("δ", "sensitivity"):
+            # a count derived from the data through locals, aggregates, helpers or a data object
+            size = RecordCounts(self.ctx.analysis).of(denominator)
         if size is None:
             return
         code = " ".join(self.ctx.analysis.code(value).split())

@@ -1,0 +1,259 @@
+"""A record count derived at run time from the data, followed through locals, helpers and objects.
+
+``n`` in ``delta = 1 / n ** 2`` is the private size when its value is, after any number of local hops:
+
+* ``len(x)`` / ``x.shape[0]`` / ``np.size(x)`` of a set that is not held out, a shape unpacked
+  (``n, d = X_train.shape``), or a count of matching records (``np.sum(labels == k)``, ``mask.sum()``);
+* the ``min``/``max``/``sum`` of such counts (a comprehension of them, or a list whose items are
+  assigned them: ``sizes[i] = len(part[i])``, ``sizes.append(len(part))``);
+* that count scaled by constants or truncated (``int(n_m * 2 * 0.8)``);
+* the slot of the module's own helper that returns it (``load(...)[-1]``, ``a, n = load(...)``);
+* a slot unpacked beside the training data from a loader defined elsewhere
+  (``X_train, y_train, n, d = GetDataset(name)``);
+* a count attribute of a data object (``full_data.n`` of ``full_data = GeneralData(...)``).
+
+Configuration (``args.n``), parameters, literals, public bounds (``n_max``) and held-out sets are not
+counts of the private records.
+"""
+from __future__ import annotations
+
+import libcst as cst
+
+from dpcheck.analysis.syntax import call_name, number, walk, words
+
+#: a data set that is not the private training data
+HELD_OUT = frozenset({"test", "val", "valid", "validation", "eval", "dev", "holdout", "batch", "batches", "public",
+                      "synthetic", "synth", "fake", "generated", "aux", "auxiliary", "loader", "features",
+                      "feature", "columns", "cols", "attributes", "classes", "bins", "dims", "orders", "alphas",
+                      "steps", "epochs", "rounds", "iterations", "layers", "params", "queries", "keys", "str",
+                      "clients", "silos", "users", "workers", "machines", "domain", "categories", "vocab"})
+#: configuration objects: their counts are settings
+CONFIG = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "flags", "params", "hparams", "hp",
+                    "settings", "options", "parser", "self", "cls"})
+#: names of a slot or attribute holding a number of records
+_COUNT_SLOT = frozenset({"n", "N", "m", "num_samples", "n_samples", "nsamples", "n_train", "num_train", "ntrain",
+                         "train_size", "n_rows", "nrows", "num_rows", "n_records", "num_records", "n_obs",
+                         "num_examples", "n_examples", "data_size", "dataset_size", "sample_size"})
+#: an adjacency matrix or graph: its row count is the number of nodes, public under edge-level DP
+_GRAPH = frozenset({"adj", "adjacency", "graph", "graphs", "g", "nodes", "node"})
+_WRAPPERS = frozenset({"int", "float", "round", "floor", "ceil", "abs"})
+_AGGREGATES = frozenset({"min", "max", "sum", "amin", "amax"})
+
+
+def _target_name(node: cst.CSTNode) -> str | None:
+    while isinstance(node, (cst.Subscript, cst.Call)):
+        node = node.value if isinstance(node, cst.Subscript) else node.func
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _private_target(node: cst.CSTNode) -> bool:
+    name = _target_name(node)
+    if name is None:
+        return False
+    pieces = frozenset().union(*(words(p) for p in name.split(".")))
+    last = name.split(".")[-1]
+    if pieces & _GRAPH or last == "A" or last.startswith("A_"):
+        return False  # the node count of a graph's adjacency matrix: public under edge-level DP
+    return not pieces & (HELD_OUT | CONFIG)
+
+
+def _is_constant(expr: cst.BaseExpression) -> bool:
+    if number(expr) is not None:
+        return True
+    return isinstance(expr, cst.BinaryOperation) and _is_constant(expr.left) and _is_constant(expr.right)
+
+
+def _direct_count(expr: cst.BaseExpression) -> str | None:
+    """``len(x)``, ``x.shape[0]``, ``np.size(x)``, ``np.sum(y == k)``, ``mask.sum()`` of private data."""
+    if isinstance(expr, cst.Call):
+        name = call_name(expr)
+        if name in ("len", "size") and expr.args and _private_target(expr.args[0].value) \
+                and not (isinstance(expr.args[0].value, cst.Call) and call_name(expr.args[0].value) == "str"):
+            return "counted from the data"
+        if name in ("sum", "count_nonzero") and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Comparison):
+            compared = expr.args[0].value.left
+            if _private_target(compared) and not _is_constant(compared):
+                return "a count of matching records"
+        if name in ("sum", "count_nonzero") and not expr.args and isinstance(expr.func, cst.Attribute):
+            owner = expr.func.value
+            if isinstance(owner, cst.Attribute) and "mask" in words(owner.attr.value) and _private_target(owner.value):
+                return "a count of masked records"
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "shape" \
+            and expr.slice and isinstance(expr.slice[0].slice, cst.Index) and number(expr.slice[0].slice.value) == 0 \
+            and _private_target(expr.value.value):
+        return "counted from the data"
+    return None
+
+
+class RecordCounts:
+    """Follow a value to a count of the private records (see the module docstring)."""
+
+    def __init__(self, fa) -> None:  # type: ignore[no-untyped-def]
+        self.fa = fa
+
+    def of(self, expr: cst.BaseExpression) -> str | None:
+        """A description of the run-time record count ``expr`` reads, or None."""
+        for node in walk(expr):
+            if isinstance(node, cst.Name):
+                found = self._name(node, 8, frozenset())
+                if found is not None:
+                    return f"`{node.value}`, {found}"
+        return None
+
+    # ------------------------------------------------------------------ values
+    def _value(self, expr: cst.BaseExpression, hops: int, seen: frozenset) -> str | None:
+        if hops <= 0:
+            return None
+        direct = _direct_count(expr)
+        if direct is not None:
+            return direct
+        if isinstance(expr, cst.Name):
+            return self._name(expr, hops, seen)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(
+                expr.operator, (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Add, cst.Subtract)):
+            if self._constant(expr.right):
+                return self._value(expr.left, hops, seen)
+            if self._constant(expr.left) and isinstance(expr.operator, (cst.Multiply, cst.Add)):
+                return self._value(expr.right, hops, seen)
+            return None
+        if isinstance(expr, cst.Call):
+            name = call_name(expr)
+            if name in _WRAPPERS and len(expr.args) >= 1:
+                return self._value(expr.args[0].value, hops - 1, seen)
+            if name in _AGGREGATES and expr.args:
+                return self._aggregate(expr, hops, seen)
+            return None
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) and len(expr.slice) == 1 \
+                and isinstance(expr.slice[0].slice, cst.Index):
+            index = number(expr.slice[0].slice.value)
+            if index is not None and index == int(index):
+                return self._helper_slot(expr.value, int(index), None, hops, seen)
+        if isinstance(expr, cst.Attribute):
+            return self._object_count(expr, hops, seen)
+        return None
+
+    def _constant(self, expr: cst.BaseExpression) -> bool:
+        """A literal, or a name bound once to arithmetic of literals (``q = 1 / 7``)."""
+        if _is_constant(expr):
+            return True
+        if isinstance(expr, cst.Name):
+            binding = self.fa.binding(expr)
+            return binding is not None and binding.kind == "assign" and binding.value is not None \
+                and _is_constant(binding.value)
+        return False
+
+    def _aggregate(self, call: cst.Call, hops: int, seen: frozenset) -> str | None:
+        """``min(sizes)``, ``min([np.sum(y == k) for k in ...])``, ``sum(len(p) for p in parts)``."""
+        items = [a.value for a in call.args if a.keyword is None]
+        if len(items) > 1:  # ``max(n, 1)``: the count beside a constant
+            counted = [self._value(i, hops - 1, seen) for i in items if not _is_constant(i)]
+            return counted[0] if counted and all(counted) else None
+        item = items[0] if items else None
+        if isinstance(item, (cst.ListComp, cst.GeneratorExp)):
+            found = self._value(item.elt, hops - 1, seen)
+            return f"the {call_name(call)} of record counts ({found})" if found else None
+        if isinstance(item, cst.Name):
+            return self._list_of_counts(item, hops - 1, seen)
+        return None
+
+    def _list_of_counts(self, name: cst.Name, hops: int, seen: frozenset) -> str | None:
+        """A list whose items are record counts: ``sizes[i] = len(part[i])`` / ``sizes.append(len(p))``."""
+        fa = self.fa
+        binding = fa.binding(name)
+        if binding is None or binding.kind != "assign":
+            return None
+        scope = fa.enclosing_function(name) or fa.module
+        key = name.value
+        for node in walk(scope, into_scopes=False):
+            value: cst.BaseExpression | None = None
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = node.targets[0].target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and target.value.value == key:
+                    value = node.value
+            elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) \
+                    and node.func.attr.value == "append" and isinstance(node.func.value, cst.Name) \
+                    and node.func.value.value == key and len(node.args) == 1:
+                value = node.args[0].value
+            if value is not None:
+                found = self._value(value, hops, seen)
+                if found is not None:
+                    return f"an aggregate of `{key}`, a list filled with record counts"
+        return None
+
+    def _name(self, node: cst.Name, hops: int, seen: frozenset) -> str | None:
+        if hops <= 0:
+            return None
+        binding = self.fa.binding(node)
+        if binding is None or id(binding.target) in seen:
+            return None
+        seen = seen | {id(binding.target)}
+        if binding.kind == "unpack":
+            return self._unpacked(node, binding, hops, seen)
+        if binding.kind != "assign" or binding.value is None:
+            return None
+        return self._value(binding.value, hops - 1, seen)
+
+    def _unpacked(self, node: cst.Name, binding, hops: int, seen: frozenset) -> str | None:  # type: ignore[no-untyped-def]
+        stmt = binding.stmt
+        if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
+                or not isinstance(stmt.targets[0].target, (cst.Tuple, cst.List)):
+            return None
+        slots = [e.value for e in stmt.targets[0].target.elements]
+        index = next((i for i, e in enumerate(slots) if e is binding.target), None)
+        if index is None:
+            return None
+        value = stmt.value
+        # ``n, d = X_train.shape``
+        if isinstance(value, cst.Attribute) and value.attr.value == "shape":
+            return "the row count of `{}`".format(self.fa.code(value.value).strip()) \
+                if index == 0 and _private_target(value.value) else None
+        if not isinstance(value, cst.Call):
+            return None
+        return self._helper_slot(value, index, slots, hops, seen, node)
+
+    def _helper_slot(self, call: cst.Call, index: int, slots, hops: int, seen: frozenset,  # type: ignore[no-untyped-def]
+                     node: cst.Name | None = None) -> str | None:
+        fa = self.fa
+        callee = fa.callee(call)
+        if callee is not None:
+            for ret in fa.returns_of(callee):
+                if not isinstance(ret.value, (cst.Tuple, cst.List)):
+                    continue
+                elements = ret.value.elements
+                if slots is not None and len(elements) != len(slots):
+                    continue
+                if not -len(elements) <= index < len(elements):
+                    continue
+                found = self._value(elements[index].value, hops - 1, seen)
+                if found is not None:
+                    return f"returned by `{callee.name.value}` ({found})"
+            return None
+        # a loader defined in another module: the slot is named as a record count and the same
+        # call hands back the training data
+        if slots is None or node is None or node.value not in _COUNT_SLOT:
+            return None
+        from dpcheck.analysis.vocabulary import is_dataset_name
+        if call_name(call) in _WRAPPERS or not any(
+                isinstance(s, cst.Name) and is_dataset_name(s.value) and "train" in words(s.value) for s in slots):
+            return None
+        return f"unpacked beside the training data from `{call_name(call)}(...)`"
+
+    def _object_count(self, attr: cst.Attribute, hops: int, seen: frozenset) -> str | None:
+        """``full_data.n`` with ``full_data = GeneralData(...)``: a count attribute of a data object."""
+        if attr.attr.value not in _COUNT_SLOT or not isinstance(attr.value, cst.Name):
+            return None
+        owner = attr.value
+        pieces = words(owner.value)
+        if pieces & (CONFIG | HELD_OUT) or not pieces & {"data", "dataset", "train", "training"}:
+            return None
+        binding = self.fa.binding(owner)
+        if binding is None or binding.kind != "assign" or not isinstance(binding.value, cst.Call):
+            return None
+        return f"the record count held by the data object `{owner.value}`"
