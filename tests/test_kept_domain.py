@@ -170,6 +170,53 @@ class Encoder:
     def normalize(self, reports):
         return reports * np.mean(self.maxima)
 """, 7),
+    # a helper method returns the distinct values of a field of the records; fit keeps them as the
+    # value order of the noisy table that sample() decodes with
+    "helper-method-unique-values": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, fields):
+        self.fields = fields
+        self.orders = {}
+    def _values(self, dataset, field):
+        out = []
+        for record in dataset.to_list():
+            out.append(record.get(field))
+        return tuple(np.unique(out))
+    def fit(self, dataset):
+        for f in self.fields:
+            self.orders[f] = self._values(dataset, f)
+    def sample(self, n):
+        return [self.orders[f][0] for f in self.fields]
+""", 11),
+    # the same generator with the value order given by the schema
+    "helper-method-given-values": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, fields, domain):
+        self.fields = fields
+        self.domain = domain
+        self.orders = {}
+    def _values(self, field):
+        return tuple(self.domain[field])
+    def fit(self, dataset):
+        for f in self.fields:
+            self.orders[f] = self._values(f)
+    def sample(self, n):
+        return [self.orders[f][0] for f in self.fields]
+""", ()),
+    # the number of distinct speakers (the target column) sizes the per-class index
+    "label-column-key": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, table):
+        self.data = self._load(table)
+    def _load(self, table):
+        k = len(set(table["labels"]))
+        return {c: np.array(table.loc[table["labels"] == c]["file"]) for c in range(k)}
+    def __getitem__(self, i):
+        return self.data[i]
+""", ()),
     # state written but no other method reads it
     "kept-but-unused": ("""
 class Encoder:

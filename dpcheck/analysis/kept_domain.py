@@ -123,13 +123,30 @@ def _per_record(call: ast.Call) -> bool:
 class _Method:
     """One method: which names hold its data, which hold a domain read from it (-> the read nodes)."""
 
-    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, data: set[str]) -> None:
+    def __init__(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, data: set[str],
+                 passing: frozenset[str] = frozenset(),
+                 returning: dict[str, list[ast.Call]] | None = None) -> None:
         self.fn = fn
         self.data = set(data)
         self.domain: dict[str, list[ast.Call]] = {}
+        #: methods of the class that hand back (part of) the data they are given / a domain of it
+        self.passing = passing
+        self.returning = returning or {}
         for _ in range(3):
             changed = False
             for node in ast.walk(fn):
+                if isinstance(node, (ast.For, ast.comprehension)) and self._data_value(node.iter):
+                    # ``for record in dataset.to_list()``: each record is the data
+                    for name in _bound(node.target):
+                        if name not in self.data:
+                            self.data.add(name)
+                            changed = True
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in {"append", "extend"} and isinstance(node.func.value, ast.Name) \
+                        and node.args and self._data_value(node.args[0]) and not self.reads(node.args[0]) \
+                        and node.func.value.id not in self.data:
+                    self.data.add(node.func.value.id)  # ``values.append(record.get(field))``
+                    changed = True
                 if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     names = [n for t in targets for n in _bound(t)]
@@ -162,10 +179,29 @@ class _Method:
         """``values = list(data)``, ``column = df[c].copy()``, ``df = pd.DataFrame(data)``; not the
         prediction target (``labels = y.astype(int)``: its class set sizes the model), nor the
         table's schema (``df.columns``, ``df.dtypes``, ``d.keys()``)."""
+        inner = expr
+        for _ in range(8):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in _CARRY_CALLS \
+                    and inner.args:
+                inner = inner.args[0]
+            elif isinstance(inner, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
+                inner = inner.elt
+            else:
+                break
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                and isinstance(inner.func.value, ast.Name) and inner.func.value.id == "self" \
+                and inner.func.attr in self.passing and inner.args:
+            return self._data_value(inner.args[0])  # ``self._extract_values(dataset, field)``
         root = _root_name(expr)
         if root is None or root not in self.data or _words(root) & _LABELS:
             return False
-        return not any(isinstance(n, ast.Attribute) and n.attr in _SCHEMA for n in ast.walk(expr))
+        for n in ast.walk(expr):
+            if isinstance(n, ast.Attribute) and n.attr in _SCHEMA:
+                return False
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str) \
+                    and _words(n.slice.value) & _LABELS:
+                return False  # ``data_db["labels"]``: the target column
+        return True
 
     def _read(self, node: ast.AST) -> bool:
         """Is ``node`` a read of the data's extremes, quantiles or set of values?"""
@@ -202,11 +238,16 @@ class _Method:
         return False
 
     def reads(self, expr: ast.AST) -> list[ast.Call]:
-        """Reads of a domain that ``expr`` carries (directly, or through a name holding one)."""
+        """Reads of a domain that ``expr`` carries (directly, through a name holding one, or through
+        a method of the class returning one of the data it is given)."""
         out: list[ast.Call] = []
         for node in ast.walk(expr):
             if self._read(node):
                 out.append(node)  # type: ignore[arg-type]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" \
+                    and node.func.attr in self.returning and node.args and self._data_value(node.args[0]):
+                out.extend(self.returning[node.func.attr])
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in self.domain:
                 out.extend(self.domain[node.id])
         return out
@@ -265,6 +306,29 @@ def _returns_domain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(isinstance(n, ast.Return) and n.value is not None and method.reads(n.value) for n in ast.walk(fn))
 
 
+def _helpers(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> tuple[frozenset[str], dict[str, list[ast.Call]]]:
+    """Methods returning (part of) the data they are given (``_extract_values(dataset, f)``), and
+    methods returning a domain read from it (``_unique_values(dataset, f)`` -> its reads)."""
+    passing: set[str] = set()
+    returning: dict[str, list[ast.Call]] = {}
+    for _ in range(2):
+        for fn in methods:
+            data = _data_params(fn)
+            if not data or fn.name == "__init__":
+                continue
+            method = _Method(fn, data, frozenset(passing), returning)
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Return) and node.value is not None \
+                        and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                    reads = method.reads(node.value)
+                    if reads:
+                        held = returning.setdefault(fn.name, [])
+                        held.extend(r for r in reads if all(r is not h for h in held))
+                    elif method._data_value(node.value):
+                        passing.add(fn.name)
+    return frozenset(passing), returning
+
+
 def _fit_named(name: str) -> bool:
     return bool(_words(name) & {"fit", "learn", "build", "prepare", "preprocess"})
 
@@ -288,11 +352,12 @@ def sites(tree: ast.Module) -> list[list[object]]:
             continue
         by_name = {m.name: m for m in methods}
         reads_of = {m.name: _reads_attr(m) for m in methods}
+        passing, returning = _helpers(methods)
         for fn in methods:
             data = _data_params(fn)
             if not data:
                 continue
-            method = _Method(fn, data)
+            method = _Method(fn, data, passing, returning)
             users = {a for name, r in reads_of.items() if name not in {fn.name, "__init__"} for a in r}
             kept: list[tuple[list[ast.Call], str]] = []
             for node in ast.walk(fn):
