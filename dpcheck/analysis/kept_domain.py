@@ -79,8 +79,13 @@ def _root_name(expr: ast.AST) -> str | None:
         if isinstance(node, ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id == "self":
+                return f"self.{node.attr}"  # the records the instance holds (``self.df``)
             node = node.value
         elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                    and node.func.value.id == "self":
+                return None  # a method of the instance: what it returns is its own
             if isinstance(node.func, ast.Attribute) and not (
                     isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
                 node = node.func.value
@@ -147,7 +152,7 @@ class _Method:
                         and node.func.value.id not in self.data:
                     self.data.add(node.func.value.id)  # ``values.append(record.get(field))``
                     changed = True
-                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
                     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                     names = [n for t in targets for n in _bound(t)]
                     reads = self.reads(node.value)
@@ -261,9 +266,31 @@ def _data_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """The records a method is given: its first parameter after ``self``, unless it names a given
     domain, a label set or a configuration."""
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][1:]
-    if not params or _words(params[0]) & _GIVEN:
+    if not params or _words(params[0]) & _GIVEN or not _words(params[0]) & _RECORDS:
         return set()
     return {params[0]}
+
+
+#: words of a parameter that hands a class the records themselves (kept as ``self.df``)
+_RECORDS = frozenset({"data", "df", "dataset", "x", "records", "table", "frame", "train", "training", "db",
+                      "database", "points", "pts", "traces", "trajectories", "stream", "rows", "raw", "column",
+                      "col", "values", "series"})
+
+
+def _held(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> set[str]:
+    """``self.<a>`` names of attributes a method sets to the records it is given (``self.df = df``)."""
+    out: set[str] = set()
+    for fn in methods:
+        data = {p for p in _data_params(fn) if _words(p) & _RECORDS}
+        if not data:
+            continue
+        method = _Method(fn, data)
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
+                    and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self" \
+                    and method._data_value(node.value) and not method.reads(node.value):
+                out.add(f"self.{node.targets[0].attr}")
+    return out
 
 
 def _reads_attr(fn: ast.AST) -> set[str]:
@@ -300,13 +327,14 @@ def _returns_domain(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """A module function whose return value carries a domain of its first parameter
     (``get_metadata(data)`` returning each column's min, max and values)."""
     params = [a.arg for a in fn.args.args]
-    if not params or _words(params[0]) & _GIVEN:
+    if not params or _words(params[0]) & _GIVEN or not _words(params[0]) & _RECORDS:
         return False
     method = _Method(fn, {params[0]})
     return any(isinstance(n, ast.Return) and n.value is not None and method.reads(n.value) for n in ast.walk(fn))
 
 
-def _helpers(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> tuple[frozenset[str], dict[str, list[ast.Call]]]:
+def _helpers(methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
+             held: set[str]) -> tuple[frozenset[str], dict[str, list[ast.Call]]]:
     """Methods returning (part of) the data they are given (``_extract_values(dataset, f)``), and
     methods returning a domain read from it (``_unique_values(dataset, f)`` -> its reads)."""
     passing: set[str] = set()
@@ -316,14 +344,14 @@ def _helpers(methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> tuple[fro
             data = _data_params(fn)
             if not data or fn.name == "__init__":
                 continue
-            method = _Method(fn, data, frozenset(passing), returning)
+            method = _Method(fn, data | held, frozenset(passing), returning)
             for node in ast.walk(fn):
                 if isinstance(node, ast.Return) and node.value is not None \
                         and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
                     reads = method.reads(node.value)
                     if reads:
-                        held = returning.setdefault(fn.name, [])
-                        held.extend(r for r in reads if all(r is not h for h in held))
+                        known = returning.setdefault(fn.name, [])
+                        known.extend(r for r in reads if all(r is not h for h in known))
                     elif method._data_value(node.value):
                         passing.add(fn.name)
     return frozenset(passing), returning
@@ -352,13 +380,21 @@ def sites(tree: ast.Module) -> list[list[object]]:
             continue
         by_name = {m.name: m for m in methods}
         reads_of = {m.name: _reads_attr(m) for m in methods}
-        passing, returning = _helpers(methods)
+        held = _held(methods)
+        passing, returning = _helpers(methods, held)
         for fn in methods:
-            data = _data_params(fn)
+            data = _data_params(fn) | held
             if not data:
                 continue
             method = _Method(fn, data, passing, returning)
             users = {a for name, r in reads_of.items() if name not in {fn.name, "__init__"} for a in r}
+            # a getter the other methods call hands them what it returns (``return self.dim``)
+            called = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == fn.name
+                         and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                         for m in methods if m is not fn for n in ast.walk(m))
+            if called:
+                users |= {a for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None
+                          for a in [_self_attr(n.value)] if a is not None}
             kept: list[tuple[list[ast.Call], str]] = []
             for node in ast.walk(fn):
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
@@ -389,7 +425,7 @@ def sites(tree: ast.Module) -> list[list[object]]:
                     reads = [r for a in node.args for r in method.reads(a)]
                     if stored and reads:
                         kept.append((reads, f"`self.{sorted(stored)[0]}`"))
-                elif isinstance(node, ast.Return) and node.value is not None and _fit_named(fn.name) \
+                elif isinstance(node, ast.Return) and node.value is not None and (_fit_named(fn.name) or called) \
                         and fn.name != "__init__" and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
                     reads = method.reads(node.value)
                     if reads:
