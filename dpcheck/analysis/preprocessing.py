@@ -1390,8 +1390,9 @@ def _distributed(path: str, cache: dict[str, bool]) -> bool:
 
 
 def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], resolver_type: Any,
-         make: Any) -> list[Any]:
-    """DP202 findings at the preprocessing sites of files the project's DP code reaches."""
+         make: Any, judged: Collection[tuple[str, int]] = ()) -> list[Any]:
+    """DP202 findings at the preprocessing sites of files the project's DP code reaches. ``judged``:
+    (file, line) of fitting sites whose callers the project flow reads (a kept domain defers to them)."""
     if not any(s.get("claim") for s in summaries.values()) or not any(s.get("prep") for s in summaries.values()):
         return []
     from dpcheck.finding import RelatedLocation
@@ -1421,6 +1422,8 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], re
         for site in summary.get("prep", []):
             if only_kept and not kept_domain.kept_site(site[4]):
                 continue
+            if kept_domain.kept_site(site[4]) and (file, site[0]) in judged:
+                continue  # the call sites of this fitter decide (synthetic data passed, result unused)
             shown = display.get(origin, origin)
             where = "this module claims differential privacy" if origin == file else \
                 f"the DP module `{shown}` imports this code"
