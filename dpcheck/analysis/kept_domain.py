@@ -42,6 +42,7 @@ _GIVEN = frozenset({
 _LABELS = frozenset({"y", "label", "labels", "target", "targets", "class", "classes", "cond", "condition"})
 #: attributes of a table that are its schema or its dimensions, not its records' values
 _SCHEMA = frozenset({"columns", "dtypes", "dtype", "index", "keys", "shape", "names", "ndim", "size", "name"})
+_BASELINE = frozenset({"baseline", "nonprivate", "nondp"})
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
@@ -376,8 +377,8 @@ def sites(tree: ast.Module) -> list[list[object]]:
     out: dict[int, list[object]] = {}
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         methods = _methods(cls)
-        if len(methods) < 2:
-            continue
+        if len(methods) < 2 or _words(cls.name) & _BASELINE or _words(ast.get_docstring(cls) or "") & _BASELINE:
+            continue  # a non-private baseline model: it claims no guarantee
         by_name = {m.name: m for m in methods}
         reads_of = {m.name: _reads_attr(m) for m in methods}
         held = _held(methods)
@@ -387,6 +388,7 @@ def sites(tree: ast.Module) -> list[list[object]]:
             if not data:
                 continue
             method = _Method(fn, data, passing, returning)
+            own = _Method(fn, held, passing, returning) if held else _Method(fn, set())
             users = {a for name, r in reads_of.items() if name not in {fn.name, "__init__"} for a in r}
             # a getter the other methods call hands them what it returns (``return self.dim``)
             called = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == fn.name
@@ -427,7 +429,9 @@ def sites(tree: ast.Module) -> list[list[object]]:
                         kept.append((reads, f"`self.{sorted(stored)[0]}`"))
                 elif isinstance(node, ast.Return) and node.value is not None and (_fit_named(fn.name) or called) \
                         and fn.name != "__init__" and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
-                    reads = method.reads(node.value)
+                    # a getter's result: only a domain of the records the instance holds (a helper
+                    # the others call with any frame, synthetic or not, is theirs to judge)
+                    reads = method.reads(node.value) if _fit_named(fn.name) else own.reads(node.value)
                     if reads:
                         kept.append((reads, f"the state `{fn.name}` returns"))
             for reads, where in kept:
