@@ -28,6 +28,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+from dpcheck.analysis import kept_domain
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
 
@@ -880,6 +881,8 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
                         scope.stats[key] = kinds
                     else:
                         scope.stats.pop(key, None)
+    for site in kept_domain.sites(tree):
+        out.setdefault(site[0], site)  # type: ignore[call-overload]
     return [out[k] for k in sorted(out)]
 
 
@@ -1236,7 +1239,7 @@ def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
 
 _PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
               "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=", "Encod", "Normaliz", "Discretiz",
-              "Transformer(", "max(")
+              "Transformer(", "max(", "unique(", "fromkeys(", "value_counts(")
 
 
 def may_prepare(source: str) -> bool:
@@ -1387,8 +1390,9 @@ def _distributed(path: str, cache: dict[str, bool]) -> bool:
 
 
 def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], resolver_type: Any,
-         make: Any) -> list[Any]:
-    """DP202 findings at the preprocessing sites of files the project's DP code reaches."""
+         make: Any, judged: Collection[tuple[str, int]] = ()) -> list[Any]:
+    """DP202 findings at the preprocessing sites of files the project's DP code reaches. ``judged``:
+    (file, line) of fitting sites whose callers the project flow reads (a kept domain defers to them)."""
     if not any(s.get("claim") for s in summaries.values()) or not any(s.get("prep") for s in summaries.values()):
         return []
     from dpcheck.finding import RelatedLocation
@@ -1397,13 +1401,29 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], re
     summaries = {p: s for p, s in summaries.items() if not _distributed(p, listed)}
     if not summaries:
         return []
-    reach = reached(summaries, resolver_type(summaries))
+    resolver = resolver_type(summaries)
+    reach = reached(summaries, resolver)
+    # a class that keeps the data's own domain for its other methods is the DP code's encoder
+    # whenever a module claiming DP imports it, even inside a library package
+    direct: dict[str, str] = {}
+    for importer, deps in sorted(_import_edges(summaries, resolver).items()):
+        if summaries[importer].get("claim") and not evaluates(importer):
+            for dep in sorted(deps):
+                direct.setdefault(dep, importer)
     findings = []
     for file, summary in sorted(summaries.items()):
         origin = reach.get(file)
+        only_kept = False
         if origin is None:
-            continue
+            origin = direct.get(file)
+            only_kept = True
+            if origin is None:
+                continue
         for site in summary.get("prep", []):
+            if only_kept and not kept_domain.kept_site(site[4]):
+                continue
+            if kept_domain.kept_site(site[4]) and (file, site[0]) in judged:
+                continue  # the call sites of this fitter decide (synthetic data passed, result unused)
             shown = display.get(origin, origin)
             where = "this module claims differential privacy" if origin == file else \
                 f"the DP module `{shown}` imports this code"

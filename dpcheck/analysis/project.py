@@ -36,7 +36,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 12
+VERSION = 13
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -1354,7 +1354,7 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
     findings show.
     """
     summaries = {p: s for p, s in summaries.items() if isinstance(s, dict) and s.get("v") == VERSION}
-    prepared = preprocessing.join(summaries, display, _Resolver, _finding)
+    prepared = preprocessing.join(summaries, display, _Resolver, _finding, _judged(summaries))
     if not (any(s.get("calls") for s in summaries.values()) and any(s.get("fitters") for s in summaries.values())) \
             and not (any(s.get("dpcalls") for s in summaries.values())
                      and any(s.get("loadfits") for s in summaries.values())):
@@ -1483,6 +1483,27 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str]) ->
         ))
     taken = {(f.path, f.line) for f in findings}
     return sorted(findings + [f for f in prepared if (f.path, f.line) not in taken])
+
+
+def _judged(summaries: Mapping[str, dict[str, Any]]) -> set[tuple[str, int]]:
+    """(file, line) of the fitting sites of every fitter some call row of the project resolves to:
+    the call sites decide whether private data reaches them (a class kept-domain site defers)."""
+    resolver = _Resolver(summaries)
+    out: set[tuple[str, int]] = set()
+    for caller, summary in sorted(summaries.items()):
+        targets = [(resolver.resolve(caller, row[1]), row[2]) for row in summary.get("calls", [])]
+        if os.path.basename(caller) != "__init__.py":
+            # a fitter class or function imported by name into a module: its call sites there decide
+            # (its constructor, or the function itself: what the importer's call runs at once)
+            targets += [(resolver.resolve(caller, row[0]), "__init__") for row in summary.get("imports", []) if row[3]]
+        for target, method in targets:
+            if target is None or target[0] == caller:
+                continue
+            fitters = summaries[target[0]].get("fitters", {})
+            for key in sorted(fitters):
+                if key == target[1] or key.startswith(f"{target[1]}.") and (method is None or key.endswith(f".{method}")):
+                    out.update((target[0], site[0]) for entry in fitters[key] for site in entry[2])
+    return out
 
 
 def _feeding(summaries: Mapping[str, dict[str, Any]], resolver: _Resolver) -> set[str]:
