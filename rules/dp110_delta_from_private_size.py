@@ -185,11 +185,22 @@ class DeltaFromPrivateSize(Rule):
                 for a in [*v.args, *(k.value for k in v.keywords)] for n in ast.walk(a)) for v in deltas):
             return True
         reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
+        budget_locals: set[str] | None = None
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
             if len(args) >= 2 and (any(_ast_budget(a) for a in args) or _ast_budget(call.func)) and any(  # type: ignore[attr-defined]
                     _ast_positional_reciprocal(a) for a in args):
                 return True
+            if len(args) >= 2 and any(_ast_positional_reciprocal(a) for a in args) \
+                    and any(isinstance(a, ast.Name) for a in args):
+                # ``budget = cfg['epsilon'] / k`` assigned before: a local carrying the budget
+                if budget_locals is None:
+                    budget_locals = {t.id for node in facts.nodes(ast.Assign) for t in node.targets  # type: ignore[attr-defined]
+                                     if isinstance(t, ast.Name) and (_ast_budget(node.value) or any(  # type: ignore[attr-defined]
+                                         isinstance(c, ast.Constant) and isinstance(c.value, str)
+                                         and _budget_name(c.value) for c in ast.walk(node.value)))}  # type: ignore[attr-defined]
+                if any(isinstance(a, ast.Name) and a.id in budget_locals for a in args):
+                    return True
             # a ``len(...)`` beside the budget, into a module function that may take its reciprocal
             if reciprocal and len(args) >= 2 and any(_ast_budget(a) for a in args) and any(
                     isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "len" for a in args):
@@ -531,6 +542,50 @@ epsilon = 1.0
 sensitivity = 2 / float(n_rows_min)
 width = 2 / float(n_features)
 std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
+""",
+        # twin: the class holds a public bound on the record count, not the data's size
+        """
+class MarkovField:
+    \"\"\"Differentially private Markov random field synthesis.\"\"\"
+    def __init__(self, data, config):
+        self.data = data
+        self.config = config
+        self.max_records = config["max_records"]
+    def pick(self, candidates, scores, rounds):
+        share = self.config["epsilon"] / rounds
+        return exp_mech(candidates, scores, share, 1 / 2 / self.max_records)
+""",
+        # twin: δ from a configured public population bound, the client counts only feed the accountant
+        """
+def setup_accountant(self, sample_counts: list[int]) -> None:
+    total_samples = sum(sample_counts)
+    target_delta = 1.0 / self.population_bound if self.delta is None else self.delta
+    return self.accountant.get_epsilon(self.rounds, target_delta, total_samples)
+""",
+        # twin: the blanket parameter from a public number of users; the frame's size is only averaged
+        """
+import math
+class ShuffleDP:
+    def __init__(self, epsilon, delta, n_users):
+        self.epsilon, self.delta, self.n_users = epsilon, delta, n_users
+    def blanket(self, n_rows, n_cols, eps, dlt):
+        return max(14 * n_cols * math.log(2 / dlt) / ((n_rows - 1) * eps ** 2), 27 * n_cols / ((n_rows - 1) * eps))
+    def mean_rows(self, df, n_rows):
+        return df.sum() / n_rows
+    def apply(self, df):
+        avg = self.mean_rows(df, len(df))
+        return self.blanket(self.n_users, len(df.columns), self.epsilon, self.delta), avg
+""",
+        # ordinary ML code: a per-sample loss averaged over the batch size, Adam's eps
+        """
+import torch
+class Trainer:
+    def __init__(self, data, lr, eps=1e-8):
+        self.data = data
+        self.n = len(self.data)
+        self.opt_eps = eps
+    def loss(self, losses):
+        return losses.sum() / self.n
 """,
     )
 
@@ -912,6 +967,37 @@ epsilon = 1.0
 sensitivity = 2 / float(n_samples)  # <-
 std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
 """,
+        # a model class keeps the exact size of the data it holds; the selection's sensitivity is 1/(2n)
+        """
+class MarkovField:
+    \"\"\"Differentially private Markov random field synthesis.\"\"\"
+    def __init__(self, data, config):
+        self.data = data
+        self.config = config
+        self.data_num = len(self.data)
+    def pick(self, candidates, scores, rounds):
+        share = self.config["epsilon"] / rounds
+        return exp_mech(candidates, scores, share, 1 / 2 / self.data_num)  # <-
+""",
+        # a federated server sums the sample counts the clients reported, and takes δ = 1/total
+        """
+def setup_accountant(self, sample_counts: list[int]) -> None:
+    total_samples = sum(sample_counts)
+    target_delta = 1.0 / total_samples if self.delta is None else self.delta  # <-
+    return self.accountant.get_epsilon(self.rounds, target_delta)
+""",
+        # the shuffle model's blanket parameter divides by (n - 1)·ε², with n the frame's exact row count
+        """
+import math
+class ShuffleDP:
+    def __init__(self, epsilon, delta):
+        self.epsilon, self.delta = epsilon, delta
+    def blanket(self, n_rows, n_cols, eps, dlt):
+        return max(14 * n_cols * math.log(2 / dlt) / ((n_rows - 1) * eps ** 2), 27 * n_cols / ((n_rows - 1) * eps))
+    def apply(self, df):
+        gamma = self.blanket(len(df), len(df.columns), self.epsilon, self.delta)  # <-
+        return gamma
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -949,7 +1035,9 @@ std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
         positional = [a.value for a in node.args if a.keyword is None and a.star == ""]
         # ``eps_to_zcdp(privacy, (1.0 / len(labels)) ** 2)``: a conversion of the budget takes δ positionally
         budget_call = _budget(node.func)
-        if len(positional) < 2 or not (budget_call or any(_budget(a.value) for a in node.args)):
+        fa = self.ctx.analysis
+        if len(positional) < 2 or not (budget_call or any(_budget(a.value) for a in node.args)
+                                       or any(_budget_local(a.value, fa) for a in node.args)):
             return
         for value in positional:
             if _positional_reciprocal(value) and not _budget(value):
@@ -991,7 +1079,11 @@ std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
         for sub in walk(fn.body, into_scopes=False):
             if isinstance(sub, cst.BinaryOperation):
                 denominator = _denominator(sub)
-                if isinstance(denominator, cst.Name) and denominator.value == param:
+                if isinstance(denominator, cst.Name) and denominator.value == param \
+                        or denominator is not None and _factor_of(denominator, param) \
+                        or isinstance(sub.operator, cst.Divide) and _factor_of(sub.right, param) \
+                        and (_budget(sub) or any(isinstance(n, cst.Name) and n.value in ("ε", "eps_", "ϵ") for n in walk(sub))):
+                    # the last: a calibration dividing by n and the budget (``27 * d / ((n - 1) * eps)``)
                     return " ".join(fa.code(sub).split())[:60]
             if hops > 0 and isinstance(sub, cst.Call):
                 args = [a for a in sub.args if a.keyword is None and a.star == ""]
@@ -1038,7 +1130,7 @@ std = np.sqrt(2 * np.log(1.25 / 1e-4)) * sensitivity / epsilon
             size = self._size_of_given(denominator, given)
         if size is None and (kind == "δ" or kind == "positional" and budget_call):
             size = _run_time_count(denominator, self.ctx.analysis)
-        if size is None and kind in ("δ", "sensitivity"):
+        if size is None and kind in ("δ", "sensitivity", "positional"):
             # a count derived from the data through locals, aggregates, helpers or a data object
             size = RecordCounts(self.ctx.analysis).of(denominator)
         if size is None:
@@ -1275,7 +1367,7 @@ def _run_time_count(expr: cst.BaseExpression, fa) -> str | None:  # type: ignore
 
 
 #: ``f(data, eps / k, 2 / n)``: a constant over a name passed as a positional argument
-_POSITIONAL_RECIPROCAL = re.compile(r"[,(]\s*\d+(?:\.\d*)?\s*/\s*[A-Za-z_]")
+_POSITIONAL_RECIPROCAL = re.compile(r"[,(]\s*\d+(?:\.\d*)?\s*/\s*(?:\d+(?:\.\d*)?\s*/\s*)?[A-Za-z_]")
 
 
 #: a data set that is not the private training data
@@ -1300,6 +1392,32 @@ def _budget(expr: cst.BaseExpression) -> bool:
     """An expression reading the privacy budget (``epsilon2 / (k + 1)``, ``self.eps``)."""
     return any(isinstance(n, (cst.Name, cst.Attribute)) and _budget_name(ident(n))
                for n in walk(expr))
+
+
+def _factor_of(expr: cst.BaseExpression, param: str) -> bool:
+    """``param`` is a factor of the denominator ``expr``: ``(n - 1) * eps ** 2``, ``n * eps``, ``sqrt(n)``."""
+    if isinstance(expr, cst.Name):
+        return expr.value == param
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Multiply):
+            return _factor_of(expr.left, param) or _factor_of(expr.right, param)
+        if isinstance(expr.operator, (cst.Add, cst.Subtract)) and _constant(expr.right):
+            return _factor_of(expr.left, param)
+        if isinstance(expr.operator, cst.Power) and number(expr.right) is not None and number(expr.right) > 0:
+            return _factor_of(expr.left, param)
+    if isinstance(expr, cst.Call) and call_name(expr) == "sqrt" and len(expr.args) == 1:
+        return _factor_of(expr.args[0].value, param)
+    return False
+
+
+def _budget_local(expr: cst.BaseExpression, fa) -> bool:  # type: ignore[no-untyped-def]
+    """A local name assigned once from the privacy budget (``budget = cfg['epsilon'] / k``)."""
+    if not isinstance(expr, cst.Name):
+        return False
+    value = fa.value_of(expr)
+    return value is not None and (_budget(value) or any(
+        isinstance(n, cst.SimpleString) and _budget_name(n.evaluated_value if isinstance(n.evaluated_value, str)
+                                                         else None) for n in walk(value)))
 
 
 def _budget_name(name: str | None) -> bool:

@@ -10,7 +10,9 @@
 * the slot of the module's own helper that returns it (``load(...)[-1]``, ``a, n = load(...)``);
 * a slot unpacked beside the training data from a loader defined elsewhere
   (``X_train, y_train, n, d = GetDataset(name)``);
-* a count attribute of a data object (``full_data.n`` of ``full_data = GeneralData(...)``).
+* a count attribute of a data object (``full_data.n`` of ``full_data = GeneralData(...)``);
+* an attribute of ``self`` that the class binds once, to such a count of the data it holds
+  (``self.data_num = len(self.data)``, ``self.n = self.X.shape[0]``).
 
 Configuration (``args.n``), parameters, literals, public bounds (``n_max``) and held-out sets are not
 counts of the private records.
@@ -92,6 +94,26 @@ def _direct_count(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _self_data_count(expr: cst.BaseExpression) -> str | None:
+    """``len(self.data)``, ``self.X.shape[0]``, ``len(self.train_df)``: the row count of the data set
+    the object holds (``self`` is otherwise a configuration owner, see ``CONFIG``)."""
+    from dpcheck.analysis.vocabulary import is_dataset_name
+    target = None
+    if isinstance(expr, cst.Call) and call_name(expr) in ("len", "size") and len(expr.args) == 1:
+        target = expr.args[0].value
+    elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+            and expr.value.attr.value == "shape" and len(expr.slice) == 1 \
+            and isinstance(expr.slice[0].slice, cst.Index) and number(expr.slice[0].slice.value) == 0:
+        target = expr.value.value
+    if not (isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name)
+            and target.value.value == "self"):
+        return None
+    name = target.attr.value
+    if words(name) & (HELD_OUT | _GRAPH) or not is_dataset_name(name):
+        return None
+    return f"the row count of the data `self.{name}` the object holds"
+
+
 class RecordCounts:
     """Follow a value to a count of the private records (see the module docstring)."""
 
@@ -105,7 +127,47 @@ class RecordCounts:
                 found = self._name(node, 8, frozenset())
                 if found is not None:
                     return f"`{node.value}`, {found}"
+            elif isinstance(node, cst.Attribute):
+                found = self._self_count(node, 8, frozenset())
+                if found is not None:
+                    return f"`self.{node.attr.value}`, {found}"
         return None
+
+    def _sum_of_counts_parameter(self, call: cst.Call) -> str | None:
+        """``sum(sample_counts)`` of a parameter named as the per-client (per-part) record counts
+        (``sample_counts``, ``client_dataset_sizes``, ``num_examples_per_client``): the exact total."""
+        if call_name(call) != "sum" or len(call.args) != 1 or not isinstance(call.args[0].value, cst.Name):
+            return None
+        arg = call.args[0].value
+        binding = self.fa.binding(arg)
+        if binding is None or binding.kind != "param":
+            return None
+        pieces = words(arg.value)
+        if not (pieces & {"sample", "samples", "example", "examples", "record", "records", "dataset", "data"}
+                and pieces & {"counts", "sizes", "count", "size", "num", "lens", "lengths"}) \
+                or pieces & (HELD_OUT - {"clients", "silos", "users", "workers"}) or pieces & CONFIG:
+            return None
+        return f"the sum of the record counts `{arg.value}` the parties reported"
+
+    def _self_count(self, attr: cst.Attribute, hops: int, seen: frozenset) -> str | None:
+        """``self.data_num`` bound exactly once in the class, to ``len(self.data)`` (or a count of it)."""
+        if not (isinstance(attr.value, cst.Name) and attr.value.value == "self") or hops <= 0:
+            return None
+        pieces = words(attr.attr.value)
+        if pieces & (HELD_OUT | CONFIG | {"noisy", "noised", "private", "dp", "max", "min", "bound", "public"}):
+            return None
+        cls = self.fa.enclosing_class(attr)
+        if cls is None:
+            return None
+        bindings = self.fa.attribute_bindings(cls, attr.attr.value)
+        if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None \
+                or id(bindings[0].target) in seen:
+            return None
+        value = bindings[0].value
+        counted = _self_data_count(value)
+        if counted is not None:
+            return counted
+        return self._value(value, hops - 1, seen | {id(bindings[0].target)})
 
     # ------------------------------------------------------------------ values
     def _value(self, expr: cst.BaseExpression, hops: int, seen: frozenset) -> str | None:
@@ -128,7 +190,7 @@ class RecordCounts:
             if name in _WRAPPERS and len(expr.args) >= 1:
                 return self._value(expr.args[0].value, hops - 1, seen)
             if name in _AGGREGATES and expr.args:
-                return self._aggregate(expr, hops, seen)
+                return self._aggregate(expr, hops, seen) or self._sum_of_counts_parameter(expr)
             return None
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) and len(expr.slice) == 1 \
                 and isinstance(expr.slice[0].slice, cst.Index):
@@ -136,7 +198,7 @@ class RecordCounts:
             if index is not None and index == int(index):
                 return self._helper_slot(expr.value, int(index), None, hops, seen)
         if isinstance(expr, cst.Attribute):
-            return self._object_count(expr, hops, seen)
+            return self._object_count(expr, hops, seen) or self._self_count(expr, hops, seen)
         return None
 
     def _constant(self, expr: cst.BaseExpression) -> bool:
