@@ -29,9 +29,12 @@ _GLOBAL_DRAWS = frozenset({
     "binomial", "geometric", "choice", "gauss", "normalvariate", "expovariate", "randint", "random_sample",
     "randn_like", "rand_like", "normal_", "bernoulli", "multinomial", "poisson", "standard_exponential",
 })
+#: scipy.stats distributions whose ``rvs`` (without ``random_state``) draws privacy noise from NumPy's global generator
+_SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "binom", "dlaplace", "expon"})
 #: words of a function whose own draws are a privacy mechanism's randomness
 _MECHANISM_FUNCTION_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "perturbation",
-                                       "perturbed", "privatize", "privatise", "randomize", "randomise", "ldp",
+                                       "perturbed", "privatize", "privatise", "randomize", "randomise", "randomizer",
+                                       "randomiser", "ldp",
                                        "staircase", "mechanism", "sanitize", "sanitise", "obfuscate"})
 
 
@@ -312,6 +315,82 @@ def private_communities(A, k, eps, delta, rng, random_state):
 def replicate(A, k, seed, idx):
     return private_communities(A, k, eps=1.0, delta=1e-5, rng=np.random.default_rng(), random_state=seed + idx)
 """,
+        # each repetition hands an unseeded generator to the mechanism taking ε (twin of the loop-index seed)
+        """
+import numpy as np
+def evaluate(data, epsilon, times):
+    out = []
+    for i in range(times):
+        prng = np.random.RandomState()
+        out.append(identity_release(data, prng, epsilon))
+    return out
+""",
+        # a loop-index generator that only splits the data; the split call takes no ε
+        """
+import numpy as np
+from sklearn.model_selection import train_test_split
+def evaluate(data, epsilon, folds):
+    scores = []
+    for i in range(folds):
+        rng = np.random.RandomState(i)
+        train, test = train_test_split(data, random_state=rng)
+        scores.append(private_fit(train, epsilon).score(test))
+    return scores
+""",
+        # the entry point seeds NumPy for the data split; the randomiser draws from its own unseeded generator
+        """
+import numpy as np
+class ShuffleRR:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+        self.rng = np.random.default_rng()
+    def local_randomizer(self, value, keep, k):
+        return value if self.rng.random() < keep else self.rng.integers(k)
+def main():
+    np.random.seed(42)
+    data = np.random.permutation(100)
+    rr = ShuffleRR(1.0)
+    return [rr.local_randomizer(v, 0.7, 100) for v in data]
+""",
+        # ordinary training: main() seeds torch; Adam's eps and a diffusion forward process draw no privacy noise
+        """
+import torch
+def q_sample(x0, t, alphas):
+    return alphas[t].sqrt() * x0 + (1 - alphas[t]).sqrt() * torch.randn_like(x0)
+def main():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-8)
+    x = torch.randn(8, 4)
+    loss = (model(q_sample(x, 3, torch.linspace(0.9, 0.1, 10))) - x).pow(2).mean()
+    loss.backward()
+    opt.step()
+""",
+        # a tutorial's entry point seeds NumPy and simulates its own data: no private record is released
+        """
+import numpy as np
+class Exponential:
+    def __init__(self, epsilon, scores):
+        self.epsilon, self.scores = epsilon, scores
+    def exponential(self, options):
+        p = np.exp(self.epsilon * self.scores / 2)
+        return np.random.choice(options, p=p / p.sum())
+def run_example():
+    np.random.seed(0)
+    data = np.random.choice(["a", "b"], size=100)
+    mech = Exponential(1.0, np.array([np.mean(data == "a"), np.mean(data == "b")]))
+    print(mech.exponential(["a", "b"]))
+if __name__ == "__main__":
+    run_example()
+""",
+        # a module-level seed name left None: fresh entropy for the mechanism
+        """
+import numpy as np
+SEED = None
+np.random.seed(SEED)
+def perturb(values, epsilon):
+    return values + np.random.laplace(0, 1 / epsilon, len(values))
+""",
     )
 
     INVALID = (
@@ -486,6 +565,44 @@ def private_communities(A, k, eps, delta, random_state):
 def replicate(A, k, seed, idx):
     return private_communities(A, k, eps=1.0, delta=1e-5, random_state=seed + idx)  # <-
 """,
+        # a per-repetition generator seeded by the loop index and handed to the mechanism with ε (HDPView scripts)
+        """
+import numpy as np
+def evaluate(data, epsilon, times):
+    out = []
+    for i in range(times):
+        prng = np.random.RandomState(i)  # <-
+        out.append(identity_release(data, prng, epsilon))
+    return out
+""",
+        # the run's entry point fixes NumPy's global seed; the module's randomiser draws its coins from it
+        """
+import numpy as np
+class ShuffleRR:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def local_randomizer(self, value, keep, k):
+        if np.random.binomial(1, keep):
+            return value
+        return np.random.randint(k)
+def main():
+    np.random.seed(42)  # <-
+    data = np.loadtxt("survey.csv", dtype=int)
+    rr = ShuffleRR(1.0)
+    return [rr.local_randomizer(v, 0.7, 100) for v in data]
+""",
+        # a module-level seed through a constant name; a client draws flip noise with an ε-derived probability
+        """
+import numpy as np
+SEED = 11
+np.random.seed(SEED)  # <-
+class Client:
+    def __init__(self, epsilon):
+        self.p = 1 / (1 + np.exp(epsilon))
+    def report(self, bits):
+        noise = np.random.binomial(1, self.p, bits.shape)
+        return np.abs(bits - noise)
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -509,8 +626,9 @@ def replicate(A, k, seed, idx):
             self._generator(node, name)
         elif name in _GLOBAL_SEEDS and isinstance(node.func, cst.Attribute):
             family = self._family(node)
-            if family is not None and number(_seed_arg(node)) is not None:
-                self._constant_global_seed(node, {family}, f"the constant `{fa.code(_seed_arg(node))}`")  # type: ignore[arg-type]
+            constant = self._constant_seed(node, _seed_arg(node))
+            if family is not None and constant is not None:
+                self._constant_global_seed(node, {family}, constant)
             else:
                 self._global_seed(node, name)
 
@@ -595,6 +713,11 @@ def replicate(A, k, seed, idx):
                 receiver = dotted(sub.func.value) or ""
                 if _GLOBAL_FAMILIES.get(receiver) in families and receiver != "torch.cuda":
                     out.append(sub)
+            elif isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) and sub.func.attr.value == "rvs" \
+                    and "numpy" in families and fa.line_of(sub) > after \
+                    and (dotted(sub.func.value) or "").rsplit(".", 1)[-1] in _SCIPY_NOISE \
+                    and not any(a.keyword is not None and a.keyword.value == "random_state" for a in sub.args):
+                out.append(sub)  # ``scipy.stats.laplace.rvs(0, b)`` draws from NumPy's global generator
         return out
 
     def _mechanism_function(self, fn: cst.FunctionDef) -> bool:
@@ -602,6 +725,10 @@ def replicate(A, k, seed, idx):
         perturbation (``add_noise_to_hist``, ``perturb_adj``)."""
         if words(fn.name.value) & _MECHANISM_FUNCTION_WORDS:
             return True
+        if any(isinstance(sub, cst.Assign) and any("noise" in words(last_name(t.target) or "") for t in sub.targets)
+               and isinstance(sub.value, cst.Call) and self._global_draws(sub.value, {"numpy", "random", "torch"}, 0)
+               and self._calibrated(sub.value) for sub in walk(fn)):
+            return True  # ``noise = np.random.binomial(1, self.P, shape)``: the function draws calibrated noise
         if not (any(words(p.name.value) & {"eps", "epsilon"} for p in all_params(fn)) or any(
                 isinstance(sub, cst.Attribute) and words(sub.attr.value) & {"eps", "epsilon"}
                 and dotted(sub.value) == "self" for sub in walk(fn))):
@@ -613,6 +740,18 @@ def replicate(A, k, seed, idx):
                    and self._global_draws(statement, {"numpy", "random", "torch"}, 0)}
         return not any(isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in drawing
                        for sub in walk(fn, into_scopes=False))
+
+    @staticmethod
+    def _calibrated(call: cst.Call) -> bool:
+        """``laplace(0, b, n)``, ``binomial(1, p, n)``, ``laplace.rvs(0, b, n)``: a draw whose scale or flip
+        probability (the second argument, or ``scale=``/``p=``) is a variable, not a literal or a shape."""
+        if call.func.attr.value not in ("laplace", "normal", "binomial", "gumbel", "rvs"):  # type: ignore[attr-defined]
+            return False
+        keyword = next((a.value for a in call.args if a.keyword is not None
+                        and a.keyword.value in ("scale", "p", "std")), None)
+        positional = [a.value for a in call.args if a.keyword is None]
+        value = keyword if keyword is not None else positional[1] if len(positional) > 1 else None
+        return value is not None and number(value) is None
 
     def _noise_function_draw(self, node: cst.CSTNode) -> bool:
         """Outside recognised DP context: the seed sits in a function named for noise (``add_noise_to_hist``) that
@@ -644,6 +783,17 @@ def replicate(A, k, seed, idx):
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
         line = fa.line_of(node)
+        if fn is not None and self._driver(fn) and not self._global_draws(fn, families, line):
+            # ``def main(): np.random.seed(42); …``: the run's entry point seeds once for everything it then calls
+            # (an entry point that draws its own data from the seeded generator is a simulation demo)
+            drawn = self._module_mechanism_draw(families)
+            if drawn is not None:
+                mechanism, draw = drawn
+                self.report(node, f"the run's entry point `{fn.name.value}` seeds the global generator with {why}, "
+                                  f"and `{mechanism.name.value}` draws the privacy noise from it on line "
+                                  f"{fa.line_of(draw)}: the noise is reproducible by anyone with the code and can be "
+                                  f"subtracted; draw privacy noise from an unseeded generator")
+                return
         if fn is None:
             if self._main_guard(node):
                 return  # a library module's demo block
@@ -675,6 +825,84 @@ def replicate(A, k, seed, idx):
                               f"same noise, which anyone with the code can regenerate and subtract; draw privacy "
                               f"noise from an unseeded generator")
 
+    # -- seeds and mechanisms across the module -------------------------------------------------
+    def _constant_seed(self, node: cst.Call, seed: cst.BaseExpression | None) -> str | None:
+        """A literal seed, or a name bound once to a literal at module level or in the seeding function
+        (``random_state = 68`` … ``np.random.seed(random_state)``)."""
+        fa = self.ctx.analysis
+        if seed is None:
+            return None
+        if number(seed) is not None:
+            return f"the constant `{fa.code(seed)}`"
+        if not isinstance(seed, cst.Name):
+            return None
+        fn = fa.enclosing_function(node)
+        if fn is not None and seed.value in {p.name.value for p in all_params(fn)}:
+            return None
+        scope = fn.body if fn is not None else self.ctx.module
+        values = [sub.value for sub in walk(scope, into_scopes=False) if isinstance(sub, cst.Assign)
+                  and any(last_name(t.target) == seed.value and isinstance(t.target, cst.Name) for t in sub.targets)]
+        if fn is not None and not values:
+            values = [sub.value for statement in self.ctx.module.body for sub in walk(statement, into_scopes=False)
+                      if isinstance(sub, cst.Assign) and any(isinstance(t.target, cst.Name)
+                                                             and t.target.value == seed.value for t in sub.targets)]
+        if len(values) == 1 and number(values[0]) is not None:
+            return f"`{seed.value}` = {fa.code(values[0])}, a constant"
+        return None
+
+    def _driver(self, fn: cst.FunctionDef) -> bool:
+        """The run's entry point: ``main``/``run_main`` at module level, or the function the ``__main__`` block calls."""
+        if fn.name.value.startswith("test") or self.ctx.analysis.enclosing_class(fn) is not None:
+            return False
+        if "main" in words(fn.name.value):
+            return True
+        return any(isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value == fn.name.value
+                   and self._main_guard(sub) for sub in walk(self.ctx.module))
+
+    def _module_mechanism_draw(self, families: set[str]) -> tuple[cst.FunctionDef, cst.Call] | None:
+        for statement in walk(self.ctx.module):
+            if isinstance(statement, cst.FunctionDef) and not statement.name.value.startswith("test") \
+                    and self._mechanism_function(statement):
+                draws = self._global_draws(statement, families, 0)
+                if draws:
+                    return statement, next((d for d in draws if self._calibrated(d)), draws[0])
+        return None
+
+    def _loop_index(self, node: cst.CSTNode, seed: cst.BaseExpression) -> str | None:
+        """``for i in range(times): prng = RandomState(i)``: the seed is the repetition's index, public."""
+        if not isinstance(seed, cst.Name):
+            return None
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        while parent is not None and not isinstance(parent, cst.FunctionDef):
+            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) \
+                    and parent.target.value == seed.value and any(
+                        isinstance(sub, cst.Call) and call_name(sub) == "range" for sub in walk(parent.iter)):
+                return f"the loop index `{seed.value}` of `{fa.code(parent.iter)}`"
+            parent = fa.parent(parent)
+        return None
+
+    def _passed_to_mechanism(self, target: str, node: cst.CSTNode) -> cst.Call | None:
+        """A call in the generator's function that receives the generator and ε (``Identity(data, prng, epsilon)``,
+        ``privtree.run(block, prng, epsilon=eps)``): the mechanism draws its noise from that generator."""
+        scope = self._scope(target, node)
+        fa = self.ctx.analysis
+        line = fa.line_of(node)
+        rebound = [fa.line_of(sub) for sub in walk(scope) if isinstance(sub, cst.Assign) and fa.line_of(sub) > line
+                   and any(last_name(t.target) == target for t in sub.targets)]
+        for sub in walk(scope):
+            if not isinstance(sub, cst.Call) or call_name(sub) in _GENERATORS or fa.line_of(sub) < line \
+                    or any(line < r <= fa.line_of(sub) for r in rebound):
+                continue
+            values = [a.value for a in sub.args]
+            if not any(isinstance(v, cst.Name) and v.value == target for v in values):
+                continue
+            names = [a.keyword.value for a in sub.args if a.keyword is not None]
+            names += [last_name(v) or "" for v in values if isinstance(v, (cst.Name, cst.Attribute))]
+            if any(words(n) & {"eps", "epsilon"} for n in names):
+                return sub
+        return None
+
     # -- a generator object -------------------------------------------------------------------
     def _generator(self, node: cst.Call, name: str) -> None:
         if name in ("Random", "Generator") and not (dotted(node.func) or "").startswith(("random.", "np.", "numpy.")):
@@ -682,7 +910,7 @@ def replicate(A, k, seed, idx):
         seed = _seed_arg(node)
         if seed is None:
             return
-        why = self._fixed(node, seed)
+        why = self._fixed(node, seed) or self._loop_index(node, seed)
         if why is None:
             return
         fa = self.ctx.analysis
@@ -693,9 +921,14 @@ def replicate(A, k, seed, idx):
         if target is None:
             return
         draws = self._noise_draws(target, node)
+        if why.startswith("the loop index") and ("." in target or self._passed_to_mechanism(target, node) is None):
+            return  # a per-repetition seed is reported where the generator is handed to a mechanism taking ε
         if draws and "." not in target and not self._privacy_parametrised(node):
             return  # a plain additive-noise baseline (scale from the data's spread), no DP mechanism
-        if not draws:
+        mechanism = None if draws or "." in target else self._passed_to_mechanism(target, node)
+        if mechanism is not None:
+            what = f"it is handed to `{call_name(mechanism)}` with ε on line {fa.line_of(mechanism)}, which draws its noise from it"
+        elif not draws:
             if not (target.startswith("self.") and self._mechanism_init(node) and self._mechanism_class(node)
                     and not self._other_uses(target, node)):
                 return

@@ -205,6 +205,13 @@ def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[s
                             for d in [dotted(c.func.value)] if d is not None}
             if target in drawn_by:
                 return True
+            if "." not in target and any(
+                    isinstance(c, ast.Call) and any(isinstance(a, ast.Name) and a.id == target for a in c.args)
+                    and any(words(n) & eps for n in [*(k.arg or "" for k in c.keywords),
+                                                     *(a.id for a in c.args if isinstance(a, ast.Name)),
+                                                     *(a.attr for a in c.args if isinstance(a, ast.Attribute))])
+                    for c in calls):
+                return True  # a generator handed to a call taking ε (DP507 checks the seed and the hand-off)
             fn = facts.enclosing_function(call)
             if target.startswith("self.") and fn is not None and fn.name == "__init__" and any(
                     words(a.arg) & eps for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
@@ -220,6 +227,8 @@ def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[s
             fn = facts.enclosing_function(call)
             if number(seed) is not None and name != "set_seed":
                 return True  # a global generator seeded with a literal (DP507 checks for a mechanism drawing after it)
+            if isinstance(seed, ast.Name) and fn is None and name != "set_seed":
+                return True  # ``random_state = 68`` … ``np.random.seed(random_state)`` at module level
             if not isinstance(seed, ast.Name) or fn is None:
                 continue
             if name != "set_seed" and any(
