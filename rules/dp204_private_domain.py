@@ -908,6 +908,48 @@ def run(records, domain_size, epsilon):
     print("largest", max(records))
     return [sue_encode(v, domain_size, p) for v in records]
 """,
+        # the noisy sample is rescaled onto declared public bounds
+        """
+import pandas as pd
+def release_sample(frame, bounds, epsilon, sensitivity):
+    noisy = gaussian_mechanism(frame.values, sensitivity / epsilon)
+    limits = {name: bounds[name] for name in frame.columns}
+    out = rescale_columns(pd.DataFrame(noisy, columns=frame.columns), bounds=limits)
+    return out
+""",
+        # the script's own loader, with the bound taken from the public rating scale
+        """
+import numpy as np
+import pandas as pd
+def read_table(path):
+    return pd.read_csv(path).to_numpy()
+def prepare():
+    return read_table("scores.csv")
+if __name__ == "__main__":
+    ratings = prepare()
+    bound = 5.0
+    epsilon = 1.0
+    released = laplace_perturbation(ratings, bound, epsilon)
+""",
+        # an image batch normalised to its own range before augmentation noise, no DP release
+        """
+import torch
+def augment(batch, sigma=0.1):
+    lo, hi = batch.min(), batch.max()
+    scaled = rescale(batch, lo, hi)
+    return scaled + sigma * torch.randn_like(scaled)
+""",
+        # a loaded table's extremes only printed in a summary helper of an experiment script
+        """
+import pandas as pd
+def load_data():
+    return pd.read_csv("adult.csv")
+if __name__ == "__main__":
+    df = load_data()
+    print("age range", df["age"].min(), df["age"].max())
+    clip_norm = 1.0
+    eps = 1e-8  # Adam's epsilon
+""",
     )
 
     INVALID = (
@@ -1400,6 +1442,31 @@ def run(records, epsilon):
     d = max(records) + 1  # <-
     p = 1 / (1 + math.exp(epsilon / 2))
     return [sue_encode(v, d, p) for v in records]
+""",
+        # the noisy sample is rescaled onto each column's observed extremes by a project helper
+        """
+import pandas as pd
+def release_sample(frame, epsilon, sensitivity):
+    noisy = gaussian_mechanism(frame.values, sensitivity / epsilon)
+    limits = {}
+    for name in frame.columns:
+        limits[name] = (frame[name].min(), frame[name].max())  # <-
+    out = rescale_columns(pd.DataFrame(noisy, columns=frame.columns), bounds=limits)
+    return out
+""",
+        # a script loads the records through its own helper and clips them to their own maximum
+        """
+import numpy as np
+import pandas as pd
+def read_table(path):
+    return pd.read_csv(path).to_numpy()
+def prepare():
+    return read_table("scores.csv")
+if __name__ == "__main__":
+    ratings = prepare()
+    bound = ratings.max()  # <-
+    epsilon = 1.0
+    released = laplace_perturbation(ratings, bound, epsilon)
 """,
     )
 

@@ -11,7 +11,7 @@ from dpcheck.rule import Rule
 
 #: calls whose result is the set of values a column holds
 _SET_METHODS = frozenset({"unique", "nunique", "value_counts", "drop_duplicates"})
-_SET_FUNCS = frozenset({"unique", "set", "Counter", "get_dummies"})
+_SET_FUNCS = frozenset({"unique", "set", "Counter", "get_dummies", "factorize"})
 #: words of an iterable that runs over a table's columns
 _COLUMN_WORDS = frozenset({
     "col", "cols", "column", "columns", "attr", "attrs", "attribute", "attributes", "feature", "features",
@@ -83,6 +83,10 @@ def _value_set(expr: cst.CSTNode, loop_vars: set[str]) -> bool:
     return False
 
 
+def _factorized(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Call) and call_name(expr) == "factorize"
+
+
 def _columns_loop(iterable: cst.BaseExpression) -> bool:
     text = dotted(iterable) or ""
     if isinstance(iterable, cst.Call) and call_name(iterable) in ("keys", "items", "enumerate", "sorted", "list", "zip"):
@@ -117,6 +121,11 @@ def _stores(module: cst.Module) -> list[_Store]:
                     continue
                 for t in stmt.targets:
                     target = t.target
+                    if direct and isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+                            and _factorized(stmt.value) and isinstance(target.elements[1].value, cst.Name):
+                        # ``codes, uniques = pd.factorize(df[c])``: the second item is the codebook
+                        derived.add(target.elements[1].value.value)
+                        continue
                     if isinstance(target, cst.Name):
                         if direct:
                             derived.add(target.value)
@@ -190,6 +199,12 @@ def _decoders(module: cst.Module) -> list[cst.CSTNode]:
                 found.append(node)
         elif isinstance(node, cst.Call) and call_name(node) in ("inverse_transform", "decode", "fit_invert"):
             found.append(node)
+        elif isinstance(node, cst.ClassDef) and not node.bases:
+            # a plain data-handler class with ``forward`` (encode) and ``backward`` (decode) methods; a
+            # class with bases may be an autograd function or a network, whose ``backward`` is a gradient
+            methods = {m.name.value: m for m in node.body.body if isinstance(m, cst.FunctionDef)}
+            if "forward" in methods and "backward" in methods:
+                found.append(methods["backward"])
     return found
 
 
@@ -213,7 +228,7 @@ class PrivateCategoryCodebook(Rule):
         "domain file, or release them through a DP mechanism (e.g. noisy counts with a threshold) charged "
         "to the budget."
     )
-    TRIGGERS = ("unique", "set(", "value_counts", "Encoder", "categories", "get_dummies", "classes_")
+    TRIGGERS = ("unique", "set(", "value_counts", "Encoder", "categories", "get_dummies", "classes_", "factorize")
     requires_dp_context = False
 
     @classmethod
@@ -221,7 +236,7 @@ class PrivateCategoryCodebook(Rule):
         if not super().applies_to(source):
             return False
         code = code_and_fstrings(source)
-        return re.search(r"inverse_transform|decode|decompress|fit_invert|onehot|inverse|reconstruct|domain|"
+        return re.search(r"inverse_transform|decode|decompress|fit_invert|onehot|inverse|reconstruct|domain|backward|"
                          r"train|fit|synthe|generat|privbayes|gan|mst|aim|pgm|mechanism", code, re.I) is not None
 
     VALID = (
@@ -303,6 +318,39 @@ class Codec:
     def decode(self, idx):
         return {v: self.codes[v][i] for v, i in idx.items()}
 """,
+        # the same handler with the levels of a public schema
+        """
+import pandas as pd
+class TableCoder:
+    def __init__(self, df, schema, epsilon):
+        self.df, self.schema, self.lookup = df, schema, {}
+    def forward(self):
+        coded = pd.DataFrame()
+        for col in self.df.columns:
+            levels = pd.Index(self.schema[col])
+            coded[col] = levels.get_indexer(self.df[col])
+            self.lookup[col] = levels
+        return coded
+    def backward(self, coded):
+        return pd.DataFrame({col: self.lookup[col][coded[col]] for col in coded.columns})
+""",
+        # an autograd function's backward is a gradient, and the factorized codes only index a DP-SGD batch
+        """
+import pandas as pd
+import torch
+class ClipGrad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.clamp(-1.0, 1.0)
+def encode(df, columns, noise_multiplier):
+    codes = {}
+    for col in columns:
+        codes[col], _ = pd.factorize(df[col])
+    return codes
+""",
     )
 
     INVALID = (
@@ -375,6 +423,21 @@ from mbi import Dataset, Domain
 def fit_mst(df, epsilon, delta):
     domain = Domain.fromdict({c: int(df[c].nunique()) for c in df.columns})  # <-
     return mst(Dataset(df, domain), epsilon, delta)
+""",
+        # a data handler factorizes each private column and its backward pass decodes the synthetic codes
+        """
+import pandas as pd
+class TableCoder:
+    def __init__(self, df, epsilon):
+        self.df, self.lookup = df, {}
+    def forward(self):
+        coded = pd.DataFrame()
+        for col in self.df.columns:
+            coded[col], levels = pd.factorize(self.df[col])
+            self.lookup[col] = levels  # <-
+        return coded
+    def backward(self, coded):
+        return pd.DataFrame({col: self.lookup[col][coded[col]] for col in coded.columns})
 """,
     )
 

@@ -96,6 +96,8 @@ class Flow:
     masks: set[str] = field(default_factory=set)
     #: maxima kept in a name only ever subtracted from what they are the maximum of (a softmax's shift)
     shifts: set[cst.CSTNode] = field(default_factory=set)
+    #: the module's functions returning loaded records (``module_records``)
+    loaders: frozenset[str] = frozenset()
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
@@ -125,6 +127,18 @@ _CARRY = frozenset({
     "Series", "deepcopy", "copy", "reversed", "filter", "map", "ceil", "floor", "log2", "log10", "log1p", "power",
     "pow", "fromkeys",
 })
+
+
+#: words of a function that maps values onto given bounds (``scale_data(sample, target_bounds=b)``):
+#: the bounds it is given shape its result, as a clip's do
+_RESCALE_WORDS = frozenset({
+    "rescale", "scale", "unscale", "denormalize", "denormalise", "unnormalize", "unnormalise", "clip", "clamp",
+})
+
+
+def _rescales(call: cst.Call) -> bool:
+    name = call_name(call)
+    return bool(name) and bool(words(name) & _RESCALE_WORDS) and not name[:1].isupper()
 
 
 #: methods re-coding each record's value through a lookup table (``df[c].map(ids)``)
@@ -173,6 +187,8 @@ def carried(expr: cst.CSTNode, masks: frozenset[str] = frozenset()) -> tuple[set
                         lookups.update(t for t in tables if t is not None)
                         continue
             if call_name(node) in _CARRY or call_name(node) == "get":  # type: ignore[arg-type]
+                stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
+            elif _rescales(node):  # type: ignore[arg-type]
                 stack.extend(a.value for a in node.args)  # type: ignore[attr-defined]
             continue
         if kind is cst.Attribute:
@@ -469,7 +485,7 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
         flow.private -= targets
         if not _random(value) or _dp_output(value):
             flow.randomised |= targets
-    elif _loads(value):
+    elif _loads(value) or _loader_call(value, flow.loaders):
         flow.private |= {t for t in targets if not _not_data(t)}
     elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
         flow.private |= {t for t in targets if not _not_data(t)}
@@ -603,7 +619,8 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
     records are its parameters, what it loads from files, and the module's ``records`` (globals
     holding loaded data) it does not shadow with a parameter."""
-    flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()}, shifts=_shift_maxima(fn))
+    flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()}, shifts=_shift_maxima(fn),
+                loaders=getattr(records, "loaders", frozenset()))
     if isinstance(fn, cst.FunctionDef):
         params = param_names(fn)
         flow.private = {p for p in params if not _not_data(p) and p not in _picked_from(fn)} \
@@ -693,16 +710,55 @@ def noisy_refs(expr: cst.CSTNode) -> set[str]:
     return {n for n in value_refs(expr) if words(n.split(".")[-1]) & _NOISY_WORDS}
 
 
+class Records(frozenset):
+    """Module-level names holding records, and (``loaders``) the module's functions returning loaded data."""
+
+    loaders: frozenset[str] = frozenset()
+
+
+def _loaders(module: cst.Module) -> frozenset[str]:
+    """Top-level functions of ``module`` that return what they read from a file, directly or through
+    another such function (``def dataprocessing(): return build_matrix(path)`` with ``build_matrix``
+    calling ``pd.read_csv``) and take no records to read: ``ratings = dataprocessing()`` holds records."""
+    fns = [s for s in module.body if isinstance(s, cst.FunctionDef) and not s.params.params]
+    fns += [s for s in module.body if isinstance(s, cst.FunctionDef) and s.params.params]
+    found: set[str] = set()
+    for _ in range(3):
+        for fn in fns:
+            name = fn.name.value
+            if name in found or words(name) & (_NOT_DATA | _EVALUATION_WORDS | {"model", "train", "fit"}):
+                continue
+            returns = [r.value for r in walk(fn.body, into_scopes=False) if isinstance(r, cst.Return) and r.value]
+            if not returns:
+                continue
+            body_loads = any(isinstance(n, cst.Call) and (_loads(n) and not _random(n)
+                             or isinstance(n.func, cst.Name) and n.func.value in found)
+                             for n in walk(fn.body, into_scopes=False))
+            if body_loads:
+                found.add(name)
+    return frozenset(found)
+
+
+def _loader_call(value: cst.CSTNode, loaders: frozenset[str]) -> bool:
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in loaders
+
+
 def module_records(module: cst.Module) -> frozenset[str]:
     """Module-level names holding loaded records: loaded at top level (``df = pd.read_csv(...)``) or
-    assigned a load in a function that declares them ``global``."""
-    out = set(function_flow(module).private)
+    assigned a load in a function that declares them ``global``, or the result of one of the module's
+    loading functions (``_loaders``)."""
+    loaders = _loaders(module)
+    seed = Records()
+    seed.loaders = loaders
+    out = set(function_flow(module, None, seed).private)
     for fn in (n for n in walk(module) if isinstance(n, cst.FunctionDef)):
         declared = {name.name.value for g in walk(fn.body, into_scopes=False) if isinstance(g, cst.Global)
                     for name in g.names}
         if declared:
             out |= declared & function_flow(fn).private
-    return frozenset(out)
+    result = Records(out)
+    result.loaders = loaders
+    return result
 
 
 #: a function with one of these words runs an experiment on the mechanism or plots it; what it computes
