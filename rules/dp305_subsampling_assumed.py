@@ -588,6 +588,32 @@ def train(model, dataset, optimizer, dp_optimizer, batch_size):
         dp_optimizer.step()
     return accountant.get_epsilon(delta=1e-5)
 """,
+        # the federated client keeps its engine for a later ε read and keeps Poisson sampling on
+        """
+from opacus import PrivacyEngine
+class Participant:
+    def __init__(self, loader, sigma, clip):
+        self.loader, self.sigma, self.clip = loader, sigma, clip
+        self.engine = PrivacyEngine(accountant="rdp")
+    def local_round(self, net, opt):
+        net, opt, dl = self.engine.make_private(module=net, optimizer=opt, data_loader=self.loader,
+                                                noise_multiplier=self.sigma, max_grad_norm=self.clip)
+        for xb, yb in dl:
+            opt.zero_grad()
+            net.loss(xb, yb).backward()
+            opt.step()
+""",
+        # a mechanics test: a local engine with no accountant chosen, fixed batches, no ε read
+        """
+from opacus import PrivacyEngine
+def test_grads_are_clipped(net, opt, loader):
+    engine = PrivacyEngine()
+    net, opt, dl = engine.make_private(module=net, optimizer=opt, data_loader=loader,
+                                       noise_multiplier=0.5, max_grad_norm=1.0, poisson_sampling=False)
+    for xb, yb in dl:
+        net.loss(xb, yb).backward()
+        opt.step()
+""",
         # a unit test fixes the batches for repeatability and only checks that ε is positive; the
         # ε-targeted engine beside it keeps Poisson sampling
         """
@@ -1642,6 +1668,23 @@ def private_model(model, optimizer, loader, epsilon):
                                             target_epsilon=epsilon, target_delta=1e-5, epochs=3,
                                             max_grad_norm=1.0, poisson_sampling=False)  # <-
 """,
+        # a federated client keeps its engine (a named accountant) for the server to read ε later, yet
+        # turns Poisson sampling off
+        """
+from opacus import PrivacyEngine
+class Participant:
+    def __init__(self, loader, sigma, clip):
+        self.loader, self.sigma, self.clip = loader, sigma, clip
+        self.engine = PrivacyEngine(accountant="rdp")
+    def local_round(self, net, opt):
+        net, opt, dl = self.engine.make_private(module=net, optimizer=opt, data_loader=self.loader,
+                                                noise_multiplier=self.sigma, max_grad_norm=self.clip,
+                                                poisson_sampling=False)  # <-
+        for xb, yb in dl:
+            opt.zero_grad()
+            net.loss(xb, yb).backward()
+            opt.step()
+""",
         # Opacus told not to sample, and its ε reported
         """
 from opacus import PrivacyEngine
@@ -1902,6 +1945,9 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         #: a rate computed in the branch that turns Poisson sampling off (fixed-size batches kept)
         self._fixed_branch_rates: list[tuple[cst.Assign, cst.If]] = []
         self._epsilon_read = False
+        #: ``self.engine = PrivacyEngine(...)`` / ``PrivacyEngine(accountant="prv")``: an engine kept (or given an
+        #: accountant) for ε to be read later, often by another module (``clients[i].privacy_engine.get_epsilon``)
+        self._engine_kept = False
         self._poisson_selection: cst.Comparison | None = None
 
     @property
@@ -1927,6 +1973,8 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         if name in _EPSILON_READS and not self._asserted(node) and not (
                 name == "make_private_with_epsilon" and not self._poisson_off_in(node)):
             self._epsilon_read = True
+        if name == "PrivacyEngine" and self._kept_engine(node):
+            self._engine_kept = True
         if name in ("make_private", "make_private_with_epsilon"):
             off = _keyword(node, "poisson_sampling")
             if _noiseless(node):
@@ -1941,6 +1989,16 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         kind = self._batch_source(node, name)
         if kind is not None:
             self._sources.append((node, kind))
+
+    def _kept_engine(self, node: cst.Call) -> bool:
+        """An Opacus engine built with a chosen accountant (``PrivacyEngine(accountant="prv")``) or stored on an
+        object (``self.privacy_engine = PrivacyEngine()``): its ε is meant to be read, if not in this file."""
+        acc = _keyword(node, "accountant")
+        if acc is not None and isinstance(acc.value, cst.SimpleString):
+            return True
+        parent = self.ctx.analysis.parent(node)
+        return isinstance(parent, cst.Assign) and any(
+            isinstance(t.target, cst.Attribute) for t in parent.targets)
 
     def _asserted(self, node: cst.Call) -> bool:
         """``assert engine.get_epsilon() > 0``: a test's sanity check on ε releases nothing."""
@@ -2523,7 +2581,7 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if self._epsilon_read:
+        if self._epsilon_read or self._engine_kept:
             for off in self._poisson_off:
                 self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
                                  "accountant still assumes each record is sampled with probability q (Poisson), so "
