@@ -270,3 +270,66 @@ def project_operator_without_scale(ctx, call: cst.Call, index: int) -> bool:  # 
     if not defs:
         return False
     return all(index < len(params) and not words(params[index]) & _SCALE_PARAMS for params in defs)
+
+
+# -- a helper the project never refers to ---------------------------------------------------------------------------
+_TOKENS: dict[str, dict[str, int]] = {}
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STAR = re.compile(r"^[ \t]*from[ \t]+([.\w]+)[ \t]+import[ \t]+\*", re.M)
+
+
+def _project_tokens(root: str) -> dict[str, int]:
+    """How often each identifier-like token occurs in the project's ``.py`` files (code, strings and comments
+    alike, so a mention anywhere counts as a use). Read once per root."""
+    import os
+
+    if root in _TOKENS:
+        return _TOKENS[root]
+    counts: dict[str, int] = {}
+    seen = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for n in sorted(names):
+            if not n.endswith(".py"):
+                continue
+            seen += 1
+            if seen > 4000:
+                break
+            try:
+                with open(os.path.join(folder, n), encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            for token in _IDENT.findall(text):
+                counts[token] = counts.get(token, 0) + 1
+            if n == "__init__.py":  # ``from .core import *`` in a package: core's names are its public API
+                for module in _STAR.findall(text):
+                    key = " reexported:" + module.rsplit(".", 1)[-1]
+                    counts[key] = 1
+    _TOKENS[root] = counts
+    return counts
+
+
+def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[no-untyped-def]
+    """A module-level function whose name occurs nowhere in the scanned project but its own ``def`` (no call,
+    import, export, registry entry, string or comment names it): a dead helper, it releases nothing. Only for a
+    file on disk inside a project (a package or a folder with other modules); methods and nested functions are
+    never counted dead."""
+    import os
+
+    if fn is None or fn.name.value.startswith("__"):
+        return False
+    path = getattr(ctx, "path", None)
+    if not path or not os.path.isfile(path):
+        return False
+    parent = ctx.analysis.parent(fn)
+    if not isinstance(parent, cst.Module):
+        return False
+    tokens = _project_tokens(_project_root(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    root = _project_root(path)
+    public = not fn.name.value.startswith("_")
+    if public and (" reexported:" + stem in tokens or any(
+            os.path.isfile(os.path.join(root, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg"))):
+        return False  # a library's public API (re-exported by a package ``__init__``, or installable): users call it
+    return tokens.get(fn.name.value, 0) == 1
