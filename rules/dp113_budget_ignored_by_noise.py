@@ -18,8 +18,21 @@ _CALIBRATION = frozenset({"noise", "sigma", "multiplier", "std", "stddev", "scal
 _ABSTRACT = frozenset({"abstractmethod", "overload", "abstractproperty"})
 
 
+#: parameters of an Adam-style optimiser: an ``eps`` beside them is its numerical-stability constant
+_OPTIMISER_SIBLINGS = frozenset({"b1", "b2", "beta1", "beta2", "beta_1", "beta_2", "eps_root", "amsgrad", "momentum"})
+
+
+def _optimiser_eps(fn: cst.FunctionDef) -> bool:
+    """``scale_by_adam(b1, b2, eps, eps_root)``: the function takes an optimiser's moment decays and no δ, so
+    its ``eps`` is the optimiser's constant, not a privacy budget."""
+    names = {p.name.value.lower() for p in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params)}
+    return len(names & _OPTIMISER_SIBLINGS) >= 2 and not any("delta" in n for n in names)
+
+
 def _budget_params(fn: cst.FunctionDef) -> list[str]:
     out = []
+    if _optimiser_eps(fn):
+        return out
     for param in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params):
         pieces = words(param.name.value)
         if not pieces & _BUDGET or pieces & _NUMERIC:
@@ -87,6 +100,16 @@ class BudgetIgnoredByNoise(Rule):
         "    return np.random.laplace(0.0, sensitivity / epsilon, shape)\n",
         # an interface
         "class Mechanism:\n    def noise_scale(self, epsilon):\n        raise NotImplementedError\n",
+        # an Adam-style transformation inside a DP trainer: eps sits beside b1/b2, the noise uses the multiplier
+        """
+import jax, jax.numpy as jnp
+def scale_by_adam_corrected(batch_size, noise_multiplier, clip_norm, b1, b2, eps, eps_root):
+    def update_fn(updates, state, key):
+        noise_std = noise_multiplier * clip_norm / batch_size
+        noised = updates + noise_std * jax.random.normal(key, updates.shape)
+        return noised / (jnp.sqrt(state + eps_root) + 1.0), state
+    return update_fn
+""",
         # a numerical eps
         "import torch\ndef gumbel_noise(shape, eps=1e-20):\n"
         "    u = torch.rand(shape)\n    return -torch.log(-torch.log(u + 1e-20) + 1e-20)\n",
@@ -95,6 +118,13 @@ class BudgetIgnoredByNoise(Rule):
         "    def get_sigma(self, epsilon):\n        return self.sigma if epsilon is None else 0.0\n",
     )
     INVALID = (
+        # twin of the Adam transformation: it takes the privacy budget (with δ) beside b1/b2 and ignores it
+        """
+import numpy as np
+def dp_adam_noise(grads, b1, b2, epsilon, delta, clip):  # <-
+    sigma = 1.1 * clip
+    return grads + np.random.normal(0.0, sigma, grads.shape)
+""",
         # the noise multiplier is hard-coded whatever the target budget
         """
 def compute_noise_multiplier(target_epsilon, target_delta, epochs, batch_size, n):  # <-

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.analysis.noisedraws import last_assignment, user_helper_without_scale
+from dpcheck.analysis.noisedraws import last_assignment, project_operator_without_scale, user_helper_without_scale
 from dpcheck.analysis.simulation import simulated_error_term
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
@@ -156,8 +156,55 @@ def release(v, epsilon, delta, clip):
     sigma = clip * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
     return v + np.random.normal(0.0, sigma, v.shape)
 """,
+        # the project's own measurement operator: its second argument is the budget it divides by
+        """
+import numpy as np
+class Laplace:
+    def __init__(self, A, eps):
+        self.A, self.eps = A, eps
+    def measure(self, X, prng):
+        return self.A.dot(X) + prng.laplace(0.0, abs(self.A).sum(axis=0).max() / self.eps, self.A.shape[0])
+def plan(M, x, eps, ratio, seed):
+    prng = np.random.RandomState(seed)
+    return Laplace(M, ratio * eps).measure(x, prng)
+""",
+        # a protected data source whose ``laplace(M, eps)`` method runs that operator
+        """
+class ProtectedSource:
+    def laplace(self, M, eps):
+        return self.kernel.measure("Laplace", eps, {"A": M, "eps": eps})
+def run_identity(W, x, eps):
+    y = x.laplace(W, eps)
+    return y
+""",
+        # ordinary ML: a kernel width and augmentation noise drawn from a generator
+        """
+import numpy as np
+def augment(images, sigma=0.1, seed=0):
+    rng = np.random.default_rng(seed)
+    return images + rng.normal(0.0, sigma, images.shape)
+""",
     )
     INVALID = (
+        # twin of the operator: the same project, but a generator's draw given the budget as its scale
+        """
+import numpy as np
+class Laplace:
+    def __init__(self, A, eps):
+        self.A, self.eps = A, eps
+def plan(M, x, eps, seed):
+    prng = np.random.RandomState(seed)
+    return M.dot(x) + prng.laplace(0.0, eps, M.shape[0])  # <-
+""",
+        # twin of the data source: the project's own ``laplace(loc, scale)`` wrapper given ε as the scale
+        """
+import numpy as np
+class Source:
+    def laplace(self, loc, scale):
+        return loc + np.random.laplace(0.0, scale)
+def run_total(x, eps):
+    return x.laplace(x.total, eps)  # <-
+""",
         # Gaussian: numpy std proportional to ε
         """
 import numpy as np
@@ -257,6 +304,8 @@ def report_noisy_max(scores, epsilon):
             fa = self.ctx.analysis
             if simulated_error_term(fa.enclosing_function(node), node, fa.parent):
                 return  # a data simulator's error term (``y = b·x + normal(0, eps_sd)``), not privacy noise
+            if project_operator_without_scale(self.ctx, node, 0 if name in _SCALE_FIRST else 1):
+                return  # ``x.laplace(M, eps)``: the project's own operator takes the budget, not a scale
         if name in _GAUSS:
             if user_helper_without_scale(node, self.ctx.analysis.callee(node), 1):
                 return

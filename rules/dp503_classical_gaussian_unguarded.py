@@ -16,7 +16,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, target_nodes, value_refs, walk, words
 from dpcheck.rule import Rule
-from dpcheck.analysis.noisedraws import charges_accountant, is_draw, is_eps, is_one, zero_centred
+from dpcheck.analysis.noisedraws import charges_accountant, is_draw, is_eps, is_one, never_referenced, zero_centred
 
 
 def _is_classical_log(node: cst.Call) -> bool:
@@ -475,6 +475,8 @@ class VectorGauss:
         eps = {e for e in self._epsilons(node) if not self._small_constant(e, node)}
         if not eps or _guards(self, node, eps) or not self._calibrates(node) or self._charged(node):
             return
+        if never_referenced(self.ctx, self.ctx.analysis.enclosing_function(node)):
+            return  # a helper nothing in the project calls, imports or names: it releases nothing
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
                           f"or use the analytic Gaussian mechanism")

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.noisedraws import PURE_DRAWS
+from dpcheck.analysis.noisedraws import PURE_DRAWS, project_operator_without_scale, user_helper_without_scale
 from dpcheck.analysis.syntax import call_name, call_params, dotted, last_name, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -187,9 +187,27 @@ def rescale(noise_std, eps_total, eps_round):
     sigma = noise_std * eps_round / eps_total
     return np.random.normal(0, sigma)
 """,
+        # the service's own ``laplace(M, eps)`` operator given a share of the budget (it divides by it)
+        """
+class Service:
+    def laplace(self, M, eps):
+        return self.measure("Laplace", eps, {"A": M, "eps": eps})
+    def partition(self, M, ratio, eps):
+        y = self.laplace(M, ratio * eps)
+        return y
+""",
     )
 
     INVALID = (
+        # twin: the service's own ``laplace(loc, scale)`` wrapper given a share of the budget as its scale
+        """
+import numpy as np
+class Service:
+    def laplace(self, loc, scale):
+        return loc + np.random.laplace(0.0, scale)
+    def partition(self, total, ratio, eps):
+        return self.laplace(total, ratio * eps)  # <-
+""",
         # B24 csl-cqu my_model_trainer_classification.py: the engine's δ is the noise multiplier
         """
 from dp_engine import DPEngine
@@ -261,7 +279,7 @@ def noise_scale(rho):
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) in PURE_DRAWS:
             scale = self._draw_scale(node)
-            if scale is not None and not isinstance(scale, (cst.Name, cst.Attribute)):
+            if scale is not None and not isinstance(scale, (cst.Name, cst.Attribute)) and not self._own_operator(node):
                 budget = _grows_with_budget(scale)
                 if budget is not None:
                     fa = self.ctx.analysis
@@ -272,6 +290,14 @@ def noise_scale(rho):
             self._delta_as_budget(node)
 
     # -- helpers ---------------------------------------------------------------------------------
+    def _own_operator(self, call: cst.Call) -> bool:
+        """``self.laplace(M, ratio * eps)`` / ``measurement.Laplace(M, alpha * eps)``: the module's or the project's
+        own operator, whose second argument is a budget share it divides by, not a draw's scale."""
+        if any(a.keyword is not None and a.keyword.value in _DRAW_SCALE_KEYS for a in call.args):
+            return False
+        return user_helper_without_scale(call, self.ctx.analysis.callee(call), 1) or \
+            project_operator_without_scale(self.ctx, call, 1)
+
     @staticmethod
     def _draw_scale(call: cst.Call) -> cst.BaseExpression | None:
         for a in call.args:
