@@ -310,6 +310,19 @@ def _project_tokens(root: str) -> dict[str, int]:
     return counts
 
 
+def _installable(root: str) -> bool:
+    """A project users install (its build files, or the metadata an installed wheel or sdist carries beside the
+    package): its public functions are an API whose callers are outside the scanned tree."""
+    import os
+
+    if any(os.path.isfile(os.path.join(root, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg", "PKG-INFO")):
+        return True
+    try:
+        return any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(root))
+    except OSError:
+        return False
+
+
 def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[no-untyped-def]
     """A module-level function whose name occurs nowhere in the scanned project but its own ``def`` (no call,
     import, export, registry entry, string or comment names it): a dead helper, it releases nothing. Only for a
@@ -329,7 +342,6 @@ def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[n
     stem = os.path.splitext(os.path.basename(path))[0]
     root = _project_root(path)
     public = not fn.name.value.startswith("_")
-    if public and (" reexported:" + stem in tokens or any(
-            os.path.isfile(os.path.join(root, f)) for f in ("setup.py", "pyproject.toml", "setup.cfg"))):
+    if public and (" reexported:" + stem in tokens or _installable(root)):
         return False  # a library's public API (re-exported by a package ``__init__``, or installable): users call it
     return tokens.get(fn.name.value, 0) == 1
