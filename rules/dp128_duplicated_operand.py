@@ -52,6 +52,15 @@ class DuplicatedOperand(Rule):
     requires_dp_context = True
 
     VALID = (
+        # broadcasting idiom: `x - x` is a zero array of x's shape (scipy.special does this), not a range
+        """
+import numpy as np
+
+def laplace_pair(n, x, epsilon):
+    n = np.asarray(n + (x - x))
+    x = np.asarray(x + (n - n))
+    return n + np.random.laplace(0.0, 1.0 / epsilon, np.shape(x))
+""",
         # the upper bound over an interval reads both end points
         """
 def delta_bound(eps, lo, hi, onestep):
@@ -134,7 +143,8 @@ def clip_and_noise(grad, max_norm, noise_multiplier):
         self._check(node, a.value, b.value, f"`{call_name(node)}` of the same operand twice")
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Subtract):
+        # a bare name minus itself (`x - x`) is the usual zeros-of-the-same-shape / NaN-propagating idiom
+        if isinstance(node.operator, cst.Subtract) and not isinstance(node.left, cst.Name):
             self._check(node, node.left, node.right, "an operand minus itself (always 0)")
 
     def _check(self, node: cst.CSTNode, a: cst.BaseExpression, b: cst.BaseExpression, what: str) -> None:
