@@ -6,7 +6,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.dataindex import identifiers
 
-from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, param_names, scope_assignments, walk, words
 from dpcheck.rule import Rule
 
 #: called names that draw noise
@@ -237,13 +237,7 @@ class Clusterer:
             return
         self._fn = node
         self._params = set(param_names(node)) - {"self", "cls"}
-        self._assigns: list[tuple[int, str, cst.BaseExpression]] = []
-        fa = self.ctx.analysis
-        for sub in walk(node, into_scopes=False):
-            if isinstance(sub, cst.Assign) and len(sub.targets) == 1:
-                name = dotted(sub.targets[0].target)
-                if name is not None:
-                    self._assigns.append((fa.line_of(sub), name, sub.value))
+        self._assigns = scope_assignments(node, self.ctx.analysis.line_of)
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Add):
                 for data, noise in ((sub.left, sub.right), (sub.right, sub.left)):

@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.dataindex import identifiers
-from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, scope_assignments, walk, words
 from dpcheck.rule import Rule
 
 #: called names that draw noise
@@ -214,17 +214,7 @@ class NoisyScaler:
         self._defaults: dict[str, cst.BaseExpression | None] = {}
         for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
             self._defaults[p.name.value] = p.default
-        self._assigns: list[tuple[int, str, cst.BaseExpression]] = []
-        fa = self.ctx.analysis
-        for sub in walk(node, into_scopes=False):
-            if isinstance(sub, cst.Assign) and len(sub.targets) == 1:
-                name = dotted(sub.targets[0].target)
-                if name is not None:
-                    self._assigns.append((fa.line_of(sub), name, sub.value))
-            elif isinstance(sub, cst.AnnAssign) and sub.value is not None:
-                name = dotted(sub.target)
-                if name is not None:
-                    self._assigns.append((fa.line_of(sub), name, sub.value))
+        self._assigns = scope_assignments(node, self.ctx.analysis.line_of, annotated=True)
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Add):
                 for data, noise in ((sub.left, sub.right), (sub.right, sub.left)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -269,3 +269,20 @@ def loop_iter(loop: cst.CSTNode) -> cst.BaseExpression | None:
     if isinstance(loop, COMPREHENSIONS):
         return loop.for_in.iter
     return None
+
+
+def scope_assignments(node: cst.CSTNode, line_of: Callable[[cst.CSTNode], int], *,
+                      annotated: bool = False) -> list[tuple[int, str, cst.BaseExpression]]:
+    """``(line, dotted target, value)`` of each single-target assignment in ``node``'s own scope, in source order
+    (annotated assignments with a value too when ``annotated``)."""
+    found: list[tuple[int, str, cst.BaseExpression]] = []
+    for sub in walk(node, into_scopes=False):
+        if isinstance(sub, cst.Assign) and len(sub.targets) == 1:
+            name, value = dotted(sub.targets[0].target), sub.value
+        elif annotated and isinstance(sub, cst.AnnAssign) and sub.value is not None:
+            name, value = dotted(sub.target), sub.value
+        else:
+            continue
+        if name is not None:
+            found.append((line_of(sub), name, value))
+    return found
