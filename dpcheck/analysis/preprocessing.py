@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from dpcheck.analysis import kept_domain
+from dpcheck.analysis import kept_domain, value_codebook
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
 
@@ -845,10 +845,13 @@ def _downstream_helpers(tree: ast.Module) -> set[str]:
     return out
 
 
-def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
-    """``[line, col, what]`` of each preprocessing site fitted on data that looks private."""
+def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[list[Any]]:
+    """``[line, col, what]`` of each preprocessing site fitted on data that looks private. ``source``:
+    the module's text; without a transformer or a statistic in it only ``value_codebook`` runs."""
     if evaluates(path):
         return []
+    if source is not None and not _prepares(source):
+        return value_codebook.sites(tree)
     out: dict[int, list[Any]] = {}
     switched_off = off_switch_nodes(tree)
     per_record = ast_per_record_functions(tree)
@@ -882,6 +885,8 @@ def sites(tree: ast.Module, path: str = "") -> list[list[Any]]:
                     else:
                         scope.stats.pop(key, None)
     for site in kept_domain.sites(tree):
+        out.setdefault(site[0], site)  # type: ignore[call-overload]
+    for site in value_codebook.sites(tree):  # the observed values kept as a domain or codebook
         out.setdefault(site[0], site)  # type: ignore[call-overload]
     return [out[k] for k in sorted(out)]
 
@@ -1242,9 +1247,14 @@ _PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "cut(", ".m
               "Transformer(", "max(", "unique(", "fromkeys(", "value_counts(")
 
 
-def may_prepare(source: str) -> bool:
-    """Cheap text gate of :func:`sites`: a transformer's name or a statistic call."""
+def _prepares(source: str) -> bool:
     return any(t in source for t in _PREP_TEXT)
+
+
+def may_prepare(source: str) -> bool:
+    """Cheap text gate of :func:`sites`: a transformer's name or a statistic call, or a value set
+    (``set(``, ``factorize(``) that ``value_codebook`` may find kept as a domain."""
+    return _prepares(source) or value_codebook.may_hold(source)
 
 
 def star_imports(tree: ast.Module) -> list[list[Any]]:

@@ -562,7 +562,7 @@ class _Summarizer:
         if not preprocessing.may_prepare(self.source):
             return []
         rows = []
-        for line, col, what in preprocessing.sites(self.tree, self.path):
+        for line, col, what in preprocessing.sites(self.tree, self.path, self.source):
             node = ast.Pass(lineno=line, col_offset=col - 1, end_lineno=line, end_col_offset=col - 1)
             rows.append(self._site(node, what).row())  # type: ignore[arg-type]
         return rows
