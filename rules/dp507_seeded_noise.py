@@ -668,7 +668,8 @@ class Client:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
             return
         name = call_name(node)
-        helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS or node.args else self._seeding_helper(node)
+        helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS and not isinstance(node.func, cst.Name) else \
+            self._seeding_helper(node) if not node.args else self._imported_seeding_helper(node)
         if not (name in _GENERATORS or name in _GLOBAL_SEEDS or helper):
             return
         fa = self.ctx.analysis
@@ -682,7 +683,8 @@ class Client:
             else:
                 return
         if helper:
-            self._constant_global_seed(node, helper, f"`{name}()`, which seeds the global generator with a constant")
+            shown = self.ctx.analysis.code(node) if node.args else f"{name}()"
+            self._constant_global_seed(node, helper, f"`{shown[:60]}`, which seeds the global generator with a constant")
         elif name in _GENERATORS:
             self._generator(node, name)
         elif name in _GLOBAL_SEEDS and isinstance(node.func, cst.Attribute):
@@ -783,6 +785,38 @@ class Client:
                     if number(seed) is not None or (isinstance(seed, cst.Name) and number(defaults.get(seed.value))
                                                     is not None):
                         out.add(family)
+        return out
+
+    def _imported_seeding_helper(self, call: cst.Call) -> set[str]:
+        """``set_seed(2022)`` / ``utils.seed_everything(SEED)`` at import or in the run's entry point, where the
+        helper (a function of a project module this file imports) seeds global generators with its argument:
+        the generators it seeds when that argument (or the literal it uses) is a constant."""
+        from dpcheck.analysis.global_rng import imported_seeding_helper
+
+        if not isinstance(call.func, cst.Name) or not words(call.func.value) & {"seed", "seeds", "random", "rng"}:
+            return set()
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is not None and not self._driver(fn) or self._test_code(call):
+            return set()
+        found = imported_seeding_helper(self.ctx.path, self.ctx.module, call.func.value)
+        if found is None:
+            return set()
+        params, seeded = found
+        given: dict[str, cst.BaseExpression] = {}
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        for param, value in zip(params, positional):
+            given[param] = value
+        given.update({a.keyword.value: a.value for a in call.args if a.keyword is not None})
+        out: set[str] = set()
+        for param, family, default in seeded:
+            if param is None:
+                out.add(family)
+            elif param in given:
+                if self._constant_seed(call, given[param]) is not None:
+                    out.add(family)
+            elif isinstance(default, int) and not isinstance(default, bool):
+                out.add(family)
         return out
 
     def _global_draws(self, scope: cst.CSTNode, families: set[str], after: int) -> list[cst.Call]:

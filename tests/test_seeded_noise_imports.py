@@ -106,7 +106,50 @@ def main():
     np.random.seed(0)
     return laplace_mechanism(10.0, 1.0, 0.5)
 """}, "pkg/experiment.py", (6,)),
+    # torch seeded with a literal in main(); the project's DP-SGD step scales a standard draw by σ·C
+    "torch-seed-scaled-standard-draw": ({"dpsgd.py": """
+import torch
+
+class DPSGD:
+    def __init__(self, params, epsilon, sigma, clip):
+        self.params, self.sigma, self.clip = params, sigma, clip
+
+    def step(self, grads):
+        for p, g in zip(self.params, grads):
+            p.data -= 0.1 * (g + torch.randn_like(g) * self.sigma * self.clip)
+""", "train.py": """
+import torch
+from dpsgd import DPSGD
+
+def main():
+    torch.manual_seed(1)
+    opt = DPSGD([], 1.0, 1.1, 1.0)
+    opt.step([])
+
+if __name__ == "__main__":
+    main()
+"""}, "train.py", (6,)),
     # -- valid twins ----------------------------------------------------------------------------------
+    # a VAE's sampling scales a standard draw by the decoder's learned std, not a privacy scale
+    "vae-sampling-not-mechanism": ({"vae.py": """
+import torch
+
+class VAE:
+    def __init__(self, decoder, noiser):
+        self.decoder, self.noiser = decoder, noiser
+
+    def generate(self, z):
+        x = self.decoder(z)
+        return x + torch.exp(self.noiser(x)) * torch.randn_like(x)
+
+    def train(self, data, target_eps, delta):
+        return self
+""", "run.py": """
+import torch
+from vae import VAE
+torch.manual_seed(0)
+samples = VAE(None, None).generate(torch.zeros(3))
+"""}, "run.py", ()),
     # the seed comes from the OS entropy pool
     "entropy-seed": ({"ldp.py": _OUE, "main.py": """
 import os
@@ -165,3 +208,17 @@ def test_imported_mechanism_case(tmp_path: Path, name: str) -> None:
     rules = [r for r in all_rules() if r.id == "DP507"]
     found = sorted({f.line for f in run_rules(path.read_text(), rules, str(path)) if f.rule == "DP507"})
     assert found == sorted(lines)
+
+
+def test_imported_seeding_helper(tmp_path: Path) -> None:
+    """``set_seed(2022)`` from the project's utils at import, the LDP client in another module: reported; the
+    same helper given fresh entropy is not."""
+    (tmp_path / "utils.py").write_text("import random\nimport numpy as np\n\ndef set_seed(seed):\n"
+                                       "    random.seed(seed)\n    np.random.seed(seed)\n")
+    (tmp_path / "client.py").write_text(_COIN)
+    rules = [r for r in all_rules() if r.id == "DP507"]
+    for body, want in (("set_seed(2022)\n", [4]), ("set_seed(int.from_bytes(os.urandom(4), 'big'))\n", [])):
+        run = tmp_path / "run.py"
+        run.write_text("import os\nfrom utils import set_seed\nfrom client import Client\n" + body
+                       + "reports = [Client(1.0, 2).perturb(b) for b in [0, 1]]\n")
+        assert sorted({f.line for f in run_rules(run.read_text(), rules, str(run)) if f.rule == "DP507"}) == want

@@ -28,6 +28,8 @@ _CALIBRATED = {
 }
 #: uniform draws compared with a flip probability (``random.random() < self.p``): a randomised response
 _COIN = frozenset({"random", "rand", "random_sample", "uniform", "rand_like"})
+#: standard draws a mechanism scales by multiplication
+_STANDARD = frozenset({"randn", "randn_like", "standard_normal", "standard_laplace", "standard_cauchy"})
 _EPS_WORDS = frozenset({"eps", "epsilon", "epsi", "epsilons"})
 _MAX_DEPTH = 3
 _MAX_FILES = 60
@@ -52,6 +54,25 @@ def _calibrated(call: ast.Call, draw: str) -> bool:
         return False
     return not (isinstance(value, ast.Constant) or isinstance(value, ast.UnaryOp)
                 and isinstance(value.operand, ast.Constant))
+
+
+#: what a mechanism's standard draw is scaled by (a decoder's learned std, ``torch.exp(logvar)``, is not one)
+_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "scale", "multiplier", "sensitivity", "sens", "clip", "eps",
+                          "epsilon", "epsi", "b", "c", "l2", "norm", "delta", "budget", "lam", "lambda"})
+
+
+def _scaled(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``torch.randn_like(g) * sigma * clip``, ``np.random.standard_normal(d) * self.scale``: a standard draw
+    multiplied by a privacy scale (σ, a clip bound, a sensitivity, ε)."""
+    node: ast.AST = call
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
+        other = parent.right if parent.left is node else parent.left
+        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & _SCALE_WORDS
+               for n in ast.walk(other) if isinstance(n, (ast.Name, ast.Attribute))):
+            return True
+        node, parent = parent, parents.get(id(parent))
+    return False
 
 
 def _eps_named(name: str | None) -> bool:
@@ -84,6 +105,18 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
             imports.extend((alias.name, 0, ()) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             imports.append((node.module or "", node.level, tuple(alias.name for alias in node.names)))
+    families = dict(FAMILIES)
+    for node in ast.walk(tree):  # ``import numpy.random as npr``, ``from numpy import random as nr``, ``import numpy as n``
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in ("numpy.random", "numpy", "torch", "random"):
+                    families[alias.asname if alias.name != "numpy" else alias.asname + ".random"] = \
+                        FAMILIES["numpy.random" if alias.name == "numpy" else alias.name]
+        elif isinstance(node, ast.ImportFrom) and node.module == "numpy" and not node.level:
+            for alias in node.names:
+                if alias.name == "random":
+                    families[alias.asname or "random"] = "numpy"
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     draws: list[tuple[str, int, str]] = []
     for owner in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
         class_eps = isinstance(owner, ast.ClassDef) and any(
@@ -101,11 +134,12 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
             for call in ast.walk(fn):
                 if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
                     continue
-                family = FAMILIES.get(_dotted(call.func.value) or "")
+                family = families.get(_dotted(call.func.value) or "")
                 if family is None:
                     continue
                 draw = call.func.attr
                 if draw in _CALIBRATED and _calibrated(call, draw) \
+                        or draw in _STANDARD and _scaled(call, parents) \
                         or draw in _COIN and id(call) in compared \
                         or draw == "choice" and any(k.arg == "p" and not isinstance(k.value, ast.Constant)
                                                     for k in call.keywords):
@@ -190,3 +224,73 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
                     following.append((candidate, more))
         frontier = following
     return None
+
+
+_SEEDERS = {("np.random", "seed"): "numpy", ("numpy.random", "seed"): "numpy", ("random", "seed"): "random",
+            ("torch", "manual_seed"): "torch", ("torch.cuda", "manual_seed"): "torch",
+            ("torch.cuda", "manual_seed_all"): "torch"}
+
+
+def seeding_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str | None, str, object]]:
+    """What a seeding helper seeds: (its parameter or None for a literal, the generator family, the parameter's
+    literal default or the literal) for each ``np.random.seed(x)``/``random.seed(x)``/``torch.manual_seed(x)``."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults: dict[str, object] = {}
+    for param, default in zip(positional[::-1], a.defaults[::-1]):
+        if isinstance(default, ast.Constant):
+            defaults[param.arg] = default.value
+    for param, default in zip(a.kwonlyargs, a.kw_defaults):
+        if isinstance(default, ast.Constant):
+            defaults[param.arg] = default.value
+    out: list[tuple[str | None, str, object]] = []
+    for call in ast.walk(fn):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        family = _SEEDERS.get((_dotted(call.func.value) or "", call.func.attr))
+        if family is None or not call.args:
+            continue
+        seed = call.args[0]
+        if isinstance(seed, ast.Constant) and isinstance(seed.value, int):
+            out.append((None, family, seed.value))
+        elif isinstance(seed, ast.Name) and seed.id in _params(fn):
+            out.append((seed.id, family, defaults.get(seed.id)))
+    return out
+
+
+def imported_seeding_helper(path: str | None, module: cst.Module, name: str) -> tuple[list[str], list[tuple[str | None, str, object]]] | None:
+    """(parameter names, what it seeds) of a function ``name`` that this file imports from a project module
+    (``from utils import set_seed``); None when it is not such a function."""
+    if not path or not os.path.isfile(path):
+        return None
+    me = os.path.abspath(path)
+    folder, roots = os.path.dirname(me), _roots(me)
+    for mod, level, names in _module_imports(module):
+        if name not in names:
+            continue
+        for candidate in _candidates(folder, roots, mod, level, ()):
+            tree = _tree(candidate)
+            for node in [] if tree is None else tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                    return _params(node), seeding_params(node)
+    return None
+
+
+_TREES: dict[str, tuple[float, ast.Module | None]] = {}
+
+
+def _tree(path: str) -> ast.Module | None:
+    try:
+        mtime = os.path.getmtime(path)
+    except OSError:
+        return None
+    cached = _TREES.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            tree: ast.Module | None = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    _TREES[path] = (mtime, tree)
+    return tree
