@@ -99,7 +99,9 @@ class SeededNoise(Rule):
         "seed named or derived for the noise (from round or client identifiers) before a noise draw; a "
         "constant global seed set by a run's entry point (at import, in `main()`, in the `__main__` block) "
         "when a mechanism taking ε in a project module it imports (directly or through the project's own "
-        "imports) draws calibrated noise or randomised-response coins from that global generator. "
+        "imports) draws calibrated noise or randomised-response coins from that global generator (also through a "
+        "project helper, `set_seed(2022)`); an Opacus-style `noise_generator=torch.Generator().manual_seed(…)` "
+        "seeded with a constant or the run's configured seed. "
         "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "
         "(a clustering of the already-noised output), a data simulator's error term (a function taking only literal-default knobs that adds the draw "
@@ -120,29 +122,6 @@ class SeededNoise(Rule):
         return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
 
     VALID = (
-        # twins of the Opacus cases: the noise generator is left to Opacus, or seeded from OS entropy
-        """
-import os
-import torch
-def attach(engine, model, opt, loader, sigma, seed=0):
-    torch.manual_seed(seed)
-    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                        max_grad_norm=1.0, noise_generator=None)
-    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                               max_grad_norm=1.0,
-                               noise_generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "big")))
-""",
-        # a module seeding NumPy at import for a simulation whose noise has a literal spread and no budget
-        """
-import numpy as np
-np.random.seed(68)
-
-class Sensor:
-    def read(self, n, dim):
-        x = np.random.normal(loc=0, scale=1, size=(n, dim))
-        noise = np.random.binomial(1, 0.1, (n, dim))
-        return x, noise
-""",
         # the noise generator's seed is drawn from the OS entropy pool (a seed kept for sampling is separate)
         """
 import os
@@ -417,42 +396,32 @@ np.random.seed(SEED)
 def perturb(values, epsilon):
     return values + np.random.laplace(0, 1 / epsilon, len(values))
 """,
+        # twins of the Opacus cases: the noise generator is left to Opacus, or seeded from OS entropy
+        """
+import os
+import torch
+def attach(engine, model, opt, loader, sigma, seed=0):
+    torch.manual_seed(seed)
+    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                        max_grad_norm=1.0, noise_generator=None)
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0,
+                               noise_generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "big")))
+""",
+        # a module seeding NumPy at import for a simulation whose noise has a literal spread and no budget
+        """
+import numpy as np
+np.random.seed(68)
+
+class Sensor:
+    def read(self, n, dim):
+        x = np.random.normal(loc=0, scale=1, size=(n, dim))
+        noise = np.random.binomial(1, 0.1, (n, dim))
+        return x, noise
+""",
     )
 
     INVALID = (
-        # an Opacus engine's noise generator seeded with the run's configured seed, and with a literal
-        """
-import torch
-from opacus import PrivacyEngine
-def make_private(model, optimizer, loader, cfg, target_epsilon):
-    engine = PrivacyEngine()
-    return engine.make_private_with_epsilon(
-        module=model, optimizer=optimizer, data_loader=loader, epochs=cfg.epochs,
-        target_epsilon=target_epsilon, target_delta=1e-5, max_grad_norm=1.0,
-        noise_generator=torch.Generator(device="cpu").manual_seed(cfg.seed),  # <-
-    )
-""",
-        """
-import torch
-def attach(engine, model, opt, loader, sigma):
-    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                               max_grad_norm=1.0, noise_generator=torch.Generator().manual_seed(1234))  # <-
-""",
-        # a module seeding NumPy at import whose client flips randomised-response coins from it (no DP import)
-        """
-import numpy as np
-random_state = 68
-np.random.seed(random_state)  # <-
-
-class Client:
-    def set_param(self, epsi):
-        self.P = 1 / (1 + np.exp(-epsi))
-
-    def generate_iter(self, n, dim):
-        x = np.random.normal(loc=0, scale=1, size=(n, dim))
-        noise = np.random.binomial(1, self.P, (n, dim))
-        return x, noise
-""",
         # twins: a constant seed for noise scaled by the budget, and a seed named for the noise
         """
 import numpy as np
@@ -661,6 +630,39 @@ class Client:
     def report(self, bits):
         noise = np.random.binomial(1, self.p, bits.shape)
         return np.abs(bits - noise)
+""",
+        # an Opacus engine's noise generator seeded with the run's configured seed, and with a literal
+        """
+import torch
+from opacus import PrivacyEngine
+def make_private(model, optimizer, loader, cfg, target_epsilon):
+    engine = PrivacyEngine()
+    return engine.make_private_with_epsilon(
+        module=model, optimizer=optimizer, data_loader=loader, epochs=cfg.epochs,
+        target_epsilon=target_epsilon, target_delta=1e-5, max_grad_norm=1.0,
+        noise_generator=torch.Generator(device="cpu").manual_seed(cfg.seed),  # <-
+    )
+""",
+        """
+import torch
+def attach(engine, model, opt, loader, sigma):
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0, noise_generator=torch.Generator().manual_seed(1234))  # <-
+""",
+        # a module seeding NumPy at import whose client flips randomised-response coins from it (no DP import)
+        """
+import numpy as np
+random_state = 68
+np.random.seed(random_state)  # <-
+
+class Client:
+    def set_param(self, epsi):
+        self.P = 1 / (1 + np.exp(-epsi))
+
+    def generate_iter(self, n, dim):
+        x = np.random.normal(loc=0, scale=1, size=(n, dim))
+        noise = np.random.binomial(1, self.P, (n, dim))
+        return x, noise
 """,
     )
 
