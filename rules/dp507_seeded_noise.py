@@ -96,7 +96,12 @@ class SeededNoise(Rule):
         "Reported: a seeded generator (`RandomState`, `default_rng`, `random.Random`) that draws "
         "Laplace/Gaussian noise or a randomised response, or that a mechanism's constructor (one "
         "taking ε) stores for its draws; a global `np.random.seed`/`torch.manual_seed` call with a "
-        "seed named or derived for the noise (from round or client identifiers) before a noise draw. "
+        "seed named or derived for the noise (from round or client identifiers) before a noise draw; a "
+        "constant global seed set by a run's entry point (at import, in `main()`, in the `__main__` block) "
+        "when a mechanism taking ε in a project module it imports (directly or through the project's own "
+        "imports) draws calibrated noise or randomised-response coins from that global generator (also through a "
+        "project helper, `set_seed(2022)`); an Opacus-style `noise_generator=torch.Generator().manual_seed(…)` "
+        "seeded with a constant or the run's configured seed. "
         "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "
         "(a clustering of the already-noised output), a data simulator's error term (a function taking only literal-default knobs that adds the draw "
@@ -391,6 +396,29 @@ np.random.seed(SEED)
 def perturb(values, epsilon):
     return values + np.random.laplace(0, 1 / epsilon, len(values))
 """,
+        # twins of the Opacus cases: the noise generator is left to Opacus, or seeded from OS entropy
+        """
+import os
+import torch
+def attach(engine, model, opt, loader, sigma, seed=0):
+    torch.manual_seed(seed)
+    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                        max_grad_norm=1.0, noise_generator=None)
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0,
+                               noise_generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "big")))
+""",
+        # a module seeding NumPy at import for a simulation whose noise has a literal spread and no budget
+        """
+import numpy as np
+np.random.seed(68)
+
+class Sensor:
+    def read(self, n, dim):
+        x = np.random.normal(loc=0, scale=1, size=(n, dim))
+        noise = np.random.binomial(1, 0.1, (n, dim))
+        return x, noise
+""",
     )
 
     INVALID = (
@@ -603,25 +631,62 @@ class Client:
         noise = np.random.binomial(1, self.p, bits.shape)
         return np.abs(bits - noise)
 """,
+        # an Opacus engine's noise generator seeded with the run's configured seed, and with a literal
+        """
+import torch
+from opacus import PrivacyEngine
+def make_private(model, optimizer, loader, cfg, target_epsilon):
+    engine = PrivacyEngine()
+    return engine.make_private_with_epsilon(
+        module=model, optimizer=optimizer, data_loader=loader, epochs=cfg.epochs,
+        target_epsilon=target_epsilon, target_delta=1e-5, max_grad_norm=1.0,
+        noise_generator=torch.Generator(device="cpu").manual_seed(cfg.seed),  # <-
+    )
+""",
+        """
+import torch
+def attach(engine, model, opt, loader, sigma):
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0, noise_generator=torch.Generator().manual_seed(1234))  # <-
+""",
+        # a module seeding NumPy at import whose client flips randomised-response coins from it (no DP import)
+        """
+import numpy as np
+random_state = 68
+np.random.seed(random_state)  # <-
+
+class Client:
+    def set_param(self, epsi):
+        self.P = 1 / (1 + np.exp(-epsi))
+
+    def generate_iter(self, n, dim):
+        x = np.random.normal(loc=0, scale=1, size=(n, dim))
+        noise = np.random.binomial(1, self.P, (n, dim))
+        return x, noise
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self._seeded_mechanism_call(node):
+        if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
             return
         name = call_name(node)
-        helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS or node.args else self._seeding_helper(node)
+        helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS and not isinstance(node.func, cst.Name) else \
+            self._seeding_helper(node) if not node.args else self._imported_seeding_helper(node)
         if not (name in _GENERATORS or name in _GLOBAL_SEEDS or helper):
             return
         fa = self.ctx.analysis
         if self._test_code(node):
             return
         if not fa.in_dp_context(node) and not self._dp_class(node):
-            if (helper or name in _GLOBAL_SEEDS) and (fa.has_dp_code() or self._noise_function_draw(node)):
-                pass  # a noise function's own reseed in a module that releases noisy statistics
+            if (helper or name in _GLOBAL_SEEDS) and (fa.has_dp_code() or self._noise_function_draw(node)
+                                                       or self._entry_seed_of_mechanism(node, helper)):
+                pass  # a noise function's own reseed in a module that releases noisy statistics, or a run's
+                # entry point seeding the generator a mechanism of the module or of an imported one draws from
             else:
                 return
         if helper:
-            self._constant_global_seed(node, helper, f"`{name}()`, which seeds the global generator with a constant")
+            shown = self.ctx.analysis.code(node) if node.args else f"{name}()"
+            self._constant_global_seed(node, helper, f"`{shown[:60]}`, which seeds the global generator with a constant")
         elif name in _GENERATORS:
             self._generator(node, name)
         elif name in _GLOBAL_SEEDS and isinstance(node.func, cst.Attribute):
@@ -649,6 +714,26 @@ class Client:
             self.report(node, f"`{call_name(node)}` takes ε and draws its noise from `random_state` = {why}: the "
                               f"privacy noise is reproducible from public information, so it can be regenerated "
                               f"and subtracted; leave `random_state` None (fresh entropy) for the privacy noise")
+        return True
+
+    def _seeded_noise_generator(self, node: cst.Call) -> bool:
+        """``make_private(…, noise_generator=torch.Generator(device).manual_seed(config.seed))``: a DP engine's
+        noise generator seeded with a constant or the run's configured seed. True when the call had one."""
+        value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "noise_generator"),
+                     None)
+        seeding = None if value is None else next(
+            (sub for sub in walk(value) if isinstance(sub, cst.Call) and call_name(sub) == "manual_seed"), None)
+        if seeding is None or self._test_code(node):
+            return False
+        seed = _seed_arg(seeding)
+        if seed is None or _fresh_entropy(seed):
+            return True
+        why = self._fixed(node, seed) or self._constant_seed(node, seed) or self._configured_seed(seed)
+        if why is not None:
+            self.report(seeding, f"`{call_name(node)}` draws the DP noise from `noise_generator`, seeded with {why}: "
+                              f"the privacy noise is reproducible from public information, so it can be regenerated "
+                              f"and subtracted; leave `noise_generator` None (Opacus then uses fresh entropy, or "
+                              f"`secure_mode=True` for a cryptographic generator)")
         return True
 
     def _seed_only_reaches_post_processing(self, call: cst.Call) -> bool:
@@ -702,6 +787,38 @@ class Client:
                     if number(seed) is not None or (isinstance(seed, cst.Name) and number(defaults.get(seed.value))
                                                     is not None):
                         out.add(family)
+        return out
+
+    def _imported_seeding_helper(self, call: cst.Call) -> set[str]:
+        """``set_seed(2022)`` / ``utils.seed_everything(SEED)`` at import or in the run's entry point, where the
+        helper (a function of a project module this file imports) seeds global generators with its argument:
+        the generators it seeds when that argument (or the literal it uses) is a constant."""
+        from dpcheck.analysis.global_rng import imported_seeding_helper
+
+        if not isinstance(call.func, cst.Name) or not words(call.func.value) & {"seed", "seeds", "random", "rng"}:
+            return set()
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is not None and not self._driver(fn) or self._test_code(call):
+            return set()
+        found = imported_seeding_helper(self.ctx.path, self.ctx.module, call.func.value)
+        if found is None:
+            return set()
+        params, seeded = found
+        given: dict[str, cst.BaseExpression] = {}
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        for param, value in zip(params, positional):
+            given[param] = value
+        given.update({a.keyword.value: a.value for a in call.args if a.keyword is not None})
+        out: set[str] = set()
+        for param, family, default in seeded:
+            if param is None:
+                out.add(family)
+            elif param in given:
+                if self._constant_seed(call, given[param]) is not None:
+                    out.add(family)
+            elif isinstance(default, int) and not isinstance(default, bool):
+                out.add(family)
         return out
 
     def _global_draws(self, scope: cst.CSTNode, families: set[str], after: int) -> list[cst.Call]:
@@ -794,9 +911,14 @@ class Client:
                                   f"{fa.line_of(draw)}: the noise is reproducible by anyone with the code and can be "
                                   f"subtracted; draw privacy noise from an unseeded generator")
                 return
+            self._imported_mechanism(node, families, why, f"the run's entry point `{fn.name.value}`")
+            return
         if fn is None:
             if self._main_guard(node):
-                return  # a library module's demo block
+                if not self._module_has_mechanism() and not self._driver_helper(node):
+                    # (a library module's demo block seeds its own mechanisms; ``main()`` is judged inside)
+                    self._imported_mechanism(node, families, why, "the script's `__main__` block")
+                return
             for statement in walk(self.ctx.module):
                 if isinstance(statement, cst.FunctionDef) and self._mechanism_function(statement) \
                         and not statement.name.value.startswith("test"):
@@ -807,6 +929,8 @@ class Client:
                                           f"{fa.line_of(draws[0])}: the noise is reproducible by anyone with the "
                                           f"code and can be subtracted; draw privacy noise from an unseeded generator")
                         return
+            if not self._seeded_before(node, families):  # a later reseed (before an evaluation) sets nothing new
+                self._imported_mechanism(node, families, why, "the module, at import,")
             return
         draws = self._global_draws(fn, families, line) if self._mechanism_function(fn) else []
         if not draws:
@@ -824,6 +948,60 @@ class Client:
                               f"privacy noise is drawn from it on line {fa.line_of(draws[0])}: every call draws the "
                               f"same noise, which anyone with the code can regenerate and subtract; draw privacy "
                               f"noise from an unseeded generator")
+
+    def _imported_mechanism(self, node: cst.Call, families: set[str], why: str, where: str) -> None:
+        """The entry point's constant seed fixes the global generator a mechanism of an imported project module
+        draws its noise from (``np.random.seed(2022)`` in ``main.py``, ``np.random.binomial(n, self.p)`` in
+        ``ldp.OUE``, whose constructor takes ε)."""
+        from dpcheck.analysis.global_rng import imported_mechanism_draw
+
+        found = imported_mechanism_draw(self.ctx.path, self.ctx.module, families)
+        if found is None:
+            return
+        file, function, line = found
+        self.report(node, f"{where} seeds the global generator with {why}, and `{function}` "
+                          f"({file.rsplit('/', 1)[-1]}:{line}), a mechanism taking ε in a module it imports, draws "
+                          f"the privacy noise from that generator: the noise is reproducible by anyone with the code "
+                          f"and can be subtracted; draw privacy noise from an unseeded generator")
+
+    def _seeded_before(self, node: cst.Call, families: set[str]) -> bool:
+        """An earlier module-level statement already seeds one of ``families`` (the first seed is the finding)."""
+        fa = self.ctx.analysis
+        line = fa.line_of(node)
+        return any(isinstance(sub, cst.Call) and fa.line_of(sub) < line and self._family(sub) in families
+                   and fa.enclosing_function(sub) is None for sub in walk(self.ctx.module))
+
+    def _module_has_mechanism(self) -> bool:
+        return any(isinstance(s, cst.FunctionDef) and self._mechanism_function(s) for s in walk(self.ctx.module))
+
+    def _entry_seed_of_mechanism(self, node: cst.Call, helper: set[str] | None) -> bool:
+        """Outside recognised DP context: a constant seed of a global generator at module level or in the run's
+        entry point, where a mechanism of this module (the module names ε) or of an imported project module
+        draws calibrated noise from that generator."""
+        from dpcheck.analysis.global_rng import imported_mechanism_draw
+
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is not None and not self._driver(fn) or helper and self._driver_helper(node):
+            return False
+        families = helper or ({self._family(node)} - {None})
+        if not families or (not helper and self._constant_seed(node, _seed_arg(node)) is None):
+            return False
+        if fn is None and not self._main_guard(node) or fn is not None:
+            drawn = self._module_mechanism_draw(families)  # type: ignore[arg-type]
+            if drawn is not None and self._names_epsilon() and self._calibrated(drawn[1]):
+                return True
+        return imported_mechanism_draw(self.ctx.path, self.ctx.module, families) is not None  # type: ignore[arg-type]
+
+    def _driver_helper(self, call: cst.Call) -> bool:
+        """``main()`` called from the ``__main__`` block: the entry point's own seed is judged where it is set."""
+        return isinstance(call.func, cst.Name) and any(
+            isinstance(s, cst.FunctionDef) and s.name.value == call.func.value and self._driver(s)
+            for s in self.ctx.module.body)
+
+    def _names_epsilon(self) -> bool:
+        return any(isinstance(sub, cst.Name) and words(sub.value) & {"eps", "epsilon", "epsi"}
+                   for sub in walk(self.ctx.module))
 
     # -- seeds and mechanisms across the module -------------------------------------------------
     def _constant_seed(self, node: cst.Call, seed: cst.BaseExpression | None) -> str | None:

@@ -190,6 +190,12 @@ def seeded_noise(facts: AstFacts, generators: frozenset[str], seeds: frozenset[s
         state = keywords.get("random_state")
         if state is not None and keywords.keys() & eps and not (isinstance(state, ast.Constant) and state.value is None):
             return True  # ``Laplace(epsilon=…, random_state=…)``: a mechanism given a seed (DP507 checks which)
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "manual_seed"
+               for n in ast.walk(keywords.get("noise_generator", ast.Constant(None)))):
+            return True  # ``make_private(…, noise_generator=torch.Generator().manual_seed(…))`` (DP507 checks the seed)
+        if isinstance(call.func, ast.Name) and words(call.func.id) & {"seed", "seeds"} and call.args \
+                and isinstance(call.args[0], (ast.Constant, ast.Name)):
+            return True  # ``set_seed(2022)``: a project helper seeding the global generators (DP507 resolves it)
         if name in generators:
             if name in ("Random", "Generator") and not (dotted(call.func) or "").startswith(("random.", "np.", "numpy.")):
                 continue

@@ -1,0 +1,296 @@
+"""Privacy mechanisms in the project's other modules that draw their noise from a global random generator.
+
+A run's entry point often seeds NumPy's (or Python's, or torch's) global generator with a constant
+(``np.random.seed(2022)`` at the top of ``main.py``) and then calls a randomiser defined in another module
+of the project (``ldp.OUE(epsilon, d).privatise(x)``, whose ``np.random.binomial(n, self.p)`` draws from
+that same global generator). Neither file alone shows that the privacy noise is fixed. This module follows
+the entry point's imports into the scanned project (a few levels deep, never importing anything: the files
+are read with ``ast``) and finds a function or method there that is a mechanism (it, or its class, takes ε)
+and draws calibrated noise (a scale or flip probability that is not a literal) from the seeded generator.
+"""
+from __future__ import annotations
+
+import ast
+import os
+from collections.abc import Iterable
+
+import libcst as cst
+
+from dpcheck.analysis.syntax import words
+
+#: receivers of the global generators, by family
+FAMILIES = {"np.random": "numpy", "numpy.random": "numpy", "random": "random", "torch": "torch"}
+#: draw -> the position and keywords of its scale or probability argument
+_CALIBRATED = {
+    "laplace": (1, ("scale",)), "normal": (1, ("scale", "std")), "gumbel": (1, ("scale",)),
+    "binomial": (1, ("p",)), "exponential": (0, ("scale",)), "geometric": (0, ("p",)),
+    "gauss": (1, ("sigma",)), "normalvariate": (1, ("sigma",)), "expovariate": (0, ("lambd",)),
+}
+#: uniform draws compared with a flip probability (``random.random() < self.p``): a randomised response
+_COIN = frozenset({"random", "rand", "random_sample", "uniform", "rand_like"})
+#: standard draws a mechanism scales by multiplication
+_STANDARD = frozenset({"randn", "randn_like", "standard_normal", "standard_laplace", "standard_cauchy"})
+_EPS_WORDS = frozenset({"eps", "epsilon", "epsi", "epsilons"})
+_MAX_DEPTH = 3
+_MAX_FILES = 60
+_CACHE: dict[str, tuple[float, list[tuple[str, int, str]], list[tuple[str, int, tuple[str, ...]]]]] = {}
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr}"
+    return None
+
+
+def _calibrated(call: ast.Call, draw: str) -> bool:
+    position, keywords = _CALIBRATED[draw]
+    value = next((k.value for k in call.keywords if k.arg in keywords), None)
+    if value is None and len(call.args) > position:
+        value = call.args[position]
+    if value is None:
+        return False
+    return not (isinstance(value, ast.Constant) or isinstance(value, ast.UnaryOp)
+                and isinstance(value.operand, ast.Constant))
+
+
+#: what a mechanism's standard draw is scaled by (a decoder's learned std, ``torch.exp(logvar)``, is not one)
+_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "scale", "multiplier", "sensitivity", "sens", "clip", "eps",
+                          "epsilon", "epsi", "b", "c", "l2", "norm", "delta", "budget", "lam", "lambda"})
+
+
+def _scaled(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``torch.randn_like(g) * sigma * clip``, ``np.random.standard_normal(d) * self.scale``: a standard draw
+    multiplied by a privacy scale (σ, a clip bound, a sensitivity, ε)."""
+    node: ast.AST = call
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
+        other = parent.right if parent.left is node else parent.left
+        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & _SCALE_WORDS
+               for n in ast.walk(other) if isinstance(n, (ast.Name, ast.Attribute))):
+            return True
+        node, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _eps_named(name: str | None) -> bool:
+    return bool(name) and bool(words(name) & _EPS_WORDS)  # type: ignore[arg-type]
+
+
+def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = fn.args
+    return [p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]]
+
+
+def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, tuple[str, ...]]]]:
+    """(mechanism draws: (function, line, family), imports: (module, level, names)) of one file, cached."""
+    try:
+        mtime = os.path.getmtime(path)
+    except OSError:
+        return [], []
+    cached = _CACHE.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1], cached[2]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        _CACHE[path] = (mtime, [], [])
+        return [], []
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imports.extend((alias.name, 0, ()) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            imports.append((node.module or "", node.level, tuple(alias.name for alias in node.names)))
+    families = dict(FAMILIES)
+    for node in ast.walk(tree):  # ``import numpy.random as npr``, ``from numpy import random as nr``, ``import numpy as n``
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in ("numpy.random", "numpy", "torch", "random"):
+                    families[alias.asname if alias.name != "numpy" else alias.asname + ".random"] = \
+                        FAMILIES["numpy.random" if alias.name == "numpy" else alias.name]
+        elif isinstance(node, ast.ImportFrom) and node.module == "numpy" and not node.level:
+            for alias in node.names:
+                if alias.name == "random":
+                    families[alias.asname or "random"] = "numpy"
+    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    draws: list[tuple[str, int, str]] = []
+    for owner in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+        class_eps = isinstance(owner, ast.ClassDef) and any(
+            (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(_eps_named(p) for p in _params(n)))
+            or (isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+                and _eps_named(n.attr)) for n in ast.walk(owner))
+        for fn in owner.body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("test"):
+                continue
+            if not (class_eps or any(_eps_named(p) for p in _params(fn))):
+                continue
+            compared = {id(side) for n in ast.walk(fn) if isinstance(n, ast.Compare)
+                        and any(not isinstance(o, ast.Constant) for o in [n.left, *n.comparators])
+                        for side in [n.left, *n.comparators]}
+            for call in ast.walk(fn):
+                if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+                    continue
+                family = families.get(_dotted(call.func.value) or "")
+                if family is None:
+                    continue
+                draw = call.func.attr
+                if draw in _CALIBRATED and _calibrated(call, draw) \
+                        or draw in _STANDARD and _scaled(call, parents) \
+                        or draw in _COIN and id(call) in compared \
+                        or draw == "choice" and any(k.arg == "p" and not isinstance(k.value, ast.Constant)
+                                                    for k in call.keywords):
+                    if all(f != family or d != fn.name for d, _, f in draws):
+                        draws.append((fn.name, call.lineno, family))
+    _CACHE[path] = (mtime, draws, imports)
+    return draws, imports
+
+
+def _candidates(folder: str, roots: Iterable[str], module: str, level: int, names: tuple[str, ...]) -> list[str]:
+    """The project files an import names (a module, a package's ``__init__``, or submodules imported by name)."""
+    if level:
+        base = folder
+        for _ in range(level - 1):
+            base = os.path.dirname(base)
+        bases = [base]
+    else:
+        bases = list(roots)
+    out = []
+    parts = [p for p in module.split(".") if p]
+    for base in bases:
+        stem = os.path.join(base, *parts) if parts else base
+        for option in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if parts and os.path.isfile(option):
+                out.append(option)
+        for name in names:
+            option = os.path.join(stem, name + ".py")
+            if os.path.isfile(option):
+                out.append(option)
+    return out
+
+
+def _roots(path: str) -> list[str]:
+    folder = os.path.dirname(os.path.abspath(path))
+    top = folder
+    while os.path.isfile(os.path.join(top, "__init__.py")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            break
+        top = parent
+    return list(dict.fromkeys([folder, top]))
+
+
+def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]]:
+    from dpcheck.analysis.syntax import dotted, walk
+
+    out: list[tuple[str, int, tuple[str, ...]]] = []
+    for node in walk(module):
+        if isinstance(node, cst.Import):
+            out.extend((dotted(alias.name) or "", 0, ()) for alias in node.names)
+        elif isinstance(node, cst.ImportFrom):
+            names: tuple[str, ...] = ()
+            if not isinstance(node.names, cst.ImportStar):
+                names = tuple(dotted(alias.name) or "" for alias in node.names)
+            out.append((dotted(node.module) if node.module is not None else "", len(node.relative), names))
+    return out
+
+
+def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[str]) -> tuple[str, str, int] | None:
+    """(file, function, line) of a mechanism in a project module this file imports (directly or through the
+    project's own imports, up to a few levels) that draws calibrated noise from one of ``families``' global
+    generators. None for a file not on disk."""
+    if not path or not os.path.isfile(path):
+        return None
+    me = os.path.abspath(path)
+    seen = {me}
+    frontier = [(me, _module_imports(module))]
+    for _ in range(_MAX_DEPTH):
+        following = []
+        for file, imports in frontier:
+            folder, roots = os.path.dirname(file), _roots(file)
+            for mod, level, names in imports:
+                for candidate in _candidates(folder, roots, mod, level, names):
+                    candidate = os.path.abspath(candidate)
+                    if candidate in seen or len(seen) > _MAX_FILES:
+                        continue
+                    seen.add(candidate)
+                    draws, more = _summarize(candidate)
+                    for function, line, family in draws:
+                        if family in families:
+                            return candidate, function, line
+                    following.append((candidate, more))
+        frontier = following
+    return None
+
+
+_SEEDERS = {("np.random", "seed"): "numpy", ("numpy.random", "seed"): "numpy", ("random", "seed"): "random",
+            ("torch", "manual_seed"): "torch", ("torch.cuda", "manual_seed"): "torch",
+            ("torch.cuda", "manual_seed_all"): "torch"}
+
+
+def seeding_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str | None, str, object]]:
+    """What a seeding helper seeds: (its parameter or None for a literal, the generator family, the parameter's
+    literal default or the literal) for each ``np.random.seed(x)``/``random.seed(x)``/``torch.manual_seed(x)``."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults: dict[str, object] = {}
+    for param, default in zip(positional[::-1], a.defaults[::-1]):
+        if isinstance(default, ast.Constant):
+            defaults[param.arg] = default.value
+    for param, default in zip(a.kwonlyargs, a.kw_defaults):
+        if isinstance(default, ast.Constant):
+            defaults[param.arg] = default.value
+    out: list[tuple[str | None, str, object]] = []
+    for call in ast.walk(fn):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)):
+            continue
+        family = _SEEDERS.get((_dotted(call.func.value) or "", call.func.attr))
+        if family is None or not call.args:
+            continue
+        seed = call.args[0]
+        if isinstance(seed, ast.Constant) and isinstance(seed.value, int):
+            out.append((None, family, seed.value))
+        elif isinstance(seed, ast.Name) and seed.id in _params(fn):
+            out.append((seed.id, family, defaults.get(seed.id)))
+    return out
+
+
+def imported_seeding_helper(path: str | None, module: cst.Module, name: str) -> tuple[list[str], list[tuple[str | None, str, object]]] | None:
+    """(parameter names, what it seeds) of a function ``name`` that this file imports from a project module
+    (``from utils import set_seed``); None when it is not such a function."""
+    if not path or not os.path.isfile(path):
+        return None
+    me = os.path.abspath(path)
+    folder, roots = os.path.dirname(me), _roots(me)
+    for mod, level, names in _module_imports(module):
+        if name not in names:
+            continue
+        for candidate in _candidates(folder, roots, mod, level, ()):
+            tree = _tree(candidate)
+            for node in [] if tree is None else tree.body:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                    return _params(node), seeding_params(node)
+    return None
+
+
+_TREES: dict[str, tuple[float, ast.Module | None]] = {}
+
+
+def _tree(path: str) -> ast.Module | None:
+    try:
+        mtime = os.path.getmtime(path)
+    except OSError:
+        return None
+    cached = _TREES.get(path)
+    if cached is not None and cached[0] == mtime:
+        return cached[1]
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            tree: ast.Module | None = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        tree = None
+    _TREES[path] = (mtime, tree)
+    return tree
