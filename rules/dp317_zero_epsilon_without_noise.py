@@ -7,7 +7,8 @@ import libcst as cst
 
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import number, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
 
 _NOISE_WORDS = frozenset({"noise", "sigma", "multiplier", "std", "scale", "stddev"})
@@ -51,6 +52,82 @@ def _zero(expr: cst.BaseExpression | None) -> bool:
     return number(expr) == 0
 
 
+#: words of a privacy budget ε (a ``target_epsilon``, ``self.eps``, ``privacy_budget``)
+_BUDGET_WORDS = frozenset({"eps", "epsilon", "budget"})
+#: words that make an ``eps`` something else (a numerical tolerance, an optimiser's or a norm's epsilon)
+_NOT_BUDGET = frozenset({"adam", "norm", "bn", "tol", "tolerance", "ls", "smoothing", "step", "attack", "adv",
+                         "pgd", "fgsm", "clip", "lr", "log", "decay", "greedy", "min", "stability"})
+#: a noise draw or a calibration of the noise (``get_noise_multiplier``, ``compute_sigma``)
+_DRAWS = (NOISE_DRAWS - {"sample", "exponential", "rvs"}) | {"add_noise", "gaussian_noise", "laplace_noise",
+                                                            "laplace_mechanism", "gaussian_mechanism"}
+_CALIBRATION_WORDS = frozenset({"noise", "sigma", "multiplier", "scale", "std"})
+
+
+def _budget_name(expr: cst.BaseExpression) -> str | None:
+    name = dotted(expr)
+    if name is None:
+        return None
+    last = words(name.split(".")[-1])
+    if not last & _BUDGET_WORDS or last & _NOT_BUDGET or "privacy" in last and "budget" not in last:
+        return None
+    if "budget" in last and not last & {"eps", "epsilon", "privacy"}:
+        return None
+    return name
+
+
+def _positive_test(test: cst.BaseExpression) -> str | None:
+    """``epsilon > 0``, ``self.epsilon > 1e-5``, ``eps != 0``, ``0 < eps``: the branch runs only for a positive ε.
+    Returns ε's name."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _positive_test(test.left) or _positive_test(test.right)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return None
+    comp = test.comparisons[0]
+    left, op, right = test.left, comp.operator, comp.comparator
+    if isinstance(op, (cst.GreaterThan, cst.NotEqual)):
+        value, bound = left, right
+    elif isinstance(op, cst.LessThan):
+        value, bound = right, left
+    else:
+        return None
+    limit = number(bound)
+    if limit is None or not 0 <= limit < 1e-2:
+        return None
+    return _budget_name(value)
+
+
+def _reads(expr: cst.CSTNode, names: set[str]) -> bool:
+    return any(dotted(x) in names for x in walk(expr) if isinstance(x, (cst.Name, cst.Attribute)))
+
+
+def _calibrates(body: cst.CSTNode, budget: str) -> bool:
+    """Does ``body`` draw noise from ``budget``, or compute a noise scale from it (ε or a share of it divides
+    the scale, or it is handed to a calibration such as ``get_noise_multiplier(target_epsilon=eps)``)?"""
+    derived = {budget}
+    assigns = [n for n in walk(body) if isinstance(n, cst.Assign)]
+    for _ in range(3):
+        for n in assigns:
+            if _reads(n.value, derived):
+                derived |= {d for t in n.targets if (d := dotted(t.target)) is not None}
+    for n in walk(body):
+        if isinstance(n, cst.Call) and _reads(cst.Module([]) if not n.args else n, derived):
+            name = call_name(n) or ""
+            if any(_reads(a.value, derived) for a in n.args) and (name in _DRAWS or words(name) & _CALIBRATION_WORDS):
+                return True
+    for n in assigns:
+        targets = {d for t in n.targets if (d := dotted(t.target)) is not None}
+        if not any(words(t.split(".")[-1]) & _CALIBRATION_WORDS for t in targets):
+            continue
+        if any(isinstance(d, cst.BinaryOperation) and isinstance(d.operator, cst.Divide) and _reads(d.right, derived)
+               for d in walk(n.value)):
+            return True
+    return False
+
+
+def _raises(body: cst.CSTNode) -> bool:
+    return any(isinstance(n, cst.Raise) for n in walk(body))
+
+
 class ZeroEpsilonWithoutNoise(Rule):
     id = "DP317"
     name = "zero-epsilon-without-noise"
@@ -68,13 +145,14 @@ class ZeroEpsilonWithoutNoise(Rule):
         "with no DP context. Fix: return `math.inf` (or raise) when no noise is added, and test "
         "steps separately."
     )
-    TRIGGERS = ("return 0",)
+    TRIGGERS = ("return 0", "eps", "budget")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A function named for ε/privacy/budget holding an ``if``."""
-        return any(_epsilon_function(fn.name) for fn in facts.functions) and bool(facts.nodes(ast.If))
+        """A function named for ε/privacy/budget holding an ``if``; or any ``if`` / conditional expression (a noise
+        calibrated only for a positive ε)."""
+        return bool(facts.nodes(ast.If)) or bool(facts.nodes(ast.IfExp))
 
     VALID = (
         # an f-DP trade-off function: type II error 0 is the no-privacy value (autodp's fdp_bank)
@@ -154,7 +232,50 @@ class BudgetTracker:
 """,
     )
 
+    def _guarded(self, node: cst.CSTNode, budget: str) -> bool:
+        """Is a non-positive ``budget`` refused earlier in the function (``if eps <= 0: raise``, ``assert eps > 0``)?"""
+        fn = self.ctx.analysis.enclosing_function(node)
+        if fn is None:
+            return False
+        for n in walk(fn.body):
+            if isinstance(n, cst.If) and n is not node and _reads(n.test, {budget}) and _raises(n.body):
+                return True
+            if isinstance(n, cst.Assert) and _reads(n.test, {budget}):
+                return True
+        return False
+
+    def _report_off(self, node: cst.CSTNode, budget: str) -> None:
+        self.report(node, f"the noise is calibrated and drawn only when `{budget}` is positive: with ε = 0 (the "
+                          "strongest privacy a caller can ask for) or a negative ε the value is released with no noise "
+                          "at all while the run still carries that ε; refuse ε ≤ 0 (raise) instead of skipping the "
+                          "noise")
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        budget = _positive_test(node.test)
+        if budget is None or not _zero(node.orelse) and not (isinstance(node.orelse, cst.Name)
+                                                              and node.orelse.value == "None"):
+            return
+        fa = self.ctx.analysis
+        if not fa.in_dp_context(node) or not any(
+                isinstance(d, cst.BinaryOperation) and isinstance(d.operator, cst.Divide)
+                and _reads(d.right, {budget}) for d in walk(node.body)):
+            return
+        parent = fa.parent(node)
+        used = False
+        if isinstance(parent, cst.Assign):
+            used = any(words((dotted(t.target) or "").split(".")[-1]) & _CALIBRATION_WORDS for t in parent.targets)
+        else:
+            up: cst.CSTNode | None = parent
+            for _ in range(3):
+                if isinstance(up, cst.Call) and (call_name(up) or "") in _DRAWS:
+                    used = True
+                    break
+                up = fa.parent(up) if up is not None else None
+        if used and not self._guarded(node, budget):
+            self._report_off(node.test, budget)
+
     def visit_If(self, node: cst.If) -> None:
+        self._positive_branch(node)
         noise = _no_noise_test(node.test)
         if noise is None:
             return
@@ -168,3 +289,21 @@ class BudgetTracker:
                                  "noise-free release costs ε = ∞, so the run is reported as perfectly private while "
                                  "it has no privacy; return `math.inf` (or raise) in this case")
                 return
+
+    def _positive_branch(self, node: cst.If) -> None:
+        """``if self.epsilon > 0: sigma = get_noise_multiplier(target_epsilon=self.epsilon, …)`` with nothing
+        noisy (and no refusal) when ε ≤ 0."""
+        budget = _positive_test(node.test)
+        if budget is None:
+            return
+        orelse = node.orelse
+        if isinstance(orelse, cst.If):
+            return  # an ``elif`` chain: the other branches decide
+        if orelse is not None and (_raises(orelse) or _calibrates(orelse.body, budget)
+                                   or any(isinstance(c, cst.Call) and (call_name(c) or "") in _DRAWS
+                                          for c in walk(orelse))):
+            return
+        fa = self.ctx.analysis
+        if not fa.in_dp_context(node) or not _calibrates(node.body, budget) or self._guarded(node, budget):
+            return
+        self._report_off(node.test, budget)
