@@ -133,7 +133,7 @@ class ZeroEpsilonWithoutNoise(Rule):
     name = "zero-epsilon-without-noise"
     category = "general"
     severity = "error"
-    summary = "ε computed as 0 when no noise is added (noise multiplier 0 or None): a noise-free run is reported as perfectly private"
+    summary = "ε computed as 0 when no noise is added (noise multiplier 0 or None), or noise drawn only for ε > 0: a noise-free run is reported as perfectly private"
     rationale = (
         "An accountant's ε for a mechanism with σ = 0 (or no noise at all) is infinite: the "
         "release is the exact function of the data. A helper that returns `0.0` (or `(0, δ)`) "
@@ -143,7 +143,12 @@ class ZeroEpsilonWithoutNoise(Rule):
         "non-positive, None or falsy, inside a function named for ε, privacy or the budget spent. "
         "Not reported: a return of `float('inf')`/`math.inf`, a zero ε for zero steps alone, code "
         "with no DP context. Fix: return `math.inf` (or raise) when no noise is added, and test "
-        "steps separately."
+        "steps separately. The mirror image is reported too: noise calibrated and drawn only for a positive "
+        "ε (`noise_multiplier = 0.0; if self.epsilon > 0: noise_multiplier = get_noise_multiplier(target_epsilon="
+        "self.epsilon, …)`, `if epsilon > 0: probs += laplace(0, sens / (epsilon / k))`, `scale = s / eps if "
+        "eps > 0 else 0`): ε = 0 is the strongest guarantee a caller can ask for, and it runs with no noise at "
+        "all. Not reported there: ε ≤ 0 refused earlier (`raise`, `assert`), an else branch that draws noise "
+        "or raises, ε-named values that are tolerances (an optimiser's or label smoothing's eps)."
     )
     TRIGGERS = ("return 0", "eps", "budget")
     requires_dp_context = True
@@ -197,9 +202,80 @@ def privacy_spent(sigma, q, steps, delta, rdp):
         raise ValueError("no noise: epsilon is infinite")
     return rdp(q, sigma, steps, delta)
 """,
+        # twin of the ε-gated calibration: ε ≤ 0 is refused
+        """
+import opacus
+class DPTVAE:
+    def fit(self, loader, epochs):
+        if self.epsilon <= 0:
+            raise ValueError("epsilon must be positive")
+        noise_multiplier = 0.0
+        if self.epsilon > 0:
+            noise_multiplier = opacus.accountants.utils.get_noise_multiplier(
+                target_epsilon=self.epsilon, target_delta=self.delta, sample_rate=1 / len(loader), epochs=epochs)
+        return noise_multiplier
+""",
+        # twin of the conditional scale: an infinite ε (no privacy asked) is the case without noise
+        """
+import numpy as np
+def perturb(col, epsilon, sensitivity):
+    scale = sensitivity / epsilon if epsilon != float("inf") else 0
+    return col + np.random.laplace(0.0, scale, col.shape)
+""",
+        # ordinary ML code: an optimiser's eps and a label-smoothing eps gate no privacy noise
+        """
+import torch
+def smooth(logits, target, ls_eps=0.1, adam_eps=1e-8):
+    if ls_eps > 0:
+        target = target * (1 - ls_eps) + ls_eps / logits.shape[-1]
+    if adam_eps > 0:
+        noise_scale = 1.0 / adam_eps
+    return torch.nn.functional.cross_entropy(logits, target)
+""",
+        # a positive-ε branch that adds noise and an else branch that adds other noise
+        """
+import numpy as np
+def release(x, epsilon, sigma):
+    if epsilon > 0:
+        return x + np.random.laplace(0, 1.0 / epsilon)
+    else:
+        return x + np.random.normal(0, sigma)
+""",
     )
 
     INVALID = (
+        # the noise multiplier stays 0.0 unless ε > 0 (default ε = 0.0): ε = 0 trains without noise
+        """
+import opacus
+class DPCTGAN:
+    def __init__(self, epsilon=0.0, delta=1e-5):
+        self.epsilon = epsilon
+        self.delta = delta
+    def fit(self, loader, epochs):
+        noise_multiplier = 0.0
+        if self.epsilon > 0:  # <-
+            noise_multiplier = opacus.accountants.utils.get_noise_multiplier(
+                target_epsilon=self.epsilon, target_delta=self.delta, sample_rate=1 / len(loader), epochs=epochs)
+        return noise_multiplier
+""",
+        # the histogram is noised only for a positive budget; ε = 0 leaves it exact
+        """
+import numpy as np
+def inject_noise(probs, epsilon, n_attributes, n):
+    if epsilon > 0:  # <-
+        share = epsilon / n_attributes
+        scale = (2 / n) / share
+        probs = probs + np.random.laplace(0, scale, len(probs))
+    return probs
+""",
+        # a conditional Laplace scale: 0 (no noise) for ε ≤ 0
+        """
+import numpy as np
+def laplace_column(col, epsilon, sensitivity):
+    scale = sensitivity / epsilon if epsilon > 0 else 0  # <-
+    return col + np.random.laplace(0.0, scale, col.shape)
+""",
+
         # ε = 0 when no noise or no step
         """
 class ManualDP:
