@@ -403,9 +403,9 @@ def proportion(data, epsilon):
     def _check(self, fn: cst.FunctionDef, scale_args: list[cst.BaseExpression], noised: list[cst.BaseExpression],
                values: dict[str, list[cst.BaseExpression]], loop_vars: set[str], sign: int = 1) -> bool:
         fa = self.ctx.analysis
-        if not noised:
-            return False
-        data_roots = self._roots(noised, values)
+        # without a noised value (``state[k] += from_numpy(laplace(scale=s))``) only a count handed to a
+        # sensitivity helper is reported: the helper's role says what the count is
+        data_roots = self._roots(noised, values) if noised else set()
         for expr in scale_args:
             for leaf, site in _shrinking(expr, values, sign, set(), expr if sign < 0 else None, fa.callee):
                 data = _counted(leaf)
