@@ -128,6 +128,25 @@ def _raises(body: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Raise) for n in walk(body))
 
 
+def _ast_positive_budget(node: ast.AST) -> bool:
+    """``eps > 0``, ``self.epsilon > 1e-5``, ``epsilon != 0.0``, ``0 < eps`` (the ``ast`` gate's view of
+    :func:`_positive_test`)."""
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return False
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    if isinstance(op, (ast.Gt, ast.NotEq)):
+        value, bound = left, right
+    elif isinstance(op, ast.Lt):
+        value, bound = right, left
+    else:
+        return False
+    if not (isinstance(bound, ast.Constant) and isinstance(bound.value, (int, float))
+            and not isinstance(bound.value, bool) and 0 <= bound.value < 1e-2):
+        return False
+    name = value.attr if isinstance(value, ast.Attribute) else value.id if isinstance(value, ast.Name) else None
+    return name is not None and bool(words(name) & _BUDGET_WORDS)
+
+
 class ZeroEpsilonWithoutNoise(Rule):
     id = "DP317"
     name = "zero-epsilon-without-noise"
@@ -157,7 +176,9 @@ class ZeroEpsilonWithoutNoise(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A function named for ε/privacy/budget holding an ``if``; or any ``if`` / conditional expression (a noise
         calibrated only for a positive ε)."""
-        return bool(facts.nodes(ast.If)) or bool(facts.nodes(ast.IfExp))
+        if any(_epsilon_function(fn.name) for fn in facts.functions) and bool(facts.nodes(ast.If)):
+            return True
+        return any(_ast_positive_budget(c) for c in facts.nodes(ast.Compare))
 
     VALID = (
         # an f-DP trade-off function: type II error 0 is the no-privacy value (autodp's fdp_bank)
