@@ -56,7 +56,9 @@ def _zero(expr: cst.BaseExpression | None) -> bool:
 _BUDGET_WORDS = frozenset({"eps", "epsilon", "budget"})
 #: words that make an ``eps`` something else (a numerical tolerance, an optimiser's or a norm's epsilon)
 _NOT_BUDGET = frozenset({"adam", "norm", "bn", "tol", "tolerance", "ls", "smoothing", "step", "attack", "adv",
-                         "pgd", "fgsm", "clip", "lr", "log", "decay", "greedy", "min", "stability"})
+                         "pgd", "fgsm", "clip", "lr", "log", "decay", "greedy", "min", "stability",
+                         # a remainder of the budget: spending it only when some is left is correct
+                         "remain", "remaining", "left", "rest", "leftover", "spent", "used", "accu", "residual"})
 #: a noise draw or a calibration of the noise (``get_noise_multiplier``, ``compute_sigma``)
 _DRAWS = (NOISE_DRAWS - {"sample", "exponential", "rvs"}) | {"add_noise", "gaussian_noise", "laplace_noise",
                                                             "laplace_mechanism", "gaussian_mechanism"}
@@ -252,6 +254,16 @@ def smooth(logits, target, ls_eps=0.1, adam_eps=1e-8):
     if adam_eps > 0:
         noise_scale = 1.0 / adam_eps
     return torch.nn.functional.cross_entropy(logits, target)
+""",
+        # the budget left over after the first measurement is spent only when some remains
+        """
+import numpy as np
+def refine(node, eps_total, eps_used, rng):
+    node.noisy = node.count + rng.laplace(0.0, 1 / eps_used)
+    epsilon_remain = eps_total - eps_used
+    if epsilon_remain > 0:
+        node.noisy = node.count + rng.laplace(0.0, 1 / epsilon_remain)
+    return node
 """,
         # a positive-ε branch that adds noise and an else branch that adds other noise
         """
