@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, param_names, walk
+from dpcheck.analysis.syntax import call_name, dotted, param_names, walk, words
 from dpcheck.rule import Rule
 
 #: called names that draw noise with a scale argument
@@ -68,13 +68,15 @@ class NoiseScaleOverPrivateSize(Rule):
         "is also an input of the value the noise is added to (or of the other arguments of the mechanism call), "
         "reaching a draw's scale so that the scale shrinks as the count grows (a division, a negative power, "
         "through the function's own assignments, or through a module helper that passes the argument to its "
-        "draw). Not reported: counts a budget is divided by (`eps / len(queries)`: the noise grows with them), "
+        "draw); also a record count (`len(self.idxs)`, `X.shape[0]`) handed to a helper that computes the "
+        "sensitivity from it — the module's own function dividing by that parameter, or one defined elsewhere "
+        "and named for a sensitivity (`cal_sensitivity(lr, C, len(idxs))`) — whose result sets the noise scale. Not reported: counts a budget is divided by (`eps / len(queries)`: the noise grows with them), "
         "lengths of aggregates (a histogram's or marginal's length is the public domain size), counts of a "
         "minibatch (a loop variable or a random sample: DP521), counts that only set a draw's shape, attributes "
         "of the data rather than its rows (`len(data.domain)`). Fix: divide by a public lower bound on n, or release a noisy sum and a noisy count and divide "
         "them (post-processing)."
     )
-    TRIGGERS = ("/",)
+    TRIGGERS = ("/", "ensitiv")
     requires_dp_context = True
 
     @classmethod
@@ -142,8 +144,71 @@ def answer_all(records, queries, rho):
     sigma = np.sqrt(1 / (2 * per_query))
     return [q(records) + np.random.normal(0, sigma) for q in queries]
 """,
+        # twin of the sensitivity helper: a public bound on the client's records is passed
+        """
+import numpy as np
+from utils.dp_mechanism import cal_sensitivity
+class LocalUpdate:
+    def add_noise(self, state):
+        sensitivity = cal_sensitivity(self.args.lr, self.args.dp_clip, self.args.min_client_size)
+        for k, v in state.items():
+            state[k] = v + np.random.laplace(0, sensitivity / self.eps, v.shape)
+        return state
+""",
+        # a helper given the number of queries: the count splits the budget (it grows the noise)
+        """
+import numpy as np
+def per_query_sensitivity(base, n_queries):
+    return base * n_queries
+def answer(records, queries, eps):
+    sens = per_query_sensitivity(1.0, len(queries))
+    return [q(records) + np.random.laplace(0, sens / eps) for q in queries]
+""",
+        # a helper named for a sensitivity given the number of features: not a record count
+        """
+import numpy as np
+from mech import l2_sensitivity
+def release(weights, features, eps):
+    s = l2_sensitivity(1.0, len(features))
+    return weights + np.random.laplace(0, s / eps, weights.shape)
+""",
+        # ordinary ML code: a learning-rate helper divides by the dataset size, no noise draw
+        """
+import torch
+def lr_for(base, n):
+    return base / n
+def train(model, data, opt):
+    for g in opt.param_groups:
+        g["lr"] = lr_for(0.1, len(data))
+    return model
+""",
     )
     INVALID = (
+        # the client's sample size handed to a sensitivity helper defined in another module (FL, Laplace)
+        """
+import numpy as np
+import torch
+from utils.dp_mechanism import cal_sensitivity
+class LocalUpdate:
+    def __init__(self, args, idxs):
+        self.idxs = idxs
+    def add_noise(self, net):
+        sensitivity = cal_sensitivity(self.lr, self.dp_clip, len(self.idxs))  # <-
+        state = net.state_dict()
+        for k, v in state.items():
+            state[k] += torch.from_numpy(np.random.laplace(0, sensitivity * self.noise_scale, v.shape))
+        net.load_state_dict(state)
+""",
+        # the module's own scale function divides a clip bound by the local data size it is given
+        """
+import numpy as np
+def noise_scale_for(clip, q, local_size, epsilon):
+    delta_s = 2 * clip / local_size
+    return delta_s * np.sqrt(2 * q) / epsilon
+def client_round(update, train_x, clip, epsilon):
+    scale = noise_scale_for(clip, 0.1, train_x.shape[0], epsilon)  # <-
+    return update + np.random.normal(0, scale, update.shape)
+""",
         # the mean's sensitivity range / n with n = len of the private column
         """
 import numpy as np
@@ -338,18 +403,28 @@ def proportion(data, epsilon):
     def _check(self, fn: cst.FunctionDef, scale_args: list[cst.BaseExpression], noised: list[cst.BaseExpression],
                values: dict[str, list[cst.BaseExpression]], loop_vars: set[str], sign: int = 1) -> bool:
         fa = self.ctx.analysis
-        if not noised:
-            return False
-        data_roots = self._roots(noised, values)
+        # without a noised value (``state[k] += from_numpy(laplace(scale=s))``) only a count handed to a
+        # sensitivity helper is reported: the helper's role says what the count is
+        data_roots = self._roots(noised, values) if noised else set()
         for expr in scale_args:
-            for leaf, site in _shrinking(expr, values, sign, set(), expr if sign < 0 else None):
+            for leaf, site in _shrinking(expr, values, sign, set(), expr if sign < 0 else None, fa.callee):
                 data = _counted(leaf)
                 root = _root(data) if data is not None else None
-                if root is None or root in loop_vars or root not in data_roots or not _records(root, fn, values):
+                helper = isinstance(site, cst.Call)  # the count handed to a sensitivity helper
+                if root is None or root in loop_vars or not _records(root, fn, values):
+                    continue
+                if root not in data_roots and not (helper and not words(root) & _NOT_RECORDS):
                     continue
                 if any(isinstance(c, cst.Call) and call_name(c) in _SAMPLERS
                        for v in self._slice(values.get(root, []), values) for c in walk(v)):
                     continue  # a random sample of the data: its size is DP521's business
+                if helper:
+                    self.report(leaf, f"`{fa.code(leaf).strip()}`, the exact record count of `{root}`, is handed "
+                                      f"to `{call_name(site)}`, which divides the sensitivity by it, and the result "
+                                      "sets the noise scale: under add/remove neighbouring that count is private, so "
+                                      "the noise width depends on whether one person is in the data; pass a public "
+                                      "bound on n")
+                    return True
                 self.report(site, f"the noise scale is divided by `{fa.code(leaf).strip()}`, the exact "
                                   f"record count of `{root}`, the data the noised value is computed from: "
                                   "under add/remove neighbouring that count is private, so the noise "
@@ -365,7 +440,7 @@ _MONOTONE = frozenset({"sqrt", "abs", "float", "int", "max", "min", "maximum", "
 
 
 def _shrinking(expr: cst.CSTNode, values: dict[str, list[cst.BaseExpression]], sign: int, seen: set[str],
-               site: cst.CSTNode | None) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
+               site: cst.CSTNode | None, callee=None) -> list[tuple[cst.BaseExpression, cst.CSTNode]]:
     """Record counts in ``expr`` the value decreases with (``c / n``, ``c * n ** -1``, ``sqrt(1 / n)``),
     each with the division that puts it there; followed through the function's own assignments. A count
     a budget is divided by (``eps / len(queries)``: the budget split) lands in the numerator: not returned."""
@@ -377,31 +452,37 @@ def _shrinking(expr: cst.CSTNode, values: dict[str, list[cst.BaseExpression]], s
     if isinstance(expr, cst.BinaryOperation):
         op = expr.operator
         if isinstance(op, cst.Divide):
-            return _shrinking(expr.left, values, sign, seen, site) + _shrinking(expr.right, values, -sign, seen,
-                                                                                  expr)
+            return _shrinking(expr.left, values, sign, seen, site, callee) + _shrinking(expr.right, values, -sign, seen,
+                                                                                  expr, callee)
         if isinstance(op, (cst.Multiply, cst.Add)):
-            return _shrinking(expr.left, values, sign, seen, site) + _shrinking(expr.right, values, sign, seen, site)
+            return _shrinking(expr.left, values, sign, seen, site, callee) + _shrinking(expr.right, values, sign, seen, site, callee)
         if isinstance(op, cst.Subtract):
-            return _shrinking(expr.left, values, sign, seen, site) + _shrinking(expr.right, values, -sign, seen,
-                                                                                   site)
+            return _shrinking(expr.left, values, sign, seen, site, callee) + _shrinking(expr.right, values, -sign, seen,
+                                                                                   site, callee)
         if isinstance(op, cst.Power):
             exponent = expr.right
             negative = isinstance(exponent, cst.UnaryOperation) and isinstance(exponent.operator, cst.Minus)
-            return _shrinking(expr.left, values, -sign if negative else sign, seen, expr if negative else site)
+            return _shrinking(expr.left, values, -sign if negative else sign, seen, expr if negative else site, callee)
         return out
     if isinstance(expr, cst.UnaryOperation):
-        return _shrinking(expr.expression, values, sign, seen, site)
+        return _shrinking(expr.expression, values, sign, seen, site, callee)
     if isinstance(expr, cst.IfExp):
-        return _shrinking(expr.body, values, sign, seen, site) + _shrinking(expr.orelse, values, sign, seen, site)
+        return _shrinking(expr.body, values, sign, seen, site, callee) + _shrinking(expr.orelse, values, sign, seen, site, callee)
+    if isinstance(expr, cst.Call) and callee is not None and call_name(expr) not in _MONOTONE:
+        # ``cal_sensitivity(lr, clip, len(idxs))``: a sensitivity helper given the record count
+        for arg in _divisor_args(expr, callee(expr)):
+            if _counted(arg) is not None and sign > 0:
+                out.append((arg, expr))
+        return out
     if isinstance(expr, cst.Call) and call_name(expr) in _MONOTONE:
         for arg in expr.args:
-            out.extend(_shrinking(arg.value, values, sign, seen, site))
+            out.extend(_shrinking(arg.value, values, sign, seen, site, callee))
         return out
     if isinstance(expr, cst.AugAssign):
         if isinstance(expr.operator, cst.DivideAssign):
-            return _shrinking(expr.value, values, -sign, seen, expr)
+            return _shrinking(expr.value, values, -sign, seen, expr, callee)
         if isinstance(expr.operator, (cst.MultiplyAssign, cst.AddAssign)):
-            return _shrinking(expr.value, values, sign, seen, site)
+            return _shrinking(expr.value, values, sign, seen, site, callee)
         return out
     if isinstance(expr, (cst.Name, cst.Attribute)):
         key = dotted(expr)
@@ -409,9 +490,66 @@ def _shrinking(expr: cst.CSTNode, values: dict[str, list[cst.BaseExpression]], s
             return out
         seen.add(key)
         for value in values[key]:
-            out.extend(_shrinking(value, values, sign, seen, site))
+            out.extend(_shrinking(value, values, sign, seen, site, callee))
         seen.discard(key)
     return out
+
+
+#: words of a function that computes a sensitivity (its count arguments are divisors: ``2 * C / n``)
+_SENSITIVITY_WORDS = frozenset({"sensitivity", "sens", "sensitivities"})
+
+
+def _divides_by(fn: cst.FunctionDef, param: str) -> bool:
+    """Does ``fn`` divide by ``param`` (``2 * lr * clip / dataset_size``, ``c / (n * eps)``) or raise it to a
+    negative power, with ``param`` never reassigned?"""
+    for sub in walk(fn.body):
+        if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide):
+            right = sub.right
+            factors = [right]
+            while factors:
+                f = factors.pop()
+                if isinstance(f, cst.Name) and f.value == param:
+                    return True
+                if isinstance(f, cst.BinaryOperation) and isinstance(f.operator, cst.Multiply):
+                    factors += [f.left, f.right]
+                elif isinstance(f, cst.Call) and call_name(f) in ("sqrt", "float", "int") and f.args:
+                    factors.append(f.args[0].value)
+    return False
+
+
+def _divisor_args(call: cst.Call, fn: cst.FunctionDef | None) -> list[cst.BaseExpression]:
+    """Arguments of ``call`` a sensitivity or scale is divided by: for the module's own function, those whose
+    parameter it divides by and whose result it returns; for a helper defined elsewhere and named for a
+    sensitivity (``cal_sensitivity``), every positional argument."""
+    given = [a for a in call.args if a.star == ""]
+    if fn is None:
+        if not words(call_name(call) or "") & _SENSITIVITY_WORDS:
+            return []
+        return [a.value for a in given if a.keyword is None]
+    if not any(isinstance(r, cst.Return) and r.value is not None for r in walk(fn.body)):
+        return []
+    names = param_names(fn)
+    if names and names[0] in ("self", "cls") and isinstance(call.func, cst.Attribute):
+        names = names[1:]
+    out: list[cst.BaseExpression] = []
+    position = 0
+    for arg in given:
+        if arg.keyword is not None:
+            name = arg.keyword.value
+        else:
+            name = names[position] if position < len(names) else None
+            position += 1
+        if name is not None and _divides_by(fn, name):
+            out.append(arg.value)
+    return out
+
+
+#: words of a counted value that is not a set of records (a count of queries, columns or clients raises a
+#: sensitivity or splits a budget; it is not the private n)
+_NOT_RECORDS = frozenset({"query", "queries", "feature", "features", "column", "columns", "cols", "attributes",
+                          "domain", "bins", "clients", "users", "teachers", "classes", "labels", "layers",
+                          "params", "parameters", "keys", "candidates", "workload", "marginals", "steps",
+                          "rounds", "epochs", "batch", "batches", "shape", "dims"})
 
 
 #: operations that keep one row per record (a column, a clipped or converted copy, a file read)
