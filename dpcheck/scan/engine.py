@@ -444,7 +444,11 @@ class Engine:
         #: absolute path -> content hash, for the files with a summary
         shas: dict[str, str] = {}
         candidates = discover(paths, root=self.config.root, exclude=excludes, default_excludes=DEFAULT_EXCLUDES)
+        #: display path -> absolute path of every scanned file (the project, for reachability)
+        scanned: dict[str, str] = {}
         for candidate in _chain_unique(candidates, extra):
+            if not candidate.problem:
+                scanned[candidate.display] = os.path.abspath(candidate.path)
             stats.files += not (candidate.problem or "").startswith("unlistable")
             result = self._prepare(candidate, stats)
             if isinstance(result, list):
@@ -472,6 +476,7 @@ class Engine:
         # One file is still a project: its own functions hand values to each other.
         if self.flow and summaries:
             findings.extend(self._project_findings(summaries, findings, root, shas))
+        findings = _reachable(findings, scanned)
         if self.cache is not None:
             try:
                 self.cache.save()
@@ -623,6 +628,19 @@ class Engine:
             out = [f for f in out if f.category in cfg.categories or diag.is_diagnostic_id(f.rule)
                    or (f.category == ACKNOWLEDGED and not cfg.strict)]
         return out
+
+
+def _reachable(findings: list[Finding], scanned: dict[str, str]) -> list[Finding]:
+    """Drop release claims in code nothing in the scanned project reaches (``analysis.reachability``)."""
+    if len(scanned) < 2 or not findings:
+        return findings
+    try:
+        from dpcheck.analysis import reachability
+
+        return reachability.drop_unreachable(findings, scanned.values(), scanned)
+    except Exception as exc:  # noqa: BLE001 - the findings still stand
+        print(f"dpcheck: warning: reachability analysis failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return findings
 
 
 def _chain_unique(first: Iterable[Candidate], second: Iterable[Candidate]) -> Iterator[Candidate]:

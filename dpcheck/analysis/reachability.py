@@ -1,0 +1,473 @@
+"""Code that cannot release anything: functions, methods, classes and modules nothing in the scanned
+project reaches.
+
+A finding that claims a release (a private bound, a private domain, a noise draw of the wrong kind) is
+false when the code it sits in never runs: a helper no module calls, a method no code names, an unused
+copy of a module nobody imports, a function whose only call is commented out. The scanned tree is the
+project: its scripts (a ``__main__`` block or top-level statements), its packages' modules that something
+imports, and (for a project users install, or a package that re-exports a module) every public name.
+
+:func:`unreachable_spans` answers, for one file of the scan, the line spans of its definitions that are
+unreachable. It reads every scanned file once with CPython's ``ast`` (cached per set of files), and it is
+conservative: any mention that could be a use counts as one, e.g.
+
+* a function is used when its own module names it outside its body (and outside other unreachable
+  definitions), when a module that imports it from a module matching its file (absolute, relative or by
+  bare name, ``import *`` included) names it, when a module that imports its module reads it as an
+  attribute, or when any string of the project names it (registries, ``getattr``);
+* a method is used when any code of the project reads an attribute of its name, or a string names it;
+  dunders, methods of classes with a base from outside the project (a framework may call a hook) and
+  test functions always count as used;
+* a module that nothing imports and that runs nothing on import (only definitions, imports and constant
+  assignments; no ``__main__`` block) is unreachable with everything in it.
+
+A scan of one file is not a project: nothing is unreachable there.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+#: a project users install: its public functions are an API whose callers are outside the tree
+_BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "PKG-INFO")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DEF_NAME = re.compile(r"\b(?:def|class)\s+[A-Za-z_][A-Za-z0-9_]*")
+#: at most this many files are indexed (a larger scan: nothing is unreachable)
+_MAX_FILES = 3000
+
+
+@dataclass
+class _Def:
+    name: str
+    kind: str  # function | class | method
+    start: int
+    end: int
+    node: ast.AST
+    cls: "_Def | None" = None
+    external_base: bool = False
+
+
+@dataclass
+class _File:
+    path: str
+    parts: tuple[str, ...]  # path components without ``.py``
+    tree: ast.Module | None
+    defs: list[_Def] = field(default_factory=list)
+    #: imported module (resolved to candidate path suffixes) -> local alias, for ``import m``
+    module_aliases: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
+    #: local name -> (module suffix candidates, original name), for ``from m import f``
+    from_names: dict[str, list[tuple[tuple[str, ...], str]]] = field(default_factory=dict)
+    star_modules: list[tuple[str, ...]] = field(default_factory=list)
+    #: every module this file imports (suffix candidates)
+    imported_modules: list[tuple[str, ...]] = field(default_factory=list)
+    runs: bool = False  # a script: statements beyond definitions, imports and constants
+    #: the words of a file ``ast`` cannot read (Python 2, syntax errors): any of them may be a use
+    words: "set[str] | None" = field(default_factory=set)
+
+
+def _suffix_match(target: tuple[str, ...], parts: tuple[str, ...]) -> bool:
+    """Does the module named by path suffix ``target`` name the file ``parts`` (a package's
+    ``__init__`` answers for the package)?"""
+    if not target:
+        return False
+    for p in (parts, parts[:-1] if parts and parts[-1] == "__init__" else None):
+        if p and len(p) >= len(target) and tuple(p[-len(target):]) == target:
+            return True
+    return False
+
+
+def _resolve(module: str | None, level: int, here: tuple[str, ...]) -> tuple[str, ...]:
+    """The path suffix an import names: absolute ``a.b`` -> (a, b); relative from the file's folder."""
+    mod = tuple(module.split(".")) if module else ()
+    if level == 0:
+        return mod
+    base = here[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)] if len(base) >= level - 1 else ()
+    return tuple(base) + mod
+
+
+def _runs(stmt: ast.stmt) -> bool:
+    """Does a module-level statement do work on import (beyond defining names)?"""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom, ast.Pass)):
+        return False
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return False  # a docstring
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+        value = stmt.value
+        return value is not None and any(isinstance(n, ast.Call) for n in ast.walk(value)) and not _harmless(value)
+    if isinstance(stmt, ast.Try):
+        return any(_runs(s) for s in stmt.body)
+    if isinstance(stmt, ast.If):
+        return True  # ``if __name__ == "__main__"`` or a conditional set-up
+    return True
+
+
+def _harmless(value: ast.AST) -> bool:
+    """Set-up calls that configure rather than run (``logging.getLogger(__name__)``, ``TypeVar``…)."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name not in {"getLogger", "TypeVar", "namedtuple", "compile", "dict", "set", "frozenset", "list",
+                            "tuple", "field", "dataclass", "Path", "join", "dirname", "abspath", "getenv", "get",
+                            "device", "NewType", "defaultdict", "OrderedDict", "partial"}:
+                return False
+    return True
+
+
+_PLAIN_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "property", "setter", "getter", "deleter", "lru_cache", "cache", "wraps",
+    "jit", "njit", "cached_property", "abstractmethod", "no_grad", "inference_mode", "vmap", "autojit",
+})
+
+
+def _registering(dec: ast.expr) -> bool:
+    """A decorator that may hand the function to someone who calls it (anything but the plain wrappers)."""
+    node = dec.func if isinstance(dec, ast.Call) else dec
+    name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+    return name not in _PLAIN_DECORATORS
+
+
+def _index_file(path: str, root: str) -> _File:
+    rel = os.path.relpath(path, root)
+    parts = tuple(os.path.splitext(rel)[0].split(os.sep))
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        f = _File(path, parts, None)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                f.words = set(_WORD.findall(handle.read()))
+        except OSError:
+            f.words = None
+        return f
+    f = _File(path, parts, tree)
+    for stmt in tree.body:
+        f.runs = f.runs or _runs(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            f.defs.append(_Def(stmt.name, "function", stmt.lineno, stmt.end_lineno or stmt.lineno, stmt))
+        elif isinstance(stmt, ast.ClassDef):
+            c = _Def(stmt.name, "class", stmt.lineno, stmt.end_lineno or stmt.lineno, stmt)
+            f.defs.append(c)
+            for sub in stmt.body:
+                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    f.defs.append(_Def(sub.name, "method", sub.lineno, sub.end_lineno or sub.lineno, sub, c))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                target = tuple(a.name.split("."))
+                f.imported_modules.append(target)
+                f.module_aliases.setdefault(a.asname or a.name.split(".")[0], []).append(
+                    target if a.asname else target)
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(node.module, node.level, parts)
+            f.imported_modules.append(target)
+            for a in node.names:
+                if a.name == "*":
+                    f.star_modules.append(target)
+                    continue
+                local = a.asname or a.name
+                f.from_names.setdefault(local, []).append((target, a.name))
+                # ``from pkg import mod``: the name may be a module
+                f.imported_modules.append(target + (a.name,))
+                f.module_aliases.setdefault(local, []).append(target + (a.name,))
+    return f
+
+
+class _Project:
+    def __init__(self, files: Sequence[str]) -> None:
+        self.root = os.path.commonpath([os.path.dirname(p) for p in files]) if files else ""
+        self.files = {p: _index_file(p, self.root) for p in files}
+        self.installable = self._installable()
+        self.strings: set[str] = set()
+        self.unread = any(f.tree is None and f.words is None for f in self.files.values())
+        for f in self.files.values():
+            if f.tree is None and f.words:
+                self.strings.update(f.words)
+        #: per file: Name loads (name -> lines), attribute reads (attr -> list of (value name, line))
+        self.names: dict[str, dict[str, list[int]]] = {}
+        self.attrs: dict[str, dict[str, list[tuple[str | None, int]]]] = {}
+        self.all_attrs: dict[str, set[str]] = {}  # attr -> files
+        project_classes: set[str] = set()
+        for f in self.files.values():
+            project_classes.update(d.name for d in f.defs if d.kind == "class")
+        for p, f in self.files.items():
+            names: dict[str, list[int]] = {}
+            attrs: dict[str, list[tuple[str | None, int]]] = {}
+            if f.tree is not None:
+                # docstrings and bare string statements (often code switched off) name nothing that runs
+                bare = {id(n.value) for n in ast.walk(f.tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+                for node in ast.walk(f.tree):
+                    if isinstance(node, ast.Name):
+                        names.setdefault(node.id, []).append(node.lineno)
+                    elif isinstance(node, ast.Attribute):
+                        base = node.value.id if isinstance(node.value, ast.Name) else None
+                        attrs.setdefault(node.attr, []).append((base, node.lineno))
+                        self.all_attrs.setdefault(node.attr, set()).add(p)
+                    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000 \
+                            and id(node) not in bare:
+                        self.strings.update(_WORD.findall(node.value))
+                for d in f.defs:
+                    if d.kind == "class":
+                        bases = [b for b in d.node.bases]  # type: ignore[attr-defined]
+                        d.external_base = any(
+                            not (isinstance(b, ast.Name) and (b.id in project_classes or b.id == "object"))
+                            and not (isinstance(b, ast.Attribute) and b.attr in project_classes)
+                            for b in bases) or bool(d.node.keywords)  # type: ignore[attr-defined]
+            self.names[p], self.attrs[p] = names, attrs
+        self.text_uses = self._text_uses()
+        #: imported name -> (importing file, local name, module suffix candidates)
+        self.importers: dict[str, list[tuple[str, str, list[tuple[str, ...]]]]] = {}
+        self.star_files = [q for q, g in self.files.items() if g.star_modules]
+        #: name -> files defining a function, class or method of that name
+        self.definers: dict[str, set[str]] = {}
+        for q, g in self.files.items():
+            for local, origins in g.from_names.items():
+                for t, orig in origins:
+                    self.importers.setdefault(orig, []).append((q, local, [t]))
+            for d in g.defs:
+                self.definers.setdefault(d.name, set()).add(q)
+        #: last component of an imported module -> (importing file, module suffix)
+        self.by_last: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for q, g in self.files.items():
+            for t in g.imported_modules:
+                if t:
+                    self.by_last.setdefault(t[-1], []).append((q, t))
+        self.dead_modules = self._dead_modules()
+        self._dead: dict[str, list[_Def]] = {}
+
+    def _text_uses(self) -> dict[str, int]:
+        """How often each word occurs in the project's text (code, strings and comments alike) other than as
+        the name of a ``def``/``class``."""
+        counts: dict[str, int] = {}
+        for p in self.files:
+            try:
+                with open(p, encoding="utf-8", errors="replace") as handle:
+                    text = handle.read()
+            except OSError:
+                self.unread = True
+                continue
+            for word in _WORD.findall(_DEF_NAME.sub(" ", text)):
+                counts[word] = counts.get(word, 0) + 1
+        return counts
+
+    def _unnamed_defs(self, p: str) -> list[_Def]:
+        """The definitions of ``p`` whose name the project's text never mentions but where it is defined."""
+        f = self.files[p]
+        if f.tree is None or self.unread:
+            return []
+        return [d for d in f.defs if not self._always_live(d, False) and not self.text_uses.get(d.name)]
+
+    def _installable(self) -> bool:
+        folders = {self.root}
+        for p in self.files:
+            d = os.path.dirname(p)
+            while d.startswith(self.root) and d not in folders:
+                folders.add(d)
+                d = os.path.dirname(d)
+        for d in folders:
+            if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
+                return True
+            try:
+                if any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(d)):
+                    return True
+            except OSError:
+                pass
+        return False
+
+    def _imports_of(self, parts: tuple[str, ...], skip: str) -> list[str]:
+        """The files (other than ``skip``) that import the module at ``parts``."""
+        keys = {parts[-1]} | ({parts[-2]} if len(parts) > 1 and parts[-1] == "__init__" else set())
+        return sorted({q for k in keys for q, t in self.by_last.get(k, ()) if q != skip and _suffix_match(t, parts)})
+
+    def _dead_modules(self) -> set[str]:
+        if self.installable or self.unread:
+            return set()
+        out: set[str] = set()
+        for p, f in self.files.items():
+            base = os.path.basename(p)
+            if f.tree is None or f.runs or base in ("__init__.py", "conftest.py", "setup.py", "__main__.py") \
+                    or base.startswith("test") or base.endswith("_test.py"):
+                continue
+            if not f.defs or self._imports_of(f.parts, p):
+                continue
+            if f.parts[-1] in self.strings:  # importlib / a registry names the module
+                continue
+            out.add(p)
+        return out
+
+    def _used_elsewhere(self, p: str, d: _Def) -> bool:
+        """Is top-level ``d`` of file ``p`` named by another module that imports it or its module?"""
+        f = self.files[p]
+        for q, local, targets in self.importers.get(d.name, ()):
+            if q != p and any(_suffix_match(t, f.parts) for t in targets):
+                if os.path.basename(q) == "__init__.py" or self.names[q].get(local):
+                    return True  # re-exported by a package, or read
+        for q in self.star_files:
+            if q != p and self.names[q].get(d.name) and any(_suffix_match(t, f.parts) for t in self.files[q].star_modules):
+                return True
+        for q in self.all_attrs.get(d.name, ()):
+            if q == p:
+                continue
+            g = self.files[q]
+            aliases = {a for a, targets in g.module_aliases.items() if any(_suffix_match(t, f.parts) for t in targets)}
+            reads = self.attrs[q].get(d.name, ())
+            if aliases and any(base in aliases for base, _ in reads):
+                return True
+            if any(base is None for base, _ in reads) and any(_suffix_match(t, f.parts) for t in g.imported_modules):
+                return True  # ``pkg.mod.f(...)``: a dotted read we do not resolve
+        return False
+
+    def _dead_defs(self, p: str) -> list[_Def]:
+        f = self.files[p]
+        if f.tree is None:
+            return []
+        if self.unread:
+            return []
+        if p in self.dead_modules:
+            return [d for d in f.defs if d.kind != "method"]
+        reexported = any(os.path.basename(q) == "__init__.py" and any(_suffix_match(t, f.parts) for t in g.star_modules)
+                         for q, g in self.files.items() if q != p)
+        dead: list[_Def] = []
+        candidates = [d for d in f.defs if not self._always_live(d, reexported)]
+        changed = True
+        while changed:
+            changed = False
+            for d in candidates:
+                if d in dead:
+                    continue
+                if not self._mentioned(p, d, dead):
+                    dead.append(d)
+                    changed = True
+        return dead
+
+    def _always_live(self, d: _Def, reexported: bool) -> bool:
+        if d.name.startswith("__") or d.name.startswith("test") or d.name in self.strings or d.name == "main":
+            return True
+        if any(_registering(dec) for dec in getattr(d.node, "decorator_list", ())):
+            return True  # ``@app.route``, ``@register``, ``@pytest.fixture``: something else calls it
+        if d.kind == "method":
+            return d.cls is not None and d.cls.external_base
+        public = not d.name.startswith("_")
+        return public and (self.installable or reexported)
+
+    def _mentioned(self, p: str, d: _Def, dead: list[_Def]) -> bool:
+        """Is ``d`` named by code outside its own body and outside ``dead``?"""
+        def outside(line: int, q: str) -> bool:
+            if q != p:
+                return True
+            if d.start <= line <= d.end:
+                return False
+            return not any(x.start <= line <= x.end for x in dead if x is not d)
+        if d.kind == "method":
+            for q in self.all_attrs.get(d.name, ()):
+                if q in self.dead_modules:
+                    continue
+                if any(outside(line, q) for _, line in self.attrs[q][d.name]):
+                    return True
+            return any(outside(line, p) for line in self.names[p].get(d.name, ()))
+        if any(outside(line, p) for line in self.names[p].get(d.name, ())):
+            return True
+        if d.kind == "class" and any(outside(line, p) for _, line in self.attrs[p].get(d.name, ())):
+            return True
+        return self._used_elsewhere(p, d)
+
+    def spans(self, p: str) -> list[tuple[int, int]]:
+        """Line spans of the definitions of ``p`` that are unreachable *and* certainly release nothing.
+
+        A never-called public function of a script, or of a module nobody imports, is often a latent
+        helper somebody runs from a notebook or will call tomorrow (its bugs are real), so only the
+        definitions with stronger evidence count:
+
+        * a function of a module the project imports (a helper module, not a script) whose name
+          occurs nowhere in the project's text but at definitions (no call, import, string or comment), or
+          that is a superseded copy (a reachable definition of the same name exists elsewhere);
+        * a private method (``_name``) nothing reads, or a method named nowhere whose name another,
+          reachable method carries (a superseded variant);
+        * a class or function of a test module (``tests/``, ``test_*.py``, ``*_test.py``) named nowhere:
+          tests assert on toy data and release nothing.
+        """
+        f = self.files.get(p)
+        if f is None or f.tree is None:
+            return []
+        base = os.path.basename(p)
+        test_module = base.startswith("test_") or "tests" in f.parts[:-1] or "test" in f.parts[:-1]
+        helper_module = not f.runs and bool(self._imports_of(f.parts, p))
+        out: list[tuple[int, int]] = []
+        for d in self.dead_in(p):
+            unnamed = not self.text_uses.get(d.name)
+            if d.kind == "function":
+                keep = (helper_module and (unnamed or self._live_twin(d))) or (test_module and unnamed)
+            elif d.kind == "class":
+                keep = test_module and unnamed
+            else:
+                keep = d.name.startswith("_") or (unnamed and self._live_twin(d))
+            if keep:
+                out.append((d.start, d.end))
+        return out
+
+    def _live_twin(self, d: _Def) -> bool:
+        """Is there a reachable definition of the same kind and name elsewhere in the project?"""
+        for q in sorted(self.definers.get(d.name, ())):
+            dead = self.dead_in(q)
+            if any(y is not d and y.name == d.name and y.kind == d.kind and y not in dead for y in self.files[q].defs):
+                return True
+        return False
+
+    def dead_in(self, p: str) -> list[_Def]:
+        """The unreachable definitions of ``p`` (computed on demand)."""
+        if p not in self._dead:
+            self._dead[p] = self._dead_defs(p) if p in self.files else []
+        return self._dead[p]
+
+
+_CACHE: dict[tuple[str, ...], _Project] = {}
+
+
+def project(files: Iterable[str]) -> _Project | None:
+    key = tuple(sorted({os.path.abspath(f) for f in files if f.endswith(".py")}))
+    if len(key) < 2 or len(key) > _MAX_FILES:
+        return None
+    if key not in _CACHE:
+        _CACHE.clear()
+        _CACHE[key] = _Project(key)
+    return _CACHE[key]
+
+
+def unreachable_spans(path: str, files: Iterable[str]) -> list[tuple[int, int]]:
+    """Line spans (first, last) of the definitions in ``path`` nothing in the scanned ``files`` reaches."""
+    proj = project(files)
+    if proj is None:
+        return []
+    return proj.spans(os.path.abspath(path))
+
+
+#: rules whose findings claim a release (a bound, a domain, a noise draw, an accountant's input): in code
+#: nothing runs they describe nothing that happens
+RULES = frozenset({
+    "DP202", "DP204", "DP112", "DP106", "DP305", "DP503",
+})
+
+
+def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str, str] | None = None,
+                     rules: frozenset[str] = RULES) -> list:
+    """``findings`` less those of ``rules`` inside unreachable definitions. ``by_display`` maps a
+    finding's (display) path to the file's absolute path."""
+    files = list(files)
+    proj = project(files)
+    if proj is None or not findings:
+        return findings
+    out = []
+    for f in findings:
+        if f.rule in rules:
+            path = (by_display or {}).get(f.path, f.path)
+            spans = proj.spans(os.path.abspath(path))
+            if any(a <= f.line <= b for a, b in spans):
+                continue
+        out.append(f)
+    return out

@@ -1,0 +1,100 @@
+"""dpcheck.analysis.reachability: release claims in code nothing in the scanned project reaches."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from dpcheck.analysis import reachability
+
+
+def _project(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    out = []
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+        out.append(str(p))
+    reachability._CACHE.clear()
+    return out
+
+
+HELPERS = """
+import numpy as np
+
+def scale(x):
+    return (x - x.min()) / (x.max() - x.min())
+
+def old_scale(x):
+    return (x - x.min()) / (x.max() - x.min())
+
+def _private_helper(x):
+    return x.max()
+"""
+
+SCRIPT = """
+from helpers import scale
+import numpy as np
+
+if __name__ == "__main__":
+    x = np.loadtxt("data.csv")
+    print(scale(x) + np.random.laplace(0, 1.0))
+"""
+
+
+def test_helper_named_nowhere_is_unreachable(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": SCRIPT})
+    spans = reachability.unreachable_spans(files[0], files)
+    starts = sorted(a for a, _ in spans)
+    # old_scale and _private_helper are named nowhere; scale is imported and called by the script
+    assert starts == [7, 10]
+
+
+def test_mention_in_comment_or_string_keeps_it(tmp_path: Path) -> None:
+    script = SCRIPT + "    # old_scale(x) was the first version\n"
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": script})
+    starts = sorted(a for a, _ in reachability.unreachable_spans(files[0], files))
+    assert starts == [10]
+
+
+def test_script_functions_stay(tmp_path: Path) -> None:
+    # a never-called function of a script (not an imported helper module) may be a latent helper run from a
+    # notebook: it stays
+    script = SCRIPT + "\ndef unused(x):\n    return x.max()\n"
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": script})
+    assert reachability.unreachable_spans(files[1], files) == []
+
+
+def test_installable_library_is_api(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": SCRIPT, "setup.py": "from setuptools import setup\n"})
+    starts = sorted(a for a, _ in reachability.unreachable_spans(files[0], files))
+    assert starts == [10]  # only the private helper
+
+
+def test_private_method_never_read(tmp_path: Path) -> None:
+    model = """
+    class Model:
+        def fit(self, x):
+            return self._bounds(x)
+
+        def _bounds(self, x):
+            return x.min(), x.max()
+
+        def _unused(self, x):
+            return x.max()
+    """
+    script = "from model import Model\nModel().fit([1, 2])\n"
+    files = _project(tmp_path, {"model.py": model, "run.py": script})
+    starts = sorted(a for a, _ in reachability.unreachable_spans(files[0], files))
+    assert starts == [9]
+
+
+def test_one_file_is_not_a_project(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"helpers.py": HELPERS})
+    assert reachability.unreachable_spans(files[0], files) == []
+
+
+def test_unparsable_file_words_are_uses(tmp_path: Path) -> None:
+    # a Python 2 file ``ast`` cannot read: any word of it may be a call
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": SCRIPT, "py2.py": "print old_scale(x)\n"})
+    starts = sorted(a for a, _ in reachability.unreachable_spans(files[0], files))
+    assert starts == [10]
