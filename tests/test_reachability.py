@@ -98,3 +98,36 @@ def test_unparsable_file_words_are_uses(tmp_path: Path) -> None:
     files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": SCRIPT, "py2.py": "print old_scale(x)\n"})
     starts = sorted(a for a, _ in reachability.unreachable_spans(files[0], files))
     assert starts == [10]
+
+
+MODEL = """
+import numpy as np
+from sklearn import naive_bayes as sk_nb
+
+
+class GaussianNB(sk_nb.GaussianNB):
+    def _partial_fit(self, X, y):
+        classes = np.unique(y)
+        return classes
+"""
+
+USER = """
+from model import GaussianNB
+
+if __name__ == "__main__":
+    GaussianNB().fit([[0.0]], [1])
+"""
+
+
+def test_private_hook_of_a_dotted_external_base_stays(tmp_path: Path) -> None:
+    # sklearn's fit calls _partial_fit: a base written `module.Class` is outside the project even when the
+    # subclass carries the same name
+    files = _project(tmp_path, {"model.py": MODEL, "main.py": USER})
+    assert reachability.unreachable_spans(files[0], files) == []
+
+
+def test_installed_package_public_helpers_stay(tmp_path: Path) -> None:
+    # a package in site-packages: its *.dist-info sits beside the package folder, not inside it
+    (tmp_path / "lib-1.0.dist-info").mkdir()
+    files = _project(tmp_path, {"lib/helpers.py": HELPERS, "lib/main.py": SCRIPT.replace("from helpers", "from lib.helpers")})
+    assert reachability.unreachable_spans(files[0], files) == []  # old_scale is public API of an installed package

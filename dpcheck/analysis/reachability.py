@@ -215,9 +215,11 @@ class _Project:
                 for d in f.defs:
                     if d.kind == "class":
                         bases = [b for b in d.node.bases]  # type: ignore[attr-defined]
+                        # ``class GaussianNB(sk_nb.GaussianNB)``: a dotted base, or a base named like the class
+                        # itself, comes from another package whose methods may call this class's hooks
                         d.external_base = any(
-                            not (isinstance(b, ast.Name) and (b.id in project_classes or b.id == "object"))
-                            and not (isinstance(b, ast.Attribute) and b.attr in project_classes)
+                            not (isinstance(b, ast.Name) and b.id != d.name
+                                 and (b.id in project_classes or b.id == "object"))
                             for b in bases) or bool(d.node.keywords)  # type: ignore[attr-defined]
             self.names[p], self.attrs[p] = names, attrs
         self.text_uses = self._text_uses()
@@ -270,6 +272,10 @@ class _Project:
             while d.startswith(self.root) and d not in folders:
                 folders.add(d)
                 d = os.path.dirname(d)
+        d = self.root
+        for _ in range(4):  # an installed package: its ``*.dist-info`` sits beside it in site-packages
+            d = os.path.dirname(d)
+            folders.add(d)
         for d in folders:
             if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
                 return True
