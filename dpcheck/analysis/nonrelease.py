@@ -100,3 +100,25 @@ def full_batch(module: cst.Module, accounted: list[cst.Call]) -> bool:
 def column_pick(element: cst.SubscriptElement) -> bool:
     """``ids[a:b, k]`` with ``k`` a plain name (one column of an index table drawn per epoch): still rows a..b."""
     return isinstance(element.slice, cst.Index) and isinstance(element.slice.value, cst.Name)
+
+
+#: calls that turn records into a results table or a saved report
+_TABLE_CALLS = frozenset({"DataFrame", "from_records", "from_dict", "Series", "dump", "dumps", "to_csv",
+                          "to_json", "writerow", "writerows", "log_metrics", "log_dict"})
+
+
+def results_record(call: cst.Call, ancestors) -> bool:  # noqa: ANN001 - an iterable of ancestors, innermost first
+    """``pd.DataFrame([{"best_j": curve["j"].max(), …}])``: the statistic is a field of a record handed to a
+    results table (or a dumped report) in the same statement; it shapes no data and calibrates nothing."""
+    in_record = False
+    for anc in ancestors:
+        if isinstance(anc, cst.DictElement):
+            in_record = in_record or isinstance(anc.key, cst.SimpleString)
+        elif isinstance(anc, cst.Call) and anc is not call:
+            if in_record and call_name(anc) in _TABLE_CALLS:
+                return True
+            if not in_record:
+                return False  # the statistic is an argument of some other computation first
+        elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            return False
+    return False
