@@ -122,3 +122,14 @@ def results_record(call: cst.Call, ancestors) -> bool:  # noqa: ANN001 - an iter
         elif isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return False
     return False
+
+
+def enumerate_counter(loop: cst.For) -> cst.Name | None:
+    """The counter of ``for i, x in enumerate(xs)`` (``None`` for any other loop)."""
+    if not (isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "enumerate"):
+        return None
+    target = loop.target
+    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 \
+            and isinstance(target.elements[0].value, cst.Name):
+        return target.elements[0].value
+    return None
