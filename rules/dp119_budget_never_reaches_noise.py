@@ -10,6 +10,7 @@ from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, last_name, number, param_names, target_nodes, walk, words
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.rule import Rule
+from dpcheck.analysis import nonrelease
 
 _BUDGET = frozenset({"epsilon", "eps", "budget", "rho", "epsilons"})
 _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", "machine", "numerical", "stability",
@@ -104,6 +105,24 @@ class BudgetNeverReachesNoise(Rule):
         return facts.calls_any(_DRAWS) or bool(facts.nodes(ast.For, ast.AsyncFor, ast.While))
 
     VALID = (
+        # (g37-4) the enumerate counter is no budget; a counter that indexes answers calibrated per budget
+        """
+import numpy as np
+def sweep(graph, budgets, perturb, seed):
+    out = []
+    for k, epsilon in enumerate(budgets, 1):
+        print(f"budget {k}/{len(budgets)}: {epsilon}")
+        out.append(perturb(graph, epsilon, seed=seed, noise=np.random.laplace))
+    return out
+""",
+        """
+import numpy as np
+def first_good(answers_by_eps, eps_list, data, thresh, sens, test_eps):
+    for t, eps in enumerate(eps_list):
+        if answers_by_eps[t](data) + np.random.laplace(scale=sens / test_eps) <= thresh:
+            return t
+    return -1
+""",
         # a sweep over result folders: the budget only fills a path template, no private run inside
         """
 import os, shutil
@@ -146,6 +165,16 @@ def sort_results(src, template, mechanism):
         "import math\nfor eps in [0.1, 1.0]:\n    print(eps, math.exp(eps))\n",
     )
     INVALID = (
+        # (g37-4) twin of the enumerate sweeps: counter and budget both only printed
+        """
+import numpy as np
+def passes(answer, eps_list, data, thresh, sens, test_eps):
+    hits = []
+    for t, eps in enumerate(eps_list):  # <-
+        print(t, eps)
+        hits.append(answer(data) + np.random.laplace(scale=sens / test_eps) <= thresh)
+    return hits
+""",
         # twin: the same folder template, but the run inside draws its noise with one fixed scale
         """
 import os
@@ -314,6 +343,14 @@ def experiment(data, epsilon, log):
         if not budgets or not self._private_run(node.body):
             return
         fa = self.ctx.analysis
+        counter = nonrelease.enumerate_counter(node)
+        if counter is not None:
+            # (g37-4) ``for eps_idx, eps in enumerate(...)``: the counter is no budget; and a counter read by the
+            # computation (``beta_hats[t]`` built for ``eps_list[t]``) carries the swept budget there
+            budgets = [t for t in budgets if t is not counter]
+            if any(n.value == counter.value and not _is_store(n, fa.parent) and not self._reporting(n)
+                   for n in walk(node.body) if isinstance(n, cst.Name)):
+                return
         fn = fa.enclosing_function(node)
         for var in budgets:
             reads = [n for n in walk(node.body) if isinstance(n, cst.Name) and n.value == var.value

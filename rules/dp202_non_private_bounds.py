@@ -9,6 +9,7 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from dpcheck.analysis import nonrelease
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
@@ -231,6 +232,15 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (g37-4) the best score of an attack's calibration curve, a field of a results table
+        """
+import pandas as pd
+from opacus import PrivacyEngine
+def summarize(curve_df, auc, epsilon):
+    table = pd.DataFrame([{"model": "DP-SGD", "epsilon": epsilon,
+                           "best_youden": curve_df["youdens_j"].max(), "auc": auc}])
+    return table
+""",
         # a test function compares the sketch's estimates with the true counts at the values present
         """
 import numpy as np
@@ -724,6 +734,12 @@ def private_synth(table, epsilon):
     )
 
     INVALID = (
+        # (g37-4) twin of the results-table field: the records' maximum is a field of the release's settings
+        """
+import numpy as np
+def run(records, epsilon):
+    return release_mean(records, **{"lower": 0.0, "upper": np.max(records)}, epsilon=epsilon)  # <-
+""",
         # its twin releases estimates for exactly the values present in the private column
         """
 import numpy as np
@@ -1272,6 +1288,8 @@ def dp_generate(generator, train, n, epsilon):
                 continue
             if self._releases_nothing(call, data, index, evaluation) or _unused_or_printed(call, index):
                 continue
+            if nonrelease.results_record(call, index.ancestors(call)):
+                continue  # (g37-4) a field of a results table (an attack's best calibration score)
             fits = call_name(call) in _FIT | _SCALE_FUNCS | _HIST_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
                 continue

@@ -12,6 +12,7 @@ from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk
 from dpcheck.analysis.deadcode import outside_dead_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
+from dpcheck.analysis import nonrelease
 
 #: accountant calls that take a sampling rate q (keyword or first positional argument)
 _RATE_CALLS = re.compile(
@@ -86,7 +87,7 @@ def _row_slice(node: cst.Subscript) -> bool:
     if not node.slice or not isinstance(node.slice[0].slice, cst.Slice):
         return False
     return all(isinstance(e.slice, cst.Slice) and e.slice.lower is None and e.slice.upper is None
-               and e.slice.step is None for e in node.slice[1:])
+               and e.slice.step is None or nonrelease.column_pick(e) for e in node.slice[1:])
 
 
 def _accountant_named(name: str) -> bool:
@@ -439,6 +440,41 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (g37-4) an inference / generation pass cut into chunks, next to a training loop that Poisson-samples;
+        # a full-batch trainer (batch_size = the record count the accountant is given: q = 1)
+        """
+import math
+import numpy as np
+from privacy.analysis import compute_dp_sgd_privacy
+class Synth:
+    def predict_from(self, rows):
+        out = []
+        for i in range(int(math.ceil(len(rows) / self.batch_size))):
+            chunk = rows[i * self.batch_size:(i + 1) * self.batch_size]
+            out.append(self.sess.run(self.score_op, feed_dict={self.x: chunk}))
+        return np.concatenate(out)
+    def train(self, data, sigma, delta):
+        compute_dp_sgd_privacy(len(data), self.batch_size, sigma, self.epochs, delta)
+        for _ in range(self.steps):
+            keep = np.random.rand(len(data)) < self.batch_size / len(data)
+            self.sess.run(self.train_op, feed_dict={self.x: data[keep]})
+""",
+        """
+from dpsgd import accountant
+N_RECORDS = 560
+def read_input(example, batch_size, randomize):
+    if randomize:
+        features, labels = tf.train.shuffle_batch([example["x"], example["y"]], batch_size=batch_size,
+                                                  capacity=batch_size * 100, min_after_dequeue=batch_size * 10)
+    else:
+        features, labels = tf.train.batch([example["x"], example["y"]], batch_size=batch_size)
+    return features, labels
+def train(example, sigma):
+    batch_size = N_RECORDS
+    features, labels = read_input(example, batch_size, False)
+    priv_accountant = accountant.GaussianMomentsAccountant(N_RECORDS)
+    return features, labels, priv_accountant
+""",
         # twins of the contiguous blocks: Poisson lots, a slice whose start is not stepped by the batch, a slice of
         # one record's features
         """
@@ -1205,6 +1241,47 @@ def calibrate_sigma(epsilon, delta, batch_size, n, steps):
     )
 
     INVALID = (
+        # (g37-4) twins: the same chunked pass when the function trains (named for prediction but running the
+        # train op), a batch size that is not the accounted record count, and batches cut from one column of a
+        # with-replacement index table
+        """
+import math
+from privacy.analysis import compute_dp_sgd_privacy
+class Synth:
+    def predict_from(self, rows, sigma, delta):
+        compute_dp_sgd_privacy(len(rows), self.batch_size, sigma, self.epochs, delta)  # <-
+        for i in range(int(math.ceil(len(rows) / self.batch_size))):
+            chunk = rows[i * self.batch_size:(i + 1) * self.batch_size]  # <-
+            self.sess.run(self.train_op, feed_dict={self.x: chunk})
+""",
+        """
+from dpsgd import accountant
+N_RECORDS = 560
+def read_input(example, batch_size, randomize):
+    if randomize:
+        features, labels = tf.train.shuffle_batch([example["x"], example["y"]], batch_size=batch_size,  # <-
+                                                  capacity=batch_size * 100, min_after_dequeue=batch_size * 10)
+    else:
+        features, labels = tf.train.batch([example["x"], example["y"]], batch_size=batch_size)
+    return features, labels
+def train(example, sigma):
+    batch_size = FLAGS.batch_size
+    features, labels = read_input(example, batch_size, True)
+    priv_accountant = accountant.GaussianMomentsAccountant(N_RECORDS)  # <-
+    return features, labels, priv_accountant
+""",
+        """
+import numpy as np
+from privacy.analysis import compute_dp_sgd_privacy
+def train(self, sigma, delta):
+    compute_dp_sgd_privacy(self.n, self.batch_size * self.k, sigma, self.epochs, delta)  # <-
+    for epoch in range(self.epochs):
+        ids = np.random.choice(self.n, size=(self.n, self.k))
+        for b in range(self.n // self.batch_size):
+            for j in range(self.k):
+                rows = ids[b * self.batch_size:(b + 1) * self.batch_size, j]  # <-
+                self.sess.run(self.train_op, feed_dict={self.x: self.data[rows]})
+""",
         # twins of the quiet Poisson rewrap, held-out loaders, column draw and ε-list helper: a shuffled loader
         # that no Poisson sampler replaces (another one is rewrapped), a training dataset class, rows drawn
         # by a batch-sized choice, a helper handed the rate but no ε
@@ -2187,6 +2264,8 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         """``data[i * b:(i + 1) * b]``: consecutive fixed-size batches."""
         if not _row_slice(node) or self._split_of_given_batch(node):
             return
+        if nonrelease.evaluation_pass(self.ctx.analysis, node):
+            return  # (g37-4) chunks of an inference / generation pass (``sample_from``, ``evaluate``)
         if len(node.slice) > 1 and isinstance(self.ctx.analysis.parent(node), cst.AssignTarget):
             return  # (r4) ``out[i*b:(i+1)*b, :] = generated``: a write into an output, not a batch drawn
         part = node.slice[0].slice
@@ -2631,6 +2710,8 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
                           or any(n is m for m, _ in sized)]
         if not (self._accounted or self._rates) or not self._sources:
             return
+        if nonrelease.full_batch(self.ctx.module, self._accounted):
+            return  # (g37-4) ``batch_size = N`` with N the accountant's record count: q = 1, nothing amplified
         if self._accounted:
             accountant = self._accounted[0]
             where = f"`{call_name(accountant)}` on line {fa.line_of(accountant)} is given a sampling rate that"

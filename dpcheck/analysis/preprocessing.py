@@ -30,6 +30,7 @@ from typing import Any
 
 from dpcheck.analysis import kept_domain, value_codebook
 from dpcheck.analysis.off_switch import off_switch_nodes
+from dpcheck.analysis.releaseless import measuring_folder
 from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
 
 #: transformers whose ``fit`` learns parameters (bounds, moments, categories, modes, a selection)
@@ -1429,6 +1430,8 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], re
             only_kept = True
             if origin is None:
                 continue
+        if measuring_folder(display.get(file, file)):
+            continue  # (g37-4) evaluation / attack / plotting code shapes no release
         for site in summary.get("prep", []):
             if only_kept and not kept_domain.kept_site(site[4]):
                 continue

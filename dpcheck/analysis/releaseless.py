@@ -138,7 +138,13 @@ def after_release(call: cst.Call, fn: cst.FunctionDef | None, module: cst.Module
 _MEASURING_WORDS = frozenset({
     "evaluation", "evaluate", "eval", "metrics", "metric", "plot", "plotting", "visualize", "visualise",
     "visualization", "assessment", "performance", "benchmark", "benchmarks", "report", "reporting",
+    # (g37-4) British spellings; attack code measures a released model (a membership or backdoor test), it
+    # releases nothing of its own (not "defense": DP itself is one)
+    "visualisation", "visualisations", "vis", "attack", "attacks", "backdoor",
 })
+#: (g37-4) folder names that hold measuring code only (``src/2_evaluation/…``, ``backdoor_defenses/``)
+_MEASURING_DIR_WORDS = frozenset({"evaluation", "eval", "metrics", "plots", "plotting", "visualisation",
+                                  "visualization", "vis", "attacks", "backdoor"})
 #: words of a function (not a module: a ``validate.py`` script may train) that profiles the data,
 #: validates an upload (without raising) or scores re-identification risk
 _DESCRIBING_WORDS = frozenset({"profile", "profiling", "validate", "validator", "risk", "dcr", "nndr"})
@@ -149,13 +155,22 @@ def _scope_words(name: str) -> set[str]:
     return {w[:-1] if len(w) > 4 and w.endswith("s") else w for w in words(name)} | words(name)
 
 
+def measuring_folder(path: str) -> bool:
+    """(g37-4) Is the file in a folder that holds measuring code only (``src/2_evaluation/``,
+    ``backdoor_defenses/``, ``attacks/``, ``vis/``)?"""
+    parts = path.replace("\\", "/").split("/")
+    return bool(set().union(*(words(p) for p in parts[-3:-1])) & _MEASURING_DIR_WORDS) if len(parts) > 1 else False
+
+
 def measuring_scope(fn: cst.FunctionDef | None, path: str) -> bool:
     """Is the read in a function (or a module) named for measuring (``evaluation_and_save``,
     ``performance_assessment.py``) whose function draws no noise and calls no mechanism, trainer or
     privacy engine? Such
     a function scores or times what was released; its reads shape nothing released."""
-    stem = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    named = bool(_scope_words(stem) & _MEASURING_WORDS) or (
+    parts = path.replace("\\", "/").split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    folders = set().union(*(words(p) for p in parts[-3:-1])) if len(parts) > 1 else set()
+    named = bool(_scope_words(stem) & _MEASURING_WORDS) or bool(folders & _MEASURING_DIR_WORDS) or (
         fn is not None and bool(_scope_words(fn.name.value) & _MEASURING_WORDS)) or (
         # a test function (``test_count_mean_sketch``) checks a mechanism's output against the truth
         fn is not None and fn.name.value.startswith("test")) or (
