@@ -234,7 +234,7 @@ def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
     return _ast_helper_rate(facts, call)
 
 
-_HELPER_WORDS = frozenset({"privacy", "epsilon", "renyi", "rdp"})
+_HELPER_WORDS = frozenset({"privacy", "epsilon", "renyi", "rdp", "accountant"})
 _SIZE_WORDS = frozenset({"n", "num", "examples", "samples", "size", "total", "ntrain", "dataset", "len", "length"})
 
 
@@ -1202,6 +1202,25 @@ def calibrate_sigma(epsilon, delta, batch_size, n, steps):
                                        para_name="sigma")
     return params["sigma"]
 """,
+        # (g3) twin: the estimator reads each batch through a Poisson mask (the input_fn only evaluates, unshuffled),
+        # and an unshuffled evaluation input_fn beside the project accountant
+        """
+import numpy as np
+import tensorflow as tf
+from core.privacy_accountant import accountant
+def model_fn(features, labels, mode, params):
+    n, batch_size, epochs, epsilon = params
+    ac = accountant(data_size=n, batch_size=batch_size, epochs=epochs, target_delta=1e-5)
+    return build_dp_optimizer(ac.get_noise_multiplier(target_epsilon=epsilon))
+def train(train_x, train_y, test_x, test_y, batch_size, epochs, epsilon, est):
+    q = batch_size / len(train_x)
+    for _ in range(epochs * len(train_x) // batch_size):
+        mask = np.random.rand(len(train_x)) < q
+        est.train(input_fn=lambda: (train_x[mask], train_y[mask]), steps=1)
+    eval_input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": test_x}, y=test_y, batch_size=batch_size,
+                                                       num_epochs=1, shuffle=False)
+    return est.evaluate(input_fn=eval_input_fn)
+""",
     )
 
     INVALID = (
@@ -1924,6 +1943,22 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
             xb = X[it * batch_size:(it + 1) * batch_size, :]  # <-
             step(xb, params["sigma"])
 """,
+        # (g3) tf.estimator's shuffled numpy_input_fn cuts fixed-size batches; the project's own accountant class,
+        # given the record count and the batch size, calibrates sigma for Poisson sampling at batch / n
+        """
+import tensorflow as tf
+from core.privacy_accountant import accountant
+def model_fn(features, labels, mode, params):
+    n, batch_size, epochs, epsilon = params
+    ac = accountant(data_size=n, batch_size=batch_size, epochs=epochs, target_delta=1e-5)  # <-
+    sigma = ac.get_noise_multiplier(target_epsilon=epsilon)
+    return build_dp_optimizer(sigma)
+def train(train_x, train_y, batch_size, epochs, epsilon):
+    train_input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": train_x}, y=train_y,  # <-
+                                                        batch_size=batch_size, num_epochs=epochs, shuffle=True)
+    est = tf.estimator.Estimator(model_fn=model_fn, params=[train_x.shape[0], batch_size, epochs, epsilon])
+    est.train(input_fn=train_input_fn)
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2401,6 +2436,11 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         elif (name.endswith("inputs") or name == "shuffle_batch") and _keyword(node, "batch_size") is not None \
                 and self._training_named_target(node) and not self._held_out_call(node):
             return f"reads fixed-size batches from an input queue (`{name}(batch_size=…)`)"
+        elif name in ("numpy_input_fn", "pandas_input_fn") and _keyword(node, "batch_size") is not None \
+                and _keyword(node, "shuffle") is not None and _true(_keyword(node, "shuffle").value) \
+                and not self._evaluation_target(node) and not self._held_out_call(node):
+            # tf.estimator's input functions: a shuffled pass cut into fixed-size batches
+            return f"shuffles the data into fixed-size batches (`{name}(shuffle=True, batch_size=…)`)"
         elif name == "DataLoader":
             if self._evaluation_target(node) or _whole_dataset(node):
                 return None
