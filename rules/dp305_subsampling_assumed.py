@@ -1221,6 +1221,23 @@ def train(train_x, train_y, test_x, test_y, batch_size, epochs, epsilon, est):
                                                        num_epochs=1, shuffle=False)
     return est.evaluate(input_fn=eval_input_fn)
 """,
+        # (g3) twins: the epoch's order drawn without replacement (a permutation cut into blocks is the shuffled
+        # shape, accounted here without replacement), and a with-replacement draw of generator inputs never sliced
+        # by the batch size
+        """
+import numpy as np
+from accounting import compute_rdp_sample_without_replacement
+def fit(self, sigma, orders):
+    n = self.features.shape[0]
+    for epoch in range(self.epochs):
+        order = np.random.choice(n, size=n, replace=False)
+        for b in range(n // self.batch_size):
+            ids = order[b * self.batch_size:(b + 1) * self.batch_size]
+            self.step(self.features[ids], sigma)
+    return compute_rdp_sample_without_replacement(self.batch_size / n, sigma, self.epochs * n // self.batch_size, orders)
+def sample_conditions(num_rows, n_conditions):
+    return np.random.choice(n_conditions, size=(num_rows, 2))
+""",
     )
 
     INVALID = (
@@ -1959,6 +1976,20 @@ def train(train_x, train_y, batch_size, epochs, epsilon):
     est = tf.estimator.Estimator(model_fn=model_fn, params=[train_x.shape[0], batch_size, epochs, epsilon])
     est.train(input_fn=train_input_fn)
 """,
+        # (g3) an epoch of indices drawn with replacement, then cut into consecutive batch-size blocks, against
+        # tf-privacy's Poisson statement
+        """
+import numpy as np
+from tensorflow_privacy import compute_dp_sgd_privacy
+def fit(self, sigma, delta):
+    n = self.features.shape[0]
+    compute_dp_sgd_privacy(n, self.batch_size, sigma, self.epochs, delta)  # <-
+    for epoch in range(self.epochs):
+        order = np.random.choice(n, size=(n, self.packing))  # <-
+        for b in range(n // self.batch_size):
+            ids = order[b * self.batch_size:(b + 1) * self.batch_size]  # <-
+            self.step(self.features[ids], sigma)
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2413,6 +2444,9 @@ def train(train_x, train_y, batch_size, epochs, epsilon):
                 return None
             if _batch_named(size_expr) or self._batch_target(node):
                 return "draws the batch with replacement (`choice` replaces by default)"
+            if self._cut_into_batches(node):
+                return ("draws an epoch of indices with replacement (`choice` replaces by default) and cuts it "
+                        "into fixed-size batches")
         elif name == "randint":
             args = [a.value for a in node.args]
             if len(args) > 1 and not _records(args[1]):
@@ -2613,6 +2647,24 @@ def train(train_x, train_y, batch_size, epochs, epsilon):
             return False
         held = ident(source.value) or (call_name(source.value) if isinstance(source.value, cst.Call) else "") or ""
         return bool(words(held) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
+
+    def _cut_into_batches(self, node: cst.Call) -> bool:
+        """``ids = choice(n, size=(n, k))`` later read as ``ids[b * batch_size:(b + 1) * batch_size]`` in the same
+        function: the with-replacement draw is cut into consecutive fixed-size batches."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        key = parent.targets[0].target.value
+        scope = fa.enclosing_function(node) or self.ctx.module
+        for sub in walk(scope):
+            if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name) and sub.value.value == key \
+                    and sub.slice and isinstance(sub.slice[0].slice, cst.Slice):
+                bounds = [b for b in (sub.slice[0].slice.lower, sub.slice[0].slice.upper) if b is not None]
+                if any(isinstance(n, (cst.Name, cst.Attribute)) and _batch_named(n) for b in bounds for n in walk(b)):
+                    return True
+        return False
 
     def _batch_target(self, node: cst.Call) -> bool:
         parent = self.ctx.analysis.parent(node)
