@@ -189,9 +189,21 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+#: a call splitting the units (records, clients) into disjoint groups: ``divide_into_subgroups``, ``split_into_chunks``
+_PARTITION_VERBS = frozenset({"divide", "split", "partition", "chunk"})
+_PARTITION_NOUNS = frozenset({"subgroups", "groups", "chunks", "partitions", "subsets", "shards", "parts", "cohorts"})
+
+
+def _partition_named(name: str) -> bool:
+    pieces = words(name)
+    return name == "array_split" or bool(pieces & _PARTITION_VERBS) and bool(pieces & _PARTITION_NOUNS)
+
+
 def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
     names = facts.call_lasts(call)
+    if any(_partition_named(n) for n in names):
+        return True
     keywords = {k.arg: k.value for k in call.keywords}
     if names & {"choice", "randint", "randrange", "integers", "RandomSampler", "next_batch"} \
             or any(words(n) >= {"without", "replace"} for n in names):
@@ -1238,6 +1250,20 @@ def fit(self, sigma, orders):
 def sample_conditions(num_rows, n_conditions):
     return np.random.choice(n_conditions, size=(num_rows, 2))
 """,
+        # (g3) twins of the client partition: each client joins the round with probability frac (Poisson), and a
+        # partition iterated for evaluation with no accountant in its loop
+        """
+import numpy as np
+class Server:
+    def run_epoch(self, rounds):
+        for _ in range(rounds):
+            clients = [c for c in self.clients if np.random.rand() < self.frac]
+            self.aggregate([c.local_update() for c in clients])
+            self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.frac)
+    def evaluate(self, k):
+        for part in np.array_split(np.arange(len(self.test_clients)), k):
+            self.report([self.test_clients[i].evaluate() for i in part])
+""",
     )
 
     INVALID = (
@@ -1990,6 +2016,21 @@ def fit(self, sigma, delta):
             ids = order[b * self.batch_size:(b + 1) * self.batch_size]  # <-
             self.step(self.features[ids], sigma)
 """,
+        # (g3) the clients shuffled and split into disjoint subgroups, one subgroup per accounted round, while the
+        # RDP accountant is stepped as Poisson client sampling at the participation fraction
+        """
+import random
+class Server:
+    def divide_into_subgroups(self):
+        random.shuffle(self.clients)
+        k = int(1 / self.frac)
+        return [self.clients[i::k] for i in range(k)]
+    def run_epoch(self):
+        groups = self.divide_into_subgroups()  # <-
+        for clients in groups:
+            self.aggregate([c.local_update() for c in clients])
+            self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.frac)  # <-
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2470,6 +2511,9 @@ def fit(self, sigma, delta):
         elif (name.endswith("inputs") or name == "shuffle_batch") and _keyword(node, "batch_size") is not None \
                 and self._training_named_target(node) and not self._held_out_call(node):
             return f"reads fixed-size batches from an input queue (`{name}(batch_size=…)`)"
+        elif _partition_named(name) and self._iterated_with_accountant(node):
+            return (f"splits the units into disjoint fixed groups (`{name}`), each taking part exactly once per "
+                    "pass (a shuffled partition, not independent sampling)")
         elif name in ("numpy_input_fn", "pandas_input_fn") and _keyword(node, "batch_size") is not None \
                 and _keyword(node, "shuffle") is not None and _true(_keyword(node, "shuffle").value) \
                 and not self._evaluation_target(node) and not self._held_out_call(node):
@@ -2647,6 +2691,25 @@ def fit(self, sigma, delta):
             return False
         held = ident(source.value) or (call_name(source.value) if isinstance(source.value, cst.Call) else "") or ""
         return bool(words(held) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
+
+    def _iterated_with_accountant(self, node: cst.Call) -> bool:
+        """``for group in parts`` (``parts = node`` or the call itself), with a call handing a sampling rate to an
+        accountant in the loop's body: each group of the partition is one accounted step."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        key = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0].target, cst.Name) else None
+        scope = fa.enclosing_function(node) or self.ctx.module
+        for loop in walk(scope):
+            if not isinstance(loop, cst.For):
+                continue
+            if not (loop.iter is node or key is not None and isinstance(loop.iter, cst.Name) and loop.iter.value == key):
+                continue
+            if any(isinstance(c, cst.Call) and _rate_argument(c, helpers=False) is not None
+                   and (_RATE_CALLS.match(call_name(c)) or _accountant_named(call_name(c)))
+                   for c in walk(loop.body)):
+                return True
+        return False
 
     def _cut_into_batches(self, node: cst.Call) -> bool:
         """``ids = choice(n, size=(n, k))`` later read as ``ids[b * batch_size:(b + 1) * batch_size]`` in the same
