@@ -190,9 +190,21 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
+#: a call splitting the units (records, clients) into disjoint groups: ``divide_into_subgroups``, ``split_into_chunks``
+_PARTITION_VERBS = frozenset({"divide", "split", "partition", "chunk"})
+_PARTITION_NOUNS = frozenset({"subgroups", "groups", "chunks", "partitions", "subsets", "shards", "parts", "cohorts"})
+
+
+def _partition_named(name: str) -> bool:
+    pieces = words(name)
+    return name == "array_split" or bool(pieces & _PARTITION_VERBS) and bool(pieces & _PARTITION_NOUNS)
+
+
 def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
     names = facts.call_lasts(call)
+    if any(_partition_named(n) for n in names):
+        return True
     keywords = {k.arg: k.value for k in call.keywords}
     if names & {"choice", "randint", "randrange", "integers", "RandomSampler", "next_batch"} \
             or any(words(n) >= {"without", "replace"} for n in names):
@@ -235,7 +247,7 @@ def _ast_rate_call(facts: AstFacts, call: ast.Call) -> bool:
     return _ast_helper_rate(facts, call)
 
 
-_HELPER_WORDS = frozenset({"privacy", "epsilon", "renyi", "rdp"})
+_HELPER_WORDS = frozenset({"privacy", "epsilon", "renyi", "rdp", "accountant"})
 _SIZE_WORDS = frozenset({"n", "num", "examples", "samples", "size", "total", "ntrain", "dataset", "len", "length"})
 
 
@@ -1238,6 +1250,56 @@ def calibrate_sigma(epsilon, delta, batch_size, n, steps):
                                        para_name="sigma")
     return params["sigma"]
 """,
+        # (g3) twin: the estimator reads each batch through a Poisson mask (the input_fn only evaluates, unshuffled),
+        # and an unshuffled evaluation input_fn beside the project accountant
+        """
+import numpy as np
+import tensorflow as tf
+from core.privacy_accountant import accountant
+def model_fn(features, labels, mode, params):
+    n, batch_size, epochs, epsilon = params
+    ac = accountant(data_size=n, batch_size=batch_size, epochs=epochs, target_delta=1e-5)
+    return build_dp_optimizer(ac.get_noise_multiplier(target_epsilon=epsilon))
+def train(train_x, train_y, test_x, test_y, batch_size, epochs, epsilon, est):
+    q = batch_size / len(train_x)
+    for _ in range(epochs * len(train_x) // batch_size):
+        mask = np.random.rand(len(train_x)) < q
+        est.train(input_fn=lambda: (train_x[mask], train_y[mask]), steps=1)
+    eval_input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": test_x}, y=test_y, batch_size=batch_size,
+                                                       num_epochs=1, shuffle=False)
+    return est.evaluate(input_fn=eval_input_fn)
+""",
+        # (g3) twins: the epoch's order drawn without replacement (a permutation cut into blocks is the shuffled
+        # shape, accounted here without replacement), and a with-replacement draw of generator inputs never sliced
+        # by the batch size
+        """
+import numpy as np
+from accounting import compute_rdp_sample_without_replacement
+def fit(self, sigma, orders):
+    n = self.features.shape[0]
+    for epoch in range(self.epochs):
+        order = np.random.choice(n, size=n, replace=False)
+        for b in range(n // self.batch_size):
+            ids = order[b * self.batch_size:(b + 1) * self.batch_size]
+            self.step(self.features[ids], sigma)
+    return compute_rdp_sample_without_replacement(self.batch_size / n, sigma, self.epochs * n // self.batch_size, orders)
+def sample_conditions(num_rows, n_conditions):
+    return np.random.choice(n_conditions, size=(num_rows, 2))
+""",
+        # (g3) twins of the client partition: each client joins the round with probability frac (Poisson), and a
+        # partition iterated for evaluation with no accountant in its loop
+        """
+import numpy as np
+class Server:
+    def run_epoch(self, rounds):
+        for _ in range(rounds):
+            clients = [c for c in self.clients if np.random.rand() < self.frac]
+            self.aggregate([c.local_update() for c in clients])
+            self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.frac)
+    def evaluate(self, k):
+        for part in np.array_split(np.arange(len(self.test_clients)), k):
+            self.report([self.test_clients[i].evaluate() for i in part])
+""",
     )
 
     INVALID = (
@@ -2001,6 +2063,51 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
             xb = X[it * batch_size:(it + 1) * batch_size, :]  # <-
             step(xb, params["sigma"])
 """,
+        # (g3) tf.estimator's shuffled numpy_input_fn cuts fixed-size batches; the project's own accountant class,
+        # given the record count and the batch size, calibrates sigma for Poisson sampling at batch / n
+        """
+import tensorflow as tf
+from core.privacy_accountant import accountant
+def model_fn(features, labels, mode, params):
+    n, batch_size, epochs, epsilon = params
+    ac = accountant(data_size=n, batch_size=batch_size, epochs=epochs, target_delta=1e-5)  # <-
+    sigma = ac.get_noise_multiplier(target_epsilon=epsilon)
+    return build_dp_optimizer(sigma)
+def train(train_x, train_y, batch_size, epochs, epsilon):
+    train_input_fn = tf.estimator.inputs.numpy_input_fn(x={"x": train_x}, y=train_y,  # <-
+                                                        batch_size=batch_size, num_epochs=epochs, shuffle=True)
+    est = tf.estimator.Estimator(model_fn=model_fn, params=[train_x.shape[0], batch_size, epochs, epsilon])
+    est.train(input_fn=train_input_fn)
+""",
+        # (g3) an epoch of indices drawn with replacement, then cut into consecutive batch-size blocks, against
+        # tf-privacy's Poisson statement
+        """
+import numpy as np
+from tensorflow_privacy import compute_dp_sgd_privacy
+def fit(self, sigma, delta):
+    n = self.features.shape[0]
+    compute_dp_sgd_privacy(n, self.batch_size, sigma, self.epochs, delta)  # <-
+    for epoch in range(self.epochs):
+        order = np.random.choice(n, size=(n, self.packing))  # <-
+        for b in range(n // self.batch_size):
+            ids = order[b * self.batch_size:(b + 1) * self.batch_size]  # <-
+            self.step(self.features[ids], sigma)
+""",
+        # (g3) the clients shuffled and split into disjoint subgroups, one subgroup per accounted round, while the
+        # RDP accountant is stepped as Poisson client sampling at the participation fraction
+        """
+import random
+class Server:
+    def divide_into_subgroups(self):
+        random.shuffle(self.clients)
+        k = int(1 / self.frac)
+        return [self.clients[i::k] for i in range(k)]
+    def run_epoch(self):
+        groups = self.divide_into_subgroups()  # <-
+        for clients in groups:
+            self.aggregate([c.local_update() for c in clients])
+            self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.frac)  # <-
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2457,6 +2564,9 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
                 return None
             if _batch_named(size_expr) or self._batch_target(node):
                 return "draws the batch with replacement (`choice` replaces by default)"
+            if self._cut_into_batches(node):
+                return ("draws an epoch of indices with replacement (`choice` replaces by default) and cuts it "
+                        "into fixed-size batches")
         elif name == "randint":
             args = [a.value for a in node.args]
             if len(args) > 1 and not _records(args[1]):
@@ -2480,6 +2590,14 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
         elif (name.endswith("inputs") or name == "shuffle_batch") and _keyword(node, "batch_size") is not None \
                 and self._training_named_target(node) and not self._held_out_call(node):
             return f"reads fixed-size batches from an input queue (`{name}(batch_size=…)`)"
+        elif _partition_named(name) and self._iterated_with_accountant(node):
+            return (f"splits the units into disjoint fixed groups (`{name}`), each taking part exactly once per "
+                    "pass (a shuffled partition, not independent sampling)")
+        elif name in ("numpy_input_fn", "pandas_input_fn") and _keyword(node, "batch_size") is not None \
+                and _keyword(node, "shuffle") is not None and _true(_keyword(node, "shuffle").value) \
+                and not self._evaluation_target(node) and not self._held_out_call(node):
+            # tf.estimator's input functions: a shuffled pass cut into fixed-size batches
+            return f"shuffles the data into fixed-size batches (`{name}(shuffle=True, batch_size=…)`)"
         elif name == "DataLoader":
             if self._evaluation_target(node) or _whole_dataset(node):
                 return None
@@ -2652,6 +2770,43 @@ def train(X, Y, epochs, batch_size, epsilon, delta, step):
             return False
         held = ident(source.value) or (call_name(source.value) if isinstance(source.value, cst.Call) else "") or ""
         return bool(words(held) & {"test", "val", "valid", "validation", "eval", "evaluation", "holdout"})
+
+    def _iterated_with_accountant(self, node: cst.Call) -> bool:
+        """``for group in parts`` (``parts = node`` or the call itself), with a call handing a sampling rate to an
+        accountant in the loop's body: each group of the partition is one accounted step."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        key = parent.targets[0].target.value if isinstance(parent, cst.Assign) and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0].target, cst.Name) else None
+        scope = fa.enclosing_function(node) or self.ctx.module
+        for loop in walk(scope):
+            if not isinstance(loop, cst.For):
+                continue
+            if not (loop.iter is node or key is not None and isinstance(loop.iter, cst.Name) and loop.iter.value == key):
+                continue
+            if any(isinstance(c, cst.Call) and _rate_argument(c, helpers=False) is not None
+                   and (_RATE_CALLS.match(call_name(c)) or _accountant_named(call_name(c)))
+                   for c in walk(loop.body)):
+                return True
+        return False
+
+    def _cut_into_batches(self, node: cst.Call) -> bool:
+        """``ids = choice(n, size=(n, k))`` later read as ``ids[b * batch_size:(b + 1) * batch_size]`` in the same
+        function: the with-replacement draw is cut into consecutive fixed-size batches."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if not (isinstance(parent, cst.Assign) and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)):
+            return False
+        key = parent.targets[0].target.value
+        scope = fa.enclosing_function(node) or self.ctx.module
+        for sub in walk(scope):
+            if isinstance(sub, cst.Subscript) and isinstance(sub.value, cst.Name) and sub.value.value == key \
+                    and sub.slice and isinstance(sub.slice[0].slice, cst.Slice):
+                bounds = [b for b in (sub.slice[0].slice.lower, sub.slice[0].slice.upper) if b is not None]
+                if any(isinstance(n, (cst.Name, cst.Attribute)) and _batch_named(n) for b in bounds for n in walk(b)):
+                    return True
+        return False
 
     def _batch_target(self, node: cst.Call) -> bool:
         parent = self.ctx.analysis.parent(node)

@@ -40,6 +40,8 @@ _COUNT_SLOT = frozenset({"n", "N", "m", "num_samples", "n_samples", "nsamples", 
 _GRAPH = frozenset({"adj", "adjacency", "graph", "graphs", "g", "nodes", "node"})
 _WRAPPERS = frozenset({"int", "float", "round", "floor", "ceil", "abs"})
 _AGGREGATES = frozenset({"min", "max", "sum", "amin", "amax"})
+#: calls that turn a comprehension of per-part counts into a vector (``np.asarray([len(x) for x in parts])``)
+_VECTORS = frozenset({"asarray", "array", "tensor", "Tensor", "list", "tuple"})
 
 
 def _target_name(node: cst.CSTNode) -> str | None:
@@ -119,9 +121,25 @@ class RecordCounts:
 
     def __init__(self, fa) -> None:  # type: ignore[no-untyped-def]
         self.fa = fa
+        #: set when the count found is one part's own (the min/max over the parts' counts, or an item
+        #: of the vector of per-part counts) rather than the size of one data set
+        self.per_part = False
+
+    def of_part(self, expr: cst.BaseExpression) -> str | None:
+        """Like ``of``, but only a count of one part among several (``min(len(d) for d in client_sets)``,
+        ``sizes[k]`` of ``sizes = np.asarray([len(x) for x in silos])``): a party's own record count."""
+        found = self.count(expr)
+        return found if found is not None and self.per_part else None
+
+    def count(self, expr: cst.BaseExpression) -> str | None:
+        """``expr`` itself a record count (``len(X)``, ``min(len(d) for d in parts)``), or reading one (``of``)."""
+        self.per_part = False
+        found = self._value(expr, 8, frozenset())
+        return found if found is not None else self.of(expr)
 
     def of(self, expr: cst.BaseExpression) -> str | None:
         """A description of the run-time record count ``expr`` reads, or None."""
+        self.per_part = False
         for node in walk(expr):
             if isinstance(node, cst.Name):
                 found = self._name(node, 8, frozenset())
@@ -191,6 +209,16 @@ class RecordCounts:
                 return self._value(expr.args[0].value, hops - 1, seen)
             if name in _AGGREGATES and expr.args:
                 return self._aggregate(expr, hops, seen) or self._sum_of_counts_parameter(expr)
+            if name in _VECTORS and len(expr.args) >= 1 and isinstance(expr.args[0].value, (cst.ListComp,
+                                                                                         cst.GeneratorExp)):
+                return self._value(expr.args[0].value, hops, seen)
+            return None
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
+            # ``[len(x) for x in x_train]``: one record count per part (client, silo, shard)
+            found = self._value(expr.elt, hops - 1, seen)
+            if found is not None:
+                self.per_part = True
+                return f"one of the per-part record counts ({found})"
             return None
         if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) and len(expr.slice) == 1 \
                 and isinstance(expr.slice[0].slice, cst.Index):
@@ -220,9 +248,14 @@ class RecordCounts:
         item = items[0] if items else None
         if isinstance(item, (cst.ListComp, cst.GeneratorExp)):
             found = self._value(item.elt, hops - 1, seen)
+            if found and call_name(call) in ("min", "max", "amin", "amax"):
+                self.per_part = True  # the smallest (largest) part's own count
             return f"the {call_name(call)} of record counts ({found})" if found else None
         if isinstance(item, cst.Name):
-            return self._list_of_counts(item, hops - 1, seen)
+            found = self._list_of_counts(item, hops - 1, seen)
+            if found and call_name(call) in ("min", "max", "amin", "amax"):
+                self.per_part = True
+            return found
         return None
 
     def _list_of_counts(self, name: cst.Name, hops: int, seen: frozenset) -> str | None:

@@ -1,0 +1,252 @@
+"""DP541: a privacy budget ε set to c/n, or a sampling rate set from one party's exact record count."""
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import last_name as ast_last_name
+from dpcheck.analysis.clipping import ident
+from dpcheck.analysis.recordcount import RecordCounts
+from dpcheck.analysis.syntax import number, words
+from dpcheck.rule import Rule
+
+#: words of a name that hold an ε which is not a privacy budget (optimiser and numerical epsilons)
+_NOT_BUDGET = frozenset({"tol", "tolerance", "adam", "bn", "ln", "norm", "layer", "smoothing", "label", "stability",
+                         "numerical", "ratio", "scale", "intercept", "greedy", "explore", "exploration", "decay",
+                         "clip", "margin", "huber", "kernel", "ball", "radius", "step", "lr"})
+_RATE_KEYWORDS = frozenset({"sample_rate", "sampling_rate", "sampling_prob", "sampling_probability",
+                            "sample_prob", "sample_probability", "sample_rates", "sampling_rates", "q"})
+
+
+def _budget_target(name: str | None) -> bool:
+    """``epsilon``, ``min_eps``, ``eps_0`` (not ``adam_eps``, ``eps_tol``, ``label_smoothing_eps``)."""
+    if name is None:
+        return False
+    pieces = words(name)
+    return bool(pieces & {"eps", "epsilon"}) and not pieces & _NOT_BUDGET
+
+
+def _rate_target(name: str | None) -> bool:
+    """``sample_rate``, ``self.sampling_rates``, ``client_sample_prob`` (a record or client sampling rate)."""
+    if name is None:
+        return False
+    pieces = words(name)
+    return bool(pieces & {"sample", "sampling"}) and bool(pieces & {"rate", "rates", "prob", "probability"})
+
+
+def _constant(expr: cst.BaseExpression) -> bool:
+    if number(expr) is not None:
+        return True
+    return isinstance(expr, cst.BinaryOperation) and _constant(expr.left) and _constant(expr.right)
+
+
+def _reciprocal(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``1.0 / n``, ``2 / (n - 1)``: the D a constant is divided by."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) and _constant(value.left):
+        return value.right
+    return None
+
+
+def _divisor(value: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``B / D`` (any numerator), also inside ``min(1.0, B / D)``: the D."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide):
+        return value.right
+    if isinstance(value, cst.Call) and ident(value.func) in ("min", "float"):
+        for arg in value.args:
+            found = _divisor(arg.value)
+            if found is not None:
+                return found
+    return None
+
+
+def _ast_names(node: ast.AST) -> str | None:
+    return ast_last_name(node)
+
+
+class BudgetOrRateFromPrivateCount(Rule):
+    id = "DP541"
+    name = "budget-or-rate-from-private-count"
+    category = "general"
+    severity = "error"
+    summary = ("a privacy budget ε = c/n, or a sampling rate from one party's exact record count "
+               "(`sample_rate = B / min(len(d) for d in client_sets)`)")
+    rationale = (
+        "Under add/remove neighbouring the number of records n is private. Two parameters of a mechanism "
+        "are read from it without being charged: (1) an ε (or the smallest ε of a grid of budgets, a "
+        "per-round budget) set to `c / n` with n = `len(X)` of the data the mechanism then runs on — the "
+        "noise scale, calibrated with that ε, changes when one person joins and so publishes n; (2) a "
+        "record sampling rate computed from the exact record count of one party among several — the "
+        "smallest client's dataset (`B / min(len(dl.dataset) for dl in loaders)`) or one silo's entry of a "
+        "vector of per-silo sizes (`sizes[k]` of `sizes = np.asarray([len(x) for x in silos])`): the "
+        "accountant's (and the calibrated σ's) input then depends on a party's private data size, which "
+        "the federation never released. The count is followed through locals, comprehensions, `min`/`max` "
+        "and attributes the class binds once (see `dpcheck.analysis.recordcount`). Not reported: a "
+        "sampling rate from the size of the (single, central) training set (its n is conventionally "
+        "treated as public), counts of held-out, public or synthetic sets, counts of loaders, configured "
+        "sizes (`args.n`), and the optimiser/numerical epsilons (`adam_eps`, `eps_tol`, batch-norm eps). "
+        "Fix: fix ε in advance; take the sampling rate from a public lower bound on the parties' sizes, or "
+        "release the sizes with DP first."
+    )
+    TRIGGERS = ("eps", "EPS", "ampl")
+    requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A division assigned to an ε- or sampling-rate-named target or keyword."""
+        for node in facts.nodes(ast.keyword):
+            if node.arg in _RATE_KEYWORDS or _rate_target(node.arg) or _budget_target(node.arg):  # type: ignore[attr-defined]
+                if any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Div)
+                       for b in ast.walk(node.value)):  # type: ignore[attr-defined]
+                    return True
+        for node in facts.nodes(ast.Assign):
+            if any(_budget_target(_ast_names(t)) or _rate_target(_ast_names(t)) for t in node.targets) \
+                    and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Div)  # type: ignore[attr-defined]
+                            for b in ast.walk(node.value)):  # type: ignore[attr-defined]
+                return True
+        return False
+
+    VALID = (
+        # ε fixed in advance, a grid from a configured bound on n, Adam's and batch norm's eps
+        """
+import numpy as np
+import torch
+def run(X, y, args, n_max=10 ** 6):
+    n = len(X)
+    min_eps = 1.0 / n_max
+    epsilon = args.epsilon
+    grid = np.linspace(min_eps, epsilon, 10)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-8)
+    bn = torch.nn.BatchNorm1d(8, eps=1.0 / 1000)
+    adam_eps = 1.0 / n
+    label_smoothing_eps = 1.0 / len(classes)
+    return laplace_mechanism(X.sum(), sensitivity=1.0, epsilon=epsilon), grid
+""",
+        # twins of the per-client rate: a public lower bound on the clients' sizes, a configured rate,
+        # and the central training set's size (conventionally public)
+        """
+def setup(engine, loaders, BATCH_SIZE, MIN_CLIENT_SIZE, args, train_dataset):
+    engine.prepare_feddp(sample_rate=BATCH_SIZE / MIN_CLIENT_SIZE, target_epsilon=args.epsilon)
+    engine.prepare(sample_rate=args.sample_rate, target_epsilon=args.epsilon)
+    sample_rate = BATCH_SIZE / len(train_dataset)
+    return get_noise_multiplier(target_epsilon=args.epsilon, target_delta=1e-5, sample_rate=sample_rate)
+""",
+        # ordinary ML: the exploration epsilon of a bandit decays with the step, a Huber delta,
+        # a kernel sigma, a loss margin epsilon
+        """
+import numpy as np
+def policy(t, counts, rewards, sigma=1.0, huber_delta=1.0):
+    explore_eps = 1.0 / (t + 1)
+    eps_margin = 0.1
+    kernel = np.exp(-np.sum(counts ** 2) / (2 * sigma ** 2))
+    return explore_eps, eps_margin, kernel
+""",
+        # a sampling rate over the number of clients (a public set-up constant) and a per-class share
+        """
+def sample_clients(clients, num_sampled, epsilon, labels):
+    client_sample_rate = num_sampled / len(clients)
+    shares = [sum(labels == k) / len(labels) for k in range(10)]
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=client_sample_rate)
+""",
+        # a private estimate of the smallest client size (released with its own noise)
+        """
+import numpy as np
+def rate(train_sets, batch_size, epsilon):
+    noisy_min = min(len(d) for d in train_sets) + np.random.laplace(0, 1 / epsilon)
+    bound = max(1.0, noisy_min)
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=batch_size / bound)
+""",
+    )
+    INVALID = (
+        # the smallest ε of a noise-reduction grid set from the exact record count
+        """
+import numpy as np
+def run_ridge(X, Y, alpha, lamb):
+    n = len(X)
+    min_eps = 1.0 / n  # <-
+    grid = np.geomspace(min_eps, 10.0, 20)
+    return [output_perturbation(X, Y, lamb, epsilon=e) for e in grid]
+""",
+        # ε per record read off the data object's rows
+        """
+def release(table, sensitivity):
+    epsilon = 2.0 / table.shape[0]  # <-
+    return table.sum() + np.random.laplace(0, sensitivity / epsilon)
+""",
+        # the per-record sampling rate from the smallest client's exact dataset size (a keyword)
+        """
+def setup(engine, training_dls, BATCH_SIZE, CLIENT_RATE, TARGET_EPSILON):
+    engine.prepare_feddp(
+        num_steps=100,
+        sample_rate=BATCH_SIZE / min([len(dl.dataset) for dl in training_dls]),  # <-
+        client_rate=CLIENT_RATE,
+        target_epsilon=TARGET_EPSILON,
+    )
+""",
+        # the same through a local and a generator, with ``min`` spelled as a comprehension over silos
+        """
+def calibrate(silo_data, batch_size, epsilon, delta):
+    smallest = min(x.shape[0] for x in silo_data)
+    q = batch_size / smallest  # <-
+    sample_rate = batch_size / smallest  # <-
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=sample_rate)
+""",
+        # one silo's rate from the vector of per-silo sizes the trainer keeps
+        """
+import numpy as np
+class Trainer:
+    def __init__(self, x_train, batch_size, epsilon):
+        self.train_samples = np.asarray([len(x) for x in x_train])
+        self.batch_size = batch_size
+        self.epsilon = epsilon
+    def noise_for(self, t):
+        sampling_rate = self.batch_size / self.train_samples[t]  # <-
+        return get_noise_multiplier(target_epsilon=self.epsilon, target_delta=1e-5, sample_rate=sampling_rate)
+""",
+    )
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            name = ident(target.target)
+            if _budget_target(name):
+                self._budget(node.value)
+                return
+            if _rate_target(name) or isinstance(target.target, cst.Name) and target.target.value == "q":
+                self._rate(node.value)
+                return
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is None:
+            return
+        key = node.keyword.value
+        if key in _RATE_KEYWORDS or _rate_target(key):
+            self._rate(node.value)
+        elif _budget_target(key):
+            self._budget(node.value)
+
+    def _budget(self, value: cst.BaseExpression) -> None:
+        denominator = _reciprocal(value)
+        if denominator is None:
+            return
+        size = RecordCounts(self.ctx.analysis).count(denominator)
+        if size is None:
+            return
+        code = " ".join(self.ctx.analysis.code(value).split())[:80]
+        self.report(value, f"the privacy budget `{code}` is computed from the private dataset's size ({size}): "
+                           "under add/remove neighbouring n is private, so every noise scale calibrated with "
+                           "this ε depends on (and reveals) whether one person is in the data; fix ε (and the "
+                           "grid of budgets) in advance or from a public bound on n")
+
+    def _rate(self, value: cst.BaseExpression) -> None:
+        denominator = _divisor(value)
+        if denominator is None:
+            return
+        size = RecordCounts(self.ctx.analysis).of_part(denominator)
+        if size is None:
+            return
+        code = " ".join(self.ctx.analysis.code(value).split())[:80]
+        self.report(value, f"the sampling rate `{code}` is computed from one party's exact record count "
+                           f"({size}): the accountant and the σ it calibrates then depend on a client's private "
+                           "data size, which is released nowhere with noise; use a public lower bound on the "
+                           "parties' sizes (or a DP estimate of it)")
