@@ -1338,7 +1338,7 @@ from privacy.analysis import compute_dp_sgd_privacy
 def train(self, sigma, delta):
     compute_dp_sgd_privacy(self.n, self.batch_size * self.k, sigma, self.epochs, delta)  # <-
     for epoch in range(self.epochs):
-        ids = np.random.choice(self.n, size=(self.n, self.k))
+        ids = np.random.choice(self.n, size=(self.n, self.k))  # <-
         for b in range(self.n // self.batch_size):
             for j in range(self.k):
                 rows = ids[b * self.batch_size:(b + 1) * self.batch_size, j]  # <-
