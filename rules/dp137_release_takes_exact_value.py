@@ -10,7 +10,7 @@ from dpcheck.rule import Rule
 
 #: words of a called helper that draws the mechanism's noise (``StaircaseNoise(b)``, ``laplace_mech(x, eps)``)
 _NOISE_CALL_WORDS = frozenset({"noise", "laplace", "gaussian", "staircase", "perturb", "privatize", "privatise",
-                               "randomize", "randomise", "mechanism", "mech"})
+                               "randomize", "randomise", "mechanism", "mech", "mvn", "normal", "multivariate"})
 #: words of a noise draw's arguments that are its calibration, not the value it protects
 _KNOB_WORDS = frozenset({"scale", "eps", "epsilon", "budget", "sigma", "std", "sensitivity", "sens", "delta",
                          "size", "shape", "loc", "mean", "b", "lam", "beta", "rho", "np", "numpy", "torch",
@@ -18,7 +18,8 @@ _KNOB_WORDS = frozenset({"scale", "eps", "epsilon", "budget", "sigma", "std", "s
 
 
 #: words that show the module spends a privacy budget
-_BUDGET_WORDS = frozenset({"epsilon", "eps", "budget", "windowepsilon", "privacy", "ldp", "sensitivity", "rho"})
+_BUDGET_WORDS = frozenset({"epsilon", "eps", "budget", "windowepsilon", "privacy", "ldp", "sensitivity", "rho",
+                           "multiplier"})
 
 
 #: words of a name that says it holds the noised output
@@ -74,7 +75,7 @@ class ReleaseTakesExactValue(Rule):
         "initialised with a constant or a public value, code with no DP context. Fix: release a noisy first "
         "value (spend budget on it) and approximate skipped steps by the last noisy release."
     )
-    TRIGGERS = ("releas", "publish", "noisy", "noised", "saniti", "perturbed", "privati")
+    TRIGGERS = ("except", "releas", "publish", "noisy", "noised", "saniti", "perturbed", "privati")
     #: the module-level script of a streaming mechanism is often outside the DP context the analysis sees (the
     #: ε lives in a helper's parameter); the module must name a budget instead
     requires_dp_context = False
@@ -147,6 +148,18 @@ def add_noise(gradients, noise_multiplier, max_grad_norm):
             noisy_gradients.append(grad)
     return noisy_gradients
 """,
+        # twin: a failed draw is re-raised; the explicit σ = 0 mode is another rule's matter
+        """
+import torch
+from torch.distributions import MultivariateNormal
+def noisy_embedding(K, f, noise_multiplier, n):
+    try:
+        dist = MultivariateNormal(torch.zeros_like(f), K * noise_multiplier / n)
+        f_tilde = f + dist.sample()
+    except RuntimeError as err:
+        raise ValueError("noise covariance is not positive definite") from err
+    return f_tilde
+""",
         # an explicit, recorded no-noise mode
         """
 import torch
@@ -208,6 +221,18 @@ def randomizer(vector, clip, eps, mechanism):
     else:
         perturbed = vector  # <-
     return perturbed
+""",
+        # a failed noise draw falls back to the exact statistic
+        """
+import torch
+from torch.distributions import MultivariateNormal
+def noisy_embedding(K, f, noise_multiplier, n):
+    try:
+        dist = MultivariateNormal(torch.zeros_like(f), K * noise_multiplier / n)
+        f_tilde = f + dist.sample()
+    except Exception:
+        f_tilde = f  # <-
+    return f_tilde
 """,
         # the released list gets the raw value when the noise helper is skipped
         """
@@ -284,6 +309,7 @@ def private_counts(counts, epsilon, noise_on):
             elif isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "append" \
                     and isinstance(n.func.value, cst.Name) and _release_name(n.func.value.value) and len(n.args) == 1:
                 events.setdefault(n.func.value.value, []).append((n, n.args[0].value))
+        self._failed_noise(nodes, noisy)
         for sink, evs in events.items():
             if not any(self._noisy(v, noisy, set()) for _, v in evs):
                 continue
@@ -297,6 +323,27 @@ def private_counts(counts, epsilon, noise_on):
                                       f"private value `{self.ctx.analysis.code(value).strip()}` with no noise, "
                                       "which is then published (or used as the approximation of later steps) "
                                       "while a budget is claimed for it; release a noisy value here")
+
+    def _failed_noise(self, nodes: list[cst.CSTNode], noisy: set[str]) -> None:
+        """``try: v = x + dist.sample()`` / ``except: v = x``: when drawing the noise fails, the exact value is used."""
+        for t in nodes:
+            if not isinstance(t, cst.Try):
+                continue
+            guarded: dict[str, set[str]] = {}
+            for n in walk(t.body):
+                if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                        and isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, (cst.Add, cst.Subtract)) \
+                        and self._noisy(n.value, noisy, set()):
+                    guarded[n.targets[0].target.value] = {
+                        side.value for side in (n.value.left, n.value.right)
+                        if isinstance(side, cst.Name) and side.value not in noisy}
+            for handler in t.handlers:
+                for n in walk(handler.body):
+                    if isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                            and isinstance(n.value, cst.Name) and n.value.value in guarded.get(n.targets[0].target.value, ()):
+                        self.report(n, f"when drawing the noise fails, the handler sets `{n.targets[0].target.value}` to "
+                                       f"the exact value `{n.value.value}` and the run goes on releasing it as the noisy "
+                                       "statistic; re-raise (or stop) instead of falling back to the un-noised value")
 
     def _declared_off(self, stmt: cst.CSTNode, name: str) -> bool:
         """The exact value is stored on a path that is no release: the value is ``None`` there (``if g is None``),
