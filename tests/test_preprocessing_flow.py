@@ -1001,6 +1001,68 @@ def load(frame, target, kind, sigma):
     gen.fit(frame)
     return gen, None
 """, 11),
+    # the private frame copied under a word read as synthetic or validation data (`syn`, `vals`):
+    # the scaler fitted on it maps the noisy values back with the private min and max (gK 2026-11-27)
+    "copy-alias-under-synthetic-word": ("""
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler
+def load(records, epsilon=1.0):
+    syn = records.copy()
+    vals = syn.values[:, 1:]
+    vals = list(vals)
+    scaler = MinMaxScaler((-1, 1))
+    scaler.fit(vals)
+    noisy = scaler.transform(vals) + np.random.laplace(0, 2 / epsilon, np.shape(vals))
+    syn = scaler.inverse_transform(noisy)
+    return syn, None
+""", 9),
+    # twin: the frame copied is the generator's output, not the records
+    "copy-alias-of-generated-frame": ("""
+from sklearn.preprocessing import MinMaxScaler
+def load(generator, n):
+    syn = generator.sample(n).copy()
+    vals = syn.values[:, 1:]
+    scaler = MinMaxScaler((-1, 1))
+    scaler.fit(vals)
+    return scaler.transform(vals), None
+""", None),
+    # twin: a name rebound to the records only after the fit
+    "copy-alias-bound-after-fit": ("""
+from sklearn.preprocessing import MinMaxScaler
+def load(generator, records, n):
+    syn = generator.sample(n)
+    scaler = MinMaxScaler().fit(syn)
+    syn = records.copy()
+    return scaler.transform(syn), None
+""", None),
+    # the helper handed the budget is the mechanism, though its result is stored back into the
+    # frame it read (`frame[f'v_{eps}'] = add_noise(frame, eps, scale)`)
+    "budget-handed-helper-fits": ("""
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler
+def add_noise(frame, eps, scale):
+    values = np.array(frame['value']).reshape(-1, 1)
+    scaler = MinMaxScaler((-1, 1))
+    scaler.fit(values)
+    noised = scaler.transform(values).reshape(-1) + np.random.laplace(0, scale / eps, len(values))
+    return scaler.inverse_transform(noised.reshape(-1, 1))
+def load(frame, scale, epsilons):
+    for eps in epsilons:
+        frame[f'value_{eps}'] = add_noise(frame, eps, scale)
+    return frame, None
+""", 7),
+    # twin: the helper is handed the mechanism's output (and eps): post-processing of the release
+    "budget-handed-helper-post-processes": ("""
+import numpy as np
+from sklearn.preprocessing import MinMaxScaler
+def tidy(released, eps):
+    scaler = MinMaxScaler()
+    scaler.fit(released.reshape(-1, 1))
+    return scaler.transform(released.reshape(-1, 1)), eps
+def load(frame, eps, lower, upper):
+    noisy = np.clip(frame['value'], lower, upper) + np.random.laplace(0, (upper - lower) / eps, len(frame))
+    return tidy(noisy, eps)
+""", None),
 }
 
 

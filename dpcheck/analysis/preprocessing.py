@@ -308,6 +308,8 @@ class _Scope:
                         r in {"X", "x", "D"} or _words(r) & _DATA_ARG_WORDS for r in reads):
                     self.derived.update(k for k in _targets(node) if "." not in k)
         self.listed = self._listed()
+        #: names bound here only to a copy or slice of a private-looking value, whatever their word
+        self.aliases = self._aliases()
         #: nodes inside a reduction (``np.abs(x - x.mean()).sum()``, ``np.average((x - m) ** 2)``): a
         #: dispersion being computed, not the data transformed
         self.reduced: set[int] = set()
@@ -394,7 +396,48 @@ class _Scope:
         root = _root(expr)
         if root in self.simulated or root in self.derived:
             return False
-        return _private_looking(expr) or root in self.listed
+        if _private_looking(expr) or root in self.listed:
+            return True
+        return root is not None and root in self.aliases and self._copy_of_private(root, getattr(expr, "lineno", 0))
+
+    def _aliases(self) -> dict[str, list[tuple[int, str | None]]]:
+        """Each name's bindings in this scope, in order: ``(line, name it copies or slices)``, the
+        second None for anything else (a computation, a store into it, a loop target)."""
+        out: dict[str, list[tuple[int, str | None]]] = {}
+        for node in self.nodes():
+            line = getattr(node, "lineno", 0)
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        out.setdefault(target.id, []).append(
+                            (line, _copied(node.value) if len(node.targets) == 1 else None))
+                    else:
+                        for n in ast.walk(target):
+                            if isinstance(n, ast.Name):
+                                out.setdefault(n.id, []).append((line, None))
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.comprehension, ast.withitem, ast.NamedExpr)):
+                target = getattr(node, "target", None) or getattr(node, "optional_vars", None)
+                for n in ast.walk(target) if target is not None else ():
+                    if isinstance(n, ast.Name):
+                        out.setdefault(n.id, []).append((getattr(n, "lineno", line), None))
+        for bindings in out.values():
+            bindings.sort(key=lambda b: b[0])
+        return out
+
+    def _copy_of_private(self, name: str, line: int, depth: int = 0) -> bool:
+        """The binding of ``name`` that reaches ``line`` (the last one above it) copies or slices a
+        private-looking value (``syn = data.copy()``, then ``vals = syn.values[:, 1:]``): the records
+        under a word read as synthetic or held-out. A rebinding to itself (``vals = list(vals)``)
+        keeps what it was; any other binding ends it."""
+        if depth > 4 or name in self.simulated or name in self.derived:
+            return False
+        before = [b for b in self.aliases.get(name, ()) if b[0] < line]
+        while before and before[-1][1] == name:
+            before.pop()
+        if not before:
+            return depth > 0 and _private_looking(ast.Name(id=name))
+        source = before[-1][1]
+        return source is not None and self._copy_of_private(source, before[-1][0], depth + 1)
 
     def _listed(self) -> set[str]:
         """Names bound only to arrays listing named values (``np.array([a, b]).reshape(-1, 1)``)."""
@@ -450,6 +493,32 @@ _COLUMN_WORDS = frozenset({"col", "cols", "column", "columns", "feature", "featu
                            "attributes", "var", "vars", "variable", "variables", "field", "fields", "dim", "dims"})
 #: iterations over a table's columns or keys, not its records
 _COLUMN_ITERS = frozenset({"columns", "T"})
+
+
+#: calls that copy, reshape or convert a value without computing from it
+_COPIES = frozenset({"copy", "deepcopy", "to_numpy", "astype", "reshape", "array", "asarray", "flatten", "ravel",
+                     "squeeze", "reset_index", "dropna", "to_frame", "tolist", "list"})
+
+
+def _copied(expr: ast.expr) -> str | None:
+    """The name ``expr`` copies, slices or converts (``data.copy()``, ``df.values[:, 1:]``,
+    ``np.array(x)``), or None for anything computed."""
+    while True:
+        if isinstance(expr, ast.Subscript):
+            expr = expr.value
+        elif isinstance(expr, ast.Attribute) and expr.attr in {"values", "T", "iloc", "loc", "data"}:
+            expr = expr.value
+        elif isinstance(expr, ast.Call) and _last(expr.func) in _COPIES:
+            if isinstance(expr.func, ast.Attribute) and not (isinstance(expr.func.value, ast.Name)
+                                                            and expr.func.value.id in _LIBS | {"copy"}):
+                expr = expr.func.value
+            elif expr.args:
+                expr = expr.args[0]
+            else:
+                return None
+        else:
+            break
+    return expr.id if isinstance(expr, ast.Name) and expr.id not in _LIBS else None
 
 
 def _row_target(target: ast.expr, it: ast.expr) -> str | None:
@@ -789,11 +858,12 @@ def evaluates(path: str, name: str = "") -> bool:
 _BUDGET_ARG = frozenset({"epsilon", "eps", "rho"})
 
 
-def _privatised_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _privatised_names(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip: ast.AST | None = None) -> set[str]:
     """Names ``fn`` binds to a mechanism's output or to values built from it: the result of a call
     handed a privacy budget (``flipped = randomise(edges, eps=eps)``) or a value a draw is added to."""
     out: set[str] = set()
-    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)]
+    assigns = [n for n in ast.walk(fn) if isinstance(n, ast.Assign)
+               and (skip is None or not any(m is skip for m in ast.walk(n.value)))]
     for _ in range(4):
         grown = False
         for node in assigns:
@@ -812,6 +882,12 @@ def _privatised_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
         if not grown:
             break
     return out
+
+
+def _hands_budget(call: ast.Call) -> bool:
+    """``give_noise(data, eps, scale)``, ``perturb(x, epsilon=e)``: a call handing a privacy budget."""
+    return any(k.arg and _words(k.arg) & _BUDGET_ARG for k in call.keywords) or any(
+        isinstance(a, ast.Name) and _words(a.id) & _BUDGET_ARG for a in call.args)
 
 
 def _downstream_helpers(tree: ast.Module) -> set[str]:
@@ -838,6 +914,10 @@ def _downstream_helpers(tree: ast.Module) -> set[str]:
             root = _root(data) if data is not None else None
             if root is None:
                 return False
+            if _hands_budget(call):
+                # handed the privacy budget: the helper is the mechanism unless its data was released
+                # by another statement (``data[f'v_{eps}'] = give_noise(data, eps)`` binds only its output)
+                return root in _privatised_names(caller, skip=call)
             if caller.name not in privatised:
                 privatised[caller.name] = _privatised_names(caller)
             return root in privatised[caller.name]
