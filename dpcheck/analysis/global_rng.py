@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from dpcheck.analysis.noisedraws import project_root
 from dpcheck.analysis.syntax import words
 
 #: receivers of the global generators, by family
@@ -174,13 +175,7 @@ def _candidates(folder: str, roots: Iterable[str], module: str, level: int, name
 
 def _roots(path: str) -> list[str]:
     folder = os.path.dirname(os.path.abspath(path))
-    top = folder
-    while os.path.isfile(os.path.join(top, "__init__.py")):
-        parent = os.path.dirname(top)
-        if parent == top:
-            break
-        top = parent
-    return list(dict.fromkeys([folder, top]))
+    return list(dict.fromkeys([folder, project_root(path)]))
 
 
 def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]]:

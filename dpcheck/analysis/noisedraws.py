@@ -129,7 +129,7 @@ _SKIP_DIRS = frozenset({".git", ".venv", "venv", "site-packages", "node_modules"
 _PROJECT_DEFS: dict[str, dict[str, list[list[str]]]] = {}
 
 
-def _project_root(path: str) -> str:
+def project_root(path: str) -> str:
     """The folder above the file's top-level package (the file's own folder for a script)."""
     import os
 
@@ -262,7 +262,7 @@ def project_operator_without_scale(ctx, call: cst.Call, index: int) -> bool:  # 
 
     path = getattr(ctx, "path", None)
     if path and os.path.isfile(path):
-        defs = _project_defs(_project_root(path)).get(name)
+        defs = _project_defs(project_root(path)).get(name)
     else:  # source without a file (stdin, a test case): its own definitions only
         own: dict[str, list[list[str]]] = {}
         _defs_of(ctx.source, own)
@@ -338,9 +338,9 @@ def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[n
     parent = ctx.analysis.parent(fn)
     if not isinstance(parent, cst.Module):
         return False
-    tokens = _project_tokens(_project_root(path))
+    tokens = _project_tokens(project_root(path))
     stem = os.path.splitext(os.path.basename(path))[0]
-    root = _project_root(path)
+    root = project_root(path)
     public = not fn.name.value.startswith("_")
     if public and (" reexported:" + stem in tokens or _installable(root)):
         return False  # a library's public API (re-exported by a package ``__init__``, or installable): users call it
