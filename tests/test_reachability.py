@@ -1,10 +1,10 @@
-"""dpcheck.analysis.reachability: release claims in code nothing in the scanned project reaches."""
+"""dpcheck.scan.reachability: release claims in code nothing in the scanned project reaches."""
 from __future__ import annotations
 
 import textwrap
 from pathlib import Path
 
-from dpcheck.analysis import reachability
+from dpcheck.scan import reachability
 
 
 def _project(tmp_path: Path, files: dict[str, str]) -> list[str]:
@@ -131,3 +131,12 @@ def test_installed_package_public_helpers_stay(tmp_path: Path) -> None:
     (tmp_path / "lib-1.0.dist-info").mkdir()
     files = _project(tmp_path, {"lib/helpers.py": HELPERS, "lib/main.py": SCRIPT.replace("from helpers", "from lib.helpers")})
     assert reachability.unreachable_spans(files[0], files) == []  # old_scale is public API of an installed package
+
+
+def test_installed_package_public_methods_stay(tmp_path: Path) -> None:
+    # an installable project: a public class's public method is API even when nothing in the tree calls it,
+    # and so are the private helpers it reads
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'lib'\n")
+    model = "class Model:\n    def fit(self, x):\n        return self._span(x)\n\n    def _span(self, x):\n        return x.max()\n"
+    files = _project(tmp_path, {"lib/model.py": model, "lib/util.py": "def f():\n    return 1\n"})
+    assert reachability.unreachable_spans(files[0], files) == []

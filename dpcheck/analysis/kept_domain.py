@@ -19,6 +19,25 @@ from __future__ import annotations
 import ast
 import re
 
+#: names that are not the private records: synthetic or public data, held-out splits, model values
+NOT_PRIVATE = frozenset({
+    "synth", "synthetic", "syn", "fake", "gen", "generated", "sample", "samples", "sampled", "public", "pub",
+    "test", "tst", "val", "valid", "validation", "holdout", "noisy", "noise", "dummy", "toy", "random", "rand",
+    "aux", "auxiliary", "loss", "losses", "reward", "rewards", "advantage", "advantages", "returns", "grad",
+    "grads", "gradient", "gradients", "weight", "weights", "param", "params", "parameters", "logits", "logit",
+    "score", "scores", "pred", "preds", "prediction", "predictions", "output", "outputs", "out", "attn",
+    "attention", "emb", "embedding", "embeddings", "hidden", "latent", "z", "eps", "epsilon", "epsilons",
+    "acc", "accuracy", "time", "times", "latency", "err", "error", "errors", "result", "results", "res",
+    "metric", "metrics", "history", "perf", "model", "net", "lr", "dp", "est", "estimate", "estimated",
+    "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
+    "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
+    "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
+    "centres", "proximity", "g", "gs", "flat_g", "correlation", "rmse", "mse", "mae", "prev", "previous", "best",
+    "tol", "change", "diff", "residual", "residuals", "scale", "scales", "strategy", "workload",
+    # a federated server's own data: the DP of a federation protects the clients' records
+    "server",
+})
+
 #: builtins / methods / numpy functions whose result is the set of values the data holds or its extremes
 _EXTREMES = frozenset({"min", "max", "amin", "amax", "nanmin", "nanmax"})
 _QUANTILES = frozenset({"quantile", "nanquantile", "percentile", "nanpercentile"})

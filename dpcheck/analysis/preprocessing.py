@@ -71,24 +71,7 @@ _REDUCTIONS = frozenset({"sum", "nansum", "mean", "nanmean", "average", "var", "
                          "dot", "max", "min", "trace", "item"})
 _COLLECT = frozenset({"append", "drop", "remove", "add", "pop", "discard", "extend"})
 _CLIP = frozenset({"clip", "clamp", "clip_by_value"})
-#: names that are not the private records: synthetic or public data, held-out splits, model values
-_NOT_PRIVATE = frozenset({
-    "synth", "synthetic", "syn", "fake", "gen", "generated", "sample", "samples", "sampled", "public", "pub",
-    "test", "tst", "val", "valid", "validation", "holdout", "noisy", "noise", "dummy", "toy", "random", "rand",
-    "aux", "auxiliary", "loss", "losses", "reward", "rewards", "advantage", "advantages", "returns", "grad",
-    "grads", "gradient", "gradients", "weight", "weights", "param", "params", "parameters", "logits", "logit",
-    "score", "scores", "pred", "preds", "prediction", "predictions", "output", "outputs", "out", "attn",
-    "attention", "emb", "embedding", "embeddings", "hidden", "latent", "z", "eps", "epsilon", "epsilons",
-    "acc", "accuracy", "time", "times", "latency", "err", "error", "errors", "result", "results", "res",
-    "metric", "metrics", "history", "perf", "model", "net", "lr", "dp", "est", "estimate", "estimated",
-    "approx", "released", "answer", "answers", "perturbed", "randomized", "privatized", "sanitized", "batch",
-    "running", "mb", "minibatch", "prob", "probs", "probabilities", "pdf", "density", "likelihood", "bound",
-    "bounds", "lower", "upper", "limit", "limits", "range", "ranges", "clip", "center", "centers", "centre",
-    "centres", "proximity", "g", "gs", "flat_g", "correlation", "rmse", "mse", "mae", "prev", "previous", "best",
-    "tol", "change", "diff", "residual", "residuals", "scale", "scales", "strategy", "workload",
-    # a federated server's own data: the DP of a federation protects the clients' records
-    "server",
-})
+_NOT_PRIVATE = kept_domain.NOT_PRIVATE
 #: calls of utility evaluation / reporting: a function making them scores, it releases nothing
 _EVALUATING = frozenset({
     "accuracy_score", "f1_score", "roc_auc_score", "r2_score", "mean_squared_error", "mean_absolute_error",
@@ -932,7 +915,7 @@ def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[l
     if evaluates(path):
         return []
     if source is not None and not _prepares(source):
-        return value_codebook.sites(tree)
+        return value_codebook.sites(tree, _evaluating)
     out: dict[int, list[Any]] = {}
     switched_off = off_switch_nodes(tree)
     per_record = ast_per_record_functions(tree)
@@ -967,7 +950,7 @@ def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[l
                         scope.stats.pop(key, None)
     for site in kept_domain.sites(tree):
         out.setdefault(site[0], site)  # type: ignore[call-overload]
-    for site in value_codebook.sites(tree):  # the observed values kept as a domain or codebook
+    for site in value_codebook.sites(tree, _evaluating):  # the observed values kept as a domain or codebook
         out.setdefault(site[0], site)  # type: ignore[call-overload]
     return [out[k] for k in sorted(out)]
 

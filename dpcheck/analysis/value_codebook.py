@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
-from dpcheck.analysis.kept_domain import _GIVEN, _LABELS, _LIBS, _SCHEMA, _last, _words
+from dpcheck.analysis.kept_domain import NOT_PRIVATE, _GIVEN, _LABELS, _LIBS, _SCHEMA, _last, _words
 
 #: calls that hand back (a container of) the values of their argument
 _CARRY = frozenset({"list", "tuple", "sorted", "array", "asarray", "sort", "tolist", "dropna", "astype", "to_numpy",
@@ -36,7 +37,7 @@ _WRITES = frozenset({"write", "writelines", "dump", "dumps", "save", "savetxt", 
 #: words of a function returning the domain it builds
 _DOMAIN_WORDS = frozenset({"domain", "domains", "alphabet", "alphabets", "codebook", "vocab", "vocabulary",
                            "categories", "levels", "mapping", "encoding", "encoder"})
-#: words of data that is not the private records (beside ``preprocessing._NOT_PRIVATE``)
+#: words of data that is not the private records (beside ``kept_domain.NOT_PRIVATE``)
 _NOT_DATA = frozenset({"word", "words", "token", "tokens", "text", "texts", "file", "files", "path", "paths",
                        "line", "lines", "key", "keys", "name", "names", "cols", "columns",
                        "attrs", "attributes", "features", "fields",
@@ -95,13 +96,11 @@ def _root(expr: ast.AST) -> tuple[str | None, bool]:
 
 
 def _private(data: ast.AST) -> bool:
-    from dpcheck.analysis.preprocessing import _NOT_PRIVATE
-
     name, schema = _root(data)
     if name is None or schema or name in _LIBS:
         return False
     w = _words(name)
-    return not w & (_NOT_PRIVATE | _LABELS | _GIVEN | _NOT_DATA) and name not in {"_", "i", "j", "v", "x_"} \
+    return not w & (NOT_PRIVATE | _LABELS | _GIVEN | _NOT_DATA) and name not in {"_", "i", "j", "v", "x_"} \
         and not re.fullmatch(r"y+\d*", name)  # ``yy``, ``y2``: the prediction target's class set
 
 
@@ -315,10 +314,9 @@ def _dead_functions(tree: ast.Module) -> set[int]:
     return {id(f) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name not in named}
 
 
-def sites(tree: ast.Module) -> list[list[object]]:
-    """``[line, col, what]`` of each read of the data's value set kept as a domain or codebook."""
-    from dpcheck.analysis.preprocessing import _evaluating
-
+def sites(tree: ast.Module, evaluating: Callable[[list[ast.stmt], str], bool]) -> list[list[object]]:
+    """``[line, col, what]`` of each read of the data's value set kept as a domain or codebook; ``evaluating``
+    tells a function that scores or reports (preprocessing's test), whose reads release nothing."""
     out: dict[int, list[object]] = {}
     top = [s for s in tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     _scope_sites(top, "", out)
@@ -328,7 +326,7 @@ def sites(tree: ast.Module) -> list[list[object]]:
         node, inherited = stack.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if _evaluating(child.body, child.name) or id(child) in dead:
+                if evaluating(child.body, child.name) or id(child) in dead:
                     continue
                 stack.append((child, _scope_sites(child.body, child.name, out, inherited)))
             elif isinstance(child, ast.ClassDef):

@@ -631,11 +631,11 @@ class Engine:
 
 
 def _reachable(findings: list[Finding], scanned: dict[str, str]) -> list[Finding]:
-    """Drop release claims in code nothing in the scanned project reaches (``analysis.reachability``)."""
+    """Drop release claims in code nothing in the scanned project reaches (``scan.reachability``)."""
     if len(scanned) < 2 or not findings:
         return findings
     try:
-        from dpcheck.analysis import reachability
+        from dpcheck.scan import reachability
 
         return reachability.drop_unreachable(findings, scanned.values(), scanned)
     except Exception as exc:  # noqa: BLE001 - the findings still stand

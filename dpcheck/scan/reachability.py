@@ -357,9 +357,12 @@ class _Project:
             return True
         if any(_registering(dec) for dec in getattr(d.node, "decorator_list", ())):
             return True  # ``@app.route``, ``@register``, ``@pytest.fixture``: something else calls it
-        if d.kind == "method":
-            return d.cls is not None and d.cls.external_base
         public = not d.name.startswith("_")
+        if d.kind == "method":
+            if d.cls is None:
+                return False
+            # a public method of a public class of an installed library is API, like its functions
+            return d.cls.external_base or (public and not d.cls.name.startswith("_") and self.installable)
         return public and (self.installable or reexported)
 
     def _mentioned(self, p: str, d: _Def, dead: list[_Def]) -> bool:
