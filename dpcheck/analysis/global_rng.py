@@ -19,6 +19,9 @@ import libcst as cst
 from dpcheck.analysis.noisedraws import project_root
 from dpcheck.analysis.syntax import words
 
+#: a module followed through imports is read only up to the scan's own file-size limit (2 MiB)
+_MAX_BYTES = 2 * 1024 * 1024
+
 #: receivers of the global generators, by family
 FAMILIES = {"np.random": "numpy", "numpy.random": "numpy", "random": "random", "torch": "torch"}
 #: draw -> the position and keywords of its scale or probability argument
@@ -95,6 +98,8 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
     if cached is not None and cached[0] == mtime:
         return cached[1], cached[2]
     try:
+        if os.path.getsize(path) > _MAX_BYTES:
+            raise OSError(path)
         with open(path, encoding="utf-8", errors="replace") as handle:
             tree = ast.parse(handle.read())
     except (OSError, SyntaxError, ValueError):
@@ -283,6 +288,8 @@ def _tree(path: str) -> ast.Module | None:
     if cached is not None and cached[0] == mtime:
         return cached[1]
     try:
+        if os.path.getsize(path) > _MAX_BYTES:
+            raise OSError(path)
         with open(path, encoding="utf-8", errors="replace") as handle:
             tree: ast.Module | None = ast.parse(handle.read())
     except (OSError, SyntaxError, ValueError):

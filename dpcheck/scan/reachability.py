@@ -28,8 +28,11 @@ from __future__ import annotations
 import ast
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
+from dpcheck.scan.config import DEFAULT_MAX_FILE_SIZE
 
 #: a project users install: its public functions are an API whose callers are outside the tree
 _BUILD_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "PKG-INFO")
@@ -132,17 +135,25 @@ def _registering(dec: ast.expr) -> bool:
     return name not in _PLAIN_DECORATORS
 
 
+def _text(path: str) -> str:
+    """The text of a regular file within the scan's size limit. A FIFO, device or huge file named ``*.py`` is
+    never opened (opening a FIFO blocks until a writer comes): OSError, like an unreadable file."""
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode) or st.st_size > DEFAULT_MAX_FILE_SIZE:
+        raise OSError(f"not a regular file within the size limit: {path}")
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return handle.read()
+
+
 def _index_file(path: str, root: str) -> _File:
     rel = os.path.relpath(path, root)
     parts = tuple(os.path.splitext(rel)[0].split(os.sep))
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            tree = ast.parse(handle.read())
+        tree = ast.parse(_text(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         f = _File(path, parts, None)
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                f.words = set(_WORD.findall(handle.read()))
+            f.words = set(_WORD.findall(_text(path)))
         except OSError:
             f.words = None
         return f
@@ -249,8 +260,7 @@ class _Project:
         counts: dict[str, int] = {}
         for p in self.files:
             try:
-                with open(p, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
+                text = _text(p)
             except OSError:
                 self.unread = True
                 continue
