@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.analysis import project
 
 #: a DP module of a library package: the package re-exports it, so it is not the pipeline's top
 _DP_SYNTH = """
@@ -230,18 +229,9 @@ class Encoder:
 
 
 def _join(tmp_path: Path, encoder: str, dp: str = _DP_SYNTH) -> list:
-    root = tmp_path / "proj" / "pkg"
-    root.mkdir(parents=True, exist_ok=True)
-    files = {"__init__.py": _INIT, "synth.py": dp, "encoders.py": encoder}
-    summaries, display = {}, {}
-    for name, text in files.items():
-        path = root / name
-        path.write_text(text)
-        summary = project.summarize(text, str(path))
-        if summary is not None:
-            summaries[str(path)] = summary
-            display[str(path)] = name
-    return [f for f in project.join(summaries, display) if f.path == "encoders.py" and "kept as" in f.message]
+    from test_scan_support import join_project
+
+    return [f for f in join_project(tmp_path / "proj" / "pkg", {"__init__.py": _INIT, "synth.py": dp, "encoders.py": encoder}) if f.path == "encoders.py" and "kept as" in f.message]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -138,3 +138,19 @@ def run_json(cli_run, *argv: str) -> tuple[int, dict]:
     code, out, err = cli_run("scan", "--format", "json", *argv)
     assert out, err
     return code, json.loads(out)
+
+
+def join_project(root, files: dict) -> list:
+    """Write ``files`` under ``root``, summarize each and run the cross-module join (``project.join``)."""
+    from dpcheck.analysis import project
+
+    root.mkdir(parents=True, exist_ok=True)
+    summaries, display = {}, {}
+    for name, text in files.items():
+        path = root / name
+        path.write_text(text)
+        summary = project.summarize(text, str(path))
+        if summary is not None:
+            summaries[str(path)] = summary
+            display[str(path)] = name
+    return project.join(summaries, display)

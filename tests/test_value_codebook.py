@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from dpcheck.analysis import project
 
 #: the DP script: a local randomiser over the domain the preparation module builds
 _DP_MAIN = """
@@ -190,18 +189,9 @@ def build(path, fakes):
 
 
 def _join(tmp_path: Path, prep: str, main: str = _DP_MAIN) -> list:
-    root = tmp_path / "proj" / "app"
-    root.mkdir(parents=True, exist_ok=True)
-    files = {"main.py": main, "prep.py": prep}
-    summaries, display = {}, {}
-    for name, text in files.items():
-        path = root / name
-        path.write_text(text)
-        summary = project.summarize(text, str(path))
-        if summary is not None:
-            summaries[str(path)] = summary
-            display[str(path)] = name
-    return [f for f in project.join(summaries, display) if f.path == "prep.py" and "values the data holds" in f.message]
+    from test_scan_support import join_project
+
+    return [f for f in join_project(tmp_path / "proj" / "app", {"main.py": main, "prep.py": prep}) if f.path == "prep.py" and "values the data holds" in f.message]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
