@@ -19,11 +19,17 @@ _IMPURE_WORDS = frozenset({"rand", "randn", "random", "randint", "normal", "lapl
 _SPACE = re.compile(r"\s+")
 
 
+def _impure_call(name: str) -> bool:
+    """``random.gammavariate``, ``rng.expovariate``: the stdlib's ``*variate`` draws are one word each."""
+    ws = words(name)
+    return bool(ws & _IMPURE_WORDS) or any(w.endswith("variate") for w in ws)
+
+
 def _pure(expr: cst.BaseExpression) -> bool:
     """No call in ``expr`` whose two evaluations could differ, and at least one name (not a literal)."""
     has_name = False
     for sub in walk(expr):
-        if isinstance(sub, cst.Call) and words(call_name(sub) or "") & _IMPURE_WORDS:
+        if isinstance(sub, cst.Call) and _impure_call(call_name(sub) or ""):
             return False
         if isinstance(sub, (cst.Await, cst.Yield, cst.NamedExpr)):
             return False
@@ -80,6 +86,13 @@ def noisy_mean(ratings, epsilon):
 import numpy as np
 def symmetric_noise(scale, epsilon):
     return np.random.laplace(0, scale / epsilon) - np.random.laplace(0, scale / epsilon)
+""",
+        # distributed Laplace: each party's share is the difference of two independent Gamma draws
+        """
+import random
+def laplace_share(sensitivity, epsilon, num_clients):
+    scale = sensitivity / epsilon
+    return random.gammavariate(1 / num_clients, scale) - random.gammavariate(1 / num_clients, scale)
 """,
         # the accountant combines two RDP curves elementwise
         """
