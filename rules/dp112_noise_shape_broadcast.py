@@ -203,6 +203,19 @@ def _annotated_array(fn: cst.FunctionDef, name: str) -> bool:
     return False
 
 
+def _shape_read(fn: cst.FunctionDef, name: str) -> bool:
+    """The function reads ``name.shape`` / ``name.size`` / ``name.ndim`` or ``len(name)``: ``name`` has coordinates."""
+    for node in walk(fn, into_scopes=False):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size", "ndim") \
+                and isinstance(node.value, cst.Name) and node.value.value == name:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
+                and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) \
+                and node.args[0].value.value == name:
+            return True
+    return False
+
+
 def _array_built(value: cst.BaseExpression | None) -> bool:
     """``np.zeros(k)``, ``torch.zeros(d)``, ``np.bincount(x)``: an array with a size that is not 1."""
     if not isinstance(value, cst.Call) or call_name(value) not in _ARRAY_BUILDERS:
@@ -360,6 +373,20 @@ def laplace_vector(epsilon, sensitivity, size):
 def privatize(update: torch.Tensor, epsilon):
     return update + torch.tensor(laplace_vector(epsilon, 2.0, update.shape))
 """,
+        # twin: the length is read and the draw is sized with it
+        """
+import numpy as np
+def laplace_mechanism(values, epsilon, sensitivity=1.0):
+    d = len(values)
+    return values + np.random.laplace(0, d * sensitivity / epsilon, d)
+""",
+        # a count of the records (len) gets one draw: the operand is the count, not the records
+        """
+import numpy as np
+def noisy_count(records, epsilon):
+    n = len(records)
+    return n + np.random.laplace(0, 1 / epsilon)
+""",
         # one coin per selected entry
         """
 import numpy as np
@@ -456,6 +483,14 @@ class PrivateEliminator:
         self.sums = np.zeros(len(arms))
     def noisy_sums(self):
         return self.sums + rng.laplace(0, 1 / self.eps)  # <-
+""",
+        # the function reads the input's length, so it is a vector; one draw for all of it
+        """
+import numpy as np
+def laplace_mechanism(values, epsilon, sensitivity=1.0):
+    d = len(values)
+    scale = d * sensitivity / epsilon
+    return values + np.random.laplace(0, scale)  # <-
 """,
         # the draw made in a helper that returns one sample, wrapped into a tensor
         """
@@ -858,6 +893,8 @@ def ldp_embeddings(E, epsilon):
             fn = fa.enclosing_function(node)
             if fn is None:
                 return False
+            if _shape_read(fn, expr.value):
+                return True
             if expr.value in param_names(fn):
                 return _annotated_array(fn, expr.value)
             return _array_built(self._local_value(node, expr))
