@@ -152,6 +152,12 @@ _WRAPPERS = frozenset({"tensor", "as_tensor", "from_numpy", "float", "float32", 
 #: calls that build an array of a given size
 _ARRAY_BUILDERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
                              "bincount", "arange", "linspace"})
+#: calls that join arrays into one, and methods that flatten one
+_JOINED = frozenset({"concatenate", "cat", "hstack", "concat"})
+_FLATTENED = frozenset({"flatten", "ravel"})
+#: calls that reduce an array to one number
+_REDUCED = frozenset({"sum", "mean", "max", "min", "norm", "item", "count", "len", "median", "std", "var", "dot",
+                      "float", "int", "prod", "trace", "det"})
 #: annotations of an array parameter
 _ARRAY_TYPES = frozenset({"Tensor", "ndarray", "Array", "FloatTensor", "ArrayLike", "NDArray"})
 #: coins / draws that return one value without a size, assigned to a masked selection
@@ -203,6 +209,17 @@ def _annotated_array(fn: cst.FunctionDef, name: str) -> bool:
     return False
 
 
+def _shape_argument(draw: cst.Call) -> bool:
+    """A draw given something shaped (``x.shape``, ``len(x)``, a tuple): its size is there, whatever the library."""
+    for arg in draw.args:
+        v = arg.value
+        if isinstance(v, (cst.Tuple, cst.List)) or isinstance(v, cst.Attribute) and v.attr.value in ("shape", "size"):
+            return True
+        if isinstance(v, cst.Call) and call_name(v) in ("len", "size"):
+            return True
+    return False
+
+
 def _shape_read(fn: cst.FunctionDef, name: str) -> bool:
     """The function reads ``name.shape`` / ``name.size`` / ``name.ndim`` or ``len(name)``: ``name`` has coordinates."""
     for node in walk(fn, into_scopes=False):
@@ -217,8 +234,20 @@ def _shape_read(fn: cst.FunctionDef, name: str) -> bool:
 
 
 def _array_built(value: cst.BaseExpression | None) -> bool:
-    """``np.zeros(k)``, ``torch.zeros(d)``, ``np.bincount(x)``: an array with a size that is not 1."""
-    if not isinstance(value, cst.Call) or call_name(value) not in _ARRAY_BUILDERS:
+    """``np.zeros(k)``, ``torch.zeros(d)``, ``np.bincount(x)``: an array with a size that is not 1; a concatenation
+    or flattening (``np.concatenate([p.ravel() for p in params])``, ``w.flatten()``); an array of a list."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = call_name(value)
+    if name in _JOINED:
+        return True
+    if name in _FLATTENED and isinstance(value.func, cst.Attribute) and not value.args:
+        return True
+    if name in ("array", "asarray", "tensor", "as_tensor") and value.args and isinstance(
+            value.args[0].value, (cst.List, cst.ListComp, cst.Tuple)):
+        first = value.args[0].value
+        return isinstance(first, cst.ListComp) or len(first.elements) > 1
+    if name not in _ARRAY_BUILDERS:
         return False
     positional = [a.value for a in value.args if a.keyword is None]
     if not positional:
@@ -373,6 +402,33 @@ def laplace_vector(epsilon, sensitivity, size):
 def privatize(update: torch.Tensor, epsilon):
     return update + torch.tensor(laplace_vector(epsilon, 2.0, update.shape))
 """,
+        # a scalar branch beside an array branch that draws with the shape
+        """
+import numpy as np
+class GaussianMechanism:
+    def __init__(self, sigma):
+        self.sigma = sigma
+    def add_noise(self, value):
+        if np.isscalar(value):
+            return value + np.random.normal(0, self.sigma)
+        value = np.asarray(value)
+        return value + np.random.normal(0, self.sigma, value.shape)
+""",
+        # jax: random.normal(key, shape)
+        """
+from jax import random
+def noisy_grad(g, key, sigma, epsilon):
+    n = g.shape[0]
+    return g + sigma * random.normal(key, g.shape)
+""",
+        # twin: the flattened update drawn with its shape
+        """
+import numpy as np
+def perturb_update(layers, clip, sigma):
+    flat = np.concatenate([w.ravel() for w in layers])
+    flat = flat * min(1.0, clip / np.linalg.norm(flat))
+    return flat + np.random.normal(0.0, sigma * clip, flat.shape)
+""",
         # twin: the length is read and the draw is sized with it
         """
 import numpy as np
@@ -491,6 +547,14 @@ def laplace_mechanism(values, epsilon, sensitivity=1.0):
     d = len(values)
     scale = d * sensitivity / epsilon
     return values + np.random.laplace(0, scale)  # <-
+""",
+        # the flattened model update gets one Gaussian draw
+        """
+import numpy as np
+def perturb_update(layers, clip, sigma):
+    flat = np.concatenate([w.ravel() for w in layers])
+    flat = flat * min(1.0, clip / np.linalg.norm(flat))
+    return flat + np.random.normal(0.0, sigma * clip)  # <-
 """,
         # the draw made in a helper that returns one sample, wrapped into a tensor
         """
@@ -688,6 +752,9 @@ def ldp_embeddings(E, epsilon):
             single = self._one_draw(node, noise)
             if single is not None and single is draw and (_vector_named(data) or self._shaped_beside(draw)):
                 single = None
+            if single is not None and (_shape_argument(single) or self._sized_sibling(single)
+                                       or self._jax_random(single)):
+                single = None
             if single is not None and self._is_array(node, data):
                 self.report(node, f"`{self.ctx.analysis.code(single).strip()}` is one draw (no shape) added to the "
                                   f"whole array `{self.ctx.analysis.code(data).strip()}`: every coordinate is shifted "
@@ -838,6 +905,36 @@ def ldp_embeddings(E, epsilon):
         # a name bound by a loop or a comprehension in the function is per-element, not one draw
         return last_assignment(fn, expr.value, fa.line_of(node) + 1, fa.line_of)
 
+    def _sized_sibling(self, draw: cst.Call) -> bool:
+        """The function also draws this distribution with a size, positional or keyword (``normal(0, s,
+        value.shape)`` on an array branch beside ``normal(0, s)`` on a scalar one)."""
+        fn = self.ctx.analysis.enclosing_function(draw)
+        if fn is None:
+            return False
+        name = call_name(draw)
+        limit = _SCALAR_DRAWS.get(name, 0)
+        for c in walk(fn):
+            if isinstance(c, cst.Call) and c is not draw and call_name(c) == name:
+                if any(a.keyword is not None and a.keyword.value in ("size", "shape", "sample_shape") for a in c.args):
+                    return True
+                if name in _SCALAR_DRAWS and len([a for a in c.args if a.keyword is None]) > limit:
+                    return True
+                if name in ("sample", "rsample") and c.args:
+                    return True
+        return False
+
+    def _jax_random(self, draw: cst.Call) -> bool:
+        """``random.normal(key, shape)`` with ``from jax import random``: the shape comes second."""
+        func = dotted(draw.func) or ""
+        if not func.startswith("random."):
+            return False
+        for node in self.ctx.module.body:
+            for sub in walk(node):
+                if isinstance(sub, cst.ImportFrom) and sub.module is not None and \
+                        (dotted(sub.module) or "").split(".")[0] in ("jax", "flax", "tensorflow"):
+                    return True
+        return False
+
     def _one_draw(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
         """A single draw: numpy/random without a size, a torch distribution sampled without a shape, either
         wrapped in ``torch.tensor(...)`` / ``float(...)``, or returned by a module function that takes no size."""
@@ -897,7 +994,13 @@ def ldp_embeddings(E, epsilon):
                 return True
             if expr.value in param_names(fn):
                 return _annotated_array(fn, expr.value)
-            return _array_built(self._local_value(node, expr))
+            before = fa.line_of(node) + 1
+            values = [a.value for a in walk(fn, into_scopes=False) if isinstance(a, cst.Assign)
+                      and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+                      and a.targets[0].target.value == expr.value and fa.line_of(a) < before]
+            if values and isinstance(values[-1], cst.Call) and call_name(values[-1]) in _REDUCED:
+                return False
+            return any(_array_built(v) for v in values) and not any(number(v) is not None for v in values)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = fa.enclosing_class(node)
             if cls is None:
