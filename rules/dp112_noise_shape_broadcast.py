@@ -710,10 +710,9 @@ def ldp_embeddings(E, epsilon):
         if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
             return
         fa = self.ctx.analysis
-        fn = fa.enclosing_function(node)
-        if not _mask_name(target.slice[0].slice.value, fn, fa.line_of(node), fa.line_of):
-            return
         value = node.value
+        if not isinstance(value, (cst.Call, cst.Name)):
+            return
         if isinstance(value, cst.Name):
             value = self._local_value(node, value)
         if not isinstance(value, cst.Call):
@@ -726,6 +725,8 @@ def ldp_embeddings(E, epsilon):
                 a.keyword is not None and a.keyword.value in ("size", "shape") for a in value.args):
             return
         if len([a for a in value.args if a.keyword is None]) > _MASK_DRAWS[name]:
+            return
+        if not _mask_name(target.slice[0].slice.value, fa.enclosing_function(node), fa.line_of(node), fa.line_of):
             return
         self.report(node, f"`{fa.code(value).strip()}` draws one value (no size) and it is assigned to every entry "
                           f"that `{fa.code(target.slice[0].slice.value).strip()}` selects: all those entries are "
@@ -951,6 +952,12 @@ def ldp_embeddings(E, epsilon):
     def _helper_draw(self, name: str) -> cst.Call | None:
         """``def one_laplace(eps, sens): return Laplace(0, sens / eps).sample()``: a module function whose every
         return is one draw and that has no size/shape parameter."""
+        cache = self.__dict__.setdefault("_helpers", {})
+        if name not in cache:
+            cache[name] = self._find_helper_draw(name)
+        return cache[name]
+
+    def _find_helper_draw(self, name: str) -> cst.Call | None:
         for fn in self.ctx.module.body:
             if not (isinstance(fn, cst.FunctionDef) and fn.name.value == name):
                 continue
