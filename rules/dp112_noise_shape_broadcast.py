@@ -7,7 +7,7 @@ import libcst as cst
 from dpcheck.analysis.noisedraws import last_assignment
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
-from dpcheck.rules.dp109_shared_noise_draw import _VECTOR_WORDS
+from dpcheck.rules.dp109_shared_noise_draw import _PARAMETER_ITERS, _TENSOR_VIEWS, _VECTOR_WORDS, _loop_targets
 
 #: numpy / scipy / Python-random draws that return one number when no size is given
 _SCALAR_DRAWS = {  # name -> how many positional arguments come before ``size``
@@ -421,6 +421,16 @@ def noisy_grad(g, key, sigma, epsilon):
     n = g.shape[0]
     return g + sigma * random.normal(key, g.shape)
 """,
+        # twin: one sample per weight
+        """
+import torch
+def perturb_model(model, sigma, epsilon):
+    dist = torch.distributions.Normal(0.0, sigma / epsilon)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.data.add_(dist.sample(p.shape))
+    return model
+""",
         # twin: the flattened update drawn with its shape
         """
 import numpy as np
@@ -555,6 +565,16 @@ def perturb_update(layers, clip, sigma):
     flat = np.concatenate([w.ravel() for w in layers])
     flat = flat * min(1.0, clip / np.linalg.norm(flat))
     return flat + np.random.normal(0.0, sigma * clip)  # <-
+""",
+        # every weight of the model shifted by one torch sample
+        """
+import torch
+def perturb_model(model, sigma, epsilon):
+    dist = torch.distributions.Normal(0.0, sigma / epsilon)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.data.add_(dist.sample())  # <-
+    return model
 """,
         # the draw made in a helper that returns one sample, wrapped into a tensor
         """
@@ -756,6 +776,12 @@ def ldp_embeddings(E, epsilon):
             if single is not None and (_shape_argument(single) or self._sized_sibling(single)
                                        or self._jax_random(single)):
                 single = None
+            if single is not None and single is not draw and self._parameter_tensor(data):
+                self.report(node, f"`{self.ctx.analysis.code(single).strip()}` is one draw (no shape) added to the "
+                                  f"whole parameter tensor `{self.ctx.analysis.code(data).strip()}`: every weight "
+                                  f"is shifted by the same value, so the differences between weights are released "
+                                  f"exactly; draw one value per coordinate (`dist.sample(p.shape)`)")
+                return
             if single is not None and self._is_array(node, data):
                 self.report(node, f"`{self.ctx.analysis.code(single).strip()}` is one draw (no shape) added to the "
                                   f"whole array `{self.ctx.analysis.code(data).strip()}`: every coordinate is shifted "
@@ -905,6 +931,30 @@ def ldp_embeddings(E, epsilon):
             return None
         # a name bound by a loop or a comprehension in the function is per-element, not one draw
         return last_assignment(fn, expr.value, fa.line_of(node) + 1, fa.line_of)
+
+    def _parameter_tensor(self, expr: cst.BaseExpression) -> bool:
+        """``p``, ``p.data``, ``p.grad``, ``param.detach()`` of a loop over a model's parameter tensors."""
+        base = expr
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) \
+                and base.func.attr.value in _TENSOR_VIEWS and not base.args:
+            base = base.func.value
+        while isinstance(base, cst.Attribute) and base.attr.value in (*_TENSOR_VIEWS, "grad"):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return False
+        fa = self.ctx.analysis
+        for loop in fa.enclosing_loops(base, comprehensions=True):
+            iterable = loop.iter if isinstance(loop, (cst.For, cst.CompFor)) else getattr(
+                getattr(loop, "for_in", None), "iter", None)
+            if not (isinstance(iterable, cst.Call) and call_name(iterable) in _PARAMETER_ITERS):
+                continue
+            if call_name(iterable) in ("values", "items") and "state_dict" not in fa.code(iterable):
+                continue
+            names = {t.value for tgt in _loop_targets(loop) for t in ([tgt] if isinstance(tgt, cst.Name) else
+                     [e.value for e in getattr(tgt, "elements", [])]) if isinstance(t, cst.Name)}
+            if base.value in names:
+                return True
+        return False
 
     def _sized_sibling(self, draw: cst.Call) -> bool:
         """The function also draws this distribution with a size, positional or keyword (``normal(0, s,
