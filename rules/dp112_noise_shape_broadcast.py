@@ -7,7 +7,7 @@ import libcst as cst
 from dpcheck.analysis.noisedraws import last_assignment
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 from dpcheck.rule import Rule
-from dpcheck.rules.dp109_shared_noise_draw import _VECTOR_WORDS
+from dpcheck.rules.dp109_shared_noise_draw import _PARAMETER_ITERS, _TENSOR_VIEWS, _VECTOR_WORDS, _loop_targets
 
 #: numpy / scipy / Python-random draws that return one number when no size is given
 _SCALAR_DRAWS = {  # name -> how many positional arguments come before ``size``
@@ -145,6 +145,142 @@ def _expanded(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     return None
 
 
+#: torch.distributions families whose ``sample()`` without a shape has the parameters' shape
+_DIST_FAMILIES = frozenset({"Laplace", "Normal", "Gumbel", "Cauchy", "StudentT", "Logistic"})
+#: calls that wrap one value without changing its shape
+_WRAPPERS = frozenset({"tensor", "as_tensor", "from_numpy", "float", "float32", "float64"})
+#: calls that build an array of a given size
+_ARRAY_BUILDERS = frozenset({"zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like",
+                             "bincount", "arange", "linspace"})
+#: calls that join arrays into one, and methods that flatten one
+_JOINED = frozenset({"concatenate", "cat", "hstack", "concat"})
+_FLATTENED = frozenset({"flatten", "ravel"})
+#: calls that reduce an array to one number
+_REDUCED = frozenset({"sum", "mean", "max", "min", "norm", "item", "count", "len", "median", "std", "var", "dot",
+                      "float", "int", "prod", "trace", "det"})
+#: annotations of an array parameter
+_ARRAY_TYPES = frozenset({"Tensor", "ndarray", "Array", "FloatTensor", "ArrayLike", "NDArray"})
+#: coins / draws that return one value without a size, assigned to a masked selection
+_MASK_DRAWS = {"binomial": 2, "laplace": 2, "normal": 2, "uniform": 2, "random": 0, "rand": 0, "random_sample": 0,
+               "randint": 2, "choice": 1, "geometric": 1, "exponential": 1, "gumbel": 2}
+
+
+def _scalar_literal(expr: cst.BaseExpression) -> bool:
+    """``0``, ``0.0``, ``-1``, ``torch.tensor(0.0)``, ``torch.tensor([0.0])``: a location with no data shape."""
+    if isinstance(expr, cst.UnaryOperation):
+        return _scalar_literal(expr.expression)
+    if number(expr) is not None:
+        return True
+    if isinstance(expr, cst.Call) and call_name(expr) in ("tensor", "as_tensor", "array", "float") and expr.args:
+        inner = expr.args[0].value
+        if isinstance(inner, cst.List) and len(inner.elements) == 1:
+            inner = inner.elements[0].value
+        return number(inner) is not None or isinstance(inner, cst.UnaryOperation) and \
+            number(inner.expression) is not None
+    return False
+
+
+def _scalar_distribution(expr: cst.BaseExpression | None) -> bool:
+    """``torch.distributions.Laplace(loc=0, scale=b)`` / ``Normal(torch.tensor([0.0]), s)``: a distribution whose
+    location is a number, so each ``sample()`` without a shape is one value."""
+    if not isinstance(expr, cst.Call) or call_name(expr) not in _DIST_FAMILIES:
+        return False
+    func = dotted(expr.func) or ""
+    if "distributions" not in func.split(".") and not func.startswith(("dist.", "D.", "td.", "tdist.")) \
+            and func not in _DIST_FAMILIES:
+        return False
+    if any(a.star for a in expr.args):
+        return False
+    loc = next((a.value for a in expr.args if a.keyword is not None and a.keyword.value == "loc"), None)
+    if loc is None:
+        positional = [a.value for a in expr.args if a.keyword is None]
+        loc = positional[0] if positional else None
+    return loc is not None and _scalar_literal(loc)
+
+
+def _annotated_array(fn: cst.FunctionDef, name: str) -> bool:
+    p = fn.params
+    for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+        if param.name.value == name and param.annotation is not None:
+            ann = param.annotation.annotation
+            if isinstance(ann, cst.Subscript):
+                ann = ann.value
+            return last_name(ann) in _ARRAY_TYPES
+    return False
+
+
+def _shape_argument(draw: cst.Call) -> bool:
+    """A draw given something shaped (``x.shape``, ``len(x)``, a tuple): its size is there, whatever the library."""
+    for arg in draw.args:
+        v = arg.value
+        if isinstance(v, (cst.Tuple, cst.List)) or isinstance(v, cst.Attribute) and v.attr.value in ("shape", "size"):
+            return True
+        if isinstance(v, cst.Call) and call_name(v) in ("len", "size"):
+            return True
+    return False
+
+
+def _shape_read(fn: cst.FunctionDef, name: str) -> bool:
+    """The function reads ``name.shape`` / ``name.size`` / ``name.ndim`` or ``len(name)``: ``name`` has coordinates."""
+    for node in walk(fn, into_scopes=False):
+        if isinstance(node, cst.Attribute) and node.attr.value in ("shape", "size", "ndim") \
+                and isinstance(node.value, cst.Name) and node.value.value == name:
+            return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
+                and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) \
+                and node.args[0].value.value == name:
+            return True
+    return False
+
+
+def _array_built(value: cst.BaseExpression | None) -> bool:
+    """``np.zeros(k)``, ``torch.zeros(d)``, ``np.bincount(x)``: an array with a size that is not 1; a concatenation
+    or flattening (``np.concatenate([p.ravel() for p in params])``, ``w.flatten()``); an array of a list."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = call_name(value)
+    if name in _JOINED:
+        return True
+    if name in _FLATTENED and isinstance(value.func, cst.Attribute) and not value.args:
+        return True
+    if name in ("array", "asarray", "tensor", "as_tensor") and value.args and isinstance(
+            value.args[0].value, (cst.List, cst.ListComp, cst.Tuple)):
+        first = value.args[0].value
+        return isinstance(first, cst.ListComp) or len(first.elements) > 1
+    if name not in _ARRAY_BUILDERS:
+        return False
+    positional = [a.value for a in value.args if a.keyword is None]
+    if not positional:
+        return False
+    first = positional[0]
+    if number(first) is not None:
+        return number(first) != 1 or len(positional) > 1 and call_name(value) in ("arange", "linspace")
+    if isinstance(first, (cst.Tuple, cst.List)):
+        return not all(number(e.value) == 1 for e in first.elements) and bool(first.elements)
+    return True
+
+
+def _mask_name(index: cst.BaseExpression, fn: cst.CSTNode | None, before: int, line_of) -> bool:
+    """``bits == 1`` or a name bound to a comparison (``ones, zeros = (x == 1), (x == 0)``): a boolean mask."""
+    if isinstance(index, cst.Comparison):
+        return True
+    if not isinstance(index, cst.Name) or fn is None:
+        return False
+    for node in walk(fn, into_scopes=False):
+        if not isinstance(node, cst.Assign) or line_of(node) >= before:
+            continue
+        for t in node.targets:
+            target, value = t.target, node.value
+            pairs = [(target, value)]
+            if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) \
+                    and len(target.elements) == len(value.elements):
+                pairs = [(a.value, b.value) for a, b in zip(target.elements, value.elements)]
+            for tg, v in pairs:
+                if isinstance(tg, cst.Name) and tg.value == index.value:
+                    return isinstance(v, cst.Comparison)
+    return False
+
+
 #: draws of a noise radius (the norm of a K-norm / objective-perturbation noise vector)
 _RADIUS_DRAWS = frozenset({"gamma", "exponential", "laplace", "erlang", "chisquare"})
 _CUBE_DRAWS = frozenset({"uniform", "rand", "random_sample", "rand_like", "uniform_"})
@@ -185,8 +321,9 @@ class NoiseShapeBroadcast(Rule):
     name = "noise-shape-broadcast"
     category = "general"
     severity = "error"
-    summary = ("noise over a vector done wrong: one draw broadcast over many coordinates (no size, or per-row noise "
-               "expanded over columns), or each bit/column randomized with the full ε")
+    summary = ("noise over a vector done wrong: one draw broadcast over many coordinates (no size, a torch "
+               "distribution sampled without a shape, one coin for a masked selection, or per-row noise expanded "
+               "over columns), or each bit/column randomized with the full ε")
     rationale = (
         "A vector or matrix release needs an independent draw per coordinate. numpy's "
         "`laplace(0, b)` / `normal(0, s)` without `size` (and Python's `random.gauss`) return one "
@@ -198,7 +335,14 @@ class NoiseShapeBroadcast(Rule):
         "product; the draw through one local assignment. Not reported: a draw with `size`/`shape`, "
         "torch/tf/jax draws (their shape comes first), a scalar operand, code with no DP context, a "
         "sizeless draw in a function that sizes its other draws of that distribution (a 1 x 1 statistic). "
-        "Fix: draw with the array's shape (`np.random.laplace(0, b, R.shape)`). "
+        "The same one-draw mistake is reported when the array is known by its role rather than its axes: a "
+        "parameter annotated as a tensor/ndarray (`grads: torch.Tensor`), a local or `self.` attribute built "
+        "with a size (`np.zeros(k)`, never set to a number in its class), and for the torch spelling too: "
+        "`torch.distributions.Laplace(loc=0, scale=b).sample()` (a number as location, no sample shape) added "
+        "with `+` or `.add()` to such an array. And a sizeless coin assigned to a masked selection "
+        "(`flags[bits == 1] = np.random.binomial(1, p)`) keeps or flips every selected entry together. "
+        "Fix: draw with the array's shape (`np.random.laplace(0, b, R.shape)`, `dist.sample(g.shape)`, "
+        "`size=mask.sum()`). "
         "The mirror mistake: binary randomized response with keep probability e^ε/(1+e^ε) applied to every "
         "bit of a unary (one-hot) encoding (two encodings differ in two bits: 2ε; symmetric unary "
         "encoding needs e^(ε/2)/(1+e^(ε/2))), or a coin per row and column compared with it (every "
@@ -212,10 +356,127 @@ class NoiseShapeBroadcast(Rule):
         "`np.random.normal(size=d)`."
     )
     TRIGGERS = ("aplace", "normal", "gumbel", "gauss", "xponential", "logistic", "None", "view", "reshape",
-                "unsqueeze", "expand_dims", "newaxis", "exp", "e **", "e**", "uniform", "rand")
+                "unsqueeze", "expand_dims", "newaxis", "exp", "e **", "e**", "uniform", "rand", "sample", "binomial",
+                "choice", "geometric")
     requires_dp_context = True
 
     VALID = (
+        # twins of the one-draw-per-array cases: the draw takes the array's shape
+        """
+import torch
+def add_laplace(update: torch.Tensor, sensitivity: float, epsilon: float) -> torch.Tensor:
+    dist = torch.distributions.Laplace(loc=0.0, scale=sensitivity / epsilon)
+    return update.add(dist.sample(update.shape))
+""",
+        # the location is the data itself: one draw per coordinate
+        """
+import torch
+def perturb(x, epsilon, sensitivity):
+    return torch.distributions.Laplace(x, sensitivity / epsilon).sample()
+""",
+        # a scalar statistic (a running total) gets one draw
+        """
+import numpy as np
+class PrivateTotal:
+    def __init__(self, epsilon):
+        self.eps = epsilon
+        self.total = 0.0
+    def release(self):
+        return self.total + np.random.laplace(0, 1 / self.eps)
+""",
+        """
+import numpy as np
+class ArmStats:
+    def __init__(self, k, epsilon):
+        self.eps = epsilon
+        self.sums = np.zeros(k)
+    def release(self):
+        return self.sums + np.random.laplace(0, 1 / self.eps, size=self.sums.shape)
+""",
+        # the helper draws per coordinate (it takes the size)
+        """
+import numpy as np
+import torch
+def laplace_vector(epsilon, sensitivity, size):
+    return np.random.laplace(0, sensitivity / epsilon, size)
+def privatize(update: torch.Tensor, epsilon):
+    return update + torch.tensor(laplace_vector(epsilon, 2.0, update.shape))
+""",
+        # a scalar branch beside an array branch that draws with the shape
+        """
+import numpy as np
+class GaussianMechanism:
+    def __init__(self, sigma):
+        self.sigma = sigma
+    def add_noise(self, value):
+        if np.isscalar(value):
+            return value + np.random.normal(0, self.sigma)
+        value = np.asarray(value)
+        return value + np.random.normal(0, self.sigma, value.shape)
+""",
+        # jax: random.normal(key, shape)
+        """
+from jax import random
+def noisy_grad(g, key, sigma, epsilon):
+    n = g.shape[0]
+    return g + sigma * random.normal(key, g.shape)
+""",
+        # twin: one sample per weight
+        """
+import torch
+def perturb_model(model, sigma, epsilon):
+    dist = torch.distributions.Normal(0.0, sigma / epsilon)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.data.add_(dist.sample(p.shape))
+    return model
+""",
+        # twin: the flattened update drawn with its shape
+        """
+import numpy as np
+def perturb_update(layers, clip, sigma):
+    flat = np.concatenate([w.ravel() for w in layers])
+    flat = flat * min(1.0, clip / np.linalg.norm(flat))
+    return flat + np.random.normal(0.0, sigma * clip, flat.shape)
+""",
+        # twin: the length is read and the draw is sized with it
+        """
+import numpy as np
+def laplace_mechanism(values, epsilon, sensitivity=1.0):
+    d = len(values)
+    return values + np.random.laplace(0, d * sensitivity / epsilon, d)
+""",
+        # a count of the records (len) gets one draw: the operand is the count, not the records
+        """
+import numpy as np
+def noisy_count(records, epsilon):
+    n = len(records)
+    return n + np.random.laplace(0, 1 / epsilon)
+""",
+        # one coin per selected entry
+        """
+import numpy as np
+def unary_rr(bits, p, q, epsilon):
+    ones, zeros = bits == 1, bits == 0
+    keep = np.zeros(bits.size, dtype=int)
+    keep[ones] = np.random.binomial(1, p, size=ones.sum())
+    keep[zeros] = np.random.binomial(1, 1 - q, size=zeros.sum())
+    return 1 - (bits + keep) % 2
+""",
+        # ordinary ML: a VAE's latent sample, a policy's Gaussian action (location is a tensor)
+        """
+import torch
+def step(policy_mean: torch.Tensor, std, epsilon_greedy):
+    action = torch.distributions.Normal(policy_mean, std).sample()
+    return policy_mean.add(action)
+""",
+        # a scalar-valued clipped loss plus one draw
+        """
+import numpy as np
+def noisy_loss(losses, bound, epsilon):
+    total = np.clip(losses, 0, bound).sum()
+    return total + np.random.laplace(0, bound / epsilon)
+""",
         # a quadratic form of two vectors (1 x 1) noised by one draw, its sibling statistics drawn with their shapes
         """
 import numpy as np
@@ -264,6 +525,86 @@ def randomized_response(answers, epsilon):
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
     )
     INVALID = (
+        # a torch distribution with a number as location, sampled without a shape, added to a gradient tensor
+        """
+import torch
+def add_laplace(update: torch.Tensor, sensitivity: float, epsilon: float) -> torch.Tensor:
+    dist = torch.distributions.Laplace(loc=0.0, scale=sensitivity / epsilon)
+    return update.add(dist.sample())  # <-
+""",
+        """
+import math
+import torch
+def gaussian_perturb(weights: torch.Tensor, epsilon, delta, sens):
+    sigma = sens * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+    return weights + torch.distributions.normal.Normal(torch.tensor([0.0]), sigma).sample()  # <-
+""",
+        # an attribute the class builds as a vector of per-arm sums, one numpy draw for all arms
+        """
+import numpy as np
+rng = np.random.default_rng(0)
+class PrivateEliminator:
+    def __init__(self, arms, epsilon):
+        self.eps = epsilon
+        self.sums = np.zeros(len(arms))
+    def noisy_sums(self):
+        return self.sums + rng.laplace(0, 1 / self.eps)  # <-
+""",
+        # the function reads the input's length, so it is a vector; one draw for all of it
+        """
+import numpy as np
+def laplace_mechanism(values, epsilon, sensitivity=1.0):
+    d = len(values)
+    scale = d * sensitivity / epsilon
+    return values + np.random.laplace(0, scale)  # <-
+""",
+        # the flattened model update gets one Gaussian draw
+        """
+import numpy as np
+def perturb_update(layers, clip, sigma):
+    flat = np.concatenate([w.ravel() for w in layers])
+    flat = flat * min(1.0, clip / np.linalg.norm(flat))
+    return flat + np.random.normal(0.0, sigma * clip)  # <-
+""",
+        # every weight of the model shifted by one torch sample
+        """
+import torch
+def perturb_model(model, sigma, epsilon):
+    dist = torch.distributions.Normal(0.0, sigma / epsilon)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.data.add_(dist.sample())  # <-
+    return model
+""",
+        # the draw made in a helper that returns one sample, wrapped into a tensor
+        """
+import numpy as np
+import torch
+def one_laplace(epsilon, sensitivity):
+    return np.random.laplace(0, sensitivity / epsilon)
+def privatize(update: torch.Tensor, epsilon):
+    return update + torch.tensor(one_laplace(epsilon, 2.0))  # <-
+""",
+        # a local vector built with a size
+        """
+import numpy as np
+def noisy_histogram_of(values, k, epsilon):
+    table = np.zeros(k)
+    for v in values:
+        table[v] += 1
+    table += np.random.laplace(0, 2.0 / epsilon)  # <-
+    return table
+""",
+        # one coin for all the 1-bits and one for all the 0-bits
+        """
+import numpy as np
+def unary_rr(bits, p, q, epsilon):
+    ones, zeros = bits == 1, bits == 0
+    keep = np.zeros(bits.size, dtype=int)
+    keep[ones] = np.random.binomial(n=1, p=p)  # <-
+    keep[bits == 0] = np.random.binomial(1, 1 - q)  # <-
+    return 1 - (bits + keep) % 2
+""",
         # twin: no draw in the function is sized, so nothing says the product is 1 x 1 (a Gram matrix)
         """
 import numpy as np
@@ -375,6 +716,43 @@ def ldp_embeddings(E, epsilon):
         if isinstance(node.operator, (cst.AddAssign, cst.SubtractAssign)):
             self._check(node, node.target, node.value, both=False)
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """``grads.add(noise.sample())`` / ``t.add_(draw)``: the method spelling of ``t + draw``."""
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("add", "add_", "sub", "sub_") \
+                and len(node.args) >= 1 and node.args[0].keyword is None and not node.args[0].star:
+            self._check(node, node.func.value, node.args[0].value, both=False)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """``flags[bits == 1] = np.random.binomial(1, p)``: one coin for every selected entry."""
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Subscript):
+            return
+        target = node.targets[0].target
+        if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+            return
+        fa = self.ctx.analysis
+        value = node.value
+        if not isinstance(value, (cst.Call, cst.Name)):
+            return
+        if isinstance(value, cst.Name):
+            value = self._local_value(node, value)
+        if not isinstance(value, cst.Call):
+            return
+        name = call_name(value)
+        func = dotted(value.func) or ""
+        if name not in _MASK_DRAWS or func.split(".")[0] in _SHAPE_FIRST or func == name or "." not in func:
+            return
+        if any(a.star for a in value.args) or any(
+                a.keyword is not None and a.keyword.value in ("size", "shape") for a in value.args):
+            return
+        if len([a for a in value.args if a.keyword is None]) > _MASK_DRAWS[name]:
+            return
+        if not _mask_name(target.slice[0].slice.value, fa.enclosing_function(node), fa.line_of(node), fa.line_of):
+            return
+        self.report(node, f"`{fa.code(value).strip()}` draws one value (no size) and it is assigned to every entry "
+                          f"that `{fa.code(target.slice[0].slice.value).strip()}` selects: all those entries are "
+                          f"kept or flipped together, so one coin decides for the whole vector; draw one value "
+                          f"per selected entry (size=mask.sum())")
+
     def _check(self, node: cst.CSTNode, left: cst.BaseExpression, right: cst.BaseExpression, *, both: bool) -> None:
         pairs = [(left, right), (right, left)] if both else [(left, right)]
         for data, noise in pairs:
@@ -391,6 +769,24 @@ def ldp_embeddings(E, epsilon):
                                   f"added to every entry of `{self.ctx.analysis.code(data).strip()}`: the same noise "
                                   f"everywhere, so differences between entries are released exactly; draw with the "
                                   f"array's shape")
+                return
+            single = self._one_draw(node, noise)
+            if single is not None and single is draw and (_vector_named(data) or self._shaped_beside(draw)):
+                single = None
+            if single is not None and (_shape_argument(single) or self._sized_sibling(single)
+                                       or self._jax_random(single)):
+                single = None
+            if single is not None and single is not draw and self._parameter_tensor(data):
+                self.report(node, f"`{self.ctx.analysis.code(single).strip()}` is one draw (no shape) added to the "
+                                  f"whole parameter tensor `{self.ctx.analysis.code(data).strip()}`: every weight "
+                                  f"is shifted by the same value, so the differences between weights are released "
+                                  f"exactly; draw one value per coordinate (`dist.sample(p.shape)`)")
+                return
+            if single is not None and self._is_array(node, data):
+                self.report(node, f"`{self.ctx.analysis.code(single).strip()}` is one draw (no shape) added to the "
+                                  f"whole array `{self.ctx.analysis.code(data).strip()}`: every coordinate is shifted "
+                                  f"by the same value, so the differences between coordinates are released exactly; "
+                                  f"draw one value per coordinate (pass the array's shape)")
                 return
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -535,6 +931,148 @@ def ldp_embeddings(E, epsilon):
             return None
         # a name bound by a loop or a comprehension in the function is per-element, not one draw
         return last_assignment(fn, expr.value, fa.line_of(node) + 1, fa.line_of)
+
+    def _parameter_tensor(self, expr: cst.BaseExpression) -> bool:
+        """``p``, ``p.data``, ``p.grad``, ``param.detach()`` of a loop over a model's parameter tensors."""
+        base = expr
+        while isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) \
+                and base.func.attr.value in _TENSOR_VIEWS and not base.args:
+            base = base.func.value
+        while isinstance(base, cst.Attribute) and base.attr.value in (*_TENSOR_VIEWS, "grad"):
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return False
+        fa = self.ctx.analysis
+        for loop in fa.enclosing_loops(base, comprehensions=True):
+            iterable = loop.iter if isinstance(loop, (cst.For, cst.CompFor)) else getattr(
+                getattr(loop, "for_in", None), "iter", None)
+            if not (isinstance(iterable, cst.Call) and call_name(iterable) in _PARAMETER_ITERS):
+                continue
+            if call_name(iterable) in ("values", "items") and "state_dict" not in fa.code(iterable):
+                continue
+            names = {t.value for tgt in _loop_targets(loop) for t in ([tgt] if isinstance(tgt, cst.Name) else
+                     [e.value for e in getattr(tgt, "elements", [])]) if isinstance(t, cst.Name)}
+            if base.value in names:
+                return True
+        return False
+
+    def _sized_sibling(self, draw: cst.Call) -> bool:
+        """The function also draws this distribution with a size, positional or keyword (``normal(0, s,
+        value.shape)`` on an array branch beside ``normal(0, s)`` on a scalar one)."""
+        fn = self.ctx.analysis.enclosing_function(draw)
+        if fn is None:
+            return False
+        name = call_name(draw)
+        limit = _SCALAR_DRAWS.get(name, 0)
+        for c in walk(fn):
+            if isinstance(c, cst.Call) and c is not draw and call_name(c) == name:
+                if any(a.keyword is not None and a.keyword.value in ("size", "shape", "sample_shape") for a in c.args):
+                    return True
+                if name in _SCALAR_DRAWS and len([a for a in c.args if a.keyword is None]) > limit:
+                    return True
+                if name in ("sample", "rsample") and c.args:
+                    return True
+        return False
+
+    def _jax_random(self, draw: cst.Call) -> bool:
+        """``random.normal(key, shape)`` with ``from jax import random``: the shape comes second."""
+        func = dotted(draw.func) or ""
+        if not func.startswith("random."):
+            return False
+        for node in self.ctx.module.body:
+            for sub in walk(node):
+                if isinstance(sub, cst.ImportFrom) and sub.module is not None and \
+                        (dotted(sub.module) or "").split(".")[0] in ("jax", "flax", "tensorflow"):
+                    return True
+        return False
+
+    def _one_draw(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
+        """A single draw: numpy/random without a size, a torch distribution sampled without a shape, either
+        wrapped in ``torch.tensor(...)`` / ``float(...)``, or returned by a module function that takes no size."""
+        if isinstance(expr, cst.Call) and call_name(expr) in _WRAPPERS and len(expr.args) >= 1 \
+                and expr.args[0].keyword is None:
+            return self._one_draw(node, expr.args[0].value)
+        found = self._dist_sample_of(node, expr)
+        if found is None:
+            found = self._scalar_draw_of(node, expr)
+        if found is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            found = self._helper_draw(expr.func.value)
+        return found
+
+    def _helper_draw(self, name: str) -> cst.Call | None:
+        """``def one_laplace(eps, sens): return Laplace(0, sens / eps).sample()``: a module function whose every
+        return is one draw and that has no size/shape parameter."""
+        cache = self.__dict__.setdefault("_helpers", {})
+        if name not in cache:
+            cache[name] = self._find_helper_draw(name)
+        return cache[name]
+
+    def _find_helper_draw(self, name: str) -> cst.Call | None:
+        for fn in self.ctx.module.body:
+            if not (isinstance(fn, cst.FunctionDef) and fn.name.value == name):
+                continue
+            if {"size", "shape", "n", "k", "dim", "d", "length"} & set(param_names(fn)):
+                return None
+            returns = [r for r in walk(fn, into_scopes=False) if isinstance(r, cst.Return)]
+            draws = [self._dist_sample_of(r, r.value) or _scalar_draw(r.value) if r.value is not None else None
+                     for r in returns]
+            return draws[0] if draws and all(d is not None for d in draws) else None
+        return None
+
+    def _dist_sample_of(self, node: cst.CSTNode, expr: cst.BaseExpression) -> cst.Call | None:
+        """``Laplace(0, b).sample()`` / ``dist.sample()`` with ``dist = Normal(loc=0, scale=s)``, possibly through one
+        local name: one value when the location is a number."""
+        if isinstance(expr, cst.Name):
+            value = self._local_value(node, expr)
+            if value is None:
+                return None
+            expr = value
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in ("to", "float", "double", "cuda", "cpu") and not isinstance(
+                    expr.func.value, cst.Name):
+            expr = expr.func.value
+        if not (isinstance(expr, cst.Call) and call_name(expr) in ("sample", "rsample") and not expr.args
+                and isinstance(expr.func, cst.Attribute)):
+            return None
+        holder = expr.func.value
+        if isinstance(holder, cst.Name):
+            holder = self._local_value(node, holder)
+        return expr if _scalar_distribution(holder) else None
+
+    def _is_array(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
+        """A parameter annotated as an array/tensor, a local built as one (``np.zeros(k)``), or ``self.x`` that its
+        class builds as one and never sets to a number."""
+        fa = self.ctx.analysis
+        if isinstance(expr, cst.Name):
+            fn = fa.enclosing_function(node)
+            if fn is None:
+                return False
+            if _shape_read(fn, expr.value):
+                return True
+            if expr.value in param_names(fn):
+                return _annotated_array(fn, expr.value)
+            before = fa.line_of(node) + 1
+            values = [a.value for a in walk(fn, into_scopes=False) if isinstance(a, cst.Assign)
+                      and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+                      and a.targets[0].target.value == expr.value and fa.line_of(a) < before]
+            if values and isinstance(values[-1], cst.Call) and call_name(values[-1]) in _REDUCED:
+                return False
+            return any(_array_built(v) for v in values) and not any(number(v) is not None for v in values)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = fa.enclosing_class(node)
+            if cls is None:
+                return False
+            built = False
+            for sub in walk(cls):
+                if isinstance(sub, cst.Assign) and any(
+                        isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                        and t.target.value.value == "self" and t.target.attr.value == expr.attr.value
+                        for t in sub.targets):
+                    if not _array_built(sub.value):
+                        return False
+                    built = True
+            return built
+        return False
 
     def _is_noise(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:
         name = last_name(expr)
