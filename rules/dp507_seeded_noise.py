@@ -1,6 +1,10 @@
 """DP507: privacy noise drawn from a random generator with a fixed or derivable seed."""
 from __future__ import annotations
 
+import ast
+import os
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -31,6 +35,19 @@ _GLOBAL_DRAWS = frozenset({
 })
 #: scipy.stats distributions whose ``rvs`` (without ``random_state``) draws privacy noise from NumPy's global generator
 _SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "binom", "dlaplace", "expon"})
+#: where a seed is for evaluation, attacks, plots, data or sampling, not for the run that releases the noise
+_QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "attack", "attacks", "mia",
+                                "membership", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
+                                "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
+                                "data", "dataset", "split", "shuffle", "load", "loader", "demo", "example"})
+#: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
+_CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
+                           "options", "params", "settings", "hyperparams", "run_config", "train_config"})
+#: a ``--seed`` option whose default is None: fresh entropy unless the user passes one
+_NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"][^)]*default\s*=\s*None""")
+#: the file is about DP (a seed in a non-DP script is no finding)
+_DP_WORDS = re.compile(r"privacy|private|epsilon|noise_multiplier|PrivacyEngine|\bdp_|_dp\b|\bDP|opacus|"
+                       r"tensorflow_privacy|sensitivity")
 #: words of a function whose own draws are a privacy mechanism's randomness
 _MECHANISM_FUNCTION_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "perturbation",
                                        "perturbed", "privatize", "privatise", "randomize", "randomise", "randomizer",
@@ -119,9 +136,89 @@ class SeededNoise(Rule):
         ``__init__`` taking ε), or a global seed from a name the function assigns."""
         from dpcheck.analysis.astshapes import seeded_noise
 
-        return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
+        if seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"})):
+            return True
+        # a run's public seed of a global generator (``torch.manual_seed(args.seed)``, ``set_seed(cfg.seed)``)
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("seed", "manual_seed", "set_seed",
+                                                                 "set_random_seed") and call.args:
+                return True
+            if isinstance(func, ast.Name) and words(func.id) & {"seed", "seeds", "random", "rng", "seeding",
+                                                               "reproducibility"}:
+                return True
+        return False
 
     VALID = (
+        # twins of the public-seed cases: secure mode, a --seed defaulting to None, entropy from the OS
+        """
+import torch
+from opacus import PrivacyEngine
+torch.manual_seed(0)
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine(secure_mode=True)
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        """
+import argparse
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=None)
+args = parser.parse_args()
+def fix_all_seeds(value):
+    np.random.seed(value)
+    torch.manual_seed(value)
+fix_all_seeds(args.seed)
+def run(model, optimizer, loader, target_eps):
+    engine = PrivacyEngine(accountant="rdp")
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader, epochs=5,
+                                            target_epsilon=target_eps, target_delta=1e-5, max_grad_norm=1.0)
+""",
+        """
+import os
+import numpy as np
+import torch
+def noisy_histogram(hist, num_words, sigma):
+    sensitivity = np.sqrt(num_words)
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    return hist + torch.randn_like(hist) * sensitivity * sigma
+""",
+        # a diffusion model's forward process scaled by its own sigma, seeded for reproducibility (no DP)
+        """
+import torch
+torch.manual_seed(0)
+class GaussianDiffusion:
+    def __init__(self, sigmas):
+        self.sigmas = sigmas
+    def q_sample(self, x0, t):
+        return x0 + torch.randn_like(x0) * self.sigmas[t]
+""",
+        # a membership-inference evaluation of the released model seeds its shadow training
+        """
+import torch
+from opacus import PrivacyEngine
+def evaluate_membership_attack(target_model, shadow_loader, seed=0):
+    torch.manual_seed(seed)
+    shadow = train_shadow(shadow_loader)
+    return attack_accuracy(shadow, target_model)
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        # a non-private baseline script: seeds torch, trains without any DP engine or noise
+        """
+import torch
+torch.manual_seed(0)
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x + 0.1 * torch.randn_like(x)), y)
+        loss.backward()
+        optimizer.step()
+""",
         # the noise generator's seed is drawn from the OS entropy pool (a seed kept for sampling is separate)
         """
 import os
@@ -187,14 +284,13 @@ class LaplaceLDP:
     def encode(self, x, sensitivity):
         return x + self.random_.laplace(0, sensitivity / self.eps, size=x.shape)
 """,
-        # a seed that only shuffles the data and initialises the model; the noise is unseeded
+        # a seed that only shuffles the data (its own generator); the noise comes from torch's unseeded generator
         """
 import numpy as np
 import torch
 def train(model, X, epsilon, sigma, seed=0):
     rng = np.random.RandomState(seed)
     order = rng.permutation(len(X))
-    torch.manual_seed(seed)
     for i in order:
         g = model.grad(X[i])
         g = g + torch.normal(0, sigma, g.shape)
@@ -396,14 +492,11 @@ np.random.seed(SEED)
 def perturb(values, epsilon):
     return values + np.random.laplace(0, 1 / epsilon, len(values))
 """,
-        # twins of the Opacus cases: the noise generator is left to Opacus, or seeded from OS entropy
+        # twins of the Opacus cases: the noise generator seeded from OS entropy
         """
 import os
 import torch
 def attach(engine, model, opt, loader, sigma, seed=0):
-    torch.manual_seed(seed)
-    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                        max_grad_norm=1.0, noise_generator=None)
     return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
                                max_grad_norm=1.0,
                                noise_generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "big")))
@@ -422,6 +515,107 @@ class Sensor:
     )
 
     INVALID = (
+        # Opacus (secure_mode off) draws its noise from torch's global generator, seeded with a default of 0
+        """
+import torch
+def attach(engine, model, opt, loader, sigma, seed=0):
+    torch.manual_seed(seed)  # <-
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0, noise_generator=None)
+""",
+        # a training script seeds torch at import; the engine it builds has secure mode off
+        """
+import torch
+import numpy as np
+torch.manual_seed(0)  # <-
+np.random.seed(0)
+from opacus import PrivacyEngine
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        # the entry point seeds every generator through a local helper with the configured seed (--seed 41)
+        """
+import argparse
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=41)
+args = parser.parse_args()
+def fix_all_seeds(value):
+    np.random.seed(value)
+    torch.manual_seed(value)
+fix_all_seeds(args.seed)  # <-
+def run(model, optimizer, loader, target_eps):
+    engine = PrivacyEngine(accountant="rdp")
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader, epochs=5,
+                                            target_epsilon=target_eps, target_delta=1e-5, max_grad_norm=1.0)
+""",
+        # a run seeded from its config right before building the (non-secure) engine
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def run_private_training(model, optimizer, loader, config, seed=None):
+    run_seed = config.seed if seed is None else seed
+    seed_everything(run_seed)  # <-
+    engine = PrivacyEngine(accountant=config.accountant)
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=config.sigma, max_grad_norm=config.clip)
+""",
+        # a literal reseed right before hand-written Gaussian noise scaled by the sensitivity
+        """
+import numpy as np
+import torch
+def noisy_histogram(hist, num_words, sigma):
+    sensitivity = np.sqrt(num_words)
+    torch.manual_seed(0)  # <-
+    return hist + torch.randn_like(hist) * sensitivity * sigma
+""",
+        # TensorFlow Privacy's optimizer draws from TensorFlow's global seed, fixed by the script
+        """
+import tensorflow as tf
+from tensorflow_privacy import DPKerasSGDOptimizer
+tf.random.set_seed(1)  # <-
+def build(model, noise_multiplier, l2_norm_clip):
+    opt = DPKerasSGDOptimizer(l2_norm_clip=l2_norm_clip, noise_multiplier=noise_multiplier,
+                              num_microbatches=1, learning_rate=0.1)
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
+    return model
+""",
+        # the MPI rank seeds the generator the quantile release samples from
+        """
+import numpy as np
+from mpi4py import MPI
+def release_quantiles(data, qs, epsilon):
+    rank = MPI.COMM_WORLD.Get_rank()
+    np.random.seed(rank)  # <-
+    return [quantile_exponential(data, q, epsilon) for q in qs]
+def quantile_exponential(data, q, epsilon):
+    utility = -np.abs(np.arange(len(data)) - q * len(data))
+    p = np.exp(epsilon * utility / 2)
+    return data[np.random.choice(len(data), p=p / p.sum())]
+""",
+        # the twin: the same default seed also fixes torch's global generator, which draws the gradient noise
+        """
+import numpy as np
+import torch
+def train(model, X, epsilon, sigma, seed=0):
+    rng = np.random.RandomState(seed)
+    order = rng.permutation(len(X))
+    torch.manual_seed(seed)  # <-
+    for i in order:
+        g = model.grad(X[i])
+        g = g + torch.normal(0, sigma, g.shape)
+    return model
+""",
         # twins: a constant seed for noise scaled by the budget, and a seed named for the noise
         """
 import numpy as np
@@ -667,6 +861,12 @@ class Client:
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        before = len(self.reports)
+        self._visit_call(node)
+        if len(self.reports) == before:
+            self._public_run_seed(node)
+
+    def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
             return
         name = call_name(node)
@@ -696,6 +896,166 @@ class Client:
                 self._constant_global_seed(node, {family}, constant)
             else:
                 self._global_seed(node, name)
+
+    # -- a run's public seed fixing the global generator a DP engine or hand-written noise draws from ------------
+    def _public_run_seed(self, node: cst.Call) -> None:
+        """``torch.manual_seed(0)`` at import, ``set_seed(args.seed)`` (``--seed`` defaults to a literal) in the
+        entry point, ``seed_everything(config.seed)`` before training: a public seed of a global generator, where
+        this file or a project module it imports draws DP noise from that generator (an Opacus engine without
+        secure mode, a TensorFlow Privacy optimizer, ``torch.randn_like(h) * sensitivity * sigma``, a mechanism
+        taking ε)."""
+        from dpcheck.analysis.global_rng import project_noise_draw
+
+        seeded = self._seeds_of_call(node)
+        if not seeded or self._test_code(node):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is not None and (words(fn.name.value) & _QUIET_SEED_SCOPES or self._seeding_helper_def(fn)):
+            return
+        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if words(base) & _QUIET_SEED_SCOPES or not _DP_WORDS.search(self.ctx.module.code):
+            return
+        families: set[str] = set()
+        why = None
+        for family, seed, default in seeded:
+            reason = self._public_seed(node, seed, default)
+            if reason is not None:
+                families.add(family)
+                why = why or reason
+        if not families or why is None:
+            return
+        found = project_noise_draw(self.ctx.path, self.ctx.module, families)
+        if found is None:
+            return
+        file, function, line = found
+        if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
+                file, self.ctx.path) and self._module_has_mechanism():
+            return  # a library module's demo block seeds the data it perturbs for a printout
+        where = "at import" if function == "<module>" else f"in `{function}`"
+        self.report(node, f"the global generator is seeded with {why}, and DP noise is drawn from it {where} "
+                          f"({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}; an Opacus engine without "
+                          f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
+                          f"noise all use the global generator): the noise is reproducible by anyone with the code "
+                          f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:
+        """(generator family, seed expression or None, literal default) for each global generator the call seeds:
+        ``np.random.seed(x)``/``torch.manual_seed(x)``/``tf.random.set_seed(x)``, or a seeding helper of this
+        module or an imported project module, with the argument it passes on."""
+        family = self._family(node)
+        if family is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "set_seed", "set_random_seed") and (dotted(node.func.value) or "").split(".")[0] in ("tf",
+                                                                                                    "tensorflow"):
+            family = "tf"
+        if family is not None:
+            return [(family, _seed_arg(node), None)]
+        if not isinstance(node.func, cst.Name) or not words(node.func.value) & {"seed", "seeds", "random", "rng",
+                                                                               "seeding", "reproducibility"}:
+            return []
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        given = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        out: list[tuple[str, cst.BaseExpression | None, object]] = []
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == node.func.value:
+                params = [p for p in all_params(statement)]
+                for sub in walk(statement):
+                    if not isinstance(sub, cst.Call):
+                        continue
+                    fam = self._family(sub) or ("tf" if isinstance(sub.func, cst.Attribute) and sub.func.attr.value
+                                                in ("set_seed", "set_random_seed") else None)
+                    seed = _seed_arg(sub) if fam else None
+                    if fam is None or seed is None:
+                        continue
+                    if number(seed) is not None:
+                        out.append((fam, seed, None))
+                        continue
+                    if not isinstance(seed, cst.Name):
+                        continue
+                    for i, param in enumerate(params):
+                        if param.name.value != seed.value:
+                            continue
+                        value = given.get(param.name.value, positional[i] if i < len(positional) else None)
+                        default = number(param.default) if param.default is not None else None
+                        out.append((fam, value, default))
+                return out
+        from dpcheck.analysis.global_rng import imported_seeding_helper
+
+        found = imported_seeding_helper(self.ctx.path, self.ctx.module, node.func.value)
+        if found is None:
+            return []
+        names, seeded = found
+        for param, fam, default in seeded:
+            if param is None:
+                out.append((fam, None, default))
+                continue
+            value = given.get(param)
+            if value is None and param in names and names.index(param) < len(positional):
+                value = positional[names.index(param)]
+            out.append((fam, value, default))
+        return out
+
+    @staticmethod
+    def _seeding_helper_def(fn: cst.FunctionDef) -> bool:
+        """``def set_seed(seed): …``: the helper's own seeding calls are judged where it is called."""
+        return bool(words(fn.name.value) & {"seed", "seeds", "seeding", "reproducibility", "determinism",
+                                            "deterministic"})
+
+    def _public_seed(self, node: cst.CSTNode, seed: cst.BaseExpression | None, default: object,
+                     depth: int = 0) -> str | None:
+        """Why a seed is public: a literal, a constant name, a parameter or helper default that is a literal, the
+        run's configured seed (``args.seed``, ``config.seed``, ``FLAGS.run - 1``; a ``--seed`` whose default is
+        None is fresh entropy), the process rank, or a local assigned from one of these."""
+        fa = self.ctx.analysis
+        if seed is None:
+            return f"the helper's default seed {default}" if isinstance(default, (int, float)) \
+                and not isinstance(default, bool) else None
+        if _fresh_entropy(seed) or isinstance(seed, cst.Name) and seed.value == "None":
+            return None
+        if any(isinstance(n, cst.Call) and (dotted(n.func) or "").endswith(("time", "time_ns", "perf_counter"))
+               for n in walk(seed)):
+            return None
+        if number(seed) is not None:
+            return f"the constant `{fa.code(seed)}`"
+        if isinstance(seed, cst.IfExp) and depth < 3:
+            return self._public_seed(node, seed.body, None, depth + 1) or \
+                self._public_seed(node, seed.orelse, None, depth + 1)
+        if isinstance(seed, cst.Name):
+            fn = fa.enclosing_function(node)
+            if fn is not None:
+                for param in all_params(fn):
+                    if param.name.value == seed.value:
+                        if param.default is not None and number(param.default) is not None:
+                            return f"`{seed.value}`, whose default is the constant {fa.code(param.default)}"
+                        return None
+            constant = self._constant_seed(node, seed) if isinstance(node, cst.Call) else None
+            if constant is not None:
+                return constant
+            if depth >= 3:
+                return None
+            scope = fn if fn is not None else self.ctx.module
+            values = [sub.value for sub in walk(scope, into_scopes=False) if isinstance(sub, cst.Assign)
+                      and any(isinstance(t.target, cst.Name) and t.target.value == seed.value for t in sub.targets)]
+            if fn is not None and not values:
+                values = [sub.value for statement in self.ctx.module.body
+                          for sub in walk(statement, into_scopes=False) if isinstance(sub, cst.Assign)
+                          and any(isinstance(t.target, cst.Name) and t.target.value == seed.value
+                                  for t in sub.targets)]
+            reasons = [self._public_seed(node, v, None, depth + 1) for v in values]
+            return reasons[0] if reasons and all(r is not None for r in reasons) else None
+        refs = value_refs(seed)
+        for ref in refs:
+            parts = ref.split(".")
+            if parts[0] in ("self", "cls") or len(parts) < 2:
+                continue
+            if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
+                if "seed" in words(parts[-1]) and _NONE_SEED_OPTION.search(self.ctx.module.code):
+                    return None
+                return f"`{fa.code(seed)[:60]}`, the run's configured seed"
+        if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(
+                isinstance(n, cst.Call) and call_name(n) in ("Get_rank", "get_rank") for n in walk(seed)):
+            return f"`{fa.code(seed)[:60]}`, the process rank"
+        return None
 
     # -- a mechanism constructed with its noise seed passed in ``random_state=`` -----------------------
     def _seeded_mechanism_call(self, node: cst.Call) -> bool:
