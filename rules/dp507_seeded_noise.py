@@ -118,8 +118,16 @@ class SeededNoise(Rule):
         "when a mechanism taking ε in a project module it imports (directly or through the project's own "
         "imports) draws calibrated noise or randomised-response coins from that global generator (also through a "
         "project helper, `set_seed(2022)`); an Opacus-style `noise_generator=torch.Generator().manual_seed(…)` "
-        "seeded with a constant or the run's configured seed. "
-        "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
+        "seeded with a constant or the run's configured seed; a public run seed (a literal, a module constant, "
+        "`args.seed` whose `--seed` defaults to a literal, `config.seed`, a constructor default stored in "
+        "`self.seed`, the MPI rank or a client/run index, passed directly or through a seeding helper of the project) "
+        "of torch's, NumPy's or TensorFlow's global generator, where this file or a project module it imports draws "
+        "DP noise from that generator: an Opacus `PrivacyEngine` without `secure_mode=True` (its noise comes from "
+        "torch's global generator), `make_private` without a `noise_generator`, a TensorFlow Privacy optimizer, "
+        "`torch.randn_like(h) * sensitivity * sigma`. "
+        "Not reported: `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
+        "`secrets`/time, Opacus `secure_mode=True`, seeds in tests and in evaluation, attack, plotting, "
+        "data-loading or sampling functions and files, files that never mention privacy, a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "
         "(a clustering of the already-noised output), a data simulator's error term (a function taking only literal-default knobs that adds the draw "
         "to values it drew itself), code with no DP context. "
@@ -911,7 +919,12 @@ class Client:
             return
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
-        if fn is not None and (words(fn.name.value) & _QUIET_SEED_SCOPES or self._seeding_helper_def(fn)):
+        if fn is not None and (words(fn.name.value) & _QUIET_SEED_SCOPES or self._seeding_helper_def(fn)
+                               or {"non", "private"} <= words(fn.name.value) or {"non", "dp"} <= words(fn.name.value)):
+            return
+        scope = id(fn) if fn is not None else id(self.ctx.module)
+        done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
+        if scope in done or self._seed_for_data(node):
             return
         base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
         if words(base) & _QUIET_SEED_SCOPES or not _DP_WORDS.search(self.ctx.module.code):
@@ -932,6 +945,7 @@ class Client:
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
                 file, self.ctx.path) and self._module_has_mechanism():
             return  # a library module's demo block seeds the data it perturbs for a printout
+        done.add(scope)
         where = "at import" if function == "<module>" else f"in `{function}`"
         self.report(node, f"the global generator is seeded with {why}, and DP noise is drawn from it {where} "
                           f"({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}; an Opacus engine without "
@@ -997,9 +1011,29 @@ class Client:
 
     @staticmethod
     def _seeding_helper_def(fn: cst.FunctionDef) -> bool:
-        """``def set_seed(seed): …``: the helper's own seeding calls are judged where it is called."""
+        """``def set_seed(seed): …``, ``def set_random(seed): …``: the helper's own seeding calls are judged where
+        it is called."""
         return bool(words(fn.name.value) & {"seed", "seeds", "seeding", "reproducibility", "determinism",
-                                            "deterministic"})
+                                            "deterministic", "random", "rng"})
+
+    def _seed_for_data(self, node: cst.Call) -> bool:
+        """The next draw after the seed in its block subsamples, permutes or shuffles data
+        (``np.random.seed(rank); x = np.random.choice(x, n, replace=False)``): a seed for the data, not the noise."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(node)
+        block = fa.parent(statement) if statement is not None else None
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or statement not in body:
+            return False
+        for later in body[list(body).index(statement) + 1:]:
+            for sub in walk(later):
+                if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                        and (dotted(sub.func.value) or "") in _GLOBAL_FAMILIES and self._family(sub) is None:
+                    name = sub.func.attr.value
+                    if name in ("choice", "permutation", "shuffle", "sample", "randperm"):
+                        return not any(a.keyword is not None and a.keyword.value == "p" for a in sub.args)
+                    return False
+        return False
 
     def _public_seed(self, node: cst.CSTNode, seed: cst.BaseExpression | None, default: object,
                      depth: int = 0) -> str | None:
@@ -1017,17 +1051,46 @@ class Client:
             return None
         if number(seed) is not None:
             return f"the constant `{fa.code(seed)}`"
+        if isinstance(seed, cst.BinaryOperation):
+            # ``seed_base + run``, ``args.seed * 1000 + client_id``, ``rank + 1``: every operand is a literal, a
+            # public seed, or a public index (a run, round, client or loop counter)
+            leaves: list[cst.BaseExpression] = []
+            stack: list[cst.BaseExpression] = [seed]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, cst.BinaryOperation):
+                    stack.extend([item.left, item.right])
+                else:
+                    leaves.append(item)
+            reasons = []
+            for leaf in leaves:
+                if number(leaf) is not None:
+                    continue
+                if self._public_index(node, leaf):
+                    reasons.append(f"the public index `{fa.code(leaf)}`")
+                    continue
+                reason = self._public_seed(node, leaf, None, depth + 1) if depth < 3 else None
+                if reason is None:
+                    return None
+                reasons.append(reason)
+            return f"`{fa.code(seed)[:60]}`, from {reasons[0]}" if reasons else f"the constant `{fa.code(seed)}`"
+        if isinstance(seed, cst.Call) and call_name(seed) in ("int", "abs") and seed.args and depth < 3:
+            return self._public_seed(node, seed.args[0].value, None, depth + 1)
         if isinstance(seed, cst.IfExp) and depth < 3:
             return self._public_seed(node, seed.body, None, depth + 1) or \
                 self._public_seed(node, seed.orelse, None, depth + 1)
         if isinstance(seed, cst.Name):
             fn = fa.enclosing_function(node)
             if fn is not None:
-                for param in all_params(fn):
+                for index, param in enumerate(all_params(fn)):
                     if param.name.value == seed.value:
                         if param.default is not None and number(param.default) is not None:
                             return f"`{seed.value}`, whose default is the constant {fa.code(param.default)}"
-                        return None
+                        if depth >= 2 or param.default is not None and not (
+                                isinstance(param.default, cst.Name) and param.default.value == "None"):
+                            return None
+                        return self._passed_seed(fn, param.name.value, index, depth)
+                    
             constant = self._constant_seed(node, seed) if isinstance(node, cst.Call) else None
             if constant is not None:
                 return constant
@@ -1044,6 +1107,25 @@ class Client:
             reasons = [self._public_seed(node, v, None, depth + 1) for v in values]
             return reasons[0] if reasons and all(r is not None for r in reasons) else None
         refs = value_refs(seed)
+        if isinstance(seed, cst.Subscript) and any(
+                isinstance(n, cst.SimpleString) and "seed" in words(n.evaluated_value if isinstance(
+                    n.evaluated_value, str) else "") for n in walk(seed.slice[0]) if len(seed.slice) == 1) \
+                and not _NONE_SEED_OPTION.search(self.ctx.module.code):
+            return f"`{fa.code(seed)[:60]}`, the run's configured seed"  # ``vars(args)['seed']``, ``cfg["seed"]``
+        if isinstance(seed, cst.Attribute) and dotted(seed.value) == "self" and depth < 2:
+            # ``self.seed``, stored by the constructor from a parameter whose default is a literal
+            cls = fa.enclosing_class(node)
+            for init in [] if cls is None else walk(cls):
+                if not (isinstance(init, cst.FunctionDef) and init.name.value == "__init__"):
+                    continue
+                for sub in walk(init):
+                    if isinstance(sub, cst.Assign) and any(dotted(t.target) == f"self.{seed.attr.value}"
+                                                           for t in sub.targets):
+                        reason = self._public_seed(sub.value, sub.value, None, depth + 1) \
+                            if not isinstance(sub.value, cst.Name) else self._init_default(init, sub.value.value)
+                        if reason is not None:
+                            return f"`self.{seed.attr.value}` = {reason}"
+            return None
         for ref in refs:
             parts = ref.split(".")
             if parts[0] in ("self", "cls") or len(parts) < 2:
@@ -1056,6 +1138,51 @@ class Client:
                 isinstance(n, cst.Call) and call_name(n) in ("Get_rank", "get_rank") for n in walk(seed)):
             return f"`{fa.code(seed)[:60]}`, the process rank"
         return None
+
+    def _public_index(self, node: cst.CSTNode, leaf: cst.BaseExpression) -> bool:
+        """A run, round, client, rank or loop counter: ``run``, ``client_id``, ``comm.rank``, ``i`` of a ``for``."""
+        name = last_name(leaf) if isinstance(leaf, (cst.Name, cst.Attribute)) else None
+        if name is None:
+            return False
+        if words(name) & (_DERIVED_WORDS | {"run", "runs", "trial", "rep", "repeat", "repetition"}):
+            return True
+        parent = self.ctx.analysis.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) and parent.target.value == name:
+                return True
+            parent = self.ctx.analysis.parent(parent)
+        return False
+
+    def _init_default(self, init: cst.FunctionDef, name: str) -> str | None:
+        for param in all_params(init):
+            if param.name.value == name and param.default is not None and number(param.default) is not None:
+                return f"the constructor's `{name}`, whose default is the constant " \
+                       f"{self.ctx.analysis.code(param.default)}"
+        return None
+
+    def _passed_seed(self, fn: cst.FunctionDef, param: str, index: int, depth: int) -> str | None:
+        """The seed parameter of ``fn`` (no default, or None) as this module's callers pass it: public when every
+        call that passes it passes a public value (``apply_dp(g, eps, seed=seed_base + run)``)."""
+        fa = self.ctx.analysis
+        method = fa.enclosing_class(fn) is not None
+        reasons = []
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call) or call_name(call) != fn.name.value:
+                continue
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+            if value is None:
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                at = index - 1 if method and isinstance(call.func, cst.Attribute) else index
+                value = positional[at] if 0 <= at < len(positional) else None
+            if value is None:
+                continue
+            reason = self._public_seed(call, value, None, depth + 1)
+            if reason is None:
+                return None
+            reasons.append(reason)
+        if not reasons:
+            return None
+        return f"`{param}`, passed by the caller as {reasons[0]}"
 
     # -- a mechanism constructed with its noise seed passed in ``random_state=`` -----------------------
     def _seeded_mechanism_call(self, node: cst.Call) -> bool:
