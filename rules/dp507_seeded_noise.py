@@ -39,7 +39,7 @@ _SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "b
 _QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "attack", "attacks", "mia",
                                 "membership", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
                                 "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
-                                "data", "dataset", "split", "shuffle", "load", "loader", "demo", "example"})
+                                "data", "dataset", "split", "shuffle", "load", "loader"})
 #: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
 _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
                            "options", "params", "settings", "hyperparams", "run_config", "train_config"})
@@ -919,15 +919,11 @@ class Client:
             return
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
-        if fn is not None and (words(fn.name.value) & _QUIET_SEED_SCOPES or self._seeding_helper_def(fn)
-                               or {"non", "private"} <= words(fn.name.value) or {"non", "dp"} <= words(fn.name.value)):
+        if self._quiet_seed_place(node) or fn is not None and self._seeding_helper_def(fn):
             return
         scope = id(fn) if fn is not None else id(self.ctx.module)
         done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
         if scope in done or self._seed_for_data(node):
-            return
-        base = self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        if words(base) & _QUIET_SEED_SCOPES or not _DP_WORDS.search(self.ctx.module.code):
             return
         families: set[str] = set()
         why = None
@@ -952,6 +948,18 @@ class Client:
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _quiet_seed_place(self, node: cst.CSTNode, need_dp_words: bool = True) -> bool:
+        """A seed in an evaluation, attack, plotting, data or non-private function or file, or in a file that
+        never mentions privacy: it fixes no released DP noise."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        for name in ([fn.name.value] if fn is not None else []) + [
+                self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]]:
+            found = words(name) - ({"test", "tests"} if fn is not None and name == fn.name.value else set())
+            if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
+                    or {"no", "noise"} <= found:
+                return True
+        return need_dp_words and not _DP_WORDS.search(self.ctx.module.code)
 
     def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:
         """(generator family, seed expression or None, literal default) for each global generator the call seeds:
@@ -1022,6 +1030,8 @@ class Client:
         fa = self.ctx.analysis
         statement = fa.enclosing_statement(node)
         block = fa.parent(statement) if statement is not None else None
+        if isinstance(block, cst.SimpleStatementLine):
+            statement, block = block, fa.parent(block)
         body = getattr(block, "body", None)
         if not isinstance(body, (list, tuple)) or statement not in body:
             return False
@@ -1442,6 +1452,8 @@ class Client:
         ``ldp.OUE``, whose constructor takes ε)."""
         from dpcheck.analysis.global_rng import imported_mechanism_draw
 
+        if self._quiet_seed_place(node, need_dp_words=False):
+            return
         found = imported_mechanism_draw(self.ctx.path, self.ctx.module, families)
         if found is None:
             return
