@@ -37,9 +37,9 @@ _GLOBAL_DRAWS = frozenset({
 _SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "binom", "dlaplace", "expon"})
 #: where a seed is for evaluation, attacks, plots, data or sampling, not for the run that releases the noise
 _QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "attack", "attacks", "mia",
-                                "membership", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
+                                "membership", "shadow", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
                                 "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
-                                "data", "dataset", "split", "shuffle", "load", "loader"})
+                                "data", "dataset", "split", "shuffle", "load", "loader", "demo"})
 #: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
 _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
                            "options", "params", "settings", "hyperparams", "run_config", "train_config"})
@@ -953,9 +953,12 @@ class Client:
         """A seed in an evaluation, attack, plotting, data or non-private function or file, or in a file that
         never mentions privacy: it fixes no released DP noise."""
         fn = self.ctx.analysis.enclosing_function(node)
-        for name in ([fn.name.value] if fn is not None else []) + [
+        cls = self.ctx.analysis.enclosing_class(node)
+        for name in ([fn.name.value] if fn is not None else []) + ([cls.name.value] if cls is not None else []) + [
                 self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]]:
-            found = words(name) - ({"test", "tests"} if fn is not None and name == fn.name.value else set())
+            own = fn is not None and name == fn.name.value
+            found = (words(name) - ({"test", "tests"} if own else set())) | (
+                words(name) & {"example", "demo", "tutorial"} and {"demo"} if own else set())
             if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
                     or {"no", "noise"} <= found:
                 return True
@@ -1035,13 +1038,15 @@ class Client:
         body = getattr(block, "body", None)
         if not isinstance(body, (list, tuple)) or statement not in body:
             return False
-        for later in body[list(body).index(statement) + 1:]:
+        for later in body[list(body).index(statement) + 1:][:3]:
             for sub in walk(later):
                 if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
                         and (dotted(sub.func.value) or "") in _GLOBAL_FAMILIES and self._family(sub) is None:
                     name = sub.func.attr.value
                     if name in ("choice", "permutation", "shuffle", "sample", "randperm"):
-                        return not any(a.keyword is not None and a.keyword.value == "p" for a in sub.args)
+                        return not any(a.keyword is not None and a.keyword.value == "p" and not (
+                            isinstance(a.value, (cst.List, cst.Tuple)) and all(
+                                number(e.value) is not None for e in a.value.elements)) for a in sub.args)
                     return False
         return False
 
