@@ -40,6 +40,8 @@ _QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation
                                 "membership", "shadow", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
                                 "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
                                 "data", "dataset", "split", "shuffle", "load", "loader", "demo"})
+#: words of a data function; a file named for data (``dataset_loader.py``) may still release noisy statistics
+_DATA_WORDS = frozenset({"data", "dataset", "split", "shuffle", "load", "loader"})
 #: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
 _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
                            "options", "params", "settings", "hyperparams", "run_config", "train_config"})
@@ -957,7 +959,8 @@ class Client:
         for name in ([fn.name.value] if fn is not None else []) + ([cls.name.value] if cls is not None else []) + [
                 self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]]:
             own = fn is not None and name == fn.name.value
-            found = (words(name) - ({"test", "tests"} if own else set())) | (
+            found = (words(name) - ({"test", "tests"} if own else _DATA_WORDS if name != (
+                cls.name.value if cls is not None else None) else set())) | (
                 words(name) & {"example", "demo", "tutorial"} and {"demo"} if own else set())
             if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
                     or {"no", "noise"} <= found:
@@ -1101,6 +1104,12 @@ class Client:
                     if param.name.value == seed.value:
                         if param.default is not None and number(param.default) is not None:
                             return f"`{seed.value}`, whose default is the constant {fa.code(param.default)}"
+                        if isinstance(param.default, cst.Name) and param.default.value != "None" and depth < 3:
+                            # ``def run(eps, seed: int = SEED)`` with ``SEED = 42`` at module level
+                            constant = self._constant_seed(node, param.default) if isinstance(node, cst.Call) \
+                                else None
+                            if constant is not None:
+                                return f"`{seed.value}`, whose default is {constant}"
                         if depth >= 2 or param.default is not None and not (
                                 isinstance(param.default, cst.Name) and param.default.value == "None"):
                             return None
