@@ -196,6 +196,32 @@ def noisy_histogram(hist, num_words, sigma):
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
     return hist + torch.randn_like(hist) * sensitivity * sigma
 """,
+        # twins: the stored seed defaults to None; the caller passes fresh entropy
+        """
+import numpy as np
+class PrivateQuantile:
+    def __init__(self, epsilon, seed=None):
+        self.epsilon, self.seed = epsilon, seed
+    def reset(self):
+        np.random.seed(self.seed)
+    def report(self, x, q):
+        keep = np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
+        bit = x <= q
+        return bit if np.random.binomial(1, keep) else not bit
+""",
+        """
+import secrets
+import numpy as np
+import torch
+def perturb_edges(adj, epsilon, seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)
+        np.random.seed(seed)
+    flip = 1 / (1 + np.exp(epsilon))
+    return np.where(np.random.binomial(1, flip, adj.shape) == 1, 1 - adj, adj)
+def experiment(adj, epsilon, runs):
+    return [perturb_edges(adj, epsilon, seed=secrets.randbits(32)) for run in range(runs)]
+""",
         # a diffusion model's forward process scaled by its own sigma, seeded for reproducibility (no DP)
         """
 import torch
@@ -599,6 +625,32 @@ def build(model, noise_multiplier, l2_norm_clip):
                               num_microbatches=1, learning_rate=0.1)
     model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
     return model
+""",
+        # an estimator reseeds the global generator from its stored constructor default before its coin flips
+        """
+import numpy as np
+class PrivateQuantile:
+    def __init__(self, epsilon, seed=2025):
+        self.epsilon, self.seed = epsilon, seed
+    def reset(self):
+        np.random.seed(self.seed)  # <-
+    def report(self, x, q):
+        keep = np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
+        bit = x <= q
+        return bit if np.random.binomial(1, keep) else not bit
+""",
+        # the DP step reseeds with the seed its caller derives from the run index
+        """
+import numpy as np
+import torch
+def perturb_edges(adj, epsilon, seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)
+        np.random.seed(seed)  # <-
+    flip = 1 / (1 + np.exp(epsilon))
+    return np.where(np.random.binomial(1, flip, adj.shape) == 1, 1 - adj, adj)
+def experiment(adj, epsilon, runs, seed_base=42):
+    return [perturb_edges(adj, epsilon, seed=seed_base + run) for run in range(runs)]
 """,
         # the MPI rank seeds the generator the quantile release samples from
         """
@@ -1143,10 +1195,20 @@ class Client:
                 if not (isinstance(init, cst.FunctionDef) and init.name.value == "__init__"):
                     continue
                 for sub in walk(init):
-                    if isinstance(sub, cst.Assign) and any(dotted(t.target) == f"self.{seed.attr.value}"
-                                                           for t in sub.targets):
-                        reason = self._public_seed(sub.value, sub.value, None, depth + 1) \
-                            if not isinstance(sub.value, cst.Name) else self._init_default(init, sub.value.value)
+                    if not isinstance(sub, cst.Assign):
+                        continue
+                    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+                    for t in sub.targets:
+                        if isinstance(t.target, cst.Tuple) and isinstance(sub.value, cst.Tuple) \
+                                and len(t.target.elements) == len(sub.value.elements):
+                            pairs.extend((a.value, b.value) for a, b in zip(t.target.elements, sub.value.elements))
+                        else:
+                            pairs.append((t.target, sub.value))
+                    for target, value in pairs:
+                        if dotted(target) != f"self.{seed.attr.value}":
+                            continue
+                        reason = self._public_seed(value, value, None, depth + 1) \
+                            if not isinstance(value, cst.Name) else self._init_default(init, value.value)
                         if reason is not None:
                             return f"`self.{seed.attr.value}` = {reason}"
             return None
