@@ -1,6 +1,10 @@
 """DP507: privacy noise drawn from a random generator with a fixed or derivable seed."""
 from __future__ import annotations
 
+import ast
+import os
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -31,6 +35,21 @@ _GLOBAL_DRAWS = frozenset({
 })
 #: scipy.stats distributions whose ``rvs`` (without ``random_state``) draws privacy noise from NumPy's global generator
 _SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "binom", "dlaplace", "expon"})
+#: where a seed is for evaluation, attacks, plots, data or sampling, not for the run that releases the noise
+_QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "attack", "attacks", "mia",
+                                "membership", "shadow", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
+                                "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
+                                "data", "dataset", "split", "shuffle", "load", "loader", "demo"})
+#: words of a data function; a file named for data (``dataset_loader.py``) may still release noisy statistics
+_DATA_WORDS = frozenset({"data", "dataset", "split", "shuffle", "load", "loader"})
+#: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
+_CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
+                           "options", "params", "settings", "hyperparams", "run_config", "train_config"})
+#: a ``--seed`` option whose default is None: fresh entropy unless the user passes one
+_NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"][^)]*default\s*=\s*None""")
+#: the file is about DP (a seed in a non-DP script is no finding)
+_DP_WORDS = re.compile(r"privacy|private|epsilon|noise_multiplier|PrivacyEngine|\bdp_|_dp\b|\bDP|opacus|"
+                       r"tensorflow_privacy|sensitivity")
 #: words of a function whose own draws are a privacy mechanism's randomness
 _MECHANISM_FUNCTION_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "perturbation",
                                        "perturbed", "privatize", "privatise", "randomize", "randomise", "randomizer",
@@ -101,8 +120,16 @@ class SeededNoise(Rule):
         "when a mechanism taking ε in a project module it imports (directly or through the project's own "
         "imports) draws calibrated noise or randomised-response coins from that global generator (also through a "
         "project helper, `set_seed(2022)`); an Opacus-style `noise_generator=torch.Generator().manual_seed(…)` "
-        "seeded with a constant or the run's configured seed. "
-        "Not reported: `seed=None` (fresh entropy), a seed that only initialises a model or shuffles "
+        "seeded with a constant or the run's configured seed; a public run seed (a literal, a module constant, "
+        "`args.seed` whose `--seed` defaults to a literal, `config.seed`, a constructor default stored in "
+        "`self.seed`, the MPI rank or a client/run index, passed directly or through a seeding helper of the project) "
+        "of torch's, NumPy's or TensorFlow's global generator, where this file or a project module it imports draws "
+        "DP noise from that generator: an Opacus `PrivacyEngine` without `secure_mode=True` (its noise comes from "
+        "torch's global generator), `make_private` without a `noise_generator`, a TensorFlow Privacy optimizer, "
+        "`torch.randn_like(h) * sensitivity * sigma`. "
+        "Not reported: `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
+        "`secrets`/time, Opacus `secure_mode=True`, seeds in tests and in evaluation, attack, plotting, "
+        "data-loading or sampling functions and files, files that never mention privacy, a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "
         "(a clustering of the already-noised output), a data simulator's error term (a function taking only literal-default knobs that adds the draw "
         "to values it drew itself), code with no DP context. "
@@ -119,9 +146,115 @@ class SeededNoise(Rule):
         ``__init__`` taking ε), or a global seed from a name the function assigns."""
         from dpcheck.analysis.astshapes import seeded_noise
 
-        return seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"}))
+        if seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"})):
+            return True
+        # a run's public seed of a global generator (``torch.manual_seed(args.seed)``, ``set_seed(cfg.seed)``)
+        for call in facts.calls:
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr in ("seed", "manual_seed", "set_seed",
+                                                                 "set_random_seed") and call.args:
+                return True
+            if isinstance(func, ast.Name) and words(func.id) & {"seed", "seeds", "random", "rng", "seeding",
+                                                               "reproducibility"}:
+                return True
+        return False
 
     VALID = (
+        # twins of the public-seed cases: secure mode, a --seed defaulting to None, entropy from the OS
+        """
+import torch
+from opacus import PrivacyEngine
+torch.manual_seed(0)
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine(secure_mode=True)
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        """
+import argparse
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=None)
+args = parser.parse_args()
+def fix_all_seeds(value):
+    np.random.seed(value)
+    torch.manual_seed(value)
+fix_all_seeds(args.seed)
+def run(model, optimizer, loader, target_eps):
+    engine = PrivacyEngine(accountant="rdp")
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader, epochs=5,
+                                            target_epsilon=target_eps, target_delta=1e-5, max_grad_norm=1.0)
+""",
+        """
+import os
+import numpy as np
+import torch
+def noisy_histogram(hist, num_words, sigma):
+    sensitivity = np.sqrt(num_words)
+    torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
+    return hist + torch.randn_like(hist) * sensitivity * sigma
+""",
+        # twins: the stored seed defaults to None; the caller passes fresh entropy
+        """
+import numpy as np
+class PrivateQuantile:
+    def __init__(self, epsilon, seed=None):
+        self.epsilon, self.seed = epsilon, seed
+    def reset(self):
+        np.random.seed(self.seed)
+    def report(self, x, q):
+        keep = np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
+        bit = x <= q
+        return bit if np.random.binomial(1, keep) else not bit
+""",
+        """
+import secrets
+import numpy as np
+import torch
+def perturb_edges(adj, epsilon, seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)
+        np.random.seed(seed)
+    flip = 1 / (1 + np.exp(epsilon))
+    return np.where(np.random.binomial(1, flip, adj.shape) == 1, 1 - adj, adj)
+def experiment(adj, epsilon, runs):
+    return [perturb_edges(adj, epsilon, seed=secrets.randbits(32)) for run in range(runs)]
+""",
+        # a diffusion model's forward process scaled by its own sigma, seeded for reproducibility (no DP)
+        """
+import torch
+torch.manual_seed(0)
+class GaussianDiffusion:
+    def __init__(self, sigmas):
+        self.sigmas = sigmas
+    def q_sample(self, x0, t):
+        return x0 + torch.randn_like(x0) * self.sigmas[t]
+""",
+        # a membership-inference evaluation of the released model seeds its shadow training
+        """
+import torch
+from opacus import PrivacyEngine
+def evaluate_membership_attack(target_model, shadow_loader, seed=0):
+    torch.manual_seed(seed)
+    shadow = train_shadow(shadow_loader)
+    return attack_accuracy(shadow, target_model)
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        # a non-private baseline script: seeds torch, trains without any DP engine or noise
+        """
+import torch
+torch.manual_seed(0)
+def train(model, loader, optimizer):
+    for x, y in loader:
+        loss = torch.nn.functional.cross_entropy(model(x + 0.1 * torch.randn_like(x)), y)
+        loss.backward()
+        optimizer.step()
+""",
         # the noise generator's seed is drawn from the OS entropy pool (a seed kept for sampling is separate)
         """
 import os
@@ -187,14 +320,13 @@ class LaplaceLDP:
     def encode(self, x, sensitivity):
         return x + self.random_.laplace(0, sensitivity / self.eps, size=x.shape)
 """,
-        # a seed that only shuffles the data and initialises the model; the noise is unseeded
+        # a seed that only shuffles the data (its own generator); the noise comes from torch's unseeded generator
         """
 import numpy as np
 import torch
 def train(model, X, epsilon, sigma, seed=0):
     rng = np.random.RandomState(seed)
     order = rng.permutation(len(X))
-    torch.manual_seed(seed)
     for i in order:
         g = model.grad(X[i])
         g = g + torch.normal(0, sigma, g.shape)
@@ -396,14 +528,11 @@ np.random.seed(SEED)
 def perturb(values, epsilon):
     return values + np.random.laplace(0, 1 / epsilon, len(values))
 """,
-        # twins of the Opacus cases: the noise generator is left to Opacus, or seeded from OS entropy
+        # twins of the Opacus cases: the noise generator seeded from OS entropy
         """
 import os
 import torch
 def attach(engine, model, opt, loader, sigma, seed=0):
-    torch.manual_seed(seed)
-    engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
-                        max_grad_norm=1.0, noise_generator=None)
     return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
                                max_grad_norm=1.0,
                                noise_generator=torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "big")))
@@ -422,6 +551,133 @@ class Sensor:
     )
 
     INVALID = (
+        # Opacus (secure_mode off) draws its noise from torch's global generator, seeded with a default of 0
+        """
+import torch
+def attach(engine, model, opt, loader, sigma, seed=0):
+    torch.manual_seed(seed)  # <-
+    return engine.make_private(module=model, optimizer=opt, data_loader=loader, noise_multiplier=sigma,
+                               max_grad_norm=1.0, noise_generator=None)
+""",
+        # a training script seeds torch at import; the engine it builds has secure mode off
+        """
+import torch
+import numpy as np
+torch.manual_seed(0)  # <-
+np.random.seed(0)
+from opacus import PrivacyEngine
+def train_private(model, optimizer, loader, noise_multiplier):
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+        # the entry point seeds every generator through a local helper with the configured seed (--seed 41)
+        """
+import argparse
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+parser = argparse.ArgumentParser()
+parser.add_argument("--seed", type=int, default=41)
+args = parser.parse_args()
+def fix_all_seeds(value):
+    np.random.seed(value)
+    torch.manual_seed(value)
+fix_all_seeds(args.seed)  # <-
+def run(model, optimizer, loader, target_eps):
+    engine = PrivacyEngine(accountant="rdp")
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader, epochs=5,
+                                            target_epsilon=target_eps, target_delta=1e-5, max_grad_norm=1.0)
+""",
+        # a run seeded from its config right before building the (non-secure) engine
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+def seed_everything(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def run_private_training(model, optimizer, loader, config, seed=None):
+    run_seed = config.seed if seed is None else seed
+    seed_everything(run_seed)  # <-
+    engine = PrivacyEngine(accountant=config.accountant)
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=config.sigma, max_grad_norm=config.clip)
+""",
+        # a literal reseed right before hand-written Gaussian noise scaled by the sensitivity
+        """
+import numpy as np
+import torch
+def noisy_histogram(hist, num_words, sigma):
+    sensitivity = np.sqrt(num_words)
+    torch.manual_seed(0)  # <-
+    return hist + torch.randn_like(hist) * sensitivity * sigma
+""",
+        # TensorFlow Privacy's optimizer draws from TensorFlow's global seed, fixed by the script
+        """
+import tensorflow as tf
+from tensorflow_privacy import DPKerasSGDOptimizer
+tf.random.set_seed(1)  # <-
+def build(model, noise_multiplier, l2_norm_clip):
+    opt = DPKerasSGDOptimizer(l2_norm_clip=l2_norm_clip, noise_multiplier=noise_multiplier,
+                              num_microbatches=1, learning_rate=0.1)
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
+    return model
+""",
+        # an estimator reseeds the global generator from its stored constructor default before its coin flips
+        """
+import numpy as np
+class PrivateQuantile:
+    def __init__(self, epsilon, seed=2025):
+        self.epsilon, self.seed = epsilon, seed
+    def reset(self):
+        np.random.seed(self.seed)  # <-
+    def report(self, x, q):
+        keep = np.exp(self.epsilon) / (1 + np.exp(self.epsilon))
+        bit = x <= q
+        return bit if np.random.binomial(1, keep) else not bit
+""",
+        # the DP step reseeds with the seed its caller derives from the run index
+        """
+import numpy as np
+import torch
+def perturb_edges(adj, epsilon, seed=None):
+    if seed is not None:
+        torch.manual_seed(seed)
+        np.random.seed(seed)  # <-
+    flip = 1 / (1 + np.exp(epsilon))
+    return np.where(np.random.binomial(1, flip, adj.shape) == 1, 1 - adj, adj)
+def experiment(adj, epsilon, runs, seed_base=42):
+    return [perturb_edges(adj, epsilon, seed=seed_base + run) for run in range(runs)]
+""",
+        # the MPI rank seeds the generator the quantile release samples from
+        """
+import numpy as np
+from mpi4py import MPI
+def release_quantiles(data, qs, epsilon):
+    rank = MPI.COMM_WORLD.Get_rank()
+    np.random.seed(rank)  # <-
+    return [quantile_exponential(data, q, epsilon) for q in qs]
+def quantile_exponential(data, q, epsilon):
+    utility = -np.abs(np.arange(len(data)) - q * len(data))
+    p = np.exp(epsilon * utility / 2)
+    return data[np.random.choice(len(data), p=p / p.sum())]
+""",
+        # the twin: the same default seed also fixes torch's global generator, which draws the gradient noise
+        """
+import numpy as np
+import torch
+def train(model, X, epsilon, sigma, seed=0):
+    rng = np.random.RandomState(seed)
+    order = rng.permutation(len(X))
+    torch.manual_seed(seed)  # <-
+    for i in order:
+        g = model.grad(X[i])
+        g = g + torch.normal(0, sigma, g.shape)
+    return model
+""",
         # twins: a constant seed for noise scaled by the budget, and a seed named for the noise
         """
 import numpy as np
@@ -667,6 +923,12 @@ class Client:
     )
 
     def visit_Call(self, node: cst.Call) -> None:
+        before = len(self.reports)
+        self._visit_call(node)
+        if len(self.reports) == before:
+            self._public_run_seed(node)
+
+    def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
             return
         name = call_name(node)
@@ -696,6 +958,317 @@ class Client:
                 self._constant_global_seed(node, {family}, constant)
             else:
                 self._global_seed(node, name)
+
+    # -- a run's public seed fixing the global generator a DP engine or hand-written noise draws from ------------
+    def _public_run_seed(self, node: cst.Call) -> None:
+        """``torch.manual_seed(0)`` at import, ``set_seed(args.seed)`` (``--seed`` defaults to a literal) in the
+        entry point, ``seed_everything(config.seed)`` before training: a public seed of a global generator, where
+        this file or a project module it imports draws DP noise from that generator (an Opacus engine without
+        secure mode, a TensorFlow Privacy optimizer, ``torch.randn_like(h) * sensitivity * sigma``, a mechanism
+        taking ε)."""
+        from dpcheck.analysis.global_rng import project_noise_draw
+
+        seeded = self._seeds_of_call(node)
+        if not seeded or self._test_code(node):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if self._quiet_seed_place(node) or fn is not None and self._seeding_helper_def(fn):
+            return
+        scope = id(fn) if fn is not None else id(self.ctx.module)
+        done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
+        if scope in done or self._seed_for_data(node):
+            return
+        families: set[str] = set()
+        why = None
+        for family, seed, default in seeded:
+            reason = self._public_seed(node, seed, default)
+            if reason is not None:
+                families.add(family)
+                why = why or reason
+        if not families or why is None:
+            return
+        found = project_noise_draw(self.ctx.path, self.ctx.module, families)
+        if found is None:
+            return
+        file, function, line = found
+        if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
+                file, self.ctx.path) and self._module_has_mechanism():
+            return  # a library module's demo block seeds the data it perturbs for a printout
+        done.add(scope)
+        where = "at import" if function == "<module>" else f"in `{function}`"
+        self.report(node, f"the global generator is seeded with {why}, and DP noise is drawn from it {where} "
+                          f"({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}; an Opacus engine without "
+                          f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
+                          f"noise all use the global generator): the noise is reproducible by anyone with the code "
+                          f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _quiet_seed_place(self, node: cst.CSTNode, need_dp_words: bool = True) -> bool:
+        """A seed in an evaluation, attack, plotting, data or non-private function or file, or in a file that
+        never mentions privacy: it fixes no released DP noise."""
+        fn = self.ctx.analysis.enclosing_function(node)
+        cls = self.ctx.analysis.enclosing_class(node)
+        for name in ([fn.name.value] if fn is not None else []) + ([cls.name.value] if cls is not None else []) + [
+                self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]]:
+            own = fn is not None and name == fn.name.value
+            found = (words(name) - ({"test", "tests"} if own else _DATA_WORDS if name != (
+                cls.name.value if cls is not None else None) else set())) | (
+                words(name) & {"example", "demo", "tutorial"} and {"demo"} if own else set())
+            if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
+                    or {"no", "noise"} <= found:
+                return True
+        return need_dp_words and not _DP_WORDS.search(self.ctx.module.code)
+
+    def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:
+        """(generator family, seed expression or None, literal default) for each global generator the call seeds:
+        ``np.random.seed(x)``/``torch.manual_seed(x)``/``tf.random.set_seed(x)``, or a seeding helper of this
+        module or an imported project module, with the argument it passes on."""
+        family = self._family(node)
+        if family is None and isinstance(node.func, cst.Attribute) and node.func.attr.value in (
+                "set_seed", "set_random_seed") and (dotted(node.func.value) or "").split(".")[0] in ("tf",
+                                                                                                    "tensorflow"):
+            family = "tf"
+        if family is not None:
+            return [(family, _seed_arg(node), None)]
+        if not isinstance(node.func, cst.Name) or not words(node.func.value) & {"seed", "seeds", "random", "rng",
+                                                                               "seeding", "reproducibility"}:
+            return []
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        given = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        out: list[tuple[str, cst.BaseExpression | None, object]] = []
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value == node.func.value:
+                params = [p for p in all_params(statement)]
+                for sub in walk(statement):
+                    if not isinstance(sub, cst.Call):
+                        continue
+                    fam = self._family(sub) or ("tf" if isinstance(sub.func, cst.Attribute) and sub.func.attr.value
+                                                in ("set_seed", "set_random_seed") else None)
+                    seed = _seed_arg(sub) if fam else None
+                    if fam is None or seed is None:
+                        continue
+                    if number(seed) is not None:
+                        out.append((fam, seed, None))
+                        continue
+                    if not isinstance(seed, cst.Name):
+                        continue
+                    for i, param in enumerate(params):
+                        if param.name.value != seed.value:
+                            continue
+                        value = given.get(param.name.value, positional[i] if i < len(positional) else None)
+                        default = number(param.default) if param.default is not None else None
+                        out.append((fam, value, default))
+                return out
+        from dpcheck.analysis.global_rng import imported_seeding_helper
+
+        found = imported_seeding_helper(self.ctx.path, self.ctx.module, node.func.value)
+        if found is None:
+            return []
+        names, seeded = found
+        for param, fam, default in seeded:
+            if param is None:
+                out.append((fam, None, default))
+                continue
+            value = given.get(param)
+            if value is None and param in names and names.index(param) < len(positional):
+                value = positional[names.index(param)]
+            out.append((fam, value, default))
+        return out
+
+    @staticmethod
+    def _seeding_helper_def(fn: cst.FunctionDef) -> bool:
+        """``def set_seed(seed): …``, ``def set_random(seed): …``: the helper's own seeding calls are judged where
+        it is called."""
+        return bool(words(fn.name.value) & {"seed", "seeds", "seeding", "reproducibility", "determinism",
+                                            "deterministic", "random", "rng"})
+
+    def _seed_for_data(self, node: cst.Call) -> bool:
+        """The next draw after the seed in its block subsamples, permutes or shuffles data
+        (``np.random.seed(rank); x = np.random.choice(x, n, replace=False)``): a seed for the data, not the noise."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(node)
+        block = fa.parent(statement) if statement is not None else None
+        if isinstance(block, cst.SimpleStatementLine):
+            statement, block = block, fa.parent(block)
+        body = getattr(block, "body", None)
+        if not isinstance(body, (list, tuple)) or statement not in body:
+            return False
+        for later in body[list(body).index(statement) + 1:][:3]:
+            for sub in walk(later):
+                if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                        and (dotted(sub.func.value) or "") in _GLOBAL_FAMILIES and self._family(sub) is None:
+                    name = sub.func.attr.value
+                    if name in ("choice", "permutation", "shuffle", "sample", "randperm"):
+                        return not any(a.keyword is not None and a.keyword.value == "p" and not (
+                            isinstance(a.value, (cst.List, cst.Tuple)) and all(
+                                number(e.value) is not None for e in a.value.elements)) for a in sub.args)
+                    return False
+        return False
+
+    def _public_seed(self, node: cst.CSTNode, seed: cst.BaseExpression | None, default: object,
+                     depth: int = 0) -> str | None:
+        """Why a seed is public: a literal, a constant name, a parameter or helper default that is a literal, the
+        run's configured seed (``args.seed``, ``config.seed``, ``FLAGS.run - 1``; a ``--seed`` whose default is
+        None is fresh entropy), the process rank, or a local assigned from one of these."""
+        fa = self.ctx.analysis
+        if seed is None:
+            return f"the helper's default seed {default}" if isinstance(default, (int, float)) \
+                and not isinstance(default, bool) else None
+        if _fresh_entropy(seed) or isinstance(seed, cst.Name) and seed.value == "None":
+            return None
+        if any(isinstance(n, cst.Call) and (dotted(n.func) or "").endswith(("time", "time_ns", "perf_counter"))
+               for n in walk(seed)):
+            return None
+        if number(seed) is not None:
+            return f"the constant `{fa.code(seed)}`"
+        if isinstance(seed, cst.BinaryOperation):
+            # ``seed_base + run``, ``args.seed * 1000 + client_id``, ``rank + 1``: every operand is a literal, a
+            # public seed, or a public index (a run, round, client or loop counter)
+            leaves: list[cst.BaseExpression] = []
+            stack: list[cst.BaseExpression] = [seed]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, cst.BinaryOperation):
+                    stack.extend([item.left, item.right])
+                else:
+                    leaves.append(item)
+            reasons = []
+            for leaf in leaves:
+                if number(leaf) is not None:
+                    continue
+                if self._public_index(node, leaf):
+                    reasons.append(f"the public index `{fa.code(leaf)}`")
+                    continue
+                reason = self._public_seed(node, leaf, None, depth + 1) if depth < 3 else None
+                if reason is None:
+                    return None
+                reasons.append(reason)
+            return f"`{fa.code(seed)[:60]}`, from {reasons[0]}" if reasons else f"the constant `{fa.code(seed)}`"
+        if isinstance(seed, cst.Call) and call_name(seed) in ("int", "abs") and seed.args and depth < 3:
+            return self._public_seed(node, seed.args[0].value, None, depth + 1)
+        if isinstance(seed, cst.IfExp) and depth < 3:
+            return self._public_seed(node, seed.body, None, depth + 1) or \
+                self._public_seed(node, seed.orelse, None, depth + 1)
+        if isinstance(seed, cst.Name):
+            fn = fa.enclosing_function(node)
+            if fn is not None:
+                for index, param in enumerate(all_params(fn)):
+                    if param.name.value == seed.value:
+                        if param.default is not None and number(param.default) is not None:
+                            return f"`{seed.value}`, whose default is the constant {fa.code(param.default)}"
+                        if isinstance(param.default, cst.Name) and param.default.value != "None" and depth < 3:
+                            # ``def run(eps, seed: int = SEED)`` with ``SEED = 42`` at module level
+                            constant = self._constant_seed(node, param.default) if isinstance(node, cst.Call) \
+                                else None
+                            if constant is not None:
+                                return f"`{seed.value}`, whose default is {constant}"
+                        if depth >= 2 or param.default is not None and not (
+                                isinstance(param.default, cst.Name) and param.default.value == "None"):
+                            return None
+                        return self._passed_seed(fn, param.name.value, index, depth)
+                    
+            constant = self._constant_seed(node, seed) if isinstance(node, cst.Call) else None
+            if constant is not None:
+                return constant
+            if depth >= 3:
+                return None
+            scope = fn if fn is not None else self.ctx.module
+            values = [sub.value for sub in walk(scope, into_scopes=False) if isinstance(sub, cst.Assign)
+                      and any(isinstance(t.target, cst.Name) and t.target.value == seed.value for t in sub.targets)]
+            if fn is not None and not values:
+                values = [sub.value for statement in self.ctx.module.body
+                          for sub in walk(statement, into_scopes=False) if isinstance(sub, cst.Assign)
+                          and any(isinstance(t.target, cst.Name) and t.target.value == seed.value
+                                  for t in sub.targets)]
+            reasons = [self._public_seed(node, v, None, depth + 1) for v in values]
+            return reasons[0] if reasons and all(r is not None for r in reasons) else None
+        refs = value_refs(seed)
+        if isinstance(seed, cst.Subscript) and any(
+                isinstance(n, cst.SimpleString) and "seed" in words(n.evaluated_value if isinstance(
+                    n.evaluated_value, str) else "") for n in walk(seed.slice[0]) if len(seed.slice) == 1) \
+                and not _NONE_SEED_OPTION.search(self.ctx.module.code):
+            return f"`{fa.code(seed)[:60]}`, the run's configured seed"  # ``vars(args)['seed']``, ``cfg["seed"]``
+        if isinstance(seed, cst.Attribute) and dotted(seed.value) == "self" and depth < 2:
+            # ``self.seed``, stored by the constructor from a parameter whose default is a literal
+            cls = fa.enclosing_class(node)
+            for init in [] if cls is None else walk(cls):
+                if not (isinstance(init, cst.FunctionDef) and init.name.value == "__init__"):
+                    continue
+                for sub in walk(init):
+                    if not isinstance(sub, cst.Assign):
+                        continue
+                    pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+                    for t in sub.targets:
+                        if isinstance(t.target, cst.Tuple) and isinstance(sub.value, cst.Tuple) \
+                                and len(t.target.elements) == len(sub.value.elements):
+                            pairs.extend((a.value, b.value) for a, b in zip(t.target.elements, sub.value.elements))
+                        else:
+                            pairs.append((t.target, sub.value))
+                    for target, value in pairs:
+                        if dotted(target) != f"self.{seed.attr.value}":
+                            continue
+                        reason = self._public_seed(value, value, None, depth + 1) \
+                            if not isinstance(value, cst.Name) else self._init_default(init, value.value)
+                        if reason is not None:
+                            return f"`self.{seed.attr.value}` = {reason}"
+            return None
+        for ref in refs:
+            parts = ref.split(".")
+            if parts[0] in ("self", "cls") or len(parts) < 2:
+                continue
+            if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
+                if "seed" in words(parts[-1]) and _NONE_SEED_OPTION.search(self.ctx.module.code):
+                    return None
+                return f"`{fa.code(seed)[:60]}`, the run's configured seed"
+        if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(
+                isinstance(n, cst.Call) and call_name(n) in ("Get_rank", "get_rank") for n in walk(seed)):
+            return f"`{fa.code(seed)[:60]}`, the process rank"
+        return None
+
+    def _public_index(self, node: cst.CSTNode, leaf: cst.BaseExpression) -> bool:
+        """A run, round, client, rank or loop counter: ``run``, ``client_id``, ``comm.rank``, ``i`` of a ``for``."""
+        name = last_name(leaf) if isinstance(leaf, (cst.Name, cst.Attribute)) else None
+        if name is None:
+            return False
+        if words(name) & (_DERIVED_WORDS | {"run", "runs", "trial", "rep", "repeat", "repetition"}):
+            return True
+        parent = self.ctx.analysis.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) and parent.target.value == name:
+                return True
+            parent = self.ctx.analysis.parent(parent)
+        return False
+
+    def _init_default(self, init: cst.FunctionDef, name: str) -> str | None:
+        for param in all_params(init):
+            if param.name.value == name and param.default is not None and number(param.default) is not None:
+                return f"the constructor's `{name}`, whose default is the constant " \
+                       f"{self.ctx.analysis.code(param.default)}"
+        return None
+
+    def _passed_seed(self, fn: cst.FunctionDef, param: str, index: int, depth: int) -> str | None:
+        """The seed parameter of ``fn`` (no default, or None) as this module's callers pass it: public when every
+        call that passes it passes a public value (``apply_dp(g, eps, seed=seed_base + run)``)."""
+        fa = self.ctx.analysis
+        method = fa.enclosing_class(fn) is not None
+        reasons = []
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call) or call_name(call) != fn.name.value:
+                continue
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+            if value is None:
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                at = index - 1 if method and isinstance(call.func, cst.Attribute) else index
+                value = positional[at] if 0 <= at < len(positional) else None
+            if value is None:
+                continue
+            reason = self._public_seed(call, value, None, depth + 1)
+            if reason is None:
+                return None
+            reasons.append(reason)
+        if not reasons:
+            return None
+        return f"`{param}`, passed by the caller as {reasons[0]}"
 
     # -- a mechanism constructed with its noise seed passed in ``random_state=`` -----------------------
     def _seeded_mechanism_call(self, node: cst.Call) -> bool:
@@ -955,6 +1528,8 @@ class Client:
         ``ldp.OUE``, whose constructor takes ε)."""
         from dpcheck.analysis.global_rng import imported_mechanism_draw
 
+        if self._quiet_seed_place(node, need_dp_words=False):
+            return
         found = imported_mechanism_draw(self.ctx.path, self.ctx.module, families)
         if found is None:
             return

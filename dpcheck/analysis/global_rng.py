@@ -105,6 +105,12 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
     except (OSError, SyntaxError, ValueError):
         _CACHE[path] = (mtime, [], [])
         return [], []
+    draws, imports = _summarize_tree(tree)
+    _CACHE[path] = (mtime, draws, imports)
+    return draws, imports
+
+
+def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, tuple[str, ...]]]]:
     imports: list[tuple[str, int, tuple[str, ...]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -151,8 +157,93 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
                                                     for k in call.keywords):
                     if all(f != family or d != fn.name for d, _, f in draws):
                         draws.append((fn.name, call.lineno, family))
-    _CACHE[path] = (mtime, draws, imports)
+    for found in engine_draws(tree, families, parents):
+        if found not in draws:
+            draws.append(found)
     return draws, imports
+
+
+#: DP engines that draw their noise from a framework's global generator unless told otherwise
+_TORCH_ENGINES = frozenset({"PrivacyEngine"})
+_OPACUS_ATTACH = frozenset({"make_private", "make_private_with_epsilon"})
+#: TensorFlow Privacy optimizers (their Gaussian noise comes from TensorFlow's global seed)
+_TF_DP_OPTIMIZERS = frozenset({
+    "DPKerasSGDOptimizer", "DPKerasAdamOptimizer", "DPKerasAdagradOptimizer", "VectorizedDPKerasSGDOptimizer",
+    "VectorizedDPKerasAdamOptimizer", "VectorizedDPKerasAdagradOptimizer", "DPGradientDescentGaussianOptimizer",
+    "DPAdamGaussianOptimizer", "DPAdagradGaussianOptimizer", "DPGradientDescentOptimizer", "DPAdamOptimizer",
+    "VectorizedDPSGD", "DPKerasSGD", "make_keras_optimizer_class", "make_gaussian_optimizer_class",
+})
+#: what hand-written DP noise is scaled by, outside a function that takes ε (a diffusion model's σ alone is not)
+_PRIVACY_SCALE_WORDS = frozenset({"sensitivity", "sens", "multiplier", "clip", "clipping", "noise", "dp", "privacy",
+                                  "eps", "epsilon", "budget"})
+
+
+#: a class whose draws are privacy noise (``CummuNoiseTorch``, ``GaussianMechanism``, ``DPNoise``)
+_NOISE_CLASS_WORDS = frozenset({"noise", "mechanism", "privacy", "private", "dp", "ldp", "laplace"})
+
+
+def _scaled_by_privacy(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``torch.randn_like(h) * sensitivity * sigma``, ``torch.randn(d) * (2 * noise_factor / n)``: a standard draw
+    multiplied by a privacy scale (a sensitivity, a noise multiplier or factor, a clip bound, ε)."""
+    node: ast.AST = call
+    parent = parents.get(id(node))
+    while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
+        other = parent.right if parent.left is node else parent.left
+        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & _PRIVACY_SCALE_WORDS
+               for n in ast.walk(other) if isinstance(n, (ast.Name, ast.Attribute))):
+            return True
+        node, parent = parent, parents.get(id(parent))
+    return False
+
+
+def _true_or_unknown(value: ast.expr) -> bool:
+    return not (isinstance(value, ast.Constant) and not value.value)
+
+
+def engine_draws(tree: ast.Module, families: dict[str, str], parents: dict[int, ast.AST]) -> list[tuple[str, int, str]]:
+    """(function or ``<module>``, line, family) of the DP noise a file draws from a global generator outside a
+    function taking ε: an Opacus ``PrivacyEngine`` without ``secure_mode``/``secure_rng`` (its Gaussian noise comes
+    from torch's global generator), ``make_private(…)`` given no ``noise_generator``, a TensorFlow Privacy
+    optimizer (TensorFlow's global seed), a standard torch draw scaled by a sensitivity or noise multiplier."""
+    owner: dict[int, str] = {}
+    noise_class: set[int] = set()
+    for node in ast.walk(tree):  # ``ast.walk`` is breadth-first: an inner function overwrites its outer one
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for sub in ast.walk(node):
+                owner[id(sub)] = node.name
+        elif isinstance(node, ast.ClassDef) and words(node.name) & _NOISE_CLASS_WORDS:
+            noise_class.update(id(sub) for sub in ast.walk(node))
+    out: list[tuple[str, int, str]] = []
+    secure = any(isinstance(call, ast.Call) and any(k.arg in ("secure_mode", "secure_rng") and _true_or_unknown(k.value)
+                                                    for k in call.keywords) for call in ast.walk(tree))
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        where = owner.get(id(call), "<module>")
+        if where.startswith("test"):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id \
+            if isinstance(call.func, ast.Name) else ""
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        if name in _TORCH_ENGINES:
+            if not any(_true_or_unknown(keywords[k]) for k in ("secure_mode", "secure_rng") if k in keywords):
+                out.append((where, call.lineno, "torch"))
+        elif name in _OPACUS_ATTACH and not secure and any(k in keywords for k in ("noise_multiplier", "target_epsilon",
+                                                                    "max_grad_norm")):
+            generator = keywords.get("noise_generator")
+            if generator is None or isinstance(generator, ast.Constant) and generator.value is None:
+                out.append((where, call.lineno, "torch"))
+        elif name in _TF_DP_OPTIMIZERS:
+            out.append((where, call.lineno, "tf"))
+        elif isinstance(call.func, ast.Attribute) and families.get(_dotted(call.func.value) or "") == "torch" \
+                and name in (_STANDARD | {"normal"}) and (
+                    _scaled_by_privacy(call, parents) or name == "normal" and any(
+                        words(n.id if isinstance(n, ast.Name) else n.attr) & _PRIVACY_SCALE_WORDS
+                        or id(call) in noise_class
+                        for a in call.args[1:2] for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))):
+            if not any(k in keywords for k in ("generator",)):
+                out.append((where, call.lineno, "torch"))
+    return out
 
 
 def _candidates(folder: str, roots: Iterable[str], module: str, level: int, names: tuple[str, ...]) -> list[str]:
@@ -191,7 +282,7 @@ def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]
         if isinstance(node, cst.Import):
             out.extend((dotted(alias.name) or "", 0, ()) for alias in node.names)
         elif isinstance(node, cst.ImportFrom):
-            names: tuple[str, ...] = ()
+            names: tuple[str, ...] = ("*",)
             if not isinstance(node.names, cst.ImportStar):
                 names = tuple(dotted(alias.name) or "" for alias in node.names)
             out.append((dotted(node.module) if node.module is not None else "", len(node.relative), names))
@@ -266,7 +357,7 @@ def imported_seeding_helper(path: str | None, module: cst.Module, name: str) -> 
     me = os.path.abspath(path)
     folder, roots = os.path.dirname(me), _roots(me)
     for mod, level, names in _module_imports(module):
-        if name not in names:
+        if name not in names and "*" not in names:
             continue
         for candidate in _candidates(folder, roots, mod, level, ()):
             tree = _tree(candidate)
@@ -296,3 +387,23 @@ def _tree(path: str) -> ast.Module | None:
         tree = None
     _TREES[path] = (mtime, tree)
     return tree
+
+
+def project_noise_draw(path: str | None, module: cst.Module, families: set[str]) -> tuple[str, str, int] | None:
+    """(file, function, line) of DP noise drawn from one of ``families``' global generators in this file or in a
+    project module it imports (a few levels deep): a mechanism taking ε, an Opacus engine without secure mode, a
+    TensorFlow Privacy optimizer, a torch draw scaled by a sensitivity or noise multiplier."""
+    on_disk = bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
+    if on_disk:
+        me = os.path.abspath(path)  # type: ignore[arg-type]
+        own = _summarize(me)[0]
+    else:
+        me = path or "<module>"
+        try:
+            own = _summarize_tree(ast.parse(module.code))[0]
+        except (SyntaxError, ValueError):
+            own = []
+    for function, line, family in own:
+        if family in families:
+            return me, function, line
+    return imported_mechanism_draw(path, module, families) if on_disk else None
