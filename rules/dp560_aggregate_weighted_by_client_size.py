@@ -1,10 +1,12 @@
 """DP560: a federated aggregate of DP client models weighted by the clients' exact record counts."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
@@ -38,6 +40,8 @@ _EVAL_FUNCTION_WORDS = frozenset({"test", "eval", "evaluate", "evaluation", "val
                                   "report", "log", "print", "plot", "summary", "summarize"})
 #: privacy or noise named in the file's text
 _PRIVACY_TEXT = re.compile(r"(?i)priva|noise|noisy|epsilon|opacus|accountant|laplace|gaussian|clip|sigma|\bdp\b")
+#: the file is federated code: it names clients, silos, a server or an aggregation
+_FEDERATED_TEXT = re.compile(r"(?i)client|federat|fedavg|silo|server|aggregat|parties|participant")
 #: a docstring describing a non-private control or baseline
 _NON_PRIVATE = re.compile(r"(?i)\bnon[- ]?(?:private|dp)\b|\bwithout (?:differential )?privacy\b|\bno[- ]dp\b")
 _SUMS = frozenset({"sum", "nansum", "fsum"})
@@ -73,6 +77,12 @@ def _string_key(node: cst.Subscript) -> str | None:
     return None
 
 
+#: data sets whose size is not a client's private count: held-out, public, synthetic or already randomised
+_RELEASED_DATA = frozenset({"test", "val", "valid", "validation", "eval", "public", "synthetic", "fake", "generated",
+                            "noised", "noisy", "perturbed", "sanitized", "sanitised", "privatized", "privatised",
+                            "randomized", "randomised", "reports", "report", "dp"})
+
+
 def _dataset_len(call: cst.Call) -> bool:
     """``len(client_dataset)``, ``len(self.train_loader.dataset)``, ``len(dict_users[idx])``, ``x.shape[0]``."""
     if call_name(call) != "len" or len(call.args) != 1:
@@ -86,11 +96,10 @@ def _dataset_len(call: cst.Call) -> bool:
     pieces = _pieces(name)
     last = frozenset(w.lower() for w in words(name.split(".")[-1]))
     if call.args[0].value is not target:  # ``len(dict_users[u])``, ``len(local_datasets[k])``: one client's part
-        return not pieces & {"test", "val", "valid", "validation", "eval", "public", "synthetic", "fake",
-                             "generated", "batch", "batches", "loader", "dataloader"} \
+        return not pieces & (_RELEASED_DATA | {"batch", "batches", "loader", "dataloader"}) \
             and bool(pieces & {"users", "user", "clients", "client", "party", "parties", "silos", "silo", "local",
                                "data", "dataset", "datasets", "idxs", "partitions", "shards", "splits"})
-    if pieces & {"test", "val", "valid", "validation", "eval", "public", "synthetic", "fake", "generated"} \
+    if pieces & _RELEASED_DATA \
             or last & {"loader", "dataloader", "clients", "users", "workers", "models", "params", "keys",
                        "locals", "classes", "batch", "batches", "labels", "features", "columns"}:
         return False
@@ -115,7 +124,8 @@ class AggregateWeightedByClientSize(Rule):
         "every weight, and a client whose share is large contributes w_k·C, more than the sensitivity the "
         "noise was calibrated for. The counts are followed through locals, comprehensions, accumulators "
         "(`total += n`), `self` attributes and string-keyed results (`update['n_samples']`). Reported only in "
-        "a module with DP context. Not reported: uniform weights, weights from a public cap or DP-released "
+        "a module with DP context that names clients, silos, a server or an aggregation. Not reported: "
+        "uniform weights, weights from a public cap or DP-released "
         "counts (`noisy_counts`, `per_client_example_cap` given as a constant), the number of clients, "
         "held-out set sizes, and metrics (loss, accuracy) averaged by sample counts for reporting. Fix: "
         "aggregate with uniform weights (or weights from a public bound such as min(n_k, cap)/cap), or "
@@ -123,6 +133,14 @@ class AggregateWeightedByClientSize(Rule):
     )
     TRIGGERS = ("sum", "+=", "fit")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """Federated code naming privacy or noise, with a division or product, or a ``def fit``."""
+        source = facts.source
+        if not (_PRIVACY_TEXT.search(source) and _FEDERATED_TEXT.search(source)):
+            return False
+        return bool(facts.binops(ast.Div) or facts.binops(ast.Mult)) or "def fit" in source
 
     VALID = (
         # uniform averaging of the noisy client updates; metrics averaged by sample counts for logging
@@ -233,6 +251,15 @@ class Aggregator:
             training_num += self.train_data_local_num_dict[client_index]
         return {c: self.train_data_local_num_dict[c] / training_num for c in client_indexes}
 """,
+        # an LDP simulation summing estimates scaled by the number of randomised reports
+        """
+import numpy as np
+def simulate(ori, noised_data, number, epsilon):
+    sum_all = 0
+    weights = em_estimate(noised_data, number, np.exp(epsilon))
+    sum_all += weights[:10] * len(noised_data)
+    return sum_all
+""",
         # a non-private control client beside the DP one: the docstring says so
         """
 class ControlClient:
@@ -284,17 +311,17 @@ class Server:
         # a vector of per-silo sizes normalised into the update weights of a DP-SGD federation
         """
 import numpy as np
-class Trainer:
+class SiloTrainer:
     def __init__(self, x_train, noise_multiplier, l2_clip):
-        self.train_samples = np.asarray([len(x) for x in x_train])
+        self.train_samples = np.asarray([len(x) for x in x_train])  # one entry per silo
         self.update_weights = self.train_samples / np.sum(self.train_samples)  # <-
         self.noise_multiplier = noise_multiplier
 """,
         # updates weighted by the dataset length reported with each client result (a string key)
         """
-def perform_round(models, privacy_engine, noise_multiplier):
+def perform_round(client_models, privacy_engine, noise_multiplier):
     local_updates, total = [], 0
-    for m in models:
+    for m in client_models:
         local_updates.append({"updates": m.delta(), "n_samples": len(m.train_dl.dataset)})
         total += len(m.train_dl.dataset)
     agg = sum([u["updates"] * u["n_samples"] for u in local_updates])  # <-
@@ -346,7 +373,8 @@ class DPClient:
         scheduler alone is not differential privacy)."""
         cached = getattr(self, "_dp_cached", None)
         if cached is None:
-            cached = bool(self.ctx.analysis.has_dp_code()) and bool(_PRIVACY_TEXT.search(self.ctx.source))
+            cached = bool(self.ctx.analysis.has_dp_code()) and bool(_PRIVACY_TEXT.search(self.ctx.source)) \
+                and bool(_FEDERATED_TEXT.search(self.ctx.source))
             self._dp_cached = cached
         return cached
 
