@@ -77,6 +77,14 @@ def _string_key(node: cst.Subscript) -> str | None:
     return None
 
 
+def _count_getter(call: cst.Call) -> bool:
+    """``client.get_sample_number()``, ``trainer.get_data_size()``: a method reporting a record count."""
+    if call.args or not isinstance(call.func, cst.Attribute):
+        return False
+    name = call.func.attr.value
+    return name.startswith("get_") and _count_named(name[4:]) and not _pieces(dotted(call.func.value)) & _CONFIG_OWNERS
+
+
 #: data sets whose size is not a client's private count: held-out, public, synthetic or already randomised
 _RELEASED_DATA = frozenset({"test", "val", "valid", "validation", "eval", "public", "synthetic", "fake", "generated",
                             "noised", "noisy", "perturbed", "sanitized", "sanitised", "privatized", "privatised",
@@ -352,6 +360,17 @@ class Server:
         client_sample_num = [len(self.dict_users[u]) for u in idxs_users]
         return np.array(client_sample_num) / sum(client_sample_num)  # <-
 """,
+        # the server asks each DP client for its sample number and weights the noisy models by its share
+        """
+def aggregate_round(server, clients, noise_multiplier):
+    w_locals = [(c.get_sample_number(), c.train_with_noise(noise_multiplier)) for c in clients]
+    total = sum(n for n, _ in w_locals)
+    avg = {}
+    for n, params in w_locals:
+        for k in params:
+            avg[k] = avg.get(k, 0) + params[k] * (n / total)  # <-
+    return avg
+""",
         # a Flower client trained with Opacus hands its exact record count back as the FedAvg weight
         """
 from opacus import PrivacyEngine
@@ -418,7 +437,7 @@ class DPClient:
         if isinstance(expr, cst.List) and expr.elements:
             return all(self._count(e.value, hops - 1) for e in expr.elements if not isinstance(e, cst.StarredElement))
         if isinstance(expr, cst.Call):
-            return _dataset_len(expr)
+            return _dataset_len(expr) or _count_getter(expr)
         if isinstance(expr, cst.Subscript):
             key = _string_key(expr)
             if key is not None:
@@ -430,9 +449,11 @@ class DPClient:
             if _count_named(expr.value):
                 return True
             binding = self.ctx.analysis.binding(expr)
-            if binding is not None and isinstance(binding.stmt, (cst.For, cst.CompFor)) \
-                    and isinstance(binding.stmt.target, cst.Name):
-                return self._count(binding.stmt.iter, hops - 1)  # ``for s in sizes``
+            if binding is not None and isinstance(binding.stmt, (cst.For, cst.CompFor)):
+                target = binding.stmt.target
+                if isinstance(target, cst.Name):
+                    return self._count(binding.stmt.iter, hops - 1)  # ``for s in sizes``
+                return self._loop_slot(target, binding.target, binding.stmt.iter, hops - 1)
             if binding is None or binding.kind != "assign" or binding.value is None:
                 return False
             return self._count(binding.value, hops - 1)
@@ -441,6 +462,23 @@ class DPClient:
                 return True
             return self._self_attr(expr, lambda v: self._count(v, hops - 1), only_one=True)
         return False
+
+    def _loop_slot(self, target: cst.BaseExpression, name: cst.CSTNode, iterable: cst.BaseExpression,
+                   hops: int) -> bool:
+        """``for n, params in w_locals`` with ``w_locals = [(c.get_sample_number(), w) for c in clients]``:
+        the slot ``n`` unpacks."""
+        if not isinstance(target, (cst.Tuple, cst.List)) or hops <= 0:
+            return False
+        index = next((i for i, e in enumerate(target.elements) if e.value is name), None)
+        if index is None or not isinstance(iterable, cst.Name):
+            return False
+        binding = self.ctx.analysis.binding(iterable)
+        if binding is None or binding.kind != "assign" or not isinstance(binding.value, (cst.ListComp, cst.List)):
+            return False
+        items = [binding.value.elt] if isinstance(binding.value, cst.ListComp) \
+            else [e.value for e in binding.value.elements]
+        return bool(items) and all(isinstance(i, cst.Tuple) and len(i.elements) == len(target.elements)
+                                   and self._count(i.elements[index].value, hops - 1) for i in items)
 
     def _self_attr(self, expr: cst.Attribute, test, *, only_one: bool) -> bool:  # type: ignore[no-untyped-def]
         if not (isinstance(expr.value, cst.Name) and expr.value.value == "self"):
