@@ -731,6 +731,46 @@ def private_synth(table, epsilon):
         parts.append(cleaned)
     return dp_synthesizer(pd.concat(parts), epsilon)
 """,
+        # (t1) the same factory and per-column holders with public categories, a factory that fits its own
+        # (public) data, and a factory-built scaler pipeline in ML code with no DP claim
+        """
+'''Train a DP-VAE (Opacus) and release decoded synthetic rows.'''
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder
+def build_columns(cats, schema):
+    return ColumnTransformer([("c", OneHotEncoder(categories=[schema[c] for c in cats]), cats)])
+def main(train_df, public_df, cats, schema, epsilon, noise_multiplier):
+    pre = build_columns(cats, schema)
+    x = pre.fit_transform(train_df)
+    enc = {}
+    for col in cats:
+        enc[col] = OneHotEncoder(categories=[schema[col]])
+        enc[col].fit(train_df[[col]])
+    ref = build_columns(cats, schema).fit(public_df)
+    return x, ref
+""",
+        """
+'''DP synthetic data (MST) with an encoder learnt on the public census sample.'''
+from sklearn.preprocessing import OneHotEncoder
+def public_encoder(public_df):
+    enc = OneHotEncoder(handle_unknown="ignore")
+    enc.fit(public_df)
+    return enc
+def run(private_df, public_df, epsilon):
+    enc = public_encoder(public_df)
+    return enc.transform(private_df)
+""",
+        """
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.linear_model import LogisticRegression
+def build():
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0))
+def train(X_train, y_train):
+    model = build()
+    model.fit(X_train, y_train)
+    return model
+""",
     )
 
     INVALID = (
@@ -1234,6 +1274,44 @@ def dp_generate(generator, train, n, epsilon):
     generated = generator(torch.randn(n, 16))
     return torch.clamp(generated, min=train.min(), max=train.max())  # <-
 """,
+        # transformers held per column in a dict attribute (``self.encoders[col]``), chosen by a conditional
+        # expression, or built by a module factory (``make_preprocessor()`` returning a ColumnTransformer or
+        # a pipeline with a scaler step): each is fitted on the private table the DP model trains on
+        """
+'''DP tabular diffusion (Opacus DP-SGD).'''
+import pandas as pd
+from sklearn.preprocessing import OneHotEncoder, QuantileTransformer, LabelBinarizer, MinMaxScaler
+class DPTableModel:
+    def fit(self, df, discrete, epsilon, noise_multiplier):
+        self.enc, self.qt = {}, {}
+        for col in df.columns:
+            if col in discrete:
+                self.enc[col] = OneHotEncoder(handle_unknown="ignore")
+                codes = self.enc[col].fit_transform(df[[col]])  # <-
+            else:
+                self.qt[col] = QuantileTransformer()
+                codes = self.qt[col].fit_transform(df[[col]])  # <-
+        for i, col in enumerate(df.columns):
+            step = LabelBinarizer() if col in discrete else MinMaxScaler()
+            step.fit(df[col].to_numpy().reshape(-1, 1))  # <-
+        return codes
+""",
+        """
+'''Train a DP-VAE (Opacus) and release decoded synthetic rows.'''
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+def build_columns(cats, nums):
+    return ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), cats), ("n", StandardScaler(), nums)])
+def build_numeric():
+    scale = StandardScaler()
+    return make_pipeline(scale)
+def main(train_df, cats, nums, epsilon, noise_multiplier):
+    pre = build_columns(cats, nums)
+    x = pre.fit_transform(train_df)  # <-
+    num = build_numeric().fit(train_df[nums])  # <-
+    return x, num
+""",
     )
 
     @classmethod
@@ -1389,7 +1467,10 @@ def dp_generate(generator, train, n, epsilon):
             if ctor is not None and call_name(ctor) in _FITTED and not _public_categories(ctor) \
                     and not _defined_here(call_name(ctor), index):
                 return args[0] if args else None
-            if dotted(receiver) in fitted:
+            if ctor is not None and f"{call_name(ctor)}()" in fitted:
+                return args[0] if args else None
+            held = receiver.value if isinstance(receiver, cst.Subscript) else receiver  # ``self.encoders[col]``
+            if dotted(held) in fitted:
                 return args[0] if args else None
             return None
         if name not in _BOUND_FUNCS and name not in _BOUND_METHODS:
@@ -1572,16 +1653,82 @@ def _public_categories(ctor: cst.Call) -> bool:
     return False
 
 
-def _fitted_names(index: Dp2Index) -> dict[str, str]:
-    """Names bound to an unfitted scaler/encoder, with the class they hold."""
+#: containers whose ``fit`` fits every transformer among their steps
+_COMPOSITES = frozenset({"Pipeline", "make_pipeline", "ColumnTransformer", "make_column_transformer", "FeatureUnion",
+                         "make_union"})
+
+
+def _fitted_kind(value: cst.BaseExpression | None, index: Dp2Index, factories: dict[str, str],
+                 local: dict[str, str] | None = None) -> str | None:
+    """The unfitted transformer class a value builds: a constructor (``MinMaxScaler()``), either arm
+    of ``LabelBinarizer() if cat else MinMaxScaler()``, a pipeline or column transformer with such a
+    step, a call of a module factory returning one, or a name ``local`` binds to one."""
+    if isinstance(value, cst.IfExp):
+        return _fitted_kind(value.body, index, factories, local) or _fitted_kind(value.orelse, index, factories, local)
+    if isinstance(value, cst.Name) and local is not None:
+        return local.get(value.value)
+    if not isinstance(value, cst.Call):
+        return None
+    kind = call_name(value)
+    if kind in _FITTED:
+        return None if _public_categories(value) or _defined_here(kind, index) else kind
+    if kind in _COMPOSITES:
+        for part in walk(value):
+            if part is value:
+                continue
+            if isinstance(part, cst.Call) and call_name(part) in _FITTED and not _public_categories(part) \
+                    and not _defined_here(call_name(part), index):
+                return call_name(part)
+            if isinstance(part, cst.Name) and local is not None and part.value in local:
+                return local[part.value]
+        return None
+    return factories.get(kind or "")
+
+
+def _factories(index: Dp2Index) -> dict[str, str]:
+    """Module functions that build and return an unfitted transformer (``def make_preprocessor():
+    return ColumnTransformer([...])``); one that fits what it builds returns a fitted object."""
     out: dict[str, str] = {}
-    for node in walk(index.module):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
-            ctor = node.value
-            kind = call_name(ctor)
-            if kind in _FITTED and not _public_categories(ctor) and not _defined_here(kind, index):
-                out.update(dict.fromkeys(assigned(node)[0], kind))
+    fns = [n for n in walk(index.module) if isinstance(n, cst.FunctionDef)]
+    for _ in range(2):
+        for fn in fns:
+            name = fn.name.value
+            if name in out or name in _FIT:
+                continue
+            local: dict[str, str] = {}
+            fits = False
+            kinds: list[str | None] = []
+            for node in walk(fn.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    kind = _fitted_kind(node.value, index, out, local)
+                    if kind:
+                        local[node.targets[0].target.value] = kind
+                elif isinstance(node, cst.Call) and call_name(node) in _FIT:
+                    fits = True
+                elif isinstance(node, cst.Return) and node.value is not None:
+                    kinds.append(_fitted_kind(node.value, index, out, local))
+            if not fits and kinds and all(kinds):
+                out[name] = kinds[0]  # type: ignore[assignment]
     return out
+
+
+def _fitted_names(index: Dp2Index) -> dict[str, str]:
+    """Names bound to an unfitted scaler/encoder, with the class they hold (a container filled with
+    them, ``self.encoders[col] = OneHotEncoder()``, under the container's name)."""
+    out: dict[str, str] = {}
+    factories = _factories(index)
+    out.update({f"{name}()": kind for name, kind in factories.items()})  # ``make_scaler().fit(x)``
+    for node in walk(index.module):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            kind = _fitted_kind(node.value, index, factories)
+            if kind:
+                out.update(dict.fromkeys(assigned(node)[0], kind))
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, cst.Subscript) and dotted(target.value):
+                        out[dotted(target.value)] = kind  # type: ignore[index]
+    return out
+
 
 
 def _defined_here(name: str | None, index: Dp2Index) -> bool:

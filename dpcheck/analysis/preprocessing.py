@@ -702,17 +702,102 @@ def _fit_arity(tree: ast.Module) -> dict[tuple[str, str], int]:
     return out
 
 
+#: containers whose ``fit`` fits every transformer among their steps
+_COMPOSITES = frozenset({"Pipeline", "make_pipeline", "ColumnTransformer", "make_column_transformer", "FeatureUnion",
+                         "make_union"})
+
+
+def _transformer_kind(value: ast.AST, own: Collection[str], home: Collection[str],
+                      factories: Mapping[str, str], local: Mapping[str, str] | None = None) -> str | None:
+    """The transformer class a value builds: a constructor call (``MinMaxScaler()``), either arm of
+    ``LabelBinarizer() if cat else MinMaxScaler()``, a pipeline or column transformer with such a
+    step (its ``fit`` fits the step), a call of a module function returning one (``make_preprocessor()``)
+    or a name ``local`` binds to one. None for categories or bin edges passed in (public)."""
+    if isinstance(value, ast.IfExp):
+        return _transformer_kind(value.body, own, home, factories, local) or \
+            _transformer_kind(value.orelse, own, home, factories, local)
+    if isinstance(value, ast.Name) and local is not None:
+        return local.get(value.id)
+    if not isinstance(value, ast.Call):
+        return None
+    kind = _last(value.func)
+    if prep_class(kind, own) or kind in home:
+        return None if _public_categories(value) else kind
+    if kind in _COMPOSITES:
+        for part in ast.walk(value):
+            if part is not value and isinstance(part, ast.Call):
+                inner = _last(part.func)
+                if (prep_class(inner, own) or inner in home) and not _public_categories(part):
+                    return inner
+            elif isinstance(part, ast.Name) and local is not None and part.id in local:
+                return local[part.id]
+        return None
+    return factories.get(kind)
+
+
+def _factories(tree: ast.Module, own: Collection[str], home: Collection[str]) -> dict[str, str]:
+    """Functions and methods of the module that build and return an unfitted transformer
+    (``def make_preprocessor(...): return ColumnTransformer([...])``, or annotated ``-> MinMaxScaler``)."""
+    out: dict[str, str] = {}
+    fns = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for _ in range(2):
+        for fn in fns:
+            if fn.name in out or fn.name in _FIT:
+                continue
+            if fn.returns is not None and prep_class(_last(fn.returns) if isinstance(
+                    fn.returns, (ast.Name, ast.Attribute)) else None, own):
+                out[fn.name] = _last(fn.returns)  # type: ignore[arg-type]
+                continue
+            local: dict[str, str] = {}
+            fitted = False
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    kind = _transformer_kind(node.value, own, home, out, local)
+                    if kind:
+                        local[node.targets[0].id] = kind
+                elif isinstance(node, ast.Call) and _last(node.func) in _FIT:
+                    fitted = True  # a function that fits what it builds hands back a fitted object
+            if fitted:
+                continue
+            kinds = [_transformer_kind(r.value, own, home, out, local) for r in ast.walk(fn)
+                     if isinstance(r, ast.Return) and r.value is not None]
+            if kinds and all(kinds):
+                out[fn.name] = kinds[0]  # type: ignore[assignment]
+    return out
+
+
 def _constructed(tree: ast.Module) -> dict[str, str]:
-    """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
+    """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module
+    (a container filled with them, ``self.encoders[col] = OneHotEncoder()``, under its own name)."""
     out: dict[str, str] = {}
     home = _home_scalers(tree)
     own = _own_classes(tree)
+    factories = _factories(tree, own, home)
+    out.update({f"{name}()": kind for name, kind in factories.items()})  # ``make_scaler().fit(x)``
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
-            kind = _last(node.value.func)
-            if (prep_class(kind, own) or kind in home) and not _public_categories(node.value):
-                for key in _targets(node):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            kind = _transformer_kind(node.value, own, home, factories)
+            if kind:
+                for key in {*_targets(node), *_held_in(node)}:
                     out[key] = kind
+    return out
+
+
+def _held_in(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The names an assignment stores into: a container for an item store (``self.enc[col] = ...``
+    holds in ``self.enc``, not in ``col``), each element of a tuple target."""
+    out: list[str] = []
+    stack: list[ast.expr] = list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack.extend(target.elts)
+            continue
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        key = _key(target)
+        if key is not None:
+            out.append(key)
     return out
 
 
@@ -829,11 +914,15 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 stack.append((child, outer_evaluates))
 
 
+#: folder names of general helpers (``utilities/data_utils.py``), not of utility evaluation
+_HELPER_FOLDERS = frozenset({"utilities"})
+
+
 def evaluates(path: str, name: str = "") -> bool:
     """A file (its name or its two parent folders) or a function named for evaluation, plots,
     tests or attacks: what it computes scores the data, it releases nothing."""
     return bool(_words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or any(
-        _words(part) & _EVAL_WORDS for part in path.replace("\\", "/").split("/")[-3:-1]
+        _words(part) & _EVAL_WORDS - _HELPER_FOLDERS for part in path.replace("\\", "/").split("/")[-3:-1]
     ) or (name and any(_words(part) & _EVAL_WORDS for part in name.split("."))))
 
 
@@ -1039,8 +1128,10 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         name = _last(node.func)
         if name in _FIT and isinstance(node.func, ast.Attribute):
             receiver = node.func.value
-            kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
-                else scope.constructed.get(_key(receiver) or "")
+            held = receiver.value if isinstance(receiver, ast.Subscript) else receiver  # ``self.encoders[col]``
+            kind = (scope.constructed.get(f"{_last(receiver.func)}()") or _last(receiver.func)) \
+                if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
+                else scope.constructed.get(_key(held) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
             if kind in scope.home and not prep_class(kind) and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
