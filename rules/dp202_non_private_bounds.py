@@ -771,6 +771,21 @@ def train(X_train, y_train):
     model.fit(X_train, y_train)
     return model
 """,
+        """
+import numpy as np
+def load_regression(X, y_train, y_test, target_epsilon, delta, y_bound=50.0, x_bound=10.0):
+    y_train /= y_bound
+    y_test /= y_bound
+    X /= x_bound
+    return np.clip(X, -1, 1), np.clip(y_train, -1, 1), y_test
+""",
+        """
+import numpy as np
+def normalise_scores(losses, logits):
+    losses /= losses.max()
+    logits -= logits.max(axis=1, keepdims=True)
+    return losses, logits
+""",
     )
 
     INVALID = (
@@ -1311,6 +1326,17 @@ def main(train_df, cats, nums, epsilon, noise_multiplier):
     x = pre.fit_transform(train_df)  # <-
     num = build_numeric().fit(train_df[nums])  # <-
     return x, num
+""",
+        # (t1) the largest |y| and the largest record norm of the private data divide the data in place
+        """
+import numpy as np
+def load_regression(X, y_train, y_test, target_epsilon, delta):
+    y_max = np.max(np.abs(y_train))  # <-
+    y_train /= y_max
+    y_test /= y_max
+    x_scale = np.linalg.norm(X, axis=1).max()  # <-
+    X /= x_scale
+    return X, y_train, y_test
 """,
     )
 
@@ -2062,6 +2088,9 @@ def _clips_release(call: cst.Call, index: Dp2Index) -> bool:
     return False
 
 
+_IN_PLACE_SCALE = (cst.DivideAssign, cst.SubtractAssign)
+
+
 def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
     """Is the bound used in arithmetic/clipping, kept on the object, or handed on as metadata?"""
     for anc in index.ancestors(call):
@@ -2100,6 +2129,9 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, cst.BinaryOperation) and refs(sub) & names:
             if not has_noise(sub):
                 return True
+        if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, _IN_PLACE_SCALE) \
+                and refs(sub.value) & names and not has_noise(sub.value):
+            return True  # ``y_train /= y_max``: the records scaled in place by the bound
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS and refs(sub) & names:
             return True
         if isinstance(sub, cst.Call) and any(refs(a.value) & names for a in sub.args) \
@@ -2363,6 +2395,9 @@ def _scales_target(call: cst.Call, index: Dp2Index) -> bool:
             continue
         if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Subtract, cst.Divide)):
             return True
+        if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, (cst.SubtractAssign, cst.DivideAssign)) \
+                and refs(sub.value) & names:
+            return True  # ``y_train /= y_max``: the target scaled in place
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS:
             return True
     return False

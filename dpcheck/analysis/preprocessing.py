@@ -196,6 +196,11 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     if name not in _STATS and name != "mode" and name != "norm":
         return None
     if not isinstance(node.func, ast.Attribute):
+        if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Call) and _last(node.args[0].func) in {"norm", "abs"} \
+                and node.args[0].args and isinstance(node.args[0].func, ast.Attribute):
+            # ``max(np.linalg.norm(X, axis=1))``, ``max(np.abs(y))``: the largest record norm or value
+            return name, node.args[0].args[0]
         # builtin min/max over an iterable: lengths, scores, budgets; but the extreme of every
         # record's extreme (``max([max(row) for row in data])``) is the data's own
         if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
@@ -721,17 +726,21 @@ def _transformer_kind(value: ast.AST, own: Collection[str], home: Collection[str
     if not isinstance(value, ast.Call):
         return None
     kind = _last(value.func)
-    if prep_class(kind, own) or kind in home:
-        return None if _public_categories(value) else kind
     if kind in _COMPOSITES:
+        public = False
         for part in ast.walk(value):
             if part is not value and isinstance(part, ast.Call):
                 inner = _last(part.func)
-                if (prep_class(inner, own) or inner in home) and not _public_categories(part):
-                    return inner
+                if prep_class(inner, own) or inner in home:
+                    if not _public_categories(part):
+                        return inner
+                    public = True
             elif isinstance(part, ast.Name) and local is not None and part.id in local:
                 return local[part.id]
-        return None
+        # steps built elsewhere: a column transformer learns whatever they learn
+        return None if public or not prep_class(kind, own) else kind
+    if prep_class(kind, own) or kind in home:
+        return None if _public_categories(value) else kind
     return factories.get(kind)
 
 
@@ -1123,6 +1132,31 @@ def _encodes_labels(fit: ast.Call, receiver: ast.expr, scope: _Scope) -> bool:
     return False
 
 
+def _holds_records(name: str, node: ast.AugAssign, scope: _Scope) -> bool:
+    """Does the whole name ``name`` hold records where ``node`` rescales it in place: a parameter or a
+    global (no binding above it here), or last bound to a copy or slice of other data
+    (``y_train = y[:n]``)? Not a value computed here (``X = P @ np.diag(e) @ P.T``, ``v = 0``) nor a
+    loop's batch (``for x in loader: x /= x.max()`` scales one batch by its own extreme)."""
+    last: ast.AST | None = None
+    for other in scope.nodes():
+        line = getattr(other, "lineno", 0)
+        if line >= node.lineno:  # type: ignore[attr-defined]
+            continue
+        if isinstance(other, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in other.targets):
+            if last is None or line >= getattr(last, "lineno", 0):
+                last = other
+        elif isinstance(other, (ast.For, ast.comprehension)) and any(
+                isinstance(t, ast.Name) and t.id == name for t in ast.walk(other.target)):
+            return False
+    return last is None or (isinstance(last, ast.Assign) and len(last.targets) == 1
+                            and _copied(last.value) is not None)
+
+
+#: a matrix computed from the records (a covariance or kernel repaired in place), not the records
+_DERIVED_MATRICES = frozenset({"matrix", "mat", "cov", "covariance", "corr", "correlation", "gram", "kernel",
+                               "hessian", "precision"})
+
+
 def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Call):
         name = _last(node.func)
@@ -1191,7 +1225,11 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 and any(_words(n) & _STAT_WORDS for n in held):
             return "the data scaled by a helper that returns its own statistics"
         return None
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and scope.private(node.target):
+    if isinstance(node, ast.AugAssign) and (isinstance(node.target, ast.Subscript) or isinstance(
+            node.target, ast.Name) and not _words_only_stat(node.target, scope)
+            and not _words(node.target.id) & _DERIVED_MATRICES and _holds_records(node.target.id, node, scope)) \
+            and scope.private(node.target):
+        # ``df[c] -= df[c].mean()``, and in place on the whole array: ``y_train /= np.max(np.abs(y_train))``
         if isinstance(node.op, ast.Sub) and scope.kinds(node.value) & _LOCATION:
             return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.kinds(node.value) & _SPREAD:
