@@ -1137,19 +1137,25 @@ def _holds_records(name: str, node: ast.AugAssign, scope: _Scope) -> bool:
     global (no binding above it here), or last bound to a copy or slice of other data
     (``y_train = y[:n]``)? Not a value computed here (``X = P @ np.diag(e) @ P.T``, ``v = 0``) nor a
     loop's batch (``for x in loader: x /= x.max()`` scales one batch by its own extreme)."""
-    last: ast.AST | None = None
-    for other in scope.nodes():
-        line = getattr(other, "lineno", 0)
-        if line >= node.lineno:  # type: ignore[attr-defined]
-            continue
-        if isinstance(other, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in other.targets):
-            if last is None or line >= getattr(last, "lineno", 0):
-                last = other
-        elif isinstance(other, (ast.For, ast.comprehension)) and any(
-                isinstance(t, ast.Name) and t.id == name for t in ast.walk(other.target)):
-            return False
-    return last is None or (isinstance(last, ast.Assign) and len(last.targets) == 1
-                            and _copied(last.value) is not None)
+    bindings = getattr(scope, "_record_bindings", None)
+    if bindings is None:
+        bindings = {}
+        for other in scope.nodes():
+            line = getattr(other, "lineno", 0)
+            if isinstance(other, ast.Assign):
+                copy = len(other.targets) == 1 and _copied(other.value) is not None
+                for t in other.targets:
+                    if isinstance(t, ast.Name):
+                        bindings.setdefault(t.id, []).append((line, copy))
+            elif isinstance(other, (ast.For, ast.comprehension)):
+                for t in ast.walk(other.target):
+                    if isinstance(t, ast.Name):
+                        bindings.setdefault(t.id, []).append((line, None))
+        scope._record_bindings = bindings  # type: ignore[attr-defined]
+    before = sorted((b for b in bindings.get(name, ()) if b[0] < node.lineno), key=lambda b: b[0])
+    if any(copy is None for _, copy in before):
+        return False
+    return not before or bool(before[-1][1])
 
 
 #: a matrix computed from the records (a covariance or kernel repaired in place), not the records
