@@ -2506,13 +2506,33 @@ def _ast_data_root(expr: ast.AST) -> str | None:
 
 
 def _ast_fitted_names(facts: AstFacts) -> set[str]:
-    """``_fitted_names`` on ``ast`` (public categories not checked)."""
+    """``_fitted_names`` widened on ``ast`` (public categories not checked): names and containers
+    assigned a value that builds a transformer anywhere in it (a constructor, a conditional, a
+    pipeline, a factory call), and ``f()`` for each function returning such a value."""
     out: set[str] = set()
-    for node in facts.nodes(ast.Assign, ast.AnnAssign):
-        value = node.value  # type: ignore[attr-defined]
-        if isinstance(value, ast.Call) and ast_call_name(value) in _FITTED:
+
+    def builds(value: ast.AST | None) -> bool:
+        return value is not None and any(isinstance(c, ast.Call) and (
+            ast_call_name(c) in _FITTED or f"{ast_call_name(c)}()" in out) for c in ast.walk(value))
+
+    for _ in range(2):
+        for node in facts.nodes(ast.Assign, ast.AnnAssign, ast.Return):
+            value = node.value  # type: ignore[attr-defined]
+            if not builds(value):
+                continue
+            if isinstance(node, ast.Return):
+                fn = facts.enclosing_function(node)
+                if fn is not None:
+                    out.add(f"{fn.name}()")  # type: ignore[attr-defined]
+                continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             out.update(n for t in targets for n in ast_target_names(t))
+            for t in targets:
+                if isinstance(t, ast.Subscript) and ast_dotted(t.value):
+                    out.add(ast_dotted(t.value))  # type: ignore[arg-type]
+        for node in facts.nodes(ast.Assign):
+            if not builds(node.value) and any(isinstance(n, ast.Name) and n.id in out for n in ast.walk(node.value)):  # type: ignore[attr-defined]
+                out.update(n for t in node.targets for n in ast_target_names(t))  # type: ignore[attr-defined]
     return out
 
 
@@ -2554,7 +2574,10 @@ def _ast_bound_data(facts: AstFacts, call: ast.Call, fitted: set[str]) -> list[a
         return [] if any(k.arg == "range" for k in call.keywords) else args[:1]
     if name in _FIT and isinstance(func, ast.Attribute):
         receiver = func.value
-        if isinstance(receiver, ast.Call) and ast_call_name(receiver) in _FITTED or ast_dotted(receiver) in fitted:
+        held = receiver.value if isinstance(receiver, ast.Subscript) else receiver
+        if isinstance(receiver, ast.Call) and (ast_call_name(receiver) in _FITTED
+                                               or f"{ast_call_name(receiver)}()" in fitted) \
+                or ast_dotted(held) in fitted:
             return args[:1]
         return []
     if name not in _BOUND_FUNCS and name not in _BOUND_METHODS:
