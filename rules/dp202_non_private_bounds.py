@@ -207,7 +207,12 @@ class NonPrivateBounds(Rule):
         "categories the records hold (`pd.get_dummies(df)`, unless the categories are declared or the column "
         "was bucketed by the code's own literal mapping), a unit or scale chosen by comparing a centre of the "
         "records with a number (`if df.age.median() > 120: df.age /= 365`), or the builtin extreme of every "
-        "record's extreme (`max([max(g) for g in groups])`); "
+        "record's extreme (`max([max(g) for g in groups])`); the data divided or shifted in place by its "
+        "own extreme (`y_train /= np.max(np.abs(y_train))`, `X / max(np.linalg.norm(X, axis=1))`), unless the "
+        "name holds a matrix computed there, an accumulator or a loop's batch. A fitted transformer is "
+        "followed through its holder: a per-column dict (`self.encoders[col].fit(...)`), either arm of a "
+        "conditional constructor, a pipeline or column transformer with such a step (quiet when every step "
+        "takes its categories from a schema), or a module factory returning one (`make_preprocessor().fit(df)`); "
         "not for data named synthetic, "
         "public, test or validation, nor values every call fills with an enumerated domain "
         "(`np.arange(k)`), nor in functions or files that evaluate, plot or benchmark. "
@@ -731,6 +736,61 @@ def private_synth(table, epsilon):
         parts.append(cleaned)
     return dp_synthesizer(pd.concat(parts), epsilon)
 """,
+        # (t1) the same factory and per-column holders with public categories, a factory that fits its own
+        # (public) data, and a factory-built scaler pipeline in ML code with no DP claim
+        """
+'''Train a DP-VAE (Opacus) and release decoded synthetic rows.'''
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder
+def build_columns(cats, schema):
+    return ColumnTransformer([("c", OneHotEncoder(categories=[schema[c] for c in cats]), cats)])
+def main(train_df, public_df, cats, schema, epsilon, noise_multiplier):
+    pre = build_columns(cats, schema)
+    x = pre.fit_transform(train_df)
+    enc = {}
+    for col in cats:
+        enc[col] = OneHotEncoder(categories=[schema[col]])
+        enc[col].fit(train_df[[col]])
+    ref = build_columns(cats, schema).fit(public_df)
+    return x, ref
+""",
+        """
+'''DP synthetic data (MST) with an encoder learnt on the public census sample.'''
+from sklearn.preprocessing import OneHotEncoder
+def public_encoder(public_df):
+    enc = OneHotEncoder(handle_unknown="ignore")
+    enc.fit(public_df)
+    return enc
+def run(private_df, public_df, epsilon):
+    enc = public_encoder(public_df)
+    return enc.transform(private_df)
+""",
+        """
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.linear_model import LogisticRegression
+def build():
+    return make_pipeline(StandardScaler(), LogisticRegression(C=1.0))
+def train(X_train, y_train):
+    model = build()
+    model.fit(X_train, y_train)
+    return model
+""",
+        """
+import numpy as np
+def load_regression(X, y_train, y_test, target_epsilon, delta, y_bound=50.0, x_bound=10.0):
+    y_train /= y_bound
+    y_test /= y_bound
+    X /= x_bound
+    return np.clip(X, -1, 1), np.clip(y_train, -1, 1), y_test
+""",
+        """
+import numpy as np
+def normalise_scores(losses, logits):
+    losses /= losses.max()
+    logits -= logits.max(axis=1, keepdims=True)
+    return losses, logits
+""",
     )
 
     INVALID = (
@@ -1234,6 +1294,55 @@ def dp_generate(generator, train, n, epsilon):
     generated = generator(torch.randn(n, 16))
     return torch.clamp(generated, min=train.min(), max=train.max())  # <-
 """,
+        # transformers held per column in a dict attribute (``self.encoders[col]``), chosen by a conditional
+        # expression, or built by a module factory (``make_preprocessor()`` returning a ColumnTransformer or
+        # a pipeline with a scaler step): each is fitted on the private table the DP model trains on
+        """
+'''DP tabular diffusion (Opacus DP-SGD).'''
+import pandas as pd
+from sklearn.preprocessing import OneHotEncoder, QuantileTransformer, LabelBinarizer, MinMaxScaler
+class DPTableModel:
+    def fit(self, df, discrete, epsilon, noise_multiplier):
+        self.enc, self.qt = {}, {}
+        for col in df.columns:
+            if col in discrete:
+                self.enc[col] = OneHotEncoder(handle_unknown="ignore")
+                codes = self.enc[col].fit_transform(df[[col]])  # <-
+            else:
+                self.qt[col] = QuantileTransformer()
+                codes = self.qt[col].fit_transform(df[[col]])  # <-
+        for i, col in enumerate(df.columns):
+            step = LabelBinarizer() if col in discrete else MinMaxScaler()
+            step.fit(df[col].to_numpy().reshape(-1, 1))  # <-
+        return codes
+""",
+        """
+'''Train a DP-VAE (Opacus) and release decoded synthetic rows.'''
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+def build_columns(cats, nums):
+    return ColumnTransformer([("c", OneHotEncoder(handle_unknown="ignore"), cats), ("n", StandardScaler(), nums)])
+def build_numeric():
+    scale = StandardScaler()
+    return make_pipeline(scale)
+def main(train_df, cats, nums, epsilon, noise_multiplier):
+    pre = build_columns(cats, nums)
+    x = pre.fit_transform(train_df)  # <-
+    num = build_numeric().fit(train_df[nums])  # <-
+    return x, num
+""",
+        # (t1) the largest |y| and the largest record norm of the private data divide the data in place
+        """
+import numpy as np
+def load_regression(X, y_train, y_test, target_epsilon, delta):
+    y_max = np.max(np.abs(y_train))  # <-
+    y_train /= y_max
+    y_test /= y_max
+    x_scale = np.linalg.norm(X, axis=1).max()  # <-
+    X /= x_scale
+    return X, y_train, y_test
+""",
     )
 
     @classmethod
@@ -1389,7 +1498,10 @@ def dp_generate(generator, train, n, epsilon):
             if ctor is not None and call_name(ctor) in _FITTED and not _public_categories(ctor) \
                     and not _defined_here(call_name(ctor), index):
                 return args[0] if args else None
-            if dotted(receiver) in fitted:
+            if ctor is not None and f"{call_name(ctor)}()" in fitted:
+                return args[0] if args else None
+            held = receiver.value if isinstance(receiver, cst.Subscript) else receiver  # ``self.encoders[col]``
+            if dotted(held) in fitted:
                 return args[0] if args else None
             return None
         if name not in _BOUND_FUNCS and name not in _BOUND_METHODS:
@@ -1572,16 +1684,82 @@ def _public_categories(ctor: cst.Call) -> bool:
     return False
 
 
-def _fitted_names(index: Dp2Index) -> dict[str, str]:
-    """Names bound to an unfitted scaler/encoder, with the class they hold."""
+#: containers whose ``fit`` fits every transformer among their steps
+_COMPOSITES = frozenset({"Pipeline", "make_pipeline", "ColumnTransformer", "make_column_transformer", "FeatureUnion",
+                         "make_union"})
+
+
+def _fitted_kind(value: cst.BaseExpression | None, index: Dp2Index, factories: dict[str, str],
+                 local: dict[str, str] | None = None) -> str | None:
+    """The unfitted transformer class a value builds: a constructor (``MinMaxScaler()``), either arm
+    of ``LabelBinarizer() if cat else MinMaxScaler()``, a pipeline or column transformer with such a
+    step, a call of a module factory returning one, or a name ``local`` binds to one."""
+    if isinstance(value, cst.IfExp):
+        return _fitted_kind(value.body, index, factories, local) or _fitted_kind(value.orelse, index, factories, local)
+    if isinstance(value, cst.Name) and local is not None:
+        return local.get(value.value)
+    if not isinstance(value, cst.Call):
+        return None
+    kind = call_name(value)
+    if kind in _FITTED:
+        return None if _public_categories(value) or _defined_here(kind, index) else kind
+    if kind in _COMPOSITES:
+        for part in walk(value):
+            if part is value:
+                continue
+            if isinstance(part, cst.Call) and call_name(part) in _FITTED and not _public_categories(part) \
+                    and not _defined_here(call_name(part), index):
+                return call_name(part)
+            if isinstance(part, cst.Name) and local is not None and part.value in local:
+                return local[part.value]
+        return None
+    return factories.get(kind or "")
+
+
+def _factories(index: Dp2Index) -> dict[str, str]:
+    """Module functions that build and return an unfitted transformer (``def make_preprocessor():
+    return ColumnTransformer([...])``); one that fits what it builds returns a fitted object."""
     out: dict[str, str] = {}
-    for node in walk(index.module):
-        if isinstance(node, (cst.Assign, cst.AnnAssign)) and isinstance(node.value, cst.Call):
-            ctor = node.value
-            kind = call_name(ctor)
-            if kind in _FITTED and not _public_categories(ctor) and not _defined_here(kind, index):
-                out.update(dict.fromkeys(assigned(node)[0], kind))
+    fns = [n for n in walk(index.module) if isinstance(n, cst.FunctionDef)]
+    for _ in range(2):
+        for fn in fns:
+            name = fn.name.value
+            if name in out or name in _FIT:
+                continue
+            local: dict[str, str] = {}
+            fits = False
+            kinds: list[str | None] = []
+            for node in walk(fn.body):
+                if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                    kind = _fitted_kind(node.value, index, out, local)
+                    if kind:
+                        local[node.targets[0].target.value] = kind
+                elif isinstance(node, cst.Call) and call_name(node) in _FIT:
+                    fits = True
+                elif isinstance(node, cst.Return) and node.value is not None:
+                    kinds.append(_fitted_kind(node.value, index, out, local))
+            if not fits and kinds and all(kinds):
+                out[name] = kinds[0]  # type: ignore[assignment]
     return out
+
+
+def _fitted_names(index: Dp2Index) -> dict[str, str]:
+    """Names bound to an unfitted scaler/encoder, with the class they hold (a container filled with
+    them, ``self.encoders[col] = OneHotEncoder()``, under the container's name)."""
+    out: dict[str, str] = {}
+    factories = _factories(index)
+    out.update({f"{name}()": kind for name, kind in factories.items()})  # ``make_scaler().fit(x)``
+    for node in walk(index.module):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+            kind = _fitted_kind(node.value, index, factories)
+            if kind:
+                out.update(dict.fromkeys(assigned(node)[0], kind))
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, cst.Subscript) and dotted(target.value):
+                        out[dotted(target.value)] = kind  # type: ignore[index]
+    return out
+
 
 
 def _defined_here(name: str | None, index: Dp2Index) -> bool:
@@ -1915,6 +2093,9 @@ def _clips_release(call: cst.Call, index: Dp2Index) -> bool:
     return False
 
 
+_IN_PLACE_SCALE = (cst.DivideAssign, cst.SubtractAssign)
+
+
 def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
     """Is the bound used in arithmetic/clipping, kept on the object, or handed on as metadata?"""
     for anc in index.ancestors(call):
@@ -1953,6 +2134,9 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
         if isinstance(sub, cst.BinaryOperation) and refs(sub) & names:
             if not has_noise(sub):
                 return True
+        if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, _IN_PLACE_SCALE) \
+                and refs(sub.value) & names and not has_noise(sub.value):
+            return True  # ``y_train /= y_max``: the records scaled in place by the bound
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS and refs(sub) & names:
             return True
         if isinstance(sub, cst.Call) and any(refs(a.value) & names for a in sub.args) \
@@ -2216,6 +2400,9 @@ def _scales_target(call: cst.Call, index: Dp2Index) -> bool:
             continue
         if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Subtract, cst.Divide)):
             return True
+        if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, (cst.SubtractAssign, cst.DivideAssign)) \
+                and refs(sub.value) & names:
+            return True  # ``y_train /= y_max``: the target scaled in place
         if isinstance(sub, cst.Call) and call_name(sub) in _USE_CALLS:
             return True
     return False
@@ -2319,13 +2506,33 @@ def _ast_data_root(expr: ast.AST) -> str | None:
 
 
 def _ast_fitted_names(facts: AstFacts) -> set[str]:
-    """``_fitted_names`` on ``ast`` (public categories not checked)."""
+    """``_fitted_names`` widened on ``ast`` (public categories not checked): names and containers
+    assigned a value that builds a transformer anywhere in it (a constructor, a conditional, a
+    pipeline, a factory call), and ``f()`` for each function returning such a value."""
     out: set[str] = set()
-    for node in facts.nodes(ast.Assign, ast.AnnAssign):
-        value = node.value  # type: ignore[attr-defined]
-        if isinstance(value, ast.Call) and ast_call_name(value) in _FITTED:
+
+    def builds(value: ast.AST | None) -> bool:
+        return value is not None and any(isinstance(c, ast.Call) and (
+            ast_call_name(c) in _FITTED or f"{ast_call_name(c)}()" in out) for c in ast.walk(value))
+
+    for _ in range(2):
+        for node in facts.nodes(ast.Assign, ast.AnnAssign, ast.Return):
+            value = node.value  # type: ignore[attr-defined]
+            if not builds(value):
+                continue
+            if isinstance(node, ast.Return):
+                fn = facts.enclosing_function(node)
+                if fn is not None:
+                    out.add(f"{fn.name}()")  # type: ignore[attr-defined]
+                continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
             out.update(n for t in targets for n in ast_target_names(t))
+            for t in targets:
+                if isinstance(t, ast.Subscript) and ast_dotted(t.value):
+                    out.add(ast_dotted(t.value))  # type: ignore[arg-type]
+        for node in facts.nodes(ast.Assign):
+            if not builds(node.value) and any(isinstance(n, ast.Name) and n.id in out for n in ast.walk(node.value)):  # type: ignore[attr-defined]
+                out.update(n for t in node.targets for n in ast_target_names(t))  # type: ignore[attr-defined]
     return out
 
 
@@ -2367,7 +2574,10 @@ def _ast_bound_data(facts: AstFacts, call: ast.Call, fitted: set[str]) -> list[a
         return [] if any(k.arg == "range" for k in call.keywords) else args[:1]
     if name in _FIT and isinstance(func, ast.Attribute):
         receiver = func.value
-        if isinstance(receiver, ast.Call) and ast_call_name(receiver) in _FITTED or ast_dotted(receiver) in fitted:
+        held = receiver.value if isinstance(receiver, ast.Subscript) else receiver
+        if isinstance(receiver, ast.Call) and (ast_call_name(receiver) in _FITTED
+                                               or f"{ast_call_name(receiver)}()" in fitted) \
+                or ast_dotted(held) in fitted:
             return args[:1]
         return []
     if name not in _BOUND_FUNCS and name not in _BOUND_METHODS:

@@ -1063,6 +1063,59 @@ def load(frame, eps, lower, upper):
     noisy = np.clip(frame['value'], lower, upper) + np.random.laplace(0, (upper - lower) / eps, len(frame))
     return tidy(noisy, eps)
 """, None),
+    # (t1) a transformer reached through its holder: per-column dict, conditional constructor, factory
+    "per-column-dict-encoders": ("""
+from sklearn.preprocessing import OneHotEncoder, QuantileTransformer
+def load(df, discrete):
+    enc = {}
+    for col in df.columns:
+        enc[col] = OneHotEncoder() if col in discrete else QuantileTransformer()
+        df[col] = enc[col].fit_transform(df[[col]])
+    return df, enc
+""", 7),
+    "factory-built-column-transformer": ("""
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder, MinMaxScaler
+def make_preprocessor(cats, nums):
+    return ColumnTransformer([("c", OneHotEncoder(), cats), ("n", MinMaxScaler(), nums)])
+def load(train_df, cats, nums):
+    pre = make_preprocessor(cats, nums)
+    return pre.fit_transform(train_df), pre
+""", 8),
+    # twin: the factory's encoder takes its categories from a public schema
+    "factory-built-public-categories": ("""
+from sklearn.compose import ColumnTransformer
+from sklearn.preprocessing import OneHotEncoder
+def make_preprocessor(cats, schema):
+    return ColumnTransformer([("c", OneHotEncoder(categories=[schema[c] for c in cats]), cats)])
+def load(train_df, cats, schema):
+    pre = make_preprocessor(cats, schema)
+    return pre.fit_transform(train_df), pre
+""", None),
+    # (t1) the response divided in place by its own largest magnitude, the features by the largest row norm
+    "in-place-max-abs-scaling": ("""
+import numpy as np
+def load(X, y, n_train):
+    y_train, y_test = y[:n_train], y[n_train:]
+    scale = np.max(np.abs(y_train))
+    y_train /= scale
+    y_test /= scale
+    X = X / max(np.linalg.norm(X, axis=1))
+    return X, y_train
+""", (6, 7, 8)),
+    # twins: a matrix computed here rescaled by its own diagonal, an accumulator, a loop's batch
+    "in-place-derived-values": ("""
+import numpy as np
+def load(V, batches):
+    eig, P = np.linalg.eigh(V)
+    X = P @ np.diag(np.sqrt(np.abs(eig))) @ P.T
+    X /= np.diag(X).max()
+    total = 0.0
+    for b in batches:
+        b /= np.max(np.abs(b))
+        total -= b.mean()
+    return X, total
+""", None),
 }
 
 

@@ -196,6 +196,11 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     if name not in _STATS and name != "mode" and name != "norm":
         return None
     if not isinstance(node.func, ast.Attribute):
+        if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], ast.Call) and _last(node.args[0].func) in {"norm", "abs"} \
+                and node.args[0].args and isinstance(node.args[0].func, ast.Attribute):
+            # ``max(np.linalg.norm(X, axis=1))``, ``max(np.abs(y))``: the largest record norm or value
+            return name, node.args[0].args[0]
         # builtin min/max over an iterable: lengths, scores, budgets; but the extreme of every
         # record's extreme (``max([max(row) for row in data])``) is the data's own
         if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
@@ -702,17 +707,106 @@ def _fit_arity(tree: ast.Module) -> dict[tuple[str, str], int]:
     return out
 
 
+#: containers whose ``fit`` fits every transformer among their steps
+_COMPOSITES = frozenset({"Pipeline", "make_pipeline", "ColumnTransformer", "make_column_transformer", "FeatureUnion",
+                         "make_union"})
+
+
+def _transformer_kind(value: ast.AST, own: Collection[str], home: Collection[str],
+                      factories: Mapping[str, str], local: Mapping[str, str] | None = None) -> str | None:
+    """The transformer class a value builds: a constructor call (``MinMaxScaler()``), either arm of
+    ``LabelBinarizer() if cat else MinMaxScaler()``, a pipeline or column transformer with such a
+    step (its ``fit`` fits the step), a call of a module function returning one (``make_preprocessor()``)
+    or a name ``local`` binds to one. None for categories or bin edges passed in (public)."""
+    if isinstance(value, ast.IfExp):
+        return _transformer_kind(value.body, own, home, factories, local) or \
+            _transformer_kind(value.orelse, own, home, factories, local)
+    if isinstance(value, ast.Name) and local is not None:
+        return local.get(value.id)
+    if not isinstance(value, ast.Call):
+        return None
+    kind = _last(value.func)
+    if kind in _COMPOSITES:
+        public = False
+        for part in ast.walk(value):
+            if part is not value and isinstance(part, ast.Call):
+                inner = _last(part.func)
+                if prep_class(inner, own) or inner in home:
+                    if not _public_categories(part):
+                        return inner
+                    public = True
+            elif isinstance(part, ast.Name) and local is not None and part.id in local:
+                return local[part.id]
+        # steps built elsewhere: a column transformer learns whatever they learn
+        return None if public or not prep_class(kind, own) else kind
+    if prep_class(kind, own) or kind in home:
+        return None if _public_categories(value) else kind
+    return factories.get(kind)
+
+
+def _factories(tree: ast.Module, own: Collection[str], home: Collection[str]) -> dict[str, str]:
+    """Functions and methods of the module that build and return an unfitted transformer
+    (``def make_preprocessor(...): return ColumnTransformer([...])``, or annotated ``-> MinMaxScaler``)."""
+    out: dict[str, str] = {}
+    fns = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    for _ in range(2):
+        for fn in fns:
+            if fn.name in out or fn.name in _FIT:
+                continue
+            if fn.returns is not None and prep_class(_last(fn.returns) if isinstance(
+                    fn.returns, (ast.Name, ast.Attribute)) else None, own):
+                out[fn.name] = _last(fn.returns)  # type: ignore[arg-type]
+                continue
+            local: dict[str, str] = {}
+            fitted = False
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    kind = _transformer_kind(node.value, own, home, out, local)
+                    if kind:
+                        local[node.targets[0].id] = kind
+                elif isinstance(node, ast.Call) and _last(node.func) in _FIT:
+                    fitted = True  # a function that fits what it builds hands back a fitted object
+            if fitted:
+                continue
+            kinds = [_transformer_kind(r.value, own, home, out, local) for r in ast.walk(fn)
+                     if isinstance(r, ast.Return) and r.value is not None]
+            if kinds and all(kinds):
+                out[fn.name] = kinds[0]  # type: ignore[assignment]
+    return out
+
+
 def _constructed(tree: ast.Module) -> dict[str, str]:
-    """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module."""
+    """Names and ``self.`` attributes assigned a preprocessing transformer anywhere in the module
+    (a container filled with them, ``self.encoders[col] = OneHotEncoder()``, under its own name)."""
     out: dict[str, str] = {}
     home = _home_scalers(tree)
     own = _own_classes(tree)
+    factories = _factories(tree, own, home)
+    out.update({f"{name}()": kind for name, kind in factories.items()})  # ``make_scaler().fit(x)``
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call):
-            kind = _last(node.value.func)
-            if (prep_class(kind, own) or kind in home) and not _public_categories(node.value):
-                for key in _targets(node):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            kind = _transformer_kind(node.value, own, home, factories)
+            if kind:
+                for key in {*_targets(node), *_held_in(node)}:
                     out[key] = kind
+    return out
+
+
+def _held_in(node: ast.Assign | ast.AnnAssign) -> list[str]:
+    """The names an assignment stores into: a container for an item store (``self.enc[col] = ...``
+    holds in ``self.enc``, not in ``col``), each element of a tuple target."""
+    out: list[str] = []
+    stack: list[ast.expr] = list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+    while stack:
+        target = stack.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            stack.extend(target.elts)
+            continue
+        while isinstance(target, ast.Subscript):
+            target = target.value
+        key = _key(target)
+        if key is not None:
+            out.append(key)
     return out
 
 
@@ -829,11 +923,15 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 stack.append((child, outer_evaluates))
 
 
+#: folder names of general helpers (``utilities/data_utils.py``), not of utility evaluation
+_HELPER_FOLDERS = frozenset({"utilities"})
+
+
 def evaluates(path: str, name: str = "") -> bool:
     """A file (its name or its two parent folders) or a function named for evaluation, plots,
     tests or attacks: what it computes scores the data, it releases nothing."""
     return bool(_words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or any(
-        _words(part) & _EVAL_WORDS for part in path.replace("\\", "/").split("/")[-3:-1]
+        _words(part) & _EVAL_WORDS - _HELPER_FOLDERS for part in path.replace("\\", "/").split("/")[-3:-1]
     ) or (name and any(_words(part) & _EVAL_WORDS for part in name.split("."))))
 
 
@@ -1034,13 +1132,46 @@ def _encodes_labels(fit: ast.Call, receiver: ast.expr, scope: _Scope) -> bool:
     return False
 
 
+def _holds_records(name: str, node: ast.AugAssign, scope: _Scope) -> bool:
+    """Does the whole name ``name`` hold records where ``node`` rescales it in place: a parameter or a
+    global (no binding above it here), or last bound to a copy or slice of other data
+    (``y_train = y[:n]``)? Not a value computed here (``X = P @ np.diag(e) @ P.T``, ``v = 0``) nor a
+    loop's batch (``for x in loader: x /= x.max()`` scales one batch by its own extreme)."""
+    bindings = getattr(scope, "_record_bindings", None)
+    if bindings is None:
+        bindings = {}
+        for other in scope.nodes():
+            line = getattr(other, "lineno", 0)
+            if isinstance(other, ast.Assign):
+                copy = len(other.targets) == 1 and _copied(other.value) is not None
+                for t in other.targets:
+                    if isinstance(t, ast.Name):
+                        bindings.setdefault(t.id, []).append((line, copy))
+            elif isinstance(other, (ast.For, ast.comprehension)):
+                for t in ast.walk(other.target):
+                    if isinstance(t, ast.Name):
+                        bindings.setdefault(t.id, []).append((line, None))
+        scope._record_bindings = bindings  # type: ignore[attr-defined]
+    before = sorted((b for b in bindings.get(name, ()) if b[0] < node.lineno), key=lambda b: b[0])
+    if any(copy is None for _, copy in before):
+        return False
+    return not before or bool(before[-1][1])
+
+
+#: a matrix computed from the records (a covariance or kernel repaired in place), not the records
+_DERIVED_MATRICES = frozenset({"matrix", "mat", "cov", "covariance", "corr", "correlation", "gram", "kernel",
+                               "hessian", "precision"})
+
+
 def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Call):
         name = _last(node.func)
         if name in _FIT and isinstance(node.func, ast.Attribute):
             receiver = node.func.value
-            kind = _last(receiver.func) if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
-                else scope.constructed.get(_key(receiver) or "")
+            held = receiver.value if isinstance(receiver, ast.Subscript) else receiver  # ``self.encoders[col]``
+            kind = (scope.constructed.get(f"{_last(receiver.func)}()") or _last(receiver.func)) \
+                if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
+                else scope.constructed.get(_key(held) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
             if kind in scope.home and not prep_class(kind) and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
@@ -1100,7 +1231,11 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 and any(_words(n) & _STAT_WORDS for n in held):
             return "the data scaled by a helper that returns its own statistics"
         return None
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Subscript) and scope.private(node.target):
+    if isinstance(node, ast.AugAssign) and (isinstance(node.target, ast.Subscript) or isinstance(
+            node.target, ast.Name) and not _words_only_stat(node.target, scope)
+            and not _words(node.target.id) & _DERIVED_MATRICES and _holds_records(node.target.id, node, scope)) \
+            and scope.private(node.target):
+        # ``df[c] -= df[c].mean()``, and in place on the whole array: ``y_train /= np.max(np.abs(y_train))``
         if isinstance(node.op, ast.Sub) and scope.kinds(node.value) & _LOCATION:
             return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.kinds(node.value) & _SPREAD:
