@@ -78,6 +78,8 @@ def _autodp_subsampled(call: cst.Call, name: str) -> bool:
     the rate ``params['prob']``. Written by r4 as a recall helper (precision of DP305 is owned elsewhere)."""
     if name.split(".")[-1] in _AUTODP_SUBSAMPLED:
         return True
+    if words(name) >= {"poisson", "subsampled"} and len(call.args) >= 2:
+        return True  # autodp's ``compose_poisson_subsampled_mechanisms(mech, prob, coeff)``: Poisson at rate prob
     return any(a.keyword is None and isinstance(a.value, (cst.Name, cst.Attribute))
                and (ident(a.value) or "").split(".")[-1] in _AUTODP_SUBSAMPLED for a in call.args[:1])
 
@@ -419,7 +421,7 @@ class SubsamplingAssumed(Rule):
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
-                "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample")
+                "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -441,7 +443,8 @@ class SubsamplingAssumed(Rule):
             isinstance(t, ast.Name) and t.id in _RATE_KEYWORDS
             and isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Div)  # type: ignore[attr-defined]
             for node in facts.nodes(ast.Assign) for t in node.targets)  # type: ignore[attr-defined]
-        claims = claims or any(m in facts.source for m in _AUTODP_SUBSAMPLED)  # (r4) autodp mechanisms
+        claims = claims or any(m in facts.source for m in _AUTODP_SUBSAMPLED) \
+            or "poisson_subsampled" in facts.source  # (r4) autodp mechanisms
         if not claims:
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
@@ -452,6 +455,75 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h38-2) ``sample(batch)`` on a conditional-vector sampler or a distribution draws no records; accuracy
+        # counted block by block over the labels; a student loader's batch fraction no accountant reads
+        """
+import torch
+from opacus import PrivacyEngine
+def train(self, data, batch_size, epsilon, delta, epochs):
+    engine = PrivacyEngine(self.disc, batch_size=batch_size, sample_size=len(data), noise_multiplier=1.0)
+    for _ in range(epochs):
+        condvec = self.cond_generator.sample(batch_size)
+        z = self.bernoulli.sample((batch_size, self.z_dim))
+        step(self.disc, data, condvec, z)
+    return engine.get_privacy_spent(delta)
+def agreement_acc(loader, labels, batch):
+    cnt = 0
+    for idx, (_, label) in enumerate(loader):
+        cnt += (label == labels[idx * batch:(idx + 1) * batch]).sum().item()
+    return cnt / len(labels)
+""",
+        # (h38-2) twins: Poisson rows of a frame (frac of a coin per row), a permutation cut into an epoch's blocks
+        # accounted without replacement, a q * n subset drawn once for a public evaluation, a one-positional
+        # ``random.sample``-like helper on a list of clients (not rows), ordinary ML sampling
+        """
+import numpy as np
+import pandas as pd
+from tensorflow_privacy.privacy.analysis import rdp_accountant
+rows = pd.read_csv("train.csv")
+N = rows.shape[0]
+def epsilon_after(steps):
+    rdp = rdp_accountant.compute_rdp(q=lot / N, noise_multiplier=1.1, steps=steps, orders=[2, 4, 8])
+    return rdp_accountant.get_privacy_spent([2, 4, 8], rdp, target_delta=1e-5)[0]
+for it in range(iters):
+    keep = np.random.rand(N) < lot / N
+    train_step(rows[keep])
+print(epsilon_after(iters))
+""",
+        """
+import numpy as np
+def fit(X, lot_size, sigma, steps, orders):
+    for _ in range(steps):
+        keep = np.random.rand(len(X)) < lot_size / len(X)
+        noisy_step(X[keep], sigma)
+    return compute_rdp(q=lot_size / len(X), noise_multiplier=sigma, steps=steps, orders=orders)
+""",
+        """
+import numpy as np
+from autodp import rdp_acct
+def label_queries(queries, feats, prob, k, epsilon):
+    out = []
+    for q_x in queries:
+        keep = np.random.rand(feats.shape[0]) < prob
+        out.append(np.argmax(votes(feats[keep], q_x, k) + np.random.laplace(0, 1 / epsilon, 10)))
+    return out
+def main(args, acct, mech):
+    labels = label_queries(args.queries, args.feats, args.prob, args.k, args.epsilon)
+    acct.compose_poisson_subsampled_mechanisms(mech, args.prob, coeff=len(labels))
+    return labels
+""",
+        """
+import numpy as np
+import torch
+def augment(images, drop_prob, eps=1e-8):
+    idx = np.random.choice(len(images), 16, replace=False)
+    noise = torch.randn_like(images[idx]) * 0.1
+    return images[idx] + noise / (images[idx].std() + eps)
+def train(model, df, batch_size, epochs):
+    for _ in range(epochs):
+        batch = df.sample(batch_size)
+        model.partial_fit(batch)
+""",
         # (g37-4) an inference / generation pass cut into chunks, next to a training loop that Poisson-samples;
         # a full-batch trainer (batch_size = the record count the accountant is given: q = 1)
         """
@@ -1303,6 +1375,59 @@ class Server:
     )
 
     INVALID = (
+        # (h38-2) a pandas frame's rows drawn k at a time, in a script whose ε helper the top level calls
+        """
+import pandas as pd
+from tensorflow_privacy.privacy.analysis import rdp_accountant
+rows = pd.read_csv("train.csv")
+N = rows.shape[0]
+def epsilon_after(steps):
+    rdp = rdp_accountant.compute_rdp(q=lot / N, noise_multiplier=1.1, steps=steps, orders=[2, 4, 8])  # <-
+    return rdp_accountant.get_privacy_spent([2, 4, 8], rdp, target_delta=1e-5)[0]
+for it in range(iters):
+    xb = rows.sample(lot)  # <-
+    train_step(xb)
+print(epsilon_after(iters))
+""",
+        # (h38-2) the first lot indices of a fresh permutation each step
+        """
+import numpy as np
+def fit(X, lot_size, sigma, steps, orders):
+    for _ in range(steps):
+        order = np.random.permutation(len(X))
+        xb = X[order[:lot_size], :]  # <-
+        noisy_step(xb, sigma)
+    return compute_rdp(q=lot_size / len(X), noise_multiplier=sigma, steps=steps, orders=orders)  # <-
+""",
+        # (h38-2) a teacher subset of exactly q * n records per query, composed as a Poisson-subsampled mechanism
+        """
+import numpy as np
+from autodp import rdp_acct
+def label_queries(queries, feats, prob, k, epsilon):
+    out = []
+    for q_x in queries:
+        picked = np.random.choice(feats.shape[0], int(prob * feats.shape[0]), replace=False)  # <-
+        out.append(np.argmax(votes(feats[picked], q_x, k) + np.random.laplace(0, 1 / epsilon, 10)))
+    return out
+def main(args, acct, mech):
+    labels = label_queries(args.queries, args.feats, args.prob, args.k, args.epsilon)
+    acct.compose_poisson_subsampled_mechanisms(mech, args.prob, coeff=len(labels))
+    return labels
+""",
+        # (h38-2) the same with replacement (choice's default), the accountant run before the labelling helper
+        """
+import numpy as np
+def prepare(pub, pri, sample_prob, sigma):
+    n_pri = pri.shape[0]
+    votes = []
+    for x in pub:
+        idx = np.random.choice(n_pri, size=int(sample_prob * n_pri))  # <-
+        votes.append(noisy_knn(pri[idx], x, sigma))
+    return votes
+def main(args, pub, pri):
+    eps = get_epsilon(args.sigma, args.delta, args.sample_prob, len(pub))  # <-
+    return prepare(pub, pri, args.sample_prob, args.sigma), eps
+""",
         # (g37-4) twins: the same chunked pass when the function trains (named for prediction but running the
         # train op), a batch size that is not the accounted record count, and batches cut from one column of a
         # with-replacement index table
@@ -2373,10 +2498,22 @@ class Server:
             return
         if nonrelease.evaluation_pass(self.ctx.analysis, node):
             return  # (g37-4) chunks of an inference / generation pass (``sample_from``, ``evaluate``)
+        fn = self.ctx.analysis.enclosing_function(node)
+        if isinstance(fn, cst.FunctionDef) and words(fn.name.value) & {"acc", "accuracy"} \
+                and not nonrelease.takes_training_step(fn):
+            return  # (h38-2) labels compared block by block for an accuracy figure: no batch is drawn
         if len(node.slice) > 1 and isinstance(self.ctx.analysis.parent(node), cst.AssignTarget):
             return  # (r4) ``out[i*b:(i+1)*b, :] = generated``: a write into an output, not a batch drawn
         part = node.slice[0].slice
         lower, upper = part.lower, part.upper
+        if (lower is None or number(lower) == 0) and _batch_named(upper) and self._shuffle_of(node.value) is not None \
+                and self.ctx.analysis.enclosing_function(node) is self.ctx.analysis.enclosing_function(
+                    self._shuffle_of(node.value)) and any(isinstance(a, (cst.For, cst.While))
+                                                          for a in self.ctx.analysis.ancestors(node)):
+            # the first b indices of an order drawn afresh each step: b records without replacement
+            self._without_replacement.append((node, "takes the first batch-size indices of a fresh random "
+                                                    "permutation (`idx[:b]`): a fixed-size batch without replacement"))
+            return
         if self._start_plus_batch(lower, upper):
             self._sources.append((node, "takes consecutive fixed-size batches (`data[s:s + b]`)"))
             shuffle = self._shuffle_of(node.value)
@@ -2454,7 +2591,14 @@ class Server:
         """Sampling whose own spelling claims a rate: a binomial batch size filled with replacement, fixed
         batches of size q * n, a fixed-size draw without replacement, a subsample drawn once in ``__init__``."""
         fa = self.ctx.analysis
-        if name == "choice" and not self._replace_false(node):
+        if name == "choice" and self._rate_times_count(self._choice_size(node)) \
+                and not _cohort_named(self._population(node)):
+            # ``choice(n, int(q * n))``: exactly q * n records each time, the rate spent as a fraction
+            self._without_replacement.append((node, "draws exactly q * n records (`choice` with size "
+                                                    f"`{fa.code(self._choice_size(node)).strip()}`"
+                                                    + (", without replacement)" if self._replace_false(node)
+                                                       else ", with replacement)")))
+        elif name == "choice" and not self._replace_false(node):
             size = self._choice_size(node)
             if size is not None and self._assigned_from(size, {"binomial"}):
                 self._self_claimed.append((node, "draws a binomial batch size (Poisson's) and then fills it with "
@@ -2476,6 +2620,11 @@ class Server:
                 and (name == "sample" or self._replace_false(node)):
             self._without_replacement.append((node, f"draws a fixed number of records without replacement "
                                                     f"(`{name}`)"))
+        elif name == "sample" and isinstance(node.func, cst.Attribute) and not _keyword(node, "frac") \
+                and _batch_named(self._frame_sample_size(node)) and self._frame(node.func.value):
+            # ``df.sample(mb_size)``: pandas draws exactly that many rows, without replacement
+            self._without_replacement.append((node, "draws a fixed number of rows without replacement "
+                                                    "(`sample(n)`)"))
         elif words(name) >= {"without", "replace"} and words(name) & {"loader", "loaders", "sampler", "batch"}:
             self._without_replacement.append((node, f"draws fixed-size batches without replacement (`{name}`)"))
         if name in ("choice", "permutation", "sample") and self._in_init_attribute(node):
@@ -2486,6 +2635,39 @@ class Server:
                 self._self_claimed.append((node, f"walks fixed batches of size `{fa.code(size.value).strip()}` = "
                                                  "q * n: q is used as a sampling rate, but no record is sampled "
                                                  "with probability q (every record is in the same batch each epoch)"))
+
+    def _frame(self, owner: cst.BaseExpression) -> bool:
+        """A table of records: named for a data set (``data``, ``df``, ``train_df``), or bound to a frame read or
+        built (``pd.read_csv(...)``, ``pd.DataFrame(...)``); not a distribution or a conditional-vector sampler."""
+        from dpcheck.analysis.vocabulary import is_dataset_name
+        name = ident(owner)
+        if name is None:
+            return False
+        last = name.split(".")[-1]
+        if words(last) & (_HELD_OUT_WORDS | {"generator", "gen", "sampler", "cond", "dist", "distribution", "prior",
+                                            "posterior", "noise", "latent", "model", "buffer", "memory", "replay"}):
+            return False
+        if is_dataset_name(last):
+            return True
+        value = self.ctx.analysis.value_of(owner) if isinstance(owner, cst.Name) else None
+        return isinstance(value, cst.Call) and (call_name(value) or "").startswith(("read_", "DataFrame"))
+
+    @staticmethod
+    def _frame_sample_size(node: cst.Call) -> cst.BaseExpression | None:
+        """The row count of ``df.sample(n)`` / ``df.sample(n=n)`` (one positional: not ``random.sample(pop, k)``)."""
+        size = _keyword(node, "n")
+        positional = [a.value for a in node.args if a.keyword is None]
+        if size is not None:
+            return size.value
+        return positional[0] if len(positional) == 1 else None
+
+    @staticmethod
+    def _rate_times_count(size: cst.BaseExpression | None) -> bool:
+        """``int(prob * n)``, ``round(n * sample_rate)``: a sampling rate scaled to a number of records."""
+        if isinstance(size, cst.Call) and call_name(size) in ("int", "round", "floor", "ceil") and size.args:
+            size = size.args[0].value
+        return isinstance(size, cst.BinaryOperation) and isinstance(size.operator, cst.Multiply) and (
+            _rate_named(size.left) and _records(size.right) or _rate_named(size.right) and _records(size.left))
 
     @staticmethod
     def _record_population(node: cst.Call) -> bool:
@@ -2643,7 +2825,14 @@ class Server:
         # a project helper's or a constructed accountant's rate argument comes on top of ``q = batch / n``
         classic = [call for call in self._accounted if _rate_argument(call, helpers=False) is not None
                    or _IMPLIED_RATE.match(call_name(call)) or _helper_rate(call, call_name(call))]
-        sites += [rate.value for rate in self._rates] if not classic else []
+        rates = self._rates
+        if self._accounted and all(_rate_argument(call) is not None for call in self._accounted):
+            # (h38-2) the accountants read their rate from elsewhere: a ``q = batch / n`` none of them is handed
+            # (a student loader's batch fraction) is not the rate accounted
+            read = {ident(n) for call in self._accounted for a in call.args for n in walk(a.value)
+                    if isinstance(n, (cst.Name, cst.Attribute))}
+            rates = [rate for rate in rates if ident(rate.targets[0].target) in read]
+        sites += [rate.value for rate in rates] if not classic else []
         for site in sites:
             what = f"this sampling rate `{fa.code(site).strip()}`" if not any(site is c for c in self._accounted) else \
                 f"`{call_name(site)}` derives q = batch / n from its arguments and"
@@ -2851,7 +3040,8 @@ class Server:
             return  # the units are Poisson-sampled here; shuffled batches are each unit's local loop
         scopes = {fa.enclosing_function(call) for call in self._accounted}
         self._sources += [(n, k) for n, k in self._without_replacement
-                          if fa.enclosing_function(n) in scopes or None in scopes or self._calls_into(n, scopes)]
+                          if fa.enclosing_function(n) in scopes or None in scopes or self._calls_into(n, scopes)
+                          or self._called_from(n, scopes)]
         cohort_scopes = {fa.enclosing_function(call) for call in self._accounted if self._cohort_rate(call)}
         sized = [(n, k) for n, k in self._cohort_draws if self._sized_by_rate(n)]
         if sized or self._accounted and all(self._cohort_rate(call) for call in self._accounted):
@@ -2936,14 +3126,26 @@ class Server:
             return True
         return any(isinstance(n, (cst.Attribute, cst.Name)) and dotted(n) in optimizers for n in walk(fn))
 
+    def _called_from(self, node: cst.CSTNode, scopes: set) -> bool:  # noqa: ANN001
+        """The function around ``node`` is called by one of ``scopes`` (``main`` runs the accountant and then
+        ``prepare(...)``, which draws): the accountant speaks for the draws of the helper it runs."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if not isinstance(fn, cst.FunctionDef) or fa.enclosing_class(fn) is not None:
+            return False
+        name = fn.name.value
+        return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name
+                   for s in scopes if isinstance(s, cst.FunctionDef) for n in walk(s, into_scopes=False))
+
     def _calls_into(self, node: cst.CSTNode, scopes: set) -> bool:  # noqa: ANN001
         """The function around ``node`` calls one of ``scopes`` (``self.noise_from_epsilon(n)`` where that
         method runs the accountant): the draw and the accounting belong to one training procedure."""
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
         names = {s.name.value for s in scopes if isinstance(s, cst.FunctionDef)}
-        return fn is not None and bool(names) and any(
-            isinstance(n, cst.Call) and call_name(n) in names for n in walk(fn, into_scopes=False))
+        # a script's top level calling the ε helper is the training procedure too
+        return bool(names) and any(isinstance(n, cst.Call) and call_name(n) in names
+                                   for n in walk(fn if fn is not None else self.ctx.module, into_scopes=False))
 
     def _sized_by_rate(self, draw: cst.Call) -> bool:
         """The size of a fixed-size draw reads the rate an accountant is given (``int(sample_rate * N)``)."""

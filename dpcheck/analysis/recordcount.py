@@ -3,10 +3,13 @@
 ``n`` in ``delta = 1 / n ** 2`` is the private size when its value is, after any number of local hops:
 
 * ``len(x)`` / ``x.shape[0]`` / ``np.size(x)`` of a set that is not held out, a shape unpacked
-  (``n, d = X_train.shape``), or a count of matching records (``np.sum(labels == k)``, ``mask.sum()``);
+  (``n, d = X_train.shape``), a count of matching records (``np.sum(labels == k)``, ``mask.sum()``),
+  the count a helper named for one returns (``self.num_examples(train_loader)``),
+  or the line count of a data file that is not held out (``sum(1 for line in open(path)) - 1``);
 * the ``min``/``max``/``sum`` of such counts (a comprehension of them, or a list whose items are
   assigned them: ``sizes[i] = len(part[i])``, ``sizes.append(len(part))``);
 * that count scaled by constants or truncated (``int(n_m * 2 * 0.8)``);
+* a parameter defaulting to the enclosing scope's count of the same name (``def f(steps, N=N)``);
 * the slot of the module's own helper that returns it (``load(...)[-1]``, ``a, n = load(...)``);
 * a slot unpacked beside the training data from a loader defined elsewhere
   (``X_train, y_train, n, d = GetDataset(name)``);
@@ -74,6 +77,28 @@ def _is_constant(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.BinaryOperation) and _is_constant(expr.left) and _is_constant(expr.right)
 
 
+def _counted_data(expr: cst.BaseExpression) -> bool:
+    """The data a counting helper is handed (``self.num_examples(train_dataloader)``): a set that is not
+    held out; a loader counts here, since the helper counts its examples, not its batches."""
+    name = _target_name(expr)
+    if name is None or isinstance(expr, cst.Call):
+        return False
+    pieces = frozenset().union(*(words(p) for p in name.split(".")))
+    return not pieces & ((HELD_OUT - {"loader"}) | CONFIG | _GRAPH)
+
+
+def _file_lines(expr: cst.BaseExpression) -> bool:
+    """``1 for line in open(path)``: one per line of a file that is not held out (a record per row)."""
+    if not (isinstance(expr, cst.GeneratorExp) and number(expr.elt) == 1 and expr.for_in.inner_for_in is None
+            and not expr.for_in.ifs):
+        return False
+    source = expr.for_in.iter
+    if not (isinstance(source, cst.Call) and call_name(source) == "open" and source.args):
+        return False
+    path = source.args[0].value
+    return not (isinstance(path, (cst.Name, cst.Attribute)) and not _private_target(path))
+
+
 def _direct_count(expr: cst.BaseExpression) -> str | None:
     """``len(x)``, ``x.shape[0]``, ``np.size(x)``, ``np.sum(y == k)``, ``mask.sum()`` of private data."""
     if isinstance(expr, cst.Call):
@@ -85,6 +110,12 @@ def _direct_count(expr: cst.BaseExpression) -> str | None:
             compared = expr.args[0].value.left
             if _private_target(compared) and not _is_constant(compared):
                 return "a count of matching records"
+        if name is not None and (name in _COUNT_SLOT or name.startswith("get_") and name[4:] in _COUNT_SLOT) \
+                and len(name) > 1 and len(expr.args) == 1 and expr.args[0].keyword is None \
+                and _counted_data(expr.args[0].value):
+            return "counted from the data"
+        if name == "sum" and len(expr.args) == 1 and _file_lines(expr.args[0].value):
+            return "the line count of the data file"
         if name in ("sum", "count_nonzero") and not expr.args and isinstance(expr.func, cst.Attribute):
             owner = expr.func.value
             if isinstance(owner, cst.Attribute) and "mask" in words(owner.attr.value) and _private_target(owner.value):
@@ -291,6 +322,17 @@ class RecordCounts:
         seen = seen | {id(binding.target)}
         if binding.kind == "unpack":
             return self._unpacked(node, binding, hops, seen)
+        if binding.kind == "param" and isinstance(binding.target, cst.Param) and binding.target.default is not None \
+                and isinstance(binding.target.default, cst.Name) and binding.target.default.value == node.value:
+            # ``def account(steps, N=N)``: the parameter defaults to the module's own count of the same name
+            index = self.fa.index
+            fn = binding.scope
+            outer = [b for b in index.lookup(node.value, index.scope_of(fn)) if b.scope is not fn
+                     and b.kind == "assign" and b.value is not None
+                     and index.order.get(b.target, 0) < index.order.get(fn, 0)]
+            if not outer or id(outer[-1].target) in seen:
+                return None
+            return self._value(outer[-1].value, hops - 1, seen | {id(outer[-1].target)})
         if binding.kind != "assign" or binding.value is None:
             return None
         return self._value(binding.value, hops - 1, seen)
