@@ -89,7 +89,7 @@ class BudgetOrRateFromPrivateCount(Rule):
         "Fix: fix ε in advance; take the sampling rate from a public lower bound on the parties' sizes, or "
         "release the sizes with DP first."
     )
-    TRIGGERS = ("eps", "EPS", "ampl")
+    TRIGGERS = ("eps", "EPS", "ampl", "sample_rate", "sampling_rate", "sample_prob", "sampling_prob")
     requires_dp_context = True
 
     @classmethod
@@ -108,6 +108,20 @@ class BudgetOrRateFromPrivateCount(Rule):
         return False
 
     VALID = (
+        # (h38-2) twin: the class's rate from a public lower bound on the class sizes; a batch cut from one row
+        """
+import numpy as np
+def main(args, images_all, labels_all, num_classes, epsilon, min_class_size=4000):
+    indices_class = [[] for c in range(num_classes)]
+    for i, lab in enumerate(labels_all):
+        indices_class[lab].append(i)
+    def get_images(c, n):
+        sample_rate = float(n) / float(min_class_size)
+        keep = np.random.rand(len(indices_class[c])) < sample_rate
+        return images_all[np.array(indices_class[c])[keep]]
+    sigma = get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=0.01)
+    return get_images(0, args.group_size) + np.random.normal(0, sigma)
+""",
         # ε fixed in advance, a grid from a configured bound on n, Adam's and batch norm's eps
         """
 import numpy as np
@@ -159,6 +173,21 @@ def rate(train_sets, batch_size, epsilon):
 """,
     )
     INVALID = (
+        # (h38-2) one class's exact record count sets that class's Poisson rate
+        """
+import numpy as np
+def main(args, images_all, labels_all, num_classes, epsilon):
+    indices_class = [[] for c in range(num_classes)]
+    for i, lab in enumerate(labels_all):
+        indices_class[lab].append(i)
+    def get_images(c, n):
+        num_samples = len(indices_class[c])
+        sample_rate = float(n) / float(num_samples)  # <-
+        keep = np.random.rand(num_samples) < sample_rate
+        return images_all[np.array(indices_class[c])[keep]]
+    sigma = get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=0.01)
+    return get_images(0, args.group_size) + np.random.normal(0, sigma)
+""",
         # the smallest ε of a noise-reduction grid set from the exact record count
         """
 import numpy as np

@@ -6,6 +6,7 @@
   (``n, d = X_train.shape``), a count of matching records (``np.sum(labels == k)``, ``mask.sum()``),
   the count a helper named for one returns (``self.num_examples(train_loader)``),
   or the line count of a data file that is not held out (``sum(1 for line in open(path)) - 1``);
+* the count of one entry of a per-part container (``len(indices_class[c])``: one class's, client's share);
 * the ``min``/``max``/``sum`` of such counts (a comprehension of them, or a list whose items are
   assigned them: ``sizes[i] = len(part[i])``, ``sizes.append(len(part))``);
 * that count scaled by constants or truncated (``int(n_m * 2 * 0.8)``);
@@ -85,6 +86,23 @@ def _counted_data(expr: cst.BaseExpression) -> bool:
         return False
     pieces = frozenset().union(*(words(p) for p in name.split(".")))
     return not pieces & ((HELD_OUT - {"loader"}) | CONFIG | _GRAPH)
+
+
+#: a container of per-part record lists: ``indices_class[c]``, ``client_data[k]``, ``silo_rows[i]``
+_PART_WORDS = frozenset({"class", "client", "party", "silo", "part", "parts", "group", "groups", "shard", "shards",
+                         "per", "partition", "partitions"})
+
+
+def _one_part(expr: cst.BaseExpression) -> bool:
+    """``len(indices_class[c])``: the count of one entry (chosen by a variable) of a per-part container."""
+    if not (isinstance(expr, cst.Call) and call_name(expr) == "len" and len(expr.args) == 1):
+        return False
+    arg = expr.args[0].value
+    if not (isinstance(arg, cst.Subscript) and len(arg.slice) == 1 and isinstance(arg.slice[0].slice, cst.Index)
+            and isinstance(arg.slice[0].slice.value, (cst.Name, cst.Attribute))):
+        return False
+    name = _target_name(arg.value)
+    return name is not None and bool(words(name.split(".")[-1]) & _PART_WORDS)
 
 
 def _file_lines(expr: cst.BaseExpression) -> bool:
@@ -224,6 +242,9 @@ class RecordCounts:
             return None
         direct = _direct_count(expr)
         if direct is not None:
+            if _one_part(expr):
+                self.per_part = True
+                return f"the record count of one part ({direct})"
             return direct
         if isinstance(expr, cst.Name):
             return self._name(expr, hops, seen)
