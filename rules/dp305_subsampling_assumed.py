@@ -44,6 +44,8 @@ _EPSILON_READS = frozenset({
 })
 #: a file that may Poisson-sample its batches somewhere it can see
 _POISSON_TEXT = re.compile(r"(?i)poisson|sampler|DPDataLoader|make_private|binomial|bernoulli|uniformwith")
+#: command-line configuration objects: a switch on them is the user's to flip
+_CLI_CONFIG = frozenset({"args", "opt", "opts", "flags", "FLAGS", "cfg", "config", "hparams", "options"})
 _BATCH_WORDS = frozenset({"batch", "mb", "minibatch", "bs", "batchsize", "lot"})
 
 
@@ -412,6 +414,12 @@ class SubsamplingAssumed(Rule):
         "`accumulate_privacy_spending` runs (often a sanitizer module): built in a file that draws "
         "fixed or with-replacement batches, it is the accountant side. Not reported either: an Opacus "
         "engine with `noise_multiplier=0.0` (clip only, no ε claimed)."
+        " (h38-2) Also reported: `df.sample(batch)` on a data frame, the first batch-size indices of a fresh "
+        "permutation each step (`X[perm[:b]]`), `choice(n, int(q * n))` (exactly q·n records, with or without "
+        "replacement), and `make_private(poisson_sampling=args.flag)` (a command-line switch turns Poisson off) in "
+        "a file that reads ε; autodp's `compose_poisson_subsampled_mechanisms(mech, prob, …)` is an accountant, and "
+        "it speaks for draws in the helpers its function calls. Not reported: `sample(batch)` on a distribution or "
+        "a conditional-vector sampler, labels compared block by block for an accuracy figure."
         " A rate `q = batch / n` inside a function named for computing ε (`calculate_eps`, `compute_epsilon`) "
         "that the module calls is the module's own accountant (an ε formula worked out by hand): it speaks for "
         "the batches drawn wherever the module trains. Contiguous blocks of a (shuffled) list, "
@@ -455,6 +463,22 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h38-2) twins: Poisson sampling kept on whatever the command line says; a wrapper library passing its
+        # caller's choice through
+        """
+from opacus import PrivacyEngine
+def main(args, model, optimizer, loader):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=args.sigma, max_grad_norm=1.0)
+    train(model, optimizer, loader, args.epochs)
+    return engine.get_epsilon(args.delta)
+class Wrapper:
+    def attach(self, model, optimizer, loader, poisson_sampling=True):
+        return self.engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                        noise_multiplier=self.sigma, max_grad_norm=1.0,
+                                        poisson_sampling=self.dp_config.poisson_sampling)
+""",
         # (h38-2) ``sample(batch)`` on a conditional-vector sampler or a distribution draws no records; accuracy
         # counted block by block over the labels; a student loader's batch fraction no accountant reads
         """
@@ -1375,6 +1399,17 @@ class Server:
     )
 
     INVALID = (
+        # (h38-2) a command-line switch that turns Opacus' Poisson sampling off, the ε still read from its accountant
+        """
+from opacus import PrivacyEngine
+def main(args, model, optimizer, loader):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=args.sigma, max_grad_norm=1.0,
+                                                   poisson_sampling=args.poisson_sampling)  # <-
+    train(model, optimizer, loader, args.epochs)
+    return engine.get_epsilon(args.delta)
+""",
         # (h38-2) a pandas frame's rows drawn k at a time, in a script whose ε helper the top level calls
         """
 import pandas as pd
@@ -2246,6 +2281,7 @@ class Server:
         self._self_claimed: list[tuple[cst.CSTNode, str]] = []
         #: fixed-size draws without replacement (wrong only against a Poisson accountant)
         self._without_replacement: list[tuple[cst.CSTNode, str]] = []
+        self._poisson_optional: list[cst.Arg] = []
         #: fixed-size cohorts of clients (wrong only against an accountant given a client-level rate)
         self._cohort_draws: list[tuple[cst.CSTNode, str]] = []
         #: ``self.x = choice(...)`` in ``__init__``: a subsample drawn once per object
@@ -2290,6 +2326,13 @@ class Server:
                 return  # a clip-only engine (noise_multiplier=0.0) claims no ε to be amplified
             if off is not None and isinstance(off.value, cst.Name) and off.value.value == "False":
                 self._poisson_off.append(off)
+            elif off is not None and isinstance(off.value, cst.Attribute) and isinstance(off.value.value, cst.Name) \
+                    and off.value.value.value in _CLI_CONFIG:
+                # (h38-2) ``poisson_sampling=args.poisson_sampling``: a command-line switch turns it off, and the
+                # engine's accountant keeps assuming Poisson sampling either way
+                self._poisson_optional.append(off)
+                self._poisson_loader = True
+                self._poisson_scopes.add(self.ctx.analysis.enclosing_function(node))
             else:
                 self._poisson_loader = True
                 self._poisson_scopes.add(self.ctx.analysis.enclosing_function(node))
@@ -3009,6 +3052,11 @@ class Server:
                 self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "
                                  "accountant still assumes each record is sampled with probability q (Poisson), so "
                                  "the ε read from it here does not bound this training; keep Poisson sampling on")
+            for off in self._poisson_optional:
+                self.report(off, f"`poisson_sampling={self.ctx.analysis.code(off.value).strip()}`: a command-line "
+                                 "switch turns Poisson sampling off (Opacus then iterates fixed shuffled batches), "
+                                 "but the ε read here is still the Poisson-subsampled one; refuse to run without "
+                                 "Poisson sampling or account the fixed-size batches")
         fa = self.ctx.analysis
         for node, kind in self._self_claimed:
             if self._non_private_path(node):
