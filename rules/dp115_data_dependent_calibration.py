@@ -254,6 +254,23 @@ def _statistic(call: cst.Call) -> bool:
     return True
 
 
+#: a name holding a number of classes or categories
+_COUNT_WORDS = frozenset({"num", "n", "nb", "number", "count", "classes", "class", "categories", "labels", "size", "k"})
+
+
+def _category_count(value: cst.BaseExpression) -> bool:
+    """``int(labels.max()) + 1``, ``max(y) + 1``: the size of a label set read as its largest code plus one."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
+            and isinstance(value.right, cst.Integer) and value.right.value == "1"):
+        return False
+    left = value.left
+    if isinstance(left, cst.Call) and call_name(left) == "int" and left.args:
+        left = left.args[0].value
+    if isinstance(left, cst.Call) and call_name(left) == "item" and isinstance(left.func, cst.Attribute):
+        left = left.func.value
+    return isinstance(left, cst.Call) and call_name(left) in ("max", "amax", "nanmax")
+
+
 class DataDependentCalibration(Rule):
     id = "DP115"
     name = "data-dependent-calibration"
@@ -304,6 +321,33 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # the class count read off the labels sizes the model; the sensitivity is a fixed bound
+        """
+import torch
+def output_perturbation_sensitivity(data, epsilon, lam):
+    num_classes = int(data["targets"].max()) + 1
+    model = torch.nn.Linear(data["features"].shape[1], num_classes)
+    sensitivity = 2.0 / (len(data["targets"]) * lam)
+    return model, sensitivity / epsilon
+""",
+        # smooth sensitivity: the smoothed term is built two assignments back from exp(-beta k)
+        """
+import numpy as np
+def smooth_sensitivity(counts, beta):
+    best, k, prev = 0.0, 0, 0.0
+    p = counts / np.sum(counts)
+    while True:
+        decay = np.exp(-beta * k)
+        term = k / p.min()
+        smoothed = decay * term
+        if best <= smoothed:
+            best = smoothed
+        elif prev > smoothed:
+            break
+        k += 1
+        prev = smoothed
+    return best
+""",
         # a script that reuses one query table: first the edge query, then a constant query (every node
         # counts 1), each with its maximum up to a literal degree bound as the sensitivity
         """
@@ -611,6 +655,13 @@ def regress(X, y, epsilon):
     )
 
     INVALID = (
+        # the sensitivity is the data's largest value plus one
+        """
+import numpy as np
+def release_sum(values, epsilon):
+    sensitivity = int(np.max(values)) + 1  # <-
+    return np.sum(values) + np.random.laplace(0, sensitivity / epsilon)
+""",
         # a zero table filled with the records afterwards holds data: its extremes are statistics
         """
 import numpy as np
@@ -1496,6 +1547,8 @@ def regress(X, y, epsilon):
                         if target is not None:
                             pending.append((target, n.value, n))
         for name, value, stmt in pending:
+            if _category_count(value) and words(name) & _COUNT_WORDS:
+                continue  # ``int(y.max()) + 1``: the number of classes sizes the model, it is no scale
             released = _released_values(value)
             if any(id(n) not in released and (isinstance(n, cst.Call) and self._source_call(n, scope)
                                               or isinstance(n, cst.Subscript) and self._order_statistic(n, scope))
@@ -1523,8 +1576,11 @@ def regress(X, y, epsilon):
             return False
         fa = self.ctx.analysis
         scope = fa.scope_of(stmt)
-        candidates = [value, *(b.value for ref in _value_names(value) for b in fa.bindings_in(scope).get(ref, [])
-                               if b.value is not None)]
+        bindings = fa.bindings_in(scope)
+        candidates = [value]
+        for _ in range(2):  # two assignments back: ``x = exp(-beta * k); term = x * k / p``
+            candidates += [b.value for v in list(candidates) for ref in _value_names(v) for b in bindings.get(ref, [])
+                           if b.value is not None and b.value not in candidates]
         if any(isinstance(n, cst.Call) and call_name(n) == "exp" for v in candidates for n in walk(v)):
             return False  # smooth sensitivity: max_k exp(-beta k) LS_k
         fa = self.ctx.analysis
