@@ -141,6 +141,21 @@ class SensitivityNorm(Rule):
                                 l2_name=_l2_name) or unbounded_gate(facts)
 
     VALID = (
+        # a helper picks the sensitivity by norm and mechanism, converting the L2 clip with √d for Laplace
+        """
+import torch
+class Rewriter:
+    def sensitivity_for_norm_clip(self, z):
+        if self.norm_ord == 1:
+            return 2 * self.clip_norm
+        if self.mechanism == "laplace":
+            return 2 * self.clip_norm * torch.sqrt(torch.tensor(z.shape[-1]))
+        return 2 * self.clip_norm
+    def privatize(self, z):
+        sens = self.sensitivity_for_norm_clip(z)
+        noise = torch.distributions.Laplace(0, sens / self.epsilon).sample(z.shape)
+        return z + noise
+""",
         # VALID twins of the role cases: an L2 bound converted with √d, and an L1 projection
         """
 import numpy as np
@@ -321,6 +336,17 @@ def add_noise(self, avg_grads):
     noise_scale = C / lap_eps
     noises = sample_l1_laplace_like_for_avg(avg_grads, scale=noise_scale)  # <-
     return [g + n for g, n in zip(avg_grads, noises)]
+""",
+        # a helper named for the norm clip returns the L2 bound itself, and Laplace uses it
+        """
+import torch
+class Rewriter:
+    def sensitivity_for_norm_clip(self, z):
+        return 2 * self.l2_norm_clip
+    def privatize(self, z):
+        sens = self.sensitivity_for_norm_clip(z)
+        noise = torch.distributions.Laplace(0, sens / self.epsilon)  # <-
+        return z + noise.sample(z.shape)
 """,
         # a sensitivity named L2, given to torch's Laplace
         """
@@ -520,7 +546,15 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
             if want_l2 and isinstance(node, cst.Call) and call_name(node) == "sqrt" and not any(
                     isinstance(n, cst.Call) and call_name(n) in ("log", "log1p") for n in walk(node)):
                 return None  # a √d conversion between the norms
+        # a called helper's name is not a bound (``get_sensitivity_for_clip_by_norm(x)``): what it returns is
+        callees = {id(n) for c in walk(expr) if isinstance(c, cst.Call) for n in walk(c.func)}
         for node in walk(expr):
+            if want_l2 and isinstance(node, cst.Call):
+                fn = fa.callee(node)
+                if fn is not None and any(isinstance(n, cst.Call) and call_name(n) == "sqrt" for n in walk(fn)):
+                    return None  # the helper converts an L2 bound with √d on some path: it knows the norms apart
+            if id(node) in callees:
+                continue
             if isinstance(node, (cst.Name, cst.Attribute)):
                 name = ident(node)
                 if name is None:
@@ -535,9 +569,14 @@ def gaussian_release(hist, epsilon, delta, l1_sensitivity):
         if depth >= 2:
             return None
         for node in walk(expr):
-            if isinstance(node, cst.Name):
+            if isinstance(node, cst.Name) and id(node) not in callees:
                 value = fa.value_of(node)
                 if value is not None and value is not expr:
+                    found = self._evidence(value, want_l2=want_l2, depth=depth + 1)
+                    if found is not None:
+                        return found
+            elif isinstance(node, cst.Call) and fa.callee(node) is not None:
+                for value in fa.referents(node):
                     found = self._evidence(value, want_l2=want_l2, depth=depth + 1)
                     if found is not None:
                         return found

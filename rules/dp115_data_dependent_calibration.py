@@ -12,7 +12,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
 from dpcheck.analysis.simulation import simulator
-from dpcheck.analysis.syntax import call_name, call_params, dotted, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, dotted, param_names, target_names, walk, words
 from dpcheck.rule import Rule
 
 #: calls that summarise an array into one number (a statistic of whatever they are given)
@@ -254,6 +254,23 @@ def _statistic(call: cst.Call) -> bool:
     return True
 
 
+#: a name holding a number of classes or categories
+_COUNT_WORDS = frozenset({"num", "n", "nb", "number", "count", "classes", "class", "categories", "labels", "size", "k"})
+
+
+def _category_count(value: cst.BaseExpression) -> bool:
+    """``int(labels.max()) + 1``, ``max(y) + 1``: the size of a label set read as its largest code plus one."""
+    if not (isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add)
+            and isinstance(value.right, cst.Integer) and value.right.value == "1"):
+        return False
+    left = value.left
+    if isinstance(left, cst.Call) and call_name(left) == "int" and left.args:
+        left = left.args[0].value
+    if isinstance(left, cst.Call) and call_name(left) == "item" and isinstance(left.func, cst.Attribute):
+        left = left.func.value
+    return isinstance(left, cst.Call) and call_name(left) in ("max", "amax", "nanmax")
+
+
 class DataDependentCalibration(Rule):
     id = "DP115"
     name = "data-dependent-calibration"
@@ -304,6 +321,45 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # the aggregator takes the largest of the parties' sensitivity estimates (each computed privately upstream)
+        """
+import numpy as np
+from mpyc.runtime import mpc
+def aggregate(reports, epsilon):
+    total, sens = 0, []
+    for r in reports_sens_estimates(reports):
+        total = total + r[1]
+        sens.append(r[0])
+    bound = mpc.max(sens)
+    return total + np.random.laplace(0, bound / epsilon)
+""",
+        # the class count read off the labels sizes the model; the sensitivity is a fixed bound
+        """
+import torch
+def output_perturbation_sensitivity(data, epsilon, lam):
+    num_classes = int(data["targets"].max()) + 1
+    model = torch.nn.Linear(data["features"].shape[1], num_classes)
+    sensitivity = 2.0 / (len(data["targets"]) * lam)
+    return model, sensitivity / epsilon
+""",
+        # smooth sensitivity: the smoothed term is built two assignments back from exp(-beta k)
+        """
+import numpy as np
+def smooth_sensitivity(counts, beta):
+    best, k, prev = 0.0, 0, 0.0
+    p = counts / np.sum(counts)
+    while True:
+        decay = np.exp(-beta * k)
+        term = k / p.min()
+        smoothed = decay * term
+        if best <= smoothed:
+            best = smoothed
+        elif prev > smoothed:
+            break
+        k += 1
+        prev = smoothed
+    return best
+""",
         # a script that reuses one query table: first the edge query, then a constant query (every node
         # counts 1), each with its maximum up to a literal degree bound as the sensitivity
         """
@@ -611,6 +667,25 @@ def regress(X, y, epsilon):
     )
 
     INVALID = (
+        # the twin collects the parties' raw values and takes their largest as the sensitivity
+        """
+import numpy as np
+from mpyc.runtime import mpc
+def aggregate(reports, epsilon):
+    total, vals = 0, []
+    for r in reports:
+        total = total + r[1]
+        vals.append(r[0])
+    bound = mpc.max(vals)  # <-
+    return total + np.random.laplace(0, bound / epsilon)
+""",
+        # the sensitivity is the data's largest value plus one
+        """
+import numpy as np
+def release_sum(values, epsilon):
+    sensitivity = int(np.max(values)) + 1  # <-
+    return np.sum(values) + np.random.laplace(0, sensitivity / epsilon)
+""",
         # a zero table filled with the records afterwards holds data: its extremes are statistics
         """
 import numpy as np
@@ -1262,7 +1337,9 @@ def regress(X, y, epsilon):
     def _source_call(self, call: cst.Call, scope: cst.CSTNode, depth: int = 0) -> bool:
         if _statistic(call):
             subject = [a.value for a in call.args]
-            if isinstance(call.func, cst.Attribute):
+            # ``mpc.max(xs)``: an imported library's function given its operand, not a method of the data
+            if isinstance(call.func, cst.Attribute) and not (
+                    call.args and isinstance(call.func.value, cst.Name) and call.func.value.value in self._imported()):
                 subject.append(call.func.value)
             noisy = self._noisy(scope)
             if any(_value_names(part) & noisy for part in subject):
@@ -1376,9 +1453,22 @@ def regress(X, y, epsilon):
         if self._tabulated(subject, scope):
             return True
         leaves: set[str] = set()
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
         for part in subject:
             for name in _value_names(part):
                 found = [b.value for b in bindings.get(name, []) if b.value is not None]
+                # a list filled by ``xs.append(v)``: what is appended, a loop variable read as its collection
+                # (``for x in sens_estimates: xs.append(x[0])`` collects sensitivity estimates, not records)
+                appended = [n.args[0].value for n in walk(body, into_scopes=False)
+                            if isinstance(n, cst.Call) and call_name(n) == "append" and len(n.args) == 1
+                            and isinstance(n.func, cst.Attribute) and dotted(n.func.value) == name]
+                if appended and all(isinstance(v, cst.List) and not v.elements for v in found):
+                    loops = {t: loop.iter for loop in walk(body, into_scopes=False) if isinstance(loop, cst.For)
+                             for t in target_names(loop.target)}
+                    for v in appended:
+                        for ref in _value_names(v):
+                            leaves |= _value_names(loops[ref]) if ref in loops else {ref}
+                    continue
                 if found and all(not isinstance(v, (cst.Call,)) or call_name(v) in ("array", "asarray", "list", "tuple")
                                  for v in found):
                     for v in found:
@@ -1387,6 +1477,22 @@ def regress(X, y, epsilon):
                     leaves.add(name)
         leaves = {n for n in leaves if n.split(".")[0] not in _MODULES}
         return bool(leaves) and all(words(n) & _NOT_DATA for n in leaves) or self._from_public_source(subject, scope)
+
+    def _imported(self) -> frozenset[str]:
+        """Names the module binds by ``import`` (``from mpyc.runtime import mpc``): a library, not a value."""
+        known = self.__dict__.get("_imported_names")
+        if known is None:
+            names: set[str] = set()
+            for n in walk(self.ctx.module):
+                if isinstance(n, (cst.Import, cst.ImportFrom)) and not isinstance(n.names, cst.ImportStar):
+                    for alias in n.names:
+                        bound = alias.asname.name if alias.asname is not None else alias.name
+                        if isinstance(bound, cst.Name):
+                            names.add(bound.value)
+                        elif isinstance(bound, cst.Attribute):
+                            names.add((dotted(bound) or "").split(".")[0])
+            known = self.__dict__["_imported_names"] = frozenset(names)
+        return known
 
     def _tabulated(self, subject: list[cst.CSTNode], scope: cst.CSTNode) -> bool:
         """Every name the statistic reads is a public function tabulated over an index range
@@ -1496,6 +1602,8 @@ def regress(X, y, epsilon):
                         if target is not None:
                             pending.append((target, n.value, n))
         for name, value, stmt in pending:
+            if _category_count(value) and words(name) & _COUNT_WORDS:
+                continue  # ``int(y.max()) + 1``: the number of classes sizes the model, it is no scale
             released = _released_values(value)
             if any(id(n) not in released and (isinstance(n, cst.Call) and self._source_call(n, scope)
                                               or isinstance(n, cst.Subscript) and self._order_statistic(n, scope))
@@ -1523,8 +1631,11 @@ def regress(X, y, epsilon):
             return False
         fa = self.ctx.analysis
         scope = fa.scope_of(stmt)
-        candidates = [value, *(b.value for ref in _value_names(value) for b in fa.bindings_in(scope).get(ref, [])
-                               if b.value is not None)]
+        bindings = fa.bindings_in(scope)
+        candidates = [value]
+        for _ in range(2):  # two assignments back: ``x = exp(-beta * k); term = x * k / p``
+            candidates += [b.value for v in list(candidates) for ref in _value_names(v) for b in bindings.get(ref, [])
+                           if b.value is not None and b.value not in candidates]
         if any(isinstance(n, cst.Call) and call_name(n) == "exp" for v in candidates for n in walk(v)):
             return False  # smooth sensitivity: max_k exp(-beta k) LS_k
         fa = self.ctx.analysis

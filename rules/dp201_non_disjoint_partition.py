@@ -59,6 +59,19 @@ class NonDisjointPartition(Rule):
     requires_dp_context = True
 
     VALID = (
+        # the PATE split is drawn once per independent run: the outer loop seeds the generators with its seed
+        """
+import numpy as np
+def split_teachers(x, n_teachers):
+    '''PATE teacher partition.'''
+    p = np.random.permutation(len(x))
+    return np.array_split(x[p], n_teachers)
+for seed in [11, 22, 33]:
+    np.random.seed(seed)
+    parts = split_teachers(data, 10)
+    teachers = [train(part) for part in parts]
+    report(aggregate(teachers, public_x))
+""",
         # a batch's length as the stride: the slices of teacher labels follow the batches, disjoint
         """
 def student_batches(loader, teacher_labels):
@@ -252,6 +265,18 @@ def pate_teacher_answers(teachers, public_loader):
     )
 
     INVALID = (
+        # the twin: the split is re-drawn on every pass of a training loop (no reseeding)
+        """
+import numpy as np
+def split_teachers(x, n_teachers):
+    '''PATE teacher partition.'''
+    p = np.random.permutation(len(x))  # <-
+    return np.array_split(x[p], n_teachers)
+for step in range(100):
+    parts = split_teachers(data, 10)
+    teachers = [train(part) for part in parts]
+    student.update(aggregate(teachers, public_x))
+""",
         # updated: partitions built with i, teachers read the stale i
         """
 import numpy as np
@@ -512,7 +537,7 @@ def pate_teacher_round(teachers, train_loader, opt):
                     )
                 continue
             outer = [lp for lp in loops if index.inside(cut, lp)]
-            if outer and _kept_per_pass(outer[-1], shuffled):
+            if outer and (_kept_per_pass(outer[-1], shuffled) or _seeded_runs(outer[-1])):
                 continue
             if outer:
                 if _CONTEXT.search(index.text_of(outer[0])) or _CONTEXT.search(_context_code(index, call)):
@@ -526,7 +551,7 @@ def pate_teacher_round(teachers, train_loader, opt):
             if not isinstance(scope, cst.FunctionDef):
                 continue
             caller = _called_in_loop(index, scope, by_name)
-            if caller is None:
+            if caller is None or _seeded_runs(caller):
                 continue
             if not (_CONTEXT.search(_context_code(index, call)) or _CONTEXT.search(index.text_of(caller))):
                 continue
@@ -809,6 +834,22 @@ def _cut_of(call: cst.Call, names: set[str], index: Dp2Index, scope: cst.CSTNode
                 if isinstance(el.slice, cst.Slice) and _loop_sliced(index, sub, el.slice):
                     return sub
     return None
+
+
+_SEEDING = frozenset({"seed", "manual_seed", "manual_seed_all", "set_seed", "set_random_seed", "RandomState",
+                      "default_rng", "PRNGKey", "seed_everything"})
+
+
+def _seeded_runs(loop: cst.CSTNode) -> bool:
+    """A ``for`` whose variable seeds the random generators (``for seed in seeds: np.random.seed(seed)``):
+    each pass is an independent run of the whole experiment, not a training iteration."""
+    if not isinstance(loop, cst.For):
+        return False
+    names = {n.value for n in walk(loop.target) if isinstance(n, cst.Name)}
+    return bool(names) and any(
+        isinstance(n, cst.Call) and call_name(n).split(".")[-1] in _SEEDING
+        and any(isinstance(a.value, cst.Name) and a.value.value in names for a in n.args)
+        for n in walk(loop.body))
 
 
 def _loop_sliced(index: Dp2Index, sub: cst.CSTNode, sl: cst.Slice) -> bool:

@@ -54,6 +54,20 @@ class NoPrivacyAccounting(Rule):
     TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "teacher", "Teacher")
 
     VALID = (
+        # a generic semi-supervised trainer that imports helpers from a PATE package; no DP claim of its own
+        """
+import torch
+from lib.pate.utils import accuracy, build_optimizer
+def train_model(model, loader, config):
+    opt = build_optimizer(model, config)
+    for epoch in range(config.epochs):
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return accuracy(model, loader)
+""",
         # teachers' one-hot predictions summed, Laplace-noised and arg-maxed (PATE's aggregation, unnamed)
         """
 import numpy as np
@@ -119,6 +133,20 @@ def pate_labels(votes, lamda):
     )
 
     INVALID = (
+        # the twin that names itself a PATE trainer beyond its imports, with a fixed epoch count
+        """
+import torch
+from lib.pate.utils import accuracy, build_optimizer
+def train_pate_student(model, loader, config, epsilon):
+    opt = build_optimizer(model, config)
+    for epoch in range(config.epochs):  # <-
+        for x, y in loader:
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return accuracy(model, loader)
+""",
         # original: single WGAN-GP discriminator, fixed niter, no accountant
         """
 import numpy as np
@@ -189,7 +217,11 @@ def fit(x, epsilon=1.0):
     def visit_Module(self, node: cst.Module) -> None:
         src = self.ctx.source
         lowered = src.lower()
-        claim = bool(PATE_RE.search(src)) or ("teacher" in lowered and "epsilon" in lowered)
+        # a PATE package only named in an import path (``from lib.pate.utils import accuracy``) is no claim:
+        # a generic trainer the PATE pipeline reuses for teachers and student, its privacy accounted elsewhere
+        claimed = "\n".join(line for line in src.splitlines()
+                              if not re.match(r"\s*(?:from\s+\S+\s+)?import\s", line))
+        claim = bool(PATE_RE.search(claimed)) or ("teacher" in lowered and "epsilon" in lowered)
         if not claim:
             return
         index = index_for(self.ctx)

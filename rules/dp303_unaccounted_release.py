@@ -149,6 +149,10 @@ def _is_source(expr: cst.BaseExpression) -> bool:
     return False
 
 
+#: tests of a value's type or representation, not of its value
+_FORMAT_TESTS = frozenset({"isinstance", "is_tensor", "hasattr", "callable", "is_floating_point", "issparse"})
+
+
 def _reads_answer(expr: cst.CSTNode, tainted: set[str]) -> bool:
     """Does a branch test read the teachers' answers? Presence tests (``votes is None``), the size
     of a container (``len(self.teachers)``) and bare references to model components or settings
@@ -161,6 +165,8 @@ def _reads_answer(expr: cst.CSTNode, tainted: set[str]) -> bool:
     if isinstance(expr, cst.Call):
         if call_name(expr) == "len" and len(expr.args) == 1 and dotted(expr.args[0].value) is not None:
             return False
+        if call_name(expr) in _FORMAT_TESTS:
+            return False  # ``isinstance(preds, dict)``: the answers' format, the same for every dataset
         if tokens(call_name(expr)) & _SOURCE_CALLS:
             return True
     if isinstance(expr, (cst.Name, cst.Attribute)):
@@ -222,6 +228,18 @@ class UnaccountedRelease(Rule):
     TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
 
     VALID = (
+        # a test of the answers' format (a tensor or a dict of them), not of their values
+        """
+import numpy as np
+def label_and_account(x, teachers, alpha, lam, L):
+    votes = np.array([t.predict(x) for t in teachers]).sum(0)
+    noisy = votes + np.random.laplace(scale=1 / lam, size=votes.shape)
+    r = (noisy > len(teachers) / 2).astype(int)
+    if isinstance(r, np.ndarray):
+        for l in range(L):
+            alpha[l] += 2 * lam ** 2 * l * (l + 1)
+    return r
+""",
         # accountant updated before the data-dependent early exit
         """
 import numpy as np

@@ -103,9 +103,31 @@ import numpy as np
 def schedule(lr, decay_ratio, epsilon, steps):
     return [lr / decay_ratio ** t for t in range(steps)], np.random.laplace(0, 1 / epsilon)
 """,
+        # the divisor is a number of draws: clamped to the item count, looped over with range()
+        """
+import numpy as np
+def pick(scores, epsilon, allocation, sens):
+    if allocation >= len(scores):
+        allocation = len(scores) - 1
+    if allocation <= 0:
+        allocation = 1
+    out = []
+    for _ in range(allocation):
+        p = np.exp(epsilon / allocation * np.asarray(scores) / (2 * sens))
+        out.append(np.random.choice(len(scores), p=p / p.sum()))
+    return out
+""",
     )
 
     INVALID = (
+        # the same selection with a fractional allocation of the budget (never a count)
+        """
+import numpy as np
+def pick(scores, epsilon, allocation, sens):
+    assert 0 < allocation <= 1
+    p = np.exp(epsilon / allocation * np.asarray(scores) / (2 * sens))  # <-
+    return np.random.choice(len(scores), p=p / p.sum())
+""",
         # a privacy filter's partition divides by each ratio
         """
 class RenyiFilter:
@@ -160,12 +182,36 @@ def release(hist, total_eps, selection_fraction):
         if name is None:
             return None
         if _fraction_name(name):
-            return f"the share `{name}`"
+            return None if self._counts(expr) else f"the share `{name}`"
         if isinstance(expr, cst.Name):
             over = self._iterated(expr)
             if over is not None and _fraction_name(over):
                 return f"`{name}`, each of the shares in `{over}`"
         return None
+
+    def _counts(self, expr: cst.BaseExpression) -> bool:
+        """The divisor plays a count in its function: ``range(allocation)``, clamped to ``len(...)`` or set
+        to a whole number ≥ 1 (``allocation = 1``) — ε / k over k draws is an equal split, not a share."""
+        fn = self.ctx.analysis.enclosing_function(expr)
+        if fn is None:
+            return False
+        name = dotted(expr)
+        for node in walk(fn):
+            if isinstance(node, cst.Call) and dotted(node.func) == "range" and node.args \
+                    and any(dotted(a.value) == name for a in node.args):
+                return True
+            if isinstance(node, cst.Comparison) and dotted(node.left) == name and any(
+                    isinstance(c.comparator, cst.Call) and dotted(c.comparator.func) == "len"
+                    for c in node.comparisons):
+                return True
+            if isinstance(node, cst.Assign) and any(dotted(t.target) == name for t in node.targets):
+                v = node.value
+                if isinstance(v, cst.Integer) and int(v.value, 0) >= 1:
+                    return True
+                if isinstance(v, cst.BinaryOperation) and isinstance(v.left, cst.Call) \
+                        and dotted(v.left.func) == "len":
+                    return True
+        return False
 
     def _iterated(self, name: cst.Name) -> str | None:
         """The collection a loop or comprehension variable ``name`` runs over."""

@@ -140,6 +140,23 @@ class LdpInputUnclipped(Rule):
         return facts.calls_any(_UNIFORM | _WEIGHTED)
 
     VALID = (
+        # randomised response over one-hot targets in a nested helper; the caller rejects non-0/1 input first
+        """
+import numpy as np
+class LabelRR:
+    def __init__(self, eps):
+        self.eps = eps
+    def __call__(self, targets):
+        def onehot_rr(targets):
+            k = targets.shape[-1]
+            keep = np.exp(self.eps) / (np.exp(self.eps) + k - 1)
+            other = (1 - keep) / (k - 1)
+            probs = targets * (keep - other) + other
+            return np.eye(k)[[np.random.choice(k, p=probs[i]) for i in range(targets.shape[0])]]
+        if not np.all((targets == 0) | (targets == 1)):
+            raise ValueError("labels must be one-hot")
+        return onehot_rr(targets)
+""",
         # Duchi's randomiser with the input clipped to [-1, 1] first
         """
 import numpy as np
@@ -220,6 +237,21 @@ def dp_subsample(data, epsilon, rng):
     )
 
     INVALID = (
+        # the same nested randomiser with no check of the targets in its caller
+        """
+import numpy as np
+class LabelRR:
+    def __init__(self, eps):
+        self.eps = eps
+    def __call__(self, targets):
+        def onehot_rr(targets):
+            k = targets.shape[-1]
+            keep = np.exp(self.eps) / (np.exp(self.eps) + k - 1)
+            other = (1 - keep) / (k - 1)
+            probs = targets * (keep - other) + other  # <-
+            return np.eye(k)[[np.random.choice(k, p=probs[i]) for i in range(targets.shape[0])]]
+        return onehot_rr(targets)
+""",
         # Duchi's randomiser on an input only divided by its range, never clipped
         """
 import numpy as np
@@ -396,7 +428,14 @@ def three_output(x, eps, rng):
                     if t not in origin or origin[t] is None and t in params:
                         origin[t] = root if root is not None else s
         tainted = set(origin)
-        for s in body:
+        # a helper nested in a function that rejects out-of-domain inputs (``if not ((x == 0) | (x == 1)).all():
+        # raise``) before calling it: the helper's same-named input has been checked by its caller
+        outer = self.ctx.analysis.enclosing_function(node)
+        checks = [s for s in body]
+        if outer is not None:
+            checks += [s for s in walk(outer, into_scopes=False)
+                       if isinstance(s, (cst.If, cst.Assert)) and not _reads(s.test).isdisjoint(params)]
+        for s in checks:
             if isinstance(s, cst.Call) and _bound_call(s) and any(_reads(a.value) & tainted for a in s.args):
                 return
             if isinstance(s, cst.Call) and call_name(s).split(".")[-1] in self._clipping_helpers \
