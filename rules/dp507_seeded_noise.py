@@ -650,6 +650,34 @@ def read_dataset(path, seed=None):
 def main(path, epsilon):
     return perturb(read_dataset(path), epsilon)
 """,
+        # twin: the options' seed defaults to None, so the exponential mechanism's sampling is fresh
+        """
+import argparse
+import numpy as np
+def set_seed(args):
+    np.random.seed(args.seed)
+def probabilities(distances, epsilon=2.0):
+    p = np.exp(-epsilon * distances / 2)
+    return p / p.sum()
+def sanitize(tokens, prob):
+    return [np.random.choice(len(prob[t]), 1, p=prob[t]) for t in tokens]
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    set_seed(args)
+    sanitize([0], [probabilities(np.ones(3))])
+""",
+        # a loop of seeds for the membership attack's shadow runs, not for the release
+        """
+import numpy as np
+def release(counts, epsilon):
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+def run_attack(models):
+    for seed in [0, 1, 2]:
+        np.random.seed(seed)
+        models.append(np.random.permutation(10))
+""",
     )
 
     INVALID = (
@@ -1188,7 +1216,8 @@ def main(path, epsilon):
         fn = fa.enclosing_function(node)
         # a data function that fixes the global generator with a literal of its own (``random_seed = 1;
         # np.random.seed(random_seed)`` in ``read_dataset``) fixes every later draw of the run, its noise included
-        literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded)
+        literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded) \
+            and not self._draws_own_data(fn)
         if self._quiet_seed_place(node, data_words=not literal) or fn is not None and self._seeding_helper_def(fn):
             return
         scope = id(fn) if fn is not None else id(self.ctx.module)
@@ -1205,6 +1234,10 @@ def main(path, epsilon):
         if not families or why is None:
             return
         found = project_noise_draw(self.ctx.path, self.ctx.module, families)
+        if found is None and fn is None and not self._main_guard(node):
+            from dpcheck.analysis.global_rng import importer_noise_draw
+
+            found = importer_noise_draw(self.ctx.path, families)  # a shared module seeding at import
         if found is None:
             return
         file, function, line = found
@@ -1231,6 +1264,18 @@ def main(path, epsilon):
         return bool(values) and all(number(v) is not None for v in values) and not any(
             p.name.value == seed.value for p in all_params(fn))
 
+    def _draws_own_data(self, fn: cst.FunctionDef) -> bool:
+        """The function draws from a global generator itself (``np.random.randint(...)`` building synthetic
+        ratings after ``np.random.seed(42)``): its seed is for the data it makes."""
+        return any(self._generating_draw(sub) for sub in walk(fn))
+
+    def _generating_draw(self, sub: cst.CSTNode) -> bool:
+        """A draw from a global generator that makes values (``np.random.randint``, ``np.random.normal``), not one
+        that reorders or subsamples records (``shuffle``, ``permutation``, ``choice``)."""
+        return isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+            and (dotted(sub.func.value) or "") in _GLOBAL_FAMILIES and self._family(sub) is None \
+            and sub.func.attr.value not in _GLOBAL_SEEDS | {"shuffle", "permutation", "choice", "sample", "randperm"}
+
     def _quiet_seed_place(self, node: cst.CSTNode, need_dp_words: bool = True, data_words: bool = True) -> bool:
         """A seed in an evaluation, attack, plotting, data or non-private function or file, or in a file that
         never mentions privacy: it fixes no released DP noise. ``data_words=False``: a data function's name does
@@ -1247,6 +1292,20 @@ def main(path, epsilon):
             if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
                     or {"no", "noise"} <= found:
                 return True
+        parts = (self.ctx.path or "").replace("\\", "/").split("/")
+        parent = words(parts[-2]) if len(parts) > 1 else set()
+        if parent & {"attack", "attacks", "backdoor", "mia", "shadow", "membership"}:
+            return True  # a script of the project's attack experiments (``backdoor_attacks/prototype_with_DP.py``)
+        stem = words(parts[-1].rsplit(".", 1)[0])
+        if (parent | stem) & {"example", "examples", "demo", "demos", "tutorial", "tutorials", "quickstart"} and (
+                any(isinstance(sub, cst.Call) and words(call_name(sub) or "") & {"generate", "synthetic", "simulate",
+                                                                                  "make"}
+                    and words(call_name(sub) or "") & {"data", "dataset"} for sub in walk(self.ctx.module))
+                or any(isinstance(st, cst.SimpleStatementLine) and any(
+                    isinstance(e, cst.Assign) and self._generating_draw(e.value) or isinstance(e, cst.Assign)
+                    and isinstance(e.value, cst.BinaryOperation) and any(self._generating_draw(n) for n in walk(e.value))
+                    for e in st.body) for st in self.ctx.module.body)):
+            return True  # an example run on data it generates itself: the seed protects no private data
         return need_dp_words and not _DP_WORDS.search(self.ctx.module.code)
 
     def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:

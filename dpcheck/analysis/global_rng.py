@@ -168,7 +168,7 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                 if family is None:
                     continue
                 draw = call.func.attr
-                if sampling_only and not (draw in _COIN and id(call) in compared or draw == "choice"):
+                if sampling_only and draw != "choice":  # (a compared coin there may sample synthetic labels)
                     continue
                 if draw in _CALIBRATED and _calibrated(call, draw) \
                         or draw in _STANDARD and _scaled(call, parents) \
@@ -539,3 +539,28 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
         if family in families:
             return me, function, line
     return imported_mechanism_draw(path, module, families) if on_disk else None
+
+
+def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str, int] | None:
+    """(file, function, line) of DP noise drawn from one of ``families``' global generators by a project module of
+    the same folder that imports this one (``import utils`` / ``from utils import …``): a module seeding the
+    generator at import fixes the draws of every module that imports it."""
+    if not path or not os.path.isfile(path):
+        return None
+    me = os.path.abspath(path)
+    folder, stem = os.path.dirname(me), os.path.splitext(os.path.basename(me))[0]
+    try:
+        siblings = sorted(f for f in os.listdir(folder) if f.endswith(".py"))[:_MAX_FILES]
+    except OSError:
+        return None
+    for name in siblings:
+        other = os.path.join(folder, name)
+        if other == me:
+            continue
+        draws, imports = _summarize(other)
+        if not any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
+            continue
+        for function, line, family in draws:
+            if family in families:
+                return other, function, line
+    return None
