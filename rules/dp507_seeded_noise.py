@@ -49,6 +49,7 @@ _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf"
 _NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"][^)]*default\s*=\s*None""")
 #: the file is about DP (a seed in a non-DP script is no finding)
 _DP_WORDS = re.compile(r"privacy|private|epsilon|noise_multiplier|PrivacyEngine|\bdp_|_dp\b|\bDP|opacus|"
+                       r"\b[Pp]ate(?:[A-Z_.]|\b)|\bPATE|\bLDP|\bldp_|_ldp\b|differential|"
                        r"tensorflow_privacy|sensitivity")
 #: words of a function whose own draws are a privacy mechanism's randomness
 _MECHANISM_FUNCTION_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "perturbation",
@@ -153,6 +154,11 @@ class SeededNoise(Rule):
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in ("seed", "manual_seed", "set_seed",
                                                                  "set_random_seed") and call.args:
+                return True
+            # a seeding helper of this class or of an imported module (``self._set_random(seed)``,
+            # ``tools.set_rng_seed(args.seed)``)
+            if isinstance(func, ast.Attribute) and (call.args or call.keywords) and words(func.attr) & {
+                    "seed", "seeds", "random", "rng", "seeding", "reproducibility"}:
                 return True
             if isinstance(func, ast.Name) and words(func.id) & {"seed", "seeds", "random", "rng", "seeding",
                                                                "reproducibility"}:
@@ -548,6 +554,130 @@ class Sensor:
         noise = np.random.binomial(1, 0.1, (n, dim))
         return x, noise
 """,
+        # twins of the broadened roles: TensorFlow augmentation noise with a literal spread, torch weight init,
+        # a diffusion step's Normal draw, a VAE's reparameterised sample, a helper seeding from OS entropy
+        """
+import tensorflow as tf
+import keras.backend as K
+# differential privacy baseline: the augmentation below is not the private mechanism
+def augment(x):
+    return x + K.random_normal(K.shape(x), stddev=0.1)
+def main():
+    tf.set_random_seed(123)
+    return augment
+""",
+        """
+import torch
+from torch import nn
+# model for the private (DP-SGD) run; the seed only initialises the weights
+def init_weights(m):
+    nn.init.normal_(m.weight, 0.0, 0.02)
+def main(model):
+    torch.manual_seed(0)
+    model.apply(init_weights)
+""",
+        """
+import torch
+from torch.distributions import Normal
+# denoising model trained on the DP synthetic data
+def q_sample(x0, sigma_t):
+    return x0 + Normal(0, sigma_t).sample(x0.shape)
+def encode(mu, std):
+    return Normal(mu, std).rsample()
+def main(x):
+    torch.manual_seed(0)
+    return q_sample(x, 0.5), encode(x, 1.0)
+""",
+        """
+import argparse
+import torch
+import tools
+def lnmax(counts, gamma):  # PATE aggregation
+    lap = torch.distributions.laplace.Laplace(0, torch.tensor(1 / gamma))
+    return counts + lap.sample(counts.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    tools.set_rng_seed(args.seed)
+    return lnmax(torch.zeros(10), 0.1)
+""",
+        """
+import random
+class RRWithPrior:
+    def __init__(self, epsilon, prior, seed=None):
+        self.epsilon = epsilon
+        self.threshold = 0.5
+        self._set_random(seed)
+    def _set_random(self, seed):
+        random.seed(seed)
+    def respond(self, y, k):
+        p = random.uniform(0, 1)
+        if p <= self.threshold:
+            return y
+        return random.randint(0, k - 1)
+""",
+        """
+import os
+import random
+import numpy as np
+import config
+def laplace(mean, sensitivity, epsilon):
+    scale = sensitivity / epsilon
+    u = random.uniform(0, 1) - 0.5
+    return mean - scale * np.sign(u) * np.log(1 - 2 * np.abs(u))
+def add_noise(weights, sensitivity, epsilon):
+    random.seed(int.from_bytes(os.urandom(8), "big"))
+    return [laplace(w, sensitivity, epsilon) for w in weights]
+""",
+        """
+import numpy as np
+# a grid of runs for the private release; each run's noise is fresh
+def release(counts, epsilon):
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+for run in range(3):
+    np.random.seed(None)
+    release(np.zeros(4), 1.0)
+""",
+        # twin: the data function's seed is its caller's parameter and only orders the records
+        """
+import numpy as np
+def perturb(values, epsilon):
+    return values + np.random.laplace(0, 1 / epsilon, len(values))
+def read_dataset(path, seed=None):
+    np.random.seed(seed)
+    return np.loadtxt(path)
+def main(path, epsilon):
+    return perturb(read_dataset(path), epsilon)
+""",
+        # twin: the options' seed defaults to None, so the exponential mechanism's sampling is fresh
+        """
+import argparse
+import numpy as np
+def set_seed(args):
+    np.random.seed(args.seed)
+def probabilities(distances, epsilon=2.0):
+    p = np.exp(-epsilon * distances / 2)
+    return p / p.sum()
+def sanitize(tokens, prob):
+    return [np.random.choice(len(prob[t]), 1, p=prob[t]) for t in tokens]
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args()
+    set_seed(args)
+    sanitize([0], [probabilities(np.ones(3))])
+""",
+        # a loop of seeds for the membership attack's shadow runs, not for the release
+        """
+import numpy as np
+def release(counts, epsilon):
+    return counts + np.random.laplace(0, 1 / epsilon, len(counts))
+def run_attack(models):
+    for seed in [0, 1, 2]:
+        np.random.seed(seed)
+        models.append(np.random.permutation(10))
+""",
     )
 
     INVALID = (
@@ -920,6 +1050,117 @@ class Client:
         noise = np.random.binomial(1, self.P, (n, dim))
         return x, noise
 """,
+        # hand-written Keras DP-SGD noise (TensorFlow's global generator) under a configured seed
+        """
+import argparse
+import tensorflow as tf
+import keras.backend as K
+class NoisyAdam:  # DP-SGD with Adam updates
+    def __init__(self, noise, clipnorm):
+        self.noise, self.clipnorm = noise, clipnorm
+    def get_gradients(self, grads):
+        return [g + K.random_normal(g.shape, stddev=self.noise * self.clipnorm) for g in grads]
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    tf.set_random_seed(args.seed)  # <-
+    return NoisyAdam(1.1, 1.0)
+""",
+        # an in-place Gaussian draw for DP-SGD, the process seeded with a literal in main
+        """
+import torch
+# DP-SGD step of the private generative model
+def noised_step(params, sigma, clipping):
+    for p in params:
+        p.grad += torch.FloatTensor(p.grad.shape).normal_(0, sigma * clipping)
+def main(params):
+    torch.manual_seed(0)  # <-
+    noised_step(params, 1.0, 1.0)
+""",
+        # a torch Laplace distribution sampled for PATE votes, seeded by a helper of a module that is not shipped
+        """
+import argparse
+import torch
+import tools
+def lnmax(counts, gamma):  # PATE aggregation
+    lap = torch.distributions.laplace.Laplace(0, torch.tensor(1 / gamma))
+    return counts + lap.sample(counts.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=2)
+    args = parser.parse_args()
+    tools.set_rng_seed(args.seed)  # <-
+    return lnmax(torch.zeros(10), 0.1)
+""",
+        # a randomised-response class reseeding Python's generator through its own helper method
+        """
+import random
+class RRWithPrior:
+    def __init__(self, epsilon, prior, seed=0):
+        self.epsilon = epsilon
+        self.threshold = 0.5
+        self._set_random(seed)
+    def _set_random(self, seed):
+        random.seed(seed)  # <-
+    def respond(self, y, k):
+        p = random.uniform(0, 1)
+        if p <= self.threshold:
+            return y
+        return random.randint(0, k - 1)
+""",
+        # an inverse-CDF Laplace draw reseeded from the configuration's seed table before each client's noise
+        """
+import random
+import numpy as np
+import config
+def laplace(mean, sensitivity, epsilon):
+    scale = sensitivity / epsilon
+    u = random.uniform(0, 1) - 0.5
+    return mean - scale * np.sign(u) * np.log(1 - 2 * np.abs(u))
+def add_noise(weights, sensitivity, epsilon, name, iteration):
+    random.seed(config.RANDOM_SEEDS[name][iteration])  # <-
+    return [laplace(w, sensitivity, epsilon) for w in weights]
+""",
+        # a seeding helper taking the parsed options; the exponential mechanism samples with the global generator
+        """
+import argparse
+import numpy as np
+def set_seed(args):
+    np.random.seed(args.seed)
+def probabilities(distances, epsilon=2.0):
+    p = np.exp(-epsilon * distances / 2)
+    return p / p.sum()
+def sanitize(tokens, prob):
+    return [np.random.choice(len(prob[t]), 1, p=prob[t]) for t in tokens]
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+    set_seed(args)  # <-
+    sanitize([0], [probabilities(np.ones(3))])
+""",
+        # the seed is a loop over a literal list of seeds at module level
+        """
+import numpy as np
+def aggregate(votes, epsilon):
+    return np.argmax(votes + np.random.laplace(0, 1 / epsilon, len(votes)))
+for rand_state in [2763934991]:
+    np.random.seed(rand_state)  # <-
+    aggregate(np.zeros(4), 1.0)
+""",
+        # a data-reading step that fixes the global generator with its own literal before the LDP collection
+        """
+import numpy as np
+def perturb(values, epsilon):
+    return values + np.random.laplace(0, 1 / epsilon, len(values))
+def read_dataset(path):
+    random_seed = 1
+    np.random.seed(seed=random_seed)  # <-
+    return np.loadtxt(path)
+def main(path, epsilon):
+    return perturb(read_dataset(path), epsilon)
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -973,7 +1214,11 @@ class Client:
             return
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
-        if self._quiet_seed_place(node) or fn is not None and self._seeding_helper_def(fn):
+        # a data function that fixes the global generator with a literal of its own (``random_seed = 1;
+        # np.random.seed(random_seed)`` in ``read_dataset``) fixes every later draw of the run, its noise included
+        literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded) \
+            and not self._draws_own_data(fn)
+        if self._quiet_seed_place(node, data_words=not literal) or fn is not None and self._seeding_helper_def(fn):
             return
         scope = id(fn) if fn is not None else id(self.ctx.module)
         done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
@@ -989,6 +1234,10 @@ class Client:
         if not families or why is None:
             return
         found = project_noise_draw(self.ctx.path, self.ctx.module, families)
+        if found is None and fn is None and not self._main_guard(node):
+            from dpcheck.analysis.global_rng import importer_noise_draw
+
+            found = importer_noise_draw(self.ctx.path, families)  # a shared module seeding at import
         if found is None:
             return
         file, function, line = found
@@ -997,26 +1246,66 @@ class Client:
             return  # a library module's demo block seeds the data it perturbs for a printout
         done.add(scope)
         where = "at import" if function == "<module>" else f"in `{function}`"
-        self.report(node, f"the global generator is seeded with {why}, and DP noise is drawn from it {where} "
+        self.report(self.__dict__.get("_inner_seed", {}).get(id(node), node), f"the global generator is seeded with {why}, and DP noise is drawn from it {where} "
                           f"({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}; an Opacus engine without "
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
 
-    def _quiet_seed_place(self, node: cst.CSTNode, need_dp_words: bool = True) -> bool:
+    @staticmethod
+    def _literal_local(fn: cst.FunctionDef, seed: cst.BaseExpression) -> bool:
+        """The seed is a literal, or a name the function binds only to a literal."""
+        if number(seed) is not None:
+            return True
+        if not isinstance(seed, cst.Name):
+            return False
+        values = [sub.value for sub in walk(fn, into_scopes=False) if isinstance(sub, cst.Assign)
+                  and any(isinstance(t.target, cst.Name) and t.target.value == seed.value for t in sub.targets)]
+        return bool(values) and all(number(v) is not None for v in values) and not any(
+            p.name.value == seed.value for p in all_params(fn))
+
+    def _draws_own_data(self, fn: cst.FunctionDef) -> bool:
+        """The function draws from a global generator itself (``np.random.randint(...)`` building synthetic
+        ratings after ``np.random.seed(42)``): its seed is for the data it makes."""
+        return any(self._generating_draw(sub) for sub in walk(fn))
+
+    def _generating_draw(self, sub: cst.CSTNode) -> bool:
+        """A draw from a global generator that makes values (``np.random.randint``, ``np.random.normal``), not one
+        that reorders or subsamples records (``shuffle``, ``permutation``, ``choice``)."""
+        return isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+            and (dotted(sub.func.value) or "") in _GLOBAL_FAMILIES and self._family(sub) is None \
+            and sub.func.attr.value not in _GLOBAL_SEEDS | {"shuffle", "permutation", "choice", "sample", "randperm"}
+
+    def _quiet_seed_place(self, node: cst.CSTNode, need_dp_words: bool = True, data_words: bool = True) -> bool:
         """A seed in an evaluation, attack, plotting, data or non-private function or file, or in a file that
-        never mentions privacy: it fixes no released DP noise."""
+        never mentions privacy: it fixes no released DP noise. ``data_words=False``: a data function's name does
+        not quiet it."""
         fn = self.ctx.analysis.enclosing_function(node)
         cls = self.ctx.analysis.enclosing_class(node)
         for name in ([fn.name.value] if fn is not None else []) + ([cls.name.value] if cls is not None else []) + [
                 self.ctx.path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]]:
             own = fn is not None and name == fn.name.value
-            found = (words(name) - ({"test", "tests"} if own else _DATA_WORDS if name != (
+            found = (words(name) - ({"test", "tests"} | (set() if data_words else _DATA_WORDS) if own
+                                    else _DATA_WORDS if name != (
                 cls.name.value if cls is not None else None) else set())) | (
                 words(name) & {"example", "demo", "tutorial"} and {"demo"} if own else set())
             if found & _QUIET_SEED_SCOPES or {"non", "private"} <= found or {"non", "dp"} <= found \
                     or {"no", "noise"} <= found:
                 return True
+        parts = (self.ctx.path or "").replace("\\", "/").split("/")
+        parent = words(parts[-2]) if len(parts) > 1 else set()
+        if parent & {"attack", "attacks", "backdoor", "mia", "shadow", "membership"}:
+            return True  # a script of the project's attack experiments (``backdoor_attacks/prototype_with_DP.py``)
+        stem = words(parts[-1].rsplit(".", 1)[0])
+        if (parent | stem) & {"example", "examples", "demo", "demos", "tutorial", "tutorials", "quickstart"} and (
+                any(isinstance(sub, cst.Call) and words(call_name(sub) or "") & {"generate", "synthetic", "simulate",
+                                                                                  "make"}
+                    and words(call_name(sub) or "") & {"data", "dataset"} for sub in walk(self.ctx.module))
+                or any(isinstance(st, cst.SimpleStatementLine) and any(
+                    isinstance(e, cst.Assign) and self._generating_draw(e.value) or isinstance(e, cst.Assign)
+                    and isinstance(e.value, cst.BinaryOperation) and any(self._generating_draw(n) for n in walk(e.value))
+                    for e in st.body) for st in self.ctx.module.body)):
+            return True  # an example run on data it generates itself: the seed protects no private data
         return need_dp_words and not _DP_WORDS.search(self.ctx.module.code)
 
     def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:
@@ -1030,14 +1319,28 @@ class Client:
             family = "tf"
         if family is not None:
             return [(family, _seed_arg(node), None)]
-        if not isinstance(node.func, cst.Name) or not words(node.func.value) & {"seed", "seeds", "random", "rng",
-                                                                               "seeding", "reproducibility"}:
+        func = node.func
+        # the helper's own name: ``set_seed(…)``, a method of this class ``self._set_random(seed)``, a function of an
+        # imported project module ``tools.set_rng_seed(args.seed)``
+        helper_name = func.value if isinstance(func, cst.Name) else func.attr.value \
+            if isinstance(func, cst.Attribute) and isinstance(func.value, (cst.Name, cst.Attribute)) else None
+        if helper_name is None or not words(helper_name) & {"seed", "seeds", "random", "rng", "seeding",
+                                                            "reproducibility"}:
             return []
+        receiver = dotted(func.value) if isinstance(func, cst.Attribute) else None
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         given = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         out: list[tuple[str, cst.BaseExpression | None, object]] = []
-        for statement in self.ctx.module.body:
-            if isinstance(statement, cst.FunctionDef) and statement.name.value == node.func.value:
+        if receiver in ("self", "cls"):
+            cls = self.ctx.analysis.enclosing_class(node)
+            candidates = [] if cls is None else [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+            positional = [func.value, *positional]  # the receiver fills the method's first parameter
+        elif receiver is None:
+            candidates = [s for s in self.ctx.module.body if isinstance(s, cst.FunctionDef)]
+        else:
+            candidates = []
+        for statement in candidates:
+            if statement.name.value == helper_name:
                 params = [p for p in all_params(statement)]
                 for sub in walk(statement):
                     if not isinstance(sub, cst.Call):
@@ -1050,28 +1353,54 @@ class Client:
                     if number(seed) is not None:
                         out.append((fam, seed, None))
                         continue
+                    # ``np.random.seed(args.seed)`` in ``def set_seed(args)``: the passed object's seed field
+                    attr = None
+                    if isinstance(seed, cst.Attribute) and isinstance(seed.value, cst.Name):
+                        attr, seed = seed.attr.value, seed.value
                     if not isinstance(seed, cst.Name):
                         continue
                     for i, param in enumerate(params):
                         if param.name.value != seed.value:
                             continue
                         value = given.get(param.name.value, positional[i] if i < len(positional) else None)
-                        default = number(param.default) if param.default is not None else None
+                        default = number(param.default) if param.default is not None and attr is None else None
+                        if attr is not None:
+                            if not isinstance(value, (cst.Name, cst.Attribute)):
+                                continue
+                            value = cst.Attribute(value=value, attr=cst.Name(attr))
                         out.append((fam, value, default))
+                        if receiver in ("self", "cls"):  # reported where the method reseeds the generator
+                            self.__dict__.setdefault("_inner_seed", {})[id(node)] = sub
                 return out
+        if receiver in ("self", "cls"):
+            return out
         from dpcheck.analysis.global_rng import imported_seeding_helper
 
-        found = imported_seeding_helper(self.ctx.path, self.ctx.module, node.func.value)
+        found = imported_seeding_helper(self.ctx.path, self.ctx.module, helper_name, receiver)
         if found is None:
-            return []
+            # a seeding helper whose body is not in the project (``transformers.set_seed(args.seed)``,
+            # ``tools.set_rng_seed(seed)`` from a module left out): named for seeding, it seeds Python's, NumPy's
+            # and torch's global generators with its argument, as such helpers do
+            first = positional[0] if positional else given.get("seed")
+            if first is None or not words(helper_name) & {"seed", "seeds", "seeding"} or any(
+                    isinstance(n, cst.FunctionDef) and n.name.value == helper_name for n in walk(self.ctx.module)):
+                return []
+            return [(fam, first, None) for fam in ("random", "numpy", "torch")]
         names, seeded = found
         for param, fam, default in seeded:
             if param is None:
                 out.append((fam, None, default))
                 continue
+            attr = None
+            if "." in param:
+                param, attr = param.split(".", 1)
             value = given.get(param)
             if value is None and param in names and names.index(param) < len(positional):
                 value = positional[names.index(param)]
+            if attr is not None:
+                if not isinstance(value, (cst.Name, cst.Attribute)):
+                    continue
+                value, default = cst.Attribute(value=value, attr=cst.Name(attr)), None
             out.append((fam, value, default))
         return out
 
@@ -1180,6 +1509,8 @@ class Client:
                           for sub in walk(statement, into_scopes=False) if isinstance(sub, cst.Assign)
                           and any(isinstance(t.target, cst.Name) and t.target.value == seed.value
                                   for t in sub.targets)]
+            if not values:
+                return self._public_loop_value(node, seed, depth)
             reasons = [self._public_seed(node, v, None, depth + 1) for v in values]
             return reasons[0] if reasons and all(r is not None for r in reasons) else None
         refs = value_refs(seed)
@@ -1223,6 +1554,34 @@ class Client:
         if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(
                 isinstance(n, cst.Call) and call_name(n) in ("Get_rank", "get_rank") for n in walk(seed)):
             return f"`{fa.code(seed)[:60]}`, the process rank"
+        return None
+
+    def _public_loop_value(self, node: cst.CSTNode, seed: cst.Name, depth: int) -> str | None:
+        """``for rand_state in [2763934991]: np.random.seed(rand_state)``, ``for rep in range(repeat_time):
+        random.seed(rep)``: the seed is the target of an enclosing loop over a literal list (directly or through a
+        name bound to one) or over ``range`` of public bounds: a value anyone with the code knows."""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        while parent is not None:
+            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) \
+                    and parent.target.value == seed.value:
+                it = parent.iter
+                if isinstance(it, cst.Name):
+                    bound = [sub.value for sub in walk(self.ctx.module) if isinstance(sub, cst.Assign)
+                             and any(isinstance(t.target, cst.Name) and t.target.value == it.value
+                                     for t in sub.targets)]
+                    it = bound[0] if len(bound) == 1 else it
+                if isinstance(it, (cst.List, cst.Tuple)) and it.elements and all(
+                        number(e.value) is not None for e in it.elements):
+                    return f"`{seed.value}`, a loop over the literal seeds `{fa.code(it)[:40]}`"
+                if isinstance(it, cst.Call) and call_name(it) == "range" and it.args and all(
+                        number(a.value) is not None or self._public_seed(node, a.value, None, depth + 1) is not None
+                        for a in it.args) and depth < 3:
+                    return f"`{seed.value}`, the public repetition index of `{fa.code(it)[:40]}`"
+                return None
+            if isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            parent = fa.parent(parent)
         return None
 
     def _public_index(self, node: cst.CSTNode, leaf: cst.BaseExpression) -> bool:

@@ -130,6 +130,10 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                     families[alias.asname or "random"] = "numpy"
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     draws: list[tuple[str, int, str]] = []
+    #: a module that defines a mechanism taking ε (``cal_probability(embed, embed, epsilon)``): its functions'
+    #: weighted choices and compared coins are that mechanism's sampling (``np.random.choice(n, p=prob)``)
+    module_eps = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("test")
+                     and any(_eps_named(p) for p in _params(n)) for n in tree.body)
     for owner in [tree, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
         class_eps = isinstance(owner, ast.ClassDef) and any(
             (isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(_eps_named(p) for p in _params(n)))
@@ -138,11 +142,25 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
         for fn in owner.body:
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("test"):
                 continue
-            if not (class_eps or any(_eps_named(p) for p in _params(fn))):
+            sampling_only = not (class_eps or any(_eps_named(p) for p in _params(fn)))
+            if sampling_only and not (module_eps and owner is tree):
                 continue
             compared = {id(side) for n in ast.walk(fn) if isinstance(n, ast.Compare)
                         and any(not isinstance(o, ast.Constant) for o in [n.left, *n.comparators])
                         for side in [n.left, *n.comparators]}
+            # ``p = random.uniform(0, 1)`` … ``if p <= self.threshold_prob``: a coin kept in a name, then compared
+            compared_names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and id(n) in compared}
+            compared |= {id(n.value) for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                         and isinstance(n.targets[0], ast.Name) and n.targets[0].id in compared_names}
+            # ``u = random.uniform(0, 1) - 0.5`` … ``scale * np.sign(u) * np.log(1 - 2 * abs(u))``: a uniform draw
+            # turned into Laplace noise by its inverse CDF (in a function taking ε)
+            logged = {n.id for c in ast.walk(fn) if isinstance(c, ast.Call) and (_dotted(c.func) or "").rsplit(
+                ".", 1)[-1] in ("log", "log1p") for n in ast.walk(c) if isinstance(n, ast.Name)}
+            if not sampling_only:
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                            and n.targets[0].id in logged:
+                        compared |= {id(c) for c in ast.walk(n.value) if isinstance(c, ast.Call)}
             for call in ast.walk(fn):
                 if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
                     continue
@@ -150,6 +168,8 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                 if family is None:
                     continue
                 draw = call.func.attr
+                if sampling_only and draw != "choice":  # (a compared coin there may sample synthetic labels)
+                    continue
                 if draw in _CALIBRATED and _calibrated(call, draw) \
                         or draw in _STANDARD and _scaled(call, parents) \
                         or draw in _COIN and id(call) in compared \
@@ -243,7 +263,64 @@ def engine_draws(tree: ast.Module, families: dict[str, str], parents: dict[int, 
                         for a in call.args[1:2] for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))):
             if not any(k in keywords for k in ("generator",)):
                 out.append((where, call.lineno, "torch"))
+        elif _hand_written_global_noise(call, name, keywords, parents, id(call) in noise_class or
+                                        bool(words(where) & _NOISE_FUNCTION_WORDS)):
+            out.append((where, call.lineno, _hand_written_global_noise(call, name, keywords, parents, True)))
     return out
+
+
+#: TensorFlow/Keras receivers whose Gaussian draws use TensorFlow's global seed (``K.random_normal``,
+#: ``tf.random.normal``, ``tf.random_normal``, ``keras.backend.random_normal``)
+_TF_RECEIVERS = frozenset({"K", "tf", "tf.random", "tensorflow", "tensorflow.random", "keras.backend", "backend",
+                           "tf.keras.backend", "tf.compat.v1", "tf.compat.v1.random"})
+_TF_GAUSSIAN = frozenset({"random_normal", "normal", "truncated_normal", "random_laplace"})
+#: torch distributions whose ``sample()`` draws from torch's global generator
+_TORCH_DISTRIBUTIONS = frozenset({"Normal", "Laplace", "Gumbel", "Bernoulli", "Binomial", "Geometric"})
+#: a function named for its noise (``def noise(scale, shape)``, ``add_gaussian_noise``)
+_NOISE_FUNCTION_WORDS = frozenset({"noise", "noisy", "noised", "perturb", "privatize", "privatise", "laplace"})
+
+
+def _privacy_scaled(values: list[ast.expr]) -> bool:
+    return any(words(n.id if isinstance(n, ast.Name) else n.attr) & _PRIVACY_SCALE_WORDS
+               for v in values for n in ast.walk(v) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _hand_written_global_noise(call: ast.Call, name: str, keywords: dict[str, ast.expr], parents: dict[int, ast.AST],
+                               noise_place: bool) -> str | None:
+    """The family of hand-written DP noise drawn from a framework's global generator with a privacy scale (or in a
+    noise class or function), given no explicit seed or generator: ``K.random_normal(g.shape, stddev=noise * clip)``
+    (TensorFlow's global seed), ``torch.FloatTensor(shape).normal_(0, sigma * clipping)`` (an in-place draw),
+    ``torch.distributions.Normal(0, scale).sample(shape)`` in ``def noise(scale, shape)``."""
+    if not isinstance(call.func, ast.Attribute) or "seed" in keywords or "generator" in keywords:
+        return None
+    receiver = _dotted(call.func.value) or ""
+    if name in _TF_GAUSSIAN and receiver in _TF_RECEIVERS:
+        scale = [keywords[k] for k in ("stddev", "scale") if k in keywords] or call.args[2:3]
+        if scale and (_privacy_scaled(scale) or noise_place) or _scaled_by_privacy(call, parents):
+            return "tf"
+        return None
+    if name == "normal_" and not receiver.endswith("init"):  # ``nn.init.normal_(w, 0, 0.02)`` initialises weights
+        scale = [keywords[k] for k in ("std",) if k in keywords] or call.args[1:2]
+        if scale and (_privacy_scaled(scale) or noise_place):
+            return "torch"
+        return None
+    if name in ("sample", "rsample"):
+        dist = call.func.value
+        if isinstance(dist, ast.Name):  # ``lap = torch.distributions.laplace.Laplace(0, b)`` … ``lap.sample(shape)``
+            scope = parents.get(id(call))
+            while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                scope = parents.get(id(scope))
+            bound = [n.value for n in ([] if scope is None else ast.walk(scope)) if isinstance(n, ast.Assign)
+                     and any(isinstance(t, ast.Name) and t.id == dist.id for t in n.targets)]
+            dist = bound[0] if len(bound) == 1 else dist
+        if not isinstance(dist, ast.Call):
+            return None
+        dist_name = dist.func.attr if isinstance(dist.func, ast.Attribute) else dist.func.id \
+            if isinstance(dist.func, ast.Name) else ""
+        if dist_name == "Laplace" or dist_name in _TORCH_DISTRIBUTIONS and (noise_place or _privacy_scaled(
+                [*dist.args[1:2], *(k.value for k in dist.keywords if k.arg in ("scale", "probs"))])):
+            return "torch"
+    return None
 
 
 def _candidates(folder: str, roots: Iterable[str], module: str, level: int, names: tuple[str, ...]) -> list[str]:
@@ -271,7 +348,27 @@ def _candidates(folder: str, roots: Iterable[str], module: str, level: int, name
 
 def _roots(path: str) -> list[str]:
     folder = os.path.dirname(os.path.abspath(path))
-    return list(dict.fromkeys([folder, project_root(path)]))
+    return list(dict.fromkeys([folder, project_root(path), *_path_additions(path, folder)]))
+
+
+def _path_additions(path: str, folder: str) -> list[str]:
+    """Folders a script puts on ``sys.path`` relative to itself: ``sys.path.append('..')``,
+    ``sys.path.insert(0, os.path.join(here, '..', '..'))`` (the literal parts, taken from the file's folder)."""
+    tree = _tree(path)
+    out: list[str] = []
+    for call in [] if tree is None else ast.walk(tree):
+        if not (isinstance(call, ast.Call) and _dotted(call.func) in ("sys.path.append", "sys.path.insert")
+                and call.args):
+            continue
+        arg = call.args[-1]
+        parts = [arg.value] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else [
+            a.value for a in arg.args if isinstance(a, ast.Constant) and isinstance(a.value, str)] \
+            if isinstance(arg, ast.Call) and (_dotted(arg.func) or "").endswith("path.join") else []
+        if parts and all(p.strip("./") == "" for p in parts):  # only ``.``/``..`` steps: relative to the script
+            target = os.path.normpath(os.path.join(folder, *parts))
+            if os.path.isdir(target):
+                out.append(target)
+    return out
 
 
 def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]]:
@@ -286,6 +383,27 @@ def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]
             if not isinstance(node.names, cst.ImportStar):
                 names = tuple(dotted(alias.name) or "" for alias in node.names)
             out.append((dotted(node.module) if node.module is not None else "", len(node.relative), names))
+    return out
+
+
+def _module_imports_aliased(module: cst.Module) -> list[tuple[str, int, tuple[str, ...], str]]:
+    """(module path, level, (), the local name it is bound to) of each module import: ``import tools`` ->
+    ``tools``, ``import lib.tools as t`` -> ``t``, ``from lib import tools`` -> ``lib.tools`` bound to ``tools``."""
+    from dpcheck.analysis.syntax import dotted, walk
+
+    out: list[tuple[str, int, tuple[str, ...], str]] = []
+    for node in walk(module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                local = dotted(alias.asname.name) if alias.asname is not None else full
+                out.append((full, 0, (), local or ""))
+        elif isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
+            base = dotted(node.module) if node.module is not None else ""
+            for alias in node.names:
+                sub = dotted(alias.name) or ""
+                local = dotted(alias.asname.name) if alias.asname is not None else sub
+                out.append((f"{base}.{sub}" if base else sub, len(node.relative), (), local or ""))
     return out
 
 
@@ -319,7 +437,9 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
 
 _SEEDERS = {("np.random", "seed"): "numpy", ("numpy.random", "seed"): "numpy", ("random", "seed"): "random",
             ("torch", "manual_seed"): "torch", ("torch.cuda", "manual_seed"): "torch",
-            ("torch.cuda", "manual_seed_all"): "torch"}
+            ("torch.cuda", "manual_seed_all"): "torch", ("tf", "set_random_seed"): "tf", ("tf.random", "set_seed"): "tf",
+            ("tf.compat.v1", "set_random_seed"): "tf", ("tensorflow", "set_random_seed"): "tf",
+            ("tensorflow.random", "set_seed"): "tf"}
 
 
 def seeding_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str | None, str, object]]:
@@ -346,20 +466,32 @@ def seeding_params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str
             out.append((None, family, seed.value))
         elif isinstance(seed, ast.Name) and seed.id in _params(fn):
             out.append((seed.id, family, defaults.get(seed.id)))
+        elif isinstance(seed, ast.Attribute) and isinstance(seed.value, ast.Name) and seed.value.id in _params(fn):
+            out.append((f"{seed.value.id}.{seed.attr}", family, None))  # ``def set_seed(args): np.random.seed(args.seed)``
     return out
 
 
-def imported_seeding_helper(path: str | None, module: cst.Module, name: str) -> tuple[list[str], list[tuple[str | None, str, object]]] | None:
+def imported_seeding_helper(path: str | None, module: cst.Module, name: str,
+                            receiver: str | None = None) -> tuple[list[str], list[tuple[str | None, str, object]]] | None:
     """(parameter names, what it seeds) of a function ``name`` that this file imports from a project module
-    (``from utils import set_seed``); None when it is not such a function."""
+    (``from utils import set_seed``), or of ``receiver.name`` where ``receiver`` is an imported project module
+    (``import tools``/``from utils import tools``/``import lib.tools as tools``: ``tools.set_rng_seed(…)``); None
+    when it is not such a function."""
     if not path or not os.path.isfile(path):
         return None
     me = os.path.abspath(path)
     folder, roots = os.path.dirname(me), _roots(me)
-    for mod, level, names in _module_imports(module):
-        if name not in names and "*" not in names:
+    for mod, level, names, alias in _module_imports_aliased(module) if receiver else [
+            (m, lv, n, None) for m, lv, n in _module_imports(module)]:
+        if receiver is not None:
+            if alias != receiver:
+                continue
+            options = _candidates(folder, roots, mod, level, ())
+        elif name not in names and "*" not in names:
             continue
-        for candidate in _candidates(folder, roots, mod, level, ()):
+        else:
+            options = _candidates(folder, roots, mod, level, ())
+        for candidate in options:
             tree = _tree(candidate)
             for node in [] if tree is None else tree.body:
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
@@ -407,3 +539,28 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
         if family in families:
             return me, function, line
     return imported_mechanism_draw(path, module, families) if on_disk else None
+
+
+def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str, int] | None:
+    """(file, function, line) of DP noise drawn from one of ``families``' global generators by a project module of
+    the same folder that imports this one (``import utils`` / ``from utils import …``): a module seeding the
+    generator at import fixes the draws of every module that imports it."""
+    if not path or not os.path.isfile(path):
+        return None
+    me = os.path.abspath(path)
+    folder, stem = os.path.dirname(me), os.path.splitext(os.path.basename(me))[0]
+    try:
+        siblings = sorted(f for f in os.listdir(folder) if f.endswith(".py"))[:_MAX_FILES]
+    except OSError:
+        return None
+    for name in siblings:
+        other = os.path.join(folder, name)
+        if other == me:
+            continue
+        draws, imports = _summarize(other)
+        if not any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
+            continue
+        for function, line, family in draws:
+            if family in families:
+                return other, function, line
+    return None
