@@ -101,6 +101,24 @@ def _parameter_only_feeds_non_mechanisms(function: cst.FunctionDef, parameter: s
     return bool(uses) and all(id(n) in passed for n in uses)
 
 
+
+def _seeding_name(name: str) -> bool:
+    """``seed``, ``manual_seed``, ``seed_everything``, ``set_random``, ``set_rng_seed``, ``fix_reproducibility``."""
+    ws = words(name)
+    return bool(ws & {"seed", "seeds", "seeding", "reproducibility"}) or bool(
+        ws & {"set", "fix", "init"} and ws & {"random", "rng"})
+
+
+def _imported_names(module: cst.Module) -> frozenset[str]:
+    """Names an ``import``/``from … import`` binds anywhere in the module (``transformers``, ``pl``, ``utils``)."""
+    names: set[str] = set()
+    for node in walk(module):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname is not None else alias.name
+                names.add((dotted(bound) or "").split(".")[0])
+    return frozenset(names)
+
 class SeededNoise(Rule):
     id = "DP507"
     name = "seeded-noise"
@@ -149,19 +167,22 @@ class SeededNoise(Rule):
 
         if seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"})):
             return True
-        # a run's public seed of a global generator (``torch.manual_seed(args.seed)``, ``set_seed(cfg.seed)``)
+        # a run's public seed of a global generator (``torch.manual_seed(args.seed)``, ``set_seed(cfg.seed)``), or a
+        # seeding helper of this class or of an imported module (``self._set_random(seed)``,
+        # ``tools.set_rng_seed(args.seed)``); not an object's own generator (``env.seed(0)``, ``model.seed(s)``)
+        imported: set[str] | None = None
         for call in facts.calls:
             func = call.func
-            if isinstance(func, ast.Attribute) and func.attr in ("seed", "manual_seed", "set_seed",
-                                                                 "set_random_seed") and call.args:
-                return True
-            # a seeding helper of this class or of an imported module (``self._set_random(seed)``,
-            # ``tools.set_rng_seed(args.seed)``)
-            if isinstance(func, ast.Attribute) and (call.args or call.keywords) and words(func.attr) & {
-                    "seed", "seeds", "random", "rng", "seeding", "reproducibility"}:
-                return True
-            if isinstance(func, ast.Name) and words(func.id) & {"seed", "seeds", "random", "rng", "seeding",
-                                                               "reproducibility"}:
+            if isinstance(func, ast.Attribute) and (call.args or call.keywords) and _seeding_name(func.attr):
+                if imported is None:
+                    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(facts.tree)
+                                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+                root = func.value
+                while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+                    root = root.func if isinstance(root, ast.Call) else root.value
+                if isinstance(root, ast.Name) and root.id in imported | {"self", "cls"}:
+                    return True
+            if isinstance(func, ast.Name) and _seeding_name(func.id):
                 return True
         return False
 
@@ -1382,6 +1403,8 @@ def main(path, epsilon):
             # ``tools.set_rng_seed(seed)`` from a module left out): named for seeding, it seeds Python's, NumPy's
             # and torch's global generators with its argument, as such helpers do
             first = positional[0] if positional else given.get("seed")
+            if receiver is not None and receiver.split(".")[0] not in _imported_names(self.ctx.module):
+                return []  # ``env.seed(0)``, ``model.seed(s)``: an object's own generator, not the global ones
             if first is None or not words(helper_name) & {"seed", "seeds", "seeding"} or any(
                     isinstance(n, cst.FunctionDef) and n.name.value == helper_name for n in walk(self.ctx.module)):
                 return []
