@@ -45,8 +45,10 @@ _DATA_WORDS = frozenset({"data", "dataset", "split", "shuffle", "load", "loader"
 #: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
 _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
                            "options", "params", "settings", "hyperparams", "run_config", "train_config"})
-#: a ``--seed`` option whose default is None: fresh entropy unless the user passes one
-_NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"][^)]*default\s*=\s*None""")
+#: a ``--seed`` option whose default is None, or that gives no default (argparse's is None): fresh entropy
+#: unless the user passes one
+_NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"]"""
+                               r"""(?:[^)]*default\s*=\s*None|(?![^)]*default\s*=)[^)]*\))""")
 #: the file is about DP (a seed in a non-DP script is no finding)
 _DP_WORDS = re.compile(r"privacy|private|epsilon|noise_multiplier|PrivacyEngine|\bdp_|_dp\b|\bDP|opacus|"
                        r"\b[Pp]ate(?:[A-Z_.]|\b)|\bPATE|\bLDP|\bldp_|_ldp\b|differential|"
@@ -222,6 +224,23 @@ def noisy_histogram(hist, num_words, sigma):
     sensitivity = np.sqrt(num_words)
     torch.manual_seed(int.from_bytes(os.urandom(4), "little"))
     return hist + torch.randn_like(hist) * sensitivity * sigma
+""",
+        # a --seed option with no default (argparse gives None), applied only when the user passes one
+        """
+import argparse
+import math
+import random
+def laplace_noise(scale, epsilon):
+    u = random.random()
+    return scale * math.copysign(1.0, u - 0.5) * math.log(1.0 - 2.0 * abs(u - 0.5))
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--epsilon", type=float, required=True)
+    p.add_argument("--seed", type=int)
+    args = p.parse_args(argv)
+    if args.seed is not None:
+        random.seed(args.seed)
+    return laplace_noise(1.0 / args.epsilon, args.epsilon)
 """,
         # twins: the stored seed defaults to None; the caller passes fresh entropy
         """
