@@ -65,14 +65,14 @@ _SCALE_WORDS = frozenset({"sigma", "std", "stddev", "scale", "multiplier", "sens
                           "epsilon", "epsi", "b", "c", "l2", "norm", "delta", "budget", "lam", "lambda"})
 
 
-def _scaled(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+def _scaled(call: ast.Call, parents: dict[int, ast.AST], scale_words: frozenset[str] = _SCALE_WORDS) -> bool:
     """``torch.randn_like(g) * sigma * clip``, ``np.random.standard_normal(d) * self.scale``: a standard draw
     multiplied by a privacy scale (σ, a clip bound, a sensitivity, ε)."""
     node: ast.AST = call
     parent = parents.get(id(node))
     while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
         other = parent.right if parent.left is node else parent.left
-        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & _SCALE_WORDS
+        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & scale_words
                for n in ast.walk(other) if isinstance(n, (ast.Name, ast.Attribute))):
             return True
         node, parent = parent, parents.get(id(parent))
@@ -205,15 +205,7 @@ _NOISE_CLASS_WORDS = frozenset({"noise", "mechanism", "privacy", "private", "dp"
 def _scaled_by_privacy(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
     """``torch.randn_like(h) * sensitivity * sigma``, ``torch.randn(d) * (2 * noise_factor / n)``: a standard draw
     multiplied by a privacy scale (a sensitivity, a noise multiplier or factor, a clip bound, ε)."""
-    node: ast.AST = call
-    parent = parents.get(id(node))
-    while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)):
-        other = parent.right if parent.left is node else parent.left
-        if any(words(n.id if isinstance(n, ast.Name) else n.attr) & _PRIVACY_SCALE_WORDS
-               for n in ast.walk(other) if isinstance(n, (ast.Name, ast.Attribute))):
-            return True
-        node, parent = parent, parents.get(id(parent))
-    return False
+    return _scaled(call, parents, _PRIVACY_SCALE_WORDS)
 
 
 def _true_or_unknown(value: ast.expr) -> bool:
