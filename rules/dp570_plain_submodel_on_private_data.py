@@ -1,9 +1,12 @@
 """DP570: a sub-model trained with a plain optimizer on the data a DP model of the same pipeline trains on."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.plain_training import PlainStep, plain_steps
 from dpcheck.rule import Rule
 
 
@@ -12,14 +15,55 @@ class PlainSubModelOnPrivateData(Rule):
     name = "plain-submodel-on-private-data"
     category = "general"
     severity = "error"
-    summary = "TODO"
-    rationale = "TODO"
-    TRIGGERS = ()
+    summary = ("a model (autoencoder, embedder, pretrained encoder) is trained with a plain optimizer on the records "
+               "a DP model of the same module trains on")
+    rationale = (
+        "A DP pipeline's guarantee covers what its DP optimizer (or hand-clipped, noised gradient) trains. When the "
+        "same module also trains another model — an autoencoder whose decoder turns the generator's output into "
+        "records, a TimeGAN embedder/recovery, a pretrained encoder the private classifier sits on — with a plain "
+        "optimizer (`torch.optim.Adam`, `tf.train.AdamOptimizer`, Keras `compile(optimizer='adam')` + `fit`, "
+        "`optax.adam`) on a loss computed from the private records themselves, that model has memorised the data "
+        "without noise and everything it produces is outside the reported ε. Reported: at the plain optimizer "
+        "(or its step, when it is built elsewhere) when the module holds DP training and the loss it steps reads a "
+        "record value — a loop variable over the data, a parameter, a `tf.placeholder`, a loaded array — other "
+        "than through the DP-trained model (a GAN generator's loss reaches the data only through the private "
+        "discriminator, and stays quiet) or only its size. Not reported: an optimizer handed to a DP wrapper "
+        "(`make_private`, `DPOptimizer(opt)`, `engine.attach(opt)`), one whose step follows hand-added gradient "
+        "noise or clipping, data named public, synthetic, generated or test, functions, classes and branches of a "
+        "non-private mode, baseline or evaluation, modules with no DP training. Fix: train the sub-model with the "
+        "DP optimizer too (and account for it), or on public data."
+    )
+    TRIGGERS = ("DP", "dp", "rivate", "grad")
     requires_dp_context = False
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return True
+        return bool(facts.memo("plain_steps", lambda: plain_steps(facts.tree)))
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._lines: dict[int, PlainStep] | None = None
+        self._done: set[int] = set()
+
+    def _by_line(self) -> dict[int, PlainStep]:
+        if self._lines is None:
+            try:
+                tree = ast.parse(self.ctx.source)
+            except (SyntaxError, ValueError):
+                tree = ast.Module(body=[], type_ignores=[])
+            self._lines = {s.line: s for s in plain_steps(tree)}
+        return self._lines
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        line = self.ctx.analysis.line_of(node)
+        step = self._by_line().get(line)
+        if step is None or line in self._done:
+            return
+        self._done.add(line)
+        self.report(node, f"`{step.optimizer}` is a plain optimizer stepping a loss on `{step.data}`, the records the "
+                          f"DP training of this module (line {step.dp_line}) protects: the model it trains "
+                          "memorises them without noise and is outside the reported ε; train it with the DP "
+                          "optimizer (and account for it) or on public data")
 
     VALID = (
         # twin of 1: the autoencoder is trained with Opacus too (make_private over its optimizer)
