@@ -23,8 +23,9 @@ class PlainSubModelOnPrivateData(Rule):
         "records, a TimeGAN embedder/recovery, a pretrained encoder the private classifier sits on — with a plain "
         "optimizer (`torch.optim.Adam`, `tf.train.AdamOptimizer`, Keras `compile(optimizer='adam')` + `fit`, "
         "`optax.adam`) on a loss computed from the private records themselves, that model has memorised the data "
-        "without noise and everything it produces is outside the reported ε. Reported: at the plain optimizer "
-        "(or its step, when it is built elsewhere) when the module holds DP training and the loss it steps reads a "
+        "without noise and everything it produces is outside the reported ε. Reported: at the plain optimizer's "
+        "step (`opt.step()`, `minimize`, `apply_gradients`, Keras `fit`) and at the call handing it to the function "
+        "that steps it, when the module holds DP training and the loss it steps reads a "
         "record value — a loop variable over the data, a parameter, a `tf.placeholder`, a loaded array — other "
         "than through the DP-trained model (a GAN generator's loss reaches the data only through the private "
         "discriminator, and stays quiet) or only its size. Not reported: an optimizer handed to a DP wrapper "
@@ -51,7 +52,9 @@ class PlainSubModelOnPrivateData(Rule):
                 tree = ast.parse(self.ctx.source)
             except (SyntaxError, ValueError):
                 tree = ast.Module(body=[], type_ignores=[])
-            self._lines = {s.line: s for s in plain_steps(tree)}
+            self._lines = {}
+            for s in plain_steps(tree):
+                self._lines.setdefault(s.line, s)
         return self._lines
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
@@ -218,12 +221,12 @@ import torch
 from opacus import PrivacyEngine
 def run(train_loader, epsilon, delta, epochs):
     ae = AutoEncoder()
-    ae_opt = torch.optim.Adam(ae.parameters(), lr=1e-3)  # <-
+    ae_opt = torch.optim.Adam(ae.parameters(), lr=1e-3)
     for x, _ in train_loader:
         ae_opt.zero_grad()
         loss = torch.nn.functional.mse_loss(ae(x), x)
         loss.backward()
-        ae_opt.step()
+        ae_opt.step()  # <-
     D = Discriminator()
     d_opt = torch.optim.Adam(D.parameters())
     engine = PrivacyEngine()
@@ -239,7 +242,7 @@ from opacus.optimizers import DPOptimizer
 class DPAutoGAN:
     def __init__(self, sigma, clip, batch_size):
         self.autoencoder = AutoEncoder()
-        self.ae_opt = torch.optim.Adam(self.autoencoder.parameters(), lr=1e-3)  # <-
+        self.ae_opt = torch.optim.Adam(self.autoencoder.parameters(), lr=1e-3)
         self.D = Discriminator()
         self.d_opt = DPOptimizer(torch.optim.RMSprop(self.D.parameters()), noise_multiplier=sigma,
                                  max_grad_norm=clip, expected_batch_size=batch_size)
@@ -251,7 +254,7 @@ class DPAutoGAN:
                 loss = F.binary_cross_entropy(recon, batch)
                 self.ae_opt.zero_grad()
                 loss.backward()
-                self.ae_opt.step()
+                self.ae_opt.step()  # <-
         self.train_gan(data)
 
     def sample(self, n):
@@ -274,8 +277,8 @@ from tensorflow import keras
 from tensorflow_privacy import DPKerasAdamOptimizer
 def build(x_private, y_private, sigma):
     embedder = make_embedder()
-    embedder.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")  # <-
-    embedder.fit(x_private, x_private, epochs=5)
+    embedder.compile(optimizer=keras.optimizers.Adam(1e-3), loss="mse")
+    embedder.fit(x_private, x_private, epochs=5)  # <-
     clf = make_classifier(embedder)
     clf.compile(optimizer=DPKerasAdamOptimizer(l2_norm_clip=1.0, noise_multiplier=sigma, num_microbatches=1), loss="bce")
     clf.fit(x_private, y_private)
@@ -286,7 +289,7 @@ import tensorflow as tf
 from tensorflow_privacy import VectorizedDPKerasAdamOptimizer
 class TimeGAN:
     def __init__(self, noise_multiplier, l2_clip):
-        self.e_opt = tf.keras.optimizers.Adam(1e-3)  # <-
+        self.e_opt = tf.keras.optimizers.Adam(1e-3)
         self.d_opt = VectorizedDPKerasAdamOptimizer(l2_norm_clip=l2_clip, noise_multiplier=noise_multiplier, num_microbatches=1)
 
     def train_embedder(self, x_real):
@@ -296,20 +299,20 @@ class TimeGAN:
             e_loss = tf.reduce_mean(tf.square(x_real - x_tilde))
         variables = self.embedder.trainable_variables + self.recovery.trainable_variables
         grads = tape.gradient(e_loss, variables)
-        self.e_opt.apply_gradients(zip(grads, variables))
+        self.e_opt.apply_gradients(zip(grads, variables))  # <-
 """,
         # 6. a pretrained encoder: its optimizer is SGD on the private loader, the classifier on top is made private
         """
 import torch
 from opacus import PrivacyEngine
 def pretrain_encoder(encoder, private_loader, epochs):
-    enc_opt = torch.optim.SGD(encoder.parameters(), lr=0.05)  # <-
+    enc_opt = torch.optim.SGD(encoder.parameters(), lr=0.05)
     for _ in range(epochs):
         for images, _ in private_loader:
             enc_opt.zero_grad()
             loss = contrastive_loss(encoder(augment(images)), encoder(augment(images)))
             loss.backward()
-            enc_opt.step()
+            enc_opt.step()  # <-
     return encoder
 def main(args):
     private_loader = get_loader(args.data)
@@ -325,7 +328,7 @@ import torch
 from torch import optim
 from opacus import PrivacyEngine
 def train(vae, flow, loader, args):
-    opt_vae = optim.Adam(vae.parameters(), lr=args.lr)  # <-
+    opt_vae = optim.Adam(vae.parameters(), lr=args.lr)
     opt_flow = optim.Adam(flow.parameters(), lr=args.lr)
     engine = PrivacyEngine(flow, batch_size=args.bs, sample_size=len(loader.dataset), noise_multiplier=args.sigma, max_grad_norm=1.0)
     engine.attach(opt_flow)
@@ -335,7 +338,7 @@ def train(vae, flow, loader, args):
         vae_loss = ((recon - x) ** 2).sum() - 0.5 * (1 + logvar - mu ** 2 - logvar.exp()).sum()
         opt_vae.zero_grad()
         vae_loss.backward()
-        opt_vae.step()
+        opt_vae.step()  # <-
         flow_loss = -flow.log_prob(vae.encode(x).detach()).mean()
         opt_flow.zero_grad()
         flow_loss.backward()
@@ -363,8 +366,8 @@ from tensorflow_privacy.privacy.optimizers.dp_optimizer_keras import DPKerasSGDO
 def main(args):
     x_train, y_train = load(args.train_csv)
     autoencoder = tf.keras.Sequential([enc_layers(), dec_layers()])
-    autoencoder.compile(optimizer="adam", loss="mse")  # <-
-    autoencoder.fit(x_train, x_train, batch_size=args.batch_size, epochs=args.ae_epochs)
+    autoencoder.compile(optimizer="adam", loss="mse")
+    autoencoder.fit(x_train, x_train, batch_size=args.batch_size, epochs=args.ae_epochs)  # <-
     model = build_model()
     opt = DPKerasSGDOptimizer(l2_norm_clip=args.clip, noise_multiplier=args.sigma, num_microbatches=args.batch_size, learning_rate=0.1)
     model.compile(optimizer=opt, loss="categorical_crossentropy")
@@ -376,11 +379,11 @@ import jax
 import optax
 def train(params, enc_params, batches, sigma, clip):
     dp_opt = optax.chain(optax.differentially_private_aggregate(l2_norm_clip=clip, noise_multiplier=sigma, seed=0), optax.sgd(0.1))
-    enc_opt = optax.adam(1e-3)  # <-
+    enc_opt = optax.adam(1e-3)
     enc_state = enc_opt.init(enc_params)
     for batch in batches:
         grads = jax.grad(recon_loss)(enc_params, batch)
-        updates, enc_state = enc_opt.update(grads, enc_state)
+        updates, enc_state = enc_opt.update(grads, enc_state)  # <-
         enc_params = optax.apply_updates(enc_params, updates)
     return enc_params
 """,

@@ -36,7 +36,8 @@ _LOWER_QUALIFIERS = frozenset({"optax", "optim", "optimizers"})
 _PLAIN_STRINGS = frozenset({"adam", "sgd", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "adamw"})
 #: calls that build a DP optimizer or make one private
 _DP_CALL = re.compile(
-    r"^(?:make_private\w*|attach|DP\w*|Dp\w*|dp_\w+|Vectorized_?DP\w*|\w*DPOptimizer\w*|\w*DPKeras\w*|"
+    r"^(?:make_private\w*|attach|(?:DP|Dp|dp_?)\w*(?:Optimizer|SGD|Adam|Adagrad|RMSProp|RMSprop|Sequential|Model|Engine)|"
+    r"Vectorized_?DP\w*|\w*DPOptimizer\w*|\w*DPKeras\w*|GradSampleModule|"
     r"differentially_private_aggregate|dpsgd\w*|DPSGD\w*|make_optimizer_class|make_keras_optimizer_class|"
     r"make_\w*dp\w*_optimizer|privatize\w*|GenericDPOptimizer|PrivacyEngine)$")
 #: draws that are gradient noise when added to ``.grad``
@@ -49,7 +50,10 @@ _PUBLIC_WORDS = frozenset({"public", "pub", "synthetic", "syn", "synth", "fake",
 #: functions or classes for a non-private mode, a baseline or an evaluation
 _NON_PRIVATE_WORDS = frozenset({"nonprivate", "nondp", "nodp", "non", "baseline", "vanilla", "plain", "public",
                                 "eval", "evaluate", "evaluation", "test", "tests", "utility", "metric", "metrics",
-                                "score", "benchmark", "classifier_accuracy", "tstr", "trtr", "downstream"})
+                                "score", "benchmark", "classifier_accuracy", "tstr", "trtr", "downstream", "centralized",
+                                "centralised", "central", "nonpriv", "reference", "oracle", "upper"})
+#: models that never read the records directly in a GAN: their loss goes through the discriminator
+_GENERATOR_WORDS = frozenset({"g", "gen", "generator", "netg", "generators", "z", "latent", "noise"})
 #: parameter names that are no records: models, optimizers, hyper-parameters
 _NOT_DATA = frozenset({"self", "cls", "args", "opt", "opts", "config", "cfg", "conf", "params", "param", "weights",
                        "model", "net", "optimizer", "optim", "lr", "epochs", "epoch", "steps", "step", "device",
@@ -111,7 +115,7 @@ def _has_dp(node: ast.AST) -> bool:
 
 @dataclass(frozen=True)
 class PlainStep:
-    line: int          #: where the plain optimizer is built (or steps, when it is built elsewhere)
+    line: int          #: where the plain optimizer steps (or is handed to the function that steps it)
     optimizer: str     #: its name
     data: str          #: the record value its loss reads
     step_line: int
@@ -159,6 +163,7 @@ class _Module:
         self.wrapped: set[str] = set()
         self.dp_models: set[str] = set()
         self.noise_models: set[str] = set()
+        self.dp_nodes: list[ast.AST] = []
         for n in ast.walk(tree):
             if _dp_call(n):
                 assert isinstance(n, ast.Call)
@@ -167,6 +172,7 @@ class _Module:
                                              and _words(_key(n.func.value) or "") & {"privacy", "engine", "pe"}):
                     continue
                 self.dp_line = self.dp_line or n.lineno
+                self.dp_nodes.append(n)
                 for a in (*n.args, *(k.value for k in n.keywords)):
                     for s in ast.walk(a):
                         k = _key(s)
@@ -186,6 +192,7 @@ class _Module:
                         self.dp_models.add(_key(outer.func.value))  # type: ignore[arg-type]
             elif _grad_noise(n):
                 self.dp_line = self.dp_line or n.lineno
+                self.dp_nodes.append(n)
                 loop = self._loop_over_params(n)
                 if loop:
                     self.noise_models |= loop
@@ -198,6 +205,14 @@ class _Module:
                         k = _key(s)
                         if k:
                             self.wrapped.add(k)
+        # an optimizer kept in a list (or dict) that is handed to a wrapper: ``opts.append(opt)``
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("append", "extend") \
+                    and _key(n.func.value) in self.wrapped:
+                for a in n.args:
+                    k = _key(a)
+                    if k:
+                        self.wrapped.add(k)
         self.dp_last = {k.rsplit(".", 1)[-1] for k in self.dp_models}
 
     def _loop_over_params(self, node: ast.AST) -> set[str]:
@@ -207,6 +222,32 @@ class _Module:
                 return _model_of_params(p.iter)
             p = self.parents.get(p)
         return set()
+
+    def unit(self, node: ast.AST) -> ast.AST:
+        """The class a method belongs to, else the function, else the module: one training pipeline."""
+        scope = self.scope(node)
+        p = self.parents.get(scope) if scope is not self.tree else None
+        while p is not None and not isinstance(p, (ast.ClassDef, ast.Module)):
+            if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = p
+            p = self.parents.get(p)
+        return p if isinstance(p, ast.ClassDef) else scope
+
+    def dp_in(self, unit: ast.AST, line: int | None = None) -> int:
+        """Line of DP training inside ``unit`` (0 when none)."""
+        for d in self.dp_nodes:
+            if self.unit(d) is unit or unit is self.tree and self.scope(d) is self.tree:
+                return d.lineno  # type: ignore[attr-defined]
+        if line is None and isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # a helper the DP pipeline calls: ``encoder = pretrain(enc, private_loader)`` beside ``make_private``
+            for c in ast.walk(self.tree):
+                if isinstance(c, ast.Call) and _last(c.func) == unit.name:
+                    caller = self.unit(c)
+                    if caller is not unit:
+                        found = self.dp_in(caller, 0)
+                        if found:
+                            return found
+        return 0
 
     def scope(self, node: ast.AST) -> ast.AST:
         p = self.parents.get(node)
@@ -430,7 +471,10 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
             continue
         model = _key(n.func.value)
         opt = next((k.value for k in n.keywords if k.arg == "optimizer"), n.args[0] if n.args else None)
-        if model is None or opt is None or _has_dp(opt) or mod.named_non_private(n):
+        if model is None or opt is None or _has_dp(opt) or mod.named_non_private(n) or model in mod.wrapped:
+            continue
+        dp_line = mod.dp_in(mod.unit(n))
+        if not dp_line:
             continue
         plain = _plain_call(opt) or isinstance(opt, ast.Constant) and str(opt.value).lower() in _PLAIN_STRINGS or (
             _key(opt) in created)
@@ -442,7 +486,7 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
                     and _key(f.func.value) == model and f.args:
                 data = _Reader(mod, scope).data(f.args[0])
                 if data:
-                    out.append(PlainStep(n.lineno, model, data, f.lineno, mod.dp_line))
+                    out.append(PlainStep(f.lineno, model, data, f.lineno, dp_line))
                     reported.add(model)
                     break
     # optimizers that step
@@ -469,12 +513,20 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
                     continue
             if n.func.attr == "update" and key not in created:
                 continue
+            if key not in created and not any(_grad_noise(g) for g in ast.walk(mod.scope(n))):
+                continue  # built and made private (or not) elsewhere: only a step beside hand-written DP noise
         if key in reported or key in mod.wrapped or key.rsplit(".", 1)[-1] in {w.rsplit(".", 1)[-1] for w in mod.wrapped}:
             continue
         if mod.named_non_private(n) or mod.named_non_private(where):
             continue
         origin = created.get(key)
-        if origin is not None and _model_of_params(origin) & mod.dp_models:
+        if origin is not None:
+            models = _model_of_params(origin) | {_key(k.value) or "" for k in getattr(
+                origin.value if isinstance(origin, ast.Assign) else origin, "keywords", []) if k.arg == "var_list"}
+            if models & mod.dp_models or any(_words(m.rsplit(".", 1)[-1]) & _GENERATOR_WORDS for m in models if m):
+                continue
+        dp_line = mod.dp_in(mod.unit(where))
+        if not dp_line:
             continue
         scope = mod.scope(n)
         loss = _step_loss(mod, n, scope)
@@ -484,5 +536,11 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
         if data is None:
             continue
         reported.add(key)
-        out.append(PlainStep(getattr(where, "lineno", n.lineno), key, data, n.lineno, mod.dp_line))
+        out.append(PlainStep(n.lineno, key, data, n.lineno, dp_line))
+        # built in one function and stepped in another it is handed to: the hand-over is the training call
+        if origin is not None and mod.scope(origin) is not scope:
+            for c in ast.walk(mod.scope(origin)):
+                if isinstance(c, ast.Call) and c is not n and any(_key(a) == key for a in (*c.args, *(
+                        k.value for k in c.keywords))) and not _dp_call(c):
+                    out.append(PlainStep(c.lineno, key, data, n.lineno, dp_line))
     return out
