@@ -387,4 +387,27 @@ def train(params, enc_params, batches, sigma, clip):
         enc_params = optax.apply_updates(enc_params, updates)
     return enc_params
 """,
+        # 11. benchmark spelling (TableDiffusion's DP-auto-GAN): only the decoder is made private; the records come
+        # through torch's ``Variable`` and the encoder's plain Adam steps the shared reconstruction loss
+        """
+import torch
+from torch.autograd import Variable
+from opacus import PrivacyEngine
+class AutoGANSynthesiser:
+    def fit(self, train_data, Tensor=torch.FloatTensor):
+        self.optim_enc = torch.optim.Adam(params=self.AE.get_encoder().parameters(), lr=1e-3)
+        self.optim_dec = torch.optim.Adam(params=self.AE.get_decoder().parameters(), lr=1e-3)
+        self.engine = PrivacyEngine(accountant="rdp")
+        self.AE.decoder, self.optim_dec, train_data = self.engine.make_private_with_epsilon(
+            module=self.AE.get_decoder(), optimizer=self.optim_dec, data_loader=train_data,
+            target_epsilon=1.0, target_delta=1e-5, epochs=1, max_grad_norm=1.0)
+        for i, X in enumerate(train_data):
+            self.optim_enc.zero_grad()
+            self.optim_dec.zero_grad()
+            real_X = Variable(X.type(Tensor))
+            loss = torch.nn.functional.binary_cross_entropy(self.AE(real_X), real_X)
+            loss.backward()
+            self.optim_enc.step()  # <-
+            self.optim_dec.step()
+""",
     )

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from dpcheck.analysis.astnames import dotted
+from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL
 
 #: optimizer classes and factories that take plain gradient steps
 _PLAIN = frozenset({
@@ -364,7 +365,7 @@ class _Reader:
                         if isinstance(v, ast.Call) and _last(v.func) == "placeholder":
                             return name
                         if isinstance(v, ast.Call) and _last(v.func) in _DRAWS | {"rand", "randint", "uniform",
-                                                                               "zeros", "ones", "Variable"}:
+                                                                               "zeros", "ones"}:
                             continue
                         if isinstance(v, ast.Call) and _words(last) & _DATA_WORDS and (
                                 not any(True for _ in self._reads(v)) or _words(_last(v.func)) & _LOADS):
@@ -543,4 +544,135 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
                 if isinstance(c, ast.Call) and c is not n and any(_key(a) == key for a in (*c.args, *(
                         k.value for k in c.keywords))) and not _dp_call(c):
                     out.append(PlainStep(c.lineno, key, data, n.lineno, dp_line))
+    return out
+
+
+# --------------------------------------------------------------------------- ε reported for a plain run
+
+#: calls that turn an accountant's state into the ε a run reports
+_EPS_REPORT = re.compile(r"^(?:get_privacy_spent|compute_dp_sgd_privacy\w*|get_epsilon|compute_epsilon\w*|"
+                         r"rdp_to_eps\w*|eps_from_rdp|get_privacy_budget|compute_eps\w*|get_eps)$")
+#: imported names of DP optimizers and engines
+_DP_IMPORT = re.compile(r"^(?:PrivacyEngine|(?:Vectorized)?DP\w*(?:Optimizer|SGD|Adam|Adagrad|RMSProp|Sequential|Model)\w*|"
+                        r"DPKeras\w*|make_optimizer_class|make_keras_optimizer_class|make_\w*dp\w*_optimizer|"
+                        r"GenericDPOptimizer|differentially_private_aggregate|dpsgd)$")
+#: calls that draw noise or clip in the module: then the plain optimizer may be noised by hand
+_NOISY_CALLS = _DRAWS | frozenset({"laplace", "add_noise", "clip_grad_norm_", "clip_by_norm", "clip_by_global_norm",
+                                   "noise", "gaussian_noise", "laplace_noise", "add_gaussian_noise", "privatize",
+                                   "clip_and_noise", "clip_gradients", "dp_step", "sanitize", "sanitise"})
+
+
+#: word pieces of a helper that privatises (another module's ``apply_dp``, ``add_noise``)
+_NOISY_WORDS = frozenset({"dp", "noise", "noisy", "private", "privacy", "privatize", "privatise", "clip", "laplace",
+                          "gaussian", "perturb", "sanitize", "sanitise"})
+
+
+@dataclass(frozen=True)
+class PlainEpsilon:
+    line: int
+    why: str
+
+
+def _steps_plain(mod: _Module) -> ast.AST | None:
+    """A plain optimizer built in the module that takes steps (or a Keras model compiled with one and fitted)."""
+    created = _plain_creations(mod)
+    for n in ast.walk(mod.tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr == "minimize" and _plain_call(n.func.value):
+                return n
+            if n.func.attr in ("step", "apply_gradients") and _key(n.func.value) in created:
+                return created[_key(n.func.value)]  # type: ignore[index]
+            if n.func.attr == "compile":
+                opt = next((k.value for k in n.keywords if k.arg == "optimizer"), None)
+                if opt is not None and (_plain_call(opt) or _key(opt) in created or isinstance(opt, ast.Constant)
+                                        and str(opt.value).lower() in _PLAIN_STRINGS):
+                    return n
+    return None
+
+
+def _flag_names(test: ast.AST) -> set[str]:
+    """The switch a test reads, by its last name (``args.dpsgd`` and ``self.dpsgd`` are one switch)."""
+    out = {d.rsplit(".", 1)[-1] for d in (_key(x) for x in ast.walk(test) if isinstance(x, (ast.Name, ast.Attribute)))
+           if d}
+    out |= {str(x.value) for x in ast.walk(test) if isinstance(x, ast.Constant) and isinstance(x.value, str)}
+    return out - {"self", "args", "cfg", "config", "FLAGS", "flags", "opt", "params", "not", "None"}
+
+
+def _under_switch(mod: _Module, node: ast.AST, switches: list[set[str]]) -> bool:
+    p = mod.parents.get(node)
+    while p is not None:
+        if isinstance(p, (ast.If, ast.IfExp)) and any(s & _flag_names(p.test) for s in switches):
+            return True
+        p = mod.parents.get(p)
+    return False
+
+
+def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
+    mod = _Module(tree)
+    reports = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _EPS_REPORT.match(_last(n.func))]
+    if not reports:
+        return []
+    out: list[PlainEpsilon] = []
+    # (1) a DP optimizer or engine imported and never used, a plain optimizer steps, nothing in the module noises
+    imported: dict[str, int] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom):
+            for a in n.names:
+                if _DP_IMPORT.match(a.name):
+                    imported[a.asname or a.name] = n.lineno
+    loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    unused = [k for k in imported if k not in loads]
+    noisy = any(isinstance(n, ast.Call) and (_last(n.func) in _NOISY_CALLS or _dp_call(n) or (
+        _words(_last(n.func)) & _NOISY_WORDS and not _EPS_REPORT.match(_last(n.func)) and not ACCOUNTANT_CALL.match(
+            _last(n.func)))) for n in ast.walk(tree)) or any(_grad_noise(n) for n in ast.walk(tree))
+    if unused and not noisy and _steps_plain(mod) is not None:
+        for r in reports:
+            if _under_switch(mod, r, [{"dp", "dpsgd", "privacy_engine", "private", "use_dp", "enabled"}]):
+                continue
+            out.append(PlainEpsilon(r.lineno, f"`{unused[0]}` is imported and never used: the optimizer that "
+                                                "steps is a plain one and nothing in the module clips or noises"))
+        return out
+    # (2) a switch picks the DP optimizer or the plain one, the ε is reported whatever it says
+    switches: list[set[str]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.If):
+            arms = (n.body, n.orelse)
+            dp_arm = [any(_has_dp(s) for s in arm) for arm in arms]
+            plain_arm = [any(_plain_call(x) for s in arm for x in ast.walk(s)) for arm in arms]
+            if (dp_arm[0] and plain_arm[1] and not dp_arm[1]) or (dp_arm[1] and plain_arm[0] and not dp_arm[0]):
+                switches.append(_flag_names(n.test))
+        elif isinstance(n, ast.IfExp):
+            if (_has_dp(n.body) and not _has_dp(n.orelse)) or (_has_dp(n.orelse) and not _has_dp(n.body)):
+                switches.append(_flag_names(n.test))
+    switches = [s for s in switches if s]
+    if not switches:
+        return out
+    for r in reports:
+        guarded = False
+        p = mod.parents.get(r)
+        while p is not None:
+            if isinstance(p, (ast.If, ast.IfExp)):
+                names = _flag_names(p.test)
+                if any(s & names for s in switches):
+                    guarded = True
+                    break
+            if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) and (_words(p.name) & {"dp", "private"}):
+                pass
+            p = mod.parents.get(p)
+        # an early exit on the switch before the report: ``if not args.dp: return``
+        fn = mod.scope(r)
+        if not guarded and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for s in ast.walk(fn):
+                if isinstance(s, ast.If) and getattr(s, "lineno", 0) < r.lineno and any(
+                        isinstance(b, (ast.Return, ast.Continue, ast.Raise)) for b in s.body) and any(
+                        sw & _flag_names(s.test) for sw in switches):
+                    guarded = True
+        # a helper every caller of which runs under the switch
+        if not guarded and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _last(c.func) == fn.name]
+            guarded = bool(calls) and all(_under_switch(mod, c, switches) for c in calls)
+        if not guarded:
+            out.append(PlainEpsilon(r.lineno, "the optimizer is DP only when a switch is on, and this ε is computed "
+                                              "whatever the switch says"))
     return out
