@@ -38,6 +38,7 @@ _PLAIN_STRINGS = frozenset({"adam", "sgd", "rmsprop", "adagrad", "adadelta", "ad
 #: calls that build a DP optimizer or make one private
 _DP_CALL = re.compile(
     r"^(?:make_private\w*|attach|(?:DP|Dp|dp_?)\w*(?:Optimizer|SGD|Adam|Adagrad|RMSProp|RMSprop|Sequential|Model|Engine)|"
+    r"(?:Noisy|Private|Priv)_?(?:Optimizer|SGD|Adam|AdamW|Adagrad|RMSProp|RMSprop)\w*|"
     r"Vectorized_?DP\w*|\w*DPOptimizer\w*|\w*DPKeras\w*|GradSampleModule|"
     r"differentially_private_aggregate|dpsgd\w*|DPSGD\w*|make_optimizer_class|make_keras_optimizer_class|"
     r"make_\w*dp\w*_optimizer|privatize\w*|GenericDPOptimizer|PrivacyEngine)$")
@@ -262,10 +263,16 @@ class _Module:
             if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and (
                     _words(p.name) & _NON_PRIVATE_WORDS or p.name.lower() in _NON_PRIVATE_WORDS):
                 return True
-            if isinstance(p, ast.If) and self._mode_test(p, node):
+            if isinstance(p, ast.If) and (self._mode_test(p, node) or self._dp_other_arm(p, node)):
                 return True
             p = self.parents.get(p)
         return False
+
+    def _dp_other_arm(self, branch: ast.If, node: ast.AST) -> bool:
+        """``if clip > 0: <DP optimizer> else: <node>``: the plain arm is the switch's non-private mode."""
+        inside_body = any(node is n for s in branch.body for n in ast.walk(s))
+        other = branch.orelse if inside_body else branch.body
+        return any(_has_dp(s) for s in other)
 
     def _mode_test(self, branch: ast.If, node: ast.AST) -> bool:
         """``node`` sits in a branch chosen by a DP switch (``if args.dp: … else: <node>``)."""
@@ -550,10 +557,10 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
 # --------------------------------------------------------------------------- ε reported for a plain run
 
 #: calls that turn an accountant's state into the ε a run reports
-_EPS_REPORT = re.compile(r"^(?:get_privacy_spent|compute_dp_sgd_privacy\w*|get_epsilon|compute_epsilon\w*|"
+_EPS_REPORT = re.compile(r"^(?:get_privacy_spent|accumulate_privacy_spending|compute_dp_sgd_privacy\w*|get_epsilon|compute_epsilon\w*|"
                          r"rdp_to_eps\w*|eps_from_rdp|get_privacy_budget|compute_eps\w*|get_eps)$")
 #: imported names of DP optimizers and engines
-_DP_IMPORT = re.compile(r"^(?:PrivacyEngine|(?:Vectorized)?DP\w*(?:Optimizer|SGD|Adam|Adagrad|RMSProp|Sequential|Model)\w*|"
+_DP_IMPORT = re.compile(r"^(?:PrivacyEngine|(?:Noisy|Private|Priv)_?(?:Optimizer|SGD|Adam|AdamW|Adagrad|RMSProp)\w*|(?:Vectorized)?DP\w*(?:Optimizer|SGD|Adam|Adagrad|RMSProp|Sequential|Model)\w*|"
                         r"DPKeras\w*|make_optimizer_class|make_keras_optimizer_class|make_\w*dp\w*_optimizer|"
                         r"GenericDPOptimizer|differentially_private_aggregate|dpsgd)$")
 #: calls that draw noise or clip in the module: then the plain optimizer may be noised by hand
