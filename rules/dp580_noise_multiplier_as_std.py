@@ -203,9 +203,47 @@ def dp_mean(xs, C, sigma):
     total = sum(max(-C, min(C, x)) for x in xs)
     return (total + random.gauss(0, sigma * C)) / len(xs)
 """,
+    # twin 17: the std is sigma times the bound
+    """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--max_norm", type=float, default=1, help="maximum norm of the representations")
+parser.add_argument("--sigma", type=float, default=1.0, help="noise multiplier")
+args = parser.parse_args()
+def class_sum(embed, images):
+    out = embed(images).detach()
+    l2 = torch.norm(out, dim=1)
+    scaler = torch.min(args.max_norm * torch.ones_like(l2) / l2, torch.ones_like(l2))
+    total = torch.sum(scaler.unsqueeze(1) * out, dim=0)
+    return total + args.sigma * args.max_norm * torch.randn_like(total)
+""",
+    # automatic clipping: gradients normalised to unit norm in another method, so sigma alone is the std; the
+    # clip to the bound happens in a method this one does not call
+    """
+import torch
+class DPOptimizer(torch.optim.SGD):
+    def __init__(self, params, l2_norm_clip, noise_multiplier, **kw):
+        super().__init__(params, **kw)
+        self.l2_norm_clip, self.noise_multiplier = l2_norm_clip, noise_multiplier
+    def microbatch_step(self):
+        for group in self.param_groups:
+            for p, acc in zip(group["params"], group["accum_grads"]):
+                acc.add_(p.grad * min(1.0, self.l2_norm_clip / (p.grad.norm() + 1e-6)))
+    def microbatch_step_auto(self, total_norm):
+        for group in self.param_groups:
+            for p, acc in zip(group["params"], group["accum_grads"]):
+                acc.add_(p.grad / (total_norm + 1e-3))
+    def step_auto(self):
+        for group in self.param_groups:
+            for p, acc in zip(group["params"], group["accum_grads"]):
+                p.grad = acc.clone() + self.noise_multiplier * torch.randn_like(acc)
+        super().step()
+""",
     )
 
     INVALID = (
+
     # 1 numpy function
     """
 import numpy as np
@@ -394,6 +432,21 @@ def train(model, loader, opt, cfg):
             p.grad.add_(torch.normal(0, cfg.dp.noise_multiplier, p.grad.shape))  # <-
         opt.step()
 """,
+    # 17 the multiplier declared by its argparse help text; the bound broadcast with ones_like (seen in batch 40)
+    """
+import argparse
+import torch
+parser = argparse.ArgumentParser()
+parser.add_argument("--max_norm", type=float, default=1, help="maximum norm of the representations")
+parser.add_argument("--sigma", type=float, default=1.0, help="noise multiplier")
+args = parser.parse_args()
+def class_sum(embed, images):
+    out = embed(images).detach()
+    l2 = torch.norm(out, dim=1)
+    scaler = torch.min(args.max_norm * torch.ones_like(l2) / l2, torch.ones_like(l2))
+    total = torch.sum(scaler.unsqueeze(1) * out, dim=0)
+    return total + args.sigma * torch.randn_like(total)  # <-
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -460,13 +513,11 @@ def train(model, loader, opt, cfg):
     def _check_site(self, site: cst.Call, fn: cst.FunctionDef | None, cls: cst.ClassDef | None, leaves: Leaves,
                     done: set[int]) -> None:
         fa = self.ctx.analysis
-        scope: cst.CSTNode | None = cls if cls is not None else fn
-        if scope is None:
-            scope = self.ctx.module
-        bounds = [b for node, b in self._bounds if fa.inside(node, scope) and number(b) != 1.0]
+        scopes = self._scopes(fn, cls)
+        bounds = [b for node, b in self._bounds if any(fa.inside(node, s) for s in scopes) and number(b) != 1.0]
         if not bounds:
             return
-        if self._rescaled(fn if fn is not None else scope, site):
+        if self._rescaled(scopes[0], site):
             return
         line = fa.line_of(site)
         if line in done:
@@ -478,6 +529,19 @@ def train(model, loader, opt, cfg):
                           f"perturbs were clipped to `{bound}`: their sensitivity is `{bound}`, so the std must be "
                           f"`{mult[0]} * {bound}`; as written the effective multiplier is {mult[0]}/{bound} and the "
                           "accountant's ε does not hold unless the bound is 1")
+
+    def _scopes(self, fn: cst.FunctionDef | None, cls: cst.ClassDef | None) -> list[cst.CSTNode]:
+        """Where the values noised at a site may have been clipped: the function itself and the methods of its class
+        it calls on ``self`` (``clipped = self.local_update(delta)``); the module for top-level code."""
+        if fn is None:
+            return [self.ctx.module]
+        out: list[cst.CSTNode] = [fn]
+        if cls is not None:
+            called = {n.func.attr.value for n in walk(fn) if isinstance(n, cst.Call)
+                      and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name)
+                      and n.func.value.value == "self"}
+            out += [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m.name.value in called]
+        return out
 
     def _rescaled(self, scope: cst.CSTNode, site: cst.CSTNode) -> bool:
         """Values normalised by the bound (``g / C``) or the noise scaled back by it (``C * noise``) in ``scope``,

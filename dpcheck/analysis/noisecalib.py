@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.analysis.clipping import is_clip_bound, is_norm_value, strip_small_add
+from dpcheck.analysis.clipping import NORM_CALLS, is_norm_value, strip_small_add
 from dpcheck.analysis.noisedraws import zero_centred
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, param_names, walk, words
 
@@ -60,21 +60,46 @@ def norm_clip_bound(call: cst.Call) -> cst.BaseExpression | None:
     return positional[index] if len(positional) > index else None
 
 
-def _ratio_bound(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``C / norm`` or ``norm / C`` -> C."""
+def _ratio_bound(expr: cst.BaseExpression, norm_names: frozenset[str] = frozenset()) -> cst.BaseExpression | None:
+    """``C / norm`` or ``norm / C`` -> C (a norm: a norm call, a norm-named value, or a name assigned from one)."""
+    def is_norm(e: cst.BaseExpression) -> bool:
+        e = strip_small_add(e)
+        return is_norm_value(e) or (isinstance(e, cst.Name) and e.value in norm_names)
+
     expr = strip_small_add(expr)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        if is_norm_value(expr.right) and not is_norm_value(expr.left):
-            return expr.left
-        if is_norm_value(expr.left) and not is_norm_value(expr.right):
+        if is_norm(expr.right) and not is_norm(expr.left):
+            return _broadcast(expr.left)
+        if is_norm(expr.left) and not is_norm(expr.right):
             return expr.right
     return None
+
+
+def norm_names(scope: cst.CSTNode) -> frozenset[str]:
+    """Names assigned from a norm (``l2 = torch.norm(out, dim=1)``, ``n = np.sqrt(np.sum(g ** 2))``)."""
+    out: set[str] = set()
+    for s in walk(scope):
+        if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name):
+            if any(isinstance(c, cst.Call) and (call_name(c) in NORM_CALLS or call_name(c) == "sqrt" and any(
+                    isinstance(d, cst.Call) and call_name(d) == "sum" for d in walk(c))) for c in walk(s.value)):
+                out.add(s.targets[0].target.value)
+    return frozenset(out)
+
+
+def _broadcast(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``C * torch.ones_like(n)`` -> ``C`` (a bound broadcast to the norms' shape)."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
+            if isinstance(b, cst.Call) and call_name(b) in ("ones_like", "ones", "new_ones", "full_like"):
+                return a
+    return expr
 
 
 def clip_bounds(scope: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
     """``(clip node, bound)`` of every clip in ``scope``: an L2 clip call, a guard of a norm ratio (``min(1, C/n)``,
     ``(C / n).clamp(max=1)``), or a symmetric range clamp (``np.clip(x, -B, B)``, ``max(-B, min(B, x))``)."""
     out: list[tuple[cst.CSTNode, cst.BaseExpression]] = []
+    norms = norm_names(scope)
     for n in walk(scope):
         if not isinstance(n, cst.Call):
             continue
@@ -90,7 +115,7 @@ def clip_bounds(scope: cst.CSTNode) -> list[tuple[cst.CSTNode, cst.BaseExpressio
             operands.append(n.func.value)
         found = None
         for v in operands:
-            found = _ratio_bound(v)
+            found = _ratio_bound(v, norms)
             if found is not None:
                 break
         if found is None:
@@ -125,6 +150,15 @@ def multiplier_keys(module: cst.Module, source: str) -> set[str]:
                     k = key(a.value)
                     if k:
                         out.add(k)
+            if call_name(n) == "add_argument" and _help_says_multiplier(n):
+                flag = next((a.value.evaluated_value for a in n.args if a.keyword is None
+                             and isinstance(a.value, cst.SimpleString) and isinstance(a.value.evaluated_value, str)
+                             and a.value.evaluated_value.startswith("--")), None)
+                dest = next((a.value.evaluated_value for a in n.args if a.keyword is not None
+                             and a.keyword.value == "dest" and isinstance(a.value, cst.SimpleString)), None)
+                name = dest if isinstance(dest, str) else flag.lstrip("-").replace("-", "_") if flag else None
+                if name:
+                    out.add(name)
             pos = _ACCOUNTANT_POSITION.get(call_name(n))
             positional = [a.value for a in n.args if a.keyword is None and not a.star]
             if pos is not None and len(positional) > pos:
@@ -147,6 +181,19 @@ def multiplier_keys(module: cst.Module, source: str) -> set[str]:
                                         or w in ({"noise", "sigma"}, {"dp", "sigma"}))):
                     out.add(k)
     return {k for k in out if not words(k) & STD_WORDS}
+
+
+def _help_says_multiplier(call: cst.Call) -> bool:
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "help" and isinstance(a.value, (cst.SimpleString,
+                                                                                       cst.ConcatenatedString)):
+            text = (a.value.evaluated_value or "") if isinstance(a.value, cst.SimpleString) else ""
+            if isinstance(a.value, cst.ConcatenatedString):
+                text = "".join(p.evaluated_value or "" for p in (a.value.left, a.value.right)
+                               if isinstance(p, cst.SimpleString))
+            text = str(text).lower()
+            return "multiplier" in text and ("noise" in text or "sigma" in text)
+    return False
 
 
 def gauss_std(call: cst.Call) -> cst.BaseExpression | None:
@@ -205,7 +252,10 @@ class Leaves:
 
 
 def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.ClassDef | None, fa,
-            leaves: Leaves | None = None, depth: int = 0, seen: set[str] | None = None) -> Leaves:
+            leaves: Leaves | None = None, depth: int = 0, seen: set[str] | None = None, *,
+            transparent: bool = False) -> Leaves:
+    """The names ``expr`` is built from. With ``transparent``, math calls and powers are looked through (only the
+    names of a formula matter)."""
     leaves = Leaves() if leaves is None else leaves
     seen = set() if seen is None else seen
     if depth > 4:
@@ -215,20 +265,20 @@ def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.Class
     if number(expr) is not None:
         return leaves
     if isinstance(expr, cst.BinaryOperation):
-        if isinstance(expr.operator, cst.Power):
+        if isinstance(expr.operator, cst.Power) and not transparent:
             leaves.opaque = True
             return leaves
-        resolve(expr.left, fn, cls, fa, leaves, depth + 1, seen)
-        resolve(expr.right, fn, cls, fa, leaves, depth + 1, seen)
+        resolve(expr.left, fn, cls, fa, leaves, depth + 1, seen, transparent=transparent)
+        resolve(expr.right, fn, cls, fa, leaves, depth + 1, seen, transparent=transparent)
         return leaves
     if isinstance(expr, cst.UnaryOperation):
-        return resolve(expr.expression, fn, cls, fa, leaves, depth + 1, seen)
+        return resolve(expr.expression, fn, cls, fa, leaves, depth + 1, seen, transparent=transparent)
     if isinstance(expr, cst.Call):
         name = call_name(expr)
         if name in _COUNTS:
             return leaves  # a batch size: ``len(x)``, ``x.size(0)``
         if name in _CASTS and expr.args:
-            return resolve(expr.args[0].value, fn, cls, fa, leaves, depth + 1, seen)
+            return resolve(expr.args[0].value, fn, cls, fa, leaves, depth + 1, seen, transparent=transparent)
         if name == "get" and expr.args and isinstance(expr.func, cst.Attribute):
             k = expr.args[0].value
             if isinstance(k, cst.SimpleString) and isinstance(k.evaluated_value, str):
@@ -237,6 +287,10 @@ def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.Class
         w = words(name)
         if "multiplier" in w and w & {"noise", "get", "compute", "find", "calibrate", "search"}:
             leaves.calibrated = True
+            return leaves
+        if transparent and name in MATH_CALLS:
+            for a in expr.args:
+                resolve(a.value, fn, cls, fa, leaves, depth + 1, seen, transparent=True)
             return leaves
         leaves.opaque = True
         return leaves
@@ -257,7 +311,7 @@ def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.Class
                 return leaves
             if values:
                 leaves.keys.add(name)
-                return resolve(values[0], fn, cls, fa, leaves, depth + 1, seen)
+                return resolve(values[0], fn, cls, fa, leaves, depth + 1, seen, transparent=transparent)
             if name in param_names(fn):
                 leaves.keys.add(name)
                 leaves.params.add(name)
@@ -282,7 +336,7 @@ def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.Class
                       and s.targets[0].target.value.value == "self" and s.targets[0].target.attr.value == k]
             if len(values) == 1:
                 owner = fa.enclosing_function(values[0])
-                sub = resolve(values[0], owner, cls, fa, depth=depth + 1, seen=seen)
+                sub = resolve(values[0], owner, cls, fa, depth=depth + 1, seen=seen, transparent=transparent)
                 leaves.keys |= sub.keys
                 leaves.opaque |= sub.opaque
                 leaves.calibrated |= sub.calibrated
@@ -291,3 +345,115 @@ def resolve(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.Class
         return leaves
     leaves.opaque = True
     return leaves
+
+
+# --------------------------------------------------------------------------- DP581: a bound never applied
+
+#: math calls a noise formula is built with (transparent when only the names in a formula matter)
+MATH_CALLS = frozenset({"sqrt", "log", "exp", "log1p", "pow", "square", "ceil", "floor"})
+#: calls that only show, store or convert a value: passing the bound to them applies nothing
+_NEUTRAL_CALLS = frozenset({
+    "print", "format", "info", "debug", "warning", "warn", "error", "log", "str", "repr", "float", "int", "bool",
+    "add_argument", "get", "getattr", "setattr", "append", "write", "set_description", "add_scalar", "log_metrics",
+    "Tensor", "tensor", "as_tensor", "sqrt", "exp", "log1p", "pow", "square", "round", "abs", "dumps", "dump",
+    "join", "update", "set_postfix", "pprint", "savetxt", "Namespace", "to", "item", "ceil", "floor", "cast",
+    "constant", "full", "full_like", "ones_like", "array", "asarray",
+})
+
+
+def clip_key(name: str) -> bool:
+    """A name for the bound a clip enforces: ``clip``, ``l2_norm_clip``, ``max_grad_norm``, ``C``, ``w_clip``,
+    ``clip_bound``, ``max_contribution``."""
+    w = words(name)
+    if w & {"clip", "clipping", "clipnorm", "contribution", "contributions"}:
+        return True
+    if "bound" in w and not w & {"upper", "lower", "lo", "hi", "min", "error", "confidence"}:
+        return True
+    if name in ("C", "max_norm", "maxnorm", "max_grad_norm"):
+        return True
+    return "norm" in w and bool(w & {"max", "bound"})
+
+
+def laplace_scale(call: cst.Call) -> cst.BaseExpression | None:
+    """The scale of a zero-centred Laplace draw (``laplace(0, b, n)``, ``laplace(scale=b)``, ``Laplace(0, b)``)."""
+    if call_name(call) not in ("laplace", "Laplace") or not zero_centred(call):
+        return None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in ("scale", "b", "beta"):
+            return a.value
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    return positional[1] if len(positional) >= 2 else None
+
+
+def noised_partner(draw: cst.Call, fn: cst.FunctionDef, fa) -> cst.BaseExpression | None:  # type: ignore[no-untyped-def]
+    """The value the draw is added to: ``x + draw``, ``x += draw``, ``x.add_(draw)``, or ``noise = draw`` then
+    ``x + noise`` in the same function."""
+    top: cst.CSTNode = draw
+    while isinstance(fa.parent(top), cst.BinaryOperation) and isinstance(
+            fa.parent(top).operator, (cst.Multiply, cst.Divide)):
+        top = fa.parent(top)
+    parent = fa.parent(top)
+    if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Add, cst.Subtract)):
+        return parent.right if parent.left is top else parent.left
+    if isinstance(parent, cst.AugAssign) and isinstance(parent.operator, (cst.AddAssign, cst.SubtractAssign)):
+        return parent.target
+    if isinstance(parent, cst.Arg):
+        call = fa.parent(parent)
+        if isinstance(call, cst.Call) and call_name(call) in ("add_", "add", "add_n") and isinstance(call.func, cst.Attribute):
+            return call.func.value
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        name = parent.targets[0].target.value
+        for n in walk(fn):
+            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add):
+                for side, other in ((n.left, n.right), (n.right, n.left)):
+                    if isinstance(side, cst.Name) and side.value == name:
+                        return other
+            if isinstance(n, cst.AugAssign) and isinstance(n.value, cst.Name) and n.value.value == name:
+                return n.target
+            if isinstance(n, cst.Call) and call_name(n) in ("add_", "add") and isinstance(n.func, cst.Attribute) \
+                    and any(isinstance(a.value, cst.Name) and a.value.value == name for a in n.args):
+                return n.func.value
+    return None
+
+
+def bound_applied(module: cst.Module, name: str, fa) -> bool:  # type: ignore[no-untyped-def]
+    """Is the bound ``name`` used anywhere in ``module`` other than to size noise, to be stored or to be shown:
+    a call that receives it (a clip, a helper, an engine), a comparison, an assert, a ``min``/``max``?"""
+    from dpcheck.analysis.noisedraws import PURE_DRAWS
+    for n in walk(module):
+        if not isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)) or key(n) != name:
+            continue
+        if isinstance(n, cst.Name) and isinstance(fa.parent(n), cst.Attribute) and fa.parent(n).attr is n:
+            continue  # the ``clip`` of ``self.clip`` is visited as the attribute
+        node: cst.CSTNode = n
+        while True:
+            parent = fa.parent(node)
+            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement, cst.Module)):
+                if isinstance(parent, (cst.If, cst.While)) and node is parent.test:
+                    return True
+                break
+            if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+                if node is not getattr(parent, "value", None):
+                    break  # the target of an assignment
+            if isinstance(parent, (cst.Param, cst.FormattedStringExpression, cst.ImportAlias)):
+                break
+            if isinstance(parent, (cst.Comparison, cst.Assert, cst.IfExp)):
+                return True
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)) \
+                    and any(isinstance(c, cst.Call) and (call_name(c) in _DRAW_CALLS_ALL or call_name(c) in PURE_DRAWS)
+                            for c in walk(parent)):
+                break  # a factor of the noise: ``sigma * C * normal(...)``
+            if isinstance(parent, cst.Call) and node is not parent.func:
+                name_ = call_name(parent)
+                if name_ in PURE_DRAWS or name_ in _DRAW_CALLS_ALL or name_ in _NEUTRAL_CALLS:
+                    if name_ in _DRAW_CALLS_ALL or name_ in PURE_DRAWS:
+                        break
+                else:
+                    return True
+            node = parent
+    return False
+
+
+_DRAW_CALLS_ALL = frozenset({"normal", "gauss", "normalvariate", "random_normal", "normal_", "Normal", "randn",
+                             "randn_like", "standard_normal", "laplace", "Laplace", "laplace_noise",
+                             "gaussian_noise"})
