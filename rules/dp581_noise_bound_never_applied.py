@@ -124,6 +124,20 @@ def noisy_total(values, bound, sigma):
     total = sum(min(max(v, -bound), bound) for v in values)
     return total + random.gauss(0, sigma * bound)
 """,
+    # the clip factor is built from the bound and the norm by hand, then guarded with torch.min (GS-WGAN's hook)
+    """
+import torch
+CLIP_BOUND = 1.0
+def hook(module, grad_input, grad_output):
+    g = grad_input[0]
+    bound = CLIP_BOUND / g.shape[0]
+    norms = torch.norm(g.view(g.shape[0], -1), p=2, dim=1)
+    coef = bound / (norms + 1e-10)
+    coef = torch.min(coef, torch.ones_like(coef))
+    g = coef.unsqueeze(-1) * g
+    noise = bound * noise_multiplier * torch.randn_like(g)
+    return (g + noise,)
+""",
     # a pure noise helper: the caller (elsewhere) clips and passes the bound
     """
 import numpy as np

@@ -420,6 +420,7 @@ def bound_applied(module: cst.Module, name: str, fa) -> bool:  # type: ignore[no
     """Is the bound ``name`` used anywhere in ``module`` other than to size noise, to be stored or to be shown:
     a call that receives it (a clip, a helper, an engine), a comparison, an assert, a ``min``/``max``?"""
     from dpcheck.analysis.noisedraws import PURE_DRAWS
+    norms = norm_names(module)
     for n in walk(module):
         if not isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)) or key(n) != name:
             continue
@@ -439,6 +440,11 @@ def bound_applied(module: cst.Module, name: str, fa) -> bool:  # type: ignore[no
                 break
             if isinstance(parent, (cst.Comparison, cst.Assert, cst.IfExp)):
                 return True
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Divide) and any(
+                    is_norm_value(side) or (isinstance(strip_small_add(side), cst.Name)
+                                            and strip_small_add(side).value in norms)
+                    for side in (parent.left, parent.right) if side is not node):
+                return True  # the clip factor ``C / ‖g‖``
             if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)) \
                     and any(isinstance(c, cst.Call) and (call_name(c) in _DRAW_CALLS_ALL or call_name(c) in PURE_DRAWS)
                             for c in walk(parent)):
