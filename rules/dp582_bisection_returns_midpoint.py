@@ -89,7 +89,16 @@ class BisectionReturnsMidpoint(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         import ast
-        return bool(facts.nodes(ast.While, ast.For)) and bool(facts.nodes(ast.Return))
+        if not facts.nodes(ast.While, ast.For) or not facts.nodes(ast.Return):
+            return False
+        for b in facts.nodes(ast.BinOp):
+            if isinstance(b.op, ast.Div) and isinstance(b.left, ast.BinOp) and isinstance(b.left.op, (ast.Add, ast.Sub)) \
+                    and isinstance(b.right, ast.Constant) and b.right.value == 2:
+                return True
+            if isinstance(b.op, ast.Mult) and any(isinstance(s, ast.Constant) and s.value == 0.5 for s in (b.left, b.right)):
+                return True
+        return any(isinstance(c.func, (ast.Attribute, ast.Name)) and (getattr(c.func, "attr", None) or getattr(
+            c.func, "id", None)) == "sqrt" and c.args and isinstance(c.args[0], ast.BinOp) for c in facts.calls)
 
     VALID = (
         # twin 1: returns the feasible upper bound
