@@ -6,7 +6,8 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisecalib import (
-    Leaves, clip_bounds, gauss_std, is_bound_key, is_unit_draw, key, multiplier_keys, product_factors, resolve,
+    Leaves, bound_multiplicity, clip_bounds, gauss_std, is_bound_key, is_unit_draw, key, multiplier_keys,
+    product_factors, resolve,
 )
 from dpcheck.analysis.syntax import call_name, call_params, number, walk
 from dpcheck.rule import Rule
@@ -240,9 +241,36 @@ class DPOptimizer(torch.optim.SGD):
                 p.grad = acc.clone() + self.noise_multiplier * torch.randn_like(acc)
         super().step()
 """,
+    # twin 18: std = multiplier * C
+    """
+import numpy as np
+class GaussianUpdateDP:
+    def __init__(self, noise_multiplier, l2_norm_clip, num_clients):
+        self.noise_multiplier, self.l2_norm_clip, self.num_clients = noise_multiplier, l2_norm_clip, num_clients
+    def __call__(self, weights):
+        total = np.sqrt(sum(np.sum(w ** 2) for w in weights))
+        factor = min(1.0, self.l2_norm_clip / total)
+        out = []
+        for w in weights:
+            noise = np.random.normal(loc=0.0, scale=self.noise_multiplier * self.l2_norm_clip, size=w.shape)
+            out.append(w * factor + noise / self.num_clients)
+        return out
+""",
+    # a variance with C squared, turned into a std by a square root
+    """
+import torch
+def noisy_sum(per_sample, clip, sigma, accountant):
+    norms = per_sample.norm(dim=1, keepdim=True)
+    per_sample = per_sample * torch.clamp(clip / norms, max=1.0)
+    accountant.step(noise_multiplier=sigma, sample_rate=0.01)
+    var = sigma ** 2 * clip ** 2
+    s = per_sample.sum(0)
+    return s + torch.normal(0.0, var ** 0.5, size=s.shape)
+""",
     )
 
     INVALID = (
+
 
     # 1 numpy function
     """
@@ -447,6 +475,45 @@ def class_sum(embed, images):
     total = torch.sum(scaler.unsqueeze(1) * out, dim=0)
     return total + args.sigma * torch.randn_like(total)  # <-
 """,
+    # 18 the bound squared: std = multiplier * C * C on an update clipped to C
+    """
+import numpy as np
+class GaussianUpdateDP:
+    def __init__(self, noise_multiplier, l2_norm_clip, num_clients):
+        self.noise_multiplier, self.l2_norm_clip, self.num_clients = noise_multiplier, l2_norm_clip, num_clients
+    def __call__(self, weights):
+        total = np.sqrt(sum(np.sum(w ** 2) for w in weights))
+        factor = min(1.0, self.l2_norm_clip / total)
+        out = []
+        for w in weights:
+            noise = np.random.normal(loc=0.0, scale=self.noise_multiplier * self.l2_norm_clip * self.l2_norm_clip, size=w.shape)  # <-
+            out.append(w * factor + noise / self.num_clients)
+        return out
+""",
+    # 19 the bound squared through a local and a power (torch)
+    """
+import torch
+def noisy_sum(per_sample, clip, sigma, accountant):
+    norms = per_sample.norm(dim=1, keepdim=True)
+    per_sample = per_sample * torch.clamp(clip / norms, max=1.0)
+    accountant.step(noise_multiplier=sigma, sample_rate=0.01)
+    std = sigma * clip ** 2
+    s = per_sample.sum(0)
+    return s + torch.normal(0.0, std, size=s.shape)  # <-
+""",
+    # 20 the bound squared in an attribute set in __init__ (TF)
+    """
+import tensorflow as tf
+class DPAggregator:
+    def __init__(self, clip_norm, noise_multiplier):
+        self.clip_norm = clip_norm
+        self.noise_multiplier = noise_multiplier
+        self.stddev = noise_multiplier * clip_norm * clip_norm
+    def aggregate(self, updates):
+        clipped = [tf.clip_by_global_norm(u, self.clip_norm)[0] for u in updates]
+        summed = [tf.add_n(list(t)) for t in zip(*clipped)]
+        return [s + tf.random.normal(tf.shape(s), stddev=self.stddev) for s in summed]  # <-
+""",
     )
 
     def leave_Module(self, original_node: cst.Module) -> None:
@@ -478,12 +545,39 @@ def class_sum(embed, images):
             leaves = Leaves()
             for f in factors:
                 resolve(f, fn, cls, fa, leaves)
+            formula = Leaves()
+            for f in factors:
+                resolve(f, fn, cls, fa, formula, transparent=True)
+            if (formula.calibrated or formula.keys & self._mult) and formula.keys & self._bound_keys:
+                self._squared(call, factors, fn, cls, formula, done)
             if leaves.opaque or any(is_bound_key(k, self._bound_keys) for k in leaves.keys):
                 continue
             if leaves.calibrated or leaves.keys & self._mult:
                 self._check_site(call, fn, cls, leaves, done)
             elif fn is not None and leaves.params and leaves.keys == leaves.params and std is not None:
                 self._helper_callers(fn, leaves.params, done)
+
+    def _squared(self, site: cst.Call, factors: list[cst.BaseExpression], fn: cst.FunctionDef | None,
+                 cls: cst.ClassDef | None, leaves: Leaves, done: set[int]) -> None:
+        """The clip bound is a factor of the std twice (``z * C * C``, ``sigma * C ** 2``): a variance unit."""
+        fa = self.ctx.analysis
+        count = sum(bound_multiplicity(f, fn, cls, fa, self._bound_keys) for f in factors)
+        if count < 2:
+            return
+        scopes = self._scopes(fn, cls)
+        bounds = [b for node, b in self._bounds if any(fa.inside(node, sc) for sc in scopes)
+                  and key(b) in leaves.keys]
+        if not bounds:
+            return
+        line = fa.line_of(site)
+        if line in done:
+            return
+        done.add(line)
+        mult = sorted(leaves.keys & self._mult) or ["the noise multiplier"]
+        bound = fa.code(bounds[0]).strip()
+        self.report(site, f"the Gaussian std multiplies `{mult[0]}` by the clip bound `{bound}` twice (C²): the "
+                          f"sensitivity of values clipped to `{bound}` is `{bound}`, so the std is "
+                          f"`{mult[0]} * {bound}`; with C² the noise is off by a factor of C (too small for C < 1)")
 
     def _helper_callers(self, helper: cst.FunctionDef, params: set[str], done: set[int]) -> None:
         fa = self.ctx.analysis

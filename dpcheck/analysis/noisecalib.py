@@ -463,3 +463,43 @@ def bound_applied(module: cst.Module, name: str, fa) -> bool:  # type: ignore[no
 _DRAW_CALLS_ALL = frozenset({"normal", "gauss", "normalvariate", "random_normal", "normal_", "Normal", "randn",
                              "randn_like", "standard_normal", "laplace", "Laplace", "laplace_noise",
                              "gaussian_noise"})
+
+
+def bound_multiplicity(expr: cst.BaseExpression, fn: cst.FunctionDef | None, cls: cst.ClassDef | None, fa,  # type: ignore[no-untyped-def]
+                       bounds: set[str], depth: int = 0) -> int:
+    """How many times a clip bound is a factor of the product ``expr`` (through a local or a ``self`` attribute
+    assigned once): ``z * C * C`` -> 2, ``sigma * C ** 2`` -> 2; a square root or a bound in a divisor -> 0."""
+    if depth > 4:
+        return 0
+    expr = strip_small_add(expr)
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Multiply):
+            return bound_multiplicity(expr.left, fn, cls, fa, bounds, depth + 1) + bound_multiplicity(
+                expr.right, fn, cls, fa, bounds, depth + 1)
+        if isinstance(expr.operator, cst.Divide):
+            if bound_multiplicity(expr.right, fn, cls, fa, bounds, depth + 1):
+                return 0
+            return bound_multiplicity(expr.left, fn, cls, fa, bounds, depth + 1)
+        if isinstance(expr.operator, cst.Power) and number(expr.right) == 2:
+            return 2 * bound_multiplicity(expr.left, fn, cls, fa, bounds, depth + 1)
+        return 0
+    if isinstance(expr, cst.Call):
+        if call_name(expr) in _CASTS and expr.args:
+            return bound_multiplicity(expr.args[0].value, fn, cls, fa, bounds, depth + 1)
+        return 0
+    k = key(expr)
+    if k is None:
+        return 0
+    if isinstance(expr, cst.Name) and fn is not None:
+        values = [s.value for s in walk(fn, into_scopes=False) if isinstance(s, cst.Assign) and len(s.targets) == 1
+                  and isinstance(s.targets[0].target, cst.Name) and s.targets[0].target.value == k]
+        if len(values) == 1:
+            return bound_multiplicity(values[0], fn, cls, fa, bounds, depth + 1)
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self" \
+            and cls is not None and k not in bounds:
+        values = [s.value for s in walk(cls) if isinstance(s, cst.Assign) and len(s.targets) == 1
+                  and isinstance(s.targets[0].target, cst.Attribute) and s.targets[0].target.attr.value == k
+                  and isinstance(s.targets[0].target.value, cst.Name) and s.targets[0].target.value.value == "self"]
+        if len(values) == 1:
+            return bound_multiplicity(values[0], fa.enclosing_function(values[0]), cls, fa, bounds, depth + 1)
+    return 1 if k in bounds else 0
