@@ -153,6 +153,18 @@ def bisect(f, a, b, tol=1e-8):
             a = m
     return m
 """,
+        # the interval is narrowed to rounding (a tolerance of 1e-10): the midpoint is the root to numerical precision
+        """
+def gaussian_epsilon(sigma, delta, f):
+    L, R = 0.0, 1.0
+    while R - L > 1e-10:
+        M = (R + L) / 2
+        if f(sigma, M) >= delta:
+            L = M
+        else:
+            R = M
+    return (L + R) / 2
+""",
         # binary search over an index of a sorted list
         """
 def search(xs, target):
@@ -199,7 +211,7 @@ def find_sigma(target_eps, q, steps, delta, lo=0.1, hi=50.0, tol=1e-3):
         """
 def get_sigma(q, T, eps, delta, accountant):
     sigma_min, sigma_max = 0.01, 100.0
-    for _ in range(60):
+    for _ in range(20):
         sigma = (sigma_min + sigma_max) / 2
         if accountant(q, sigma, T, delta) < eps:
             sigma_max = sigma
@@ -227,7 +239,7 @@ class Calibrator:
 import numpy as np
 def noise_for_budget(epsilon, delta, n_iters, batch, n):
     left, right = 1e-3, 1e3
-    for _ in range(200):
+    for _ in range(30):
         m = np.sqrt(left * right)
         e = compute_eps(m, batch / n, n_iters, delta)
         if e > epsilon:
@@ -292,9 +304,24 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
                 moved = {k for k, v, _ in assigned if key(v) == mid}
                 if not set(ends) <= moved:
                     continue
-                if not self._privacy(node, loop):
+                if not self._privacy(node, loop) or self._negligible(loop):
                     continue
                 self._returns_after(node, loop, mid, ends)
+
+    @staticmethod
+    def _negligible(loop: cst.CSTNode) -> bool:
+        """The loop narrows the interval to numerical precision (a literal tolerance below 1e-5, ``isclose``, or 40
+        and more halvings), so the midpoint is within rounding of the feasible bound."""
+        if isinstance(loop, cst.While):
+            test = loop.test
+            if any(isinstance(c, cst.Call) and call_name(c) in ("isclose", "allclose") for c in walk(test)):
+                return True
+            return any((v := number(n)) is not None and 0 < abs(v) < 1e-5 for n in walk(test))
+        it = loop.iter if isinstance(loop, cst.For) else None
+        if isinstance(it, cst.Call) and call_name(it) == "range" and it.args:
+            n = number(it.args[-1].value) if len(it.args) == 1 else number(it.args[1].value)
+            return n is not None and n >= 40
+        return False
 
     def _privacy(self, fn: cst.FunctionDef, loop: cst.CSTNode) -> bool:
         names = {fn.name.value, *param_names(fn)}
