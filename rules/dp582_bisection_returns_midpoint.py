@@ -312,6 +312,8 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
     def _negligible(loop: cst.CSTNode) -> bool:
         """The loop narrows the interval to numerical precision (a literal tolerance below 1e-5, ``isclose``, or 40
         and more halvings), so the midpoint is within rounding of the feasible bound."""
+        if any(isinstance(b, cst.Break) for b in walk(loop.body, into_scopes=False)):
+            return False  # an early exit leaves the interval wide
         if isinstance(loop, cst.While):
             test = loop.test
             if any(isinstance(c, cst.Call) and call_name(c) in ("isclose", "allclose") for c in walk(test)):
