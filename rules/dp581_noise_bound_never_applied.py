@@ -138,6 +138,16 @@ def hook(module, grad_input, grad_output):
     noise = bound * noise_multiplier * torch.randn_like(g)
     return (g + noise,)
 """,
+    # the bound is read from the config into a local, and the local is the one clipped with
+    """
+import torch
+def run(config, deltas, sigma_t, K):
+    c_fixed = config["differential_privacy"]["max_clipping_norm"]
+    clipped = [dw * min(1.0, c_fixed / (dw.norm(2).item() + 1e-8)) for dw in deltas]
+    agg = torch.stack(clipped).sum(dim=0)
+    agg.add_(torch.randn_like(agg) * sigma_t * c_fixed)
+    return agg / K
+""",
     # a pure noise helper: the caller (elsewhere) clips and passes the bound
     """
 import numpy as np
@@ -368,10 +378,12 @@ def noisy_average(updates, clip_norm, noise_multiplier, logger):
                            (isinstance(s, cst.Assign) and any(t is x.target for x in s.targets))
                            or (isinstance(s, cst.AugAssign) and t is s.target))):
                 continue  # a noise helper: the caller hands over values it may have clipped
-            for b in bounds:
+            # the bound and the names it was reached through (``c = cfg["max_clipping_norm"]``): none may be applied
+            aliases = [k for k in leaves.keys if k in bounds or not words(k) & _CALIBRATION_WORDS]
+            for b in aliases:
                 if b not in applied:
                     applied[b] = bound_applied(original_node, b, fa)
-            if any(applied[b] for b in bounds):
+            if any(applied[b] for b in aliases):
                 continue
             b = bounds[0]
             self.report(call, f"the noise is sized for the bound `{b}`, but nothing in this module applies `{b}` to "
