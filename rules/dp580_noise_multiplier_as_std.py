@@ -468,12 +468,15 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--max_norm", type=float, default=1, help="maximum norm of the representations")
 parser.add_argument("--sigma", type=float, default=1.0, help="noise multiplier")
 args = parser.parse_args()
-def class_sum(embed, images):
-    out = embed(images).detach()
-    l2 = torch.norm(out, dim=1)
-    scaler = torch.min(args.max_norm * torch.ones_like(l2) / l2, torch.ones_like(l2))
-    total = torch.sum(scaler.unsqueeze(1) * out, dim=0)
-    return total + args.sigma * torch.randn_like(total)  # <-
+def class_sums(embed, images, num_classes, ipc):
+    sums = []
+    for c in range(num_classes):
+        out = embed(images[c * ipc:(c + 1) * ipc]).detach()
+        l2 = torch.norm(out, dim=1)
+        scaler = torch.min(args.max_norm * torch.ones_like(l2) / l2, torch.ones_like(l2))
+        total = torch.sum(scaler.unsqueeze(1) * out, dim=0)
+        sums.append(total + args.sigma * torch.randn_like(total))  # <-
+    return sums
 """,
     # 18 the bound squared: std = multiplier * C * C on an update clipped to C
     """
@@ -646,7 +649,7 @@ class DPAggregator:
                 continue
             sides = (n.left, n.right) if isinstance(n.operator, cst.Multiply) else (n.right,)
             if not any(isinstance(s, (cst.Name, cst.Attribute, cst.Subscript)) and (k := key(s))
-                       and is_bound_key(k, self._bound_keys) for s in sides):
+                       and k in self._bound_keys for s in sides):
                 continue
             if isinstance(n.operator, cst.Divide):
                 from dpcheck.analysis.clipping import is_norm_value
