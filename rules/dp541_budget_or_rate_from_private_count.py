@@ -171,6 +171,35 @@ def rate(train_sets, batch_size, epsilon):
     bound = max(1.0, noisy_min)
     return get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=batch_size / bound)
 """,
+        # (u39-2 twin: a public per-part bound)
+        """
+import numpy as np
+def per_class_sigma(labels, batch_per_class, epsilon, delta, steps, c, min_class_size=500):
+    n_c = np.sum(labels == c)
+    q = batch_per_class / min_class_size
+    keep = np.random.rand(n_c) < q
+    return keep, get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps)
+""",
+        # (u39-2 twin: a public per-part bound)
+        """
+import torch
+def class_rates(targets: torch.Tensor, num_classes, batch_size, epsilon, public_class_size=5000):
+    sigmas = []
+    for k in range(num_classes):
+        sample_rate = batch_size / public_class_size
+        share = (targets == k).sum().item() / len(targets)
+        sigmas.append((share, get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=sample_rate, epochs=5)))
+    return sigmas
+""",
+        # (u39-2 twin: a public per-part bound)
+        """
+def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta, group_floor=1000):
+    spent = {}
+    for g, idx in groups.items():
+        sampling_rate = batch_size / group_floor
+        spent[g] = (len(idx), get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta))
+    return spent
+""",
     )
     INVALID = (
         # (h38-2) one class's exact record count sets that class's Poisson rate
@@ -232,6 +261,34 @@ class Trainer:
     def noise_for(self, t):
         sampling_rate = self.batch_size / self.train_samples[t]  # <-
         return get_noise_multiplier(target_epsilon=self.epsilon, target_delta=1e-5, sample_rate=sampling_rate)
+""",
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+import numpy as np
+def per_class_sigma(labels, batch_per_class, epsilon, delta, steps, c):
+    n_c = np.sum(labels == c)
+    q = batch_per_class / n_c  # <-
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps)
+""",
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+import torch
+def class_rates(targets: torch.Tensor, num_classes, batch_size, epsilon):
+    sigmas = []
+    for k in range(num_classes):
+        count_k = (targets == k).sum().item()
+        sample_rate = batch_size / count_k  # <-
+        sigmas.append(get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=sample_rate, epochs=5))
+    return sigmas
+""",
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta):
+    spent = {}
+    for g, idx in groups.items():
+        sampling_rate = batch_size / len(idx)  # <-
+        spent[g] = get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta)
+    return spent
 """,
     )
 
