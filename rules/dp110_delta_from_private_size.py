@@ -42,6 +42,8 @@ def _constant(expr: cst.BaseExpression) -> bool:
     """A numeric literal or arithmetic of literals (``0.9 * 1``, ``2 * 2``)."""
     if number(expr) is not None:
         return True
+    if isinstance(expr, cst.Call) and call_name(expr) in ("sqrt", "log", "exp", "float") and len(expr.args) == 1:
+        return _constant(expr.args[0].value)  # ``np.sqrt(2) / n``
     return isinstance(expr, cst.BinaryOperation) and _constant(expr.left) and _constant(expr.right)
 
 
@@ -638,6 +640,24 @@ def dp_keras_fit(model, features, labels, epsilon, batch_size=250, n_public=6000
     model.fit(features, labels, batch_size=batch_size, epochs=20)
     return compute_eps(n_public, batch_size, 1.1, 20, delta=1.0 / (n_public * 10))
 """,
+        # (u39-2 twin: public bounds)
+        """
+from abc import ABC
+class DPMixin(ABC):
+    def __init__(self, *args, nrows_bound=100000, target_epsilon=3.0, target_delta=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta or 1 / nrows_bound
+""",
+        # (u39-2 twin: public bounds)
+        """
+import numpy as np
+def _noisy_pi(nk, n, sigma, rng):
+    pi_sens = 2 / n
+    return nk / n + rng.normal(0, sigma * pi_sens, nk.shape)
+def fit_dp_gmm(X, resp, sigma, rng, n_public=10000):
+    return _noisy_pi(resp.sum(0), n_public, sigma, rng)
+""",
     )
 
     INVALID = (
@@ -809,7 +829,7 @@ def dp_sgd_config(dataset_size, epsilon, delta=None):
         """
 import math
 def CalcSensitivity(x, n, domains):
-    Delta_I = (2 / n) * math.log((n + 1) / 2, 2) + ((n - 1) / n) * math.log((n + 1) / (n - 1), 2)
+    Delta_I = (2 / n) * math.log((n + 1) / 2, 2) + ((n - 1) / n) * math.log((n + 1) / (n - 1), 2)  # <- (u39-2: the helper's n is the private size at every call)
     return Delta_I
 def ExponentialMechanism(omega, domains, n, epsilon, k):
     return [math.exp(epsilon * I / (2 * CalcSensitivity(x, n, domains))) for x, I in omega]
@@ -1193,6 +1213,33 @@ def main(args, model, optimizer, train_loader):
         target_epsilon=args.epsilon, target_delta=1.0 / len(train_loader.dataset),  # <-
         epochs=args.epochs, max_grad_norm=args.clip)
     return model
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+from abc import ABC
+class DPMixin(ABC):
+    def __init__(self, *args, target_epsilon=3.0, target_delta=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta or 1 / self.nrows  # <-
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+import numpy as np
+def dp_class_weights(weights, X_train, sigma):
+    n = X_train.shape[0]
+    sensitivity_for_weights = np.sqrt(2) / n  # <-
+    return weights + np.random.randn(weights.shape[0]) * sigma * sensitivity_for_weights
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+import numpy as np
+def _noisy_pi(nk, n, sigma, rng):
+    pi_sens = 2 / n  # <-
+    return nk / n + rng.normal(0, sigma * pi_sens, nk.shape)
+def fit_dp_gmm(X, resp, sigma, rng):
+    n_samples, n_dim = X.shape
+    return _noisy_pi(resp.sum(0), n_samples, sigma, rng)
 """,
     )
 

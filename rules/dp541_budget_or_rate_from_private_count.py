@@ -9,7 +9,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis.recordcount import RecordCounts
-from dpcheck.analysis.syntax import number, words
+from dpcheck.analysis.syntax import call_name, number, words
 from dpcheck.rule import Rule
 
 #: words of a name that hold an ε which is not a privacy budget (optimiser and numerical epsilons)
@@ -18,6 +18,11 @@ _NOT_BUDGET = frozenset({"tol", "tolerance", "adam", "bn", "ln", "norm", "layer"
                          "clip", "margin", "huber", "kernel", "ball", "radius", "step", "lr"})
 _RATE_KEYWORDS = frozenset({"sample_rate", "sampling_rate", "sampling_prob", "sampling_probability",
                             "sample_prob", "sample_probability", "sample_rates", "sampling_rates", "q"})
+
+
+#: a class that is one party of a federation: its data's size is that party's private count
+_PARTY_WORDS = frozenset({"client", "worker", "party", "silo", "participant", "learner"})
+_EVAL_WORDS = frozenset({"test", "val", "valid", "validation", "eval", "evaluation", "public", "holdout", "dev"})
 
 
 def _budget_target(name: str | None) -> bool:
@@ -200,6 +205,24 @@ def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta, group_
         spent[g] = (len(idx), get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta))
     return spent
 """,
+        # (u39-2 twin: a public bound; the server's client rate)
+        """
+class Client:
+    def __init__(self, idx, args, train_dataloader, test_dataloader, model):
+        self.idx, self.args, self.model = idx, args, model
+        self.eval_rate = 1. / len(test_dataloader)
+        self.noise_multiplier = get_noise_multiplier(
+            target_epsilon=args.epsilon, target_delta=args.delta,
+            sample_rate=args.local_bs / args.min_client_size, epochs=args.local_ep)
+""",
+        # (u39-2 twin: a public bound; the server's client rate)
+        """
+class Server:
+    def __init__(self, args, clients, train_set):
+        self.clients = clients
+        self.client_sample_rate = args.clients_per_round / len(self.clients)
+        self.sample_rate = args.batch_size / len(train_set)
+""",
     )
     INVALID = (
         # (h38-2) one class's exact record count sets that class's Poisson rate
@@ -290,6 +313,28 @@ def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta):
         spent[g] = get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta)
     return spent
 """,
+        # (u39-2 from the misses: a federation party's own data size sets its rate)
+        """
+class Client:
+    def __init__(self, idx, args, train_dataloader, test_dataloader, model):
+        self.idx, self.args, self.model = idx, args, model
+        self.noise_multiplier = get_noise_multiplier(
+            target_epsilon=args.epsilon, target_delta=args.delta,
+            sample_rate=1. / len(train_dataloader),  # <-
+            epochs=args.local_ep)
+""",
+        # (u39-2 from the misses: a federation party's own data size sets its rate)
+        """
+import torch
+class LocalUpdate:
+    def __init__(self, args, dataset, idxs):
+        self.args = args
+        self.train_set = torch.utils.data.Subset(dataset, idxs)
+    def calibrate(self):
+        sample_rate = self.args.local_bs / len(self.train_set)  # <-
+        return get_noise_multiplier(target_epsilon=self.args.epsilon, target_delta=1e-5, sample_rate=sample_rate,
+                                    epochs=self.args.local_ep)
+""",
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -324,11 +369,39 @@ def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta):
                            "this ε depends on (and reveals) whether one person is in the data; fix ε (and the "
                            "grid of budgets) in advance or from a public bound on n")
 
+    def _party_count(self, denominator: cst.BaseExpression) -> str | None:
+        """In a class that is one party of a federation (``class Client``, ``LocalUpdate``), the count of
+        the training data the object holds: ``len(train_dataloader)`` (its batches: the rate 1/len is
+        B/n), ``len(self.train_set)``, ``len(loader.dataset)`` — the party's own record count."""
+        fa = self.ctx.analysis
+        cls = fa.enclosing_class(denominator)
+        if cls is None:
+            return None
+        pieces = {w.lower() for w in words(cls.name.value)}
+        if not (pieces & _PARTY_WORDS or {"local", "update"} <= pieces):
+            return None
+        found = RecordCounts(fa).count(denominator)
+        if found is not None:
+            return f"{found}, the record count of the party `{cls.name.value}` holds"
+        inner = denominator
+        while isinstance(inner, cst.Call) and call_name(inner) in ("float", "int") and inner.args:
+            inner = inner.args[0].value
+        if not (isinstance(inner, cst.Call) and call_name(inner) == "len" and len(inner.args) == 1):
+            return None
+        name = ident(inner.args[0].value)
+        if name is None:
+            return None
+        parts = {w.lower() for w in words(name)}
+        if parts & _EVAL_WORDS or not parts & {"loader", "dataloader", "dataset", "data", "train", "trainset",
+                                                "samples", "examples", "records", "idxs", "indices"}:
+            return None
+        return f"`{fa.code(inner).strip()}`, the size of the training data the party `{cls.name.value}` holds"
+
     def _rate(self, value: cst.BaseExpression) -> None:
         denominator = _divisor(value)
         if denominator is None:
             return
-        size = RecordCounts(self.ctx.analysis).of_part(denominator)
+        size = RecordCounts(self.ctx.analysis).of_part(denominator) or self._party_count(denominator)
         if size is None:
             return
         code = " ".join(self.ctx.analysis.code(value).split())[:80]

@@ -40,6 +40,10 @@ CONFIG = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "flags", "pa
 _COUNT_SLOT = frozenset({"n", "N", "m", "num_samples", "n_samples", "nsamples", "n_train", "num_train", "ntrain",
                          "train_size", "n_rows", "nrows", "num_rows", "n_records", "num_records", "n_obs",
                          "num_examples", "n_examples", "data_size", "dataset_size", "sample_size"})
+#: attribute names that only hold the number of records (read on ``self`` where a base class binds them)
+_INHERITED_COUNT = frozenset({"nrows", "n_rows", "num_rows", "n_samples", "num_samples", "n_records", "num_records",
+                              "n_train", "num_train", "n_train_samples", "num_train_samples", "dataset_size",
+                              "train_size", "n_examples", "num_examples"})
 #: an adjacency matrix or graph: its row count is the number of nodes, public under edge-level DP
 _GRAPH = frozenset({"adj", "adjacency", "graph", "graphs", "g", "nodes", "node"})
 _WRAPPERS = frozenset({"int", "float", "round", "floor", "ceil", "abs"})
@@ -182,6 +186,16 @@ def _row_count(expr: cst.BaseExpression) -> str | None:
                 and _rows_of(inner.args[0].value):
             return "the row count of the data"
     return None
+
+
+def _one_part_rows(expr: cst.BaseExpression) -> bool:
+    """``class_data.size(0)``, ``client_X.shape[0]``: the rows of a set named for one class or client."""
+    node = expr.func.value if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) else \
+        expr.value.value if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) else \
+        expr.value.args[0].value if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) \
+        and expr.value.args else None
+    name = _target_name(node) if node is not None else None
+    return name is not None and bool(words(name.split(".")[-1]) & {"class", "client", "silo", "party", "group"})
 
 
 #: calls that tabulate records into counts (the table's total is the record count)
@@ -439,6 +453,11 @@ class RecordCounts:
         if cls is None:
             return None
         bindings = self.fa.attribute_bindings(cls, attr.attr.value)
+        if not bindings and attr.attr.value in _INHERITED_COUNT and any(
+                isinstance(b.value, (cst.Name, cst.Attribute)) for b in cls.bases):
+            # ``self.nrows`` read in a mixin/subclass, bound by a base class elsewhere
+            # (``self.nrows, self.ncols = data.shape``): the record count of the data the model holds
+            return "a record count the base class binds"
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None \
                 or id(bindings[0].target) in seen:
             return None
@@ -458,6 +477,9 @@ class RecordCounts:
             return one_class
         extra = self._extra_count(expr)
         if extra is not None:
+            if _one_part_rows(expr):
+                self.per_part = True
+                return f"the record count of one part ({extra})"
             return extra
         direct = _direct_count(expr)
         if direct is not None and self._loop_part(expr):
@@ -576,9 +598,42 @@ class RecordCounts:
             if not outer or id(outer[-1].target) in seen:
                 return None
             return self._value(outer[-1].value, hops - 1, seen | {id(outer[-1].target)})
+        if binding.kind == "param" and isinstance(binding.scope, cst.FunctionDef):
+            return self._passed_count(node.value, binding.scope, hops - 1, seen)
         if binding.kind != "assign" or binding.value is None:
             return None
         return self._value(binding.value, hops - 1, seen)
+
+    def _passed_count(self, param: str, fn: cst.FunctionDef, hops: int, seen: frozenset) -> str | None:
+        """``def _add_noise_to_pi(nk, n, sigma)`` whose every call in the module passes a record count as
+        ``n`` (``_add_noise_to_pi(nk, n_samples, sigma)`` with ``n_samples, d = X.shape``)."""
+        if hops <= 0 or id(fn) in seen:
+            return None
+        from dpcheck.analysis.syntax import call_params
+        seen = seen | {id(fn)}
+        found: str | None = None
+        calls = 0
+        for call in self.fa.index.nodes(cst.Call):
+            if call_name(call) != fn.name.value or self.fa.callee(call) is not fn:  # type: ignore[arg-type]
+                continue
+            calls += 1
+            params = call_params(call, fn)  # type: ignore[arg-type]
+            arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+            if arg is None and param in params:
+                position = params.index(param)
+                positional = [a for a in call.args if a.keyword is None]
+                if any(a.star for a in positional[:position + 1]):
+                    return None
+                arg = positional[position].value if position < len(positional) else None
+            if arg is None:
+                return None
+            counted = self._value(arg, hops, seen)  # type: ignore[arg-type]
+            if counted is None:
+                return None
+            found = found or counted
+        if not calls or found is None:
+            return None
+        return f"the parameter `{param}` of `{fn.name.value}`, passed {found} at every call"
 
     def _unpacked(self, node: cst.Name, binding, hops: int, seen: frozenset) -> str | None:  # type: ignore[no-untyped-def]
         stmt = binding.stmt
