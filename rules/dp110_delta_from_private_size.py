@@ -87,6 +87,9 @@ def _ast_constant(expr: ast.AST) -> bool:
         expr = expr.operand
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.Call) and ast_last_name(expr.func) in ("sqrt", "log", "exp", "float") \
+            and len(expr.args) == 1:
+        return _ast_constant(expr.args[0])  # ``np.sqrt(2) / n``
     return isinstance(expr, ast.BinOp) and _ast_constant(expr.left) and _ast_constant(expr.right)
 
 

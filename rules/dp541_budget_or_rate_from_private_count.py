@@ -106,7 +106,8 @@ class BudgetOrRateFromPrivateCount(Rule):
                        for b in ast.walk(node.value)):  # type: ignore[attr-defined]
                     return True
         for node in facts.nodes(ast.Assign):
-            if any(_budget_target(_ast_names(t)) or _rate_target(_ast_names(t)) for t in node.targets) \
+            if any(_budget_target(_ast_names(t)) or _rate_target(_ast_names(t))
+                   or isinstance(t, ast.Name) and t.id == "q" for t in node.targets) \
                     and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Div)  # type: ignore[attr-defined]
                             for b in ast.walk(node.value)):  # type: ignore[attr-defined]
                 return True
