@@ -42,6 +42,8 @@ def _constant(expr: cst.BaseExpression) -> bool:
     """A numeric literal or arithmetic of literals (``0.9 * 1``, ``2 * 2``)."""
     if number(expr) is not None:
         return True
+    if isinstance(expr, cst.Call) and call_name(expr) in ("sqrt", "log", "exp", "float") and len(expr.args) == 1:
+        return _constant(expr.args[0].value)  # ``np.sqrt(2) / n``
     return isinstance(expr, cst.BinaryOperation) and _constant(expr.left) and _constant(expr.right)
 
 
@@ -85,6 +87,9 @@ def _ast_constant(expr: ast.AST) -> bool:
         expr = expr.operand
     if isinstance(expr, ast.Constant):
         return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.Call) and ast_last_name(expr.func) in ("sqrt", "log", "exp", "float") \
+            and len(expr.args) == 1:
+        return _ast_constant(expr.args[0])  # ``np.sqrt(2) / n``
     return isinstance(expr, ast.BinOp) and _ast_constant(expr.left) and _ast_constant(expr.right)
 
 
@@ -587,6 +592,75 @@ class Trainer:
     def loss(self, losses):
         return losses.sum() / self.n
 """,
+        # (u39-2 twin: public n / ordinary ML)
+        """
+import torch
+def train(model, X_train: torch.Tensor, y_train, epsilon, clip=1.0, delta=1e-5):
+    n = X_train.size(0)
+    steps = n // 256
+    feature_scale = 1.0 / X_train.size(1)
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=0.01, steps=steps)
+""",
+        # (u39-2 twin: public n / ordinary ML)
+        """
+import argparse, math
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--test", default="data/adult_test.csv")
+    p.add_argument("--n-max", type=int, default=50000)
+    args = p.parse_args()
+    with open(args.test) as f:
+        num_test = sum(1 for _ in f) - 1
+    delta = 1.0 / (args.n_max * math.log(args.n_max))
+    print(compute_epsilon(1.0, delta), num_test)
+""",
+        # (u39-2 twin: public n / ordinary ML)
+        """
+import numpy as np
+def release_marginal(records, attr, epsilon, rho_delta=1e-6):
+    counts = np.bincount(records[:, attr])
+    noisy = counts + np.random.normal(0, 1.0 / epsilon, counts.shape)
+    total = max(noisy.sum(), 1.0)
+    delta = rho_delta
+    return noisy / total, delta
+""",
+        # (u39-2 twin: public n / ordinary ML)
+        """
+import torch
+def fit(model, train_ds, lr=1e-3):
+    huber = torch.nn.HuberLoss(delta=1.0)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, eps=1.0 / 1e8)
+    bn = torch.nn.BatchNorm1d(16, eps=1e-5)
+    smoothing = 1.0 / len(train_ds.classes)
+    return huber, opt, bn, smoothing
+""",
+        # (u39-2 twin: public n / ordinary ML)
+        """
+import tensorflow as tf
+def dp_keras_fit(model, features, labels, epsilon, batch_size=250, n_public=60000):
+    opt = DPKerasSGDOptimizer(l2_norm_clip=1.0, noise_multiplier=1.1, num_microbatches=batch_size)
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
+    model.fit(features, labels, batch_size=batch_size, epochs=20)
+    return compute_eps(n_public, batch_size, 1.1, 20, delta=1.0 / (n_public * 10))
+""",
+        # (u39-2 twin: public bounds)
+        """
+from abc import ABC
+class DPMixin(ABC):
+    def __init__(self, *args, nrows_bound=100000, target_epsilon=3.0, target_delta=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta or 1 / nrows_bound
+""",
+        # (u39-2 twin: public bounds)
+        """
+import numpy as np
+def _noisy_pi(nk, n, sigma, rng):
+    pi_sens = 2 / n
+    return nk / n + rng.normal(0, sigma * pi_sens, nk.shape)
+def fit_dp_gmm(X, resp, sigma, rng, n_public=10000):
+    return _noisy_pi(resp.sum(0), n_public, sigma, rng)
+""",
     )
 
     INVALID = (
@@ -758,7 +832,7 @@ def dp_sgd_config(dataset_size, epsilon, delta=None):
         """
 import math
 def CalcSensitivity(x, n, domains):
-    Delta_I = (2 / n) * math.log((n + 1) / 2, 2) + ((n - 1) / n) * math.log((n + 1) / (n - 1), 2)
+    Delta_I = (2 / n) * math.log((n + 1) / 2, 2) + ((n - 1) / n) * math.log((n + 1) / (n - 1), 2)  # <- (u39-2: the helper's n is the private size at every call)
     return Delta_I
 def ExponentialMechanism(omega, domains, n, epsilon, k):
     return [math.exp(epsilon * I / (2 * CalcSensitivity(x, n, domains))) for x, I in omega]
@@ -997,6 +1071,178 @@ class ShuffleDP:
     def apply(self, df):
         gamma = self.blanket(len(df), len(df.columns), self.epsilon, self.delta)  # <-
         return gamma
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import torch
+def train(model, X_train: torch.Tensor, y_train, epsilon, clip=1.0):
+    n = X_train.size(0)
+    delta = 1.0 / n  # <-
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=0.01, epochs=10)
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import torch
+class DPTrainer:
+    def __init__(self, features, labels, epsilon):
+        self.features, self.labels, self.epsilon = features, labels, epsilon
+    def noise_multiplier(self, epochs):
+        num = self.features.size()[0]
+        return get_noise_multiplier(target_epsilon=self.epsilon, target_delta=num ** -1.1,  # <-
+                                    sample_rate=0.01, epochs=epochs)
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import argparse, math
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--train", default="data/adult_train.csv")
+    p.add_argument("--epsilon", type=float, default=1.0)
+    args = p.parse_args()
+    with open(args.train) as f:
+        num_records = sum(1 for _ in f) - 1
+    delta = 1.0 / (num_records * math.log(num_records))  # <-
+    print(compute_epsilon(args.epsilon, delta))
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import numpy as np
+def release_marginal(records, attr, epsilon):
+    counts = np.bincount(records[:, attr])
+    total = counts.sum()
+    delta = 1.0 / total  # <-
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return counts + np.random.normal(0, sigma, counts.shape)
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import pandas as pd
+def noisy_shares(df: pd.DataFrame, col, epsilon):
+    table = df[col].value_counts()
+    sensitivity = 2.0 / table.sum()  # <-
+    return table / table.sum() + laplace_noise(sensitivity / epsilon, len(table))
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import tensorflow as tf
+FLAGS = tf.compat.v1.flags.FLAGS
+def main(_):
+    train_x = load_private_records(FLAGS.data_dir)
+    N = train_x.shape[0]
+    eps, _ = compute_dp_sgd_privacy(n=N, batch_size=256, noise_multiplier=1.1, epochs=60, delta=1.0 / N)  # <-
+    return eps
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import tensorflow as tf
+def dp_keras_fit(model, features, labels, epsilon, batch_size=250):
+    n = int(tf.shape(features)[0])
+    opt = DPKerasSGDOptimizer(l2_norm_clip=1.0, noise_multiplier=1.1, num_microbatches=batch_size)
+    model.compile(optimizer=opt, loss="sparse_categorical_crossentropy")
+    model.fit(features, labels, batch_size=batch_size, epochs=20)
+    return compute_eps(n, batch_size, 1.1, 20, delta=1.0 / (n * 10))  # <-
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import jax.numpy as jnp
+def dp_mean(x, epsilon, lo, hi):
+    n = jnp.shape(x)[0]
+    sensitivity = (1.0 / n) * 2  # <-
+    return jnp.clip(x, lo, hi).mean(), sensitivity / epsilon
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+def build_config(train_set, epsilon):
+    config = {"epsilon": epsilon, "clip": 1.0}
+    config["delta"] = 1.0 / len(train_set) ** 1.1  # <-
+    return config
+def run(config, model):
+    return model.fit_dp(target_epsilon=config["epsilon"], target_delta=config["delta"])
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import argparse
+from torchvision import datasets
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--eps", type=float, default=3.0)
+    args = parser.parse_args()
+    train_ds = datasets.ImageFolder("data/patients")
+    args.delta = 1 / len(train_ds)  # <-
+    return get_noise_multiplier(target_epsilon=args.eps, target_delta=args.delta, sample_rate=0.004, epochs=5)
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import numpy as np
+def load_data(path):
+    data = np.loadtxt(path, delimiter=",")
+    X, y = data[:, :-1], data[:, -1]
+    return X, y, X.shape[0]
+def main(path, eps):
+    X, y, n = load_data(path)
+    delta = n ** (-1.5)  # <-
+    sigma = np.sqrt(2 * np.log(1.25 / delta)) / eps
+    return X.T @ y + np.random.normal(0, sigma, X.shape[1])
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import numpy as np
+class DPLogReg:
+    def __init__(self, epsilon, lam=0.01):
+        self.epsilon, self.lam = epsilon, lam
+    def fit(self, X, y):
+        self.n_samples_ = X.shape[0]
+        w = np.linalg.lstsq(X, y, rcond=None)[0]
+        sensitivity = 2.0 / (self.n_samples_ * self.lam)  # <-
+        self.coef_ = w + np.random.laplace(0, sensitivity / self.epsilon, w.shape)
+        return self
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+import pandas as pd
+from diffprivlib.mechanisms import Laplace
+def dp_average_age(df: pd.DataFrame, epsilon):
+    n = len(df.index)
+    mech = Laplace(epsilon=epsilon, sensitivity=100.0 / n)  # <-
+    return mech.randomise(df["age"].clip(0, 100).mean())
+""",
+        # (u39-2 role: δ/sensitivity from the private n, own spelling)
+        """
+from opacus import PrivacyEngine
+def main(args, model, optimizer, train_loader):
+    engine = PrivacyEngine()
+    model, optimizer, train_loader = engine.make_private_with_epsilon(
+        module=model, optimizer=optimizer, data_loader=train_loader,
+        target_epsilon=args.epsilon, target_delta=1.0 / len(train_loader.dataset),  # <-
+        epochs=args.epochs, max_grad_norm=args.clip)
+    return model
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+from abc import ABC
+class DPMixin(ABC):
+    def __init__(self, *args, target_epsilon=3.0, target_delta=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.target_epsilon = target_epsilon
+        self.target_delta = target_delta or 1 / self.nrows  # <-
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+import numpy as np
+def dp_class_weights(weights, X_train, sigma):
+    n = X_train.shape[0]
+    sensitivity_for_weights = np.sqrt(2) / n  # <-
+    return weights + np.random.randn(weights.shape[0]) * sigma * sensitivity_for_weights
+""",
+        # (u39-2 from the misses: inherited count, sqrt(2)/n, a helper's n passed the count)
+        """
+import numpy as np
+def _noisy_pi(nk, n, sigma, rng):
+    pi_sens = 2 / n  # <-
+    return nk / n + rng.normal(0, sigma * pi_sens, nk.shape)
+def fit_dp_gmm(X, resp, sigma, rng):
+    n_samples, n_dim = X.shape
+    return _noisy_pi(resp.sum(0), n_samples, sigma, rng)
 """,
     )
 

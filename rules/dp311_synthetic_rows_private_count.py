@@ -939,6 +939,18 @@ def synthesize(input_df, description_file, epsilon):
                         origin = data
         return origin
 
+    def _counted(self, expr: cst.BaseExpression) -> str | None:
+        """A row count read inline the ways ``dpcheck.analysis.recordcount`` follows (``data_supp.shape[0]``,
+        ``X.size(0)``, ``len(df.index)``, an inherited ``self.nrows``); not a count of one class or part."""
+        from dpcheck.analysis.recordcount import RecordCounts
+        if not isinstance(expr, (cst.Call, cst.Subscript, cst.Attribute)):
+            return None
+        counts = RecordCounts(self.ctx.analysis)
+        found = counts.count(expr)
+        if found is None or counts.per_part:
+            return None
+        return f"`{self.ctx.analysis.code(expr).strip()}` ({found})"
+
     def _private_count(self, expr: cst.BaseExpression) -> str | None:
         self._count_site: cst.CSTNode | None = None
         self._assign_site: cst.CSTNode | None = None
@@ -946,7 +958,7 @@ def synthesize(input_df, description_file, epsilon):
         if direct is not None:
             return f"`{self.ctx.analysis.code(expr).strip()}`"
         if not isinstance(expr, cst.Name):
-            return None
+            return self._counted(expr)
         scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
         found: str | None = None
         for sub in walk(scope, into_scopes=False):

@@ -12,6 +12,8 @@ from dpcheck.rule import Rule
 
 #: calls that turn ``n·ε`` into a count (grid cells, bins, iterations, depth)
 _ROUNDING = frozenset({"int", "round", "ceil", "floor", "sqrt", "log", "log2", "log10", "cbrt", "max", "min"})
+#: table look-ups that pick a parameter from a value (``np.interp(SEP, xs, rounds)``)
+_LOOKUP = frozenset({"interp", "searchsorted", "digitize", "bisect", "bisect_left", "bisect_right"})
 #: targets that are noise scales, not structure (a scale 1/(nε) is the sensitivity rule's business)
 _SCALE_WORDS = frozenset({"scale", "sigma", "std", "noise", "b", "beta", "sensitivity", "sens", "lr", "rate",
                           "loss", "error", "err", "mse", "var", "variance"})
@@ -46,7 +48,9 @@ class ParameterFromPrivateCount(Rule):
         "the ε the mechanism spends. Reported: an assignment (not a noise scale) whose value rounds, "
         "takes a root or a log of, or bounds (`int`, `round`, `sqrt`, `log`, `max`) a product of "
         "the budget (ε, ρ) with a name holding the exact record count of data not named "
-        "public/held-out/noisy. Not reported: n·ε in a denominator (a noise scale), a public bound "
+        "public/held-out/noisy — in the same assignment, or assigned alone (`SEP = Ntotal * epsilon`, "
+        "`M = N * epsilon / c`) to a name the function then rounds, roots or looks up in a table "
+        "(`int(np.interp(SEP, ...))`, `int(math.sqrt(n * m / M))`); `sum(sum(x))` counts too. Not reported: n·ε in a denominator (a noise scale), a public bound "
         "(`n_max`), a noisy count, code with no DP context. Fix: use a public bound on n, or a "
         "noisy N paid from the budget."
     )
@@ -97,6 +101,29 @@ def dp_kmeans(X, k, epsilon):
         centers = centers + np.random.laplace(0, 1 / epsilon, centers.shape)
     return centers
 """,
+        # (u39-2 twin: a public n / a noisy N; n·ε only printed)
+        """
+import numpy as np
+class MWEMStar:
+    def __init__(self, v_sep, v_round, n_public=100000):
+        self._vSEP, self._vRound, self.n_public = v_sep, v_round, n_public
+    def Run(self, Q, x, epsilon, seed):
+        SEP = self.n_public * epsilon
+        self._nrounds = int(np.interp(SEP, self._vSEP, self._vRound))
+        return mwem(Q, x, epsilon, self._nrounds, seed)
+""",
+        # (u39-2 twin: a public n / a noisy N; n·ε only printed)
+        """
+import math
+import numpy as np
+def uniform_grid(x, epsilon, c=10):
+    n, m = x.shape
+    N = x.sum() + np.random.laplace(0, 10 / epsilon)
+    M = (N * 0.9 * epsilon) / c
+    signal = x.sum() * epsilon
+    print("signal", signal)
+    return int(math.sqrt(n * m / M) - 1) + 1
+""",
     )
 
     INVALID = (
@@ -138,6 +165,36 @@ def private_tree(points: torch.Tensor, eps: float):
     depth = int(torch.log2(torch.tensor(num_points * eps)).item())  # <-
     return depth + torch.distributions.Laplace(0.0, 1 / eps).sample().item()
 """,
+        # (u39-2 from the misses (dpcomp): n·ε assigned, then rounded or looked up)
+        """
+import numpy as np
+class MWEMStar:
+    def __init__(self, v_sep, v_round):
+        self._vSEP, self._vRound = v_sep, v_round
+    def Run(self, Q, x, epsilon, seed):
+        Ntotal = x.sum()
+        SEP = Ntotal * epsilon  # <-
+        self._nrounds = int(np.interp(SEP, self._vSEP, self._vRound))
+        return mwem(Q, x, epsilon, self._nrounds, seed)
+""",
+        # (u39-2 from the misses (dpcomp): n·ε assigned, then rounded or looked up)
+        """
+import math
+def uniform_grid(x, epsilon, c=10):
+    n, m = x.shape
+    N = x.sum()
+    M = (N * epsilon) / c  # <-
+    grid = int(math.sqrt(n * m / M) - 1) + 1
+    return grid
+""",
+        # (u39-2 from the misses (dpcomp): n·ε assigned, then rounded or looked up)
+        """
+import math
+def adaptive_grid(x, epsilon, c=10):
+    N = sum(sum(x))
+    m1 = int(math.sqrt(N * epsilon / c) / 4 - 1) + 1  # <-
+    return max(m1, 10)
+""",
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -155,7 +212,9 @@ def private_tree(points: torch.Tensor, eps: float):
                 continue
             other = sides[1] if budget[0] is sides[0] else sides[0]
             size = self._private_count(other)
-            if size is None or not self._rounded(sub, node.value) or self._in_denominator(sub, node.value):
+            if size is None or self._in_denominator(sub, node.value):
+                continue
+            if not self._rounded(sub, node.value) and not self._rounded_later(node, sub):
                 continue
             if not self.ctx.analysis.in_dp_context(node):
                 return
@@ -175,6 +234,33 @@ def private_tree(points: torch.Tensor, eps: float):
             if anc is value:
                 break
         return isinstance(value, cst.Call) and call_name(value) in _ROUNDING
+
+    def _rounded_later(self, node: cst.Assign, product: cst.BinaryOperation) -> bool:
+        """``SEP = N * epsilon`` (alone, or scaled: ``M = old_div(N * epsilon, c)``) assigned to a name that
+        the same function then rounds, roots or looks up in a table (``int(np.interp(SEP, ...))``,
+        ``int(math.sqrt(n * m / M))``): the structure is chosen from n·ε one statement later."""
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name):
+            return False
+        value = node.value
+        while isinstance(value, cst.Call) and call_name(value) in ("old_div", "float", "div", "true_divide") \
+                and value.args:
+            value = value.args[0].value
+        if value is not product and not (isinstance(value, cst.BinaryOperation) and value.left is product
+                                         and isinstance(value.operator, (cst.Divide, cst.Multiply))):
+            return False
+        fa = self.ctx.analysis
+        scope = fa.enclosing_function(node) or self.ctx.module
+        line = fa.line_of(node)
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Name) and sub.value == target.value and fa.line_of(sub) > line \
+                    and fa.binding(sub) is not None and fa.binding(sub).target is target:
+                for anc in fa.ancestors(sub):
+                    if isinstance(anc, cst.Call) and call_name(anc) in _ROUNDING | _LOOKUP:
+                        return True
+                    if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                        break
+        return False
 
     def _in_denominator(self, product: cst.CSTNode, value: cst.BaseExpression) -> bool:
         child: cst.CSTNode = product
@@ -213,6 +299,10 @@ def private_tree(points: torch.Tensor, eps: float):
         elif isinstance(expr, cst.Call) and call_name(expr) in ("sum", "count_nonzero") and not expr.args \
                 and isinstance(expr.func, cst.Attribute):
             data = expr.func.value
+        elif isinstance(expr, cst.Call) and call_name(expr) == "sum" and len(expr.args) == 1 \
+                and isinstance(expr.args[0].value, cst.Call) and call_name(expr.args[0].value) == "sum" \
+                and len(expr.args[0].value.args) == 1:
+            data = expr.args[0].value.args[0].value  # ``sum(sum(x))``: the total of a 2-D histogram
         elif isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
                 and expr.value.attr.value == "shape" and len(expr.slice) == 1:
             index = expr.slice[0].slice

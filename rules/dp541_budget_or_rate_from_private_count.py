@@ -9,7 +9,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis.recordcount import RecordCounts
-from dpcheck.analysis.syntax import number, words
+from dpcheck.analysis.syntax import call_name, number, words
 from dpcheck.rule import Rule
 
 #: words of a name that hold an ε which is not a privacy budget (optimiser and numerical epsilons)
@@ -18,6 +18,11 @@ _NOT_BUDGET = frozenset({"tol", "tolerance", "adam", "bn", "ln", "norm", "layer"
                          "clip", "margin", "huber", "kernel", "ball", "radius", "step", "lr"})
 _RATE_KEYWORDS = frozenset({"sample_rate", "sampling_rate", "sampling_prob", "sampling_probability",
                             "sample_prob", "sample_probability", "sample_rates", "sampling_rates", "q"})
+
+
+#: a class that is one party of a federation: its data's size is that party's private count
+_PARTY_WORDS = frozenset({"client", "worker", "party", "silo", "participant", "learner"})
+_EVAL_WORDS = frozenset({"test", "val", "valid", "validation", "eval", "evaluation", "public", "holdout", "dev"})
 
 
 def _budget_target(name: str | None) -> bool:
@@ -101,7 +106,8 @@ class BudgetOrRateFromPrivateCount(Rule):
                        for b in ast.walk(node.value)):  # type: ignore[attr-defined]
                     return True
         for node in facts.nodes(ast.Assign):
-            if any(_budget_target(_ast_names(t)) or _rate_target(_ast_names(t)) for t in node.targets) \
+            if any(_budget_target(_ast_names(t)) or _rate_target(_ast_names(t))
+                   or isinstance(t, ast.Name) and t.id == "q" for t in node.targets) \
                     and any(isinstance(b, ast.BinOp) and isinstance(b.op, ast.Div)  # type: ignore[attr-defined]
                             for b in ast.walk(node.value)):  # type: ignore[attr-defined]
                 return True
@@ -171,6 +177,53 @@ def rate(train_sets, batch_size, epsilon):
     bound = max(1.0, noisy_min)
     return get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=batch_size / bound)
 """,
+        # (u39-2 twin: a public per-part bound)
+        """
+import numpy as np
+def per_class_sigma(labels, batch_per_class, epsilon, delta, steps, c, min_class_size=500):
+    n_c = np.sum(labels == c)
+    q = batch_per_class / min_class_size
+    keep = np.random.rand(n_c) < q
+    return keep, get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps)
+""",
+        # (u39-2 twin: a public per-part bound)
+        """
+import torch
+def class_rates(targets: torch.Tensor, num_classes, batch_size, epsilon, public_class_size=5000):
+    sigmas = []
+    for k in range(num_classes):
+        sample_rate = batch_size / public_class_size
+        share = (targets == k).sum().item() / len(targets)
+        sigmas.append((share, get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=sample_rate, epochs=5)))
+    return sigmas
+""",
+        # (u39-2 twin: a public per-part bound)
+        """
+def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta, group_floor=1000):
+    spent = {}
+    for g, idx in groups.items():
+        sampling_rate = batch_size / group_floor
+        spent[g] = (len(idx), get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta))
+    return spent
+""",
+        # (u39-2 twin: a public bound; the server's client rate)
+        """
+class Client:
+    def __init__(self, idx, args, train_dataloader, test_dataloader, model):
+        self.idx, self.args, self.model = idx, args, model
+        self.eval_rate = 1. / len(test_dataloader)
+        self.noise_multiplier = get_noise_multiplier(
+            target_epsilon=args.epsilon, target_delta=args.delta,
+            sample_rate=args.local_bs / args.min_client_size, epochs=args.local_ep)
+""",
+        # (u39-2 twin: a public bound; the server's client rate)
+        """
+class Server:
+    def __init__(self, args, clients, train_set):
+        self.clients = clients
+        self.client_sample_rate = args.clients_per_round / len(self.clients)
+        self.sample_rate = args.batch_size / len(train_set)
+""",
     )
     INVALID = (
         # (h38-2) one class's exact record count sets that class's Poisson rate
@@ -233,6 +286,56 @@ class Trainer:
         sampling_rate = self.batch_size / self.train_samples[t]  # <-
         return get_noise_multiplier(target_epsilon=self.epsilon, target_delta=1e-5, sample_rate=sampling_rate)
 """,
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+import numpy as np
+def per_class_sigma(labels, batch_per_class, epsilon, delta, steps, c):
+    n_c = np.sum(labels == c)
+    q = batch_per_class / n_c  # <-
+    return get_noise_multiplier(target_epsilon=epsilon, target_delta=delta, sample_rate=q, steps=steps)
+""",
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+import torch
+def class_rates(targets: torch.Tensor, num_classes, batch_size, epsilon):
+    sigmas = []
+    for k in range(num_classes):
+        count_k = (targets == k).sum().item()
+        sample_rate = batch_size / count_k  # <-
+        sigmas.append(get_noise_multiplier(target_epsilon=epsilon, target_delta=1e-5, sample_rate=sample_rate, epochs=5))
+    return sigmas
+""",
+        # (u39-2 role: one class's or group's exact count sets its sampling rate)
+        """
+def group_sampling_rates(groups, batch_size, sigma, steps, orders, delta):
+    spent = {}
+    for g, idx in groups.items():
+        sampling_rate = batch_size / len(idx)  # <-
+        spent[g] = get_privacy_spent(orders, compute_rdp(sampling_rate, sigma, steps, orders), target_delta=delta)
+    return spent
+""",
+        # (u39-2 from the misses: a federation party's own data size sets its rate)
+        """
+class Client:
+    def __init__(self, idx, args, train_dataloader, test_dataloader, model):
+        self.idx, self.args, self.model = idx, args, model
+        self.noise_multiplier = get_noise_multiplier(
+            target_epsilon=args.epsilon, target_delta=args.delta,
+            sample_rate=1. / len(train_dataloader),  # <-
+            epochs=args.local_ep)
+""",
+        # (u39-2 from the misses: a federation party's own data size sets its rate)
+        """
+import torch
+class LocalUpdate:
+    def __init__(self, args, dataset, idxs):
+        self.args = args
+        self.train_set = torch.utils.data.Subset(dataset, idxs)
+    def calibrate(self):
+        sample_rate = self.args.local_bs / len(self.train_set)  # <-
+        return get_noise_multiplier(target_epsilon=self.args.epsilon, target_delta=1e-5, sample_rate=sample_rate,
+                                    epochs=self.args.local_ep)
+""",
     )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -267,11 +370,39 @@ class Trainer:
                            "this ε depends on (and reveals) whether one person is in the data; fix ε (and the "
                            "grid of budgets) in advance or from a public bound on n")
 
+    def _party_count(self, denominator: cst.BaseExpression) -> str | None:
+        """In a class that is one party of a federation (``class Client``, ``LocalUpdate``), the count of
+        the training data the object holds: ``len(train_dataloader)`` (its batches: the rate 1/len is
+        B/n), ``len(self.train_set)``, ``len(loader.dataset)`` — the party's own record count."""
+        fa = self.ctx.analysis
+        cls = fa.enclosing_class(denominator)
+        if cls is None:
+            return None
+        pieces = {w.lower() for w in words(cls.name.value)}
+        if not (pieces & _PARTY_WORDS or {"local", "update"} <= pieces):
+            return None
+        found = RecordCounts(fa).count(denominator)
+        if found is not None:
+            return f"{found}, the record count of the party `{cls.name.value}` holds"
+        inner = denominator
+        while isinstance(inner, cst.Call) and call_name(inner) in ("float", "int") and inner.args:
+            inner = inner.args[0].value
+        if not (isinstance(inner, cst.Call) and call_name(inner) == "len" and len(inner.args) == 1):
+            return None
+        name = ident(inner.args[0].value)
+        if name is None:
+            return None
+        parts = {w.lower() for w in words(name)}
+        if parts & _EVAL_WORDS or not parts & {"loader", "dataloader", "dataset", "data", "train", "trainset",
+                                                "samples", "examples", "records", "idxs", "indices"}:
+            return None
+        return f"`{fa.code(inner).strip()}`, the size of the training data the party `{cls.name.value}` holds"
+
     def _rate(self, value: cst.BaseExpression) -> None:
         denominator = _divisor(value)
         if denominator is None:
             return
-        size = RecordCounts(self.ctx.analysis).of_part(denominator)
+        size = RecordCounts(self.ctx.analysis).of_part(denominator) or self._party_count(denominator)
         if size is None:
             return
         code = " ".join(self.ctx.analysis.code(value).split())[:80]

@@ -40,6 +40,10 @@ CONFIG = frozenset({"args", "cfg", "config", "conf", "opt", "opts", "flags", "pa
 _COUNT_SLOT = frozenset({"n", "N", "m", "num_samples", "n_samples", "nsamples", "n_train", "num_train", "ntrain",
                          "train_size", "n_rows", "nrows", "num_rows", "n_records", "num_records", "n_obs",
                          "num_examples", "n_examples", "data_size", "dataset_size", "sample_size"})
+#: attribute names that only hold the number of records (read on ``self`` where a base class binds them)
+_INHERITED_COUNT = frozenset({"nrows", "n_rows", "num_rows", "n_samples", "num_samples", "n_records", "num_records",
+                              "n_train", "num_train", "n_train_samples", "num_train_samples", "dataset_size",
+                              "train_size", "n_examples", "num_examples"})
 #: an adjacency matrix or graph: its row count is the number of nodes, public under edge-level DP
 _GRAPH = frozenset({"adj", "adjacency", "graph", "graphs", "g", "nodes", "node"})
 _WRAPPERS = frozenset({"int", "float", "round", "floor", "ceil", "abs"})
@@ -145,6 +149,121 @@ def _direct_count(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def _index_zero(sub: cst.Subscript) -> bool:
+    return len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) and number(sub.slice[0].slice.value) == 0
+
+
+def _rows_of(node: cst.BaseExpression) -> bool:
+    """Whose first dimension counts records: data not held out (``features`` too: a feature matrix's rows
+    are records, though ``len(features)`` elsewhere counts columns), or a data set ``self`` holds."""
+    name = _target_name(node)
+    if name is None:
+        return False
+    if name.startswith("self.") and name.count(".") == 1:
+        from dpcheck.analysis.vocabulary import is_dataset_name
+        last = name[5:]
+        return (is_dataset_name(last) or last in ("features", "inputs")) and not words(last) & (
+            (HELD_OUT - {"features"}) | _GRAPH)
+    pieces = frozenset().union(*(words(p) for p in name.split(".")))
+    if pieces & {"features", "feature"} and not pieces & ((HELD_OUT - {"features", "feature"}) | CONFIG | _GRAPH):
+        return True
+    return _private_target(node)
+
+
+def _row_count(expr: cst.BaseExpression) -> str | None:
+    """The first dimension read the framework way: ``X.size(0)`` (torch), ``X.size()[0]``,
+    ``tf.shape(X)[0]`` / ``np.shape(X)[0]`` / ``jnp.shape(X)[0]``, of data that is not held out."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+            and len(expr.args) == 1 and expr.args[0].keyword is None and number(expr.args[0].value) == 0 \
+            and _rows_of(expr.func.value):
+        return "the row count of the data"
+    if isinstance(expr, cst.Subscript) and _index_zero(expr) and isinstance(expr.value, cst.Call):
+        inner = expr.value
+        if isinstance(inner.func, cst.Attribute) and inner.func.attr.value == "size" and not inner.args \
+                and _rows_of(inner.func.value):
+            return "the row count of the data"
+        if call_name(inner) == "shape" and isinstance(inner.func, cst.Attribute) and len(inner.args) == 1 \
+                and _rows_of(inner.args[0].value):
+            return "the row count of the data"
+    return None
+
+
+def _one_part_rows(expr: cst.BaseExpression) -> bool:
+    """``class_data.size(0)``, ``client_X.shape[0]``: the rows of a set named for one class or client."""
+    node = expr.func.value if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) else \
+        expr.value.value if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) else \
+        expr.value.args[0].value if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) \
+        and expr.value.args else None
+    name = _target_name(node) if node is not None else None
+    return name is not None and bool(words(name.split(".")[-1]) & {"class", "client", "silo", "party", "group"})
+
+
+#: calls that tabulate records into counts (the table's total is the record count)
+_TABULATE = frozenset({"bincount", "value_counts", "Counter", "crosstab", "histogram", "histogramdd", "histogram2d"})
+
+
+def _strip_scalar(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.sum().item()``, ``(y == k).float().sum()``: drop the conversions around a count."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and not expr.args \
+            and expr.func.attr.value in ("item", "float", "long", "int", "double", "numpy", "cpu", "tolist"):
+        expr = expr.func.value
+    return expr
+
+
+def _class_comparison(expr: cst.BaseExpression) -> bool:
+    """``labels == c`` / ``y.eq(k)`` with the class a variable (``labels == 3`` is one fixed class)."""
+    expr = _strip_scalar(expr)
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
+            and isinstance(expr.comparisons[0].operator, cst.Equal):
+        left, right = expr.left, expr.comparisons[0].comparator
+    elif isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "eq" \
+            and len(expr.args) == 1:
+        left, right = expr.func.value, expr.args[0].value
+    else:
+        return False
+    if not (isinstance(right, cst.Name) and _private_target(left)) or isinstance(left, cst.Call):
+        return False
+    if words(_target_name(left) or "") & _PREDICTED or words(right.value) & (_PREDICTED | _LABEL_SETS):
+        return False  # ``preds == labels``: a count of correct predictions, not of one class
+    return True
+
+
+#: predictions compared with labels count correct answers, not a class's records
+_PREDICTED = frozenset({"pred", "preds", "prediction", "predictions", "predicted", "output", "outputs", "logits",
+                        "yhat", "hat", "argmax", "guess", "guesses", "scores"})
+_LABEL_SETS = frozenset({"labels", "targets", "true", "gt", "truth", "ys"})
+
+
+def _class_count(expr: cst.BaseExpression) -> str | None:
+    """The number of records of one class chosen by a variable: ``np.sum(y == c)``,
+    ``(targets == k).sum().item()``, ``len(X[y == c])``, ``len(np.where(y == c)[0])``."""
+    expr = _strip_scalar(expr)
+    if not isinstance(expr, cst.Call):
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
+                and expr.value.attr.value == "shape" and _index_zero(expr):
+            owner = expr.value.value
+            if isinstance(owner, cst.Subscript) and len(owner.slice) == 1 \
+                    and isinstance(owner.slice[0].slice, cst.Index) and _class_comparison(owner.slice[0].slice.value):
+                return "the record count of one class"
+        return None
+    name = call_name(expr)
+    if name in ("sum", "count_nonzero") and len(expr.args) == 1 and _class_comparison(expr.args[0].value):
+        return "the record count of one class"
+    if name in ("sum", "count_nonzero") and not expr.args and isinstance(expr.func, cst.Attribute) \
+            and _class_comparison(expr.func.value):
+        return "the record count of one class"
+    if name == "len" and len(expr.args) == 1:
+        arg = expr.args[0].value
+        if isinstance(arg, cst.Subscript) and len(arg.slice) == 1 and isinstance(arg.slice[0].slice, cst.Index):
+            index = arg.slice[0].slice.value
+            if _class_comparison(index):
+                return "the record count of one class"
+            if isinstance(arg.value, cst.Call) and call_name(arg.value) in ("where", "nonzero") \
+                    and number(index) == 0 and arg.value.args and _class_comparison(arg.value.args[0].value):
+                return "the record count of one class"
+    return None
+
+
 def _self_data_count(expr: cst.BaseExpression) -> str | None:
     """``len(self.data)``, ``self.X.shape[0]``, ``len(self.train_df)``: the row count of the data set
     the object holds (``self`` is otherwise a configuration owner, see ``CONFIG``)."""
@@ -190,6 +309,10 @@ class RecordCounts:
         """A description of the run-time record count ``expr`` reads, or None."""
         self.per_part = False
         for node in walk(expr):
+            if isinstance(node, (cst.Call, cst.Subscript)):
+                found = _class_count(node) or self._extra_count(node)
+                if found is not None:
+                    return f"`{self.fa.code(node).strip()}`, {found}"
             if isinstance(node, cst.Name):
                 found = self._name(node, 8, frozenset())
                 if found is not None:
@@ -199,6 +322,109 @@ class RecordCounts:
                 if found is not None:
                     return f"`self.{node.attr.value}`, {found}"
         return None
+
+    def _extra_count(self, expr: cst.BaseExpression) -> str | None:
+        """Counts read without ``len``/``.shape[0]``: ``X.size(0)``, ``tf.shape(X)[0]``, the total of a
+        count table of the data (``np.bincount(y).sum()``, ``table.sum()`` of ``df[c].value_counts()``),
+        the line count of a data file opened with ``with open(path) as f`` (``sum(1 for _ in f)``)."""
+        found = _row_count(expr)
+        if found is not None:
+            return found
+        expr = _strip_scalar(expr)
+        if not isinstance(expr, cst.Call):
+            return None
+        name = call_name(expr)
+        table: cst.BaseExpression | None = None
+        if name == "sum" and not expr.args and isinstance(expr.func, cst.Attribute):
+            table = expr.func.value
+        elif name == "sum" and len(expr.args) == 1 and expr.args[0].keyword is None:
+            table = expr.args[0].value
+            if isinstance(table, cst.Call) and call_name(table) == "values" and not table.args \
+                    and isinstance(table.func, cst.Attribute):
+                table = table.func.value  # ``sum(Counter(y).values())``
+            if isinstance(table, cst.GeneratorExp):
+                return self._handle_lines(table)
+        if table is None:
+            return None
+        if self._tabulated(table):
+            return "the total of a count table of the data"
+        return None
+
+    def _tabulated(self, table: cst.BaseExpression) -> bool:
+        """``np.bincount(y)``, ``df[c].value_counts()``, ``df.groupby(c).size()``, ``Counter(records)``,
+        ``np.histogram(x)[0]`` of data that is not held out, directly or through one local."""
+        if isinstance(table, cst.Name):
+            binding = self.fa.binding(table)
+            if binding is None or binding.value is None:
+                return False
+            if binding.kind == "assign":
+                return self._tabulates(binding.value)
+            if binding.kind == "unpack" and isinstance(binding.value, cst.Call) \
+                    and call_name(binding.value) in ("histogram", "histogramdd", "histogram2d") \
+                    and isinstance(binding.stmt, cst.Assign) and len(binding.stmt.targets) == 1 \
+                    and isinstance(binding.stmt.targets[0].target, (cst.Tuple, cst.List)) \
+                    and binding.stmt.targets[0].target.elements[0].value is binding.target:
+                return self._tabulates(binding.value)
+            return False
+        if isinstance(table, cst.Subscript) and isinstance(table.value, cst.Call) and _index_zero(table) \
+                and call_name(table.value) in ("histogram", "histogramdd", "histogram2d"):
+            return self._tabulates(table.value)
+        return self._tabulates(table)
+
+    @staticmethod
+    def _tabulates(call: cst.BaseExpression) -> bool:
+        if not isinstance(call, cst.Call):
+            return False
+        name = call_name(call)
+        if name == "value_counts" and isinstance(call.func, cst.Attribute):
+            return _private_target(call.func.value) and "normalize" not in {
+                a.keyword.value for a in call.args if a.keyword is not None}
+        if name == "size" and not call.args and isinstance(call.func, cst.Attribute) \
+                and isinstance(call.func.value, cst.Call) and call_name(call.func.value) == "groupby" \
+                and isinstance(call.func.value.func, cst.Attribute):
+            return _private_target(call.func.value.func.value)
+        if name in _TABULATE and call.args and call.args[0].keyword is None:
+            if any(a.keyword is not None and a.keyword.value in ("weights", "density", "normed") for a in call.args):
+                return False
+            return _private_target(call.args[0].value)
+        return False
+
+    def _handle_lines(self, gen: cst.GeneratorExp) -> str | None:
+        """``sum(1 for _ in f)`` with ``with open(path) as f`` (``path`` not named as a held-out file)."""
+        if number(gen.elt) != 1 or gen.for_in.inner_for_in is not None or gen.for_in.ifs \
+                or not isinstance(gen.for_in.iter, cst.Name):
+            return None
+        binding = self.fa.binding(gen.for_in.iter)
+        if binding is None or binding.kind != "with" or not isinstance(binding.value, cst.Call) \
+                or call_name(binding.value) != "open" or not binding.value.args:
+            return None
+        path = binding.value.args[0].value
+        name = _target_name(path)
+        if name is not None and frozenset().union(*(words(p) for p in name.split("."))) & HELD_OUT:
+            return None
+        if isinstance(path, cst.SimpleString) and words(path.value) & HELD_OUT:
+            return None
+        return "the line count of the data file"
+
+    def _loop_part(self, expr: cst.BaseExpression) -> bool:
+        """``len(idx)`` with ``for g, idx in groups.items()``: the count of one part, taken in a loop over
+        a container of parts (classes, clients, groups)."""
+        if not (isinstance(expr, cst.Call) and call_name(expr) == "len" and len(expr.args) == 1
+                and isinstance(expr.args[0].value, cst.Name)):
+            return False
+        binding = self.fa.binding(expr.args[0].value)
+        if binding is None or binding.kind not in ("loop", "unpack") or not isinstance(binding.stmt, cst.For):
+            return False
+        source = binding.stmt.iter
+        while isinstance(source, cst.Call):
+            if call_name(source) in ("items", "values") and isinstance(source.func, cst.Attribute):
+                source = source.func.value
+            elif call_name(source) == "enumerate" and source.args:
+                source = source.args[0].value
+            else:
+                return False
+        name = _target_name(source)
+        return name is not None and bool(words(name.split(".")[-1]) & _PART_WORDS)
 
     def _sum_of_counts_parameter(self, call: cst.Call) -> str | None:
         """``sum(sample_counts)`` of a parameter named as the per-client (per-part) record counts
@@ -227,6 +453,11 @@ class RecordCounts:
         if cls is None:
             return None
         bindings = self.fa.attribute_bindings(cls, attr.attr.value)
+        if not bindings and attr.attr.value in _INHERITED_COUNT and any(
+                isinstance(b.value, (cst.Name, cst.Attribute)) for b in cls.bases):
+            # ``self.nrows`` read in a mixin/subclass, bound by a base class elsewhere
+            # (``self.nrows, self.ncols = data.shape``): the record count of the data the model holds
+            return "a record count the base class binds"
         if len(bindings) != 1 or bindings[0].kind != "assign" or bindings[0].value is None \
                 or id(bindings[0].target) in seen:
             return None
@@ -240,7 +471,20 @@ class RecordCounts:
     def _value(self, expr: cst.BaseExpression, hops: int, seen: frozenset) -> str | None:
         if hops <= 0:
             return None
+        one_class = _class_count(expr)
+        if one_class is not None:
+            self.per_part = True
+            return one_class
+        extra = self._extra_count(expr)
+        if extra is not None:
+            if _one_part_rows(expr):
+                self.per_part = True
+                return f"the record count of one part ({extra})"
+            return extra
         direct = _direct_count(expr)
+        if direct is not None and self._loop_part(expr):
+            self.per_part = True
+            return f"the record count of one part ({direct}, over a loop of the parts)"
         if direct is not None:
             if _one_part(expr):
                 self.per_part = True
@@ -354,9 +598,42 @@ class RecordCounts:
             if not outer or id(outer[-1].target) in seen:
                 return None
             return self._value(outer[-1].value, hops - 1, seen | {id(outer[-1].target)})
+        if binding.kind == "param" and isinstance(binding.scope, cst.FunctionDef):
+            return self._passed_count(node.value, binding.scope, hops - 1, seen)
         if binding.kind != "assign" or binding.value is None:
             return None
         return self._value(binding.value, hops - 1, seen)
+
+    def _passed_count(self, param: str, fn: cst.FunctionDef, hops: int, seen: frozenset) -> str | None:
+        """``def _add_noise_to_pi(nk, n, sigma)`` whose every call in the module passes a record count as
+        ``n`` (``_add_noise_to_pi(nk, n_samples, sigma)`` with ``n_samples, d = X.shape``)."""
+        if hops <= 0 or id(fn) in seen:
+            return None
+        from dpcheck.analysis.syntax import call_params
+        seen = seen | {id(fn)}
+        found: str | None = None
+        calls = 0
+        for call in self.fa.index.nodes(cst.Call):
+            if call_name(call) != fn.name.value or self.fa.callee(call) is not fn:  # type: ignore[arg-type]
+                continue
+            calls += 1
+            params = call_params(call, fn)  # type: ignore[arg-type]
+            arg = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param), None)
+            if arg is None and param in params:
+                position = params.index(param)
+                positional = [a for a in call.args if a.keyword is None]
+                if any(a.star for a in positional[:position + 1]):
+                    return None
+                arg = positional[position].value if position < len(positional) else None
+            if arg is None:
+                return None
+            counted = self._value(arg, hops, seen)  # type: ignore[arg-type]
+            if counted is None:
+                return None
+            found = found or counted
+        if not calls or found is None:
+            return None
+        return f"the parameter `{param}` of `{fn.name.value}`, passed {found} at every call"
 
     def _unpacked(self, node: cst.Name, binding, hops: int, seen: frozenset) -> str | None:  # type: ignore[no-untyped-def]
         stmt = binding.stmt
