@@ -1634,14 +1634,27 @@ if __name__ == "__main__":
         """Names ``fn`` assigns the result of a call of this module's function (``f(x)``, ``self.f(x)``)
         whose return carries a read -> those reads."""
         out: dict[str, set[cst.BaseExpression]] = {}
+
+        def local(call: cst.Call) -> bool:
+            func = call.func
+            return (isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self") \
+                and call_name(call) in returns
+
         for stmt in statements(fn):
             if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call):
-                func = stmt.value.func
-                local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self"
-                if local and call_name(stmt.value) in returns:
+                if local(stmt.value):
                     for t in stmt.targets:
                         for name in target_names(t.target):
                             out.setdefault(name, set()).update(returns[call_name(stmt.value)])
+            elif isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call):
+                # ``for c, size in get_domain(df).items():`` -- the loop runs over the returned domain
+                call = stmt.iter
+                if isinstance(call.func, cst.Attribute) and call_name(call) in ("items", "keys", "values") \
+                        and isinstance(call.func.value, cst.Call):
+                    call = call.func.value
+                if local(call):
+                    for name in target_names(stmt.target):
+                        out.setdefault(name, set()).update(returns[call_name(call)])
         return out
 
     def _in_context(self, src: cst.BaseExpression, call: cst.Call | None, module: cst.Module) -> bool:
