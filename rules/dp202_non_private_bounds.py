@@ -47,6 +47,8 @@ _FITTED = {
     # a basis or a vocabulary learned from the records: principal axes (the DP model works in them and its
     # output is mapped back with them), Keras preprocessing layers ``adapt``-ed to the training set
     "PCA", "TruncatedSVD", "KernelPCA", "IncrementalPCA",
+    # imputers filling with the records' mean/median/mode or their neighbours' values
+    "SimpleImputer", "KNNImputer", "IterativeImputer",
     "Normalization", "Discretization", "StringLookup", "IntegerLookup", "TextVectorization",
 }
 _ENCODERS = {"OneHotEncoder", "OrdinalEncoder", "LabelEncoder"}
@@ -179,6 +181,14 @@ class TreeRegressor(Base):
 #: a helper ``prepare(X)`` returning ``X / X.norm(dim=1).max()`` to an Opacus trainer, and a trainer class
 #: standardising ``self.X = (X - self.mu) / self.sd`` with ``self.mu = X.mean(0)``.
 _ROLE_INVALID = (
+    # missing values filled with the records' mean before diffprivlib trains on them
+    """
+from sklearn.impute import SimpleImputer
+from diffprivlib.models import GaussianNB
+def train(X, y, epsilon, bounds):
+    X = SimpleImputer(strategy="mean").fit_transform(X)  # <-
+    return GaussianNB(epsilon=epsilon, bounds=bounds).fit(X, y)
+""",
     # sklearn: a scaler fitted on the records diffprivlib then trains on
     """
 from sklearn.preprocessing import StandardScaler
@@ -260,6 +270,14 @@ def age_histogram(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # twin: missing values filled with a given constant
+    """
+from sklearn.impute import SimpleImputer
+from diffprivlib.models import GaussianNB
+def train(X, y, epsilon, bounds):
+    X = SimpleImputer(strategy="constant", fill_value=0.0).fit_transform(X)
+    return GaussianNB(epsilon=epsilon, bounds=bounds).fit(X, y)
+""",
     # twin: the scaler is fitted on a public reference sample
     """
 from sklearn.preprocessing import StandardScaler
@@ -1629,7 +1647,7 @@ def load_regression(X, y_train, y_test, target_epsilon, delta):
                 )
                 continue
             if fits:
-                lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories from"
+                lead = f"`{self.ctx.module.code_for_node(call.func)}` learns bounds/categories/axes from"
             else:
                 lead = f"{self._what(call)} is read from"
             self.report(
@@ -1880,6 +1898,9 @@ def _is_axis(expr: cst.BaseExpression) -> bool:
 
 def _public_categories(ctor: cst.Call) -> bool:
     for arg in ctor.args:
+        if arg.keyword is not None and arg.keyword.value == "strategy" and isinstance(arg.value, cst.SimpleString) \
+                and "constant" in arg.value.value:
+            return True  # ``SimpleImputer(strategy="constant", fill_value=0)``: a given fill value
         if arg.keyword is not None and arg.keyword.value in {"categories", "feature_range_public"}:
             return not (isinstance(arg.value, cst.SimpleString) and "auto" in arg.value.value)
     return False
