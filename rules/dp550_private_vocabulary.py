@@ -15,6 +15,10 @@ from dpcheck.rule import Rule
 _DP_TRAINING = re.compile(
     r"make_private|PrivacyEngine|DPKeras\w*|DPGradientDescent\w*|DPAdam\w*|DPSGD|dp_sgd|dpsgd|noise_multiplier"
     r"|private_transformers|jax_privacy|DPOptimizer|DPDataLoader")
+#: identifiers of a module doing DP work besides training (an accountant, a mechanism, a budget)
+_DP_WORDS = re.compile(r"\b(?:epsilon|privacy_engine|accountant|compute_sigma\w*|get_noise_multiplier|rdp\w*|dp_\w+|\w+_dp)\b")
+#: words of a module helper that builds a vocabulary (``_build_vocab(texts)``, ``get_vocab_SST2(data_dir)``)
+_VOCAB_HELPER = frozenset({"vocab", "vocabulary", "word2idx", "word2id", "w2i", "tok2id", "dictionary"})
 #: calls that build a vocabulary from the texts they are given
 _VOCAB_BUILDERS = frozenset({"build_vocab_from_iterator", "Dictionary", "Word2Vec", "FastText"})
 #: transformers whose fit learns a vocabulary
@@ -27,6 +31,8 @@ _NOT_PRIVATE = frozenset({
     "public", "pub", "pretrained", "pretrain", "test", "val", "valid", "validation", "eval", "dev", "holdout",
     "synthetic", "synth", "syn", "generated", "gen", "fake", "sample", "samples", "reference", "ref",
     "vocab", "vocabulary", "alphabet", "charset", "special", "stopwords", "labels", "label", "classes",
+    "marginal", "marginals", "workload", "clique", "cliques", "attr", "attrs", "columns", "cols", "queries",
+    "domain", "schema", "keys", "parts", "probabilities", "probs",
 })
 #: words of an iterable that holds the records
 _RECORD_WORDS = frozenset({
@@ -55,10 +61,7 @@ def _records(expr: cst.BaseExpression, params: set[str]) -> bool:
     names = _iter_words(expr)
     if names & _NOT_PRIVATE:
         return False
-    if names & _RECORD_WORDS:
-        return True
-    root = dotted(expr) or ""
-    return root in params or root.startswith("self.") and bool(words(root.split(".")[-1]) & _RECORD_WORDS)
+    return bool(names & _RECORD_WORDS)
 
 
 def _uses(expr: cst.BaseExpression, name: str) -> bool:
@@ -97,26 +100,42 @@ def _token_set(value: cst.BaseExpression, params: set[str]) -> bool:
     return False
 
 
-def _loop_builder(loop: cst.For, params: set[str]) -> tuple[cst.CSTNode, str] | None:
+def _loop_builder(loop: cst.For, params: set[str], containers: frozenset[str] = frozenset()) -> tuple[cst.CSTNode, str] | None:
     """``for t in texts: for w in t.split(): vocab.add(w)`` (or ``counts[w] += 1``, ``d[w] = len(d)``,
     ``counter.update(t.split())``): the statement that fills the vocabulary, and its name."""
     if not _records(loop.iter, params):
         return None
     outer = target_names(loop.target)
+    # a container (re)bound inside the loop is per record (``word_cnt = {}`` for each example), not a vocabulary
+    rebound = {n for a in walk(loop.body) if isinstance(a, cst.Assign) for t in a.targets
+               for n in target_names(t.target)}
     for node in walk(loop.body):
-        if isinstance(node, cst.For) and any(_uses(node.iter, n) for n in outer):
+        if isinstance(node, cst.For) and any(_uses(node.iter, n) for n in outer) \
+                and not _iter_words(node.iter) & _NOT_PRIVATE:
             tokens = target_names(node.target)
             for stmt in walk(node.body):
                 filled = _fills(stmt, tokens)
-                if filled:
+                if filled and filled not in rebound:
                     return stmt, filled
         if isinstance(node, cst.Call) and call_name(node) == "update" and isinstance(node.func, cst.Attribute) \
-                and node.args and any(_uses(node.args[0].value, n) for n in outer) and dotted(node.func.value):
+                and node.args and _tokens_of(node.args[0].value, outer) and dotted(node.func.value):
             target = dotted(node.func.value) or ""
+            if target in rebound:
+                continue
             if words(target) & {"vocab", "vocabulary", "counter", "counts", "freq", "freqs", "word", "words",
-                                "token", "tokens", "items", "w2i", "word2idx", "word2id", "tok2id"}:
+                                "token", "tokens", "items", "w2i", "word2idx", "word2id", "tok2id"} \
+                    or target in containers:
                 return node, target
     return None
+
+
+def _tokens_of(expr: cst.BaseExpression, outer: set[str]) -> bool:
+    """``t``, ``t.split()``, ``tokenize(t)``, ``tokenizer.tokenize(t.lower())``: the tokens of a record."""
+    if isinstance(expr, cst.Name):
+        return expr.value in outer
+    if isinstance(expr, cst.Call) and any(_uses(expr, n) for n in outer):
+        return bool(words(call_name(expr)) & {"split", "tokenize", "tokens", "words", "tokenizer", "word", "tokenise"})
+    return False
 
 
 def _fills(stmt: cst.CSTNode, tokens: set[str]) -> str | None:
@@ -124,6 +143,10 @@ def _fills(stmt: cst.CSTNode, tokens: set[str]) -> str | None:
             and stmt.args and isinstance(stmt.args[0].value, cst.Name) and stmt.args[0].value.value in tokens:
         return dotted(stmt.func.value)
     if isinstance(stmt, (cst.Assign, cst.AugAssign)):
+        if isinstance(stmt, cst.Assign) and not any(
+                isinstance(n, cst.Call) and call_name(n) in ("len", "get") or isinstance(n, cst.Integer)
+                for n in walk(stmt.value)):
+            return None  # ``d[w] = len(d)``, ``d[w] = d.get(w, 0) + 1``: an index or a count per token
         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
         for t in targets:
             if isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index) \
@@ -155,14 +178,16 @@ class PrivateVocabulary(Rule):
         "threshold) charged to the budget."
     )
     TRIGGERS = ("make_private", "PrivacyEngine", "DPKeras", "DPSGD", "dp_sgd", "dpsgd", "noise_multiplier",
-                "private_transformers", "jax_privacy", "DPOptimizer", "DPDataLoader", "DPGradientDescent", "DPAdam")
-    requires_dp_context = True
+                "private_transformers", "jax_privacy", "DPOptimizer", "DPDataLoader", "DPGradientDescent", "DPAdam",
+                "rivacy", "psilon", "opacus", "sigma")
+    requires_dp_context = False  # the text gate: a loader module of a DP project rarely has DP context itself
 
     @classmethod
     def applies_to(cls, source: str) -> bool:
         if not super().applies_to(source):
             return False
-        return _DP_TRAINING.search(code_and_fstrings(source)) is not None
+        code = code_and_fstrings(source)
+        return _DP_TRAINING.search(code) is not None or _DP_WORDS.search(code) is not None
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
@@ -174,8 +199,13 @@ class PrivateVocabulary(Rule):
             if evaluation(fn) or words(fn.name.value) & {"eval", "evaluate", "evaluation", "test", "plot", "public"}:
                 continue
             params = set(param_names(fn)) - {"self", "cls"}
+            containers = frozenset(
+                n for a in walk(fn.body, into_scopes=False) if isinstance(a, cst.Assign)
+                and (isinstance(a.value, cst.Call) and call_name(a.value) in {"Counter", "set", "defaultdict"}
+                     and not a.value.args or isinstance(a.value, cst.Dict))
+                for t in a.targets for n in target_names(t.target))
             for stmt in walk(fn.body, into_scopes=False):
-                found = self._build(stmt, params)
+                found = self._build(stmt, params, containers)
                 if found is not None and id(found) not in reported:
                     reported.add(id(found))
                     code = self.ctx.analysis.code(found).strip()
@@ -188,7 +218,7 @@ class PrivateVocabulary(Rule):
                     )
 
     @staticmethod
-    def _build(stmt: cst.CSTNode, params: set[str]) -> cst.CSTNode | None:
+    def _build(stmt: cst.CSTNode, params: set[str], containers: frozenset[str] = frozenset()) -> cst.CSTNode | None:
         if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
             value = stmt.value
             if _token_set(value, params):
@@ -201,9 +231,12 @@ class PrivateVocabulary(Rule):
                     return stmt
             if isinstance(value, cst.Call) and call_name(value) in _VOCAB_BUILDERS and value.args:
                 arg = value.args[0].value
-                if _records(arg, params) or isinstance(arg, cst.Call) and any(
-                        _records(a.value, params) for a in arg.args):
-                    return stmt
+                if _records(arg, params) or isinstance(arg, (cst.Call, cst.GeneratorExp)) \
+                        and not _iter_words(arg) & _NOT_PRIVATE:
+                    return stmt  # a generator over the records (``build_vocab_from_iterator(yield_tokens())``)
+            if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.args \
+                    and words(value.func.value) & _VOCAB_HELPER and _records(value.args[0].value, params):
+                return stmt  # ``vocab = _build_vocab(train_texts)``: a helper building it from the records
         if isinstance(stmt, cst.Call) and call_name(stmt) in _VOCAB_FITS and isinstance(stmt.func, cst.Attribute) \
                 and stmt.args and _records(stmt.args[0].value, params):
             receiver = stmt.func.value
@@ -213,7 +246,7 @@ class PrivateVocabulary(Rule):
                     not kind and words(holder) & {"tokenizer", "vectorizer", "tok"}):
                 return stmt
         if isinstance(stmt, cst.For):
-            built = _loop_builder(stmt, params)
+            built = _loop_builder(stmt, params, containers)
             if built is not None:
                 return built[0]
         return None
@@ -281,9 +314,39 @@ def train(texts, labels, make_model, optimizer, noise_multiplier):
     return PrivacyEngine().make_private(module=model, optimizer=optimizer, data_loader=None,
                                         noise_multiplier=noise_multiplier, max_grad_norm=1.0)
 """,
+
+        # per-example word counts that filter generated texts: the counter is rebuilt for each example
+        """
+from opacus import PrivacyEngine
+def filter_generated(examples, max_repeat, noise_multiplier):
+    kept = []
+    for example in examples:
+        word_cnt = {}
+        for word in example["text"].split():
+            word_cnt[word] = word_cnt.get(word, 0) + 1
+        if max(word_cnt.values()) <= max_repeat:
+            kept.append(example)
+    return kept
+""",
     )
 
     INVALID = (
+        # (from the benchmark's misses, B31-008) a module helper counts the training texts' tokens; the loader
+        # of a DP-SGD project calls it on the training split
+        """
+from collections import Counter
+def _build_vocab(texts, vocab_size, min_freq=2):
+    c = Counter()
+    for t in texts:
+        c.update(_basic_tokenize(t))  # <-
+    return {tok: i for i, (tok, f) in enumerate(c.most_common(vocab_size)) if f >= min_freq}
+def load_arrays(vocab_size=30000):
+    train_texts, test_texts = _load_raw()
+    vocab = _build_vocab(train_texts, vocab_size=vocab_size)  # <-
+    return encode(train_texts, vocab), encode(test_texts, vocab)
+def compute_sigma_th(steps, sampler="poisson"):
+    return steps ** 0.5
+""",
         # Opacus: the vocabulary is every word the private texts hold
         """
 import torch
