@@ -1,6 +1,7 @@
 """DP550: the vocabulary (token or item set) of a DP-trained model is read from the private records."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
@@ -191,7 +192,17 @@ class PrivateVocabulary(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return super().may_report(facts)
+        """A comprehension with two ``for`` clauses, a loop inside a loop, or a call that builds a
+        vocabulary (a builder, a fitted tokenizer/vectorizer, a vocabulary-named helper)."""
+        if not super().may_report(facts):
+            return False
+        if any(len(c.generators) >= 2 for c in facts.nodes(ast.SetComp, ast.GeneratorExp, ast.ListComp, ast.DictComp)):
+            return True
+        if any(isinstance(n, ast.For) for loop in facts.nodes(ast.For) for n in ast.walk(loop) if n is not loop):
+            return True
+        called = facts.called
+        return bool(called & (_VOCAB_BUILDERS | _VOCAB_FITTED | {"fit_on_texts"})) or any(
+            words(name) & _VOCAB_HELPER for name in called)
 
     def visit_Module(self, node: cst.Module) -> None:
         reported: set[int] = set()
