@@ -26,7 +26,7 @@ _VOCAB_BUILDERS = frozenset({"build_vocab_from_iterator", "Dictionary", "Word2Ve
 _VOCAB_FITTED = frozenset({"Tokenizer", "CountVectorizer", "TfidfVectorizer", "HashingVectorizer"})
 _VOCAB_FITS = frozenset({"fit_on_texts", "fit", "fit_transform"})
 #: wrappers a token set passes through unchanged in kind
-_SET_CALLS = frozenset({"set", "frozenset", "sorted", "Counter", "list", "OrderedDict", "dict"})
+_SET_CALLS = frozenset({"set", "frozenset", "sorted", "Counter"})
 #: words of an iterable that is not the private training records
 _NOT_PRIVATE = frozenset({
     "public", "pub", "pretrained", "pretrain", "test", "val", "valid", "validation", "eval", "dev", "holdout",
