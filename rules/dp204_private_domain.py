@@ -271,6 +271,120 @@ def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
     return out
 
 
+#: role-first spellings (u39-3): the value set / range / vocabulary of the private records sizes or
+#: names what a DP mechanism releases; written before reading the benchmark's misses, each with a twin
+_ROLE_INVALID = (
+    # plain Python: the largest item id in the transactions sizes the noisy count vector (Laplace as
+    # the difference of two exponential draws)
+    """
+import random
+def item_counts(transactions, epsilon):
+    n_items = max(max(t) for t in transactions) + 1  # <-
+    counts = [0] * n_items
+    for t in transactions:
+        for i in t:
+            counts[i] += 1
+    return [c + random.expovariate(epsilon) - random.expovariate(epsilon) for c in counts]
+""",
+    # the exponential mechanism's candidates are the distinct private values
+    """
+import numpy as np
+def exponential_mechanism(candidates, utility, epsilon, sensitivity=1.0):
+    scores = np.array([utility(c) for c in candidates])
+    p = np.exp(epsilon * scores / (2 * sensitivity)); p /= p.sum()
+    return candidates[np.random.choice(len(candidates), p=p)]
+def private_median(values, epsilon):
+    candidates = sorted(set(values))  # <-
+    return exponential_mechanism(candidates, lambda c: -abs(sum(v < c for v in values) - len(values) / 2), epsilon)
+""",
+    # histogram edges at the data's own quantiles, released beside the noisy counts
+    """
+import numpy as np
+def dp_histogram(x, epsilon, k=10):
+    edges = np.quantile(x, np.linspace(0, 1, k + 1))
+    counts, _ = np.histogram(x, bins=edges)  # <-
+    return counts + np.random.laplace(0, 1.0 / epsilon, size=counts.shape), edges
+""",
+    # a helper returns the domain read from the records; the noisy marginals are sized by it
+    """
+import numpy as np
+def get_domain(df):
+    return {c: int(df[c].max()) + 1 for c in df.columns}  # <-
+def noisy_marginals(df, epsilon):
+    out = {}
+    for c, size in get_domain(df).items():
+        counts = np.bincount(df[c], minlength=size)
+        out[c] = counts + np.random.laplace(0, 1 / epsilon, size)
+    return out
+""",
+)
+_ROLE_VALID = (
+    # twin: the item universe is a parameter
+    """
+import random
+def item_counts(transactions, epsilon, n_items):
+    counts = [0] * n_items
+    for t in transactions:
+        for i in t:
+            counts[i] += 1
+    return [c + random.expovariate(epsilon) - random.expovariate(epsilon) for c in counts]
+""",
+    # twin: the candidates are a public grid
+    """
+import numpy as np
+def exponential_mechanism(candidates, utility, epsilon, sensitivity=1.0):
+    scores = np.array([utility(c) for c in candidates])
+    p = np.exp(epsilon * scores / (2 * sensitivity)); p /= p.sum()
+    return candidates[np.random.choice(len(candidates), p=p)]
+def private_median(values, epsilon, lower, upper):
+    candidates = np.linspace(lower, upper, 1000)
+    return exponential_mechanism(candidates, lambda c: -abs(sum(v < c for v in values) - len(values) / 2), epsilon)
+""",
+    # twin: equal-width edges over a public range
+    """
+import numpy as np
+def dp_histogram(x, epsilon, lower, upper, k=10):
+    edges = np.linspace(lower, upper, k + 1)
+    counts, _ = np.histogram(x, bins=edges)
+    return counts + np.random.laplace(0, 1.0 / epsilon, size=counts.shape), edges
+""",
+    # twin: the domain sizes come from the schema
+    """
+import numpy as np
+def noisy_marginals(df, schema, epsilon):
+    out = {}
+    for c in df.columns:
+        size = schema[c]["size"]
+        counts = np.bincount(df[c], minlength=size)
+        out[c] = counts + np.random.laplace(0, 1 / epsilon, size)
+    return out
+""",
+    # the target's class count sizes a DP-SGD classifier's output layer: a label set, not a release
+    """
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+def train(X, y, model_fn, noise_multiplier):
+    num_classes = len(np.unique(y))
+    model = model_fn(X.shape[1], num_classes)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    return PrivacyEngine().make_private(module=model, optimizer=opt, data_loader=None,
+                                        noise_multiplier=noise_multiplier, max_grad_norm=1.0)
+""",
+    # ordinary code: Gaussian weight init and a kernel's sigma in a file that also runs a DP mechanism
+    """
+import random
+import numpy as np
+def init_weights(n, sigma=0.1):
+    return [random.gauss(0, sigma) for _ in range(n)]
+def rbf(x, y, sigma):
+    return np.exp(-np.sum((x - y) ** 2) / (2 * sigma ** 2))
+def release_count(records, epsilon):
+    return len(records) + np.random.laplace(0, 1 / epsilon)
+""",
+)
+
+
 class PrivateDomain(Rule):
     id = "DP204"
     name = "private-domain"
@@ -950,7 +1064,7 @@ if __name__ == "__main__":
     clip_norm = 1.0
     eps = 1e-8  # Adam's epsilon
 """,
-    )
+    ) + _ROLE_VALID
 
     INVALID = (
         # the twin of the partition loop in VALID: the observed ids label the released noisy counts
@@ -1468,7 +1582,7 @@ if __name__ == "__main__":
     epsilon = 1.0
     released = laplace_perturbation(ratings, bound, epsilon)
 """,
-    )
+    ) + _ROLE_INVALID
 
     def visit_Module(self, node: cst.Module) -> None:
         try:
@@ -1520,14 +1634,27 @@ if __name__ == "__main__":
         """Names ``fn`` assigns the result of a call of this module's function (``f(x)``, ``self.f(x)``)
         whose return carries a read -> those reads."""
         out: dict[str, set[cst.BaseExpression]] = {}
+
+        def local(call: cst.Call) -> bool:
+            func = call.func
+            return (isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self") \
+                and call_name(call) in returns
+
         for stmt in statements(fn):
             if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call):
-                func = stmt.value.func
-                local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self"
-                if local and call_name(stmt.value) in returns:
+                if local(stmt.value):
                     for t in stmt.targets:
                         for name in target_names(t.target):
                             out.setdefault(name, set()).update(returns[call_name(stmt.value)])
+            elif isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call):
+                # ``for c, size in get_domain(df).items():`` -- the loop runs over the returned domain
+                call = stmt.iter
+                if isinstance(call.func, cst.Attribute) and call_name(call) in ("items", "keys", "values") \
+                        and isinstance(call.func.value, cst.Call):
+                    call = call.func.value
+                if local(call):
+                    for name in target_names(stmt.target):
+                        out.setdefault(name, set()).update(returns[call_name(call)])
         return out
 
     def _in_context(self, src: cst.BaseExpression, call: cst.Call | None, module: cst.Module) -> bool:

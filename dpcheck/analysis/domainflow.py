@@ -39,6 +39,8 @@ _LIB_ROOTS = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "ma
 DRAWS = frozenset({
     "laplace", "normal", "gumbel", "geometric", "choice", "choices", "binomial", "bernoulli", "exponential",
     "randint",
+    # the standard library's draws (Laplace noise as the difference of two ``expovariate`` draws)
+    "expovariate", "gauss", "normalvariate",
 })
 #: draws that add noise to a value (not a uniform pick of an index or a seed)
 NOISE_DRAWS = DRAWS - {"choice", "choices", "randint"}
