@@ -722,27 +722,6 @@ def run_attack(models):
         np.random.seed(seed)
         models.append(np.random.permutation(10))
 """,
-        # a later reseed supersedes: the training function reseeds before building its engine, so the seed
-        # in main() changes nothing about the noise (the training function's own reseed is the finding)
-        """
-import random
-import numpy as np
-import torch
-from opacus import PrivacyEngine
-def set_all_seeds(seed):
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-def train_one(model, optimizer, loader, sigma, clip, seed=None):
-    set_all_seeds(int.from_bytes(__import__("os").urandom(4), "little") if seed is None else seed)
-    engine = PrivacyEngine(accountant="prv")
-    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
-                               noise_multiplier=sigma, max_grad_norm=clip)
-def main(model, optimizer, loader):
-    set_all_seeds(7)
-    for clip in (0.5, 1.0):
-        train_one(model, optimizer, loader, 1.1, clip)
-""",
         # a smoke test under __main__ draws its own synthetic scores from the noise model to check diagnostics
         """
 import numpy as np
@@ -770,6 +749,48 @@ def train(model, loader, opt, seed=0):
     )
 
     INVALID = (
+        # a later reseed supersedes: the training function reseeds with its own constant before building its
+        # engine, so only that reseed decides the noise; the seed in main() (which then calls it) is quiet
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+RUN_SEED = 42
+def set_all_seeds(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def train_one(model, optimizer, loader, sigma, clip):
+    set_all_seeds(RUN_SEED)  # <-
+    engine = PrivacyEngine(accountant="prv")
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=sigma, max_grad_norm=clip)
+def main(model, optimizer, loader):
+    set_all_seeds(RUN_SEED)
+    for clip in (0.5, 1.0):
+        train_one(model, optimizer, loader, 1.1, clip)
+""",
+        # the caller's seed handed on to the drawer's reseed still decides the noise: both are reported
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+def set_all_seeds(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def train_one(model, optimizer, loader, sigma, clip, seed):
+    set_all_seeds(seed)  # <-
+    engine = PrivacyEngine(accountant="prv")
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=sigma, max_grad_norm=clip)
+def main(model, optimizer, loader, seed=3):
+    set_all_seeds(seed)  # <-
+    for clip in (0.5, 1.0):
+        train_one(model, optimizer, loader, 1.1, clip, seed)
+""",
         # twin of the smoke test: the main block reads the records and noises them from a seeded generator
         """
 import numpy as np
@@ -1390,13 +1411,13 @@ def main(path, epsilon):
         the drawing function's own reseed is the finding."""
         here = self.ctx.path or "<module>"
         same = file == here or os.path.isfile(file) and os.path.isfile(here) and os.path.samefile(file, here)
-        if not same or function == "<module>" or fn is not None and fn.name.value == function:
-            return False
+        if not same or function == "<module>" or fn is None or fn.name.value == function:
+            return False  # a seed at import stays reported
         fa = self.ctx.analysis
         # the seeding scope goes on to call the drawing function, which reseeds first: on this path the earlier
         # seed is overwritten before any noise (a sibling function's seed is not on the path and stays reported)
         seed_line = fa.line_of(node)
-        scope: cst.CSTNode = fn if fn is not None else self.ctx.module
+        scope: cst.CSTNode = fn
         def calls_drawer(c: cst.CSTNode) -> bool:  # ``train_private(…)``, ``self.train(…)``; not ``model.train()``
             return isinstance(c, cst.Call) and fa.line_of(c) > seed_line and (
                 isinstance(c.func, cst.Name) and c.func.value == function
@@ -1408,9 +1429,13 @@ def main(path, epsilon):
         for drawer in fa.nodes(cst.FunctionDef):
             if drawer.name.value != function or not fa.line_of(drawer) <= line:  # type: ignore[attr-defined]
                 continue
+            params = {p.name.value for p in all_params(drawer)}
             for sub in walk(drawer, into_scopes=False):
+                # the reseed's value is the drawer's own (a module constant), not the caller's seed handed on
+                # (``seed_everything(seed)`` with the caller's ``args.seed`` keeps the caller's seed deciding)
                 if isinstance(sub, cst.Call) and sub is not node and fa.line_of(sub) < line and any(
-                        family in families for family, _, _ in self._seeds_of_call(sub)):
+                        family in families and seed is not None and not value_refs(seed) & params
+                        for family, seed, _ in self._seeds_of_call(sub)):
                     return True
         return False
 
