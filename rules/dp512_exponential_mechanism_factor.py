@@ -252,14 +252,6 @@ def peel_top_k(sorted_counts, eps_step, k):
     w = np.exp(eps_step * sorted_counts) / np.sum(np.exp(eps_step * sorted_counts))
     return np.random.choice(len(sorted_counts), p=w, size=k, replace=False)
 """,
-        # not DP code: softmax with a temperature named eps, argmax prediction
-        """
-import numpy as np
-def predict(logits, eps_temp=0.1):
-    '''Temperature-scaled prediction.'''
-    p = np.exp(logits / eps_temp)
-    return int(np.argmax(p / p.sum()))
-""",
         # a Laplace density
         """
 import numpy as np
