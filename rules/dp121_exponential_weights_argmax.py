@@ -28,6 +28,10 @@ def _name_words(node: cst.CSTNode) -> list[frozenset[str]]:
     return [words(n.value) for n in walk(node) if isinstance(n, cst.Name)]
 
 
+#: array-library modules: ``np.sum(w)`` makes the module a "holder" of the weights in ``holders``
+_MODULES = frozenset({"np", "numpy", "torch", "math", "jnp", "jax", "tf", "scipy", "sp", "pd", "random"})
+
+
 def _exponent(node: cst.CSTNode) -> cst.CSTNode | None:
     """The exponent of ``exp(x)`` / ``math.e ** x`` / ``np.e ** x``; None otherwise."""
     if isinstance(node, cst.Call) and call_name(node) == "exp" and len(node.args) == 1:
@@ -157,9 +161,51 @@ def pick(scores, eps, sensitivity):
     idx = torch.multinomial(w / w.sum(), 1)
     return idx.item(), torch.argmax(scores)
 """,
+        # the max inside the exponent is a stability shift; the probabilities are returned to a sampler
+        """
+import numpy as np
+def level_probabilities(counts, eps_step, delta_ld):
+    gaps = counts + np.log(np.arange(1, len(counts) + 1) / delta_ld) / eps_step
+    probs = np.exp(eps_step * (gaps - max(gaps))) / np.sum(np.exp(eps_step * (gaps - max(gaps))))
+    return probs / np.sum(probs)
+""",
+        # the weights ordered and accumulated to shade the top-95 % mass in a figure: nothing is chosen
+        """
+import numpy as np
+def mass_table(candidates, scores, epsilon, sensi):
+    w = np.exp(-epsilon * scores / (2 * sensi))
+    p = w / np.sum(w)
+    order = np.argsort(p)[::-1]
+    mass = np.cumsum(p[order])
+    inside = mass <= 0.95
+    inside[np.argmax(mass > 0.95)] = True
+    return {"candidate": candidates, "p": p, "top": [i in order[inside] for i in range(len(p))]}
+""",
+        # not DP code: softmax over logits with a max shift, and a temperature sort for display
+        """
+import numpy as np
+def softmax_rank(logits, temperature):
+    z = np.exp((logits - np.max(logits)) / temperature)
+    return z / z.sum()
+""",
     )
 
     INVALID = (
+        # a max shift in the exponent, then the best weight taken anyway
+        """
+import numpy as np
+def pick_level(gaps, eps, sensitivity):
+    w = np.exp(eps * (gaps - max(gaps)) / (2 * sensitivity))
+    return int(np.argmax(w / w.sum()))  # <-
+""",
+        # the weights ordered and the first k returned: a deterministic top-k
+        """
+import numpy as np
+def top_k_items(items, counts, epsilon, sens, k):
+    w = np.exp(epsilon * counts / (2 * sens))
+    order = np.argsort(w)[::-1]  # <-
+    return [items[i] for i in order[:k]], np.cumsum(counts)
+""",
         # the dict of weights, then the key equal to the maximum
         """
 import math
@@ -205,8 +251,11 @@ def dp_select_expert(utility, epsilon, sens):
         calls = [n for n in nodes if isinstance(n, cst.Call)]
         if any(call_name(c) in _DRAWS for c in calls):
             return
-        held = holders(nodes, weights)
+        held = holders(nodes, weights, _MODULES)
         weight_ids = {id(w) for w in weights}
+        # a pick inside an exponent is a stability shift (``exp(ε·(u - max(u)))``), not a choice
+        in_exponent = {id(n) for w in weights for n in walk(_exponent(w))}
+        cumulated = [c for c in calls if call_name(c) == "cumsum"]
         fa = self.ctx.analysis
         order = {id(n): i for i, n in enumerate(nodes)}
         first_weight = min(order[id(w)] for w in weights)
@@ -218,6 +267,17 @@ def dp_select_expert(utility, epsilon, sens):
                 continue
             if not (mentions(call, held) or any(id(n) in weight_ids for n in walk(call))):
                 continue
+            if id(call) in in_exponent:
+                continue
+            # ``argmax(mass > 0.95)``: the first index where a condition holds, not the best candidate
+            if call.args and isinstance(call.args[0].value, cst.Comparison):
+                continue
+            # the weights put in order and accumulated: the mass of the top candidates (a credible set)
+            # is measured, nothing is chosen
+            if call_name(call) in ("argsort", "sorted") and cumulated:
+                ordered = holders(nodes, [call], _MODULES)
+                if any(mentions(c, ordered) or any(n is call for n in walk(c)) for c in cumulated):
+                    continue
             # the exponent divides by a sensitivity: the weights are an exponential mechanism's even where
             # the module names its budget tersely (``ep``)
             if not fa.in_dp_context(call) and not any(

@@ -50,6 +50,30 @@ class ExactValueGatesRelease(Rule):
         return bool(_gates(facts))
 
     VALID = (
+        # a single negative probability marks a numeric attribute: a test of the value's kind
+        """
+import numpy as np
+def synthesize(rows, preds, eps, scale):
+    out = []
+    for row, (vals, probas) in zip(rows, preds):
+        if len(probas) == 1 and probas[0] < 0:
+            mean, std = vals[0]
+            out.append(np.random.normal(mean, std * scale))
+        else:
+            out.append(vals[int(np.argmax(probas))])
+    return out
+""",
+        # a -1 label marks a missing value
+        """
+import numpy as np
+def noisy_labels(groups, eps):
+    out = {}
+    for key, labels in groups.items():
+        if labels[0] == -1:
+            continue
+        out[key] = len(labels) + np.random.laplace(0, 1 / eps)
+    return out
+""",
         # every cluster's centre is noised, empty or not: the empty case noises a zero count
         """
 import numpy as np
@@ -160,6 +184,16 @@ def fit(model, optimizer, loader, loss_fn, epsilon, delta, epochs, noise_multipl
     )
 
     INVALID = (
+        # twin of the marker case: one exact positive count decides whether the group is noised
+        """
+import numpy as np
+def synthesize(groups, eps):
+    out = []
+    for vals, counts in groups:
+        if len(counts) == 1 and counts[0] > 0:  # <-
+            out.append(counts[0] + np.random.laplace(0, 1 / eps))
+    return out
+""",
         # a cluster keeps its old centre when its exact member count is zero
         """
 import numpy as np

@@ -11,12 +11,18 @@ literal ε ≤ 1 and a comparison of ε with 1 silence it; reach and configurati
 """
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, target_nodes, value_refs, walk, words
 from dpcheck.rule import Rule
-from dpcheck.analysis.noisedraws import charges_accountant, is_draw, is_eps, is_one, never_referenced, zero_centred
+from dpcheck.analysis.noisedraws import EPS_WORDS, charges_accountant, is_draw, is_eps, is_one, never_referenced, zero_centred
+
+
+#: an ε computed from the noise scales by a composition (pyvacy's ``comp_epsilon(qs, sigmas, steps, δ)``)
+_EPS_FROM_SIGMAS = re.compile(r"(?i)^(comp|compose|composed|total)_?(epsilon|eps)$")
 
 
 def _is_classical_log(node: cst.Call) -> bool:
@@ -300,9 +306,46 @@ class MechanismCard:
     def as_dict(self):
         return {"epsilon": self.epsilon, "sd": self.noise_sd}
 """,
+        # the noise function's σ and the accountant's σ share the configured ε: a list of σs goes to an RDP
+        # composition (pyvacy comp_epsilon), which computes the claimed ε from σ
+        """
+import numpy as np
+from pyvacy.analysis import comp_epsilon
+def weights_noise(counts, n, cfg):
+    sens = np.sqrt(n * n - n)
+    std = np.sqrt(sens * np.log(1.25 / cfg['delta_w'])) / cfg['epsilon_w']
+    return counts + np.random.normal(0.0, std, counts.shape)
+def total_privacy(cfg, n, steps, q):
+    sigmas, qs, its = [cfg['noise_multiplier']], [q], [steps]
+    std_w = np.sqrt(n * n - n) * np.sqrt(2 * np.log(1.25 / cfg['delta_w'])) / cfg['epsilon_w']
+    sigmas.append(std_w)
+    qs.append(1.0)
+    its.append(1)
+    return comp_epsilon(qs, sigmas, its, cfg['delta'])
+""",
+        # not DP: a Gaussian blur with a kernel sigma and a numerical epsilon
+        """
+import numpy as np
+def blur_kernel(size, sigma, eps=1e-8):
+    x = np.arange(size) - size // 2
+    k = np.exp(-x ** 2 / (2 * sigma ** 2))
+    return k / (k.sum() + eps)
+""",
     )
 
     INVALID = (
+        # twin of the shared-ε case: the accountant gets σs of other mechanisms only
+        """
+import numpy as np
+from pyvacy.analysis import comp_epsilon
+def weights_noise(counts, n, cfg):
+    sens = np.sqrt(n * n - n)
+    std = np.sqrt(2 * np.log(1.25 / cfg['delta_w'])) * sens / cfg['epsilon_w']  # <-
+    return counts + np.random.normal(0.0, std, counts.shape)
+def total_privacy(cfg, steps, q):
+    sigmas = [cfg['noise_multiplier']]
+    return comp_epsilon([q], sigmas, [steps], cfg['delta'])
+""",
         # flwr LocalDpMod: the σ goes straight to the noise helper
         """
 import numpy as np
@@ -574,8 +617,54 @@ class VectorGauss:
                     holders.add(base)
         if not names:
             return False
+        if self._reaches_accountant(names, holders):
+            return True
+        # the same ε calibrates a σ elsewhere in the module that is charged (``sigmas.append(σ)`` for the
+        # accountant, the noise drawn in another function from its own copy of the formula): the accountant,
+        # not the classical theorem, turns the mechanism's σ into the ε that is claimed
+        mine = self._eps_texts(statement)
+        if not mine:
+            return False
+        for other in walk(self.ctx.module):
+            if not isinstance(other, cst.Call) or other is at or not _is_classical_log(other):
+                continue
+            twin = fa.enclosing_statement(other)
+            if not isinstance(twin, cst.Assign) or not self._eps_texts(twin) & mine:
+                continue
+            twin_names = {dotted(t) for target in twin.targets for t in target_nodes(target.target)} - {None}
+            if twin_names and self._reaches_accountant(twin_names, set()):  # type: ignore[arg-type]
+                return True
+        return False
+
+    def _eps_texts(self, statement: cst.CSTNode) -> set[str]:
+        """The source text of the ε factors ``statement`` divides by (``paras['epsilon_learnW']``)."""
+        fa = self.ctx.analysis
+        out: set[str] = set()
+        for node in walk(statement):
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+                for factor in _factors(node.right):
+                    if is_eps(factor) or isinstance(factor, cst.Subscript) and any(
+                            words(str(n.evaluated_value)) & EPS_WORDS for n in walk(factor)
+                            if isinstance(n, cst.SimpleString)):
+                        out.add(fa.code(factor).strip())
+        return out
+
+    def _reaches_accountant(self, names: set[str], holders: set[str]) -> bool:
+        """Is one of ``names`` (or a list it is appended to) read by an accountant's charge in this module?"""
+        names = set(names)
         for n in walk(self.ctx.module):
-            if not isinstance(n, cst.Call) or not charges_accountant(n):
+            # ``sigmas.append(σ)`` / ``sigmas += [σ]``: the list carries the σ to the accountant
+            if isinstance(n, cst.Call) and call_name(n) in ("append", "extend", "insert") \
+                    and isinstance(n.func, cst.Attribute) and any(value_refs(a.value) & names for a in n.args):
+                container = dotted(n.func.value)
+                if container:
+                    names.add(container)
+            elif isinstance(n, cst.AugAssign) and value_refs(n.value) & names:
+                container = dotted(n.target)
+                if container:
+                    names.add(container)
+        for n in walk(self.ctx.module):
+            if not isinstance(n, cst.Call) or not (charges_accountant(n) or _EPS_FROM_SIGMAS.search(call_name(n))):
                 continue
             read = set().union(*(value_refs(a.value) for a in n.args)) if n.args else set()
             # the σ itself, or the config object holding it handed to an accountant's constructor

@@ -50,6 +50,10 @@ _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf"
 _NONE_SEED_OPTION = re.compile(r"""add_argument\(\s*['"]-{1,2}\w*seed\w*['"]"""
                                r"""(?:[^)]*default\s*=\s*None|(?![^)]*default\s*=)[^)]*\))""")
 #: the file is about DP (a seed in a non-DP script is no finding)
+#: calls that bring records in (a file, a dataset, a download, the command line)
+_READ_WORDS = frozenset({"open", "read", "load", "loadtxt", "genfromtxt", "fromfile", "fetch", "dataset", "datasets",
+                         "download", "parse", "args", "csv", "parquet", "excel", "json", "pickle", "query", "connect",
+                         "input", "loader", "dataloader", "get", "from"})
 _DP_WORDS = re.compile(r"privacy|private|epsilon|noise_multiplier|PrivacyEngine|\bdp_|_dp\b|\bDP|opacus|"
                        r"\b[Pp]ate(?:[A-Z_.]|\b)|\bPATE|\bLDP|\bldp_|_ldp\b|differential|"
                        r"tensorflow_privacy|sensitivity")
@@ -718,9 +722,84 @@ def run_attack(models):
         np.random.seed(seed)
         models.append(np.random.permutation(10))
 """,
+        # a smoke test under __main__ draws its own synthetic scores from the noise model to check diagnostics
+        """
+import numpy as np
+def diagnostics(absent, present, sigma, q):
+    return absent.var() / sigma ** 2, present.mean() / q
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    sigma, q, steps = 1.0, 0.05, 400
+    absent = rng.normal(0, sigma, size=(20, 100))
+    bern = rng.binomial(1, q, size=(20, 100, steps))
+    z = rng.normal(0, sigma, size=(20, 100, steps))
+    print(diagnostics(absent, (bern + z).sum(axis=2) / np.sqrt(steps), sigma, q))
+""",
+        # not DP: a seed before ordinary training with dropout and data augmentation noise
+        """
+import torch
+def train(model, loader, opt, seed=0):
+    torch.manual_seed(seed)
+    for x, y in loader:
+        x = x + 0.05 * torch.randn_like(x)
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+""",
     )
 
     INVALID = (
+        # a later reseed supersedes: the training function reseeds with its own constant before building its
+        # engine, so only that reseed decides the noise; the seed in main() (which then calls it) is quiet
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+RUN_SEED = 42
+def set_all_seeds(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def train_one(model, optimizer, loader, sigma, clip):
+    set_all_seeds(RUN_SEED)  # <-
+    engine = PrivacyEngine(accountant="prv")
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=sigma, max_grad_norm=clip)
+def main(model, optimizer, loader):
+    set_all_seeds(RUN_SEED)
+    for clip in (0.5, 1.0):
+        train_one(model, optimizer, loader, 1.1, clip)
+""",
+        # the caller's seed handed on to the drawer's reseed still decides the noise: both are reported
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+def set_all_seeds(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def train_one(model, optimizer, loader, sigma, clip, seed):
+    set_all_seeds(seed)  # <-
+    engine = PrivacyEngine(accountant="prv")
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=sigma, max_grad_norm=clip)
+def main(model, optimizer, loader, seed=3):
+    set_all_seeds(seed)  # <-
+    for clip in (0.5, 1.0):
+        train_one(model, optimizer, loader, 1.1, clip, seed)
+""",
+        # twin of the smoke test: the main block reads the records and noises them from a seeded generator
+        """
+import numpy as np
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)  # <-
+    counts = np.loadtxt("counts.csv")
+    epsilon = 1.0
+    print(counts + rng.laplace(0, 1 / epsilon, counts.shape))
+""",
         # Opacus (secure_mode off) draws its noise from torch's global generator, seeded with a default of 0
         """
 import torch
@@ -775,6 +854,36 @@ def run_private_training(model, optimizer, loader, config, seed=None):
     engine = PrivacyEngine(accountant=config.accountant)
     return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
                                noise_multiplier=config.sigma, max_grad_norm=config.clip)
+""",
+        # twin of the superseded main() seed: the training function builds the engine without reseeding
+        """
+import random
+import numpy as np
+import torch
+from opacus import PrivacyEngine
+SEED = 7
+def set_all_seeds(seed):
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+def train_one(model, optimizer, loader, sigma, clip):
+    engine = PrivacyEngine(accountant="prv")
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=sigma, max_grad_norm=clip)
+def main(model, optimizer, loader):
+    set_all_seeds(SEED)  # <-
+    for clip in (0.5, 1.0):
+        train_one(model, optimizer, loader, 1.1, clip)
+""",
+        # twin of the Opacus 0.x case: a 1.x engine (built without the model) keeps the seeded generator
+        """
+import torch
+from opacus import PrivacyEngine
+def fine_tune(model, optimizer, loader, args):
+    torch.manual_seed(1234)  # <-
+    engine = PrivacyEngine()
+    return engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                               noise_multiplier=args.sigma, max_grad_norm=args.clip)
 """,
         # a literal reseed right before hand-written Gaussian noise scaled by the sensitivity
         """
@@ -1281,6 +1390,8 @@ def main(path, epsilon):
         if found is None:
             return
         file, function, line = found
+        if self._reseeded_before_draw(node, fn, families, file, function, line):
+            return
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
                 file, self.ctx.path) and self._module_has_mechanism():
             return  # a library module's demo block seeds the data it perturbs for a printout
@@ -1291,6 +1402,42 @@ def main(path, epsilon):
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _reseeded_before_draw(self, node: cst.Call, fn: cst.FunctionDef | None, families: set[str], file: str,
+                              function: str, line: int) -> bool:
+        """The function of this file that draws the noise reseeds the same generator itself before its draw
+        (``train_private`` calls ``seed_everything(SEED)`` and then builds the engine), and the seeding function
+        calls it after its seed (``main`` seeding, then calling ``train_private``): the earlier seed is superseded;
+        the drawing function's own reseed is the finding."""
+        here = self.ctx.path or "<module>"
+        same = file == here or os.path.isfile(file) and os.path.isfile(here) and os.path.samefile(file, here)
+        if not same or function == "<module>" or fn is None or fn.name.value == function:
+            return False  # a seed at import stays reported
+        fa = self.ctx.analysis
+        # the seeding scope goes on to call the drawing function, which reseeds first: on this path the earlier
+        # seed is overwritten before any noise (a sibling function's seed is not on the path and stays reported)
+        seed_line = fa.line_of(node)
+        scope: cst.CSTNode = fn
+        def calls_drawer(c: cst.CSTNode) -> bool:  # ``train_private(…)``, ``self.train(…)``; not ``model.train()``
+            return isinstance(c, cst.Call) and fa.line_of(c) > seed_line and (
+                isinstance(c.func, cst.Name) and c.func.value == function
+                or isinstance(c.func, cst.Attribute) and isinstance(c.func.value, cst.Name)
+                and c.func.value.value in ("self", "cls") and c.func.attr.value == function)
+
+        if not any(calls_drawer(c) for c in walk(scope, into_scopes=False)):
+            return False
+        for drawer in fa.nodes(cst.FunctionDef):
+            if drawer.name.value != function or not fa.line_of(drawer) <= line:  # type: ignore[attr-defined]
+                continue
+            params = {p.name.value for p in all_params(drawer)}
+            for sub in walk(drawer, into_scopes=False):
+                # the reseed's value is the drawer's own (a module constant), not the caller's seed handed on
+                # (``seed_everything(seed)`` with the caller's ``args.seed`` keeps the caller's seed deciding)
+                if isinstance(sub, cst.Call) and sub is not node and fa.line_of(sub) < line and any(
+                        family in families and seed is not None and not value_refs(seed) & params
+                        for family, seed, _ in self._seeds_of_call(sub)):
+                    return True
+        return False
 
     @staticmethod
     def _literal_local(fn: cst.FunctionDef, seed: cst.BaseExpression) -> bool:
@@ -1858,6 +2005,20 @@ def main(path, epsilon):
                    and not self._literal_scale(sub) and len(sub.args) > 0
                    for sub in self._global_draws(fn, {"numpy", "torch"}, fa.line_of(node)))
 
+    def _data_free_main(self, node: cst.CSTNode) -> bool:
+        """``node`` is in an ``if __name__ == "__main__":`` block that reads no data (no file, dataset, download or
+        command line): the block's draws are a synthetic data set checking the code, not noise on records."""
+        fa = self.ctx.analysis
+        block = next((p for p in fa.ancestors(node) if isinstance(p, cst.If) and "__main__" in fa.code(p.test)), None)
+        if block is None:
+            return False
+        for sub in walk(block):
+            if isinstance(sub, cst.Call) and words(call_name(sub) or "") & _READ_WORDS:
+                return False
+            if isinstance(sub, (cst.Name, cst.Attribute)) and words(last_name(sub) or "") & {"argv", "environ"}:
+                return False
+        return True
+
     def _main_guard(self, node: cst.CSTNode) -> bool:
         fa = self.ctx.analysis
         parent = fa.parent(node)
@@ -2079,6 +2240,8 @@ def main(path, epsilon):
             return  # a per-repetition seed is reported where the generator is handed to a mechanism taking ε
         if draws and "." not in target and not self._privacy_parametrised(node):
             return  # a plain additive-noise baseline (scale from the data's spread), no DP mechanism
+        if self._data_free_main(node):
+            return  # a smoke test drawing its own synthetic data: no record is read, so no noise protects one
         mechanism = None if draws or "." in target else self._passed_to_mechanism(target, node)
         if mechanism is not None:
             what = f"it is handed to `{call_name(mechanism)}` with ε on line {fa.line_of(mechanism)}, which draws its noise from it"

@@ -173,6 +173,23 @@ class BudgetPerItem(Rule):
                                column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
+        # the instance's ε is already the per-feature share: the estimator built the binner with ε / d
+        """
+import numpy as np
+class Binner:
+    def __init__(self, n_bins, epsilon=1.0):
+        self.n_bins = n_bins
+        self.epsilon = epsilon
+    def fit(self, X):
+        self.edges_ = []
+        for feature in range(X.shape[1]):
+            self.edges_.append(private_quantiles(np.sort(X[:, feature]), self.n_bins, eps=self.epsilon))
+        return self
+class Tree:
+    def fit(self, X, y):
+        self.binner_ = Binner(self.n_bins, epsilon=self.quantile_epsilon / X.shape[1])
+        return self.binner_.fit(X)
+""",
         # one exponential-mechanism draw whose utility loops over the queries; the lambda's ``y`` is
         # its own parameter, not the draw assigned below
         """
@@ -284,6 +301,23 @@ def simulate(epsilon, exper_time):
     )
 
     INVALID = (
+        # twin: the estimator hands the binner its whole ε, spent again on every feature
+        """
+import numpy as np
+class Binner:
+    def __init__(self, n_bins, epsilon=1.0):
+        self.n_bins = n_bins
+        self.epsilon = epsilon
+    def fit(self, X):
+        self.edges_ = []
+        for feature in range(X.shape[1]):
+            self.edges_.append(private_quantiles(np.sort(X[:, feature]), self.n_bins, eps=self.epsilon))  # <-
+        return self
+class Tree:
+    def fit(self, X, y):
+        self.binner_ = Binner(self.n_bins, epsilon=self.quantile_epsilon)
+        return self.binner_.fit(X)
+""",
         # a mechanism built with the whole ε, then applied once per column
         """
 def release_columns(data, columns, epsilon):
@@ -553,7 +587,11 @@ def measure(data, marginals, epsilon):
         return False
 
     def _split(self, node: cst.CSTNode, eps: cst.BaseExpression) -> bool:
-        """Is the ε name rebound (in the module) to a product or quotient, i.e. already a share?"""
+        """Is the ε name rebound (in the module) to a product or quotient, i.e. already a share? Or is it the
+        instance's ε (``self.epsilon``, set from the constructor's parameter) and every construction of the class
+        in the module passes a quotient (``PrivateBinner(epsilon=eps_q / n_features)``): the caller split it?"""
+        if self._split_by_constructor(node, eps):
+            return True
         name = last_name(eps)
         for sub in walk(self.ctx.module):
             if isinstance(sub, cst.Assign) and any(last_name(t.target) == name for t in sub.targets):
@@ -565,3 +603,38 @@ def measure(data, marginals, epsilon):
                     and isinstance(sub.operator, (cst.DivideAssign, cst.MultiplyAssign)):
                 return True
         return False
+
+    def _split_by_constructor(self, node: cst.CSTNode, eps: cst.BaseExpression) -> bool:
+        if not (isinstance(eps, cst.Attribute) and isinstance(eps.value, cst.Name) and eps.value.value == "self"):
+            return False
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        cls = fa.enclosing_class(fn) if fn is not None else None
+        if cls is None:
+            return False
+        init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+        if init is None:
+            return False
+        params = [p.name.value for p in (*init.params.params, *init.params.kwonly_params)]
+        attr = eps.attr.value
+        # ``self.epsilon = epsilon`` in ``__init__``: the parameter that sets the instance's ε
+        param = next((last_name(sub.value) for sub in walk(init) if isinstance(sub, cst.Assign)
+                      and any(isinstance(t.target, cst.Attribute) and isinstance(t.target.value, cst.Name)
+                              and t.target.value.value == "self" and t.target.attr.value == attr for t in sub.targets)
+                      and isinstance(sub.value, cst.Name) and sub.value.value in params), None)
+        if param is None:
+            return False
+        position = params.index(param) - 1  # ``self`` fills the first
+        given: list[cst.BaseExpression | None] = []
+        for call in fa.nodes(cst.Call):
+            if call_name(call) != cls.name.value:  # type: ignore[arg-type]
+                continue
+            args = call.args  # type: ignore[attr-defined]
+            value = next((a.value for a in args if a.keyword is not None and a.keyword.value == param), None)
+            if value is None:
+                positional = [a.value for a in args if a.keyword is None and not a.star]
+                value = positional[position] if 0 <= position < len(positional) else None
+            given.append(value)
+        return bool(given) and all(
+            v is not None and any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, (
+                cst.Divide, cst.FloorDivide)) for b in walk(v)) for v in given)

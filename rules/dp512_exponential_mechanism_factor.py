@@ -59,6 +59,8 @@ def _ast_candidate(call: ast.Call) -> bool:
 
 
 _E_NAMES = frozenset({"e", "E"})
+#: a docstring saying the scores are counts (a monotone utility)
+_COUNT_DOC = re.compile(r"\b(counts?|frequenc(?:y|ies)|histogram)\b")
 _SENS = frozenset({"sens", "sensitivity", "delta", "du", "deltau", "delta_u"})
 
 
@@ -242,6 +244,14 @@ def choose(scores, epsilon):
     w = {k: np.exp(epsilon * v / 2 * sensitivity) for k, v in scores.items()}
     return random.choices(list(w), list(w.values()))[0]
 """,
+        # top-k by peeling over counts (documented): a monotone utility needs no factor 2
+        """
+import numpy as np
+def peel_top_k(sorted_counts, eps_step, k):
+    '''Select k items from counts sorted in descending order.'''
+    w = np.exp(eps_step * sorted_counts) / np.sum(np.exp(eps_step * sorted_counts))
+    return np.random.choice(len(sorted_counts), p=w, size=k, replace=False)
+""",
         # a Laplace density
         """
 import numpy as np
@@ -294,6 +304,14 @@ import math
 def em_weight(u, epsilon, sens):
     return math.e ** (epsilon * u / 2 * sens)  # <-
 """,
+        # the weights and their normaliser in one statement, scores not documented as counts: one finding
+        """
+import numpy as np
+def pick_clusters(cluster_scores, epsilon, m):
+    '''Sample m clusters by their scores.'''
+    p = np.exp(epsilon * cluster_scores) / np.sum(np.exp(epsilon * cluster_scores))  # <-
+    return np.random.choice(len(p), size=m, p=p, replace=False)
+""",
         # PrivBayes-style: the mutual-information sensitivity without the 2
         """
 import math, random
@@ -302,6 +320,10 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
     return random.choices(candidates, weights=weights)[0]
 """,
     )
+
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(ctx)
+        self._reported_statements: set[int] = set()
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         self._precedence(node)
@@ -352,6 +374,11 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
         text = fa.code(fn).lower()
         if "monoton" in text:
             return
+        # a utility documented as counts (top-k / peeling over sorted counts): monotone under adding a
+        # record, so ε·u/Δ is right
+        doc = fn.get_docstring() or ""
+        if _COUNT_DOC.search(doc.lower()):
+            return
         if call_name(node) == "exp" and not self._sampled(fn, node):
             return
         if not any(isinstance(n, cst.Call) and (call_name(n) in _DRAW_CALLS or "pick" in call_name(n).lower())
@@ -363,6 +390,12 @@ def choose_parents(candidates, mi_scores, epsilon, sensitivity):
             return
         if self._callers_double(fn):
             return
+        # ``exp(ε·u) / sum(exp(ε·u))``: the normaliser repeats the weights, one finding per statement
+        statement = next((a for a in fa.ancestors(node) if isinstance(a, cst.BaseSmallStatement)), None)
+        if statement is not None:
+            if id(statement) in self._reported_statements:
+                return
+            self._reported_statements.add(id(statement))
         self.report(node, f"exponential-mechanism weights `{fa.code(node).strip()[:70]}` have no factor 2: the "
                           f"score and the normalising sum both move with one record, so the selection is "
                           f"2ε-DP; use exp(ε·u / (2Δu)) (or document and check a monotone utility)")

@@ -369,6 +369,51 @@ def _typing_test(test: ast.AST) -> bool:
     return False
 
 
+_PROBABILITY_WORDS = frozenset({"prob", "probs", "proba", "probas", "probability", "probabilities", "likelihood",
+                                "pvalue", "pval"})
+
+
+def _negative(node: ast.AST) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+        and isinstance(node.operand.value, (int, float))
+
+
+def _sentinel(part: ast.AST) -> str | None:
+    """``probas[0] < 0`` (a probability is never negative), ``label == -1``: a marker value, not a magnitude;
+    the marked value's name."""
+    if not isinstance(part, ast.Compare) or len(part.ops) != 1:
+        return None
+    left, op, right = part.left, part.ops[0], part.comparators[0]
+    base = left.value if isinstance(left, ast.Subscript) else left
+    name = dotted(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
+    if name is None:
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)) and _negative(right):
+        return name
+    if isinstance(op, ast.Lt) and isinstance(right, ast.Constant) and right.value == 0 \
+            and set(name.split(".")[-1].lower().split("_")) & _PROBABILITY_WORDS:
+        return name
+    return None
+
+
+def _marker_test(test: ast.AST) -> bool:
+    """A test that reads a marker (``len(p) == 1 and p[0] < 0``: one negative probability marks a numeric
+    attribute): every conjunct a sentinel comparison, or the length of a value a sentinel conjunct marks."""
+    parts = _conjuncts(test)
+    marked = {_sentinel(p) for p in parts} - {None}
+    if not marked:
+        return False
+    for p in parts:
+        if _sentinel(p):
+            continue
+        if isinstance(p, ast.Compare) and isinstance(p.left, ast.Call) and isinstance(p.left.func, ast.Name) \
+                and p.left.func.id == "len" and len(p.left.args) == 1 and dotted(p.left.args[0]) in marked \
+                and all(isinstance(c, ast.Constant) for c in p.comparators):
+            continue
+        return False
+    return True
+
+
 def _algorithm(fn: ast.AST, enclosing: list[str]) -> bool:
     words_: set[str] = set()
     for name in [getattr(fn, "name", ""), *enclosing]:
@@ -592,7 +637,7 @@ def _partition_stops(info: _Function) -> list[ExactGate]:
 
 
 def _gate(info: _Function, node: ast.If, releases: list[tuple[ast.AST, ast.AST, set[str]]]) -> ExactGate | None:
-    if info.noisy(node.test) or _typing_test(node.test):
+    if info.noisy(node.test) or _typing_test(node.test) or _marker_test(node.test):
         return None
     loop = info.loop_of(node)
     if loop is None:

@@ -26,8 +26,10 @@ def mentions(node: cst.CSTNode, scored: set[str]) -> bool:
     return any(isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) in scored for n in walk(node))
 
 
-def holders(nodes: Sequence[cst.CSTNode], sources: Sequence[cst.CSTNode]) -> set[str]:
-    """Variables and containers of ``nodes`` (a function's body, walked) that hold one of ``sources``."""
+def holders(nodes: Sequence[cst.CSTNode], sources: Sequence[cst.CSTNode],
+            ignore: frozenset[str] = frozenset()) -> set[str]:
+    """Variables and containers of ``nodes`` (a function's body, walked) that hold one of ``sources``;
+    names in ``ignore`` (modules such as ``np``, whose ``np.sum(w)`` would otherwise count) are never recorded."""
     score_ids = {id(c) for c in sources}
     scored: set[str] = set()
 
@@ -48,7 +50,7 @@ def holders(nodes: Sequence[cst.CSTNode], sources: Sequence[cst.CSTNode]) -> set
             for t in targets:
                 for name in ([dotted(e.value) for e in t.elements] if isinstance(t, (cst.Tuple, cst.List))
                              else [dotted(t)]):
-                    if name and name not in scored:
+                    if name and name not in scored and name not in ignore:
                         scored.add(name)
                         changed = True
     return scored
