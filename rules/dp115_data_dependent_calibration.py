@@ -12,7 +12,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
 from dpcheck.analysis.simulation import simulator
-from dpcheck.analysis.syntax import call_name, call_params, dotted, param_names, target_names, walk, words
+from dpcheck.analysis.syntax import call_name, call_params, dotted, number, param_names, target_names, walk, words
 from dpcheck.rule import Rule
 
 #: calls that summarise an array into one number (a statistic of whatever they are given)
@@ -256,6 +256,53 @@ def _statistic(call: cst.Call) -> bool:
 
 #: a name holding a number of classes or categories
 _COUNT_WORDS = frozenset({"num", "n", "nb", "number", "count", "classes", "class", "categories", "labels", "size", "k"})
+
+
+#: summaries of many values (the units' norms) that make a clip bound the data's own
+_CLIP_SUMMARIES = frozenset({"median", "nanmedian", "percentile", "nanpercentile", "quantile", "nanquantile", "mean",
+                             "nanmean", "average", "max", "amax", "nanmax", "sort", "sorted"})
+#: calls that clip to a norm bound given as their second argument (or ``max_norm=``/``clip_norm=``)
+_NORM_CLIPS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_norm", "clip_by_global_norm"})
+
+
+def _normish(expr: cst.BaseExpression) -> bool:
+    """``norms[i][key]``, ``grad_norm``, ``torch.norm(g)``, ``g.norm(2)``: a norm of what is being clipped."""
+    return any(isinstance(n, cst.Name) and words(n.value) & {"norm", "norms", "l2norm", "l2"}
+               or isinstance(n, cst.Call) and call_name(n) in ("norm", "vector_norm") for n in walk(expr))
+
+
+def _unwrapped(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Call) and call_name(expr) in ("float", "int") and len(expr.args) == 1:
+        expr = expr.args[0].value
+    return expr
+
+
+def _clip_bound(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """(g39-2) The bound ``C`` of a norm clip: ``max(1, norm / C)``, ``min(1, C / norm)``,
+    ``clip_grad_norm_(params, C)``, ``clip_by_norm(g, clip_norm=C)``. A ``C`` computed from the clipped values
+    themselves (the median of the clients' update norms) makes the sensitivity, and the noise sized to it,
+    this dataset's."""
+    args = [a for a in call.args if not a.star]
+    if name in ("max", "maximum", "min", "minimum") and len(args) == 2 and all(a.keyword is None for a in args):
+        for one, other in ((args[0].value, args[1].value), (args[1].value, args[0].value)):
+            if number(one) != 1:
+                continue
+            ratio = _unwrapped(other)
+            if not (isinstance(ratio, cst.BinaryOperation) and isinstance(ratio.operator, cst.Divide)):
+                continue
+            if name in ("max", "maximum") and _normish(ratio.left) and not _normish(ratio.right):
+                return ratio.right
+            if name in ("min", "minimum") and _normish(ratio.right) and not _normish(ratio.left):
+                return ratio.left
+        return None
+    if name in _NORM_CLIPS:
+        keyed = next((a.value for a in args if a.keyword is not None
+                      and a.keyword.value in ("max_norm", "clip_norm")), None)
+        if keyed is not None:
+            return keyed
+        positional = [a.value for a in args if a.keyword is None]
+        return positional[1] if len(positional) > 1 else None
+    return None
 
 
 def _category_count(value: cst.BaseExpression) -> bool:
@@ -664,6 +711,37 @@ def regress(X, y, epsilon):
     X = X / np.linalg.norm(X, axis=1).reshape(-1, 1).clip(min=1.0)
     return LinearRegression(epsilon=epsilon, data_norm=1.0, bounds_X=(-1, 1), bounds_y=(0, 1)).fit(X, y)
 """,
+        # (g39-2) twin of the median clip bound: the bound is a public constant; the noise comes from the project's
+        # own sampler, sized to it
+        """
+import numpy as np
+def mcmc_normal(density, n):
+    x, out = 0.0, []
+    for _ in range(n):
+        y = x + np.random.uniform(-1, 1)
+        if np.random.uniform() < density(y) / density(x):
+            x = y
+        out.append(x)
+    return np.array(out)
+
+def sanitize(deltas, norms, clip_bound, noise_multiplier):
+    total = 0
+    for d, norm in zip(deltas, norms):
+        total = total + d / max(1, norm / clip_bound)
+    std = clip_bound * noise_multiplier
+    return total + mcmc_normal(lambda x: np.exp(-x * x / (2 * std * std)), total.size)
+""",
+        # (g39-2) ordinary ML: gradient clipping at a percentile of the recent gradient norms (no privacy at all)
+        """
+import numpy as np
+import torch
+def train_step(model, loss, history, optimizer):
+    loss.backward()
+    bound = np.percentile(history, 10) if history else 1.0
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), bound)
+    history.append(float(total))
+    optimizer.step()
+""",
     )
 
     INVALID = (
@@ -1022,6 +1100,38 @@ def regress(X, y, epsilon):
     biggest = max(np.linalg.norm(row) for row in X)  # <-
     return LinearRegression(epsilon=epsilon, data_norm=biggest, bounds_X=(-1, 1), bounds_y=(0, 1)).fit(X, y)
 """,
+        # (g39-2) the clip bound is the median of the clients' raw update norms; the noise is drawn by a hand-written
+        # sampler, so only the clip bound shows the calibration
+        """
+import numpy as np
+def mcmc_normal(density, n):
+    x, out = 0.0, []
+    for _ in range(n):
+        y = x + np.random.uniform(-1, 1)
+        if np.random.uniform() < density(y) / density(x):
+            x = y
+        out.append(x)
+    return np.array(out)
+
+def sanitize(deltas, norms, noise_multiplier):
+    bound = np.median(norms)  # <-
+    total = 0
+    for d, norm in zip(deltas, norms):
+        total = total + d / max(1, norm / bound)
+    std = bound * noise_multiplier
+    return total + mcmc_normal(lambda x: np.exp(-x * x / (2 * std * std)), total.size)
+""",
+        # (g39-2) DP-SGD whose clip norm is the mean norm of this batch's per-example gradients
+        """
+import torch
+def private_step(model, per_example_grads, noise_multiplier, optimizer):
+    norms = torch.stack([g.norm(2) for g in per_example_grads])
+    clip = norms.mean().item()  # <-
+    for g in per_example_grads:
+        torch.nn.utils.clip_grad_norm_([g], max_norm=clip)
+    model.weight.grad = torch.stack(per_example_grads).mean(0) + torch.randn_like(model.weight) * noise_multiplier
+    optimizer.step()
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1168,6 +1278,9 @@ def regress(X, y, epsilon):
             for arg in call.args:
                 if not arg.star:
                     out.append((arg.value, f"a parameter of the noise sampler `{dotted(call.func) or name}`"))
+        bound = _clip_bound(call, name)
+        if bound is not None:
+            out.append((bound, "the clip bound (and so the sensitivity the noise must cover)"))
         callee = fa.callee(call)
         if callee is None and words(name) & _MECHANISM_WORDS and name not in PURE_DRAWS:
             # an imported mechanism helper: the argument named for the scale or sensitivity
@@ -1255,6 +1368,10 @@ def regress(X, y, epsilon):
                     break
         if origin is None or origin in self._reported:
             return
+        if what.startswith("the clip bound"):
+            stats = {call_name(n) for n in walk(origin, into_scopes=False) if isinstance(n, cst.Call) and _statistic(n)}
+            if stats and not stats & _CLIP_SUMMARIES:
+                return  # (g39-2) a radius measured once (``scale * norm(a - b)``, an attacker's step), not a summary
         if any(isinstance(n, cst.Call) and simulator(fa.callee(n)) for n in walk(origin, into_scopes=False)):
             return  # a statistic of a data set the code made up itself
         if records and not self._reads_records(origin, scope):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
-from dpcheck.analysis.deadcode import outside_dead_functions
+from dpcheck.analysis.deadcode import commented_out_functions, outside_dead_functions
 from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 from dpcheck.analysis import nonrelease
@@ -1396,6 +1396,68 @@ class Server:
         for part in np.array_split(np.arange(len(self.test_clients)), k):
             self.report([self.test_clients[i].evaluate() for i in part])
 """,
+        # (g39-2) twin of the with-replacement cohort: each client joins the round independently with probability
+        # m / N (Poisson), which is what the rate handed to compute_rdp describes
+        """
+import numpy as np
+from privacy import compute_rdp, get_privacy_spent
+class Server:
+    def run(self, m, rounds):
+        for t in range(1, rounds):
+            rdp = compute_rdp(m / len(self.clients), self.sigma, t, self.orders)
+            eps = get_privacy_spent(self.orders, rdp, target_delta=1e-5)[0]
+            picked = [c for c in self.clients if np.random.rand() < m / len(self.clients)]
+            self.aggregate([c.update(self.model) for c in picked])
+""",
+        # (g39-2) ordinary ML: a with-replacement bootstrap draw of rows, no accountant at all
+        """
+import numpy as np
+def bootstrap_means(X, n_boot, batch_size):
+    out = []
+    for _ in range(n_boot):
+        idx = np.random.choice(len(X), batch_size)
+        out.append(X[idx].mean(axis=0))
+    return np.array(out)
+""",
+        # (g39-2) the ε helper is called only in a comment (a timing benchmark): no ε is claimed for the shuffled
+        # batches
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def compute_epsilon(epoch, n, args):
+    q = args.batch_size / n
+    rdp = compute_rdp(q=q, noise_multiplier=args.sigma, steps=epoch * n // args.batch_size, orders=[2, 4, 8])
+    return get_privacy_spent([2, 4, 8], rdp, target_delta=1e-5)[0]
+
+def main(args, x, model):
+    fn = tf.compat.v1.estimator.inputs.numpy_input_fn(x={"x": x}, batch_size=args.batch_size, shuffle=True)
+    for epoch in range(args.epochs):
+        model.train(input_fn=fn)
+        # eps = compute_epsilon(epoch, len(x), args)
+
+if __name__ == "__main__":
+    main(None, None, None)
+""",
+        # (g39-2) twin of the DistributedSampler loader: Opacus' Poisson sampler draws the batches
+        """
+from torch.utils.data import DataLoader
+from opacus import PrivacyEngine
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+def main(args, train_data, model):
+    sample_rate = args.batch_size / len(train_data)
+    loader = DataLoader(train_data, batch_sampler=UniformWithReplacementSampler(
+        num_samples=len(train_data), sample_rate=sample_rate))
+    engine = PrivacyEngine(model, sample_rate=sample_rate, noise_multiplier=args.sigma, max_grad_norm=1.0)
+    return loader, engine
+""",
+        # (g39-2) ordinary ML: a DistributedSampler loader, no accountant
+        """
+import torch
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+def make_loader(dataset, batch_size):
+    return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset), drop_last=True)
+""",
     )
 
     INVALID = (
@@ -1545,7 +1607,7 @@ def step(model, xs, ys, pick_prob, sigma, batch_size):
         """
 import numpy as np
 def fit(users, lot_size, sigma, accountant, step, epochs):
-    q = lot_size / len(users)
+    q = lot_size / len(users)  # <-
     order = list(users)
     for _ in range(epochs):
         np.random.shuffle(order)  # <-
@@ -1553,7 +1615,7 @@ def fit(users, lot_size, sigma, accountant, step, epochs):
             step(order[start:start + lot_size], sigma)  # <-
             accountant.compute_rdp(q, sigma, 1)  # <-
 def train(X, y, bs, sigma, update, steps_per_epoch, epochs):
-    q = bs / X.shape[0]
+    q = bs / X.shape[0]  # <-
     for _ in range(epochs):
         perm = np.random.permutation(X.shape[0])  # <-
         for i in range(0, X.shape[0], bs):
@@ -1708,7 +1770,7 @@ class Solver:
         self.accountant = RDPAccountant()
         self.dp_opt = DPOptimizer(optimizer=optimizer, noise_multiplier=1.1, max_grad_norm=1.0,
                                   expected_batch_size=self.batch_size)
-        rate = self.batch_size / self.data.train_count
+        rate = self.batch_size / self.data.train_count  # <-
         self.dp_opt.attach_step_hook(self.accountant.get_optimizer_hook_fn(sample_rate=rate))  # <-
     def train_step(self):
         graphs, labels = self.data.next_train_batch(self.batch_size)  # <-
@@ -1797,7 +1859,7 @@ def batches(data, batch_size, steps):
         idx = [np.random.randint(len(data)) for _ in range(batch_size)]  # <-
         yield data[idx]
 def train(data, batch_size, steps, sigma, step):
-    q = batch_size / len(data)
+    q = batch_size / len(data)  # <-
     acc = MomentsAccountant(delta=1e-5, sigma=sigma, sampling_prob=q)  # <-
     for batch in batches(data, batch_size, steps):
         step(batch)
@@ -1842,7 +1904,7 @@ from tensorflow_privacy import compute_rdp, get_privacy_spent
 from data import get_loaders
 def main(args, orders):
     train_loader, test_loader = get_loaders(args.batch_size)  # <-
-    sampling_prob = args.batch_size / len(train_loader.dataset)
+    sampling_prob = args.batch_size / len(train_loader.dataset)  # <-
     rdp = compute_rdp(sampling_prob, args.sigma, args.steps, orders)  # <-
     return get_privacy_spent(orders, rdp, target_delta=args.delta)
 """,
@@ -2268,6 +2330,62 @@ class Server:
             self.aggregate([c.local_update() for c in clients])
             self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.frac)  # <-
 """,
+        # (g39-2) clients drawn as a fixed-size sample *with* replacement (``choice`` replaces by default), while the
+        # RDP accountant is given the Poisson rate m / N
+        """
+import numpy as np
+from privacy import compute_rdp, get_privacy_spent
+class Server:
+    def run(self, m, rounds):
+        for t in range(1, rounds):
+            rdp = compute_rdp(m / len(self.clients), self.sigma, t, self.orders)  # <-
+            eps = get_privacy_spent(self.orders, rdp, target_delta=1e-5)[0]
+            picked = np.random.choice(self.clients, m)  # <-
+            self.aggregate([c.update(self.model) for c in picked])
+""",
+        # (g39-2) fixed-size batches with replacement of the records, accounted as Poisson sampling
+        """
+import numpy as np
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(X, step, batch_size, sigma, steps, orders):
+    for _ in range(steps):
+        idx = np.random.choice(len(X), batch_size)  # <-
+        step(X[idx], sigma)
+    rdp = compute_rdp(q=batch_size / len(X), noise_multiplier=sigma, steps=steps, orders=orders)  # <-
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)[0]
+""",
+        # (g39-2) the same ε helper, called: its Poisson rate meets the shuffled fixed-size batches; the helper's
+        # call passes the rate batch / n, reported where it is worked out
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def compute_epsilon(steps, q, sigma):
+    rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=[2, 4, 8])  # <-
+    return get_privacy_spent([2, 4, 8], rdp, target_delta=1e-5)[0]
+
+def main(args, x, model):
+    fn = tf.compat.v1.estimator.inputs.numpy_input_fn(x={"x": x}, batch_size=args.batch_size, shuffle=True)  # <-
+    for epoch in range(args.epochs):
+        model.train(input_fn=fn)
+    print(compute_epsilon(args.epochs * len(x) // args.batch_size,
+                          args.batch_size / len(x), args.sigma))  # <-
+
+if __name__ == "__main__":
+    main(None, None, None)
+""",
+        # (g39-2) a DistributedSampler only permutes the records; the loader cuts fixed-size batches from that
+        # order, while the engine is handed a Poisson rate worked out two statements earlier
+        """
+from torch.utils.data import DataLoader
+from torch.utils.data.distributed import DistributedSampler
+from opacus import PrivacyEngine
+def main(args, train_data, model):
+    loader = DataLoader(train_data, batch_size=args.batch_size, drop_last=True,  # <-
+                        sampler=DistributedSampler(train_data))
+    sample_rate = args.batch_size / len(train_data)  # <-
+    engine = PrivacyEngine(model, sample_rate=sample_rate, noise_multiplier=args.sigma, max_grad_norm=1.0)  # <-
+    return loader, engine
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2641,16 +2759,22 @@ class Server:
                                                     f"`{fa.code(self._choice_size(node)).strip()}`"
                                                     + (", without replacement)" if self._replace_false(node)
                                                        else ", with replacement)")))
-        elif name == "choice" and not self._replace_false(node):
-            size = self._choice_size(node)
-            if size is not None and self._assigned_from(size, {"binomial"}):
-                self._self_claimed.append((node, "draws a binomial batch size (Poisson's) and then fills it with "
-                                                 "replacement (`choice` replaces by default), so records repeat "
-                                                 "and the batch is not a Poisson sample"))
-        elif name == "choice" and _batch_named(self._choice_size(node)):
-            self._without_replacement.append((node, "draws fixed-size batches without replacement"))
-        elif name == "choice" and (_cohort_named(self._choice_size(node)) or _cohort_named(self._population(node))):
-            self._cohort_draws.append((node, "draws a fixed-size cohort of clients without replacement"))
+        elif name == "choice" and not self._replace_false(node) and self._choice_size(node) is not None \
+                and self._assigned_from(self._choice_size(node), {"binomial"}):
+            self._self_claimed.append((node, "draws a binomial batch size (Poisson's) and then fills it with "
+                                             "replacement (`choice` replaces by default), so records repeat "
+                                             "and the batch is not a Poisson sample"))
+        elif name == "choice" and _batch_named(self._choice_size(node)) \
+                and (self._replace_false(node) or _records(self._population(node))):
+            # (g39-2) with replacement too (``choice`` replaces by default): a fixed-size batch is no Poisson sample
+            self._without_replacement.append((node, "draws fixed-size batches " + (
+                "without replacement" if self._replace_false(node) else "with replacement (records can repeat)")))
+        elif name == "choice" and self._choice_size(node) is not None \
+                and (_cohort_named(self._choice_size(node)) or _cohort_named(self._population(node))):
+            # (g39-2) ``choice(self.clients, m)`` replaces by default: still a fixed-size cohort, not Poisson
+            self._cohort_draws.append((node, "draws a fixed-size cohort of clients " + (
+                "without replacement" if self._replace_false(node) else "with replacement (`choice` replaces by "
+                                                                         "default, so clients can repeat)")))
         elif name == "sample" and len(node.args) >= 2 and not _keyword(node, "frac") \
                 and (_cohort_named(node.args[0].value) or _cohort_named(node.args[1].value)):
             self._cohort_draws.append((node, "draws a fixed-size cohort of clients (`sample`, without "
@@ -2830,6 +2954,13 @@ class Server:
             if shuffle is not None and _true(shuffle.value) and _keyword(node, "sampler") is None \
                     and _keyword(node, "batch_sampler") is None:
                 return "shuffles the data into fixed-size batches (`DataLoader(shuffle=True)`)"
+            order = self._ordering_sampler(_keyword(node, "sampler"))
+            if order is not None and _keyword(node, "batch_size") is not None \
+                    and number(_keyword(node, "batch_size").value) is None:
+                # (g39-2) ``sampler=DistributedSampler(ds)`` / ``RandomSampler(ds)``: the sampler only orders the
+                # records (a permutation, or the given order); the loader cuts that order into fixed-size batches
+                return f"cuts the order of `{order}` into fixed-size batches (`DataLoader(sampler={order}(…), " \
+                       "batch_size=…)`)"
             size = _keyword(node, "batch_size")
             # a literal batch size is a feature-extraction / pre-computation pass, not the training batch
             if (shuffle is None or not _true(shuffle.value)) and _keyword(node, "sampler") is None \
@@ -2876,15 +3007,82 @@ class Server:
                     if isinstance(n, (cst.Name, cst.Attribute))}
             rates = [rate for rate in rates if ident(rate.targets[0].target) in read]
         sites += [rate.value for rate in rates] if not classic else []
+        done: set[int] = set()
         for site in sites:
             what = f"this sampling rate `{fa.code(site).strip()}`" if not any(site is c for c in self._accounted) else \
                 f"`{call_name(site)}` derives q = batch / n from its arguments and"
+            done.add(id(site))
             self.report(
                 site,
                 f"{what} credits Poisson subsampling, but the batches "
                 f"come from line {fa.line_of(source)}, which {kind}: the accountant's ε does not bound the "
                 "training that ran",
             )
+        for site in sites:
+            for origin, how in self._rate_origins(site):
+                if id(origin) in done:
+                    continue
+                done.add(id(origin))
+                self.report(
+                    origin,
+                    f"this rate `{fa.code(origin).strip()}` {how} as the Poisson sampling probability, but the "
+                    f"batches come from line {fa.line_of(source)}, which {kind}: the ε computed from it does not "
+                    "bound the training that ran",
+                )
+
+    def _rate_origins(self, site: cst.CSTNode) -> list[tuple[cst.CSTNode, str]]:
+        """(g39-2) Where the rate handed to the accountant is worked out: ``q = batch / n`` assigned once to the
+        name passed (``sample_rate=sample_rate``), or, when the accountant sits in a helper and the rate is the
+        helper's parameter (``def compute_epsilon(steps, q)``), the argument each call in this module passes
+        (``compute_epsilon(steps, batch_size / n)``). The place a reader fixes is the rate, not only its use."""
+        fa = self.ctx.analysis
+        if not isinstance(site, cst.Name):
+            return []
+        fn = fa.enclosing_function(site)
+        if fn is not None and site.value in param_names(fn):
+            params = param_names(fn)
+            out: list[tuple[cst.CSTNode, str]] = []
+            for call in walk(self.ctx.module):
+                if not isinstance(call, cst.Call) or fa.callee(call) is not fn:
+                    continue
+                positional = [a for a in call.args if a.keyword is None]
+                if any(a.star for a in call.args):
+                    continue
+                index = params.index(site.value) - (1 if params and params[0] in ("self", "cls") and
+                                                    isinstance(call.func, cst.Attribute) else 0)
+                arg = next((a for a in call.args if a.keyword is not None and a.keyword.value == site.value), None)
+                if arg is None and 0 <= index < len(positional):
+                    arg = positional[index]
+                if arg is not None and self._divided(arg.value):
+                    out.append((arg.value, f"is what `{fn.name.value}` hands its accountant (line "
+                                           f"{fa.line_of(site)})"))
+            return out
+        value = fa.value_of(site)
+        if value is not None and self._divided(value):
+            return [(value, f"is handed to the accountant on line {fa.line_of(site)}")]
+        return []
+
+    @staticmethod
+    def _divided(expr: cst.BaseExpression) -> bool:
+        """``batch / n``, ``float(b) / len(X)``: a ratio worked out in code (not a literal, not a bare name)."""
+        expr = _unwrap(expr)
+        return isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide) \
+            and number(expr) is None
+
+    #: torch samplers that yield every index once per pass, in a (shuffled) order: batches cut from them are fixed
+    _ORDERING_SAMPLERS = frozenset({"DistributedSampler", "SequentialSampler", "SubsetRandomSampler"})
+
+    def _ordering_sampler(self, arg: cst.Arg | None) -> str | None:
+        """(g39-2) ``sampler=DistributedSampler(train_data)`` (or a name assigned one in the same scope): the name of
+        a sampler that permutes (or keeps) the records' order, never a Poisson draw."""
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Name):
+            value = self.ctx.analysis.value_of(value) or value
+        if isinstance(value, cst.Call) and call_name(value).split(".")[-1] in self._ORDERING_SAMPLERS:
+            return call_name(value).split(".")[-1]
+        return None
 
     def _sigma_search(self, node: cst.Call) -> bool:
         """An accountant call inside a σ-calibration helper: the rate is the helper's own parameter (the caller
@@ -3047,6 +3245,14 @@ class Server:
         return False
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        # (g39-2) an accountant (or a ``q = batch / n``) inside a function the script only calls in a comment claims
+        # no ε: the batches drawn elsewhere are not measured against it
+        dead = commented_out_functions(original_node, self.ctx.source)
+        if dead:
+            top = {id(s) for s in original_node.body if isinstance(s, cst.FunctionDef) and s.name.value in dead}
+            fa = self.ctx.analysis
+            self._accounted = [c for c in self._accounted if not any(id(a) in top for a in fa.ancestors(c))]
+            self._rates = [r for r in self._rates if not any(id(a) in top for a in fa.ancestors(r))]
         if self._epsilon_read or self._engine_kept:
             for off in self._poisson_off:
                 self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "

@@ -259,6 +259,21 @@ def train_then_release(model, optimizer, loader, criterion, max_norm, sigma, x_t
         optimizer.step()
     return add_gaussian_noise(model(x_test), sigma)
 """,
+        # (g39-2) one backward per task loss (``enumerate`` over the losses), each clipped before the next
+        """
+import torch
+class MetaLearner:
+    def dp_step(self, task_losses):
+        for k, task_loss in enumerate(task_losses):
+            self.optimizer.zero_grad()
+            task_loss.backward(retain_graph=True)
+            torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.clip)
+            for name, p in self.net.named_parameters():
+                self.acc[name] += p.grad
+        for name, p in self.net.named_parameters():
+            p.grad = (self.acc[name] + torch.randn_like(p) * self.clip * self.sigma) / len(task_losses)
+        self.optimizer.step()
+""",
     )
 
     INVALID = (
@@ -467,6 +482,18 @@ class Trainer:
         self.clip_gradient_norms(self.model.parameters(), self.max_grad_norm)  # <-
         self.noise_gradients(self.model.parameters(), self.noise_multiplier)
         self.opt.step()
+""",
+        # (g39-2) twin: the task losses are summed first, so the one clip bounds the gradient of all tasks together
+        """
+import torch
+class MetaLearner:
+    def dp_step(self, task_losses):
+        self.optimizer.zero_grad()
+        sum(task_losses).backward()
+        torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.clip)  # <-
+        for name, p in self.net.named_parameters():
+            p.grad = p.grad + torch.randn_like(p) * self.clip * self.sigma
+        self.optimizer.step()
 """,
     )
 
@@ -680,6 +707,11 @@ class Trainer:
                 return False  # ``range(0, n, batch_size)``: a loop over batches
             if isinstance(loop.target, cst.Name) and self._of_element(gradient, loop.target.value):
                 return True  # ``for item in losses: item.backward()``: one backward per element of the losses
+            if isinstance(loop.target, cst.Tuple) and isinstance(loop.iter, cst.Call) \
+                    and call_name(loop.iter) == "enumerate" and len(loop.target.elements) == 2 \
+                    and isinstance(loop.target.elements[1].value, cst.Name) \
+                    and self._of_element(gradient, loop.target.elements[1].value.value):
+                return True  # (g39-2) ``for i, item in enumerate(losses): item.backward()``: the same, counted
             text = fa.code(loop.iter)
             names = words("_".join(part for part in text.replace(".", " ").replace("(", " ").replace(")", " ")
                                    .replace(",", " ").replace("[", " ").replace("]", " ").split()))

@@ -192,6 +192,22 @@ class Trainer:
         seen = describe_bound(self.max_norm)
         self.count = self.count + len(seen)
 """,
+        # (g39-2) each tensor clipped to C on its own, and the noise scaled by C·√L: it covers the global bound
+        """
+import numpy as np
+import torch
+class Learner:
+    def step(self, losses):
+        for loss in losses:
+            self.optimizer.zero_grad()
+            loss.backward(retain_graph=True)
+            for name, p in self.model.named_parameters():
+                torch.nn.utils.clip_grad_norm_(p, self.clip)
+                self.acc[name].add_(p.grad)
+        scale = self.clip * np.sqrt(self.num_layers) * self.noise_multiplier
+        for name, p in self.model.named_parameters():
+            self.acc[name].add_(torch.randn_like(p) * scale)
+""",
     )
 
     INVALID = (
@@ -277,6 +293,22 @@ class LocalUpdate:
             z = gaussian_noise_array(self.eps, self.delta, sens, size=v.shape)
             v += torch.from_numpy(z)
 """,
+        # (g39-2) the twin whose noise is scaled by C alone: L tensors clipped to C each move the vector by C·√L
+        """
+import numpy as np
+import torch
+class Learner:
+    def step(self, losses):
+        for loss in losses:
+            self.optimizer.zero_grad()
+            loss.backward(retain_graph=True)
+            for name, p in self.model.named_parameters():
+                torch.nn.utils.clip_grad_norm_(p, self.clip)  # <-
+                self.acc[name].add_(p.grad)
+        scale = self.clip * self.noise_multiplier
+        for name, p in self.model.named_parameters():
+            self.acc[name].add_(torch.randn_like(p) * scale)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -327,7 +359,7 @@ class LocalUpdate:
                 if not isinstance(stmt, cst.SimpleStatementLine):
                     continue
                 draws = [c for c in walk(stmt) if isinstance(c, cst.Call) and call_name(c) in _DRAWS]
-                if draws and _expand(stmt, assigns) & wanted:
+                if draws and _expand(stmt, assigns) & wanted and not _layer_scaled(stmt, assigns):
                     return True
             if _added_helper_noise(scope, assigns, wanted):
                 return True
@@ -448,6 +480,31 @@ def _expand(expr: cst.CSTNode, assigns: dict[str, list[cst.BaseExpression]], ski
         seen |= nxt
         frontier = nxt
     return seen
+
+
+#: words of a count of the model's tensors (the L of C·√L)
+_LAYER_COUNT_WORDS = frozenset({"layer", "layers", "tensors", "params", "parameters", "keys"})
+
+
+def _layer_scaled(stmt: cst.CSTNode, assigns: dict[str, list[cst.BaseExpression]]) -> bool:
+    """(g39-2) The noise scale, a few assignments back, is multiplied by a root of the number of tensors
+    (``S * sqrt(grad_layer_num) * z``, ``C * math.sqrt(len(params)) * z``): the noise covers the C·√L that L
+    tensors clipped to C each can move, so the per-tensor clip is accounted for."""
+    exprs: list[cst.CSTNode] = [stmt]
+    seen: set[str] = set()
+    for _ in range(3):
+        for e in list(exprs):
+            for name in refs(e) - seen:
+                seen.add(name)
+                exprs.extend(assigns.get(name, ()))
+    for e in exprs:
+        for c in walk(e):
+            if isinstance(c, cst.Call) and call_name(c) == "sqrt" and c.args:
+                inner = c.args[0].value
+                names = {n for n in refs(inner)} | {call_name(n) for n in walk(inner) if isinstance(n, cst.Call)}
+                if any(words(n) & _LAYER_COUNT_WORDS or n == "L" for n in names):
+                    return True
+    return False
 
 
 def _split(bound: cst.CSTNode, assigns: dict[str, list[cst.BaseExpression]]) -> bool:
