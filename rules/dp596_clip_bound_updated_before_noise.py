@@ -1,6 +1,8 @@
 """DP596: adaptive clipping updates the clip bound before the round's noise is drawn with it."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -35,7 +37,8 @@ class ClipBoundUpdatedBeforeNoise(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return any("clip" in words(c) for c in facts.called) \
+        """A clipping call or a division (the clip factor ``C / ‖g‖``), and a noise draw or noise helper."""
+        return (bool(facts.binops(ast.Div)) or any("clip" in words(c) for c in facts.called)) \
             and (bool(facts.called & PURE_DRAWS) or any("noise" in words(c) for c in facts.called))
 
     VALID = (
