@@ -168,14 +168,17 @@ class DPAdaptiveOptimizer:
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         fa = self.ctx.analysis
-        if fa.enclosing_function(node) is not None:
-            return  # nested functions are read with their outer function
+        outer = fa.enclosing_function(node)
+        if outer is not None and fa.enclosing_class(node) is fa.enclosing_class(outer):
+            return  # closures are read with their outer function (a method of a nested class is its own)
         if fa.enclosing_class(node) is None:
             methods: dict[str, cst.FunctionDef] = {}
         else:  # the module's methods by name: a base class in the module may hold the update or the noise
             methods = self._module_methods()
         order = {n: i for i, n in enumerate(walk(node))}
+        owner = fa.enclosing_class(node)
         statements = [n for n in order if isinstance(n, (cst.BaseSmallStatement, cst.BaseCompoundStatement))
+                      and fa.enclosing_class(n) is owner  # not the methods of a class defined in the function
                       and not isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.If, cst.For, cst.While, cst.With,
                                              cst.Try))]
         for key in self._bounds(node, methods):
