@@ -1,6 +1,8 @@
 """DP520: the clipping bound is set from the private gradients' own norms (no noise on the way)."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -15,6 +17,10 @@ _NOT_BOUND = frozenset({"coef", "coeff", "coefs", "coefficient", "factor", "fact
                         "flag", "fn", "func", "type", "mode", "idx", "index", "indices", "percent", "percentage",
                         "quantile", "target", "history", "hist", "log", "norms"})
 _GRAD_WORDS = frozenset({"grad", "grads", "gradient", "gradients", "jacobian", "jac"})
+#: words of a call that takes an order statistic of its argument (``np.percentile``, ``get_percentile``)
+_QUANTILE_WORDS = frozenset({"percentile", "quantile", "median", "nanpercentile", "nanquantile", "nanmedian"})
+#: clipping calls whose second positional argument (or ``max_norm``/``clip_norm`` keyword) is the bound
+_CLIP_BOUND_KW = frozenset({"max_norm", "clip_norm", "clip_value", "max_grad_norm", "l2_norm_clip", "norm_bound"})
 
 
 def _reads_gradient(code: str) -> bool:
@@ -90,6 +96,51 @@ def noise(model, l2_norm_clip, noise_multiplier):
     for p in model.parameters():
         p.grad = p.accum + l2_norm_clip * noise_multiplier * torch.randn_like(p.accum)
 """,
+        # role twin of the stored-bound INVALID: the bound passed to clip_grad_norm_ stays the configured one;
+        # the per-task norms are only logged
+        """
+import numpy as np
+import torch
+class DPMeta:
+    def __init__(self, args):
+        self.T = args.clip_init
+        self.norm_history = []
+    def total_norm(self):
+        return torch.norm(torch.stack([p.grad.norm() for p in self.net.parameters() if p.grad is not None]))
+    def step(self, losses):
+        for loss in losses:
+            loss.backward()
+            self.norm_history.append(self.total_norm())
+            for p in self.net.parameters():
+                torch.nn.utils.clip_grad_norm_(p, self.T)
+        std = self.T * self.noise_multiplier
+        for p in self.net.parameters():
+            p.grad += torch.FloatTensor(p.shape).normal_(0, std)
+        print("median norm", np.median(self.norm_history))
+""",
+        # a bound from a percentile of public warm-up norms read from a file of the public run
+        """
+import json
+import numpy as np
+import torch
+class DPTrainer:
+    def __init__(self, cfg):
+        self.T = cfg.clip
+    def step(self, params):
+        for p in params:
+            torch.nn.utils.clip_grad_norm_(p, self.T)
+            p.grad += torch.randn_like(p.grad) * self.T * self.noise_multiplier
+def lr_from_history(path):
+    return np.percentile(json.load(open(path))["losses"], 50)
+""",
+        # ordinary ML: a median of losses sets a Huber delta; no clip bound
+        """
+import torch
+def huber_step(model, losses, x):
+    delta = torch.median(losses.detach())
+    grad_norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    return torch.nn.functional.huber_loss(x, x + torch.randn_like(x), delta=delta.item()), grad_norm
+""",
         # the norm only logged; the bound stays the configured one
         """
 import torch
@@ -102,6 +153,48 @@ def step(model, max_grad_norm, sigma, log):
     )
 
     INVALID = (
+        # a bound named by its role only (passed to clip_grad_norm_), reset to a percentile of the
+        # per-task norms the module collects, and scaling the noise through a local
+        """
+import numpy as np
+import torch
+class DPMeta:
+    def __init__(self, args):
+        self.T = args.clip_init
+        self.norm_history = []
+    def total_norm(self):
+        return torch.norm(torch.stack([p.grad.norm() for p in self.net.parameters() if p.grad is not None]))
+    def step(self, losses):
+        for loss in losses:
+            loss.backward()
+            self.norm_history.append(self.total_norm())
+            for p in self.net.parameters():
+                torch.nn.utils.clip_grad_norm_(p, self.T)
+        std = self.T * self.noise_multiplier
+        for p in self.net.parameters():
+            p.grad += torch.FloatTensor(p.shape).normal_(0, std)
+        candidate = np.percentile(self.norm_history, 60)
+        if candidate < self.T:
+            self.T = candidate  # <-
+""",
+        # norms logged by an earlier private run, read back and their median made the bound
+        """
+import json
+import numpy as np
+import torch
+def load_quantile(path, q):
+    return np.percentile(json.load(open(path))["norms"], q)
+class DPTrainer:
+    def __init__(self, cfg):
+        self.T = cfg.clip
+        self.T = load_quantile("runs/grad_norms.json", 50)  # <-
+    def step(self, params):
+        for p in params:
+            torch.nn.utils.clip_grad_norm_(p, self.T)
+            p.grad += torch.randn_like(p.grad) * self.T * self.noise_multiplier
+    def log(self, params):
+        return [p.grad.norm() for p in params]
+""",
         # per-layer bounds proportional to each layer's share of the gradient norm
         """
 import torch
@@ -174,12 +267,33 @@ def sanitize(per_example_grads, noise_multiplier):
                               "both the clip and the noise σ·C and no fixed per-record sensitivity holds; fix C in "
                               "advance, take it from public data, or estimate it privately and account for it")
 
-    @staticmethod
-    def _bound_target(target: cst.BaseExpression) -> bool:
-        if not isinstance(target, (cst.Name, cst.Attribute)) or not is_clip_bound(target):
+    def _bound_target(self, target: cst.BaseExpression) -> bool:
+        if not isinstance(target, (cst.Name, cst.Attribute)):
+            return False
+        if not is_clip_bound(target) and not (isinstance(target, cst.Attribute)
+                                              and self.ctx.analysis.code(target).strip() in self._role_bounds()):
             return False
         name = target.value if isinstance(target, cst.Name) else target.attr.value
         return not words(name) & _NOT_BOUND
+
+    def _role_bounds(self) -> frozenset[str]:
+        """Attributes the module passes as the bound of a clipping call (``clip_grad_norm_(p, self.S)``,
+        ``clip_by_norm(g, self.bound)``): a clip bound by role, whatever its name."""
+        cached = getattr(self, "_role_bound_keys", None)
+        if cached is None:
+            fa = self.ctx.analysis
+            keys: set[str] = set()
+            for n in walk(fa.index.module):
+                if not isinstance(n, cst.Call) or "clip" not in words(call_name(n)) \
+                        or "value" in words(call_name(n)):
+                    continue
+                args = [a for a in n.args if a.keyword is None]
+                picked = [a.value for a in n.args if a.keyword is not None and a.keyword.value in _CLIP_BOUND_KW]
+                if len(args) >= 2 and not picked:
+                    picked = [args[1].value]
+                keys |= {fa.code(v).strip() for v in picked if isinstance(v, cst.Attribute)}
+            cached = self._role_bound_keys = frozenset(keys)
+        return cached
 
     def _gradient_norm(self, expr: cst.BaseExpression, at: cst.CSTNode, seen: set[str], depth: int) -> str | None:
         """The gradient norm ``expr`` is computed from (a norm call over a gradient, or a name the enclosing
@@ -188,6 +302,12 @@ def sanitize(per_example_grads, noise_multiplier):
         for sub in walk(expr):
             if isinstance(sub, cst.Call) and call_name(sub) in NORM_CALLS and _reads_gradient(fa.code(expr)):
                 return fa.code(sub).strip()[:60]
+            if isinstance(sub, cst.Call) and words(call_name(sub)) & _QUANTILE_WORDS \
+                    and self._module_norms_gradients() and any(self._names_norms(a.value) for a in sub.args):
+                return fa.code(sub).strip()[:60]  # ``np.percentile(self.norm_list, q)``, ``get_percentile("norms.json")``
+            if isinstance(sub, cst.Attribute) and not is_clip_bound(sub) and is_norm_value(sub) \
+                    and self._module_norms_gradients() and self._collects_norms(fa.code(sub).strip()):
+                return fa.code(sub).strip()  # ``self.norm_list`` the module appends gradient norms to
             if isinstance(sub, cst.Name) and sub.value not in seen and depth < 4 and not is_clip_bound(sub):
                 seen.add(sub.value)
                 if is_norm_value(sub) and self._module_norms_gradients():
@@ -199,6 +319,30 @@ def sanitize(per_example_grads, noise_multiplier):
                     if found:
                         return found
         return None
+
+    @staticmethod
+    def _names_norms(arg: cst.BaseExpression) -> bool:
+        """An argument that holds norms by its name or by the file it names (``norm_list``,
+        ``"./logs/clip_norms.json"``): an order statistic of it is a statistic of the norms."""
+        for n in walk(arg):
+            if isinstance(n, (cst.Name, cst.Attribute)) and not is_clip_bound(n) and is_norm_value(n):
+                return True
+            if isinstance(n, cst.SimpleString) and re.search(r"norms?(?![a-z])", n.value.lower()):
+                return True
+        return False
+
+    def _collects_norms(self, key: str) -> bool:
+        """The module appends a gradient norm to the attribute ``key`` (``self.norm_list.append(self.grad_norm())``)."""
+        fa = self.ctx.analysis
+        for n in walk(fa.index.module):
+            if isinstance(n, cst.Call) and call_name(n) in ("append", "extend") and isinstance(n.func, cst.Attribute) \
+                    and fa.code(n.func.value).strip() == key and n.args:
+                arg = n.args[0].value
+                text = fa.code(arg)
+                if any(isinstance(c, cst.Call) and "norm" in words(call_name(c)) for c in walk(arg)) \
+                        and (_reads_gradient(text) or self._module_norms_gradients()):
+                    return True
+        return False
 
     def _assigned(self, name: str, at: cst.CSTNode) -> list[cst.BaseExpression]:
         """Values assigned (``=``, ``+=``, loop targets excluded) to ``name`` in the function around ``at``."""
@@ -224,7 +368,17 @@ def sanitize(per_example_grads, noise_multiplier):
         if isinstance(bound, cst.Attribute):
             scope: cst.CSTNode = fa.index.module
             key = fa.code(bound).strip()
-            hit = lambda stmt: key in fa.code(stmt)  # noqa: E731
+
+            def hit(stmt: cst.CSTNode) -> bool:
+                if key in fa.code(stmt):
+                    return True
+                # ``noise_size = self.S * sigma`` then ``.normal_(0, noise_size)`` in the same function
+                func = fa.enclosing_function(stmt)
+                if func is None:
+                    return False
+                locals_ = {t.target.value for a in walk(func, into_scopes=False) if isinstance(a, cst.Assign)
+                           and key in fa.code(a.value) for t in a.targets if isinstance(t.target, cst.Name)}
+                return any(isinstance(n, cst.Name) and n.value in locals_ for n in walk(stmt))
         else:
             scope = fa.enclosing_function(at) or fa.index.module
             names = {bound.value}  # type: ignore[attr-defined]

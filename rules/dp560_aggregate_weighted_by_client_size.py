@@ -139,7 +139,7 @@ class AggregateWeightedByClientSize(Rule):
         "aggregate with uniform weights (or weights from a public bound such as min(n_k, cap)/cap), or "
         "release the counts with DP and charge them."
     )
-    TRIGGERS = ("sum", "+=", "fit")
+    TRIGGERS = ("sum", "+=", "fit", "average", "weighted_mean")
     requires_dp_context = True
 
     @classmethod
@@ -148,9 +148,27 @@ class AggregateWeightedByClientSize(Rule):
         source = facts.source
         if not (_PRIVACY_TEXT.search(source) and _FEDERATED_TEXT.search(source)):
             return False
-        return bool(facts.binops(ast.Div) or facts.binops(ast.Mult)) or "def fit" in source
+        return bool(facts.binops(ast.Div) or facts.binops(ast.Mult)) or "def fit" in source \
+            or bool(facts.called & {"average", "weighted_average", "weighted_mean", "nanaverage"})
 
     VALID = (
+        # twin of the np.average INVALID: the clients' private curves averaged with uniform weights
+        """
+import numpy as np
+def dp_survival_curve(part, epsilon):
+    return survival(part) + np.random.laplace(0, 2.0 / epsilon, 50)
+def federated_dp_curve(splits, epsilon):
+    curves = np.stack([dp_survival_curve(part, epsilon) for part in splits])
+    return np.average(curves, axis=0)
+""",
+        # test accuracy averaged by test-set sizes (a metric); a weighted average of public counts
+        """
+import numpy as np
+def report(clients, epsilon):
+    accs = [evaluate_client(c, epsilon) for c in clients]
+    mean_acc = np.average(accs, weights=[len(c.test_data) for c in clients])
+    return mean_acc
+""",
         # uniform averaging of the noisy client updates; metrics averaged by sample counts for logging
         """
 import numpy as np
@@ -280,6 +298,16 @@ class ControlClient:
 """,
     )
     INVALID = (
+        # clients' private releases averaged by np.average with their exact record counts as weights
+        """
+import numpy as np
+def dp_survival_curve(part, epsilon):
+    return survival(part) + np.random.laplace(0, 2.0 / epsilon, 50)
+def federated_dp_curve(splits, epsilon):
+    curves = np.stack([dp_survival_curve(part, epsilon) for part in splits])
+    sizes = [len(splits[k]) for k in range(len(splits))]
+    return np.average(curves, weights=sizes, axis=0)  # <-
+""",
         # the FedML-style aggregator: sample counts accumulated into a total, each client weighted by its share
         """
 def aggregate_noisy(w_locals, sigma, clip, epsilon):
@@ -672,6 +700,25 @@ class DPClient:
                     and isinstance(binding.value.operator, cst.Multiply):
                 return self._count(binding.value.left) or self._count(binding.value.right)
         return False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``np.average(client_releases, weights=[len(d) for d in splits])``: the averaging call itself is
+        handed the clients' record counts as its weights."""
+        if call_name(node) not in ("average", "weighted_average", "weighted_mean", "nanaverage") \
+                or not self._dp_module():
+            return
+        positional = [a.value for a in node.args if a.keyword is None]
+        weights = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "weights"),
+                       positional[2] if call_name(node) == "average" and len(positional) > 2 else
+                       positional[1] if call_name(node) != "average" and len(positional) > 1 else None)
+        if weights is None or not positional or not self._weight(weights):
+            return
+        averaged = positional[0]
+        if any(isinstance(n, (cst.Name, cst.Attribute)) and _pieces(ident(n)) & _METRIC_WORDS for n in walk(averaged)) \
+                or self._target_words(node) & _METRIC_WORDS or self._quiet_place(node):
+            return
+        self._report(node, "the clients' releases averaged with their record counts `{}` as weights",
+                     code_of=weights)
 
     def visit_Return(self, node: cst.Return) -> None:
         """A Flower ``fit`` returning ``(parameters, num_examples, metrics)``: the count is the FedAvg weight."""
