@@ -531,18 +531,24 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
     per_class: dict[str, Score] = {c: Score() for c in CLASSES}
     per_source: dict[str, Score] = defaultdict(Score)
     static, every, paper = Score(), Score(), Score()
+    by_key: dict[tuple[str, str, int, str], list[FindingLabel]] = defaultdict(list)
+    for l in labels:
+        by_key[label_key(l.source, l.file, l.line, l.rule)].append(l)
+
+    def verdict(f: Finding) -> str | None:
+        label = label_for(f, by_key.get(label_key(f.source, f.file, f.line, f.rule), []))
+        return None if label is None else label.label
+
     missed = []
     for bug in (b for b in bugs if not b.withdrawn):
-        hit = bool(found_by(bug, findings))
+        # a finding its reader judged false (its claim is wrong at that line) finds nothing
+        hit = any(verdict(f) != "FP" for f in found_by(bug, findings))
         for s in (per_class[bug.cls], per_source[bug.source], every, *((static,) if bug.static else ()),
                   *((paper,) if bug.why.startswith(PAPER_TAG) else ())):
             s.bugs += 1
             s.found += hit
         if not hit:
             missed.append(bug.id)
-    by_key: dict[tuple[str, str, int, str], list[FindingLabel]] = defaultdict(list)
-    for l in labels:
-        by_key[label_key(l.source, l.file, l.line, l.rule)].append(l)
     counts: Counter[str] = Counter()
     unlabelled, false_positives = [], []
     for f in findings:
@@ -560,7 +566,7 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
 
 def print_result(result: Result, title: str) -> None:
     print(f"\n== {title}")
-    print("recall per class (bug found = a finding in its file within its lines ±2):")
+    print("recall per class (bug found = a finding not labelled FP in its file within its lines ±2):")
     for cls, s in sorted(result.per_class.items()):
         print(f"  {cls:<26} {s.text()}")
     print("recall per source:")

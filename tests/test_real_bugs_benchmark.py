@@ -230,6 +230,17 @@ def test_recall_counts_a_finding_within_two_lines_of_the_range() -> None:
     assert "other" not in result.per_class
 
 
+def test_a_finding_labelled_fp_does_not_find_the_bug_it_lies_on() -> None:
+    bugs = [bug("a", "m.py", (10, 10), "noise-scale"), bug("b", "m.py", (30, 30), "noise-scale")]
+    findings = [finding("m.py", 10), finding("m.py", 30), finding("m.py", 31, rule="DP101")]
+    labels = [label("m.py", 10, "FP"), label("m.py", 30, "FP"), label("m.py", 31, "ACK", rule="DP101")]
+    result = bench.score(bugs, findings, labels, lines=1000)
+    assert result.missed == ["a"], "a is hit only by a false alarm; b also by an acknowledged finding"
+    assert (result.static.found, result.static.bugs) == (1, 2)
+    result = bench.score(bugs, findings, [], lines=1000)
+    assert result.missed == [], "an unlabelled finding counts until it is judged"
+
+
 def test_a_withdrawn_bug_is_left_out_of_every_recall_figure() -> None:
     kept = bug("a", "m.py", (10, 12), "private-size-parameter")
     gone = bench.Bug("b", "s", "m.py", (30, 30), "private-size-parameter", "why", True, "a",
