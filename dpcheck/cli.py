@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
+import select
 import sys
 import traceback
 from collections.abc import Sequence
@@ -41,6 +43,28 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: the reader of our output went away (``dpcheck rules | head``): the shell's code for SIGPIPE, never 0
+EXIT_PIPE_CLOSED = 141
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone; if so it is pointed at /dev/null so
+    that the interpreter's final flush stays quiet. A broken pipe of anything else is not ours."""
+    try:
+        fd = sys.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLOUT)
+        events = poller.poll(0)
+    except (AttributeError, OSError, ValueError):
+        return False
+    if not any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events):
+        return False
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command = args_list[0] if args_list and not args_list[0].startswith("-") else None
@@ -60,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"dpcheck: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        if not _stdout_closed():
+            print("dpcheck: internal error:", file=sys.stderr)
+            traceback.print_exc()
+            return EXIT_ERROR
+        return EXIT_PIPE_CLOSED
     except Terminated:
         print("dpcheck: terminated (SIGTERM)", file=sys.stderr)
         return 143

@@ -34,6 +34,8 @@ _NOT_PRIVATE = frozenset({
     "vocab", "vocabulary", "alphabet", "charset", "special", "stopwords", "labels", "label", "classes",
     "marginal", "marginals", "workload", "clique", "cliques", "attr", "attrs", "columns", "cols", "queries",
     "domain", "schema", "keys", "parts", "probabilities", "probs",
+    "query", "request", "requests", "req", "spec", "specs", "config", "cfg", "params", "args", "options",
+    "settings",
 })
 #: words of an iterable that holds the records
 _RECORD_WORDS = frozenset({
@@ -263,6 +265,14 @@ class PrivateVocabulary(Rule):
         return None
 
     VALID = (
+        # the set is the column names of the user's query specification, not values of the records
+        """
+from opacus import PrivacyEngine
+def show_dp_requests(dict_query, epsilon):
+    data_query = dict_query()
+    vars_by = {val for req in data_query.values() for val in req.get("by", [])}
+    return sorted(vars_by), epsilon
+""",
         # twin: the vocabulary comes from a pretrained tokenizer
         """
 from transformers import AutoTokenizer
