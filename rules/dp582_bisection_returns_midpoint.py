@@ -101,6 +101,21 @@ class BisectionReturnsMidpoint(Rule):
             c.func, "id", None)) == "sqrt" and c.args and isinstance(c.args[0], ast.BinOp) for c in facts.calls)
 
     VALID = (
+        # a private search for a radius (GoodRadius): each step reads noisy counts, so returning the midpoint is
+        # post-processing; neither the midpoint nor the test deciding the end is a privacy quantity
+        """
+import numpy as np
+def dp_good_radius(S, t, tolerance, sigma_radius, count):
+    r_low, r_high = 0.0, 1.0
+    while r_high - r_low > tolerance:
+        r_mid = (r_high + r_low) / 2
+        noisy = count(S, r_mid) + np.random.normal(0, 2 * sigma_radius)
+        if noisy >= t:
+            r_high = r_mid
+        else:
+            r_low = r_mid
+    return r_mid
+""",
         # twin 1: returns the feasible upper bound
         """
 from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
@@ -304,7 +319,7 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
                 moved = {k for k, v, _ in assigned if key(v) == mid}
                 if not set(ends) <= moved:
                     continue
-                if not self._privacy(node, loop) or self._negligible(loop):
+                if not self._privacy(loop, mid) or self._negligible(loop):
                     continue
                 self._returns_after(node, loop, mid, ends)
 
@@ -325,11 +340,18 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
             return n is not None and n >= 40
         return False
 
-    def _privacy(self, fn: cst.FunctionDef, loop: cst.CSTNode) -> bool:
-        names = {fn.name.value, *param_names(fn)}
-        names |= {call_name(c) for c in walk(loop) if isinstance(c, cst.Call)}
-        names |= {n.value for n in walk(loop) if isinstance(n, cst.Name)}
-        names |= {n.attr.value for n in walk(loop) if isinstance(n, cst.Attribute)}
+    @staticmethod
+    def _privacy(loop: cst.CSTNode, mid: str) -> bool:
+        """The search is a privacy calibration: the midpoint is a privacy quantity (σ, a noise multiplier, ε),
+        or the test that picks the end to move compares one (``if eps < target_epsilon``). A search for a
+        radius or a truncation point steered by other values is not, whatever its function is called."""
+        names: set[str] = {mid}
+        for branch in walk(loop.body, into_scopes=False):
+            if isinstance(branch, (cst.If, cst.IfExp)):
+                test = branch.test
+                names |= {call_name(c) for c in walk(test) if isinstance(c, cst.Call)}
+                names |= {n.value for n in walk(test) if isinstance(n, cst.Name)}
+                names |= {n.attr.value for n in walk(test) if isinstance(n, cst.Attribute)}
         return any(words(n) & _PRIVACY_WORDS for n in names if n)
 
     def _returns_after(self, fn: cst.FunctionDef, loop: cst.CSTNode, mid: str, ends: tuple[str, str]) -> None:
