@@ -1998,7 +1998,8 @@ def _defined_here(name: str | None, index: Dp2Index) -> bool:
         return False
     # ``from diffprivlib.models import PCA``: the DP library's own estimator, which spends budget on what it learns
     qual = index.imports.get(name, "")
-    if qual and words(qual.replace(".", "_")) & {"diffprivlib", "dp", "private", "privacy", "opendp", "snsynth"}:
+    # named DP libraries only: a project's own ``dp_cgans.DataTransformer`` is an ordinary fitted encoder
+    if qual and qual.split(".")[0] in {"diffprivlib", "opendp", "snsynth", "tmlt", "pipeline_dp"}:
         return True
     return any(c.name.value == name for c in index.fa.nodes(cst.ClassDef))  # type: ignore[attr-defined]
 
