@@ -64,6 +64,18 @@ class EpsilonForPlainOptimizer(Rule):
                           "use the DP optimizer, or report ε only for the private run")
 
     VALID = (
+        # a default privacy setting built when none is given (both arms are DP): not a DP/plain switch
+        """
+from opacus import PrivacyEngine
+def fit(model, opt, loader, privacy=None):
+    privacy = privacy if privacy is not None else DPSGD()
+    engine = PrivacyEngine()
+    model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                             noise_multiplier=privacy.sigma, max_grad_norm=1.0)
+    for x, y in loader:
+        opt.zero_grad(); model.loss(x, y).backward(); opt.step()
+    return engine.get_epsilon(privacy.delta)
+""",
         # twin of 1: the engine is used, its ε is reported
         """
 import torch

@@ -115,6 +115,11 @@ def _has_dp(node: ast.AST) -> bool:
     return any(_dp_call(n) for n in ast.walk(node))
 
 
+def _wraps_dp(node: ast.AST) -> bool:
+    """A DP call given something to make private (an optimizer, a model, parameters)."""
+    return any(_dp_call(n) and (n.args or n.keywords) for n in ast.walk(node))  # type: ignore[attr-defined]
+
+
 @dataclass(frozen=True)
 class PlainStep:
     line: int          #: where the plain optimizer steps (or is handed to the function that steps it)
@@ -650,7 +655,9 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
             if (dp_arm[0] and plain_arm[1] and not dp_arm[1]) or (dp_arm[1] and plain_arm[0] and not dp_arm[0]):
                 switches.append(_flag_names(n.test))
         elif isinstance(n, ast.IfExp):
-            if (_has_dp(n.body) and not _has_dp(n.orelse)) or (_has_dp(n.orelse) and not _has_dp(n.body)):
+            # ``DPOptimizer(base) if cfg.dp else base`` wraps something; ``spec if spec else DPSGD()`` only
+            # builds a default privacy setting, both arms of which are DP
+            if (_wraps_dp(n.body) and not _has_dp(n.orelse)) or (_wraps_dp(n.orelse) and not _has_dp(n.body)):
                 switches.append(_flag_names(n.test))
     switches = [s for s in switches if s]
     if not switches:
