@@ -1,12 +1,10 @@
 """DP570: a sub-model trained with a plain optimizer on the data a DP model of the same pipeline trains on."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.plain_training import PlainStep, plain_steps
+from dpcheck.analysis.plain_training import PlainStep, first_per_line, plain_steps
 from dpcheck.rule import Rule
 
 
@@ -48,13 +46,7 @@ class PlainSubModelOnPrivateData(Rule):
 
     def _by_line(self) -> dict[int, PlainStep]:
         if self._lines is None:
-            try:
-                tree = ast.parse(self.ctx.source)
-            except (SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
-            self._lines = {}
-            for s in plain_steps(tree):
-                self._lines.setdefault(s.line, s)
+            self._lines = first_per_line(self.ctx.source, plain_steps)
         return self._lines
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

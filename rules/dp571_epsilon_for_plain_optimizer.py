@@ -1,12 +1,10 @@
 """DP571: an ε is reported for training whose optimizer is the plain one (DP optimizer imported but unused, or a flag that can turn it off)."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.plain_training import PlainEpsilon, plain_epsilon
+from dpcheck.analysis.plain_training import PlainEpsilon, first_per_line, plain_epsilon
 from dpcheck.rule import Rule
 
 
@@ -45,13 +43,7 @@ class EpsilonForPlainOptimizer(Rule):
 
     def _by_line(self) -> dict[int, PlainEpsilon]:
         if self._lines is None:
-            try:
-                tree = ast.parse(self.ctx.source)
-            except (SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
-            self._lines = {}
-            for s in plain_epsilon(tree):
-                self._lines.setdefault(s.line, s)
+            self._lines = first_per_line(self.ctx.source, plain_epsilon)
         return self._lines
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

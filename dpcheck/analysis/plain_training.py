@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Protocol, TypeVar
 
 from dpcheck.analysis.astnames import dotted
 from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL
@@ -690,3 +692,23 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
             out.append(PlainEpsilon(r.lineno, "the optimizer is DP only when a switch is on, and this ε is computed "
                                               "whatever the switch says"))
     return out
+
+
+class _Lined(Protocol):
+    line: int
+
+
+_L = TypeVar("_L", bound=_Lined)
+
+
+def first_per_line(source: str, found: Callable[[ast.Module], Iterable[_L]]) -> dict[int, _L]:
+    """``found``'s results on ``source``, the first per line (a source ``ast`` cannot read has none)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict[int, _L] = {}
+    for item in found(tree):
+        out.setdefault(item.line, item)
+    return out
+
