@@ -17,7 +17,9 @@ unmarked line may produce one.
 """
 from __future__ import annotations
 
+import ast
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -56,6 +58,9 @@ class FileContext:
     wrapper: MetadataWrapper
     _resolved: dict[ProviderT, Mapping[cst.CSTNode, Any]] = field(default_factory=dict)
     _analysis: FileAnalysis | None = None
+    #: CPython's tree of ``source``: handed over by the engine (the one its gate read) or parsed
+    #: on first use; ``False`` = CPython cannot read the source
+    _tree: ast.Module | None | bool = None
 
     @property
     def module(self) -> cst.Module:
@@ -68,6 +73,18 @@ class FileContext:
             self._analysis = FileAnalysis(self.module, self.source, self._line_of)
         return self._analysis
 
+    def python_tree(self) -> ast.Module | None:
+        """CPython's ``ast`` of ``source``, shared by every rule of the file (read-only); ``None``
+        when CPython cannot read what libcst did."""
+        if self._tree is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    self._tree = ast.parse(self.source)
+            except (SyntaxError, ValueError):
+                self._tree = False
+        return self._tree if isinstance(self._tree, ast.Module) else None
+
     def _line_of(self, node: cst.CSTNode) -> int:
         return self.metadata(PositionProvider)[node].start.line
 
@@ -75,7 +92,8 @@ class FileContext:
         if provider not in self._resolved:
             if provider is PositionProvider:
                 # piecewise: only the statements holding the nodes asked about are regenerated
-                self._resolved[provider] = Positions(self.module, self.source, self.analysis.index.parents)
+                tree = self.python_tree() if Positions.ast_positions_hold(self.source) else None
+                self._resolved[provider] = Positions(self.module, self.source, self.analysis.index.parents, tree)
             else:
                 self._resolved[provider] = self.wrapper.resolve(provider)
         return self._resolved[provider]
@@ -146,10 +164,12 @@ def run_rules(
     module: cst.Module | None = None,
     *,
     prefiltered: bool = False,
+    tree: ast.Module | None = None,
 ) -> list[Finding]:
     """Parse ``source`` once (unless ``module`` is given) and run ``rules`` on it.
 
-    ``prefiltered=True`` says the caller already kept only rules whose triggers occur.
+    ``prefiltered=True`` says the caller already kept only rules whose triggers occur; ``tree``
+    is CPython's ``ast`` of exactly ``source``, when the caller has it (rules share it).
     Raises ``libcst.ParserSyntaxError`` for unparsable source; rule crashes propagate as
     ``RuleCrash`` naming the rule.
     """
@@ -159,7 +179,7 @@ def run_rules(
     if module is None:
         module = cst.parse_module(source)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    ctx = FileContext(path, source, wrapper)
+    ctx = FileContext(path, source, wrapper, _tree=tree)
     preorder = Preorder(ctx.module)
     clear_walks(preorder)
     try:

@@ -290,10 +290,7 @@ def train(model, opt, loader, loss_fn, sigma, clip):
 
     def _by_line(self) -> dict[int, ExactGate]:
         if self._lines is None:
-            try:
-                tree = ast.parse(self.ctx.source)
-            except (SyntaxError, ValueError):
-                tree = ast.Module(body=[], type_ignores=[])
+            tree = self.ctx.python_tree() or ast.Module(body=[], type_ignores=[])
             self._lines = {g.line: g for g in exact_gates(tree)}
         return self._lines
 

@@ -1585,10 +1585,7 @@ if __name__ == "__main__":
     ) + _ROLE_INVALID
 
     def visit_Module(self, node: cst.Module) -> None:
-        try:
-            tree = ast.parse(self.ctx.source)
-        except (SyntaxError, ValueError):  # libcst read it; CPython's parser did not: no file-level fact
-            tree = None
+        tree = self.ctx.python_tree()  # None: libcst read it, CPython did not; no file-level fact
         if tree is not None and not _file_releases(AstFacts(tree, self.ctx.source), _reads()):
             return
         functions: list[Scope] = [node, *_functions(node)]

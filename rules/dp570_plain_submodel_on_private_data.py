@@ -46,7 +46,7 @@ class PlainSubModelOnPrivateData(Rule):
 
     def _by_line(self) -> dict[int, PlainStep]:
         if self._lines is None:
-            self._lines = first_per_line(self.ctx.source, plain_steps)
+            self._lines = first_per_line(self.ctx.python_tree(), plain_steps)
         return self._lines
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

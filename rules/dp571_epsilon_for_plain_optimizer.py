@@ -43,7 +43,7 @@ class EpsilonForPlainOptimizer(Rule):
 
     def _by_line(self) -> dict[int, PlainEpsilon]:
         if self._lines is None:
-            self._lines = first_per_line(self.ctx.source, plain_epsilon)
+            self._lines = first_per_line(self.ctx.python_tree(), plain_epsilon)
         return self._lines
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:

@@ -323,3 +323,31 @@ def test_type_stubs_are_syntax_checked_but_never_analysed(tmp_path, monkeypatch)
     assert triples(result) == [("broken.pyi", 1, "DP000"), ("lib.py", 1, "DP991")]
     assert analyse(b"leak(x)\n", "x.pyi", TEST_RULES).findings == []
     assert [f.rule for f in analyse(b"leak(x)\n", "x.py", TEST_RULES).findings] == ["DP991"]
+
+
+def test_rules_share_the_gate_tree_instead_of_parsing_again(monkeypatch):
+    """DP134, DP204, DP570 and DP571 read CPython's tree: the engine hands over the one its gate
+    read, so no rule parses the file a second time, and the findings are those of a fresh parse."""
+    import ast as ast_module
+
+    from dpcheck import rule as rule_module
+    from dpcheck.rules import all_rules
+
+    rules = [r for r in all_rules() if r.id in {"DP134", "DP204", "DP570", "DP571"}]
+    sources = [case for r in rules for case in r.INVALID]
+    expected = [sorted((f.rule, f.line) for f in engine.analyse_source(s, "x.py", rules).findings) for s in sources]
+    assert any(expected), "the rules' INVALID cases report"
+    calls: list[str] = []
+    real_parse = ast_module.parse
+
+    def counting_parse(text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(text)  # literal_eval of a small constant also lands here
+        return real_parse(text, *args, **kwargs)
+
+    monkeypatch.setattr(rule_module.ast, "parse", counting_parse)
+    for source, want in zip(sources, expected):
+        calls.clear()
+        tree = real_parse(source)
+        got = rule_module.run_rules(source, rules, "x.py", tree=tree)
+        assert sorted((f.rule, f.line) for f in got) == want
+        assert source not in calls, "a rule parsed the source although the caller handed its tree over"

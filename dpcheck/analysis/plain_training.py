@@ -701,11 +701,9 @@ class _Lined(Protocol):
 _L = TypeVar("_L", bound=_Lined)
 
 
-def first_per_line(source: str, found: Callable[[ast.Module], Iterable[_L]]) -> dict[int, _L]:
-    """``found``'s results on ``source``, the first per line (a source ``ast`` cannot read has none)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+def first_per_line(tree: ast.Module | None, found: Callable[[ast.Module], Iterable[_L]]) -> dict[int, _L]:
+    """``found``'s results on ``tree``, the first per line (no tree: a source ``ast`` cannot read, none)."""
+    if tree is None:
         return {}
     out: dict[int, _L] = {}
     for item in found(tree):

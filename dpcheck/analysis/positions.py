@@ -26,14 +26,17 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
     """``CodeRange`` of nodes of one module (what ``PositionProvider`` resolves to), computed
     piecewise on demand; iterating or sizing it computes the whole module."""
 
-    def __init__(self, module: cst.Module, source: str, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None) -> None:
+    def __init__(
+        self, module: cst.Module, source: str, parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None,
+        tree: ast.Module | None = None,
+    ) -> None:
         self.module = module
         self.source = source
         self._parents = parents
         self._ranges: dict[cst.CSTNode, CodeRange] = {}
         self._done: set[cst.CSTNode] = set()
         self._full = False
-        self._tree: ast.Module | None = None
+        self._tree: ast.Module | None = tree if tree is not None and self.ast_positions_hold(source) else None
         #: libcst statement -> its CPython counterpart (filled level by level)
         self._twin: dict[cst.CSTNode, ast.stmt] = {}
 
@@ -88,9 +91,14 @@ class Positions(Mapping[cst.CSTNode, CodeRange]):
             self._parents = SyntaxIndex(self.module).parents
         return self._parents
 
+    @staticmethod
+    def ast_positions_hold(source: str) -> bool:
+        """Whether CPython's line/column positions of ``source`` are libcst's."""
+        return not ("\r" in source or "\f" in source or source.startswith("\ufeff"))
+
     def _ast(self) -> ast.Module | None:
         if self._tree is None:
-            if "\r" in self.source or "\f" in self.source or self.source.startswith("\ufeff"):
+            if not self.ast_positions_hold(self.source):
                 return None
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

@@ -202,7 +202,7 @@ def analyse_source(
         line = tolerant.cst_error_line(exc) if hasattr(exc, "message") else 1
         reason = tolerant.short(getattr(exc, "message", f"{type(exc).__name__}: {exc}"))
         return _not_analysed(path, f"libcst cannot parse this valid Python ({reason})", line, flow, text, tree)
-    findings, crashed = _run_rules(module, parsed_text, path, selected)
+    findings, crashed = _run_rules(module, parsed_text, path, selected, tree if parsed_text == text else None)
     findings.extend(
         diag.diagnostic(diag.NOT_ANALYSED, path, f"lines {b.first}-{b.last} not analysed: libcst cannot parse this "
                         f"valid Python ({b.reason}); the rest of the file was", b.first)
@@ -213,7 +213,9 @@ def analyse_source(
     return Analysis(_unsuppressed(findings, source), True, crashed, _flow_summary(flow, text, path, tree))
 
 
-def _run_rules(module: cst.Module, source: str, path: str, selected: Sequence[type[Rule]]) -> tuple[list[Finding], bool]:
+def _run_rules(
+    module: cst.Module, source: str, path: str, selected: Sequence[type[Rule]], tree: ast.Module | None = None,
+) -> tuple[list[Finding], bool]:
     """Every selected rule on ``module`` in one traversal; a crashing rule becomes DP005 and the
     others run again without it."""
     from dpcheck.rule import RuleCrash, run_rules
@@ -223,7 +225,7 @@ def _run_rules(module: cst.Module, source: str, path: str, selected: Sequence[ty
     remaining = list(selected)
     while remaining:
         try:
-            findings.extend(run_rules(source, remaining, path, module=module, prefiltered=True))
+            findings.extend(run_rules(source, remaining, path, module=module, prefiltered=True, tree=tree))
             break
         except RuleCrash as exc:
             crashed = True
