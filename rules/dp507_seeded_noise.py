@@ -9,7 +9,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.simulation import simulated_error_term
-from dpcheck.analysis.syntax import all_params, call_name, dotted, last_name, number, value_refs, walk, words
+from dpcheck.analysis.syntax import all_params, call_name, dotted, last_name, number, undotted, value_refs, walk, words
 from dpcheck.rule import Rule
 
 #: constructors of a seeded generator object
@@ -1554,7 +1554,9 @@ def main(path, epsilon):
                         if attr is not None:
                             if not isinstance(value, (cst.Name, cst.Attribute)):
                                 continue
-                            value = cst.Attribute(value=value, attr=cst.Name(attr))
+                            value = undotted(attr, value)
+                            if value is None:
+                                continue
                         out.append((fam, value, default))
                         if receiver in ("self", "cls"):  # reported where the method reseeds the generator
                             self.__dict__.setdefault("_inner_seed", {})[id(node)] = sub
@@ -1589,7 +1591,9 @@ def main(path, epsilon):
             if attr is not None:
                 if not isinstance(value, (cst.Name, cst.Attribute)):
                     continue
-                value, default = cst.Attribute(value=value, attr=cst.Name(attr)), None
+                value, default = undotted(attr, value), None
+                if value is None:
+                    continue
             out.append((fam, value, default))
         return out
 

@@ -9,7 +9,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import GAUSS_DRAWS, is_clip_bound, is_norm_value
 from dpcheck.analysis.noisedraws import zero_centred
-from dpcheck.analysis.syntax import call_name, last_name, loop_iter, loop_targets, number, walk, words
+from dpcheck.analysis.syntax import call_name, last_name, loop_iter, loop_targets, number, undotted, walk, words
 from dpcheck.rule import Rule
 
 _MULTIPLIER_WORDS = frozenset({"sigma", "multiplier", "z"})
@@ -447,7 +447,8 @@ def clip_and_noise(model, max_grad_norm, noise_multiplier):
         if not any(isinstance(n, cst.Name) and n.value in tensor_names for n in walk(clipped)):
             return
         if norm is not None:
-            if not self._norm_of_loop_tensor(cst.Name(norm), loop, tensor_names):
+            norm_expr = undotted(norm)
+            if norm_expr is None or not self._norm_of_loop_tensor(norm_expr, loop, tensor_names):
                 return
         elif isinstance(shape, cst.BinaryOperation) and not self._norm_of_loop_tensor(shape, loop, tensor_names):
             return

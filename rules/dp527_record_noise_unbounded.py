@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.dataindex import identifiers
-from dpcheck.analysis.syntax import call_name, dotted, number, scope_assignments, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, scope_assignments, undotted, walk, words
 from dpcheck.rule import Rule
 
 #: called names that draw noise
@@ -339,7 +339,7 @@ class NoisyScaler:
         # the draw is sized by the records: its size reads the same data (or a copy of it)
         sized_by = identifiers(size)
         aliases = {records} | {name for _, name, value in self._assigns
-                               if self._records(cst.Name(name), line) == records}
+                               if (target := undotted(name)) is not None and self._records(target, line) == records}
         if not sized_by & aliases:
             return False
         sensitivity = self._scale_sensitivity(scale, line)

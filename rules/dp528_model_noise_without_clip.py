@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, undotted, walk, words
 from dpcheck.rule import Rule
 
 #: draws of a tensor of noise
@@ -273,7 +273,7 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
         scale_words: set[str] = set()
         for name in scale_names:
             scale_words |= words(name.split(".")[-1])
-        if scale_words & _BOUNDED_SCALE or any(is_clip_bound(cst.parse_expression(n)) for n in scale_names):
+        if scale_words & _BOUNDED_SCALE or any((e := undotted(n)) is not None and is_clip_bound(e) for n in scale_names):
             return False
         fa = self.ctx.analysis
         if not (scale_words & _DP_WORDS or _PRIVACY_CLAIM.search(fa.code(fn))):

@@ -6,7 +6,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import is_clip_bound, is_norm_value
-from dpcheck.analysis.syntax import call_name, number, string_text, walk, words
+from dpcheck.analysis.syntax import call_name, number, string_text, undotted, walk, words
 from dpcheck.rule import Rule
 
 _MAXIMUM = frozenset({"maximum", "max"})
@@ -188,7 +188,8 @@ def private_grad(per_sample, sigma, args):
                 first = sub.args[0].value
                 if isinstance(first, (cst.SimpleString, cst.ConcatenatedString)):
                     text = string_text(first).lstrip("-")
-                    if is_clip_bound(cst.Name(text.replace("-", "_"))) and not words(text) & {"value", "grad"}:
+                    option = undotted(text.replace("-", "_"))
+                    if option is not None and is_clip_bound(option) and not words(text) & {"value", "grad"}:
                         return text
                     if words(text) >= {"clip"} or text in ("max_grad_norm", "l2_norm_clip", "clip_norm"):
                         return text

@@ -26,6 +26,17 @@ def dotted(expr: cst.CSTNode | None) -> str | None:
     return None
 
 
+def undotted(text: str, base: cst.BaseExpression | None = None) -> cst.Name | cst.Attribute | None:
+    """The Name/Attribute chain ``a.b.c`` spells (after ``base``, when given); None when a part is
+    not an identifier (text from strings, ``"t,"``, cannot become a node)."""
+    expr = base
+    for part in text.split("."):
+        if not part.isidentifier():
+            return None
+        expr = cst.Name(part) if expr is None else cst.Attribute(value=expr, attr=cst.Name(part))
+    return expr  # type: ignore[return-value]
+
+
 def last_name(expr: cst.CSTNode | None) -> str | None:
     """``c`` of ``a.b.c`` / ``c``; the string key of ``cfg["c"]``; else None."""
     if isinstance(expr, cst.Attribute):
