@@ -18,6 +18,7 @@ prefilters). See docs/real_code.md.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import re
@@ -314,12 +315,47 @@ class Dpcheck:
     select: str = ""
 
 
+_ROOTS: dict[Path, Path] = {}
+
+
+def package_root(path: Path) -> Path:
+    """A folder to put on ``PYTHONPATH`` so that ``dpcheck`` *and* ``dpcheck.rules`` come from
+    ``path``. A snapshot (``dpcheck/rules`` inside) is used as it is; a checkout or worktree keeps
+    its rules in a top-level ``rules/``, which the editable install maps from the live repository,
+    so it is given a private folder of links whose ``dpcheck/rules`` is the checkout's."""
+    path = path.resolve()
+    if path in _ROOTS:
+        return _ROOTS[path]
+    if not (path / "dpcheck" / "__init__.py").is_file():
+        raise SystemExit(f"--dpcheck-path {path}: no dpcheck package there")
+    root = path
+    if not (path / "dpcheck" / "rules").is_dir():
+        if not (path / "rules").is_dir():
+            raise SystemExit(f"--dpcheck-path {path}: no rules/ beside its dpcheck package")
+        root = Path(tempfile.mkdtemp(prefix="dpcheck-path-"))
+        atexit.register(shutil.rmtree, root, True)  # links only: the checkout is never touched
+        (root / "dpcheck").mkdir()
+        for entry in (path / "dpcheck").iterdir():
+            if entry.name != "__pycache__":
+                (root / "dpcheck" / entry.name).symlink_to(entry)
+        for sub in ("rules", "vendored_impls", "property_tests"):
+            if (path / sub).is_dir():
+                (root / "dpcheck" / sub).symlink_to(path / sub)
+    probe = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('dpcheck.rules').origin)"],
+                           env=dict(os.environ, PYTHONPATH=str(root)), capture_output=True, text=True, cwd=root)
+    if not probe.stdout.strip().startswith(str(root)):
+        raise SystemExit(f"--dpcheck-path {path}: dpcheck.rules resolves to {probe.stdout.strip() or probe.stderr[-300:]!r}, "
+                         f"not {root}")
+    _ROOTS[path] = root
+    return root
+
+
 def run_dpcheck(paths: Sequence[Path], cwd: Path, tool: Dpcheck = Dpcheck(),
                 extra_env: dict[str, str] | None = None) -> tuple[dict[str, object], Timing]:
     """The JSON report of one ``dpcheck scan --jobs 1 --no-cache`` process, and its times."""
     env = dict(os.environ, **(extra_env or {}))
     if tool.path is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tool.path), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package_root(tool.path)), env.get("PYTHONPATH")]))
     cmd = [sys.executable, "-m", "dpcheck", "scan", "--format", "json", "--no-cache", "--jobs", "1",
            "--exit-zero", *(["--select", tool.select] if tool.select else []),
            *(os.path.relpath(p, cwd) for p in paths)]

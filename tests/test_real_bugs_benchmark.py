@@ -344,3 +344,20 @@ def test_a_file_past_the_engine_limits_is_counted_as_unread(tmp_path: Path) -> N
     run(tmp_path, manifest(first), "--json", str(out))
     numbers = json.loads(out.read_text())["results"][0]
     assert numbers["unread_files"] == {f"{SOURCE}/deep.py": 4}
+
+
+def test_dpcheck_path_of_a_checkout_scans_with_that_checkouts_rules(tmp_path: Path) -> None:
+    """``--dpcheck-path`` on a worktree: its rules/, not the live repository's (which the editable
+    install maps to ``dpcheck.rules``), is what the scan loads."""
+    checkout = tmp_path / "wt"
+    (checkout / "dpcheck").mkdir(parents=True)
+    (checkout / "dpcheck" / "__init__.py").write_text("")
+    (checkout / "rules").mkdir()
+    (checkout / "rules" / "__init__.py").write_text("MARK = 'checkout'\n")
+    root = bench.real_code.package_root(checkout)
+    probe = subprocess.run([sys.executable, "-c", "import dpcheck.rules as r; print(r.MARK)"], cwd=tmp_path,
+                           env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert probe.stdout.strip() == "checkout", probe.stderr
+    assert (checkout / "dpcheck").exists() and not (checkout / "dpcheck" / "rules").exists()  # untouched
+    with pytest.raises(SystemExit, match="no dpcheck package"):
+        bench.real_code.package_root(tmp_path / "nothing")
