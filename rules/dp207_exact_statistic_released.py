@@ -29,6 +29,12 @@ _LABEL_WORDS = frozenset({"y", "label", "labels", "target", "targets"})
 _COUNT_ATTRS = frozenset({"size", "is_unique", "hasnans"})
 _FREQUENCIES = frozenset({"value_counts", "Counter", "bincount", "histogram"})
 _LIST_CALLS = frozenset({"tolist", "to_list"})
+#: a file written under such a path is scratch space (an out-of-core chunk, a cache), read back, not shipped
+_SCRATCH_WORDS = frozenset({"tmp", "temp", "tmpdir", "tempdir", "tempfile", "mkdtemp", "mkstemp", "scratch",
+                            "cache", "cached", "caches", "tmpfile", "tempfiles", "tmpfiles"})
+#: ``np.save(file, arr)``: the file comes first; ``pickle.dump(obj, file)``, ``torch.save(obj, f)``: second
+_FILE_FIRST = frozenset({"np", "numpy"})
+_FILE_KEYWORDS = frozenset({"file", "f", "fp", "filename", "path", "fname"})
 _TEXT = re.compile(r"\b(?:dump|save|savez\w*|to_json|json|metadata|meta|description|checkpoint|ckpt)\b")
 
 
@@ -134,6 +140,42 @@ def _noised(expr: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(expr))
 
 
+def _path_words(expr: cst.CSTNode) -> set[str]:
+    out: set[str] = set()
+    for n in walk(expr):
+        if isinstance(n, cst.Name):
+            out |= words(n.value)
+        elif isinstance(n, cst.Attribute):
+            out |= words(n.attr.value)
+        elif isinstance(n, cst.SimpleString):
+            out |= {w for w in re.split(r"[^a-z0-9]+", n.value.lower()) if w}
+    return out
+
+
+def _scratch_write(call: cst.Call, owner: str, fn: cst.CSTNode) -> bool:
+    """``pickle.dump(chunk, handle)`` with ``handle`` opened on ``os.path.join(tmp_dir, ...)``,
+    ``np.save(cache_dir + "/x.npy", a)``, ``torch.save(s, tempfile.mktemp())``: a file in a temporary or
+    cache folder is scratch space the program reads back, not what it releases."""
+    positional = [a.value for a in call.args if a.keyword is None]
+    files = [a.value for a in call.args if a.keyword is not None and a.keyword.value in _FILE_KEYWORDS]
+    if owner.split(".")[0] in _FILE_FIRST:
+        files += positional[:1]
+    else:
+        files += positional[1:2]
+    handles = {f.value for f in files if isinstance(f, cst.Name)}
+    exprs: list[cst.CSTNode] = list(files)
+    if handles:
+        for w in (n for n in walk(fn) if isinstance(n, cst.With)):
+            for item in w.items:
+                if item.asname is not None and isinstance(item.asname.name, cst.Name) \
+                        and item.asname.name.value in handles:
+                    exprs.append(item.item)
+        for stmt in statements(fn):  # ``handle = open(path, "wb")``
+            if isinstance(stmt, cst.Assign) and any(target_names(t.target) & handles for t in stmt.targets):
+                exprs.append(stmt.value)
+    return any(_path_words(e) & _SCRATCH_WORDS for e in exprs)
+
+
 class _Taint:
     """Names (and ``self.x``) holding an exact statistic of the records, per function; the records
     are the function's data-named parameters, what it loads, and what is computed from them."""
@@ -211,7 +253,9 @@ class ExactStatisticReleased(Rule):
         "serialising method (`to_json`, `describe`, `get_metadata`), a dict named metadata / description / "
         "checkpoint, or `json.dump` / `pickle.dump` / `torch.save` / `np.save`, in DP code. Not reported: "
         "values with noise drawn in the same expression, public inputs, statistics of test or synthetic "
-        "data, a local number (`n_meta = int(ids.max()) + 1`, a fallback for what a metadata file holds). Fix: store only public schema (declared domains, bounds) or DP estimates charged to the "
+        "data, a local number (`n_meta = int(ids.max()) + 1`, a fallback for what a metadata file holds), a file "
+        "written to a temporary or cache folder (`os.path.join(tmp_dir, ...)`, `tempfile`, `cache_dir`): scratch "
+        "space the program reads back, not a release. Fix: store only public schema (declared domains, bounds) or DP estimates charged to the "
         "budget."
     )
     TRIGGERS = ("dump", "save", "json", "meta", "description", "describe", "checkpoint", "ckpt")
@@ -222,6 +266,25 @@ class ExactStatisticReleased(Rule):
         return super().applies_to(source) and _TEXT.search(source) is not None
 
     VALID = (
+        # an out-of-core chunk of per-group maxima pickled to a scratch folder and read back later
+        """
+import os
+import pickle
+import numpy as np
+def chunk_max(frame, idx, tmp_dir, epsilon):
+    part = frame.groupby(["edge"]).value.max().reset_index()
+    with open(os.path.join(tmp_dir, "part_%d.p" % idx), "wb") as handle:
+        pickle.dump(part, handle)
+    return np.random.laplace(0, 1 / epsilon)
+""",
+        # the exact value set cached on disk between two runs of the same (noisy) computation
+        """
+import numpy as np
+def cached_domain(records, cache_dir, epsilon):
+    values = np.unique(records)
+    np.save(cache_dir + "/values.npy", values)
+    return np.bincount(records) + np.random.laplace(0, 1 / epsilon, int(records.max()) + 1)
+""",
         # a local number named for the metadata file it falls back from is not stored anywhere
         """
 import json
@@ -303,6 +366,25 @@ def evaluate(synth, x_test, epsilon, path):
     )
 
     INVALID = (
+        # the twin of the scratch chunk: the same maxima pickled into the published output folder
+        """
+import os
+import pickle
+import numpy as np
+def chunk_max(frame, idx, out_dir, epsilon):
+    part = frame.groupby(["edge"]).value.max().reset_index()  # <-
+    with open(os.path.join(out_dir, "release_%d.p" % idx), "wb") as handle:
+        pickle.dump(part, handle)
+    return np.random.laplace(0, 1 / epsilon)
+""",
+        # the value set saved beside the noisy counts that are shipped
+        """
+import numpy as np
+def published_domain(records, out_dir, epsilon):
+    values = np.unique(records)  # <-
+    np.save(out_dir + "/values.npy", values)
+    return np.bincount(records) + np.random.laplace(0, 1 / epsilon, int(records.max()) + 1)
+""",
         # the exact maximum stored under a key of a metadata record that is written out
         """
 import json
@@ -455,6 +537,6 @@ def describe(table, labels, epsilon):
             for call in (n for n in walk(stmt, into_scopes=False) if isinstance(n, cst.Call)):
                 owner = dotted(call.func.value) if isinstance(call.func, cst.Attribute) else None
                 if call_name(call) in _SAVE_CALLS and owner is not None \
-                        and owner.split(".")[0] in _SAVE_OWNERS:
+                        and owner.split(".")[0] in _SAVE_OWNERS and not _scratch_write(call, owner, fn):
                     out += [(a.value, f"written out by `{owner}.{call_name(call)}`") for a in call.args]
         return out
