@@ -78,7 +78,8 @@ class ExponentialWeightsArgmax(Rule):
         "score, followed by a deterministic pick of them (`argmax`, `max`, `== max(...)`, `sorted`, top-k) "
         "with no random draw in the function (`choice`, `multinomial`, `random`, `searchsorted` of a "
         "cumulative sum, Gumbel noise). Not reported: `exp(ε)` constants of randomized response (no score), "
-        "weights that are sampled from. Fix: sample the index with probabilities proportional to the "
+        "weights that are sampled from, an exponential in a denominator (`p / ((1 - p) * exp(-r * ε) + p)`, a "
+        "closed-form risk or bound whose worst case is taken, not a candidate's weight). Fix: sample the index with probabilities proportional to the "
         "weights (`rng.choice(len(w), p=w / w.sum())`), or add Gumbel noise before the argmax."
     )
     TRIGGERS = ("exp", "e **", "e**")
@@ -91,6 +92,16 @@ class ExponentialWeightsArgmax(Rule):
             for c in facts.calls)
 
     VALID = (
+        # a worst-case risk: the exponential sits in the denominator of a guessing-advantage bound
+        """
+import numpy as np
+def edge_risk(times, radius, epsilon):
+    risks = []
+    for t in times:
+        p = np.mean(np.abs(np.asarray(times) - t) <= radius)
+        risks.append(p / ((1 - p) * np.exp(-radius * epsilon) + p) - p)
+    return max(risks)
+""",
         # the weights are sampled from
         """
 import numpy as np
@@ -191,6 +202,13 @@ def softmax_rank(logits, temperature):
     )
 
     INVALID = (
+        # the twin: normalised exponential weights (exp in the numerator too) maximised
+        """
+import numpy as np
+def pick_edge(utility, epsilon, sens):
+    w = np.exp(epsilon * utility / (2 * sens)) / np.sum(np.exp(epsilon * utility / (2 * sens)))
+    return int(np.argmax(w))  # <-
+""",
         # a max shift in the exponent, then the best weight taken anyway
         """
 import numpy as np
@@ -245,7 +263,12 @@ def dp_select_expert(utility, epsilon, sens):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         nodes = list(walk(node.body, into_scopes=False))
-        weights = [n for n in nodes if _score_weight(n)]
+        denominators = {id(n) for b in nodes if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Divide)
+                        for n in walk(b.right)}
+        # ``p / ((1 - p) * exp(-r * eps) + p)``: an exponential in a denominator is part of a closed-form
+        # bound (a guessing advantage, a risk), not a candidate's weight; ``exp(u) / exp(u).sum()`` keeps the
+        # numerator's weight
+        weights = [n for n in nodes if id(n) not in denominators and _score_weight(n)]
         if not weights:
             return
         calls = [n for n in nodes if isinstance(n, cst.Call)]
