@@ -41,6 +41,31 @@ def _midpoint(expr: cst.BaseExpression) -> tuple[str, str] | None:
     return None
 
 
+def _literals(fn: cst.FunctionDef) -> dict[str, float]:
+    """Names the function binds to one number: parameter defaults (``tolerance=1e-7``) and plain assignments
+    (``tol = 1e-6``); a name bound twice to different values is left out."""
+    out: dict[str, float] = {}
+    seen: set[str] = set()
+
+    def bind(name: str, value: float | None) -> None:
+        if name in seen and out.get(name) != value:
+            out.pop(name, None)
+        elif value is not None:
+            out[name] = value
+        seen.add(name)
+
+    for p in [*fn.params.params, *fn.params.kwonly_params]:
+        if p.default is not None:
+            bind(p.name.value, number(p.default))
+    for n in walk(fn.body, into_scopes=False):
+        if isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = n.targets if isinstance(n, cst.Assign) else [n]
+            for t in targets:
+                if isinstance(t.target, cst.Name):
+                    bind(t.target.value, number(n.value) if isinstance(n, cst.Assign) else None)
+    return out
+
+
 def _assigned(loop: cst.CSTNode) -> list[tuple[str, cst.BaseExpression, cst.CSTNode]]:
     """``(target key, value, statement)`` of every assignment in ``loop`` (tuple assignments paired)."""
     out: list[tuple[str, cst.BaseExpression, cst.CSTNode]] = []
@@ -80,7 +105,8 @@ class BisectionReturnsMidpoint(Rule):
         "both names to it, a return after the loop of that midpoint (or a new midpoint of the same two names), "
         "when the function or loop speaks of privacy (ε, δ, σ, a noise multiplier, an accountant, RDP). Not "
         "reported: returning either bound or a value recorded only when the target holds, integer searches "
-        "(`//`), bisections with no privacy quantity (roots, indices). Fix: return the bound the loop only moves "
+        "(`//`), searches narrowed to rounding (a width of at most 1e-5, also through a name such as a "
+        "`tolerance=1e-7` default, or 40 and more halvings), bisections with no privacy quantity (roots, indices). Fix: return the bound the loop only moves "
         "to points meeting the target (for σ, the upper one), or check ε at the returned value."
     )
     TRIGGERS = ("/ 2", "/2", "0.5", "sqrt")
@@ -101,6 +127,18 @@ class BisectionReturnsMidpoint(Rule):
             c.func, "id", None)) == "sqrt" and c.args and isinstance(c.args[0], ast.BinOp) for c in facts.calls)
 
     VALID = (
+        # the tolerance is a parameter whose default is at rounding level: the midpoint is the feasible bound
+        """
+def sigma_for(target_eps, steps, q, delta, accountant, tolerance=1e-8):
+    lo, hi = 0.1, 500.0
+    while hi - lo > tolerance:
+        mid = (lo + hi) / 2
+        if accountant(steps, mid, q, delta) < target_eps:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2
+""",
         # a private search for a radius (GoodRadius): each step reads noisy counts, so returning the midpoint is
         # post-processing; neither the midpoint nor the test deciding the end is a privacy quantity
         """
@@ -208,6 +246,19 @@ def calibrate(eps_fn, target_eps):
     )
 
     INVALID = (
+        # the twin: the same search with a coarse tolerance bound to a local name
+        """
+def sigma_for(target_eps, steps, q, delta, accountant):
+    tolerance = 0.05
+    lo, hi = 0.1, 500.0
+    while hi - lo > tolerance:
+        mid = (lo + hi) / 2
+        if accountant(steps, mid, q, delta) < target_eps:
+            hi = mid
+        else:
+            lo = mid
+    return (lo + hi) / 2  # <-
+""",
         # 1 while loop with a tolerance, returns the last midpoint
         """
 from opacus.accountants.analysis.rdp import compute_rdp, get_privacy_spent
@@ -319,21 +370,26 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
                 moved = {k for k, v, _ in assigned if key(v) == mid}
                 if not set(ends) <= moved:
                     continue
-                if not self._privacy(loop, mid) or self._negligible(loop):
+                if not self._privacy(loop, mid) or self._negligible(loop, _literals(node)):
                     continue
                 self._returns_after(node, loop, mid, ends)
 
     @staticmethod
-    def _negligible(loop: cst.CSTNode) -> bool:
-        """The loop narrows the interval to numerical precision (a literal tolerance below 1e-5, ``isclose``, or 40
-        and more halvings), so the midpoint is within rounding of the feasible bound."""
+    def _negligible(loop: cst.CSTNode, literals: dict[str, float] | None = None) -> bool:
+        """The loop narrows the interval to numerical precision (a tolerance of at most 1e-5, written in the test
+        or bound to a name the test reads: ``while high - low > tolerance`` with ``tolerance=1e-7`` a parameter
+        default, ``isclose``, or 40 and more halvings), so the midpoint is within rounding of the feasible
+        bound."""
+        literals = literals or {}
         if any(isinstance(b, cst.Break) for b in walk(loop.body, into_scopes=False)):
             return False  # an early exit leaves the interval wide
         if isinstance(loop, cst.While):
             test = loop.test
             if any(isinstance(c, cst.Call) and call_name(c) in ("isclose", "allclose") for c in walk(test)):
                 return True
-            return any((v := number(n)) is not None and 0 < abs(v) < 1e-5 for n in walk(test))
+            values = [number(n) for n in walk(test)]
+            values += [literals.get(n.value) for n in walk(test) if isinstance(n, cst.Name)]
+            return any(v is not None and 0 < abs(v) <= 1e-5 for v in values)
         it = loop.iter if isinstance(loop, cst.For) else None
         if isinstance(it, cst.Call) and call_name(it) == "range" and it.args:
             n = number(it.args[-1].value) if len(it.args) == 1 else number(it.args[1].value)
