@@ -14,6 +14,8 @@ _BUDGET_WORDS = frozenset({"epsilon", "eps", "budget"})
 _NOISE_CALL_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "geometric", "perturb", "privatize",
                                "privatise", "randomize", "randomise", "mechanism", "mech", "sanitize", "sanitise",
                                "dp", "private", "ldp", "rr", "exponential", "staircase"})
+#: words of an object that carries the mechanism (a Tumult / OpenDP measurement, a mechanism instance)
+_MECHANISM_OBJECT_WORDS = frozenset({"measurement", "measurements", "mechanism", "mechanisms"})
 #: words of a variable that says it holds the private (noised) release
 _RELEASE_WORDS = frozenset({"noisy", "noised", "sanitized", "sanitised", "privatized", "privatised", "perturbed"})
 
@@ -56,7 +58,8 @@ class DpNamedReleaseWithoutBudget(Rule):
         "assignment of a non-constant value to a variable whose name marks it as the DP/noisy release and that "
         "the function returns. Not reported: a function that reads ε or draws noise (another rule checks how), "
         "an `eps` parameter with a small float default (a numerical tolerance), a bare `dp` table (dynamic "
-        "programming), a release variable set to a constant. Fix: add the mechanism's noise calibrated to ε, "
+        "programming), a release variable set to a constant, a body that applies a mechanism object (`query.measurement`, "
+        "`self.mechanism`: a Tumult or OpenDP measurement carries its own noise). Fix: add the mechanism's noise calibrated to ε, "
         "or drop ε and the DP name for a non-private mode."
     )
     TRIGGERS = ("dp", "noisy", "noised", "saniti", "privati", "perturbed")
@@ -67,6 +70,13 @@ class DpNamedReleaseWithoutBudget(Rule):
         return True
 
     VALID = (
+        # the noise lives in the query's measurement object, which the accountant applies
+        """
+def execute_dp_query(accountant, query, budget, exact=None):
+    chain = query.transformation | query.measurement
+    dp_answer = accountant.measure(chain)
+    return dp_answer.collect()[0][0]
+""",
         # twin: the simple strategy adds Laplace noise calibrated to ε
         """
 import numpy as np
@@ -109,6 +119,13 @@ def hinge(scores_dp, labels, epsilon=0.1):
     )
 
     INVALID = (
+        # the twin: only the transformation is applied, the measurement (and the budget) are dropped
+        """
+def execute_dp_query(accountant, query, budget, exact=None):
+    chain = query.transformation | query.aggregation
+    dp_answer = accountant.evaluate(chain)  # <-
+    return dp_answer.collect()[0][0]
+""",
         # the "simple" strategy copies the exact answer into res_dp
         """
 def execute_query(db, query, strategy, epsilon):
@@ -160,6 +177,11 @@ class Provider:
                 cn = call_name(n)
                 if cn in PURE_DRAWS or words(cn) & _NOISE_CALL_WORDS:
                     return
+            # a mechanism object applied (``accountant.measure(query.transformation | query.measurement)``, a
+            # Tumult/OpenDP measurement, ``self.mechanism``): the noise is in the object, not a draw in the body
+            elif isinstance(n, cst.Attribute) and words(n.attr.value) & _MECHANISM_OBJECT_WORDS \
+                    or isinstance(n, cst.Name) and words(n.value) & _MECHANISM_OBJECT_WORDS:
+                return
         body = list(walk(node.body, into_scopes=False))
         returned: set[str] = set()
         for n in body:
