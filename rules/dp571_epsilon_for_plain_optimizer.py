@@ -24,7 +24,8 @@ class EpsilonForPlainOptimizer(Rule):
         "count into an ε; (2) a switch (`if args.dp:`, `DPOptimizer(base) if cfg['dp'] else base`) picks the DP or "
         "the plain optimizer, and the ε is computed outside any test of that switch, so the non-private run is "
         "reported with the ε of the private one. Reported at the ε computation. Not reported: an ε computed under "
-        "the same switch (or after an early exit on it), a module that clips or noises gradients by hand, an "
+        "the same switch (or after an early exit on it), a charge in the branch that adds the noise it accounts for "
+        "(`if add_noise: accountant.accumulate(σ, n); x = add_gaussian_noise(x, σ)`), a module that clips or noises gradients by hand, an "
         "accountant-only script that trains nothing. Fix: use the DP optimizer, or compute and print ε only when "
         "the run is private."
     )
@@ -56,6 +57,25 @@ class EpsilonForPlainOptimizer(Rule):
                           "use the DP optimizer, or report ε only for the private run")
 
     VALID = (
+        # the accountant is charged in the branch that adds the noise it accounts for
+        """
+import torch
+from torch import optim
+class Sanitizer:
+    def __init__(self, accountant):
+        self.accountant = accountant
+    def sanitize(self, grads, sigma, n, add_noise=True):
+        if add_noise:
+            self.accountant.accumulate_privacy_spending(sigma, n)
+            grads = add_gaussian_noise(grads, sigma)
+        return grads
+def build(model, sanitizer, sigma, with_privacy):
+    if with_privacy:
+        opt = DPSGD(sanitizer=sanitizer, sigma=sigma, params=model.parameters())
+    else:
+        opt = optim.SGD(model.parameters(), lr=0.1)
+    return opt
+""",
         # a default privacy setting built when none is given (both arms are DP): not a DP/plain switch
         """
 from opacus import PrivacyEngine
@@ -151,6 +171,25 @@ def train(model, loader, eps=1e-8):
     )
 
     INVALID = (
+        # the twin: the charge is taken whether or not the noise is added
+        """
+import torch
+from torch import optim
+class Sanitizer:
+    def __init__(self, accountant):
+        self.accountant = accountant
+    def sanitize(self, grads, sigma, n, add_noise=True):
+        self.accountant.accumulate_privacy_spending(sigma, n)  # <-
+        if add_noise:
+            grads = add_gaussian_noise(grads, sigma)
+        return grads
+def build(model, sanitizer, sigma, with_privacy):
+    if with_privacy:
+        opt = DPSGD(sanitizer=sanitizer, sigma=sigma, params=model.parameters())
+    else:
+        opt = optim.SGD(model.parameters(), lr=0.1)
+    return opt
+""",
         # 1. PrivacyEngine imported and never built; the plain SGD trains and an ε is printed from the RDP accountant
         """
 import torch

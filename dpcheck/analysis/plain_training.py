@@ -621,6 +621,38 @@ def _under_switch(mod: _Module, node: ast.AST, switches: list[set[str]]) -> bool
     return False
 
 
+def _noisy(n: ast.AST) -> bool:
+    """A call that draws or applies noise (a noisy helper, a DP optimizer, noise added to a gradient)."""
+    return isinstance(n, ast.Call) and (_last(n.func) in _NOISY_CALLS or _dp_call(n) or (
+        _words(_last(n.func)) & _NOISY_WORDS and not _EPS_REPORT.match(_last(n.func)) and not ACCOUNTANT_CALL.match(
+            _last(n.func)))) or _grad_noise(n)
+
+
+_NOISE_ADD_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "perturb", "sanitize", "sanitise", "privatize",
+                              "privatise"})
+
+
+def _adds_noise(stmt: ast.stmt) -> bool:
+    """A simple statement calling a noise-adding helper (``AddGaussianNoise(x, s)``, ``x + laplace(...)``)."""
+    return isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(
+        isinstance(x, ast.Call) and _words(_last(x.func)) & _NOISE_ADD_WORDS and not _EPS_REPORT.match(_last(x.func))
+        and not ACCOUNTANT_CALL.match(_last(x.func)) or _grad_noise(x) for x in ast.walk(stmt))
+
+
+def _charged_with_noise(mod: _Module, node: ast.AST) -> bool:
+    """``if add_noise: accountant.accumulate(sigma, n); x = add_gaussian_noise(x, sigma)``: the charge is a
+    statement of the branch whose other statements add the noise it accounts for, so no noiseless step is
+    charged."""
+    child, p = node, mod.parents.get(node)
+    while p is not None and not isinstance(p, ast.stmt):
+        child, p = p, mod.parents.get(p)
+    stmt, parent = p, mod.parents.get(p) if p is not None else None
+    if not isinstance(parent, ast.If):
+        return False
+    arm = parent.body if stmt in parent.body else parent.orelse if stmt in parent.orelse else []
+    return any(_adds_noise(s) for s in arm if s is not stmt)
+
+
 def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
     mod = _Module(tree)
     reports = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _EPS_REPORT.match(_last(n.func))]
@@ -637,9 +669,7 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
     loads = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     unused = [k for k in imported if k not in loads]
-    noisy = any(isinstance(n, ast.Call) and (_last(n.func) in _NOISY_CALLS or _dp_call(n) or (
-        _words(_last(n.func)) & _NOISY_WORDS and not _EPS_REPORT.match(_last(n.func)) and not ACCOUNTANT_CALL.match(
-            _last(n.func)))) for n in ast.walk(tree)) or any(_grad_noise(n) for n in ast.walk(tree))
+    noisy = any(_noisy(n) for n in ast.walk(tree))
     if unused and not noisy and _steps_plain(mod) is not None:
         for r in reports:
             if _under_switch(mod, r, [{"dp", "dpsgd", "privacy_engine", "private", "use_dp", "enabled"}]):
@@ -676,6 +706,7 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
             if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) and (_words(p.name) & {"dp", "private"}):
                 pass
             p = mod.parents.get(p)
+        guarded = guarded or _charged_with_noise(mod, r)
         # an early exit on the switch before the report: ``if not args.dp: return``
         fn = mod.scope(r)
         if not guarded and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
