@@ -26,6 +26,9 @@ _COLUMN_WORDS = frozenset({
 #: a loop that repeats the same release to measure it (tests, experiments), not one release per pass
 _REPEAT_WORDS = frozenset({"trials", "trial", "runs", "run", "repeat", "repeats", "repetitions", "reps",
                            "experiments", "exper", "seeds", "samples", "times", "nsamples", "ntrials", "nruns"})
+#: ``range(n_batch)``, ``range(num_clients)``: one pass per disjoint part of the records (parallel composition)
+_DISJOINT_WORDS = frozenset({"batch", "batches", "nbatch", "nbatches", "chunk", "chunks", "partitions", "shards",
+                             "clients", "users", "parts"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -62,7 +65,7 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
             return _column_like(expr.func.value, any_range=any_range)
         if name == "range" and expr.args:
             bound = expr.args[-1].value if len(expr.args) == 1 else expr.args[1].value
-            if number(bound) is not None or words(last_name(bound) or "") & _REPEAT_WORDS:
+            if number(bound) is not None or words(last_name(bound) or "") & (_REPEAT_WORDS | _DISJOINT_WORDS):
                 return False
             if any_range:
                 return True
@@ -173,6 +176,17 @@ class BudgetPerItem(Rule):
                                column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
 
     VALID = (
+        # one selection per pass over the next disjoint batch of users (parallel composition)
+        """
+def latent_counts(generator, model, eps=1.0):
+    counts = {}
+    n_batch = generator.size // generator.batch_size
+    for _ in range(n_batch):
+        x = generator.next_batch()
+        for c in exponential_mechanism(model(x), eps):
+            counts[c] = counts.get(c, 0) + 1
+    return counts
+""",
         # the instance's ε is already the per-feature share: the estimator built the binner with ε / d
         """
 import numpy as np
@@ -301,6 +315,16 @@ def simulate(epsilon, exper_time):
     )
 
     INVALID = (
+        # the twin: the same records selected from once per feature
+        """
+def latent_counts(x, model, eps=1.0):
+    counts = {}
+    n_features = x.shape[1]
+    for j in range(n_features):
+        for c in exponential_mechanism(model(x[:, j]), eps):  # <-
+            counts[c] = counts.get(c, 0) + 1
+    return counts
+""",
         # twin: the estimator hands the binner its whole ε, spent again on every feature
         """
 import numpy as np
