@@ -168,6 +168,34 @@ def _switch(test: cst.BaseExpression) -> bool:
 _ADAPTER_WORDS = frozenset({"lora", "adapter", "adapters", "peft", "prompt", "prefix"})
 
 
+def _infinite_or_tiny(node: cst.CSTNode) -> bool:
+    """``inf``, ``np.inf``, ``float('inf')``, ``math.inf``, or a literal below 1e-6."""
+    if isinstance(node, cst.UnaryOperation):
+        node = node.expression
+    if isinstance(node, cst.Name) and node.value == "inf" or isinstance(node, cst.Attribute) and node.attr.value == "inf":
+        return True
+    if isinstance(node, cst.Call) and call_name(node) == "float" and node.args \
+            and isinstance(node.args[0].value, cst.SimpleString) and "inf" in node.args[0].value.value.lower():
+        return True
+    v = number(node)
+    return v is not None and 0 < abs(v) < 1e-6
+
+
+def _per_item_budget_test(test: cst.BaseExpression) -> bool:
+    """``eps[key] == inf or eps[key] < 1e-11``: an ε computed per entry (an ε-named subscript) compared with
+    infinity or a negligible number; the entries it selects are left unnoised, although that ε is itself a
+    function of the data. A scalar ``if epsilon == inf`` is the caller asking for no privacy and is not this."""
+    for cmp in walk(test):
+        if not isinstance(cmp, cst.Comparison):
+            continue
+        sides = [cmp.left, *(c.comparator for c in cmp.comparisons)]
+        item = any(isinstance(x, cst.Subscript) and words(dotted(x.value) or "") & {"eps", "epsilon", "epsilons"}
+                   for x in sides)
+        if item and any(_infinite_or_tiny(x) for x in sides):
+            return True
+    return False
+
+
 def _trainable_selection(test: cst.BaseExpression) -> bool:
     """The branch selects the trained entries: ``p.requires_grad``, or ``'lora' in name`` (an adapter's key)."""
     for node in walk(test):
@@ -226,13 +254,16 @@ class NoiseMissesValue(Rule):
         "filled with the raw values (`if k not in out: out[k] = v`, or the `else` of the branch "
         "that noises): those entries are released exact. (4) A factorization of the private matrix "
         "(`U, S, Vt = np.linalg.svd(M)`, `eigh`, `qr`) whose release noises some factors only "
-        "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record. "
+        "(`U @ np.diag(S + noise) @ Vt`): the raw singular vectors are functions of every record; also the "
+        "entries whose own ε (an ε computed per entry, `eps[key]`) is infinite or negligible, kept raw while "
+        "the others are noised (`if eps[key] == inf or eps[key] < 1e-11: out[key] = v`). "
         "(5) `noisy = x + noise` never read while the function returns the raw `x`. (6) Noise added to the "
         "gradient of one parameter picked out of the model (`W = list(model.parameters())[0]`, `next(…)`) while "
         "the optimizer steps every parameter: the bias and the other layers train on exact gradients. (7) A fitted "
         "linear model released with noise on `coef_` and its `intercept_` as fitted (`X @ (clf.coef_.T + noise) + "
         "clf.intercept_`): the intercept is trained on the same records. "
-        "Not reported: a loop variable read after the noise "
+        "Not reported: a scalar `if epsilon == inf` (the caller asks for no privacy) inside a path that "
+        "noises otherwise, a loop variable read after the noise "
         "(appended, written back, returned), noise with a shape added in place (`g += "
         "torch.normal(0, s, g.shape)` on an array or tensor), the `else` of a branch that selects the trained "
         "entries (`p.requires_grad`, an adapter's key such as `'lora' in name`: the rest are frozen base weights), "
@@ -249,6 +280,22 @@ class NoiseMissesValue(Rule):
         return any(i in _DRAWS or words(i) & (_NOISE_WORDS | _SANITIZER_WORDS) for i in facts.identifiers)
 
     VALID = (
+        # a scalar ε of infinity is the caller asking for no privacy; the per-key and single-ε paths each noise
+        """
+import numpy as np
+def noisy_times(times, epsilon, sens):
+    out = {}
+    if isinstance(epsilon, dict):
+        for key in times:
+            out[key] = times[key] + np.random.laplace(0, sens / epsilon[key])
+    else:
+        for key in times:
+            if epsilon == np.inf:
+                out[key] = times[key]
+            else:
+                out[key] = times[key] + np.random.laplace(0, sens / epsilon)
+    return out
+""",
         # the noised element is written back by index
         """
 import numpy as np
@@ -451,6 +498,18 @@ def release(X, y, epsilon, sens):
     )
 
     INVALID = (
+        # the twin: a per-entry ε computed from the data, and the entries whose ε is infinite or tiny left raw
+        """
+import numpy as np
+def noisy_times(times, epsilon, sens):
+    out = {}
+    for key in times:
+        if epsilon[key] == np.inf or epsilon[key] < 1e-11:
+            out[key] = times[key]  # <-
+        else:
+            out[key] = times[key] + np.random.laplace(0, sens / epsilon[key])
+    return out
+""",
         # the else branch of a layer-name selection: those trained entries stay raw
         """
 import torch
@@ -853,9 +912,17 @@ def private_grad(grad, sigma, clip):
                             isinstance(c.operator, cst.NotIn) and dotted(c.comparator) == container
                             for c in cmp.comparisons):
                         return f"for the keys not yet in it (`{fa.code(test).strip()}`)"
-                if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised) \
-                        and not _switch(test) and not _trainable_selection(test):
-                    return "in the `else` of the branch that noises"
+                if anc.orelse is not None and fa.inside(stmt, anc.orelse) and any(fa.inside(n, anc.body) for n in noised):
+                    # the arm holding the raw value noises too (``if per_key: ... else: if eps == inf: raw
+                    # else: noised``): this branch is not what separates the raw entries from the noised ones
+                    if any(fa.inside(n, anc.orelse) for n in noised):
+                        child = anc
+                        continue
+                    if not _switch(test) and not _trainable_selection(test):
+                        return "in the `else` of the branch that noises"
+                if anc.orelse is not None and fa.inside(stmt, anc.body) and any(fa.inside(n, anc.orelse) for n in noised) \
+                        and not any(fa.inside(n, anc.body) for n in noised) and _per_item_budget_test(test):
+                    return f"when that entry's own budget is degenerate (`{fa.code(test).strip()}`)"
             child = anc
         del child
         return None
