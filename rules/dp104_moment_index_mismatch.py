@@ -74,6 +74,17 @@ def _exponent_order(offsets: list[int]) -> int | None:
     return min(offsets) if offsets else None
 
 
+def _rdp_of_order(expr: cst.BaseExpression, order: set[str]) -> int | None:
+    """``(l − 1) · eps_of_alpha(l, b)``: a factor that is a call taking the order (the RDP ε at that order);
+    the offset of the order it is called at."""
+    for f, s in product_factors(expr):
+        if s > 0 and isinstance(f, cst.Call):
+            offsets = [o for a in f.args if (o := _order_offset(a.value, order)) is not None]
+            if len(offsets) == 1:
+                return offsets[0]
+    return None
+
+
 def _gate_text(text: str) -> bool:
     return (log_text(text) or bound_text(text)) and moment_term_text(text)
 
@@ -146,8 +157,22 @@ class MomentIndexMismatch(ScopedRule):
         "    terms = [binom(order, j) * (1 - q) ** (order - j) * q ** j * np.exp(j * (j - 1) / (2 * sigma ** 2))\n"
         "             for j in range(order + 1)]\n"
         "    return np.log(np.sum(terms)) / (order - 1)\n",
+        # Zhu & Wang's Poisson-subsampled RDP: e^{(l-1)·ε(l)} is the RDP of order l written as a moment
+        "import math\n"
+        "def subsampled_rdp(alpha, gamma, rdp):\n"
+        "    total = (1 - gamma) ** (alpha - 1) * (alpha * gamma - gamma + 1)\n"
+        "    for l in range(2, alpha + 1):\n"
+        "        total += math.comb(alpha, l) * (1 - gamma) ** (alpha - l) * gamma ** l * math.exp((l - 1) * rdp(l))\n"
+        "    return math.log(total) / (alpha - 1)\n",
     )
     INVALID = (
+        # the twin: the RDP taken at the next order, e^{(l-1)·ε(l+1)} with γ^l
+        "import math\n"
+        "def subsampled_rdp(alpha, gamma, rdp):\n"
+        "    total = (1 - gamma) ** (alpha - 1) * (alpha * gamma - gamma + 1)\n"
+        "    for l in range(2, alpha + 1):\n"
+        "        total += math.comb(alpha, l) * (1 - gamma) ** (alpha - l) * gamma ** l * math.exp((l - 1) * rdp(l + 1))  # <-\n"
+        "    return math.log(total) / (alpha - 1)\n",
         "import numpy as np\n"
         "for l_idx in range(L):\n"
         "    alpha[l_idx] += np.clip(\n"
@@ -254,6 +279,9 @@ class MomentIndexMismatch(ScopedRule):
                 )
                 continue
             offset = _exponent_order(_order_offsets(argument, order))
+            rdp_order = _rdp_of_order(argument, order)
+            if rdp_order is not None and offset == rdp_order - 1:
+                offset = rdp_order  # e^{(l−1)·ε(l)}: order l's RDP written as a moment (Zhu & Wang's bound)
             if offset is not None and offset != power_offset:
                 self._reported.add(id(node))
                 self.report(
