@@ -36,7 +36,9 @@ class ExactValueGatesRelease(Rule):
         "parameter the recursion hands a data-chosen part of (`X[mask]`, a `groupby` group, `split(D, a, v)`), "
         "not a copy or a list shrinking by one attribute. A private optimizer's step (the optimizer a privacy engine returned from `make_private`, or was attached to) taken only when the exact loss it backpropagates passes a test (`if d_loss > 0.15: d_loss.backward(); opt.step()`) is the same leak: whether each noisy update happened is released without noise. Not reported: both arms releasing noise (the empty "
         "case noising a zero), tests on noisy values (the sparse vector technique, a noisy count), tests of a "
-        "value's kind (`is None`, `ndim`), depth limits, guards outside loops, recursions that sum an exact "
+        "value's kind (`is None`, `ndim`), depth limits, guards outside loops, a "
+        "degenerate-input guard in a loop over the table's columns (`for col in df.columns: if len(df[col].dropna()) "
+        "<= 1:`: too few values for the statistic to exist), recursions that sum an exact "
         "statistic noised as a whole, evaluation/test/baseline functions. Fix: release every group's noisy "
         "value whatever its exact count (noise a zero), and stop or split on noisy counts."
     )
@@ -50,6 +52,20 @@ class ExactValueGatesRelease(Rule):
         return bool(_gates(facts))
 
     VALID = (
+        # a column with fewer than two values has no mean or spread: a degenerate-input guard per attribute
+        """
+import numpy as np
+def dp_bounds(df, epsilon, sens):
+    bounds = {}
+    for col in df.select_dtypes(include=[np.number]).columns:
+        values = df[col].dropna()
+        if len(values) <= 1:
+            bounds[col] = (np.nan, np.nan)
+            continue
+        mean = float(values.mean()) + np.random.laplace(0, sens / epsilon)
+        bounds[col] = (mean - 3, mean + 3)
+    return bounds
+""",
         # a single negative probability marks a numeric attribute: a test of the value's kind
         """
 import numpy as np
@@ -184,6 +200,20 @@ def fit(model, optimizer, loader, loss_fn, epsilon, delta, epochs, noise_multipl
     )
 
     INVALID = (
+        # the twin: the same guard on the groups of a partition of the records
+        """
+import numpy as np
+def dp_group_bounds(df, key, col, epsilon, sens):
+    bounds = {}
+    for g, part in df.groupby(key):
+        values = part[col].dropna()
+        if len(values) <= 1:  # <-
+            bounds[g] = (np.nan, np.nan)
+            continue
+        mean = float(values.mean()) + np.random.laplace(0, sens / epsilon)
+        bounds[g] = (mean - 3, mean + 3)
+    return bounds
+""",
         # twin of the marker case: one exact positive count decides whether the group is noised
         """
 import numpy as np

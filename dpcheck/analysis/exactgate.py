@@ -642,6 +642,8 @@ def _gate(info: _Function, node: ast.If, releases: list[tuple[ast.AST, ast.AST, 
     loop = info.loop_of(node)
     if loop is None:
         return None  # a guard on the whole input (``if len(X) == 0: raise``) is not a per-group decision
+    if _over_columns(loop) and _degenerate_size(node.test):
+        return None  # ``for col in df.columns: if len(df[col].dropna()) <= 1:`` guards a whole column, not a group
     parent = info.parents.get(node)
     if isinstance(parent, ast.If) and parent.orelse == [node]:
         return None  # an elif: the chain's head decides
@@ -668,6 +670,37 @@ def _gate(info: _Function, node: ast.If, releases: list[tuple[ast.AST, ast.AST, 
             continue
         return ExactGate(node.lineno, getattr(release, "lineno", node.lineno), sorted(derived)[0])
     return None
+
+
+_COLUMN_WORDS = frozenset({"columns", "cols", "features", "attributes", "attrs", "fields", "variables"})
+
+
+def _over_columns(loop: ast.AST) -> bool:
+    """A loop over the table's columns (``df.columns``, ``df.select_dtypes(...).columns``, ``numeric_cols``,
+    ``features``): each pass reads a whole attribute of every record, not a group of records."""
+    it = getattr(loop, "iter", None)
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id in ("enumerate", "list", "sorted") \
+            and it.args:
+        it = it.args[0]
+    name = it.attr if isinstance(it, ast.Attribute) else it.id if isinstance(it, ast.Name) else None
+    return name is not None and bool({w for w in name.lower().split("_") if w} & _COLUMN_WORDS)
+
+
+def _degenerate_size(test: ast.AST) -> bool:
+    """``len(x) <= 1``, ``len(x) < 2``, ``x.size == 0``, ``len(x) == 0``: too few values for a statistic to
+    exist at all (a degenerate-input guard), not a threshold on a group's size."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    size = isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" \
+        or isinstance(left, ast.Attribute) and left.attr in ("size", "count")
+    if not size or not isinstance(right, ast.Constant) or not isinstance(right.value, int):
+        return False
+    if any(isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) in (
+            "unique", "nunique", "value_counts", "set", "Counter") for n in ast.walk(left)):
+        return False  # ``len(df[col].unique()) == 1``: a constant column is a fact about the values
+    v = right.value
+    return isinstance(op, ast.LtE) and v <= 1 or isinstance(op, ast.Lt) and v <= 2 or isinstance(op, ast.Eq) and v <= 1
 
 
 def _data_test(info: _Function, test: ast.AST, shared: set[str]) -> bool:
