@@ -311,6 +311,23 @@ def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
 #: role-first spellings (u39-3): the value set / range / vocabulary of the private records sizes or
 #: names what a DP mechanism releases; written before reading the benchmark's misses, each with a twin
 _ROLE_INVALID = (
+    # (g2 h40) twins of the noise column / size weight: the records' own column and the records' values
+    """
+import numpy as np
+def shift_cases(data, epsilon):
+    noise = np.random.laplace(0, 1 / epsilon, len(data))
+    data["shifted"] = data["start"] + noise
+    lo = data.groupby("case")["start"].min()  # <-
+    return data["shifted"] - lo.min()
+""",
+    """
+import numpy as np
+def utility_scale(df, weights, epsilon):
+    sen = []
+    for w, col in zip(weights, df.columns):
+        sen.append(w * df[col].abs())
+    return np.random.laplace(0, np.max(sen) / epsilon)  # <-
+""",
     # a mechanism object configured with the data's own spread (g2 h40): the setter is the sink
     """
 from diffprivlib import mechanisms
@@ -426,6 +443,25 @@ def noisy_marginals(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (g2 h40) the extremes of the drawn noise (a column named for it), and a sensitivity from public
+    # weights over the record count
+    """
+import numpy as np
+def shift_cases(data, epsilon):
+    noise = np.random.laplace(0, 1 / epsilon, len(data))
+    data["cumm_noise"] = noise.cumsum()
+    span = data.groupby("case")["cumm_noise"].min()
+    return data["start"] + data["cumm_noise"] - span.min()
+""",
+    """
+import numpy as np
+def utility_scale(df, levels, epsilon):
+    weights, sen = [], []
+    for q in levels:
+        weights.append(1)
+        sen.append(weights[-1] / len(df))
+    return np.random.laplace(0, np.max(sen) / epsilon)
+""",
     # twins of the configured mechanisms (g2 h40): the spread is the public range
     """
 from diffprivlib import mechanisms

@@ -282,11 +282,13 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
             return "set" if is_private(positional[0], flow) else None
         if name in _SET_METHODS or (name in ("size", "count") and isinstance(subject, cst.Call)
                                     and call_name(subject) == "groupby"):
-            return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
+            return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) \
+                and not _noise_column(subject) else None
         if name in _RANGE_FUNCS and name != "ptp":
             if _within_rows(call, positional):
                 return None
-            return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) else None
+            return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) \
+                and not _noise_column(subject) else None
         return None
     if not positional:
         return None
@@ -335,6 +337,24 @@ def _encoder(expr: cst.BaseExpression, flow: Flow) -> bool:
             a.keyword is not None and a.keyword.value == "categories" for a in expr.args)
     name = dotted(expr)
     return name is not None and name in flow.encoders
+
+
+#: a column named for the noise or the released values: what it holds is not the private records
+_NOISE_COLUMN = frozenset({"noise", "noisy", "noised", "perturbed", "perturbation", "anonymized", "anonymised",
+                           "synthetic", "synth", "fake", "privatized", "privatised", "sanitized", "sanitised"})
+
+
+def _noise_column(expr: cst.BaseExpression) -> bool:
+    """(g2 h40) ``df.groupby(c)['cumm_noise_delta'].min()``: the column selected holds drawn noise or released
+    values (its name says so), so its extremes or values are not the records'."""
+    for node in walk(expr, into_scopes=False):
+        if isinstance(node, cst.Subscript):
+            for el in node.slice:
+                key = getattr(el.slice, "value", None)
+                if isinstance(key, cst.SimpleString) and words(key.evaluated_value if isinstance(
+                        key.evaluated_value, str) else "") & _NOISE_COLUMN:
+                    return True
+    return False
 
 
 def _named(expr: cst.BaseExpression, vocabulary: frozenset[str]) -> bool:
@@ -491,8 +511,22 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
             flow.randomised |= targets
     elif _loads(value) or _loader_call(value, flow.loaders):
         flow.private |= {t for t in targets if not _not_data(t)}
-    elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
+    elif _refs_beyond_size(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
         flow.private |= {t for t in targets if not _not_data(t)}
+
+
+class _DropSizes(cst.CSTTransformer):
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        return cst.Integer("0") if call_name(original) == "len" else updated
+
+
+def _refs_beyond_size(value: cst.CSTNode) -> set[str]:
+    """(g2 h40) Names ``value`` reads other than through ``len(...)``: ``w / len(df)`` is a public weight
+    over the record count, not a value of the records (the count is the private-size rules' concern)."""
+    if not isinstance(value, cst.BaseExpression) or not any(
+            isinstance(n, cst.Call) and call_name(n) == "len" for n in walk(value)):
+        return value_refs(value)
+    return value_refs(value.visit(_DropSizes()))  # type: ignore[arg-type]
 
 
 def _empty_mapping(value: cst.BaseExpression) -> bool:
