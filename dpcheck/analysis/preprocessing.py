@@ -1184,6 +1184,21 @@ _DERIVED_MATRICES = frozenset({"matrix", "mat", "cov", "covariance", "corr", "co
                                "hessian", "precision"})
 
 
+def _derived_matrix(expr: ast.AST) -> bool:
+    """(g2 h40) ``distance_matrix - row_mean - col_mean + grand_mean``: a matrix computed from the records (a
+    distance or kernel matrix double-centred inside a loss term), not the records re-centred."""
+    node = expr
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    root = _root(node)
+    return root is not None and bool(_words(root) & _PAIRWISE)
+
+
+#: a matrix of pairwise quantities between records (not a records matrix such as ``ratings_matrix``)
+_PAIRWISE = frozenset({"distance", "distances", "dist", "gram", "kernel", "cov", "covariance", "corr",
+                       "correlation", "similarity", "similarities"})
+
+
 def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Call):
         name = _last(node.func)
@@ -1264,7 +1279,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         return None
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope) \
-                and not _drawn(node.left) and id(node) not in scope.reduced and id(node) not in scope.scatter:
+                and not _drawn(node.left) and id(node) not in scope.reduced and id(node) not in scope.scatter \
+                and not _derived_matrix(node.left):
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left):
