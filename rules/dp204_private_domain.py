@@ -443,6 +443,21 @@ def noisy_marginals(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (g2 h40) pairs sampled at random and collected without repeats (negative edges for an attack): drawn
+    # values, not the records' alphabet
+    """
+import numpy as np
+def sample_non_edges(edges, n_nodes, k, epsilon, rng):
+    seen = set()
+    while len(seen) < k:
+        a = int(rng.integers(0, n_nodes))
+        b = int(rng.integers(0, n_nodes))
+        pair = (min(a, b), max(a, b))
+        if pair in edges:
+            continue
+        seen.add(pair)
+    return sorted(seen), np.random.laplace(0, 1 / epsilon)
+""",
     # (g2 h40) the extremes of the drawn noise (a column named for it), and a sensitivity from public
     # weights over the record count
     """

@@ -740,6 +740,7 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
     collections = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and _empty_collection(stmt.value)
                    for t in stmt.targets for n in target_names(t.target)}
     deduplicated = _deduplicated_appends(fn) if collections else set()
+    drawn = _drawn_names(fn) if collections else set()
     counters = _counters(fn) if empties else set()
     #: loop counters over ``range(...)``: positions, not values the records hold
     indices = {n for stmt in statements(fn) if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call)
@@ -786,7 +787,8 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     if owner is not None:
                         _bind(flow, {owner}, call.args[0].value)
                         if owner in collections and (call_name(call) == "add" or call in deduplicated) \
-                                and _collects_records(call.args[0].value, flow):
+                                and _collects_records(call.args[0].value, flow) \
+                                and not value_refs(call.args[0].value) & drawn:
                             flow.kinds[call] = "set"  # the call is the read: which values occurred
                             flow.taint.setdefault(owner, set()).add(call)
                 elif call_name(call) == "fit" and isinstance(call.func, cst.Attribute):
@@ -800,6 +802,22 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     flow.private -= done
                     flow.randomised |= done  # type: ignore[arg-type]
     return flow
+
+
+def _drawn_names(fn: Scope) -> set[str]:
+    """Names holding values drawn at random (``u = int(rng.randint(0, n))``) and what is built only from
+    them and constants (``pair = (u, v)``): sampled candidates, not values of the records."""
+    out: set[str] = set()
+    assigns = [s for s in statements(fn) if isinstance(s, cst.Assign)]
+    for _ in range(3):
+        for stmt in assigns:
+            drawn = any(isinstance(n, cst.Call) and (is_draw(n) or call_name(n) in (
+                "randint", "rand", "randn", "random", "sample", "permutation", "integers", "uniform"))
+                for n in walk(stmt.value))
+            refs = value_refs(stmt.value)
+            if drawn or refs and refs <= out:
+                out |= {n for t in stmt.targets for n in target_names(t.target)}
+    return out
 
 
 def _collects_records(value: cst.BaseExpression, flow: Flow) -> bool:
