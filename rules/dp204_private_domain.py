@@ -1862,7 +1862,7 @@ if __name__ == "__main__":
                             for i, el in enumerate(stmt.value.elements):
                                 slots.setdefault((len(stmt.value.elements), i), set()).update(flow.sources(el.value))
         for fn in functions:  # a local function's returned read reaches what its callers assign
-            called = self._called_returns(fn, returns)
+            called = self._called_returns(fn, returns, flows[fn])
             if called:
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         summaries = self._parameter_sinks(functions, records, returns)
@@ -1970,10 +1970,21 @@ if __name__ == "__main__":
         return out
 
     @staticmethod
-    def _called_returns(fn: Scope, returns: dict[str, set[cst.BaseExpression]]) -> dict[str, set[cst.BaseExpression]]:
+    def _called_returns(fn: Scope, returns: dict[str, set[cst.BaseExpression]],
+                        flow: Flow | None = None) -> dict[str, set[cst.BaseExpression]]:
         """Names ``fn`` assigns the result of a call of this module's function (``f(x)``, ``self.f(x)``)
-        whose return carries a read -> those reads."""
+        whose return carries a read -> those reads. An alphabet the helper collects (``seen.add(v)``) is
+        the records' only where the call hands it records: ``extend(domain_tmp)`` over noisy survivors or a
+        declared domain collects no private value (g2 h40)."""
         out: dict[str, set[cst.BaseExpression]] = {}
+
+        def given(call: cst.Call) -> set[cst.BaseExpression]:
+            found = returns[call_name(call)]
+            if flow is None:
+                return found
+            handed = any(value_refs(a.value) & (flow.private | flow.taint.keys()) for a in call.args)
+            return found if handed else {r for r in found if not (
+                isinstance(r, cst.Call) and call_name(r) in ("add", "append"))}
 
         def local(call: cst.Call) -> bool:
             func = call.func
@@ -1985,7 +1996,7 @@ if __name__ == "__main__":
                 if local(stmt.value):
                     for t in stmt.targets:
                         for name in target_names(t.target):
-                            out.setdefault(name, set()).update(returns[call_name(stmt.value)])
+                            out.setdefault(name, set()).update(given(stmt.value))
             elif isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call):
                 # ``for c, size in get_domain(df).items():`` -- the loop runs over the returned domain
                 call = stmt.iter
@@ -1994,7 +2005,7 @@ if __name__ == "__main__":
                     call = call.func.value
                 if local(call):
                     for name in target_names(stmt.target):
-                        out.setdefault(name, set()).update(returns[call_name(call)])
+                        out.setdefault(name, set()).update(given(call))
         return out
 
     def _in_context(self, src: cst.BaseExpression, call: cst.Call | None, module: cst.Module) -> bool:

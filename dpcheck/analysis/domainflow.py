@@ -765,6 +765,10 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                         filled = flow.sources(stmt.value)  # ``domains[c] = set(col)`` fills ``domains``
                         if filled:
                             flow.taint.setdefault(dotted(t.target.value), set()).update(filled)  # type: ignore[arg-type]
+                        elif (_refs_beyond_size(stmt.value) & flow.private or is_private(stmt.value, flow)) \
+                                and not _random(stmt.value) and not _not_data(dotted(t.target.value) or "self"):
+                            # ``data[i] = ex[i][0]``: an array filled with the records' values holds the records
+                            flow.private.add(dotted(t.target.value))  # type: ignore[arg-type]
                 _bind(flow, names, stmt.value)
             elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
                 if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.SubtractAssign) \
@@ -786,7 +790,9 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     owner = dotted(call.func.value)
                     if owner is not None:
                         _bind(flow, {owner}, call.args[0].value)
+                        # a collection named for attribute names or a public domain (``relevant_attrs``) holds no values
                         if owner in collections and (call_name(call) == "add" or call in deduplicated) \
+                                and not _not_data(owner.rsplit(".", 1)[-1]) and not words(owner) & _NOT_SET \
                                 and _collects_records(call.args[0].value, flow) \
                                 and not value_refs(call.args[0].value) & drawn:
                             flow.kinds[call] = "set"  # the call is the read: which values occurred
