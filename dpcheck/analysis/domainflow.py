@@ -511,22 +511,8 @@ def _bind(flow: Flow, targets: set[str], value: cst.CSTNode) -> None:
             flow.randomised |= targets
     elif _loads(value) or _loader_call(value, flow.loaders):
         flow.private |= {t for t in targets if not _not_data(t)}
-    elif _refs_beyond_size(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
+    elif value_refs(value) & flow.private or (isinstance(value, cst.BaseExpression) and is_private(value, flow)):
         flow.private |= {t for t in targets if not _not_data(t)}
-
-
-class _DropSizes(cst.CSTTransformer):
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        return cst.Integer("0") if call_name(original) == "len" else updated
-
-
-def _refs_beyond_size(value: cst.CSTNode) -> set[str]:
-    """(g2 h40) Names ``value`` reads other than through ``len(...)``: ``w / len(df)`` is a public weight
-    over the record count, not a value of the records (the count is the private-size rules' concern)."""
-    if not isinstance(value, cst.BaseExpression) or not any(
-            isinstance(n, cst.Call) and call_name(n) == "len" for n in walk(value)):
-        return value_refs(value)
-    return value_refs(value.visit(_DropSizes()))  # type: ignore[arg-type]
 
 
 def _empty_mapping(value: cst.BaseExpression) -> bool:
@@ -765,10 +751,6 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                         filled = flow.sources(stmt.value)  # ``domains[c] = set(col)`` fills ``domains``
                         if filled:
                             flow.taint.setdefault(dotted(t.target.value), set()).update(filled)  # type: ignore[arg-type]
-                        elif (_refs_beyond_size(stmt.value) & flow.private or is_private(stmt.value, flow)) \
-                                and not _random(stmt.value) and not _not_data(dotted(t.target.value) or "self"):
-                            # ``data[i] = ex[i][0]``: an array filled with the records' values holds the records
-                            flow.private.add(dotted(t.target.value))  # type: ignore[arg-type]
                 _bind(flow, names, stmt.value)
             elif isinstance(stmt, (cst.AnnAssign, cst.AugAssign)) and stmt.value is not None:
                 if isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.SubtractAssign) \
