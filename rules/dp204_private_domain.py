@@ -26,7 +26,9 @@ from dpcheck.analysis.domainflow import (
     reads_labels,
     statements,
 )
-from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, dotted, target_names, value_refs, walk, words
+from dpcheck.analysis.syntax import (
+    COMPREHENSIONS, call_name, call_params, dotted, param_names, target_names, value_refs, walk, words,
+)
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 
@@ -35,6 +37,7 @@ _READ_TEXT = re.compile(
     r"quantile|percentile|histogram|bincount|groupby)\s*\(|\.categories\b"
     r"|(?:Label|Ordinal|OneHot)Encoder|LabelBinarizer|KBinsDiscretizer"
     r"|\]\s*(?:\+=|=(?!=))"  # an item assignment: a mapping filled from the records
+    r"|\bnot\s+in\b|\bif\s+not\s"  # ``if v not in seen: seen.append(v)``: an alphabet collected from the records
 )
 
 
@@ -185,6 +188,35 @@ def _kept(srcs: set[cst.BaseExpression], flow: Flow, part: cst.BaseExpression) -
 _EMPTY = cst.Module([])
 
 
+#: setters that configure a mechanism object (diffprivlib's older API, hand-written mechanism classes):
+#: what they are given is the mechanism's sensitivity, output range or candidate set
+_CONFIGURE = frozenset({
+    "set_sensitivity", "set_bounds", "set_utility", "set_domain", "set_candidates", "set_range", "set_labels",
+    "set_alphabet",
+})
+
+
+def _configures_mechanism(call: cst.Call) -> bool:
+    """``mech.set_sensitivity(s)``, ``Laplace().set_epsilon(e).set_bounds(lo, hi)``: the receiver is a
+    mechanism (named so, or built by a mechanism-named call) or the setter names a sensitivity/utility."""
+    name = call_name(call)
+    if name not in _CONFIGURE or not isinstance(call.func, cst.Attribute):
+        return False
+    if name in ("set_sensitivity", "set_utility"):
+        return True
+    receiver: cst.BaseExpression = call.func.value
+    while True:
+        if isinstance(receiver, cst.Call):
+            if is_mechanism(receiver) or _mechanism_named(call_name(receiver)):
+                return True
+            if not isinstance(receiver.func, cst.Attribute):
+                return False
+            receiver = receiver.func.value
+        else:
+            text = dotted(receiver) or ""
+            return any(_mechanism_named(part) for part in text.split("."))
+
+
 def _size_slot(index: int, arg: cst.Arg) -> bool:
     """``size=``/``shape=`` of a draw, or its third positional argument."""
     if arg.keyword is not None:
@@ -250,6 +282,11 @@ def _filled_mapping(facts: AstFacts) -> bool:
             getattr(value.func, "id", None) or getattr(value.func, "attr", "")) in (
             "dict", "Counter", "OrderedDict", "defaultdict")
 
+    collected = any(isinstance(n.value, ast.List) and not n.value.elts or isinstance(n.value, ast.Call)
+                    and isinstance(n.value.func, ast.Name) and n.value.func.id in ("set", "list") and not n.value.args
+                    for n in facts.nodes(ast.Assign))
+    if collected and facts.called & {"add", "append"}:
+        return True  # an alphabet collected while reading the records (``domainflow._deduplicated_appends``)
     if not any(empty(n.value) for n in facts.nodes(ast.Assign)):
         return False
     return any(isinstance(t, ast.Subscript) for n in facts.nodes(ast.Assign) for t in n.targets) or any(
@@ -274,6 +311,85 @@ def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
 #: role-first spellings (u39-3): the value set / range / vocabulary of the private records sizes or
 #: names what a DP mechanism releases; written before reading the benchmark's misses, each with a twin
 _ROLE_INVALID = (
+    # (g2 h40) twin of the noise column: the records' own column
+    """
+import numpy as np
+def shift_cases(data, epsilon):
+    noise = np.random.laplace(0, 1 / epsilon, len(data))
+    data["shifted"] = data["start"] + noise
+    lo = data.groupby("case")["start"].min()  # <-
+    return data["shifted"] - lo.min()
+""",
+    # a mechanism object configured with the data's own spread (g2 h40): the setter is the sink
+    """
+from diffprivlib import mechanisms
+def release_durations(durations, epsilon):
+    mech = mechanisms.LaplaceBoundedDomain()
+    mech.set_epsilon(epsilon)
+    mech.set_sensitivity(max(durations) - min(durations))  # <-
+    return [mech.randomise(d) for d in durations]
+""",
+    """
+from diffprivlib import mechanisms
+def shift_trace(start_times, epsilon):
+    low = min(start_times)  # <-
+    mech = mechanisms.LaplaceBoundedDomain().set_epsilon(epsilon).set_sensitivity(1.0)
+    mech.set_bounds(low, 0.0)
+    return mech.randomise(0.0)
+""",
+    # a helper of the module configures the mechanism with what it is handed: the read is one call away
+    """
+from diffprivlib import mechanisms
+class Perturber:
+    def _calibrate(self, mech, spread, floor):
+        mech.set_sensitivity(spread).set_bounds(floor, floor + spread)
+        return mech
+    def run(self, gaps, epsilon):
+        mech = mechanisms.LaplaceBoundedDomain().set_epsilon(epsilon)
+        spread = max(gaps) - min(gaps)  # <-
+        mech = self._calibrate(mech, spread, 0.0)
+        return [mech.randomise(g) for g in gaps]
+""",
+    # an alphabet collected while reading the records (g2 h40): a set filled with each event's
+    # activity, whose ordered pairs are the candidate relations that get noise
+    """
+import itertools
+import numpy as np
+def relation_scores(events, epsilon):
+    seen = set()
+    for row in events:
+        seen.add(row["activity"])  # <-
+    candidates = list(itertools.permutations(seen, 2))
+    return {c: np.random.laplace(0, 2.0 / epsilon) for c in candidates}
+""",
+    # a list deduplicated by a membership test: the item ids that occur are the exponential
+    # mechanism's output set
+    """
+import numpy as np
+def pick_item(baskets, utility, epsilon):
+    items = []
+    for basket in baskets:
+        for it in basket:
+            if it not in items:
+                items.append(it)  # <-
+    w = np.exp(epsilon * np.array([utility(i) for i in items]) / 2)
+    return items[np.random.choice(len(items), p=w / w.sum())]
+""",
+    # a codebook: every key that occurs gets the next integer code; the code count sizes the noisy vector
+    """
+import numpy as np
+def coded_counts(log, epsilon):
+    code = {}
+    for case in log:
+        for step in case:
+            if step["name"] not in code:
+                code[step["name"]] = len(code)  # <-
+    counts = np.zeros(len(code))
+    for case in log:
+        for step in case:
+            counts[code[step["name"]]] += 1
+    return counts + np.random.laplace(0, 1 / epsilon, len(code))
+""",
     # plain Python: the largest item id in the transactions sizes the noisy count vector (Laplace as
     # the difference of two exponential draws)
     """
@@ -319,6 +435,125 @@ def noisy_marginals(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (g2 h40) pairs sampled at random and collected without repeats (negative edges for an attack): drawn
+    # values, not the records' alphabet
+    """
+import numpy as np
+def sample_non_edges(edges, n_nodes, k, epsilon, rng):
+    seen = set()
+    while len(seen) < k:
+        a = int(rng.integers(0, n_nodes))
+        b = int(rng.integers(0, n_nodes))
+        pair = (min(a, b), max(a, b))
+        if pair in edges:
+            continue
+        seen.add(pair)
+    return sorted(seen), np.random.laplace(0, 1 / epsilon)
+""",
+    # (g2 h40) the extremes of the drawn noise (a column named for it)
+    """
+import numpy as np
+def shift_cases(data, epsilon):
+    noise = np.random.laplace(0, 1 / epsilon, len(data))
+    data["cumm_noise"] = noise.cumsum()
+    span = data.groupby("case")["cumm_noise"].min()
+    return data["start"] + data["cumm_noise"] - span.min()
+""",
+    # twins of the configured mechanisms (g2 h40): the spread is the public range
+    """
+from diffprivlib import mechanisms
+def release_durations(durations, epsilon, lower, upper):
+    mech = mechanisms.LaplaceBoundedDomain()
+    mech.set_epsilon(epsilon)
+    mech.set_sensitivity(upper - lower)
+    return [mech.randomise(min(max(d, lower), upper)) for d in durations]
+""",
+    """
+from diffprivlib import mechanisms
+class Perturber:
+    def _calibrate(self, mech, spread, floor):
+        mech.set_sensitivity(spread).set_bounds(floor, floor + spread)
+        return mech
+    def run(self, gaps, epsilon, bounds):
+        mech = mechanisms.LaplaceBoundedDomain().set_epsilon(epsilon)
+        mech = self._calibrate(mech, bounds[1] - bounds[0], bounds[0])
+        return [mech.randomise(g) for g in gaps]
+""",
+    # the data's maximum handed to a helper that noises it: a DP estimate of the maximum, not a bound
+    """
+import numpy as np
+def add_noise(value, scale):
+    return value + np.random.laplace(0, scale)
+def noisy_peak(x, epsilon, width):
+    scale = width / epsilon
+    peak = add_noise(np.max(x), scale)
+    return peak
+""",
+    # a plot's axis spine bounds and a records frame carried through a helper that noises a count
+    """
+import numpy as np
+import matplotlib.pyplot as plt
+def noisy_total(frame, epsilon):
+    return len(frame) + np.random.laplace(0, 1 / epsilon)
+def report(frame, epsilon):
+    frame, top = clean(frame), frame["v"].max()
+    fig, ax = plt.subplots()
+    ax.spines["left"].set_bounds(0, top)
+    return noisy_total(frame, epsilon)
+""",
+    # twins of the collected alphabets (g2 h40): the activities are a public parameter
+    """
+import itertools
+import numpy as np
+def relation_scores(events, activities, epsilon):
+    candidates = list(itertools.permutations(activities, 2))
+    return {c: np.random.laplace(0, 2.0 / epsilon) for c in candidates}
+""",
+    """
+import numpy as np
+def pick_item(baskets, utility, categories, epsilon):
+    items = []
+    for it in categories:
+        if it not in items:
+            items.append(it)
+    w = np.exp(epsilon * np.array([utility(i) for i in items]) / 2)
+    return items[np.random.choice(len(items), p=w / w.sum())]
+""",
+    """
+import numpy as np
+def coded_counts(log, schema, epsilon):
+    code = {}
+    for name in schema:
+        code[name] = len(code)
+    counts = np.zeros(len(code))
+    for case in log:
+        for step in case:
+            counts[code[step["name"]]] += 1
+    return counts + np.random.laplace(0, 1 / epsilon, len(code))
+""",
+    # the noisy outputs deduplicated (randomised values, not the records), and the sizes of the batches seen
+    """
+import numpy as np
+def distinct_noisy(values, epsilon):
+    released = []
+    for v in values:
+        y = v + np.random.laplace(0, 1 / epsilon)
+        if y not in released:
+            released.append(y)
+    return released
+""",
+    """
+import torch
+def train(model, loader, epochs, lr=1e-3, eps=1e-8):
+    opt = torch.optim.Adam(model.parameters(), lr=lr, eps=eps)
+    sizes = set()
+    for _ in range(epochs):
+        for xb, yb in loader:
+            sizes.add(len(xb))
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            opt.zero_grad(); loss.backward(); opt.step()
+    return model, sizes
+""",
     # twin: the item universe is a parameter
     """
 import random
@@ -1593,6 +1828,7 @@ if __name__ == "__main__":
         seeds = self._class_seeds(node)
         flows: dict[Scope, Flow] = {}
         returns: dict[str, set[cst.BaseExpression]] = {}
+        tuple_returns: dict[str, dict[tuple[int, int], set[cst.BaseExpression]]] = {}
         for fn in functions:
             flow = function_flow(fn, seeds.get(fn), records)
             flows[fn] = flow
@@ -1603,16 +1839,21 @@ if __name__ == "__main__":
                         srcs = {s for s in srcs if flow.kind(s) != "set"}
                     if srcs and isinstance(fn, cst.FunctionDef):
                         returns.setdefault(fn.name.value, set()).update(srcs)
+                        if isinstance(stmt.value, cst.Tuple):  # which element carries which read
+                            slots = tuple_returns.setdefault(fn.name.value, {})
+                            for i, el in enumerate(stmt.value.elements):
+                                slots.setdefault((len(stmt.value.elements), i), set()).update(flow.sources(el.value))
         for fn in functions:  # a local function's returned read reaches what its callers assign
-            called = self._called_returns(fn, returns)
+            called = self._called_returns(fn, returns, flows[fn])
             if called:
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
+        summaries = self._parameter_sinks(functions, records, returns)
         reported: set[cst.BaseExpression] = set()
         for fn, flow in flows.items():
             if evaluation(fn):
                 continue
             stable = _delta_threshold(fn)  # which observed keys survive is decided there; ranges still leak
-            for src, sink, call in self._sinks(fn, flow, returns):
+            for src, sink, call in self._sinks(fn, flow, returns) + self._helper_sinks(fn, flow, summaries, tuple_returns):
                 if src in reported or not self._in_context(src, call, node) or stable and flow.kind(src) == "set":
                     continue
                 if tree is not None and partition_keys(tree, self.ctx.analysis.line_of(src)):
@@ -1626,11 +1867,109 @@ if __name__ == "__main__":
                     f"take the domain as public input or estimate it with DP",
                 )
 
+    @classmethod
+    def _parameter_sinks(cls, functions: list[Scope], records: frozenset[str],
+                         returns: dict[str, set[cst.BaseExpression]]) -> dict[str, tuple[cst.FunctionDef, dict[str, tuple[str, frozenset[str]]]]]:
+        """This module's functions that hand a parameter to a sink (``def add_mechanisms(eps, mechs, domains):
+        ... mech.set_sensitivity(domains[a]["sensitivity"])``): name -> (function, parameter -> the sink).
+        A domain read passed to such a parameter shapes the release one call away."""
+        out: dict[str, tuple[cst.FunctionDef, dict[str, tuple[str, frozenset[str]]]]] = {}
+        for fn in functions:
+            if not isinstance(fn, cst.FunctionDef) or evaluation(fn):
+                continue
+            calls = [n for n in walk(fn.body, into_scopes=False) if isinstance(n, cst.Call)]
+            if not any(is_draw(c) or is_mechanism(c) or _configures_mechanism(c) for c in calls):
+                continue
+            params = [p for p in param_names(fn) if p not in ("self", "cls") and not words(p) & BUDGET_WORDS]
+            if not params or len(params) > 12:
+                continue
+            markers: dict[cst.BaseExpression, str] = {}
+            seed: dict[str, set[cst.BaseExpression]] = {}
+            kinds: dict[cst.BaseExpression, str] = {}
+            for p in params:
+                for kind in ("set", "range"):
+                    marker = cst.Name(f"p_{p}_{kind}")
+                    markers[marker] = p
+                    kinds[marker] = kind
+                    seed.setdefault(p, set()).add(marker)
+            flow = function_flow(fn, seed, records)
+            flow.kinds.update(kinds)
+            found: dict[str, tuple[str, frozenset[str]]] = {}
+            for src, sink, _call in cls._sinks(fn, flow, returns):
+                # what the helper returns is judged where its result is used, not at the call
+                # a bare draw's argument in a helper (``rng.normal(0, s, (n_users, k))``) sizes weights; the
+                # helper's mechanism calls, setters, budget and noisy loops are its release
+                if src in markers and not sink.startswith("returned") and not (
+                        _call is not None and is_draw(_call) and not is_mechanism(_call)):
+                    before = found.get(markers[src], (sink, frozenset()))
+                    found[markers[src]] = (before[0], before[1] | {kinds[src]})  # which reads reach it
+            if found:
+                out[fn.name.value] = (fn, found)
+        return out
+
     @staticmethod
-    def _called_returns(fn: Scope, returns: dict[str, set[cst.BaseExpression]]) -> dict[str, set[cst.BaseExpression]]:
+    def _helper_sinks(fn: Scope, flow: Flow, summaries: dict[str, tuple[cst.FunctionDef, dict[str, tuple[str, frozenset[str]]]]],
+                      tuple_returns: dict[str, dict[tuple[int, int], set[cst.BaseExpression]]] | None = None,
+                      ) -> list[tuple[cst.BaseExpression, str, cst.Call | None]]:
+        """A domain read passed to a parameter of a module function that hands it to a sink."""
+        out: list[tuple[cst.BaseExpression, str, cst.Call | None]] = []
+        if not summaries:
+            return out
+        # names re-bound from a call given themselves (``df, stats = summarise(df)``, ``df = df.filter(...)``):
+        # the records carried on, not a domain
+        rebound = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call)
+                   for t in stmt.targets for n in target_names(t.target) if n in value_refs(stmt.value)}
+        # names unpacked from one call (``n, src, dst = load(path)``): only the element the callee's returned
+        # tuple puts the read in carries it; from a call of unknown shape none is trusted
+        unpacked: dict[str, set[cst.BaseExpression]] = {}
+        for stmt in statements(fn):
+            if not (isinstance(stmt, cst.Assign) and isinstance(stmt.value, cst.Call)):
+                continue
+            slots = (tuple_returns or {}).get(call_name(stmt.value), {})
+            for t in stmt.targets:
+                if isinstance(t.target, (cst.Tuple, cst.List)):
+                    for i, el in enumerate(t.target.elements):
+                        for n in target_names(el.value):
+                            unpacked.setdefault(n, set()).update(slots.get((len(t.target.elements), i), set()))
+        own = set(param_names(fn)) & flow.private if isinstance(fn, cst.FunctionDef) else set()
+        for call in (n for n in walk(body_of(fn), into_scopes=False) if isinstance(n, cst.Call)):
+            func = call.func
+            local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self"
+            if not local or call_name(call) not in summaries or call_name(call) == getattr(getattr(fn, "name", None), "value", None):
+                continue
+            callee, sinks = summaries[call_name(call)]
+            params = call_params(call, callee)
+            for i, arg in enumerate(call.args):
+                if arg.star:
+                    break
+                name = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
+                # the records themselves handed on (``df`` re-bound beside a read, ``df, stats = f(df)``):
+                # the helper reads them, which it is judged for itself
+                if name in sinks and not (isinstance(arg.value, cst.Name) and arg.value.value in rebound | own):
+                    sink, kinds = sinks[name]
+                    found = flow.sources(arg.value)
+                    if isinstance(arg.value, cst.Name) and arg.value.value in unpacked:
+                        found &= unpacked[arg.value.value]
+                    out += [(s, f"handed to `{call_name(call)}`, where it {sink}", call)
+                            for s in found if flow.kind(s) in kinds and not reads_labels(s)]
+        return out
+
+    @staticmethod
+    def _called_returns(fn: Scope, returns: dict[str, set[cst.BaseExpression]],
+                        flow: Flow | None = None) -> dict[str, set[cst.BaseExpression]]:
         """Names ``fn`` assigns the result of a call of this module's function (``f(x)``, ``self.f(x)``)
-        whose return carries a read -> those reads."""
+        whose return carries a read -> those reads. An alphabet the helper collects (``seen.add(v)``) is
+        the records' only where the call hands it records: ``extend(domain_tmp)`` over noisy survivors or a
+        declared domain collects no private value (g2 h40)."""
         out: dict[str, set[cst.BaseExpression]] = {}
+
+        def given(call: cst.Call) -> set[cst.BaseExpression]:
+            found = returns[call_name(call)]
+            if flow is None:
+                return found
+            handed = any(value_refs(a.value) & (flow.private | flow.taint.keys()) for a in call.args)
+            return found if handed else {r for r in found if not (
+                isinstance(r, cst.Call) and call_name(r) in ("add", "append"))}
 
         def local(call: cst.Call) -> bool:
             func = call.func
@@ -1642,7 +1981,7 @@ if __name__ == "__main__":
                 if local(stmt.value):
                     for t in stmt.targets:
                         for name in target_names(t.target):
-                            out.setdefault(name, set()).update(returns[call_name(stmt.value)])
+                            out.setdefault(name, set()).update(given(stmt.value))
             elif isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call):
                 # ``for c, size in get_domain(df).items():`` -- the loop runs over the returned domain
                 call = stmt.iter
@@ -1651,7 +1990,7 @@ if __name__ == "__main__":
                     call = call.func.value
                 if local(call):
                     for name in target_names(stmt.target):
-                        out.setdefault(name, set()).update(returns[call_name(call)])
+                        out.setdefault(name, set()).update(given(call))
         return out
 
     def _in_context(self, src: cst.BaseExpression, call: cst.Call | None, module: cst.Module) -> bool:
@@ -1696,6 +2035,10 @@ if __name__ == "__main__":
         mechanism_named = isinstance(fn, cst.FunctionDef) and _mechanism_named(fn.name.value)
         mechanism_fn = budget_fn and mechanism_named
         for call in calls:
+            if _configures_mechanism(call):  # every argument is the mechanism's scale, range or candidates
+                srcs = {s for arg in call.args for s in flow.sources(arg.value)}
+                out += [(s, f"configures the mechanism (`{call_name(call)}`)", call) for s in srcs]
+                continue
             given_budget = _given_budget(call, flow)
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue

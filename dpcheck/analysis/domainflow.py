@@ -128,6 +128,8 @@ _CARRY = frozenset({
     "exp", "log", "sqrt", "where", "clip", "maximum", "minimum", "concatenate", "stack", "tensor",
     "Series", "deepcopy", "copy", "reversed", "filter", "map", "ceil", "floor", "log2", "log10", "log1p", "power",
     "pow", "fromkeys",
+    # the pairs / orderings of an alphabet are as data-dependent as the alphabet (candidate relations)
+    "product", "permutations", "combinations", "combinations_with_replacement",
 })
 
 
@@ -280,11 +282,13 @@ def domain_read(call: cst.Call, flow: Flow) -> str | None:
             return "set" if is_private(positional[0], flow) else None
         if name in _SET_METHODS or (name in ("size", "count") and isinstance(subject, cst.Call)
                                     and call_name(subject) == "groupby"):
-            return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) else None
+            return "set" if is_private(subject, flow) and not _named(subject, _NOT_SET) \
+                and not _noise_column(subject) else None
         if name in _RANGE_FUNCS and name != "ptp":
             if _within_rows(call, positional):
                 return None
-            return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) else None
+            return "range" if is_private(subject, flow) and not _named(subject, _NOT_RANGE) \
+                and not _noise_column(subject) else None
         return None
     if not positional:
         return None
@@ -333,6 +337,24 @@ def _encoder(expr: cst.BaseExpression, flow: Flow) -> bool:
             a.keyword is not None and a.keyword.value == "categories" for a in expr.args)
     name = dotted(expr)
     return name is not None and name in flow.encoders
+
+
+#: a column named for the noise or the released values: what it holds is not the private records
+_NOISE_COLUMN = frozenset({"noise", "noisy", "noised", "perturbed", "perturbation", "anonymized", "anonymised",
+                           "synthetic", "synth", "fake", "privatized", "privatised", "sanitized", "sanitised"})
+
+
+def _noise_column(expr: cst.BaseExpression) -> bool:
+    """(g2 h40) ``df.groupby(c)['cumm_noise_delta'].min()``: the column selected holds drawn noise or released
+    values (its name says so), so its extremes or values are not the records'."""
+    for node in walk(expr, into_scopes=False):
+        if isinstance(node, cst.Subscript):
+            for el in node.slice:
+                key = getattr(el.slice, "value", None)
+                if isinstance(key, cst.SimpleString) and words(key.evaluated_value if isinstance(
+                        key.evaluated_value, str) else "") & _NOISE_COLUMN:
+                    return True
+    return False
 
 
 def _named(expr: cst.BaseExpression, vocabulary: frozenset[str]) -> bool:
@@ -502,7 +524,32 @@ def _empty_mapping(value: cst.BaseExpression) -> bool:
         or call_name(value) == "defaultdict" and len(value.args) <= 1)
 
 
-def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices: set[str]) -> list[cst.Subscript]:
+def _counters(fn: Scope) -> set[str]:
+    """Names stepped by a constant (``n += 1``, ``n = n + 1``): a running code, not a value of the records."""
+    out: set[str] = set()
+    for stmt in statements(fn):
+        if isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name) \
+                and isinstance(stmt.operator, cst.AddAssign) and isinstance(stmt.value, cst.Integer):
+            out.add(stmt.target.value)
+        elif isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Name) \
+                and isinstance(stmt.value, cst.BinaryOperation) and isinstance(stmt.value.operator, cst.Add) \
+                and {type(stmt.value.left), type(stmt.value.right)} == {cst.Name, cst.Integer} \
+                and stmt.targets[0].target.value in value_refs(stmt.value):
+            out.add(stmt.targets[0].target.value)
+    return out
+
+
+def _next_code(stmt: cst.Assign, counters: set[str]) -> bool:
+    """``codes[v] = len(codes)`` / ``codes[v] = next_id`` (a counter): the next code for a new value."""
+    owners = {dotted(t.target.value) for t in stmt.targets if isinstance(t.target, cst.Subscript)}
+    value = stmt.value
+    if isinstance(value, cst.Call) and call_name(value) == "len" and len(value.args) == 1:
+        return dotted(value.args[0].value) in owners
+    return isinstance(value, cst.Name) and value.value in counters
+
+
+def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices: set[str],
+                      counters: set[str] = frozenset()) -> list[cst.Subscript]:  # type: ignore[assignment]
     """``counts[row[c]] += 1`` into a mapping that started empty: its keys are the values the records hold."""
     seen = {n for n, srcs in flow.taint.items() if any(flow.kind(s) == "set" for s in srcs)} - indices
     if isinstance(stmt, cst.AugAssign):
@@ -524,6 +571,8 @@ def _keyed_by_records(stmt: cst.CSTNode, empties: set[str], flow: Flow, indices:
     # a count adds a constant or a record's weight; ``sums[k] += delta[k]`` or ``+= noise`` does not count
     counting = step is not None and not value_refs(step) & keys and (
         isinstance(step, (cst.Integer, cst.Float)) or bool(value_refs(step) & flow.private))
+    # a codebook: each value the records hold gets the next code (``codes[v] = len(codes)``, a counter)
+    counting = counting or isinstance(stmt, cst.Assign) and _next_code(stmt, counters)
     # keys the records hold, counted; or keys already read off them (``out[k] = ... for k in counts``)
     keyed = (flow.private - indices | seen) if counting else seen
     return [t for t in targets if isinstance(t, cst.Subscript) and dotted(t.value) in empties
@@ -616,6 +665,49 @@ def _completed(loop: cst.For, flow: Flow) -> set[str]:
     return out & flow.taint.keys()
 
 
+def _empty_collection(value: cst.BaseExpression) -> bool:
+    """``set()``, ``[]``, ``list()``: a collection with no declared members."""
+    if isinstance(value, cst.List):
+        return not value.elements
+    return isinstance(value, cst.Call) and call_name(value) in ("set", "list") and not value.args
+
+
+def _member_test(test: cst.BaseExpression) -> tuple[cst.BaseExpression, str] | None:
+    """``x not in seen`` / ``not x in seen`` -> (``x``, ``seen``)."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        if isinstance(inner, cst.Comparison) and len(inner.comparisons) == 1 \
+                and isinstance(inner.comparisons[0].operator, cst.In):
+            owner = dotted(inner.comparisons[0].comparator)
+            return (inner.left, owner) if owner else None
+        return None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+            and isinstance(test.comparisons[0].operator, cst.NotIn):
+        owner = dotted(test.comparisons[0].comparator)
+        return (test.left, owner) if owner else None
+    return None
+
+
+def _deduplicated_appends(fn: Scope) -> set[cst.Call]:
+    """``if v not in seen: seen.append(v)``: appends that keep each value once, so ``seen`` ends up
+    the set of values that occurred (an alphabet collected while reading the records)."""
+    out: set[cst.Call] = set()
+    for node in walk(body_of(fn), into_scopes=False):
+        if not isinstance(node, cst.If):
+            continue
+        test = _member_test(node.test)
+        if test is None:
+            continue
+        member, owner = test
+        for call in walk(node.body, into_scopes=False):
+            if isinstance(call, cst.Call) and call_name(call) == "append" and isinstance(call.func, cst.Attribute) \
+                    and dotted(call.func.value) == owner and len(call.args) == 1:
+                arg = call.args[0].value
+                if arg.deep_equals(member) or value_refs(arg) == value_refs(member) and value_refs(arg):
+                    out.add(call)
+    return out
+
+
 def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None,
                   records: frozenset[str] = frozenset()) -> Flow:
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
@@ -629,12 +721,19 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
             | (set(records) - set(params))
     empties = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and _empty_mapping(stmt.value)
                for t in stmt.targets for n in target_names(t.target)}
+    #: sets and lists that start empty: filled with values read off the records, they are the records'
+    #: alphabet (``acts = set()`` ... ``acts.add(row.activity)``; ``if v not in seen: seen.append(v)``)
+    collections = {n for stmt in statements(fn) if isinstance(stmt, cst.Assign) and _empty_collection(stmt.value)
+                   for t in stmt.targets for n in target_names(t.target)}
+    deduplicated = _deduplicated_appends(fn) if collections else set()
+    drawn = _drawn_names(fn) if collections else set()
+    counters = _counters(fn) if empties else set()
     #: loop counters over ``range(...)``: positions, not values the records hold
     indices = {n for stmt in statements(fn) if isinstance(stmt, cst.For) and isinstance(stmt.iter, cst.Call)
                and call_name(stmt.iter) == "range" for n in target_names(stmt.target)}
     for _ in range(2):
         for stmt in statements(fn):
-            for t in _keyed_by_records(stmt, empties, flow, indices):
+            for t in _keyed_by_records(stmt, empties, flow, indices, counters):
                 keys = {n for el in t.slice for n in value_refs(el.slice)}
                 seen = {src for n in keys for src in flow.taint.get(n, ()) if flow.kind(src) == "set"}
                 if not seen:  # keyed by the records themselves: the subscript is the read
@@ -673,6 +772,13 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     owner = dotted(call.func.value)
                     if owner is not None:
                         _bind(flow, {owner}, call.args[0].value)
+                        # a collection named for attribute names or a public domain (``relevant_attrs``) holds no values
+                        if owner in collections and (call_name(call) == "add" or call in deduplicated) \
+                                and not _not_data(owner.rsplit(".", 1)[-1]) and not words(owner) & _NOT_SET \
+                                and _collects_records(call.args[0].value, flow) \
+                                and not value_refs(call.args[0].value) & drawn:
+                            flow.kinds[call] = "set"  # the call is the read: which values occurred
+                            flow.taint.setdefault(owner, set()).add(call)
                 elif call_name(call) == "fit" and isinstance(call.func, cst.Attribute):
                     owner = dotted(call.func.value)
                     if owner is not None and owner in flow.encoders:
@@ -684,6 +790,33 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
                     flow.private -= done
                     flow.randomised |= done  # type: ignore[arg-type]
     return flow
+
+
+def _drawn_names(fn: Scope) -> set[str]:
+    """Names holding values drawn at random (``u = int(rng.randint(0, n))``) and what is built only from
+    them and constants (``pair = (u, v)``): sampled candidates, not values of the records."""
+    out: set[str] = set()
+    assigns = [s for s in statements(fn) if isinstance(s, cst.Assign)]
+    for _ in range(3):
+        for stmt in assigns:
+            drawn = any(isinstance(n, cst.Call) and (is_draw(n) or call_name(n) in (
+                "randint", "rand", "randn", "random", "sample", "permutation", "integers", "uniform"))
+                for n in walk(stmt.value))
+            refs = value_refs(stmt.value)
+            if drawn or refs and refs <= out:
+                out |= {n for t in stmt.targets for n in target_names(t.target)}
+    return out
+
+
+def _collects_records(value: cst.BaseExpression, flow: Flow) -> bool:
+    """A value read off the records (not a count, a position or a name of a public thing)."""
+    if isinstance(value, (cst.SimpleString, cst.Integer, cst.Float, cst.FormattedString)):
+        return False
+    if isinstance(value, cst.Call) and call_name(value) in ("len", "sum", "range", "id"):
+        return False
+    refs = value_refs(value)
+    return bool(refs & flow.private) and not any(_not_data(r.rsplit(".", 1)[-1]) for r in refs & flow.private) \
+        or is_private(value, flow)
 
 
 def is_draw(call: cst.Call) -> bool:

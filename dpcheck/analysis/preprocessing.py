@@ -1158,9 +1158,45 @@ def _holds_records(name: str, node: ast.AugAssign, scope: _Scope) -> bool:
     return not before or bool(before[-1][1])
 
 
+_BUDGET_ARGS = frozenset({"epsilon", "eps", "epslon", "budget", "rho"})
+
+
+def _built_with_budget(held: ast.expr, scope: _Scope) -> bool:
+    """(g2 h40) The fitted name is also built, in this scope, by a call given the privacy budget
+    (``clf = DP_KMeans(k, epsilon=e, bounds=b)`` when a budget is set, ``clf = KMeans(k)`` in the
+    explicit epsilon=None mode): the fit of the DP path is the DP estimator's."""
+    key = _key(held)
+    if key is None:
+        return False
+    for stmt in scope.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                    and any(_key(t) == key for t in node.targets):
+                given = [*(a for a in node.value.args), *(k.value for k in node.value.keywords)]
+                if any(k.arg and _words(k.arg) & _BUDGET_ARGS for k in node.value.keywords) or any(
+                        isinstance(n, ast.Name) and _words(n.id) & _BUDGET_ARGS for a in given for n in ast.walk(a)):
+                    return True
+    return False
+
+
 #: a matrix computed from the records (a covariance or kernel repaired in place), not the records
 _DERIVED_MATRICES = frozenset({"matrix", "mat", "cov", "covariance", "corr", "correlation", "gram", "kernel",
                                "hessian", "precision"})
+
+
+def _derived_matrix(expr: ast.AST) -> bool:
+    """(g2 h40) ``distance_matrix - row_mean - col_mean + grand_mean``: a matrix computed from the records (a
+    distance or kernel matrix double-centred inside a loss term), not the records re-centred."""
+    node = expr
+    while isinstance(node, ast.BinOp):
+        node = node.left
+    root = _root(node)
+    return root is not None and bool(_words(root) & _PAIRWISE)
+
+
+#: a matrix of pairwise quantities between records (not a records matrix such as ``ratings_matrix``)
+_PAIRWISE = frozenset({"distance", "distances", "dist", "gram", "kernel", "cov", "covariance", "corr",
+                       "correlation", "similarity", "similarities"})
 
 
 def _site(node: ast.AST, scope: _Scope) -> str | None:
@@ -1184,7 +1220,7 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                     _words(_root(data) or "") & _LABEL_WORDS or _encodes_labels(node, receiver, scope)):
                 return None  # the class set of the prediction target: schema, not a statistic of the records
             if (prep_class(kind, getattr(scope, "own_classes", ())) or kind in scope.home) and data is not None \
-                    and scope.private(data):
+                    and scope.private(data) and not _built_with_budget(held, scope):
                 return f"`{kind}` fitted on the data"
             return None
         if name in ("qcut", "cut") and isinstance(node.func, ast.Attribute):
@@ -1243,7 +1279,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
         return None
     if isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.Sub) and scope.private(node.left) and not _words_only_stat(node.left, scope) \
-                and not _drawn(node.left) and id(node) not in scope.reduced and id(node) not in scope.scatter:
+                and not _drawn(node.left) and id(node) not in scope.reduced and id(node) not in scope.scatter \
+                and not _derived_matrix(node.left):
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left):
