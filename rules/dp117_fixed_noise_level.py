@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.analysis.noisedraws import charges_accountant, last_assignment
+from dpcheck.analysis.noisedraws import charges_accountant, last_assignment, never_referenced
 from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -281,11 +281,25 @@ def dp_aggregate(delta_w):
                 return
         if not self._claims_privacy(node):
             return
+        if self._dead_script_helper(node):
+            return
         code = self.ctx.analysis.code(scale).strip()
         via = "" if number(scale) is not None else f" (`{code}` is bound to {level:g})"
         self.report(node, f"this noise on a released value has the fixed level {level:g}{via}: it does not come "
                           f"from ε or the sensitivity, so the run gets the same noise for every budget it reports "
                           f"and no stated guarantee; compute the level from ε and the enforced bound")
+
+    def _dead_script_helper(self, call: cst.Call) -> bool:
+        """A module-level function named nowhere else in the project, in a loose script module (no package
+        ``__init__.py`` beside it): an uncalled experiment helper releases nothing. A function of a package module
+        is importable API and stays reported (g3 2026-11-27: FL-boop-blip/DPFed's dp_client_update is dead; the
+        uncalled DP_select of tjdgh3946/PubDP-ICL's openicl package was labelled TP)."""
+        import os
+
+        path = getattr(self.ctx, "path", None)
+        if not path or os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py")):
+            return False
+        return never_referenced(self.ctx, self.ctx.analysis.enclosing_function(call))
 
     def _claims_privacy(self, call: cst.Call) -> bool:
         fa = self.ctx.analysis

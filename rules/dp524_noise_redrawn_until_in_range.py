@@ -75,6 +75,25 @@ def split_total(total, m, eps):
         total -= now
     return parts + [total]
 """,
+        # the twin: each cell gets one draw, the noisy matrix is clipped to >= 1 afterwards
+        """
+import numpy as np
+def noisy_cells(matrix, cells, epsilon):
+    b = 1 / epsilon
+    for i, j in cells:
+        matrix[i, j] = matrix[i, j] + np.random.laplace(0, b)
+    return np.maximum(matrix, 1)
+""",
+        # a buffer of draws filled until it is full: the exit reads its length, not the values
+        """
+import numpy as np
+def fill(buffer, n, sigma, epsilon):
+    k = 0
+    while len(buffer) < n:
+        buffer[k] = np.random.normal(0, sigma / epsilon)
+        k += 1
+    return buffer
+""",
         # a budget loop: the exit reads ε spent, not the noisy value
         """
 import numpy as np
@@ -123,6 +142,18 @@ def noisy_count(count, epsilon, delta):
         noisy = count + np.random.normal(0, sigma)
     return noisy
 """,
+        # noise added to a cell again and again until the cell is at least 1 (a random walk stopped in range)
+        """
+import numpy as np
+def noisy_cells(matrix, cells, epsilon):
+    b = 1 / epsilon
+    for i, j in cells:
+        value = 0
+        while value < 1:  # <-
+            matrix[i, j] = matrix[i, j] + np.random.laplace(0, b)
+            value = matrix[i, j]
+    return matrix
+""",
         # the noise alone redrawn until it is small (a truncated distribution)
         """
 import torch
@@ -149,6 +180,10 @@ def bounded_noise(shape, noise_multiplier, clip, limit):
                     targets = [t.target for t in s.targets] if isinstance(s, cst.Assign) else [s.target]
                     for t in targets:
                         drawn |= target_names(t)
+                        # ``cells[a, b] = cells[a, b] + noise``: the container now holds the noisy value
+                        # (g3 2026-11-27: samadeusfp/SaCoFa adds noise again until the cell is >= 1)
+                        if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
+                            drawn.add(t.value.value)
         if not drawn or self._carries_state(node):
             return
         tests: list[cst.BaseExpression] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.noisedraws import project_mentions
 from dpcheck.analysis.syntax import call_name, dotted, target_names, walk, words
 from dpcheck.rule import Rule
 
@@ -29,6 +30,10 @@ _NOT_INPUT = frozenset({"self", "cls", "eps", "epsilon", "epsilons", "budget", "
                         "ais", "p0", "idx", "index", "i", "j", "key", "keys", "labels", "label", "weights", "l", "h",
                         "bins", "bin", "steps", "iterations", "rounds", "batch", "interval", "width", "depth"})
 _BUDGET = frozenset({"eps", "epsilon", "budget"})
+_PROJECT_CLIPS = frozenset({"clip", "clamp", "clip_", "clamp_", "clip_by_value", "clipped", "clamped"})
+#: parameters of a randomiser that are never its input value
+_BUDGET_OR_RNG = frozenset({"self", "cls", "eps", "epsilon", "epsilons", "budget", "rng", "seed", "random",
+                            "generator", "state", "prng", "key"})
 
 
 def _reads(expr: cst.CSTNode) -> set[str]:
@@ -234,9 +239,51 @@ def dp_subsample(data, epsilon, rng):
     keep = rng.random(len(data)) < q
     return data[keep]
 """,
+        # the twin of the piecewise mechanism below: its input is clipped to [-1, 1] first
+        """
+import math
+import random
+def piecewise(t, epsilon):
+    t = max(-1.0, min(1.0, t))
+    z = math.exp(epsilon / 2)
+    C = (z + 1) / (z - 1)
+    left = (C + 1) / 2 * t - (C - 1) / 2
+    right = left + C - 1
+    if random.random() < z / (z + 1):
+        return random.uniform(left, right)
+    return random.choice([random.uniform(-C, left), random.uniform(right, C)])
+""",
+        # a diffusion time sampler: (t, eps) where eps is a numerical floor, no randomiser
+        """
+import numpy as np
+def sample_time(t, eps=1e-5):
+    u = np.random.uniform(eps, 1.0, size=t.shape)
+    return np.exp(-u * t)
+""",
     )
 
     INVALID = (
+        # the piecewise mechanism's output interval from an input t it never clips to [-1, 1]
+        """
+import math
+import random
+def piecewise(t, epsilon):
+    z = math.exp(epsilon / 2)
+    C = (z + 1) / (z - 1)
+    left = (C + 1) / 2 * t - (C - 1) / 2  # <-
+    right = left + C - 1
+    if random.random() < z / (z + 1):
+        return random.uniform(left, right)
+    return random.choice([random.uniform(-C, left), random.uniform(right, C)])
+""",
+        # Duchi's mechanism: the probability of +1 is affine in an unclipped t
+        """
+import numpy as np
+def duchi(t, epsilon, rng):
+    p = (np.exp(epsilon) - 1) / (2 * np.exp(epsilon) + 2) * t + 0.5  # <-
+    u = rng.choice([1, -1], p=[p, 1 - p])
+    return u * (np.exp(epsilon) + 1) / (np.exp(epsilon) - 1)
+""",
         # the same nested randomiser with no check of the targets in its caller
         """
 import numpy as np
@@ -394,7 +441,17 @@ def three_output(x, eps, rng):
             return
         params = [p.name.value for p in node.params.params if not (words(p.name.value) | {p.name.value}) & _NOT_INPUT]
         if not params:
-            return
+            # ``piecewise(t, epsilon)``: the one parameter beside the budget and the generator is the input,
+            # whatever its name (g3 2026-11-27: epfl-dlab/DIPPS's piecewise and Duchi mechanisms take ``t``)
+            rest = [p.name.value for p in node.params.params
+                    if not (words(p.name.value) | {p.name.value}) & _BUDGET_OR_RNG]
+            if len(rest) != 1 or len(node.params.params) < 2:
+                return
+            # only when nothing in the project clips a value: callers elsewhere may clip it (PaaEl/LDP-classifiers
+            # clips the gradients it hands to its piecewise randomiser in another module)
+            if project_mentions(self.ctx, _PROJECT_CLIPS):
+                return
+            params = rest
         body = list(walk(node, into_scopes=False))
         # the input is bounded in the function: a clip of it, an assert on it, a range check that raises
         origin: dict[str, cst.CSTNode | None] = {p: None for p in params}

@@ -345,3 +345,15 @@ def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[n
     if public and (" reexported:" + stem in tokens or _installable(root)):
         return False  # a library's public API (re-exported by a package ``__init__``, or installable): users call it
     return tokens.get(fn.name.value, 0) == 1
+
+
+def project_mentions(ctx, tokens: frozenset[str]) -> bool:  # type: ignore[no-untyped-def]
+    """Does any ``.py`` file of the scanned project (the file's project root) contain one of ``tokens`` as an
+    identifier? ``False`` for a file not on disk (rule cases): the project is the file alone."""
+    import os
+
+    path = getattr(ctx, "path", None)
+    if not path or not os.path.isfile(path):
+        return False
+    counts = _project_tokens(project_root(path))
+    return any(counts.get(t, 0) for t in tokens)
