@@ -101,7 +101,7 @@ def _ast_plus_one_loop(loop: ast.For) -> bool:
         return False
     bound = it.args[-1]
     return isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) and isinstance(bound.right, ast.Constant) \
-        and bound.right.value == 1 and isinstance(bound.left, (ast.Attribute, ast.Subscript))
+        and bound.right.value == 1 and isinstance(bound.left, (ast.Attribute, ast.Subscript, ast.Name))
 
 
 #: a call that calibrates noise or accounts privacy from a count of passes
@@ -200,6 +200,15 @@ class StepsOffByOne(Rule):
         return False
 
     VALID = (
+        # twin: the epochs the σ search is given are the epochs run
+        """
+from opacus.accountants.utils import get_noise_multiplier
+def train(model, optimizer, loader, epochs, q, target_eps, delta):
+    sigma = get_noise_multiplier(target_epsilon=target_eps, target_delta=delta, sample_rate=q, epochs=epochs)
+    for epoch in range(1, epochs + 1):
+        for x, y in loader:
+            optimizer.step()
+""",
         # twin of the vertical-FL party: the epoch counter stops before the calibrated count
         """
 def fit(self, batches, model):
@@ -306,6 +315,15 @@ def run(model, batches, sigma):
     )
 
     INVALID = (
+        # σ searched for `epochs` epochs, the loop runs one more
+        """
+from opacus.accountants.utils import get_noise_multiplier
+def train(model, optimizer, loader, epochs, q, target_eps, delta):
+    sigma = get_noise_multiplier(target_epsilon=target_eps, target_delta=delta, sample_rate=q, epochs=epochs)
+    for epoch in range(epochs + 1):  # <-
+        for x, y in loader:
+            optimizer.step()
+""",
         # a vertical-FL party: the noise is calibrated for e epochs, the loop runs e + 1
         """
 def fit(self, batches, model):
@@ -399,9 +417,20 @@ def train(model, q, sigma, orders):
         """``for it in range(args.iterations + 1)`` around a training step: iterations + 1 updates, while an
         accountant given the configured ``iterations`` charges one fewer."""
         bound = _plus_one_bound(node)
-        if bound is None or not _configured_steps(bound):
+        if bound is None:
             return
         fa = self.ctx.analysis
+        if not _configured_steps(bound):
+            fn = fa.enclosing_function(node)
+            calibration = _calibrated_with(fn, fa.code(bound).strip()) \
+                if fn is not None and isinstance(bound, (cst.Name, cst.Attribute)) else None
+            if calibration is None or not any(isinstance(n, cst.Call) and _trains(call_name(n)) for n in walk(node.body)):
+                return
+            text = fa.code(bound).strip()
+            self.report(node.iter, f"this loop runs `{text} + 1` passes, but `{call_name(calibration)}` on line "
+                                   f"{fa.line_of(calibration)} calibrates the noise for `{text}`: one pass more than the "
+                                   f"ε accounts for; loop `range({text})`")
+            return
         if not any(isinstance(n, cst.Call) and _trains(call_name(n)) and ident(n.func) is not None
                    for n in walk(node.body)):
             return
