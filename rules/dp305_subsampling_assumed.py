@@ -259,8 +259,10 @@ def _helper_name(name: str) -> bool:
     """``compute_renyi_privacy``, ``get_rdp_epsilon``, ``compute_noise`` (tf-privacy's σ search): a project's
     own accountant helper, or a σ calibration from the record count and the batch size."""
     pieces = words(name)
-    if pieces & {"without", "replacement", "replace"}:
+    if pieces & {"without", "replacement", "replace", "uniform", "shuffle", "shuffling", "shuffled"}:
         return False
+    if pieces & {"mu", "eps"} and pieces & {"compute", "calc", "calculate", "get"}:
+        return True  # GDP's CLT accountant ``compute_mu_poisson`` / ``compute_muP(epoch, sigma, n, batch)``
     return bool(pieces & _HELPER_WORDS) or bool(
         pieces & {"noise", "sigma"} and pieces & {"compute", "calc", "calculate", "get", "calibrate", "find"})
 
@@ -291,8 +293,20 @@ def _helper_rate(call: cst.Call, name: str, value_of: Callable[[cst.CSTNode], cs
         return False
     values = [a.value for a in call.args if not a.star]
     resolved = [value_of(v) if value_of is not None and isinstance(v, cst.Name) else None for v in values]
-    return any(_size_like(v) or _counted(r) and not _batch_named(v) for v, r in zip(values, resolved)) and (
+    return (any(_size_like(v) or _counted(r) and not _batch_named(v) for v, r in zip(values, resolved)) or any(
+        a.keyword is None and _dataset_literal(a.value) for a in call.args)) and (
         any(_batch_named(v) for v in values) or _keyword(call, "batch_size") is not None)
+
+
+_PREPROCESSING_CALLS = frozenset({"partial_fit", "transform", "fit_transform", "inverse_transform"})
+_TRAINING_STEP_CALLS = frozenset({"step", "backward", "train_on_batch", "apply_gradients", "minimize", "train_step",
+                                  "fit", "update", "train"})
+
+
+def _dataset_literal(expr: cst.BaseExpression) -> bool:
+    """``compute_epsP(epoch, sigma, 60000, batch_size, delta)``: a training-set size written as a number."""
+    value = number(expr)
+    return isinstance(expr, cst.Integer) and value is not None and value >= 1000 and value % 100 == 0
 
 
 def _ast_helper_rate(facts: AstFacts, call: ast.Call) -> bool:
@@ -429,7 +443,8 @@ class SubsamplingAssumed(Rule):
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
-                "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled")
+                "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
+                "compute_eps", "get_eps", "calc_eps")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -463,6 +478,27 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # twin of the GDP helper: the shuffled loader is accounted with the uniform (shuffling) CLT bound
+        """
+import torch
+from gdp_accountant import compute_mu_uniform
+def report(args, epoch, train_set, engine):
+    loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    for x, y in loader:
+        engine.step()
+    return compute_mu_uniform(epoch, args.sigma, 60000, args.batch_size)
+""",
+        # twin: Keras fit, with chunks for an incremental PCA before it; the σ helper is told the sampling is Poisson
+        # and the data is fed by a Poisson sampler
+        """
+from dp_utils import get_epsilon_noise_multiplier, poisson_batches
+def run(model, pca, X, y, FLAGS, target_epsilon, steps):
+    for i in range(0, len(X), pca.batch_size):
+        pca.partial_fit(X[i:i + pca.batch_size])
+    sigma = get_epsilon_noise_multiplier(target_epsilon, steps, FLAGS.batch_size, len(X), FLAGS.delta)
+    for xb, yb in poisson_batches(X, y, FLAGS.batch_size / len(X)):
+        model.train_on_batch(xb, yb)
+""",
         # (h38-2) twins: Poisson sampling kept on whatever the command line says; a wrapper library passing its
         # caller's choice through
         """
@@ -1461,6 +1497,26 @@ def make_loader(dataset, batch_size):
     )
 
     INVALID = (
+        # the GDP CLT accountant for Poisson sampling, handed a hard-coded training-set size, for a shuffled loader
+        """
+import torch
+from gdp_accountant import compute_muP, compute_epsP
+def report(args, epoch, train_set, engine):
+    loader = torch.utils.data.DataLoader(train_set, batch_size=args.batch_size, shuffle=True)  # <-
+    for x, y in loader:
+        engine.step()
+    mu = compute_muP(epoch, args.sigma, 60000, args.batch_size)  # <-
+    return compute_epsP(epoch, args.sigma, 60000, args.batch_size, args.delta), mu  # <-
+""",
+        # a σ search from (n, batch) in another module, then Keras fit on shuffled fixed-size batches
+        """
+from dp_utils import get_epsilon_noise_multiplier
+def run(model, pca, X, y, FLAGS, target_epsilon, steps):
+    for i in range(0, len(X), pca.batch_size):
+        pca.partial_fit(X[i:i + pca.batch_size])
+    sigma = get_epsilon_noise_multiplier(target_epsilon, steps, FLAGS.batch_size, len(X), FLAGS.delta)  # <-
+    model.fit(X, y, epochs=FLAGS.epochs, batch_size=FLAGS.batch_size)  # <-
+""",
         # (h38-2) a command-line switch that turns Opacus' Poisson sampling off, the ε still read from its accountant
         """
 from opacus import PrivacyEngine
@@ -2665,6 +2721,8 @@ def main(args, train_data, model):
             return  # (h38-2) labels compared block by block for an accuracy figure: no batch is drawn
         if len(node.slice) > 1 and isinstance(self.ctx.analysis.parent(node), cst.AssignTarget):
             return  # (r4) ``out[i*b:(i+1)*b, :] = generated``: a write into an output, not a batch drawn
+        if self._preprocessing_chunks(node):
+            return
         part = node.slice[0].slice
         lower, upper = part.lower, part.upper
         if (lower is None or number(lower) == 0) and _batch_named(upper) and self._shuffle_of(node.value) is not None \
@@ -2693,6 +2751,15 @@ def main(args, train_data, model):
             if shuffle is not None:
                 self._sources.append((shuffle, f"shuffles the data once and then (line {self.ctx.analysis.line_of(node)}) "
                                                "cuts it into consecutive fixed-size batches"))
+
+    def _preprocessing_chunks(self, node: cst.Subscript) -> bool:
+        """``for i in range(0, n, pca.batch_size): pca.partial_fit(X[i:i + b])``: the data is cut into chunks for
+        an incremental preprocessing fit (PCA, scaler) or a transform; the loop takes no training step."""
+        loops = [a for a in self.ctx.analysis.ancestors(node) if isinstance(a, (cst.For, cst.While))]
+        if not loops:
+            return False
+        names = {call_name(n) for n in walk(loops[0]) if isinstance(n, cst.Call)}
+        return bool(names & _PREPROCESSING_CALLS) and not names & _TRAINING_STEP_CALLS
 
     def _split_of_given_batch(self, node: cst.Subscript) -> bool:
         """(r4 recall helper) ``inputs[k * small:(k + 1) * small]`` where ``inputs, targets = batch`` and ``batch`` is

@@ -101,7 +101,44 @@ def _ast_plus_one_loop(loop: ast.For) -> bool:
         return False
     bound = it.args[-1]
     return isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Add) and isinstance(bound.right, ast.Constant) \
-        and bound.right.value == 1 and isinstance(bound.left, (ast.Attribute, ast.Subscript))
+        and bound.right.value == 1 and isinstance(bound.left, (ast.Attribute, ast.Subscript, ast.Name))
+
+
+#: a call that calibrates noise or accounts privacy from a count of passes
+_CALIBRATION_WORDS = frozenset({"gaussian", "sigma", "noise", "calibrate", "calibration", "laplace", "epsilon", "eps",
+                                "privacy", "rdp", "accountant", "dp", "std", "multiplier"})
+
+
+def _starts_at_zero(fn: cst.CSTNode, loop: cst.While, var: str) -> bool:
+    """The function sets ``var = 0`` (and nothing else) before ``loop``."""
+    values = [sub.value for sub in walk(fn, into_scopes=False) if isinstance(sub, cst.Assign) and len(sub.targets) == 1
+              and isinstance(sub.targets[0].target, cst.Name) and sub.targets[0].target.value == var]
+    return len(values) == 1 and number(values[0]) == 0
+
+
+def _steps_by_one(loop: cst.While, var: str) -> bool:
+    """The loop body adds 1 to ``var`` once per pass (``var += 1``)."""
+    incs = [sub for sub in walk(loop.body) if isinstance(sub, cst.AugAssign)
+            and isinstance(sub.target, cst.Name) and sub.target.value == var]
+    return len(incs) == 1 and isinstance(incs[0].operator, cst.AddAssign) and number(incs[0].value) == 1
+
+
+def _calibrated_with(fn: cst.CSTNode, text: str) -> cst.Call | None:
+    """A call in ``fn`` that calibrates noise or accounts privacy and is handed ``text`` (the loop bound) as an
+    argument or inside one (``int(self.e * self.r)``), never ``text + 1``."""
+    from dpcheck.analysis.syntax import dotted
+
+    for call in walk(fn, into_scopes=False):
+        if not isinstance(call, cst.Call):
+            continue
+        name_words = words(call_name(call))
+        if not name_words & _CALIBRATION_WORDS:
+            continue
+        handed = [n for a in call.args for n in walk(a.value)
+                  if isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) == text]
+        if handed and not any(_adds_one(a.value) for a in call.args):
+            return call
+    return None
 
 
 def _adds_one(expr: cst.BaseExpression) -> bool:
@@ -129,16 +166,21 @@ class StepsOffByOne(Rule):
         "step of that iteration, a `+ 1` loop over a local bound (not a configured `args.`/`FLAGS.`/"
         "`config[...]` step count), a module whose accountant charges another count, code with no DP "
         "context. "
+        "Also reported: `it = 0; while it <= E: …; it += 1` (E + 1 passes) where a noise calibration or "
+        "accountant call in the same function is handed `E` (`gaussian(δ, ε, …, self.e, int(self.e * self.r))`). "
         "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step); "
         "loop `range(iterations)`."
     )
-    TRIGGERS = ("range(",)
+    TRIGGERS = ("range(", "<=")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an accountant call inside ``for v in range(…)`` (or ``tqdm``/``trange``)
-        whose arguments read ``v``."""
+        whose arguments read ``v``; or ``while i <= bound`` beside a calibration call."""
+        if any(isinstance(loop.test, ast.Compare) and len(loop.test.ops) == 1  # type: ignore[attr-defined]
+               and isinstance(loop.test.ops[0], ast.LtE) for loop in facts.nodes(ast.While)):  # type: ignore[attr-defined]
+            return True
         if "range" not in facts.called:
             return False
         if any(_ast_plus_one_loop(loop) for loop in facts.nodes(ast.For)):  # type: ignore[arg-type]
@@ -158,6 +200,43 @@ class StepsOffByOne(Rule):
         return False
 
     VALID = (
+        # twin: the epochs the σ search is given are the epochs run
+        """
+from opacus.accountants.utils import get_noise_multiplier
+def train(model, optimizer, loader, epochs, q, target_eps, delta):
+    sigma = get_noise_multiplier(target_epsilon=target_eps, target_delta=delta, sample_rate=q, epochs=epochs)
+    for epoch in range(1, epochs + 1):
+        for x, y in loader:
+            optimizer.step()
+""",
+        # twin of the vertical-FL party: the epoch counter stops before the calibrated count
+        """
+def fit(self, batches, model):
+    iteration = 0
+    while iteration < self.e:
+        for batch in batches:
+            loc, sigma = model.gaussian(self.delta, self.epsilon, self.L, self.e, int(self.e * self.r))
+            self.w -= self.lr * (model.grad(batch, self.w) + np.random.normal(loc, sigma, self.w.shape))
+        iteration += 1
+""",
+        # a counter from 1 up to and including the bound: e passes
+        """
+def fit(self, batches, model):
+    iteration = 1
+    while iteration <= self.e:
+        sigma = model.gaussian(self.delta, self.epsilon, self.e)
+        self.w -= self.lr * (model.grad(batches, self.w) + np.random.normal(0, sigma, self.w.shape))
+        iteration += 1
+""",
+        # ordinary training: a tolerance loop and an epsilon of numerical stability
+        """
+def train(model, data, max_epochs, eps=1e-8):
+    epoch = 0
+    while epoch <= max_epochs:
+        loss = model.step(data, eps=eps)
+        epoch += 1
+    return loss
+""",
         # twin of dp_cgans: the progress bar counts epochs from 1
         """
 from tqdm import tqdm
@@ -236,6 +315,25 @@ def run(model, batches, sigma):
     )
 
     INVALID = (
+        # σ searched for `epochs` epochs, the loop runs one more
+        """
+from opacus.accountants.utils import get_noise_multiplier
+def train(model, optimizer, loader, epochs, q, target_eps, delta):
+    sigma = get_noise_multiplier(target_epsilon=target_eps, target_delta=delta, sample_rate=q, epochs=epochs)
+    for epoch in range(epochs + 1):  # <-
+        for x, y in loader:
+            optimizer.step()
+""",
+        # a vertical-FL party: the noise is calibrated for e epochs, the loop runs e + 1
+        """
+def fit(self, batches, model):
+    iteration = 0
+    while iteration <= self.e:  # <-
+        for batch in batches:
+            loc, sigma = model.gaussian(self.delta, self.epsilon, self.L, self.e, int(self.e * self.r))
+            self.w -= self.lr * (model.grad(batch, self.w) + np.random.normal(loc, sigma, self.w.shape))
+        iteration += 1
+""",
         # DP-CGAN: the step of iteration idx has run, idx steps are charged
         """
 def train(self, epochs, num_batches):
@@ -319,9 +417,20 @@ def train(model, q, sigma, orders):
         """``for it in range(args.iterations + 1)`` around a training step: iterations + 1 updates, while an
         accountant given the configured ``iterations`` charges one fewer."""
         bound = _plus_one_bound(node)
-        if bound is None or not _configured_steps(bound):
+        if bound is None:
             return
         fa = self.ctx.analysis
+        if not _configured_steps(bound):
+            fn = fa.enclosing_function(node)
+            calibration = _calibrated_with(fn, fa.code(bound).strip()) \
+                if fn is not None and isinstance(bound, (cst.Name, cst.Attribute)) else None
+            if calibration is None or not any(isinstance(n, cst.Call) and _trains(call_name(n)) for n in walk(node.body)):
+                return
+            text = fa.code(bound).strip()
+            self.report(node.iter, f"this loop runs `{text} + 1` passes, but `{call_name(calibration)}` on line "
+                                   f"{fa.line_of(calibration)} calibrates the noise for `{text}`: one pass more than the "
+                                   f"ε accounts for; loop `range({text})`")
+            return
         if not any(isinstance(n, cst.Call) and _trains(call_name(n)) and ident(n.func) is not None
                    for n in walk(node.body)):
             return
@@ -338,6 +447,28 @@ def train(model, q, sigma, orders):
                  else f"an accountant given the configured `{text}` charges that many")
         self.report(node.iter, f"this loop runs `{text} + 1` training iterations, but {where}: one update more than the "
                                f"ε accounts for; loop `range({text})` (or charge `{text} + 1` steps)")
+
+    def visit_While(self, node: cst.While) -> None:
+        """``it = 0; while it <= self.e: …; it += 1`` runs e + 1 epochs, while the noise in the loop is calibrated
+        for ``self.e`` epochs (``gaussian(δ, ε, …, self.e, int(self.e * self.r))``)."""
+        test = node.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, cst.LessThanEqual) and isinstance(test.left, cst.Name)):
+            return
+        var, bound = test.left.value, test.comparisons[0].comparator
+        if not isinstance(bound, (cst.Name, cst.Attribute)) or number(bound) is not None:
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not _starts_at_zero(fn, node, var) or not _steps_by_one(node, var):
+            return
+        text = fa.code(bound).strip()
+        calibration = _calibrated_with(fn, text)
+        if calibration is None:
+            return
+        self.report(node.test, f"`while {var} <= {text}` from {var} = 0 runs `{text} + 1` passes, but the noise is "
+                               f"calibrated for `{text}` (`{call_name(calibration)}` on line {fa.line_of(calibration)}): "
+                               f"one pass more than the ε accounts for; loop `while {var} < {text}`")
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)

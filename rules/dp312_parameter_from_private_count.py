@@ -17,6 +17,11 @@ _LOOKUP = frozenset({"interp", "searchsorted", "digitize", "bisect", "bisect_lef
 #: targets that are noise scales, not structure (a scale 1/(nε) is the sensitivity rule's business)
 _SCALE_WORDS = frozenset({"scale", "sigma", "std", "noise", "b", "beta", "sensitivity", "sens", "lr", "rate",
                           "loss", "error", "err", "mse", "var", "variance"})
+#: names that by convention hold the size of a domain (keys, categories, dimensions), not the record count
+_DOMAIN_SIZE_NAMES = frozenset({"d", "D", "k", "K", "dim", "domain", "dims"})
+_DOMAIN_WORDS = frozenset({"domain", "keys", "key", "categories", "category", "classes", "vocab", "features",
+                           "columns", "attributes", "attrs", "dim", "dims", "dimension", "dimensions", "items",
+                           "candidates", "labels", "bins", "cells"})
 _NOT_PRIVATE = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "public", "synthetic", "synth",
                           "fake", "generated", "noisy", "dp", "private", "priv", "max", "min", "bound"})
 
@@ -65,6 +70,17 @@ class ParameterFromPrivateCount(Rule):
         return any(_ast_budget_product(b) for b in facts.binops(ast.Mult))
 
     VALID = (
+        # key-value LDP: d is the size of the key domain; the budget split is a formula in ε and d, not in n
+        """
+import math
+def budget_split(key_table, reports, epsilon):
+    n_users = len(reports)
+    d = len(key_table)
+    e2 = math.log(2 * d * math.exp(epsilon * d / 2) + 1)
+    num_categories = len(key_table)
+    levels = int(math.sqrt(num_categories * epsilon))
+    return e2, levels
+""",
         # the grid size from a noisy count
         """
 import math
@@ -127,6 +143,14 @@ def uniform_grid(x, epsilon, c=10):
     )
 
     INVALID = (
+        # the twin: the number of users (the records) chooses the number of levels
+        """
+import math
+def budget_split(key_table, reports, epsilon):
+    n_users = len(reports)
+    levels = int(math.sqrt(n_users * epsilon))  # <-
+    return levels
+""",
         # uniform grid: m = sqrt(N·ε/c) with N the exact number of points of the private histogram
         """
 import math
@@ -278,6 +302,8 @@ def adaptive_grid(x, epsilon, c=10):
         if count is not None:
             return count
         if isinstance(expr, cst.Name):
+            if expr.value in _DOMAIN_SIZE_NAMES or words(expr.value) & _DOMAIN_WORDS:
+                return None  # ``d = len(true_count)``: the size of a key or category domain, not of the records
             scope = self.ctx.analysis.enclosing_function(expr) or self.ctx.module
             found = None
             for sub in walk(scope, into_scopes=False):

@@ -19,6 +19,9 @@ _ROUND_WORDS = frozenset({"round", "rounds", "epoch", "epochs", "comm", "communi
 _PER_ROUND_METHOD = frozenset({"train", "training", "update", "fit", "local"})
 _TRAIN_CALL_WORDS = frozenset({"train", "training", "fit", "update", "backward", "local"})
 _READ_WORDS = frozenset({"epsilon", "eps", "spent", "privacy", "dp"})
+#: a parameter that is the current round (``global_round``, ``epoch``, ``rnd``), not a count of rounds
+_ROUND_INDEX = frozenset({"round", "epoch", "rnd"})
+_COUNT_WORDS = frozenset({"num", "n", "total", "max", "count", "rounds", "epochs", "per"})
 
 
 def _round_loop(loop: cst.CSTNode) -> bool:
@@ -108,6 +111,35 @@ class AccountantPerRound(Rule):
         return engine_read_back(facts, _ACCOUNTANTS, _READ_WORDS)
 
     VALID = (
+        # twin of the per-round local update: the engine is made once in __init__ and read after each round
+        """
+from opacus import PrivacyEngine
+class LocalTrainer:
+    def __init__(self, model, optimizer, loader, sigma):
+        self.engine = PrivacyEngine()
+        self.model, self.optimizer, self.loader = self.engine.make_private(
+            module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=sigma, max_grad_norm=1.0)
+    def local_step(self, current_round, delta):
+        for x, y in self.loader:
+            self.optimizer.step()
+        return self.engine.get_epsilon(delta)
+""",
+        # a whole training run: handed the number of epochs, called once
+        """
+from opacus import PrivacyEngine
+def train_private(model, optimizer, loader, num_epochs, sigma, delta):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=sigma, max_grad_norm=1.0)
+    for epoch in range(num_epochs):
+        for x, y in loader:
+            optimizer.step()
+    return engine.get_epsilon(delta)
+def main(model, optimizer, loader):
+    eps = train_private(model, optimizer, loader, 20, 1.1, 1e-5)
+    for epoch in range(3):
+        evaluate(model, epoch)
+""",
         # twin: the Flower client keeps one engine across rounds
         """
 import flwr as fl
@@ -229,6 +261,35 @@ class Client:
     )
 
     INVALID = (
+        # a local-update class (no "client" in its name) handed the global round builds a fresh engine
+        """
+from opacus import PrivacyEngine
+class LocalUpdate:
+    def update_weights(self, model, global_round):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        privacy_engine = PrivacyEngine(model, batch_size=64, sample_size=600, noise_multiplier=1.1,  # <-
+                                       max_grad_norm=1.0)
+        privacy_engine.attach(optimizer)
+        for x, y in self.loader:
+            optimizer.step()
+        eps, alpha = optimizer.privacy_engine.get_privacy_spent(1e-5)
+        return model.state_dict(), eps
+""",
+        # a plain function the server loop calls once per round
+        """
+from opacus import PrivacyEngine
+def local_train(model, optimizer, loader, sigma):
+    engine = PrivacyEngine()  # <-
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=sigma, max_grad_norm=1.0)
+    for x, y in loader:
+        optimizer.step()
+    return engine.get_epsilon(1e-5)
+def server(models, optimizers, loaders, num_rounds):
+    for rnd in range(num_rounds):
+        for m, o, l in zip(models, optimizers, loaders):
+            print(local_train(m, o, l, 1.0))
+""",
         # the same loop whose total is reset every round, or overwritten by the last round's ε
         """
 from opacus import PrivacyEngine
@@ -361,13 +422,41 @@ class Client:
         else:
             cls = fa.enclosing_class(node)
             # ``DPClient``, ``FlowerClient``, ``client``: camel case after an acronym is one word to ``words``
-            if cls is None or "client" not in cls.name.value.lower() or not words(fn.name.value) & _PER_ROUND_METHOD:
+            client_method = (cls is not None and "client" in cls.name.value.lower()
+                             and bool(words(fn.name.value) & _PER_ROUND_METHOD))
+            if not client_method and not self._runs_per_round(fn):
                 return
             if self._targets_round_share(fn, engine) or self._unreachable_method(fn):
                 return
-            where = f"in `{cls.name.value}.{fn.name.value}`, which runs once per round"
+            owner = f"{cls.name.value}.{fn.name.value}" if cls is not None else fn.name.value
+            where = f"in `{owner}`, which runs once per round"
         self.report(node.value, f"`{engine}` is created {where}, and the ε read from it covers only what ran since: "
                                 f"every earlier round is dropped from the accounting; create it once and reuse it")
+
+    def _runs_per_round(self, fn: cst.FunctionDef) -> bool:
+        """A training function that runs once per round: it is handed the round (``update_weights(self, model,
+        global_round)``, ``train(model, epoch)``), or this module calls it inside a round loop
+        (``for epoch in range(args.epochs): ... local.update_weights(model, epoch)``)."""
+        if not words(fn.name.value) & _TRAIN_CALL_WORDS:
+            return False
+        params = [words(p.name.value) for p in fn.params.params]
+        if any(ws & _ROUND_INDEX and not ws & _COUNT_WORDS for ws in params):
+            return True
+        name = fn.name.value
+        fa = self.ctx.analysis
+        method = fa.enclosing_class(fn) is not None
+        required = [p for p in fn.params.params if p.default is None][1 if method else 0:]
+
+        def calls_fn(call: cst.Call) -> bool:
+            # ``model.train()`` (torch's mode switch) is not a call of a ``train(self, loader, config)`` method
+            if call_name(call) != name or fa.inside(call, fn):
+                return False
+            if isinstance(call.func, cst.Name):
+                return not method
+            return bool(required) and len(call.args) >= len(required)
+
+        return any(isinstance(n, cst.Call) and calls_fn(n) and any(_round_loop(loop) for loop in fa.enclosing_loops(n))
+                   for n in walk(self.ctx.module))
 
     def _targets_round_share(self, fn: cst.FunctionDef, engine: str) -> bool:
         """``engine.make_private_with_epsilon(target_epsilon=total / n_rounds)``: each round's engine is

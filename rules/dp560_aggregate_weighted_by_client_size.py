@@ -42,9 +42,16 @@ _EVAL_FUNCTION_WORDS = frozenset({"test", "eval", "evaluate", "evaluation", "val
 _PRIVACY_TEXT = re.compile(r"(?i)priva|noise|noisy|epsilon|opacus|accountant|laplace|gaussian|clip|sigma|\bdp\b")
 #: the file is federated code: it names clients, silos, a server or an aggregation
 _FEDERATED_TEXT = re.compile(r"(?i)client|federat|fedavg|silo|server|aggregat|parties|participant")
+#: a function name that says DP: ``train_DPFedAvg``, ``dp_client_update``, ``private_train`` (not ``DDP``)
+_DP_NAME = re.compile(r"(?<![D])DP(?!M)|(?:^|_)[lc]?dp(?:_|$)|(?i:priva|noisy|noised)")
+_PRIVACY_WORDS = frozenset({"noise", "noisy", "sigma", "epsilon", "eps", "clip", "clipping", "clipped", "privacy",
+                            "private", "dp", "accountant", "laplace", "gaussian", "multiplier", "engine"})
 #: a docstring describing a non-private control or baseline
 _NON_PRIVATE = re.compile(r"(?i)\bnon[- ]?(?:private|dp)\b|\bwithout (?:differential )?privacy\b|\bno[- ]dp\b")
 _SUMS = frozenset({"sum", "nansum", "fsum"})
+#: methods that reshape or convert an array of counts without changing the counts
+_SHAPE_ONLY = frozenset({"reshape", "astype", "flatten", "ravel", "squeeze", "unsqueeze", "view", "float", "double",
+                         "long", "int", "to", "cpu", "numpy", "tolist", "copy", "clone"})
 _WRAPPERS = frozenset({"int", "float", "round", "abs", "tensor", "Tensor", "array", "asarray", "list", "tuple"})
 
 
@@ -105,7 +112,8 @@ def _dataset_len(call: cst.Call) -> bool:
     last = frozenset(w.lower() for w in words(name.split(".")[-1]))
     if call.args[0].value is not target:  # ``len(dict_users[u])``, ``len(local_datasets[k])``: one client's part
         return not pieces & (_RELEASED_DATA | {"batch", "batches", "loader", "dataloader"}) \
-            and bool(pieces & {"users", "user", "clients", "client", "party", "parties", "silos", "silo", "local",
+            and bool(pieces & {"users", "user", "clients", "client", "clnt", "clnts", "party", "parties", "silos",
+                               "silo", "local",
                                "data", "dataset", "datasets", "idxs", "partitions", "shards", "splits"})
     if pieces & _RELEASED_DATA \
             or last & {"loader", "dataloader", "clients", "users", "workers", "models", "params", "keys",
@@ -139,7 +147,8 @@ class AggregateWeightedByClientSize(Rule):
         "aggregate with uniform weights (or weights from a public bound such as min(n_k, cap)/cap), or "
         "release the counts with DP and charge them."
     )
-    TRIGGERS = ("sum", "+=", "fit", "average", "weighted_mean")
+    TRIGGERS = ("sum", "+=", "fit", "average", "weighted_mean", "save", "dump", "send", "put", "post", "emit",
+                "publish", "upload", "write", "pickle", "push", "submit")
     requires_dp_context = True
 
     @classmethod
@@ -149,9 +158,37 @@ class AggregateWeightedByClientSize(Rule):
         if not (_PRIVACY_TEXT.search(source) and _FEDERATED_TEXT.search(source)):
             return False
         return bool(facts.binops(ast.Div) or facts.binops(ast.Mult)) or "def fit" in source \
-            or bool(facts.called & {"average", "weighted_average", "weighted_mean", "nanaverage"})
+            or bool(facts.called & {"average", "weighted_average", "weighted_mean", "nanaverage"}) \
+            or bool(facts.called & _SHIP_WORDS)
 
     VALID = (
+        # twin of the shipped count: the client ships its clipped, noised delta alone; a metrics file keeps the size
+        """
+import json, torch
+from dp import clip_update, add_gaussian_noise
+def client_round(model, global_state, ds, args):
+    delta = {k: v - global_state[k] for k, v in model.state_dict().items()}
+    delta = add_gaussian_noise(clip_update(delta, args.clip), args.noise_multiplier, args.clip)
+    torch.save({"delta": delta}, args.out)
+    with open(args.metrics, "w") as f:
+        json.dump({"accuracy": 0.9, "n_samples": len(ds)}, f)
+""",
+        # a benchmark of FL algorithms: the non-private FedAvg baseline weights by size, the DP variant uniformly
+        """
+import numpy as np
+def train_FedAvg(data_obj, n_client, clnt_models, rounds):
+    clnt_y = data_obj.clnt_y
+    weight_list = np.asarray([len(clnt_y[i]) for i in range(n_client)]).reshape((n_client, 1))
+    for i in range(rounds):
+        clnt_params = get_params(clnt_models)
+        avg = np.sum(clnt_params * weight_list / np.sum(weight_list), axis=0)
+    return avg
+def train_DPFedAvg(data_obj, n_client, clnt_models, rounds, noise_multiplier, clip):
+    for i in range(rounds):
+        clnt_params = clip_rows(get_params(clnt_models), clip)
+        avg = np.mean(clnt_params, axis=0) + np.random.normal(0, noise_multiplier * clip / n_client, clnt_params.shape[1])
+    return avg
+""",
         # twin of the np.average INVALID: the clients' private curves averaged with uniform weights
         """
 import numpy as np
@@ -298,6 +335,27 @@ class ControlClient:
 """,
     )
     INVALID = (
+        # a client script ships its noised delta with its exact record count; the server weights by it
+        """
+import torch
+from dp import clip_update, add_gaussian_noise
+def client_round(model, global_state, ds, args):
+    delta = {k: v - global_state[k] for k, v in model.state_dict().items()}
+    delta = add_gaussian_noise(clip_update(delta, args.clip), args.noise_multiplier, args.clip)
+    torch.save({"delta": delta, "n": len(ds)}, args.out)  # <-
+""",
+        # the DP variant in the same benchmark: sizes from the clients' label arrays, reshaped, then weighting
+        """
+import numpy as np
+def train_DPFedAvg(data_obj, n_client, clnt_models, rounds, noise_multiplier, clip):
+    clnt_y = data_obj.clnt_y
+    weight_list = np.asarray([len(clnt_y[i]) for i in range(n_client)])
+    weight_list = weight_list.reshape((n_client, 1))
+    for i in range(rounds):
+        clnt_params = train_clients_dp(clnt_models, noise_multiplier, clip)
+        avg = np.sum(clnt_params * weight_list / np.sum(weight_list), axis=0)  # <-
+    return avg
+""",
         # clients' private releases averaged by np.average with their exact record counts as weights
         """
 import numpy as np
@@ -434,11 +492,29 @@ class DPClient:
             if doc and _NON_PRIVATE.search(doc):
                 return True
         fn = fa.enclosing_function(node)
+        top = None
         while fn is not None:
             if _pieces(fn.name.value) & _EVAL_FUNCTION_WORDS or self._commented_out(fn):
                 return True
-            fn = fa.enclosing_function(fn)
-        return False
+            top, fn = fn, fa.enclosing_function(fn)
+        return top is not None and self._non_private_twin(top)
+
+    def _non_private_twin(self, fn: cst.FunctionDef) -> bool:
+        """A benchmark module of FL algorithms with and without DP (``train_FedAvg`` beside ``train_DPFedAvg``):
+        a function whose name, callees and identifiers name no privacy, in a module where other functions'
+        names do, is a non-private baseline; its aggregate releases nothing DP."""
+        def dp_named(name: str | None) -> bool:
+            return bool(name) and bool(_DP_NAME.search(name))  # type: ignore[arg-type]
+
+        if dp_named(fn.name.value):
+            return False
+        for n in walk(fn):
+            if isinstance(n, cst.Call) and dp_named(call_name(n)):
+                return False
+            if isinstance(n, cst.Name) and _pieces(n.value) & _PRIVACY_WORDS:
+                return False
+        return any(isinstance(n, cst.FunctionDef) and n is not fn and dp_named(n.name.value)
+                   for n in walk(self.ctx.module))
 
     def _commented_out(self, fn: cst.FunctionDef) -> bool:
         """A function whose only call in its module is commented out (``#w = self._client_weights(idxs)``)
@@ -464,6 +540,9 @@ class DPClient:
             return self._count(expr.elt, hops - 1)
         if isinstance(expr, cst.List) and expr.elements:
             return all(self._count(e.value, hops - 1) for e in expr.elements if not isinstance(e, cst.StarredElement))
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) \
+                and expr.func.attr.value in _SHAPE_ONLY:
+            return self._count(expr.func.value, hops - 1)  # ``sizes.reshape((n_client, 1))``, ``sizes.astype(float)``
         if isinstance(expr, cst.Call):
             return _dataset_len(expr) or _count_getter(expr)
         if isinstance(expr, cst.Subscript):
@@ -482,6 +561,8 @@ class DPClient:
                 if isinstance(target, cst.Name):
                     return self._count(binding.stmt.iter, hops - 1)  # ``for s in sizes``
                 return self._loop_slot(target, binding.target, binding.stmt.iter, hops - 1)
+            if binding is not None and binding.value is not None and _contains(binding.value, expr):
+                binding = self._earlier_binding(binding)  # ``sizes = sizes.reshape(...)``: the rebinding's input
             if binding is None or binding.kind != "assign" or binding.value is None:
                 return False
             return self._count(binding.value, hops - 1)
@@ -490,6 +571,14 @@ class DPClient:
                 return True
             return self._self_attr(expr, lambda v: self._count(v, hops - 1), only_one=True)
         return False
+
+    def _earlier_binding(self, binding):  # type: ignore[no-untyped-def]
+        """The binding of the same name just before ``binding`` in its scope (``x = f(x)`` reads that one)."""
+        same = self.ctx.analysis.bindings_in(binding.scope).get(binding.name, [])
+        for i, b in enumerate(same):
+            if b is binding:
+                return same[i - 1] if i > 0 else None
+        return None
 
     def _loop_slot(self, target: cst.BaseExpression, name: cst.CSTNode, iterable: cst.BaseExpression,
                    hops: int) -> bool:
@@ -733,6 +822,32 @@ class DPClient:
             self._report(node.value, "the record count `{}` returned as the client's aggregation weight",
                          code_of=count)
 
+    def visit_Dict(self, node: cst.Dict) -> None:
+        """``torch.save({"delta": delta, "n": len(ds)}, path)``, ``send({"weights": w, "num_samples": n})``: a
+        client ships its update together with its exact record count, which the server uses as its weight."""
+        if not self._dp_module():
+            return
+        keyed = [(_string_value(e.key), e.value) for e in node.elements if isinstance(e, cst.DictElement)]
+        if not any(key and _pieces(key) & _MODEL_WORDS - {"dict", "locals"}
+                   and not _pieces(key) & (_METRIC_WORDS | _NOT_CLIENT_COUNT | _COUNT_WORDS | _DESCRIPTOR_WORDS)
+                   and self._model_valued(value) for key, value in keyed):
+            return
+        count = next((value for key, value in keyed if key and not _pieces(key) & (_METRIC_WORDS | _NOT_CLIENT_COUNT)
+                      and number(value) is None and self._count(value)), None)
+        if count is None or not self._shipped(node) or self._quiet_place(node):
+            return
+        self._report(node, "the record count `{}` shipped with the client's update as its aggregation weight",
+                     code_of=count)
+
+    def _shipped(self, node: cst.CSTNode) -> bool:
+        """Is the dict saved, sent or returned (directly or through the name it is bound to)?"""
+        fa = self.ctx.analysis
+        parent = fa.parent(node)
+        if isinstance(parent, cst.Arg):
+            call = fa.parent(parent)
+            return isinstance(call, cst.Call) and bool(_pieces(call_name(call)) & _SHIP_WORDS)
+        return isinstance(parent, cst.Return)
+
     def _passed_through(self, count: cst.BaseExpression) -> bool:
         """``params, n, metrics = self.client.fit(...)``: a wrapper hands on the wrapped client's count (the
         server strategy it pairs with decides the weights)."""
@@ -760,6 +875,20 @@ class DPClient:
                     "noise covers (one record changes every weight, and a large client contributes w_k*C, more "
                     "than the calibrated sensitivity); use uniform weights or a public cap, or release the "
                     "counts with DP")
+
+
+def _string_value(node: cst.BaseExpression | None) -> str | None:
+    if isinstance(node, cst.SimpleString) and isinstance(node.evaluated_value, str):
+        return node.evaluated_value
+    return None
+
+
+#: a key describing a model rather than holding it: ``model_type``, ``embedding_dim``, ``model_path``
+_DESCRIPTOR_WORDS = frozenset({"type", "name", "kind", "path", "file", "dir", "config", "version", "id", "shape",
+                               "arch", "architecture", "class", "size", "sizes"})
+#: calls that hand a client's result to the server: saved to disk, sent, put on a queue, posted
+_SHIP_WORDS = frozenset({"save", "dump", "dumps", "send", "put", "post", "emit", "publish", "upload", "write",
+                         "pickle", "savez", "push", "submit"})
 
 
 def _refers_to(expr: cst.BaseExpression, attr: str) -> bool:
