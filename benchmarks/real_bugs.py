@@ -498,13 +498,17 @@ class Result(real_code.PrecisionMixin):
     missed: list[str]
     false_positives: list[Finding] = field(default_factory=list)
     withdrawn: list[Bug] = field(default_factory=list)
+    #: static bugs found by a finding labelled with that bug's id (or not labelled yet): a finding
+    #: its reader tied to another bug, or to none listed, finds the bug only by where it lies
+    static_linked: Score = field(default_factory=Score)
 
     def as_json(self) -> dict[str, object]:
         def score(s: Score) -> dict[str, object]:
             return {"bugs": s.bugs, "found": s.found, "recall": s.recall}
         return {"per_class": {k: score(v) for k, v in self.per_class.items()},
                 "per_source": {k: score(v) for k, v in self.per_source.items()},
-                "static": score(self.static), "all": score(self.all), "paper": score(self.paper),
+                "static": score(self.static), "static_linked": score(self.static_linked),
+                "all": score(self.all), "paper": score(self.paper),
                 "findings": {"TP": self.tp, "ACK": self.ack, "FP": self.fp, "unlabelled": len(self.unlabelled)},
                 "precision": self.precision, "fp_per_100k": self.fp_per_100k, "lines": self.lines,
                 "unread_lines": sum(self.unread.values()), "unread_files": self.unread,
@@ -535,14 +539,22 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
     for l in labels:
         by_key[label_key(l.source, l.file, l.line, l.rule)].append(l)
 
+    def label_of(f: Finding) -> FindingLabel | None:
+        return label_for(f, by_key.get(label_key(f.source, f.file, f.line, f.rule), []))
+
     def verdict(f: Finding) -> str | None:
-        label = label_for(f, by_key.get(label_key(f.source, f.file, f.line, f.rule), []))
+        label = label_of(f)
         return None if label is None else label.label
 
     missed = []
+    linked = Score()
     for bug in (b for b in bugs if not b.withdrawn):
+        near = found_by(bug, findings)
         # a finding its reader judged false (its claim is wrong at that line) finds nothing
-        hit = any(verdict(f) != "FP" for f in found_by(bug, findings))
+        hit = any(verdict(f) != "FP" for f in near)
+        if bug.static:
+            linked.bugs += 1
+            linked.found += any((lab := label_of(f)) is None or (lab.label != "FP" and lab.bug == bug.id) for f in near)
         for s in (per_class[bug.cls], per_source[bug.source], every, *((static,) if bug.static else ()),
                   *((paper,) if bug.why.startswith(PAPER_TAG) else ())):
             s.bugs += 1
@@ -561,7 +573,7 @@ def score(bugs: Sequence[Bug], findings: Sequence[Finding], labels: Sequence[Fin
                 false_positives.append(f)
     return Result({c: s for c, s in per_class.items() if s.bugs}, dict(per_source), static, every, paper,
                   counts["TP"], counts["ACK"], counts["FP"], unlabelled, lines, dict(unread or {}), missed,
-                  false_positives, [b for b in bugs if b.withdrawn])
+                  false_positives, [b for b in bugs if b.withdrawn], linked)
 
 
 def print_result(result: Result, title: str) -> None:
@@ -574,6 +586,8 @@ def print_result(result: Result, title: str) -> None:
         print(f"  {src:<48} {s.text()}")
     print(f"recall, static bugs: {result.static.text()}    all bugs: {result.all.text()}"
           + (f"    the audit paper's items: {result.paper.text()}" if result.paper.bugs else ""))
+    print(f"  static bugs found by a finding labelled with that bug (not only by where it lies): "
+          f"{result.static_linked.text()}")
     prec = "-" if result.precision is None else f"{result.precision:.2f}"
     print(f"findings: {result.tp} TP, {result.ack} ACK, {result.fp} FP, {len(result.unlabelled)} unlabelled; "
           f"precision TP/(TP+FP) = {prec}; FP per 100k non-blank lines = {result.fp_per_100k:.2f} "

@@ -361,3 +361,17 @@ def test_dpcheck_path_of_a_checkout_scans_with_that_checkouts_rules(tmp_path: Pa
     assert (checkout / "dpcheck").exists() and not (checkout / "dpcheck" / "rules").exists()  # untouched
     with pytest.raises(SystemExit, match="no dpcheck package"):
         bench.real_code.package_root(tmp_path / "nothing")
+
+
+def test_linked_recall_counts_only_findings_labelled_with_the_bug() -> None:
+    """``static_linked``: a bug found only by a finding its reader tied to another bug (or to none
+    listed) is found by where it lies, not by what it says; an unlabelled finding still counts."""
+    bugs = [bug("a", "m.py", (10, 10), "noise-scale"), bug("b", "m.py", (30, 30), "noise-scale"),
+            bug("c", "m.py", (50, 50), "noise-scale"), bug("d", "m.py", (70, 70), "noise-scale")]
+    findings = [finding("m.py", 10), finding("m.py", 30), finding("m.py", 50), finding("m.py", 70)]
+    tied = bench.FindingLabel("s", "m.py", 10, "DP202", "TP", "a", "")
+    other = bench.FindingLabel("s", "m.py", 30, "DP202", "TP", "zz", "")
+    unlisted = bench.FindingLabel("s", "m.py", 50, "DP202", "TP", None, "")
+    result = bench.score(bugs, findings, [tied, other, unlisted], lines=1000)
+    assert (result.static.found, result.static_linked.found, result.static_linked.bugs) == (4, 2, 4)
+    assert result.as_json()["static_linked"] == {"bugs": 4, "found": 2, "recall": 0.5}
