@@ -116,7 +116,10 @@ def _loop_builder(loop: cst.For, params: set[str], containers: frozenset[str] = 
         if isinstance(node, cst.For) and any(_uses(node.iter, n) for n in outer) \
                 and not _iter_words(node.iter) & _NOT_PRIVATE:
             tokens = target_names(node.target)
+            checked = _range_checked(node.body, tokens)
             for stmt in walk(node.body):
+                if stmt in checked:
+                    continue
                 filled = _fills(stmt, tokens)
                 if filled and filled not in rebound:
                     return stmt, filled
@@ -146,16 +149,43 @@ def _fills(stmt: cst.CSTNode, tokens: set[str]) -> str | None:
             and stmt.args and isinstance(stmt.args[0].value, cst.Name) and stmt.args[0].value.value in tokens:
         return dotted(stmt.func.value)
     if isinstance(stmt, (cst.Assign, cst.AugAssign)):
-        if isinstance(stmt, cst.Assign) and not any(
-                isinstance(n, cst.Call) and call_name(n) in ("len", "get") or isinstance(n, cst.Integer)
-                for n in walk(stmt.value)):
-            return None  # ``d[w] = len(d)``, ``d[w] = d.get(w, 0) + 1``: an index or a count per token
         targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
         for t in targets:
             if isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index) \
                     and isinstance(t.slice[0].slice.value, cst.Name) and t.slice[0].slice.value.value in tokens:
-                return dotted(t.value)
+                owner = dotted(t.value)
+                if isinstance(stmt, cst.Assign) and not _index_or_count(stmt.value, owner):
+                    return None
+                return owner
     return None
+
+
+def _index_or_count(value: cst.BaseExpression, owner: str | None) -> bool:
+    """``d[w] = len(d)`` (the next index), ``d[w] = d.get(w, 0) + 1`` or a number (a count per token);
+    ``widths[key] = len(str(value))`` sizes something else and is no index of the tokens."""
+    for n in walk(value):
+        if isinstance(n, cst.Integer):
+            return True
+        if isinstance(n, cst.Call) and call_name(n) == "len" and n.args and dotted(n.args[0].value) == owner:
+            return True
+        if isinstance(n, cst.Call) and call_name(n) == "get" and isinstance(n.func, cst.Attribute) \
+                and dotted(n.func.value) == owner:
+            return True
+    return False
+
+
+def _range_checked(body: cst.CSTNode, tokens: set[str]) -> set[cst.CSTNode]:
+    """Statements under ``if t >= size:`` (an ordering test of the token itself): the tokens kept are
+    the ones out of a range (a validation), not the set of tokens that occur."""
+    out: set[cst.CSTNode] = set()
+    for node in walk(body):
+        if isinstance(node, cst.If) and isinstance(node.test, cst.Comparison) and any(
+                isinstance(c.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual))
+                for c in node.test.comparisons) and any(
+                isinstance(x, cst.Name) and x.value in tokens
+                for x in (node.test.left, *(c.comparator for c in node.test.comparisons))):
+            out.update(walk(node.body))
+    return out
 
 
 class PrivateVocabulary(Rule):
@@ -265,6 +295,28 @@ class PrivateVocabulary(Rule):
         return None
 
     VALID = (
+        # ordinary ML code whose `epsilon` is a sampling cut-off: ids collected only when out of range
+        # (a validation), and a per-column width table, are no vocabulary of the records
+        """
+class BiasProcessor:
+    def __init__(self, sequence_bias, epsilon=3e-4):
+        self.sequence_bias, self.epsilon = sequence_bias, epsilon
+
+    def check(self, vocabulary_size):
+        bad = []
+        for sequence in self.sequence_bias:
+            for token in sequence:
+                if token >= vocabulary_size:
+                    bad.append(token)
+        return bad
+
+def table(lines, epsilon=1e-8):
+    widths = {}
+    for line in lines:
+        for key in line:
+            widths[key] = len(str(line[key]))
+    return widths
+""",
         # the set is the column names of the user's query specification, not values of the records
         """
 from opacus import PrivacyEngine
