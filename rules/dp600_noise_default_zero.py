@@ -2,6 +2,8 @@
 the caller remembers to set it."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.syntax import call_name, walk, words
@@ -22,6 +24,10 @@ _DP_BUILDERS = frozenset({"make_private", "PrivacyEngine", "DPOptimizer", "DPSGD
                           "DPGradientDescentGaussianOptimizer", "DPAdamGaussianOptimizer",
                           "VectorizedDPKerasSGDOptimizer", "VectorizedDPKerasAdamOptimizer",
                           "DPAdagradGaussianOptimizer", "DPMomentumGaussianOptimizer", "GradSampleModule"})
+
+
+#: words of a module that claims privacy (the noise level it passes on is then a DP noise level)
+_PRIVACY_TEXT = re.compile(r"(?i)privacy|private|opacus|dp_?sgd|accountant|noise_multiplier|epsilon|\bdp\b")
 
 
 def _zero(node: cst.BaseExpression | None) -> bool:
@@ -70,6 +76,16 @@ class NoiseDefaultZero(Rule):
     requires_dp_context = True
 
     VALID = (
+        # a diffusion pipeline's noise_scale defaults to 0 (no re-noising of the latents): no privacy anywhere
+        """
+class VideoPipeline:
+    def prepare(self, latents, noise_scale, generator=None):
+        return latents
+
+    def __call__(self, prompt, noise_scale: float = 0.0, generator=None):
+        latents = self.prepare(self.encode(prompt), noise_scale=noise_scale, generator=generator)
+        return self.decode(latents)
+""",
         # ordinary ML: Adam's eps, a diffusion schedule's noise and a label-noise rate default to zero
         """
 import argparse
@@ -213,13 +229,16 @@ def build():
                         out.add(sub.value)
         return out
 
-    @staticmethod
-    def _reaches_dp(calls: list[cst.Call], is_setting) -> bool:  # type: ignore[no-untyped-def]
+    def _reaches_dp(self, calls: list[cst.Call], is_setting) -> bool:  # type: ignore[no-untyped-def]
+        # a noise keyword alone (``noise_scale=`` of a diffusion pipeline) is DP only in a module that
+        # says privacy; a DP builder is DP wherever it is called
+        keyword_counts = _PRIVACY_TEXT.search(self.ctx.source) is not None
         for call in calls:
             builder = call_name(call) in _DP_BUILDERS
             for a in call.args:
                 direct = is_setting(a.value)
-                if direct and (builder or a.keyword is not None and a.keyword.value in _NOISE_KEYWORDS):
+                if direct and (builder or keyword_counts and a.keyword is not None
+                               and a.keyword.value in _NOISE_KEYWORDS):
                     return True
         return False
 
