@@ -10,7 +10,7 @@ from libcst.metadata import PositionProvider
 from dpcheck.analysis.domainflow import _CARRY, Flow, _loads, _not_data, _random, domain_read, is_draw, is_mechanism, is_private
 from dpcheck.analysis.domainflow import reads_labels
 from dpcheck.analysis.domainflow import evaluation, module_records, statements
-from dpcheck.analysis.syntax import SCOPE_TYPES, call_name, dotted, param_names, target_names, value_refs, walk, words
+from dpcheck.analysis.syntax import SCOPE_TYPES, call_name, dotted, name_words, param_names, target_names, value_refs, walk, words
 from dpcheck.cstwalk import children
 from dpcheck.rule import Rule
 
@@ -141,13 +141,9 @@ def _noised(expr: cst.CSTNode) -> bool:
 
 
 def _path_words(expr: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
+    out = name_words(expr)
     for n in walk(expr):
-        if isinstance(n, cst.Name):
-            out |= words(n.value)
-        elif isinstance(n, cst.Attribute):
-            out |= words(n.attr.value)
-        elif isinstance(n, cst.SimpleString):
+        if isinstance(n, cst.SimpleString):
             out |= {w for w in re.split(r"[^a-z0-9]+", n.value.lower()) if w}
     return out
 

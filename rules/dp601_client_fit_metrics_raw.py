@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.analysis.syntax import call_name, name_words, walk, words
 from dpcheck.rule import Rule
 
 #: a metric of the local training on the private records
@@ -36,16 +36,6 @@ def _literal(expr: cst.BaseExpression) -> bool:
         isinstance(expr, cst.Name) and expr.value in ("True", "False", "None")
 
 
-def _words_of(expr: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    for n in walk(expr):
-        if isinstance(n, cst.Name):
-            out |= words(n.value)
-        elif isinstance(n, cst.Attribute):
-            out |= words(n.attr.value)
-    return out
-
-
 def _raw_metric(key: cst.BaseExpression | None, value: cst.BaseExpression) -> bool:
     """A dict entry carrying a training metric without noise: its key or value speaks of a metric, it is
     not a literal, not privacy accounting, and no noise is drawn into it."""
@@ -53,7 +43,7 @@ def _raw_metric(key: cst.BaseExpression | None, value: cst.BaseExpression) -> bo
         return False
     key_words = words(key.evaluated_value) if isinstance(key, cst.SimpleString) and isinstance(
         key.evaluated_value, str) else set()
-    value_words = _words_of(value)
+    value_words = name_words(value)
     if (key_words | value_words) & _ACCOUNTING_WORDS and not key_words & _METRIC_WORDS:
         return False
     return bool((key_words | value_words) & _METRIC_WORDS)
@@ -203,7 +193,7 @@ class SecureDPClient:
         metrics it returns sit beside a DP release. A learned obfuscation with no noise, clip or ε is not."""
         if _noised(fn.body):
             return True
-        return bool(_words_of(fn.body) & _DP_UPDATE_WORDS)
+        return bool(name_words(fn.body) & _DP_UPDATE_WORDS)
 
     @staticmethod
     def _leak(metrics: cst.BaseExpression, body: list[cst.CSTNode]) -> str | None:

@@ -20,8 +20,8 @@ RULES = list(all_rules())
 CASES = [(r.id, case) for r in RULES for case in (*r.VALID, *r.INVALID)]
 
 
-class _SelfAttributes(cst.CSTTransformer):
-    """``x = ...`` inside a function becomes ``self.x = ...``."""
+class _InFunctions(cst.CSTTransformer):
+    """Tracks whether the node being left lies inside a function (``depth``)."""
 
     def __init__(self) -> None:
         self.depth = 0
@@ -32,6 +32,10 @@ class _SelfAttributes(cst.CSTTransformer):
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         self.depth -= 1
         return updated
+
+
+class _SelfAttributes(_InFunctions):
+    """``x = ...`` inside a function becomes ``self.x = ...``."""
 
     def leave_AssignTarget(self, original: cst.AssignTarget, updated: cst.AssignTarget) -> cst.AssignTarget:
         if self.depth and isinstance(updated.target, cst.Name):
@@ -46,18 +50,8 @@ class _OddStrings(cst.CSTTransformer):
         return updated if updated.prefix else updated.with_changes(value=f"{updated.quote}-t, x.y z{updated.quote}")
 
 
-class _ConfigArguments(cst.CSTTransformer):
+class _ConfigArguments(_InFunctions):
     """A name passed as an argument inside a function is read from ``self.cfg``."""
-
-    def __init__(self) -> None:
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.depth += 1
-
-    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
-        self.depth -= 1
-        return updated
 
     def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
         if self.depth and isinstance(updated.value, cst.Name) and updated.value.value not in {"self", "None", "True", "False"}:

@@ -37,6 +37,17 @@ def undotted(text: str, base: cst.BaseExpression | None = None) -> cst.Name | cs
     return expr  # type: ignore[return-value]
 
 
+def name_words(expr: cst.CSTNode) -> set[str]:
+    """The words of every name and attribute in ``expr`` (``self.train_loss`` -> self, train, loss)."""
+    out: set[str] = set()
+    for n in walk(expr):
+        if isinstance(n, cst.Name):
+            out |= words(n.value)
+        elif isinstance(n, cst.Attribute):
+            out |= words(n.attr.value)
+    return out
+
+
 def last_name(expr: cst.CSTNode | None) -> str | None:
     """``c`` of ``a.b.c`` / ``c``; the string key of ``cfg["c"]``; else None."""
     if isinstance(expr, cst.Attribute):
