@@ -73,3 +73,37 @@ def test_a_file_that_neither_parses_nor_converts_is_dp000_and_counted(tmp_path):
     result = scan(tmp_path)
     assert [(f.path.rsplit("/", 1)[-1], f.line, f.rule) for f in result.findings] == [("pseudo.py", 2, "DP000")]
     assert result.stats.files == 2
+
+
+NOTEBOOK_EXPORT = (
+    "# -*- coding: utf-8 -*-\n"
+    "!pip install tensorflow-privacy==0.5 'scipy<2'\n"
+    "%matplotlib inline\n"
+    "%%time\n"
+    "import numpy as np\n"
+    "def sigma(delta, epsilon, n):\n"
+    "    !nvidia-smi\n"
+    "    rest = n % 7\n"
+    "    return np.sqrt(2 * np.log(1.25 * (10 ^ int(delta)))) / epsilon + rest\n"
+)
+
+
+def test_notebook_exports_with_shell_escapes_and_magics_are_analysed():
+    converted = convert(NOTEBOOK_EXPORT)
+    assert converted is not None
+    ast.parse(converted.text)
+    lines = converted.text.splitlines()
+    assert lines[1].startswith("pass#pip install") and lines[3] == "pass#%time"
+    assert lines[6] == "    pass#nvidia-smi" and lines[7] == "    rest = n % 7"
+    assert converted.changes == {"IPython magic line": 4}
+    findings = analyse(NOTEBOOK_EXPORT.encode(), "colab_export.py", all_rules()).findings
+    assert [f.rule for f in findings if f.rule.startswith("DP00")] == []
+    xor = [f for f in findings if f.rule == "DP101"]
+    assert [(f.line, f.col) for f in xor] == [(9, NOTEBOOK_EXPORT.splitlines()[8].index("10 ^") + 1)]
+
+
+def test_a_modulo_or_not_equal_inside_a_statement_is_not_a_magic_line():
+    source = "x = (a\n     % b)\nif a != b: print 'x'\n"
+    converted = convert(source)
+    assert converted is not None and converted.changes == {"print statement": 1}
+    assert converted.text.splitlines()[:2] == ["x = (a", "     % b)"]

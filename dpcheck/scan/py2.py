@@ -2,7 +2,10 @@
 
 Research code is often Python 2: ``print x``, ``except E, e:``, backticks, ``<>``, ``0777``,
 ``10L``, ``ur''``, ``exec code in ns``, ``raise E, msg``, and indentation mixing tabs and spaces
-(a tab advances to the next multiple of 8, as Python 2 counted it). :func:`convert` rewrites these
+(a tab advances to the next multiple of 8, as Python 2 counted it). Notebook exports (Colab,
+Jupyter "download as .py") keep IPython's shell escapes and magics, ``!pip install x``,
+``%matplotlib inline``, ``%%time``, as statements; they become ``pass`` with the rest of the line as
+a comment. :func:`convert` rewrites these
 token by token without ever adding or removing a line, so a finding keeps its line number, and
 :class:`Converted` maps a column of the converted text back to the original column. The result
 is only parsed, never run.
@@ -90,6 +93,7 @@ def convert(source: str) -> Converted | None:
     paren_next = False  # a converted print/exec still owes its ``(``
     commas = 0
     backtick_open = False
+    magic = False  # inside an IPython ``!``/``%`` line: the rest of it is a comment
     col = 0
 
     def end_statement() -> None:
@@ -102,7 +106,12 @@ def convert(source: str) -> Converted | None:
 
     for match in _TOKEN.finditer(source):
         text, group = match.group(), match.lastgroup
+        if magic and group != "newline":
+            out.put(text, col)
+            col += len(text)
+            continue
         if group == "newline" or group == "continuation":
+            magic = False
             if group == "newline" and depth == 0:
                 end_statement()
                 stmt_start, first_word = True, ""
@@ -153,6 +162,9 @@ def convert(source: str) -> Converted | None:
                 out.put(",", col, same=False)
             else:
                 out.put(text, col)
+        elif text in ("!", "%") and stmt_start and depth == 0 and not kind:
+            out.put("pass#", col, "IPython magic line", same=False)
+            magic = True
         else:
             starts = _op_starts_statement(text, depth, first_word)
             if text in _OPEN:
