@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, last_name, number, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, last_name, number, walk, words
 from dpcheck.analysis.taint import has_training_step
 from dpcheck.rule import Rule
 from dpcheck.analysis.noisedraws import EPS_WORDS, is_eps
@@ -30,6 +30,20 @@ def _assigns(statement: cst.CSTNode, name: str) -> bool:
             if any(name in {last_name(t) for t in _targets(target.target)} for target in node.targets):
                 return True
         elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and last_name(node.target) == name:
+            return True
+    return False
+
+
+def _assigns_exactly(statement: cst.CSTNode, name: str) -> bool:
+    """Is the dotted name ``name`` (``epsilon``, ``self.epsilon``) itself a target in ``statement``?"""
+    for node in walk(statement, into_scopes=False):
+        if isinstance(node, cst.Assign):
+            targets = [t for target in node.targets for t in _targets(target.target)]
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+            targets = [node.target]
+        else:
+            continue
+        if any(dotted(t) == name for t in targets):
             return True
     return False
 
@@ -62,6 +76,55 @@ def _every_k(test: cst.BaseExpression) -> float | None:
     return None
 
 
+#: a loop over passes (``for epoch in range(E)``, ``for rnd in range(ROUNDS)``): each iteration trains a whole
+#: epoch or federated round
+_PASS_WORDS = frozenset({"epoch", "epochs", "round", "rounds", "rnd", "comm"})
+
+
+def _pass_loop(loop: cst.For) -> bool:
+    return any(isinstance(n, cst.Name) and words(n.value) & _PASS_WORDS
+               for part in (loop.target, loop.iter) for n in walk(part))
+
+
+def _trains_pass(statement: cst.CSTNode) -> bool:
+    """A statement that trains a whole pass: a nested loop whose body trains (over the loader, over the selected
+    clients), or a call named for training that is not one step (``train(net, loader, …)``, ``local_train(…)``;
+    not ``train_step(batch)``, not torch's ``model.train()`` mode switch)."""
+    if isinstance(statement, (cst.For, cst.While)):
+        return _trains(statement)
+    for node in walk(statement, into_scopes=False):
+        if not isinstance(node, cst.Call):
+            continue
+        called = words(call_name(node))
+        if not called & {"train", "training", "fit"} or called & {"step", "steps", "batch"}:
+            continue
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "train" and not node.args:
+            continue  # ``model.train()``: the mode switch
+        return True
+    return False
+
+
+def _ast_pass_check(facts: AstFacts) -> bool:
+    """``for epoch …:`` whose body has an ``if`` comparing two names or attributes one of which is ε-named and
+    breaking or returning (the AST gate of ``visit_For``)."""
+    import ast
+
+    from dpcheck.analysis.astfacts import dotted as ast_dotted
+    for loop in facts.nodes(ast.For):
+        names = [n.id if isinstance(n, ast.Name) else n.attr for part in (loop.target, loop.iter)
+                 for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute))]
+        if not any(words(n) & _PASS_WORDS for n in names):
+            continue
+        for branch in ast.walk(loop):
+            if not isinstance(branch, ast.If) or not isinstance(branch.test, ast.Compare):
+                continue
+            sides = [branch.test.left, *branch.test.comparators]
+            if any(words((ast_dotted(s) or "").split(".")[-1]) & EPS_WORDS for s in sides) \
+                    and any(isinstance(s, (ast.Break, ast.Return)) for b in branch.body for s in ast.walk(b)):
+                return True
+    return False
+
+
 class BudgetLoopOvershoot(Rule):
     id = "DP504"
     name = "budget-loop-overshoot"
@@ -78,7 +141,7 @@ class BudgetLoopOvershoot(Rule):
         "Fix: compute the ε after the next step first (the accountant can be queried for "
         "`steps + k`) and stop before taking it, or keep and release the previous model."
     )
-    TRIGGERS = ("while", "%")
+    TRIGGERS = ("while", "%", "break")
     requires_dp_context = True
 
     @classmethod
@@ -86,7 +149,7 @@ class BudgetLoopOvershoot(Rule):
         """A finding is ``while ε < budget``, or an every-k-steps test whose body calls an ε/spent function."""
         from dpcheck.analysis.astshapes import budget_loop
 
-        return budget_loop(facts, EPS_WORDS, _BUDGET_WORDS, _SPENT_WORDS)
+        return budget_loop(facts, EPS_WORDS, _BUDGET_WORDS, _SPENT_WORDS) or _ast_pass_check(facts)
 
     VALID = (
         # an experiment's stop every 100 steps, the budget itself checked after every step
@@ -170,6 +233,46 @@ def calibrate_sigma(epsilon, delta, target_eps):
     )
 
     INVALID = (
+        # (g2 h41) a for-loop over epochs: a whole epoch is trained, then ε is read and the loop breaks
+        """
+def run(net, loader, optimizer, engine, args):
+    for epoch in range(args.epoch):
+        train_loss = train(net=net, dataloader=loader, optimizer=optimizer)
+        total_eps = engine.get_epsilon(args.delta)
+        if total_eps >= args.eps:  # <-
+            break
+    save_net(net)
+""",
+        # (g2 h41) ε recomputed every step inside the epoch but compared with the target only after it
+        """
+class Synth:
+    def fit(self, loader, steps_per_epoch):
+        epsilon = 0
+        for i in range(self.epochs):
+            if self.epsilon < epsilon:
+                break
+            for _ in range(steps_per_epoch):
+                loss = self.discriminator(next(loader)).mean()
+                loss.backward()
+                self.optimizer.step()
+                epsilon, alpha = self.engine.get_privacy_spent(self.delta)
+            if not self.disabled:
+                if self.epsilon < epsilon:  # <-
+                    break
+""",
+        # (g2 h41) a federated round trained and aggregated before the largest client ε is compared with the target
+        """
+def federate(users, server, rounds, target_epsilon, k):
+    for rnd in range(rounds):
+        chosen = pick(users, k)
+        for u in chosen:
+            users[u].train()
+        server.aggregate([users[u].weights() for u in chosen])
+        eps = max(user.epsilon for user in users)
+        if eps > target_epsilon:  # <-
+            break
+    return server.model
+""",
         # the stop flag checked every step is set only by the every-10-steps budget test
         """
 def run(sess, train_op, accountant, loader, target_eps, target_delta):
@@ -261,6 +364,89 @@ def fit(self, X, epsilon_budget):
         self.report(node.test, f"the privacy budget is checked only every {k:g} steps (and after the step): "
                                f"training can run up to {k - 1:g} steps past the budget before it stops, and the "
                                f"model released has spent more than the target; check before every step")
+
+    def visit_For(self, node: cst.For) -> None:
+        """``for epoch in range(E): train(net, loader, …); eps = engine.get_epsilon(δ); if eps >= target: break``:
+        the check comes after the pass that crossed the budget was trained, so the model the loop leaves (saved or
+        returned after it) has spent a whole epoch or round more than the target — the ``while ε < budget`` shape
+        written as a ``for`` with a late ``break``. A check before the pass, or a per-step loop, is not this."""
+        if not _pass_loop(node) or not isinstance(node.body, cst.IndentedBlock):
+            return
+        trained = False
+        early: tuple[cst.If, cst.BaseExpression, cst.BaseExpression] | None = None
+        for statement in node.body.body:
+            if not trained:
+                if self._stops_on_eps(statement):
+                    check = self._budget_check(statement, node)
+                    if check is None or self._measured_before(node, check[1], check[0]):
+                        return  # the ε the pass will cost is computed and tested before it is trained
+                    early = early or check  # the ε tested is the one the previous pass left: also late
+                trained = _trains_pass(statement)
+                continue
+            check = self._budget_check(statement, node)
+            if check is not None:
+                self._report_late(node, *check)
+                return
+        if trained and early is not None:
+            self._report_late(node, *early)
+
+    def _measured_before(self, loop: cst.For, measured: cst.BaseExpression, branch: cst.If) -> bool:
+        """Is the measured ε assigned in the loop body before the test (``epsilon = compute_…(epochs=epoch)``
+        then ``if epsilon >= max_epsilon: break`` ahead of training): computed for the coming pass, not left over
+        from the last one."""
+        fa = self.ctx.analysis
+        name, line = dotted(measured), fa.line_of(branch)
+        for node in walk(loop.body, into_scopes=False):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and fa.line_of(node) < line \
+                    and _assigns_exactly(node, name or ""):
+                return True
+        return False
+
+    def _budget_check(self, statement: cst.CSTNode, loop: cst.For) \
+            -> tuple[cst.If, cst.BaseExpression, cst.BaseExpression] | None:
+        """The first ``if <measured ε> > <budget>: break`` in ``statement`` (not inside a nested loop)."""
+        for branch in walk(statement, into_scopes=False):
+            if isinstance(branch, (cst.For, cst.While)):
+                return None
+            if not isinstance(branch, cst.If) or not any(
+                    isinstance(s, (cst.Break, cst.Return)) for s in walk(branch.body, into_scopes=False)):
+                continue
+            sides = self._measured_against_budget(branch.test, loop)
+            if sides is not None:
+                return branch, sides[0], sides[1]
+        return None
+
+    def _report_late(self, loop: cst.For, branch: cst.If, measured: cst.BaseExpression,
+                     budget: cst.BaseExpression) -> None:
+        fa = self.ctx.analysis
+        self.report(branch.test, f"the loop on line {fa.line_of(loop)} trains a whole pass and only then tests "
+                                 f"`{fa.code(measured).strip()}` against `{fa.code(budget).strip()}`: it stops after "
+                                 "the pass that crossed the budget has updated the model, so the model it leaves has "
+                                 "spent more than the target; check the ε the next pass would cost before training "
+                                 "it, or release the previous model")
+
+    def _measured_against_budget(self, test: cst.BaseExpression, loop: cst.For) \
+            -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+        """``eps > target`` / ``target < eps`` (or ``>=``/``<=``), the measured ε re-assigned in the loop body and
+        the budget not."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        op = test.comparisons[0].operator
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(op, (cst.GreaterThan, cst.GreaterThanEqual)):
+            measured, budget = left, right
+        elif isinstance(op, (cst.LessThan, cst.LessThanEqual)):
+            measured, budget = right, left
+        else:
+            return None
+        name, limit = dotted(measured), dotted(budget)
+        if name is None or limit is None or name == limit or not is_eps(measured):
+            return None
+        if not (_budget(budget) or is_eps(budget)):
+            return None
+        if not _assigns_exactly(loop.body, name) or _assigns_exactly(loop.body, limit):
+            return None
+        return measured, budget
 
     def visit_While(self, node: cst.While) -> None:
         test = node.test

@@ -24,6 +24,56 @@ _ROUND_INDEX = frozenset({"round", "epoch", "rnd"})
 _COUNT_WORDS = frozenset({"num", "n", "total", "max", "count", "rounds", "epochs", "per"})
 
 
+def _ast_engine_to_helper(facts: AstFacts) -> bool:
+    """(AST gate of ``_epsilon_returned``) ``engine = PrivacyEngine(…)`` and, in the same function,
+    ``epsilon = helper(…, engine, …)``."""
+    import ast
+
+    from dpcheck.analysis.astnames import dotted as ast_dotted
+    for node in facts.nodes(ast.Assign):
+        value = node.value
+        if not (isinstance(value, ast.Call) and (ast_dotted(value.func) or "").split(".")[-1] in _ACCOUNTANTS
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        engine, fn = node.targets[0].id, facts.enclosing_function(node)
+        if fn is None:
+            continue
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) and any(
+                    isinstance(a, ast.Name) and a.id == engine for a in sub.value.args) and any(
+                    isinstance(t, ast.Name) and words(t.id) & {"epsilon", "eps"}
+                    for target in sub.targets for t in ast.walk(target)):
+                return True
+    return False
+
+
+def _round_handler(fn: cst.FunctionDef) -> bool:
+    """A Flower ``ClientApp`` handler (``@app.train()``, ``@app.fit()``): the framework calls it once per round."""
+    for decorator in fn.decorators:
+        expr = decorator.decorator
+        if isinstance(expr, cst.Call):
+            expr = expr.func
+        if isinstance(expr, cst.Attribute) and expr.attr.value in ("train", "fit"):
+            return True
+    return False
+
+
+def _epsilon_returned(fn: cst.FunctionDef, engine: str) -> bool:
+    """``epsilon = train(model, loader, privacy_engine, …)``: the engine handed to a helper whose result is kept
+    under an ε name (the helper reads ε from it and returns it)."""
+    for node in walk(fn, into_scopes=False):
+        if not isinstance(node, cst.Assign) or not isinstance(node.value, cst.Call):
+            continue
+        targets = [t.target for t in node.targets]
+        names = [last_name(e.value) for t in targets if isinstance(t, (cst.Tuple, cst.List)) for e in t.elements]
+        names += [last_name(t) for t in targets if not isinstance(t, (cst.Tuple, cst.List))]
+        if not any(n and words(n) & {"epsilon", "eps"} for n in names):
+            continue
+        if any(last_name(a.value) == engine for a in node.value.args):
+            return True
+    return False
+
+
 def _round_loop(loop: cst.CSTNode) -> bool:
     """``for r in range(num_rounds)``, ``for epoch in …``, ``while round < R``."""
     if isinstance(loop, cst.For):
@@ -108,7 +158,7 @@ class AccountantPerRound(Rule):
         in a function that later reads ε from it."""
         from dpcheck.analysis.astshapes import engine_read_back
 
-        return engine_read_back(facts, _ACCOUNTANTS, _READ_WORDS)
+        return engine_read_back(facts, _ACCOUNTANTS, _READ_WORDS) or _ast_engine_to_helper(facts)
 
     VALID = (
         # twin of the per-round local update: the engine is made once in __init__ and read after each round
@@ -261,6 +311,34 @@ class Client:
     )
 
     INVALID = (
+        # (g2 h41) Flower ClientApp: the handler runs once per round, builds a fresh engine, and the ε the helper
+        # reads from it is reported as the client's ε
+        """
+from flwr.clientapp import ClientApp
+from opacus import PrivacyEngine
+app = ClientApp()
+@app.train()
+def handle(msg, context):
+    model, optimizer, loader = build(msg, context)
+    engine = PrivacyEngine(secure_mode=False)  # <-
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=1.0, max_grad_norm=1.0)
+    epsilon = train(model, loader, engine, optimizer, 1e-5)
+    return reply(model, epsilon)
+""",
+        # (g2 h41) a client's fit makes the engine and hands it to the training helper, which returns ε
+        """
+from opacus import PrivacyEngine
+class FlowerClient:
+    def fit(self, parameters, config):
+        set_weights(self.model, parameters)
+        privacy_engine = PrivacyEngine()  # <-
+        model, optimizer, self.loader = privacy_engine.make_private(
+            module=self.model, optimizer=self.optimizer, data_loader=self.loader,
+            noise_multiplier=self.sigma, max_grad_norm=1.0)
+        eps, loss = train(model, self.loader, privacy_engine, optimizer, self.delta)
+        return get_weights(model), len(self.loader), {"epsilon": eps}
+""",
         # a local-update class (no "client" in its name) handed the global round builds a fresh engine
         """
 from opacus import PrivacyEngine
@@ -423,7 +501,7 @@ class Client:
             cls = fa.enclosing_class(node)
             # ``DPClient``, ``FlowerClient``, ``client``: camel case after an acronym is one word to ``words``
             client_method = (cls is not None and "client" in cls.name.value.lower()
-                             and bool(words(fn.name.value) & _PER_ROUND_METHOD))
+                             and bool(words(fn.name.value) & _PER_ROUND_METHOD)) or _round_handler(fn)
             if not client_method and not self._runs_per_round(fn):
                 return
             if self._targets_round_share(fn, engine) or self._unreachable_method(fn):
@@ -516,4 +594,4 @@ class Client:
                 receiver = receiver.value
             if last_name(receiver) == engine or any(last_name(a.value) == engine for a in node.args):
                 return True
-        return False
+        return _epsilon_returned(fn, engine)

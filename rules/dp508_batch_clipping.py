@@ -8,7 +8,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.clipping import NORM_CALLS
 from dpcheck.analysis.perexample import per_example_machinery
-from dpcheck.analysis.syntax import call_name, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
 _CLIPS = frozenset({"clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm"})
@@ -277,6 +277,21 @@ class MetaLearner:
     )
 
     INVALID = (
+        # (g2 h41) twin of the single-example caller: the caller's loader holds whole batches
+        """
+import torch
+def dp_epoch(model, optimizer, loader, clip, sigma):
+    for x, y in loader:
+        optimizer.zero_grad()
+        model.loss(x, y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)  # <-
+        for p in model.parameters():
+            p.grad += torch.randn_like(p.grad) * sigma * clip
+        optimizer.step()
+def main(model, optimizer, data, clip, sigma, args):
+    loader = torch.utils.data.DataLoader(data, batch_size=args.batch_size, shuffle=True)
+    dp_epoch(model, optimizer, loader, clip, sigma)
+""",
         # a hand-written DP-SGD step in a module that also sets up an Opacus engine (B21-039)
         """
 import torch
@@ -547,6 +562,8 @@ class MetaLearner:
                 continue
             if self._update_clipped(before[-1], clip, node):
                 continue
+            if isinstance(node, cst.FunctionDef) and self._single_example_loader(node, before[-1]):
+                continue
             after = [n for n in noise if fa.line_of(n) >= line]
             if not after:
                 continue
@@ -557,6 +574,66 @@ class MetaLearner:
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
                               f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    def _single_example_loader(self, fn: cst.FunctionDef, gradient: cst.Call) -> bool:
+        """(g2 h41) The backward runs over a loader this function is handed, and every call of the function in the
+        module hands it a loader built with one example per batch (``batch_size=1``, or ``batch_size=self.batch_size``
+        in a caller that sets ``self.batch_size = 1``): each ``.grad`` then holds one example's gradient, and the
+        clip is per-example (DPFedMeta's ``run_pretrain(dp=True)``)."""
+        fa = self.ctx.analysis
+        loops = [loop for loop in fa.enclosing_loops(gradient) if isinstance(loop, cst.For)]
+        if not loops:
+            return False
+        iterated = loops[-1].iter
+        if isinstance(iterated, cst.Call) and call_name(iterated) == "enumerate" and iterated.args:
+            iterated = iterated.args[0].value
+        if not isinstance(iterated, cst.Name):
+            return False
+        params = [p.name.value for p in fn.params.params]
+        if iterated.value not in params:
+            return False
+        index = params.index(iterated.value) - (1 if params and params[0] in ("self", "cls") else 0)
+        calls = [n for n in walk(self.ctx.module) if isinstance(n, cst.Call) and call_name(n) == fn.name.value
+                 and not fa.inside(n, fn)]
+        if not calls:
+            return False
+        for call in calls:
+            keyword = next((a.value for a in call.args if a.keyword is not None
+                            and a.keyword.value == iterated.value), None)
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            passed = keyword if keyword is not None else (positional[index] if 0 <= index < len(positional) else None)
+            caller = fa.enclosing_function(call)
+            if not isinstance(passed, cst.Name) or caller is None or not self._built_one_per_batch(passed.value, caller):
+                return False
+        return True
+
+    @staticmethod
+    def _built_one_per_batch(name: str, caller: cst.FunctionDef) -> bool:
+        """In ``caller``, ``name`` is bound (alone or unpacked) from a call given ``batch_size=1``, or
+        ``batch_size=<x>`` where every assignment of ``x`` in ``caller`` is the literal 1."""
+        ones: dict[str, bool] = {}
+        for sub in walk(caller, into_scopes=False):
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1:
+                key = dotted(sub.targets[0].target)
+                if key is not None:
+                    ones[key] = ones.get(key, True) and number(sub.value) == 1
+        found = False
+        for sub in walk(caller, into_scopes=False):
+            if not (isinstance(sub, cst.Assign) and isinstance(sub.value, cst.Call)):
+                continue
+            names = {dotted(e.value) for t in sub.targets if isinstance(t.target, (cst.Tuple, cst.List))
+                     for e in t.target.elements}
+            names |= {dotted(t.target) for t in sub.targets}
+            if name not in names:
+                continue
+            size = next((a.value for a in sub.value.args if a.keyword is not None
+                         and a.keyword.value == "batch_size"), None)
+            if size is None:
+                return False
+            if number(size) != 1 and not ones.get(dotted(size) or "", False):
+                return False
+            found = True
+        return found
 
     def _hand_written_step(self, scope: cst.FunctionDef | cst.Module) -> bool:
         """A function that norm-clips the parameters' stored ``.grad`` and adds noise scaled by the same bound

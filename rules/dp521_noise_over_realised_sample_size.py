@@ -1,6 +1,8 @@
 """DP521: the noise std is divided by the realised size of a Poisson (Bernoulli) sample."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -18,6 +20,11 @@ _SCALE_WORDS = frozenset({"sigma", "std", "stddev", "noise", "scale", "stdev"})
 _POISSON_WORDS = frozenset({"poisson", "possion", "bernoulli"})
 #: words of a DP optimiser's normaliser (the batch size the noisy sum is divided by)
 _BATCH_WORDS = frozenset({"batch", "minibatch", "lot", "microbatches"})
+#: a module of a vendored copy of Opacus: its DP optimizer imported relatively from the package itself
+_LIBRARY_INTERNAL = re.compile(r"from\s+\.[\w.]*\s+import\s+\(?[^)]*?\bDPOptimizer\b", re.S)
+#: Opacus entry points whose batches are Poisson samples unless ``poisson_sampling=False`` is passed
+_OPACUS_ENTRY = frozenset({"make_private", "make_private_with_epsilon", "DPOptimizer", "DPDataLoader",
+                           "DPOptimizerFastGradientClipping"})
 
 
 class NoiseOverRealisedSampleSize(Rule):
@@ -42,13 +49,17 @@ class NoiseOverRealisedSampleSize(Rule):
         "used only outside the noise scale. Fix: divide by the expected sample size q·N (Opacus' "
         "`expected_batch_size`)."
     )
-    TRIGGERS = ("binomial", "bernoulli", "rand", "oisson", "ossion")
+    TRIGGERS = ("binomial", "bernoulli", "rand", "oisson", "ossion", "per_sample")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a Bernoulli draw (or a uniform draw compared with a rate) and a noise draw."""
         poisson = bool(facts.called & (_BERNOULLI | _UNIFORM)) or any(words(c) & _POISSON_WORDS for c in facts.called)
+        opacus = bool(facts.called & _OPACUS_ENTRY) or any(
+            i in _OPACUS_ENTRY or {"privacy", "engine"} <= words(i) for i in facts.identifiers)
+        if not poisson and opacus and any({"per", "sample"} <= words(i) for i in facts.identifiers):
+            poisson = True  # (g2 h41) Opacus' Poisson batches measured by their per-sample gradients
         return poisson and (bool(facts.called & PURE_DRAWS) or any(
             words(c) & {"noise", "noisy"} for c in facts.called) or any(
             words(i) & _BATCH_WORDS for i in facts.identifiers))
@@ -147,6 +158,35 @@ def train(model, loader, criterion, sigma):
     )
 
     INVALID = (
+        # (g2 h41) an adaptive clipping threshold updated from a noisy count over the realised Opacus batch
+        """
+import torch
+from opacus import PrivacyEngine
+class Trainer:
+    def update_threshold(self, per_sample_grads, Z):
+        norms_per_sample = torch.norm(per_sample_grads, p=2, dim=1)
+        batch_size = len(norms_per_sample)
+        above = (norms_per_sample > self.threshold * Z).sum().item() / batch_size
+        noisy = above + torch.normal(0, self.count_sigma, (1,)).item() / batch_size  # <-
+        return Z * torch.exp(-self.lr_z * (noisy - self.target_quantile))
+""",
+        # (g2 h41) a project's adaptive-clipping optimizer: the noisy unclipped count over the number of per-sample
+        # clip factors it has seen (Poisson batches from Opacus)
+        """
+from opacus.optimizers import DPOptimizer
+from opacus.optimizers.optimizer import _generate_noise
+class AdaptiveClipOptimizer(DPOptimizer):
+    def clip_and_accumulate(self):
+        per_sample_clip_factor = self.clip_factors()
+        self.sample_size += len(per_sample_clip_factor)
+        self.unclipped_num += (per_sample_clip_factor == 1).sum()
+    def add_noise(self):
+        unclipped_num_noise = _generate_noise(std=self.unclipped_num_std, reference=self.unclipped_num)
+        self.unclipped_num += unclipped_num_noise
+    def update_max_grad_norm(self):
+        unclipped_frac = self.unclipped_num / self.sample_size  # <-
+        self.max_grad_norm *= 2.0 ** (-self.lr * (unclipped_frac - self.target))
+""",
         # the noise added into a per-parameter accumulator is divided by the size of a Bernoulli-masked lot
         """
 import numpy as np
@@ -307,6 +347,11 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
             if isinstance(sub, cst.Name) and depth < 3 and sub.value not in ("self", "cls"):
                 if any(self._noisy(v, v, depth + 1) for v in self._values(sub, at) if v is not expr):
                     return True
+            if isinstance(sub, cst.Attribute) and isinstance(sub.value, cst.Name) and sub.value.value == "self" \
+                    and depth < 3 and self._opacus_poisson():
+                # (g2 h41) ``self.count += count_noise`` in another method: the attribute holds a noisy count
+                if any(self._noisy(v, v, depth + 1) for v in self._accumulated(sub)):
+                    return True
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -342,13 +387,49 @@ def sample_and_noise(n, q, noise_multiplier, clip, d):
         """``m`` / ``self.m`` assigned a count of a Bernoulli sample, or ``len(sampled)`` of one."""
         counted = self._counted(ref)
         if counted is not None:
-            return self._bernoulli(counted, ref, 0)
+            return self._bernoulli(counted, ref, 0) or self._per_sample(counted, at)
         if isinstance(ref, cst.Call):
             return False
         if isinstance(ref, cst.Name) and ref.value in ("self", "cls"):
             return False  # the attribute ``self.m`` is checked as a whole
         values = self._values(ref, at)
-        return any(self._count_of_bernoulli(v, v) for v in values)
+        if any(self._count_of_bernoulli(v, v) for v in values):
+            return True
+        # (g2 h41) ``batch_size = len(per_sample_norms)``; ``self.sample_size += len(per_sample_clip_factor)``
+        values = values + self._accumulated(ref)
+        return any(isinstance(v, (cst.Call, cst.Subscript)) and (c := self._counted(v)) is not None
+                   and self._per_sample(c, v) for v in values)
+
+    def _per_sample(self, counted: cst.BaseExpression, at: cst.CSTNode) -> bool:
+        """(g2 h41) ``counted`` holds one row per example of an Opacus batch (``per_sample_grads``,
+        ``l2_norm_grad_per_sample``, ``p.grad_sample``), directly or through one local name, in a file that drives
+        Opacus with its default Poisson sampling: its length is the realised batch size."""
+        if not self._opacus_poisson():
+            return False
+        def per_example(e: cst.BaseExpression) -> bool:
+            return any(isinstance(n, cst.Name) and ({"per", "sample"} <= words(n.value) or n.value == "grad_sample")
+                       for n in walk(e))
+        if per_example(counted):
+            return True
+        return isinstance(counted, cst.Name) and any(per_example(v) for v in self._values(counted, at))
+
+    def _opacus_poisson(self) -> bool:
+        """The module drives Opacus (imports it, or is handed a ``privacy_engine``) and never turns its Poisson
+        sampling off; not a module inside a copy of the library (``from .optimizer import DPOptimizer``), whose
+        optimizers are primitives the project may run with fixed batches."""
+        source = self.ctx.source
+        if "poisson_sampling=False" in source.replace(" ", "") or _LIBRARY_INTERNAL.search(source):
+            return False
+        return any(e in source for e in _OPACUS_ENTRY) or "privacy_engine" in source or "PrivacyEngine" in source
+
+    def _accumulated(self, ref: cst.CSTNode) -> list[cst.BaseExpression]:
+        """What ``self.x += …`` adds, anywhere in the module (an attribute summed over the per-sample steps)."""
+        if not isinstance(ref, cst.Attribute):
+            return []
+        fa = self.ctx.analysis
+        key = fa.code(ref).strip()
+        return [sub.value for sub in walk(fa.index.module) if isinstance(sub, cst.AugAssign)
+                and isinstance(sub.operator, cst.AddAssign) and fa.code(sub.target).strip() == key]
 
     @staticmethod
     def _counted(ref: cst.CSTNode) -> cst.BaseExpression | None:
