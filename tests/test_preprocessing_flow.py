@@ -403,6 +403,16 @@ def load(path):
     faces = np.load(path)
     return np.stack([normalise_vector(f) for f in faces]), None
 """, None),
+    # … nor a vector helper named for a column: the column's extremes are a statistic of every record
+    "per-item-helper-column": ("""
+import pandas as pd
+def column_vector_unit(col_vec):
+    return (col_vec - col_vec.min()) / (col_vec.max() - col_vec.min())
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = column_vector_unit(df["age"])
+    return df, None
+""", 4),
     # the twin: a helper named for the whole image set scales it by the set's extremes
     "per-item-helper-many": ("""
 import numpy as np

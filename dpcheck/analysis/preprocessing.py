@@ -600,7 +600,9 @@ def _index_range(it: ast.expr) -> str | None:
 _ONE_ITEM = frozenset({"image", "img", "vector", "vec", "row", "record", "pixel"})
 #: … and of many: a helper named for a data set or a batch takes them all
 _MANY_ITEMS = frozenset({"images", "imgs", "vectors", "vecs", "rows", "records", "data", "dataset", "datasets",
-                         "batch", "batches", "df", "table", "frame", "all", "train", "features", "samples"})
+                         "batch", "batches", "df", "table", "frame", "all", "train", "features", "samples",
+                         # a column is a vector too: a helper named for one scales a whole attribute
+                         "col", "cols", "column", "columns", "series", "attr", "attribute", "feature"})
 
 
 def _one_item(function: str, param: str) -> bool:
