@@ -19,7 +19,7 @@ from dpcheck.analysis.syntax import call_name, dotted, refs, target_names, value
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
 from dpcheck.analysis.releaseless import (
-    after_release, evaluation_module, measuring_scope, model_scores, simulated, unbound_in_init,
+    after_release, evaluation_module, measuring_scope, model_scores, scored_truth, simulated, unbound_in_init,
 )
 from dpcheck.analysis.per_record import from_first_parameter, per_record_function
 from dpcheck.analysis.off_switch import behind_off_switch
@@ -1049,6 +1049,19 @@ def normalise_scores(losses, logits):
     logits -= logits.max(axis=1, keepdims=True)
     return losses, logits
 """,
+        # (g1) the exact quantile only measures the released estimate's error (a results field named for it)
+        """
+import numpy as np
+def release_quantiles(x, qs, epsilon):
+    table = []
+    for q in qs:
+        rec = {}
+        est = private_quantile(x, q, epsilon, lower=0.0, upper=1.0)
+        rec["estimate"] = est
+        rec["dist"] = abs(est - np.quantile(x, q))
+        table.append(rec)
+    return table
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -1624,6 +1637,18 @@ def load_regression(X, y_train, y_test, target_epsilon, delta):
     X /= x_scale
     return X, y_train, y_test
 """,
+        # (g1) the twin of the error field in VALID: the exact quantile clips the released estimate
+        """
+import numpy as np
+def release_quantiles(x, qs, epsilon):
+    table = []
+    for q in qs:
+        rec = {}
+        est = private_quantile(x, q, epsilon, lower=0.0, upper=1.0)
+        rec["estimate"] = np.clip(est, 0.0, np.quantile(x, 0.99))  # <-
+        table.append(rec)
+    return table
+""",
     ) + _ROLE_INVALID
 
     @classmethod
@@ -1680,6 +1705,8 @@ def load_regression(X, y_train, y_test, target_epsilon, delta):
                 continue
             if nonrelease.results_record(call, index.ancestors(call)):
                 continue  # (g37-4) a field of a results table (an attack's best calibration score)
+            if scored_truth(_assignment_of(call, index), call, index.enclosing_function(call) or index.module):
+                continue  # (g1) the exact answer kept to score the release's error against
             fits = call_name(call) in _FIT | _SCALE_FUNCS | _HIST_FUNCS | {"cut"}
             if target and not (_scales(call, fitted) if fits else _scales_target(call, index)):
                 continue

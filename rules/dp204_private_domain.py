@@ -26,6 +26,7 @@ from dpcheck.analysis.domainflow import (
     reads_labels,
     statements,
 )
+from dpcheck.analysis.releaseless import scored_truth
 from dpcheck.analysis.syntax import (
     COMPREHENSIONS, call_name, call_params, dotted, param_names, target_names, value_refs, walk, words,
 )
@@ -618,6 +619,16 @@ def release_count(records, epsilon):
     return len(records) + np.random.laplace(0, 1 / epsilon)
 """,
 )
+
+
+def _assignment_holding(fn: Scope, read: cst.CSTNode) -> cst.Assign | cst.AnnAssign | None:
+    """The innermost assignment in ``fn`` whose value holds ``read``."""
+    found: cst.Assign | cst.AnnAssign | None = None
+    for node in walk(body_of(fn)):
+        if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None \
+                and any(m is read for m in walk(node.value)):
+            found = node
+    return found
 
 
 class PrivateDomain(Rule):
@@ -1299,6 +1310,25 @@ if __name__ == "__main__":
     clip_norm = 1.0
     eps = 1e-8  # Adam's epsilon
 """,
+        # (g1) the exact maximum is kept as the truth the selected candidate's error is measured against
+        """
+import numpy as np
+def run_selection(values, epsilon):
+    grid = np.linspace(0.0, 100.0, 50)
+    picked = exponential_mechanism(values, grid, epsilon)
+    true_top = np.max(values)
+    gap = abs(true_top - picked)
+    return true_top, {"picked": picked, "gap": gap}
+""",
+        # (g1) … and an exact median stored under a ground-truth key next to the noisy one
+        """
+import numpy as np
+def release_median(features, epsilon, lower, upper):
+    noisy = np.median(np.clip(features, lower, upper)) + np.random.laplace(0, (upper - lower) / epsilon)
+    out = {"noisy": noisy}
+    out["median_gt"] = np.median(features)
+    return out
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -1817,6 +1847,23 @@ if __name__ == "__main__":
     epsilon = 1.0
     released = laplace_perturbation(ratings, bound, epsilon)
 """,
+        # (g1) the twin of the truth in VALID: a maximum named as the truth but used as the candidates' bound
+        """
+import numpy as np
+def run_selection(values, epsilon):
+    true_top = np.max(values)  # <-
+    grid = np.linspace(0.0, true_top, 50)
+    picked = exponential_mechanism(values, grid, epsilon)
+    return picked
+""",
+        # (g1) … and a field named for an error that holds the median plus noise scaled by the data's range
+        """
+import numpy as np
+def release_median(features, epsilon):
+    out = {}
+    out["median_err"] = np.median(features) + np.random.laplace(0, (np.max(features) - np.min(features)) / epsilon)  # <-
+    return out
+""",
     ) + _ROLE_INVALID
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1858,6 +1905,8 @@ if __name__ == "__main__":
                     continue
                 if tree is not None and partition_keys(tree, self.ctx.analysis.line_of(src)):
                     continue  # the observed keys only pick each key's rows: the records, not the key set, are read
+                if scored_truth(_assignment_holding(fn, src), src, body_of(fn)):
+                    continue  # (g1) the exact answer kept to score the release's error against
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
                 self.report(

@@ -347,6 +347,80 @@ def load(path):
         out.append((rec - rec.mean()) / rec.std())
     return out, None
 """, None),
+    # (g1) per-image standardisation by index: each image centred by its own mean and std, the loop
+    # counting over the images (TF's per_image_standardization, spelt with numpy)
+    "per-record-index-loop": ("""
+import numpy as np
+def load(path):
+    images = np.load(path)
+    for k in range(len(images)):
+        m = np.mean(images[k, ...])
+        s = max(np.std(images[k, ...]), 1e-3)
+        images[k, ...] = (images[k, ...] - m) / s
+    return images, None
+""", None),
+    # … a crop of one image bound in the loop body, then standardised by its own moments
+    "per-record-index-loop-crop": ("""
+import numpy as np
+def load(path):
+    batch = np.load(path)
+    out = []
+    for j in range(batch.shape[0]):
+        pic = batch[j, :, :, :]
+        pic = np.pad(pic, [[2, 2], [2, 2], [0, 0]])
+        pic = pic[1:29, 1:29, :]
+        out.append((pic - pic.mean()) / pic.std())
+    return np.array(out), None
+""", None),
+    # the twin: the index loop counts over the images but every image is centred by the whole set's mean
+    "per-record-index-loop-shared-stat": ("""
+import numpy as np
+def load(path):
+    images = np.load(path)
+    for k in range(len(images)):
+        images[k, ...] = images[k, ...] - np.mean(images)
+    return images, None
+""", 6),
+    # … and an index loop over the columns (not the records) centres each column by its own mean
+    "per-column-index-loop": ("""
+import numpy as np
+def load(path):
+    data = np.load(path)
+    for c in range(data.shape[1]):
+        data[:, c] = data[:, c] - np.mean(data[:, c])
+    return data, None
+""", 6),
+    # (g1) a helper named for one item rescales that item by its own extremes (a vector, an image map)
+    "per-item-helper": ("""
+import numpy as np
+def normalise_vector(vec):
+    lo, hi = np.min(vec), np.max(vec)
+    return (vec - lo) / (hi - lo)
+def img_to_unit(x):
+    x = x - np.min(x)
+    return x / np.max(x)
+def load(path):
+    faces = np.load(path)
+    return np.stack([normalise_vector(f) for f in faces]), None
+""", None),
+    # … nor a vector helper named for a column: the column's extremes are a statistic of every record
+    "per-item-helper-column": ("""
+import pandas as pd
+def column_vector_unit(col_vec):
+    return (col_vec - col_vec.min()) / (col_vec.max() - col_vec.min())
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = column_vector_unit(df["age"])
+    return df, None
+""", 4),
+    # the twin: a helper named for the whole image set scales it by the set's extremes
+    "per-item-helper-many": ("""
+import numpy as np
+def normalise_images(imgs):
+    return (imgs - np.min(imgs)) / (np.max(imgs) - np.min(imgs))
+def load(path):
+    return normalise_images(np.load(path)), None
+""", 4),
     "per-column-loop": ("""
 import pandas as pd
 def load(path):

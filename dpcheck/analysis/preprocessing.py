@@ -325,6 +325,20 @@ class _Scope:
                 row = _row_target(node.target, node.iter)
                 if row is not None:
                     self.rows.add(row)
+        #: (g1) loops over the records by index (``for i in range(len(X))``, ``range(X.shape[0])``):
+        #: ``X[i, ...]`` is one record, and so is a name the loop body binds to it (``img = X[i]``,
+        #: ``img = np.pad(img, 4)``): per-image standardisation reads no other record
+        self.record_index: dict[str, str] = {}
+        for node in self.nodes():
+            if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                over = _index_range(node.iter)
+                if over is not None:
+                    self.record_index[node.target.id] = over
+        if self.record_index:
+            for node in self.nodes():
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                        and self._one_record(node.value):
+                    self.rows.add(node.targets[0].id)
         #: comparisons that choose columns or rows: a mask, a comprehension's filter, an ``if``
         #: whose body collects or drops something (not a guard that raises or returns)
         self.selecting: set[int] = set()
@@ -455,11 +469,41 @@ class _Scope:
         return out
 
 
+    def _one_record(self, expr: ast.AST) -> bool:
+        """``X[i, ...]`` with ``i`` a loop index over ``X``'s records, or a value computed from one such
+        record alone (``np.pad(img, 4)``, ``img[a:b, c:d, :]``, ``img.astype(float)``)."""
+        node = expr
+        for _ in range(16):
+            if isinstance(node, ast.Subscript):
+                first = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) and node.slice.elts else node.slice
+                if isinstance(first, ast.Name) and first.id in self.record_index \
+                        and _root(node.value) == self.record_index[first.id]:
+                    return True
+                node = node.value
+            elif isinstance(node, ast.Call):
+                if isinstance(node.func, ast.Attribute) and not (
+                        isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
+                    node = node.func.value
+                elif node.args:
+                    node = node.args[0]
+                else:
+                    return False
+            elif isinstance(node, ast.Name):
+                return node.id in self.rows
+            else:
+                return False
+        return False
+
     def per_record(self, call: ast.AST, data: ast.expr) -> bool:
         """A statistic that reads no record but the one it transforms: of a single record bound by a
-        loop over the records, or reduced along axes other than the records' axis 0
-        (``x.mean(axis=1, keepdims=True)``: each row by its own mean)."""
+        loop over the records (by value or by index), or reduced along axes other than the records'
+        axis 0 (``x.mean(axis=1, keepdims=True)``: each row by its own mean), or of the parameter of a
+        helper named for one item (``normalize_vector(vec)``, ``transform_img_vals(x)``)."""
         if _root(data) in self.rows:
+            return True
+        if self.record_index and self._one_record(data):
+            return True
+        if _root(data) in getattr(self, "params", ()) and _one_item(self.name, _root(data) or ""):
             return True
         return isinstance(call, ast.Call) and _within_record_axes(call)
 
@@ -534,6 +578,40 @@ def _row_target(target: ast.expr, it: ast.expr) -> str | None:
         return None
     root = node.id if isinstance(node, ast.Name) else node.attr
     return None if _words(root) & _COLUMN_WORDS else target.id
+
+
+def _index_range(it: ast.expr) -> str | None:
+    """The records ``range(len(X))`` / ``range(X.shape[0])`` / ``range(0, len(X))`` counts over."""
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and it.args
+            and len(it.args) <= 2 and not it.keywords):
+        return None
+    stop = it.args[-1]
+    if len(it.args) == 2 and not (isinstance(it.args[0], ast.Constant) and it.args[0].value == 0):
+        return None
+    if isinstance(stop, ast.Call) and isinstance(stop.func, ast.Name) and stop.func.id == "len" and len(stop.args) == 1:
+        return _root(stop.args[0])
+    if isinstance(stop, ast.Subscript) and isinstance(stop.value, ast.Attribute) and stop.value.attr == "shape" \
+            and isinstance(stop.slice, ast.Constant) and stop.slice.value == 0:
+        return _root(stop.value.value)
+    return None
+
+
+#: (g1) words of one item (an image, a vector, a row), singular, in a helper's name or parameter
+_ONE_ITEM = frozenset({"image", "img", "vector", "vec", "row", "record", "pixel"})
+#: … and of many: a helper named for a data set or a batch takes them all
+_MANY_ITEMS = frozenset({"images", "imgs", "vectors", "vecs", "rows", "records", "data", "dataset", "datasets",
+                         "batch", "batches", "df", "table", "frame", "all", "train", "features", "samples",
+                         # a column is a vector too: a helper named for one scales a whole attribute
+                         "col", "cols", "column", "columns", "series", "attr", "attribute", "feature"})
+
+
+def _one_item(function: str, param: str) -> bool:
+    """A helper named for one item (``normalize_vector``, ``transform_img_vals``, ``per_image_std``) or
+    taking one (``def scale(img)``), with no word of a data set or batch in either name: it is mapped
+    over items, and a statistic of its parameter is that item's own."""
+    raw = {w.lower() for n in (function, param) for part in re.split(r"[^A-Za-z0-9]+", n)
+           for w in [part, *_CAMEL.findall(part)] if w}
+    return bool(raw & _ONE_ITEM) and not raw & _MANY_ITEMS
 
 
 def _within_record_axes(call: ast.Call) -> bool:
@@ -913,6 +991,7 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 scope.own_classes = top.own_classes  # type: ignore[attr-defined]
                 scope.fit_arity = top.fit_arity  # type: ignore[attr-defined]
                 scope.enumerated = enumerated.get(child.name, set()) & {a.arg for a in child.args.args}
+                scope.params = {a.arg for a in (*child.args.posonlyargs, *child.args.args)}  # type: ignore[attr-defined]
                 scope.shadowed = id(child) in shadowed
                 # a helper nested in an evaluation (a classifier's normalize) evaluates too
                 scope.evaluating = outer_evaluates or _evaluating(child.body, child.name)

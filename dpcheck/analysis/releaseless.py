@@ -227,3 +227,78 @@ def unbound_in_init(root: str, fn: cst.FunctionDef | None, cls: cst.ClassDef | N
                 if isinstance(small, cst.AnnAssign) and attr in target_names(small.target):
                     return False
     return True
+
+
+#: (g1) words of a value kept as the exact answer an error is measured against
+_TRUTH_WORDS = frozenset({"true", "truth", "groundtruth", "gt", "exact", "actual", "oracle"})
+#: … and of an error measure computed against it (``node['dist'] = abs(out - np.quantile(x, q))``)
+_ERROR_WORDS = frozenset({"error", "errors", "err", "dist", "distance", "diff", "gap", "mae", "mse", "rmse",
+                          "deviation", "residual", "regret"})
+
+
+def _target_words(target: cst.BaseExpression) -> set[str]:
+    """Words of an assignment target: a name, an attribute's last name, a subscript's string key."""
+    if isinstance(target, cst.Name):
+        return words(target.value)
+    if isinstance(target, cst.Attribute):
+        return words(target.attr.value)
+    if isinstance(target, cst.Subscript):
+        keys = [e.slice.value for e in target.slice if isinstance(e.slice, cst.Index)]
+        if len(keys) == 1 and isinstance(keys[0], cst.SimpleString):
+            return words(keys[0].evaluated_value if isinstance(keys[0].evaluated_value, str) else "")
+    return set()
+
+
+#: calls a kept truth may pass through on its way to a score or a report
+_SCORING_CALLS = frozenset({"abs", "float", "int", "round", "str", "print", "append", "format", "info", "debug",
+                            "write", "log", "item", "tolist", "fabs"})
+
+
+def _scored_only(scope: cst.CSTNode, name: str) -> bool:
+    """Is every read of ``name`` in ``scope`` an operand of a subtraction (an error), or kept, returned or
+    printed through no other call (``return true_top, results``, ``row['gt'] = gt``)?"""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    for node in walk(scope):
+        for child in children(node):
+            parents[child] = node
+    for node in walk(scope):
+        if not isinstance(node, cst.Name) or node.value != name or isinstance(parents.get(node), cst.AssignTarget):
+            continue
+        up = parents.get(node)
+        while up is not None and not isinstance(up, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            if isinstance(up, cst.BinaryOperation) and isinstance(up.operator, cst.Subtract):
+                break
+            if isinstance(up, cst.Call) and call_name(up) not in _SCORING_CALLS:
+                return False
+            up = parents.get(up)
+        if isinstance(up, (cst.If, cst.While, cst.For)):
+            return False  # a test or a loop bound on the exact value
+    return True
+
+
+def scored_truth(stmt: cst.CSTNode | None, read: cst.CSTNode, scope: cst.CSTNode | None = None) -> bool:
+    """Is ``read`` (a statistic of the records) only the truth a release is scored against? The
+    statement assigns it to a name of the exact answer (``true_value = np.max(data)``,
+    ``train_gt = feats.median(0)``) that ``scope`` then only subtracts, keeps or prints, or subtracts it from something to form a named error
+    (``node['dist'] = abs(sample - np.quantile(x, q))``). The exact value is kept to measure the
+    mechanism's error; it is not handed to the mechanism in that statement."""
+    if not isinstance(stmt, (cst.Assign, cst.AnnAssign)) or stmt.value is None:
+        return False
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    named = set().union(*(_target_words(t) for t in targets)) if targets else set()
+    if any(isinstance(t, (cst.Tuple, cst.List)) for t in targets):
+        return False
+    value = stmt.value
+    if named & _TRUTH_WORDS:
+        # the statement reads the records and nothing else of a mechanism (``true = data.max()``), and
+        # the name is then only subtracted from a release, kept or printed
+        held = [t.value for t in targets if isinstance(t, cst.Name)]
+        if scope is not None and not all(_scored_only(scope, n) for n in held):
+            return False
+        return not any(isinstance(n, cst.Call) and words(call_name(n) or "") & {"mechanism", "laplace", "gaussian",
+                                                                            "noise", "noisy", "private"}
+                       for n in walk(value))
+    if named & _ERROR_WORDS:
+        return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract)
+                   and any(m is read for m in walk(n)) for n in walk(value))
+    return False
