@@ -5,6 +5,8 @@ import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
+
 from dpcheck.analysis.syntax import call_name, dotted, last_name, number, walk, words
 from dpcheck.rule import Rule
 
@@ -79,6 +81,13 @@ class BudgetSpentTwice(Rule):
     )
     TRIGGERS = ("eps",)
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """Two differently named release calls in the file."""
+        names = {n for c in facts.calls if (n := ast_call_name(c)) and (
+            words(n) & _MECH_WORDS or "exp_mech" in n.lower()) and not words(n) & _NOT_RELEASE_WORDS}
+        return len(names) >= 2
 
     VALID = (
         # the twin: the budget split between the selection and the measurement
