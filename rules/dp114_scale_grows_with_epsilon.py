@@ -13,7 +13,10 @@ _LOC_SCALE = frozenset({"laplace", "Laplace", "gumbel", "Gumbel", "logistic"})
 #: draws whose scale is the first positional argument
 _SCALE_FIRST = frozenset({"exponential", "Exponential"})
 #: Gaussian draws: their std must shrink with ε as well (σ = Δ·√(2 ln(1.25/δ))/ε)
-_GAUSS = frozenset({"normal", "gauss", "normalvariate", "Normal"})
+_GAUSS = frozenset({"normal", "gauss", "normalvariate", "Normal", "random_normal"})
+#: a one-element tensor or array around a scalar (``torch.tensor([eps])``, ``tf.constant(eps)``): the scalar itself
+_WRAPPERS = frozenset({"tensor", "as_tensor", "array", "asarray", "constant", "convert_to_tensor", "Tensor",
+                       "FloatTensor", "float32", "float64"})
 _BUDGET = frozenset({"epsilon", "eps", "epsilons", "budget"})
 #: an ``eps`` of these is a numerical constant (layer norm, optimiser), not a privacy budget
 _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", "machine", "numerical", "stability",
@@ -59,6 +62,12 @@ def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpr
         return _factors(expr.left, sign) + _factors(expr.right, -sign)
     if isinstance(expr, cst.Call) and call_name(expr) in ("float", "abs") and len(expr.args) == 1:
         return _factors(expr.args[0].value, sign)
+    if isinstance(expr, cst.Call) and call_name(expr) in _WRAPPERS and expr.args and expr.args[0].keyword is None:
+        inner = expr.args[0].value
+        if isinstance(inner, (cst.List, cst.Tuple)) and len(inner.elements) == 1:
+            inner = inner.elements[0].value
+        if not isinstance(inner, (cst.List, cst.Tuple)):
+            return _factors(inner, sign)
     return [(expr, sign)]
 
 
@@ -87,6 +96,34 @@ class ScaleGrowsWithEpsilon(Rule):
     requires_dp_context = True
 
     VALID = (
+        # the twins of the chained and tensor-wrapped spellings: ε in the denominator
+        """
+import tensorflow as tf
+def objective_noise(EPSILON, num_features, sensitivity):
+    eps_prime = 0.5 * EPSILON
+    beta = sensitivity / eps_prime
+    return tf.random_normal(shape=[1, num_features], mean=0.0, stddev=beta)
+""",
+        """
+import torch
+from torch.distributions import Laplace
+class Teacher:
+    def __init__(self, epsilon=0.5):
+        self.epsilon = epsilon
+    def addnoise(self, counts):
+        m = Laplace(torch.tensor([0.0]), torch.tensor([1.0 / self.epsilon]))
+        return counts + m.sample()
+""",
+        # ordinary ML code: a diffusion step's noise std and a numerical eps in a one-element tensor
+        """
+import tensorflow as tf
+import torch
+def diffuse(x, noise_std, t):
+    return x + tf.random_normal(tf.shape(x), stddev=noise_std * t)
+def jitter(x, eps=1e-6):
+    half = 0.5 * eps
+    return x + torch.normal(0.0, torch.tensor([half]).item(), x.shape)
+""",
         # a VAE's reparameterisation: the draw is called epsilon, its std epsilon_std
         "import tensorflow as tf\nclass Sampling:\n    def __init__(self, epsilon_std=1.0):\n        self._epsilon_std = epsilon_std\n"
         "    def call(self, z_mean, z_log_var, epsilon_budget):\n"
@@ -186,6 +223,25 @@ def augment(images, sigma=0.1, seed=0):
 """,
     )
     INVALID = (
+        # objective perturbation: the std is a constant multiple of a constant multiple of ε (TF1 random_normal)
+        """
+import tensorflow as tf
+def objective_noise(EPSILON, num_features):
+    eps_prime = 0.5 * EPSILON
+    beta = 0.5 * eps_prime
+    return tf.random_normal(shape=[1, num_features], mean=0.0, stddev=beta)  # <-
+""",
+        # a PATE teacher: torch.distributions.Laplace with ε wrapped in one-element tensors as its scale
+        """
+import torch
+from torch.distributions import Laplace
+class Teacher:
+    def __init__(self, epsilon=0.5):
+        self.epsilon = epsilon
+    def addnoise(self, counts):
+        m = Laplace(torch.tensor([0.0]), torch.tensor([self.epsilon]))  # <-
+        return counts + m.sample()
+""",
         # twin of the operator: the same project, but a generator's draw given the budget as its scale
         """
 import numpy as np
@@ -412,15 +468,34 @@ def report_noisy_max(scores, epsilon):
                     found = (line, node.value)
         return found[1] if found else None
 
-    def _resolve(self, call: cst.Call, expr: cst.BaseExpression) -> cst.BaseExpression:
-        if isinstance(expr, cst.Name):
-            fn = self.ctx.analysis.enclosing_function(call)
-            if fn is not None and expr.value not in param_names(fn):
-                fa = self.ctx.analysis
-                value = last_assignment(fn, expr.value, fa.line_of(call) + 1, fa.line_of)
-                if value is not None:
-                    return value
-        return expr
+    def _resolve(self, call: cst.Call, expr: cst.BaseExpression, depth: int = 0) -> cst.BaseExpression:
+        """The scale through local assignments: ``b = epsilon``, or a short chain of constant multiples
+        (``beta = 0.5 * eps_prime`` after ``eps_prime = 0.5 * budget``)."""
+        fn = self.ctx.analysis.enclosing_function(call)
+        if fn is None or not isinstance(expr, cst.Name) or expr.value in param_names(fn) or depth > 2:
+            return expr
+        fa = self.ctx.analysis
+        value = last_assignment(fn, expr.value, fa.line_of(call) + 1, fa.line_of)
+        if value is None or depth and not isinstance(value, cst.Name) and not self._constant_multiple(value):
+            return expr  # past the first assignment, follow only copies and constant multiples
+        if isinstance(value, cst.Name) and value.value != expr.value:
+            return self._resolve(call, value, depth + 1)
+        if self._constant_multiple(value):
+            left, right = value.left, value.right  # type: ignore[attr-defined]
+            if isinstance(right, cst.Name) and not self._budget(call, right):
+                return value.with_changes(right=self._resolve(call, right, depth + 1))  # type: ignore[attr-defined]
+            if isinstance(left, cst.Name) and not self._budget(call, left):
+                return value.with_changes(left=self._resolve(call, left, depth + 1))  # type: ignore[attr-defined]
+        return value
+
+    @staticmethod
+    def _constant_multiple(expr: cst.BaseExpression) -> bool:
+        """``0.5 * x``, ``x * 2``, ``x / 2``: a number times (or over) one name."""
+        if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide))):
+            return False
+        if number(expr.left) is not None and isinstance(expr.operator, cst.Multiply):
+            return isinstance(expr.right, cst.Name)
+        return isinstance(expr.left, cst.Name) and number(expr.right) is not None
 
     def _noise_level(self, call: cst.Call, fn: cst.FunctionDef, name: str) -> bool:
         """``epsilon_1 = sigma_1 * C * sqrt(T)``: a name spelled like a budget but computed from a noise level
