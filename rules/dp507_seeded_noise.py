@@ -746,9 +746,87 @@ def train(model, loader, opt, seed=0):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 """,
+        # twins of the reseeding side effect: the noise comes from its own unseeded generator; the reseed is in a
+        # non-DP step; a fresh-entropy reseed; the step reseeds from the OS after the helper
+        """
+import numpy as np
+_noise_rng = np.random.default_rng()
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(rnd)
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + _noise_rng.normal(0, sigma * clip, size=total.shape)  # DP-FedAvg noise
+""",
+        """
+import torch
+class ZOTrainer:
+    def perturb_params(self, seed, scale=1.0):
+        torch.manual_seed(seed)
+        for p in self.params:
+            p.data.add_(scale * self.zo_eps * torch.randn_like(p))
+    def step(self, loss_fn, clip, noise_std, gen):
+        seed = int(torch.randint(0, 10**9, (1,)))
+        self.perturb_params(seed)
+        g = loss_fn().clamp(-clip, clip)  # DP clipping
+        return g + torch.randn(1, generator=gen).item() * noise_std
+""",
+        # ordinary ML: an augmentation helper seeds before a diffusion step's noise, no privacy anywhere
+        """
+import torch
+def jitter(x, seed):
+    torch.manual_seed(seed)
+    return x + 0.01 * torch.randn_like(x)
+def q_sample(x0, t, sigma_t, seed):
+    x0 = jitter(x0, seed)
+    return x0 + sigma_t * torch.randn_like(x0)
+""",
+        """
+import numpy as np
+import os
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(int.from_bytes(os.urandom(4), "little"))
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + np.random.normal(0, sigma * clip, size=total.shape)  # DP-FedAvg noise
+""",
     )
 
     INVALID = (
+        # a helper that reseeds the global generator on its way (client selection by round, a perturbation
+        # direction's seed), called by the DP step just before it draws the noise from that generator
+        """
+import numpy as np
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(rnd)
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + np.random.normal(0, sigma * clip, size=total.shape)  # <- DP-FedAvg noise
+""",
+        """
+import torch
+class ZOTrainer:
+    def perturb_params(self, seed, scale=1.0):
+        torch.manual_seed(seed)
+        for p in self.params:
+            p.data.add_(scale * self.zo_eps * torch.randn_like(p))
+    def step(self, loss_fn, clip, noise_std):
+        seed = int(torch.randint(0, 10**9, (1,)))
+        self.perturb_params(seed)
+        g = loss_fn().clamp(-clip, clip)  # DP clipping
+        return g + torch.randn(1).item() * noise_std  # <-
+""",
         # a later reseed supersedes: the training function reseeds with its own constant before building its
         # engine, so only that reseed decides the noise; the seed in main() (which then calls it) is quiet
         """
@@ -1317,6 +1395,70 @@ def main(path, epsilon):
         self._visit_call(node)
         if len(self.reports) == before:
             self._public_run_seed(node)
+        if len(self.reports) == before:
+            self._reseeding_side_effect(node)
+
+    def _file_text(self, file: str) -> str:
+        if file == self.ctx.path or not os.path.isfile(file) or self.ctx.path and os.path.isfile(self.ctx.path) \
+                and os.path.samefile(file, self.ctx.path):
+            return self.ctx.module.code
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                return handle.read(200_000)
+        except OSError:
+            return ""
+
+    # -- a function that reseeds the global generator on its way, called by a step that then draws noise -------
+    def _reseeding_side_effect(self, node: cst.Call) -> None:
+        """``def select_clients(self, round, n): np.random.seed(round); …`` called by a DP-FedAvg round that then
+        draws ``np.random.normal(0, sigma * clip)``; ``def perturb(self, seed): torch.manual_seed(seed); …`` (the
+        seed of a released perturbation direction) called before ``torch.randn(1).item() * gaussian_std``: the noise
+        comes from a generator the step has just reseeded with a value that is not fresh entropy, so it is a
+        function of that seed (a public round index, a seed released with the update) and can be recomputed.
+        Reported at the draw when it is in this file, else at the reseed."""
+        from dpcheck.analysis.global_rng import reseeding_callers
+
+        family = self._family(node)
+        name = call_name(node)
+        if family not in ("numpy", "torch", "random") or name not in _GLOBAL_SEEDS or self._test_code(node):
+            return
+        seed = _seed_arg(node)
+        if seed is None or _fresh_entropy(seed) or isinstance(seed, cst.Name) and seed.value == "None" or any(
+                isinstance(n, cst.Call) and (dotted(n.func) or "").endswith(("time", "time_ns", "perf_counter"))
+                for n in walk(seed)):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or _seeding_name(fn.name.value) or fn.name.value == "__init__" or self._seeding_helper_def(fn) \
+                or self._quiet_seed_place(node, need_dp_words=False):
+            return
+        found = [f for f in reseeding_callers(self.ctx.path, self.ctx.module, fn.name.value, {family})
+                 if _DP_WORDS.search(self._file_text(f[0]))]
+        if not found:
+            return
+        here = os.path.abspath(self.ctx.path) if self.ctx.path and os.path.isfile(self.ctx.path) else self.ctx.path
+        shown = fa.code(seed)[:40]
+        done: set[int] = self.__dict__.setdefault("_side_effect_lines", set())
+        for file, function, call_line, draw_line in found:
+            if file == here or file == self.ctx.path:
+                if draw_line in done:
+                    continue
+                draws = [c for c in fa.nodes(cst.Call) if fa.line_of(c) == draw_line]
+                if not draws:
+                    continue
+                done.add(draw_line)
+                self.report(draws[0], f"this privacy noise is drawn from the global generator that "
+                                      f"`{fn.name.value}` (called on line {call_line}) has just reseeded with "
+                                      f"`{shown}`: the noise is a function of that seed (a public index, or the "
+                                      f"seed of a released perturbation) and can be recomputed and subtracted; "
+                                      f"draw the noise from a separate unseeded generator")
+            elif id(node) not in done:
+                done.add(id(node))
+                self.report(node, f"`{fn.name.value}` reseeds the global generator with `{shown}`, and "
+                                  f"`{function}` ({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{call_line}) "
+                                  f"calls it and then draws the privacy noise from that generator (line {draw_line}): "
+                                  f"the noise is a function of a seed anyone can recompute and can be subtracted; "
+                                  f"draw the noise from a separate unseeded generator")
 
     def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):

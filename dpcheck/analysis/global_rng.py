@@ -556,3 +556,100 @@ def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str,
             if family in families:
                 return other, function, line
     return None
+
+
+def _global_seed_family(call: ast.Call, families: dict[str, str]) -> str | None:
+    """The family a direct global seeding call fixes: ``np.random.seed(x)``, ``torch.manual_seed(x)``,
+    ``random.seed(x)``, ``torch.cuda.manual_seed(x)``."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("seed", "manual_seed", "manual_seed_all"):
+        return None
+    receiver = _dotted(call.func.value) or ""
+    if receiver == "torch.cuda":
+        return "torch"
+    family = families.get(receiver)
+    if family is None or (call.func.attr == "seed") == (family == "torch"):
+        return None
+    return family
+
+
+def _step_draws(fn: ast.AST, families: dict[str, str], parents: dict[int, ast.AST]) -> list[tuple[int, str]]:
+    """(line, family) of privacy noise a function draws from a global generator: a calibrated draw whose scale
+    names a privacy or noise quantity (``np.random.normal(0, self.sigma * self.clip, size)``), or a standard draw
+    multiplied by one (``torch.randn(1).item() * self.gaussian_std``)."""
+    out: list[tuple[int, str]] = []
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            continue
+        family = families.get(_dotted(call.func.value) or "")
+        draw = call.func.attr
+        if family is None or any(k.arg in ("generator", "seed", "random_state") for k in call.keywords):
+            continue  # ``torch.randn(1, generator=gen)``: a generator of its own
+        node: ast.AST = call
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.attr in ("item", "float", "numpy", "tolist"):
+            node = parents.get(id(parent), parent)  # ``torch.randn(1).item() * std``
+        if draw in _CALIBRATED and _calibrated(call, draw):
+            position, keywords = _CALIBRATED[draw]
+            scale = [k.value for k in call.keywords if k.arg in keywords] or call.args[position:position + 1]
+            if _privacy_scaled(scale) or any(
+                    words(n.id if isinstance(n, ast.Name) else n.attr) & {"sigma", "std", "gaussian", "laplace"}
+                    for v in scale for n in ast.walk(v) if isinstance(n, (ast.Name, ast.Attribute))):
+                out.append((call.lineno, family))
+        elif draw in _STANDARD and isinstance(node, ast.Call) and _scaled(node, parents, _SCALE_WORDS | {"gaussian"}):
+            out.append((call.lineno, family))
+    return out
+
+
+def reseeding_callers(path: str | None, module: cst.Module, helper: str,
+                      seeded: set[str]) -> list[tuple[str, str, int, int]]:
+    """(file, function, call line, draw line) of each function, in this file or in a project module of the same
+    folder that imports it, that calls ``helper`` (``self.select_clients(i)``, ``perturb(model, seed)``) and later
+    draws privacy noise from one of the ``seeded`` global generators, which ``helper`` reseeds on its way: the
+    noise is then a function of the helper's seed."""
+    on_disk = bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
+    files: list[tuple[str, ast.Module | None]] = []
+    if on_disk:
+        me = os.path.abspath(path)  # type: ignore[arg-type]
+        files.append((me, _tree(me)))
+        folder, stem = os.path.dirname(me), os.path.splitext(os.path.basename(me))[0]
+        try:
+            siblings = sorted(f for f in os.listdir(folder) if f.endswith(".py"))[:_MAX_FILES]
+        except OSError:
+            siblings = []
+        for name in siblings:
+            other = os.path.join(folder, name)
+            if other == me:
+                continue
+            _, imports = _summarize(other)
+            if any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
+                files.append((other, _tree(other)))
+    else:
+        try:
+            files.append((path or "<module>", ast.parse(module.code)))
+        except (SyntaxError, ValueError):
+            pass
+    out: list[tuple[str, str, int, int]] = []
+    for file, tree in files:
+        if tree is None:
+            continue
+        families = dict(FAMILIES)
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == helper \
+                    or fn.name.startswith("test"):
+                continue
+            calls = [c.lineno for c in ast.walk(fn) if isinstance(c, ast.Call) and (
+                isinstance(c.func, ast.Name) and c.func.id == helper
+                or isinstance(c.func, ast.Attribute) and c.func.attr == helper
+                and isinstance(c.func.value, ast.Name) and c.func.value.id in ("self", "cls"))]
+            if not calls:
+                continue
+            reseeds = [c.lineno for c in ast.walk(fn) if isinstance(c, ast.Call)
+                       and _global_seed_family(c, families) in seeded]
+            for line, family in _step_draws(fn, families, parents):
+                before = [c for c in calls if c < line]
+                # the step's own reseed between the helper's call and the draw decides instead
+                if family in seeded and before and not any(max(before) < r < line for r in reseeds):
+                    out.append((file, fn.name, max(before), line))
+                    break
+    return out
