@@ -797,9 +797,42 @@ class Server:
             total = sum(self.clients[i].update(clip) for i in chosen)
             total = total + np.random.normal(0, sigma * clip, size=total.shape)  # DP-FedAvg noise
 """,
+        # twin of a data-named mechanism's own seed: the coins come from a fresh generator; a data function
+        # taking no ε seeds its own shuffle
+        """
+import numpy as np
+def data_transform(labels, epsi=1.0):
+    theta = np.exp(epsi) / (np.exp(epsi) + 1)
+    rng = np.random.default_rng()
+    keep = rng.uniform(0, 1, len(labels)) <= theta
+    return keep * labels + (1 - keep) * (1 - labels)
+""",
+        """
+import numpy as np
+def load_data(path, sed=1):
+    np.random.seed(sed)
+    rows = np.loadtxt(path)
+    np.random.shuffle(rows)
+    return rows
+def release(values, epsilon):
+    return values + np.random.laplace(0, 1 / epsilon, len(values))
+""",
     )
 
     INVALID = (
+        # a mechanism named for data (``Data_Transform``) that takes ε and seeds the global generator with its
+        # parameter (default a literal, the caller's replication index) before flipping its label coins
+        """
+import numpy as np
+def data_transform(labels, epsi=1.0, sed=1):
+    theta = np.exp(epsi) / (np.exp(epsi) + 1)
+    np.random.seed(sed)  # <-
+    coins = np.random.uniform(0, 1, len(labels))
+    keep = coins <= theta
+    return keep * labels + (1 - keep) * (1 - labels)
+def main(labels, epsilon):
+    return [data_transform(labels, epsi=epsilon, sed=r) for r in range(10)]
+""",
         # a helper that reseeds the global generator on its way (client selection by round, a perturbation
         # direction's seed), called by the DP step just before it draws the noise from that generator
         """
@@ -1509,7 +1542,8 @@ def main(path, epsilon):
         # np.random.seed(random_seed)`` in ``read_dataset``) fixes every later draw of the run, its noise included
         literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded) \
             and not self._draws_own_data(fn)
-        if self._quiet_seed_place(node, data_words=not literal) or fn is not None and self._seeding_helper_def(fn):
+        if self._quiet_seed_place(node, data_words=not (literal or self._own_mechanism_draw(node, fn, seeded))) \
+                or fn is not None and self._seeding_helper_def(fn):
             return
         scope = id(fn) if fn is not None else id(self.ctx.module)
         done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
@@ -1544,6 +1578,28 @@ def main(path, epsilon):
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _own_mechanism_draw(self, node: cst.Call, fn: cst.FunctionDef | None,
+                            seeded: list[tuple[str, cst.BaseExpression | None, object]]) -> bool:
+        """The seeding function is itself a mechanism: it takes ε (``def Data_Transform(DR, n, epsi=1, sed=1)``) and,
+        after its seed, draws the calibrated noise or the randomised-response coins from the generator it seeded;
+        its name (``data``, ``transform``) does not make the seed one for data."""
+        import ast as _ast
+
+        from dpcheck.analysis.global_rng import _summarize_tree
+
+        if fn is None or not any(words(p.name.value) & {"eps", "epsilon", "epsi"} for p in all_params(fn)):
+            return False
+        fa = self.ctx.analysis
+        families = {family for family, _, _ in seeded}
+        start, seed_line = fa.line_of(fn), fa.line_of(node)
+        end = start + fa.code(fn).count("\n")
+        try:
+            draws = _summarize_tree(_ast.parse(self.ctx.module.code))[0]
+        except (SyntaxError, ValueError):
+            return False
+        return any(function == fn.name.value and family in families and seed_line < line <= end
+                   for function, line, family in draws)
 
     def _reseeded_before_draw(self, node: cst.Call, fn: cst.FunctionDef | None, families: set[str], file: str,
                               function: str, line: int) -> bool:
