@@ -70,6 +70,18 @@ _PRIVACY_PARAMETER_WORDS = frozenset({"eps", "epsilon", "delta", "rho", "mu", "s
                                       "laplace", "gaussian", "noise", "b", "beta", "lam", "lambda"})
 
 
+def _none_seed_option(code: str, attr: str) -> bool:
+    """The ``--seed`` option ``args.<attr>`` reads defaults to None (fresh entropy unless given). When this file
+    declares that very option (``--init_seed``, ``--init-seed``) its own default decides (another option,
+    ``--npartyseed`` defaulting to None, does not); otherwise any seed option defaulting to None does."""
+    own = re.compile(r"""add_argument\(\s*['"]-{1,2}""" + re.escape(attr).replace("_", "[-_]")
+                     + r"""['"][^)]*\)""")
+    declared = [m.group(0) for m in own.finditer(code)]
+    if declared:
+        return any(_NONE_SEED_OPTION.match(d) for d in declared)
+    return bool(_NONE_SEED_OPTION.search(code))
+
+
 def _fresh_entropy(value: cst.BaseExpression) -> bool:
     """``int.from_bytes(os.urandom(8), "little")``, ``secrets.randbits(64)``: a seed from the OS entropy pool."""
     return any(isinstance(n, cst.Call) and (call_name(n) == "urandom" or (dotted(n.func) or "").startswith(
@@ -817,9 +829,78 @@ def load_data(path, sed=1):
 def release(values, epsilon):
     return values + np.random.laplace(0, 1 / epsilon, len(values))
 """,
+        # twins of a trial loop seeding with the configured seed: the option used defaults to None (fresh
+        # entropy); a fixed-scale Laplace jitter of a data augmentation is no mechanism
+        """
+import argparse
+import numpy as np
+def noisy_votes(votes, gamma):  # PATE vote aggregation for privacy
+    return votes + np.random.laplace(loc=0.0, scale=1.0 / gamma, size=votes.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=None)
+    parser.add_argument('--trials', type=int, default=3)
+    args = parser.parse_args()
+    for trial in range(args.trials):
+        if args.init_seed is not None:
+            np.random.seed(args.init_seed)
+        print(noisy_votes(np.zeros(10), 0.1))
+""",
+        """
+import argparse
+import numpy as np
+def jitter(x, width):  # augmentation; the private model is trained elsewhere with DP-SGD
+    return x + np.random.laplace(loc=0.0, scale=0.05, size=x.shape) * width
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=0)
+    args = parser.parse_args()
+    np.random.seed(args.init_seed)
+    return jitter(np.zeros(10), 2.0)
+""",
+        # twins of a mechanism's seeded torch.Generator: seeded from the OS; a data loader's shuffling generator
+        """
+import os
+import torch
+def randomize_labels(labels, probs, eps):  # label differential privacy
+    generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little"))
+    return [torch.multinomial(p, num_samples=1, generator=generator) for p in probs]
+""",
+        """
+import torch
+from torch.utils.data import DataLoader
+def make_loader(dataset, batch_size, seed, epsilon):  # DP-SGD loader
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randperm(len(dataset), generator=g)
+    return DataLoader(dataset, batch_size=batch_size, sampler=idx.tolist())
+""",
     )
 
     INVALID = (
+        # a label randomiser taking ε whose torch.Generator is seeded with the seed its caller must pass
+        """
+import torch
+def randomize_labels(labels, probs, eps, seed):  # label differential privacy
+    generator = torch.Generator().manual_seed(seed)  # <-
+    return [torch.multinomial(p, num_samples=1, generator=generator) for p in probs]
+""",
+        # trials seeded from the configured --init_seed (another seed option defaulting to None does not make it
+        # fresh), then PATE votes noised with Laplace of scale 1/gamma in a function that takes no epsilon
+        """
+import argparse
+import numpy as np
+def noisy_votes(votes, gamma):  # PATE vote aggregation for privacy
+    return votes + np.random.laplace(loc=0.0, scale=1.0 / gamma, size=votes.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=0)
+    parser.add_argument('--partyseed', type=str, default=None)
+    parser.add_argument('--trials', type=int, default=3)
+    args = parser.parse_args()
+    for trial in range(args.trials):
+        np.random.seed(trial + args.init_seed)  # <-
+        print(noisy_votes(np.zeros(10), 0.1))
+""",
         # a mechanism named for data (``Data_Transform``) that takes ε and seeds the global generator with its
         # parameter (default a literal, the caller's replication index) before flipping its label coins
         """
@@ -1431,6 +1512,47 @@ def main(path, epsilon):
         if len(self.reports) == before:
             self._reseeding_side_effect(node)
 
+    #: torch draws that take a ``generator=``: the sampling of a randomised response or of the noise
+    _TORCH_GENERATOR_DRAWS = frozenset({"multinomial", "bernoulli", "randn", "rand", "normal", "randint",
+                                        "poisson", "randn_like", "rand_like"})
+
+    def _seeded_torch_generator(self, node: cst.Call) -> bool:
+        """``generator = torch.Generator().manual_seed(seed)`` in a mechanism taking ε, whose randomised-response
+        labels or noise are drawn with ``torch.multinomial(p, 1, generator=generator)``: with a seed that is a
+        literal, a parameter with a literal (or no) default, or a round/client index, the draws are reproducible."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "manual_seed" and isinstance(func.value, cst.Call)
+                and (dotted(func.value.func) or "").rsplit(".", 1)[-1] == "Generator"):
+            return False
+        fa = self.ctx.analysis
+        seed = _seed_arg(node)
+        fn = fa.enclosing_function(node)
+        statement = fa.enclosing_statement(node)
+        if seed is None or fn is None or not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
+                or statement.value is not node or not isinstance(statement.targets[0].target, cst.Name) \
+                or self._test_code(node) or self._quiet_seed_place(node):
+            return False
+        if not any(words(p.name.value) & {"eps", "epsilon", "epsi"} for p in all_params(fn)):
+            return False
+        target = statement.targets[0].target.value
+        draws = [sub for sub in walk(fn) if isinstance(sub, cst.Call) and call_name(sub) in self._TORCH_GENERATOR_DRAWS
+                 and any(a.keyword is not None and a.keyword.value == "generator" and isinstance(a.value, cst.Name)
+                         and a.value.value == target for a in sub.args)]
+        if not draws:
+            return False
+        why = self._fixed(node, seed) or self._public_seed(node, seed, None) or self._loop_index(node, seed)
+        if why is None and isinstance(seed, cst.Name) and "seed" in words(seed.value) and any(
+                p.name.value == seed.value and p.default is None for p in all_params(fn)):
+            # the mechanism demands its seed from the caller (the experiment's logged seed), as ``BaseLDP(eps, seed)``
+            why = f"the caller's `{seed.value}` (a required argument of the mechanism)"
+        if why is None:
+            return False
+        self.report(node, f"`{target}` is seeded with {why}, and the mechanism draws its randomised response or noise "
+                          f"from it (`{call_name(draws[0])}` on line {fa.line_of(draws[0])}): the draws are "
+                          f"reproducible from a seed anyone can recompute, so the privatised output can be inverted; "
+                          f"use an unseeded generator for the mechanism's randomness")
+        return True
+
     def _file_text(self, file: str) -> str:
         if file == self.ctx.path or not os.path.isfile(file) or self.ctx.path and os.path.isfile(self.ctx.path) \
                 and os.path.samefile(file, self.ctx.path):
@@ -1495,6 +1617,8 @@ def main(path, epsilon):
 
     def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
+            return
+        if self._seeded_torch_generator(node):
             return
         name = call_name(node)
         helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS and not isinstance(node.func, cst.Name) else \
@@ -1939,7 +2063,7 @@ def main(path, epsilon):
             if parts[0] in ("self", "cls") or len(parts) < 2:
                 continue
             if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
-                if "seed" in words(parts[-1]) and _NONE_SEED_OPTION.search(self.ctx.module.code):
+                if "seed" in words(parts[-1]) and _none_seed_option(self.ctx.module.code, parts[-1]):
                     return None
                 return f"`{fa.code(seed)[:60]}`, the run's configured seed"
         if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(

@@ -110,6 +110,18 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
     return draws, imports
 
 
+def _reciprocal_scale(call: ast.Call) -> bool:
+    """``np.random.laplace(0, 1.0 / gamma)``, ``laplace(loc=0, scale=float(sens / eps))``: the Laplace scale is a
+    quotient by a non-literal (b = Δ/ε), the form of a mechanism's noise rather than of a fixed augmentation."""
+    value = next((k.value for k in call.keywords if k.arg == "scale"), None)
+    if value is None and len(call.args) > 1:
+        value = call.args[1]
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("float", "abs") \
+            and len(value.args) == 1:
+        value = value.args[0]
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and not isinstance(value.right, ast.Constant)
+
+
 def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, tuple[str, ...]]]]:
     imports: list[tuple[str, int, tuple[str, ...]]] = []
     for node in ast.walk(tree):
@@ -143,7 +155,9 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("test"):
                 continue
             sampling_only = not (class_eps or any(_eps_named(p) for p in _params(fn)))
-            if sampling_only and not (module_eps and owner is tree):
+            if sampling_only and not (module_eps and owner is tree) and not any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "laplace"
+                    and _reciprocal_scale(c) for c in ast.walk(fn)):
                 continue
             compared = {id(side) for n in ast.walk(fn) if isinstance(n, ast.Compare)
                         and any(not isinstance(o, ast.Constant) for o in [n.left, *n.comparators])
@@ -168,8 +182,9 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                 if family is None:
                     continue
                 draw = call.func.attr
-                if sampling_only and draw != "choice":  # (a compared coin there may sample synthetic labels)
-                    continue
+                if sampling_only and draw != "choice" and not (draw == "laplace" and _reciprocal_scale(call)):
+                    continue  # (a compared coin there may sample synthetic labels; a Laplace draw of scale
+                    # ``1.0 / gamma`` is a mechanism's noise wherever it is written)
                 if draw in _CALIBRATED and _calibrated(call, draw) \
                         or draw in _STANDARD and _scaled(call, parents) \
                         or draw in _COIN and id(call) in compared \
@@ -518,7 +533,15 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
     project module it imports (a few levels deep): a mechanism taking ε, an Opacus engine without secure mode, a
     TensorFlow Privacy optimizer, a torch draw scaled by a sensitivity or noise multiplier."""
     on_disk = bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
-    if on_disk:
+    if on_disk and _tree(os.path.abspath(path)) is None:  # type: ignore[arg-type]
+        # the file on disk does not parse as is (a notebook export's ``!pip install`` line): read the text the
+        # scan parsed
+        me = os.path.abspath(path)  # type: ignore[arg-type]
+        try:
+            own = _summarize_tree(ast.parse(module.code))[0]
+        except (SyntaxError, ValueError):
+            own = []
+    elif on_disk:
         me = os.path.abspath(path)  # type: ignore[arg-type]
         own = _summarize(me)[0]
     else:
