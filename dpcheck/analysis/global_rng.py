@@ -110,6 +110,10 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
     return draws, imports
 
 
+#: marks a draw that counts only in the file that seeds (a Laplace draw of divided scale in a function taking no ε)
+_LOCAL = "~"
+
+
 def _reciprocal_scale(call: ast.Call) -> bool:
     """``np.random.laplace(0, 1.0 / gamma)``, ``laplace(loc=0, scale=float(sens / eps))``: the Laplace scale is a
     quotient by a non-literal (b = Δ/ε), the form of a mechanism's noise rather than of a fixed augmentation."""
@@ -190,8 +194,11 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                         or draw in _COIN and id(call) in compared \
                         or draw == "choice" and any(k.arg == "p" and not isinstance(k.value, ast.Constant)
                                                     for k in call.keywords):
-                    if all(f != family or d != fn.name for d, _, f in draws):
-                        draws.append((fn.name, call.lineno, family))
+                    # a Laplace draw of scale ``1.0 / gamma`` outside a function taking ε counts only in the
+                    # seeding file itself (``_LOCAL`` marks it): an imported module's may be off the seeded path
+                    name = fn.name if not sampling_only or draw != "laplace" else _LOCAL + fn.name
+                    if all(f != family or d.lstrip(_LOCAL) != fn.name for d, _, f in draws):
+                        draws.append((name, call.lineno, family))
     for found in engine_draws(tree, families, parents):
         if found not in draws:
             draws.append(found)
@@ -435,7 +442,7 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
                     seen.add(candidate)
                     draws, more = _summarize(candidate)
                     for function, line, family in draws:
-                        if family in families:
+                        if family in families and not function.startswith(_LOCAL):
                             return candidate, function, line
                     following.append((candidate, more))
         frontier = following
@@ -552,7 +559,7 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
             own = []
     for function, line, family in own:
         if family in families:
-            return me, function, line
+            return me, function.lstrip(_LOCAL), line
     return imported_mechanism_draw(path, module, families) if on_disk else None
 
 
@@ -576,7 +583,7 @@ def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str,
         if not any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
             continue
         for function, line, family in draws:
-            if family in families:
+            if family in families and not function.startswith(_LOCAL):
                 return other, function, line
     return None
 
