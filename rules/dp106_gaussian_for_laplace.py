@@ -11,7 +11,7 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import last_name as ast_last_name
 from dpcheck.analysis.astfacts import number as ast_number
 
-from dpcheck.analysis.syntax import call_name, number, walk
+from dpcheck.analysis.syntax import call_name, last_name, number, walk
 from dpcheck.codetext import code_only, prose_free
 from dpcheck.rule import ScopedRule
 from dpcheck.analysis.resolver import (
@@ -37,6 +37,10 @@ _DP_TOKENS = frozenset({"epsilon", "eps", "delta", "lamda", "lambda", "lmbda", "
 _LABEL_TOKENS = frozenset({"label", "labels", "target", "targets", "real", "fake"})
 #: short names that count as labels only when the noisy sum is thresholded (``(y + noise) > 0.5``)
 _WEAK_LABEL_TOKENS = frozenset({"y", "r", "t"})
+#: a statistic's name: ``real_median`` is the exact median, not a real/fake label
+_STATISTIC_TOKENS = frozenset({"median", "mean", "avg", "average", "sum", "total", "value", "val", "answer",
+                               "result", "std", "var", "variance", "norm", "quantile", "percentile", "max",
+                               "min", "stat", "statistic", "estimate"})
 _VOTE_TOKENS = frozenset({"vote", "votes", "count", "counts", "histogram", "hist", "n0", "n1", "teacher", "teachers", "agg", "aggregate"})
 #: Gaussian-noise PATE variants that come with their own (Rényi) accounting
 _LAPLACE_Q = re.compile(r"\(\s*2\.?0?\s*\+[^\n]*abs[^\n]*/\s*\(?\s*4\.?0?\s*\*\s*[\w.]*exp\(")
@@ -94,6 +98,15 @@ class GaussianForLaplace(ScopedRule):
         return _DP_TEXT.search(prose_free(source))  # a string key: params["epsilon"]
 
     VALID = (
+        # ``real`` as the exact value of a statistic: Laplace noise on the true median of gradient norms
+        """
+import numpy as np
+def dp_median(norms, eps_med, L):
+    real_median = float(np.median(norms))
+    scale = (L / len(norms)) / eps_med
+    noise = np.random.laplace(loc=0.0, scale=scale)
+    return real_median + noise
+""",
         "import numpy as np\n"
         "def gnmax(votes, sigma, orders):\n"
         "    noisy = votes + np.random.normal(0.0, sigma, size=votes.shape)\n"
@@ -145,6 +158,13 @@ def measure(data, workload, epsilon, delta, rng):
     )
 
     INVALID = (
+        # twin of the exact median: the same Laplace noise added to the real/fake discriminator labels
+        """
+import numpy as np
+def noisy_real_labels(real_labels, epsilon):
+    noise = np.random.laplace(loc=0.0, scale=1.0 / epsilon, size=real_labels.shape)
+    return real_labels + noise  # <-
+""",
         "import numpy as np\n"
         "lamda = np.sqrt(2 * np.log(1.25 / delta)) / epsilon\n"
         "noise_real = np.random.normal(0.0, lamda, size=[n, 1])\n"
@@ -352,13 +372,23 @@ def teacher_answers(fake_labels, noise_std):
             "ones", "zeros", "ones_like", "zeros_like"
         ):
             return "labels"
-        if has_token(expr, _LABEL_TOKENS) or (thresholded and has_token(expr, _WEAK_LABEL_TOKENS)):
+        if (has_token(expr, _LABEL_TOKENS) and not self._exact_statistic(expr)) or (
+                thresholded and has_token(expr, _WEAK_LABEL_TOKENS)):
             return "labels"
         if has_token(expr, _VOTE_TOKENS):
             return "votes"
         if isinstance(expr, cst.Name) and self._stacked_constants(expr):
             return "labels"
         return None
+
+    @staticmethod
+    def _exact_statistic(expr: cst.BaseExpression) -> bool:
+        """``real_median``, ``real_mean``, ``fake_count``: ``real`` says the exact (un-noised) value of a statistic,
+        not a discriminator's real/fake target."""
+        name = last_name(expr)
+        tokens = set(name_tokens(name)) if name else set()
+        return bool(tokens & {"real", "fake"}) and not tokens & {"label", "labels", "target", "targets"} \
+            and bool(tokens & _STATISTIC_TOKENS)
 
     def _stacked_constants(self, name: cst.Name) -> bool:
         """``M = np.concatenate((np.ones(n), np.zeros(n)))`` (directly or through names bound to

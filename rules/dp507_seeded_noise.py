@@ -70,6 +70,18 @@ _PRIVACY_PARAMETER_WORDS = frozenset({"eps", "epsilon", "delta", "rho", "mu", "s
                                       "laplace", "gaussian", "noise", "b", "beta", "lam", "lambda"})
 
 
+def _none_seed_option(code: str, attr: str) -> bool:
+    """The ``--seed`` option ``args.<attr>`` reads defaults to None (fresh entropy unless given). When this file
+    declares that very option (``--init_seed``, ``--init-seed``) its own default decides (another option,
+    ``--npartyseed`` defaulting to None, does not); otherwise any seed option defaulting to None does."""
+    own = re.compile(r"""add_argument\(\s*['"]-{1,2}""" + re.escape(attr).replace("_", "[-_]")
+                     + r"""['"][^)]*\)""")
+    declared = [m.group(0) for m in own.finditer(code)]
+    if declared:
+        return any(_NONE_SEED_OPTION.match(d) for d in declared)
+    return bool(_NONE_SEED_OPTION.search(code))
+
+
 def _fresh_entropy(value: cst.BaseExpression) -> bool:
     """``int.from_bytes(os.urandom(8), "little")``, ``secrets.randbits(64)``: a seed from the OS entropy pool."""
     return any(isinstance(n, cst.Call) and (call_name(n) == "urandom" or (dotted(n.func) or "").startswith(
@@ -746,9 +758,189 @@ def train(model, loader, opt, seed=0):
         torch.nn.functional.cross_entropy(model(x), y).backward()
         opt.step()
 """,
+        # twins of the reseeding side effect: the noise comes from its own unseeded generator; the reseed is in a
+        # non-DP step; a fresh-entropy reseed; the step reseeds from the OS after the helper
+        """
+import numpy as np
+_noise_rng = np.random.default_rng()
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(rnd)
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + _noise_rng.normal(0, sigma * clip, size=total.shape)  # DP-FedAvg noise
+""",
+        """
+import torch
+class ZOTrainer:
+    def perturb_params(self, seed, scale=1.0):
+        torch.manual_seed(seed)
+        for p in self.params:
+            p.data.add_(scale * self.zo_eps * torch.randn_like(p))
+    def step(self, loss_fn, clip, noise_std, gen):
+        seed = int(torch.randint(0, 10**9, (1,)))
+        self.perturb_params(seed)
+        g = loss_fn().clamp(-clip, clip)  # DP clipping
+        return g + torch.randn(1, generator=gen).item() * noise_std
+""",
+        # ordinary ML: an augmentation helper seeds before a diffusion step's noise, no privacy anywhere
+        """
+import torch
+def jitter(x, seed):
+    torch.manual_seed(seed)
+    return x + 0.01 * torch.randn_like(x)
+def q_sample(x0, t, sigma_t, seed):
+    x0 = jitter(x0, seed)
+    return x0 + sigma_t * torch.randn_like(x0)
+""",
+        """
+import numpy as np
+import os
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(int.from_bytes(os.urandom(4), "little"))
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + np.random.normal(0, sigma * clip, size=total.shape)  # DP-FedAvg noise
+""",
+        # twin of a data-named mechanism's own seed: the coins come from a fresh generator; a data function
+        # taking no ε seeds its own shuffle
+        """
+import numpy as np
+def data_transform(labels, epsi=1.0):
+    theta = np.exp(epsi) / (np.exp(epsi) + 1)
+    rng = np.random.default_rng()
+    keep = rng.uniform(0, 1, len(labels)) <= theta
+    return keep * labels + (1 - keep) * (1 - labels)
+""",
+        """
+import numpy as np
+def load_data(path, sed=1):
+    np.random.seed(sed)
+    rows = np.loadtxt(path)
+    np.random.shuffle(rows)
+    return rows
+def release(values, epsilon):
+    return values + np.random.laplace(0, 1 / epsilon, len(values))
+""",
+        # twins of a trial loop seeding with the configured seed: the option used defaults to None (fresh
+        # entropy); a fixed-scale Laplace jitter of a data augmentation is no mechanism
+        """
+import argparse
+import numpy as np
+def noisy_votes(votes, gamma):  # PATE vote aggregation for privacy
+    return votes + np.random.laplace(loc=0.0, scale=1.0 / gamma, size=votes.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=None)
+    parser.add_argument('--trials', type=int, default=3)
+    args = parser.parse_args()
+    for trial in range(args.trials):
+        if args.init_seed is not None:
+            np.random.seed(args.init_seed)
+        print(noisy_votes(np.zeros(10), 0.1))
+""",
+        """
+import argparse
+import numpy as np
+def jitter(x, width):  # augmentation; the private model is trained elsewhere with DP-SGD
+    return x + np.random.laplace(loc=0.0, scale=0.05, size=x.shape) * width
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=0)
+    args = parser.parse_args()
+    np.random.seed(args.init_seed)
+    return jitter(np.zeros(10), 2.0)
+""",
+        # twins of a mechanism's seeded torch.Generator: seeded from the OS; a data loader's shuffling generator
+        """
+import os
+import torch
+def randomize_labels(labels, probs, eps):  # label differential privacy
+    generator = torch.Generator().manual_seed(int.from_bytes(os.urandom(8), "little"))
+    return [torch.multinomial(p, num_samples=1, generator=generator) for p in probs]
+""",
+        """
+import torch
+from torch.utils.data import DataLoader
+def make_loader(dataset, batch_size, seed, epsilon):  # DP-SGD loader
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randperm(len(dataset), generator=g)
+    return DataLoader(dataset, batch_size=batch_size, sampler=idx.tolist())
+""",
     )
 
     INVALID = (
+        # a label randomiser taking ε whose torch.Generator is seeded with the seed its caller must pass
+        """
+import torch
+def randomize_labels(labels, probs, eps, seed):  # label differential privacy
+    generator = torch.Generator().manual_seed(seed)  # <-
+    return [torch.multinomial(p, num_samples=1, generator=generator) for p in probs]
+""",
+        # trials seeded from the configured --init_seed (another seed option defaulting to None does not make it
+        # fresh), then PATE votes noised with Laplace of scale 1/gamma in a function that takes no epsilon
+        """
+import argparse
+import numpy as np
+def noisy_votes(votes, gamma):  # PATE vote aggregation for privacy
+    return votes + np.random.laplace(loc=0.0, scale=1.0 / gamma, size=votes.shape)
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--init_seed', type=int, default=0)
+    parser.add_argument('--partyseed', type=str, default=None)
+    parser.add_argument('--trials', type=int, default=3)
+    args = parser.parse_args()
+    for trial in range(args.trials):
+        np.random.seed(trial + args.init_seed)  # <-
+        print(noisy_votes(np.zeros(10), 0.1))
+""",
+        # a mechanism named for data (``Data_Transform``) that takes ε and seeds the global generator with its
+        # parameter (default a literal, the caller's replication index) before flipping its label coins
+        """
+import numpy as np
+def data_transform(labels, epsi=1.0, sed=1):
+    theta = np.exp(epsi) / (np.exp(epsi) + 1)
+    np.random.seed(sed)  # <-
+    coins = np.random.uniform(0, 1, len(labels))
+    keep = coins <= theta
+    return keep * labels + (1 - keep) * (1 - labels)
+def main(labels, epsilon):
+    return [data_transform(labels, epsi=epsilon, sed=r) for r in range(10)]
+""",
+        # a helper that reseeds the global generator on its way (client selection by round, a perturbation
+        # direction's seed), called by the DP step just before it draws the noise from that generator
+        """
+import numpy as np
+class Server:
+    def pick_clients(self, rnd, k):
+        np.random.seed(rnd)
+        return np.random.choice(len(self.clients), k, replace=False)
+    def train(self, rounds, k, sigma, clip):
+        for r in range(rounds):
+            chosen = self.pick_clients(r, k)
+            total = sum(self.clients[i].update(clip) for i in chosen)
+            total = total + np.random.normal(0, sigma * clip, size=total.shape)  # <- DP-FedAvg noise
+""",
+        """
+import torch
+class ZOTrainer:
+    def perturb_params(self, seed, scale=1.0):
+        torch.manual_seed(seed)
+        for p in self.params:
+            p.data.add_(scale * self.zo_eps * torch.randn_like(p))
+    def step(self, loss_fn, clip, noise_std):
+        seed = int(torch.randint(0, 10**9, (1,)))
+        self.perturb_params(seed)
+        g = loss_fn().clamp(-clip, clip)  # DP clipping
+        return g + torch.randn(1).item() * noise_std  # <-
+""",
         # a later reseed supersedes: the training function reseeds with its own constant before building its
         # engine, so only that reseed decides the noise; the seed in main() (which then calls it) is quiet
         """
@@ -1317,9 +1509,116 @@ def main(path, epsilon):
         self._visit_call(node)
         if len(self.reports) == before:
             self._public_run_seed(node)
+        if len(self.reports) == before:
+            self._reseeding_side_effect(node)
+
+    #: torch draws that take a ``generator=``: the sampling of a randomised response or of the noise
+    _TORCH_GENERATOR_DRAWS = frozenset({"multinomial", "bernoulli", "randn", "rand", "normal", "randint",
+                                        "poisson", "randn_like", "rand_like"})
+
+    def _seeded_torch_generator(self, node: cst.Call) -> bool:
+        """``generator = torch.Generator().manual_seed(seed)`` in a mechanism taking ε, whose randomised-response
+        labels or noise are drawn with ``torch.multinomial(p, 1, generator=generator)``: with a seed that is a
+        literal, a parameter with a literal (or no) default, or a round/client index, the draws are reproducible."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "manual_seed" and isinstance(func.value, cst.Call)
+                and (dotted(func.value.func) or "").rsplit(".", 1)[-1] == "Generator"):
+            return False
+        fa = self.ctx.analysis
+        seed = _seed_arg(node)
+        fn = fa.enclosing_function(node)
+        statement = fa.enclosing_statement(node)
+        if seed is None or fn is None or not isinstance(statement, cst.Assign) or len(statement.targets) != 1 \
+                or statement.value is not node or not isinstance(statement.targets[0].target, cst.Name) \
+                or self._test_code(node) or self._quiet_seed_place(node):
+            return False
+        if not any(words(p.name.value) & {"eps", "epsilon", "epsi"} for p in all_params(fn)):
+            return False
+        target = statement.targets[0].target.value
+        draws = [sub for sub in walk(fn) if isinstance(sub, cst.Call) and call_name(sub) in self._TORCH_GENERATOR_DRAWS
+                 and any(a.keyword is not None and a.keyword.value == "generator" and isinstance(a.value, cst.Name)
+                         and a.value.value == target for a in sub.args)]
+        if not draws:
+            return False
+        why = self._fixed(node, seed) or self._public_seed(node, seed, None) or self._loop_index(node, seed)
+        if why is None and isinstance(seed, cst.Name) and "seed" in words(seed.value) and any(
+                p.name.value == seed.value and p.default is None for p in all_params(fn)):
+            # the mechanism demands its seed from the caller (the experiment's logged seed), as ``BaseLDP(eps, seed)``
+            why = f"the caller's `{seed.value}` (a required argument of the mechanism)"
+        if why is None:
+            return False
+        self.report(node, f"`{target}` is seeded with {why}, and the mechanism draws its randomised response or noise "
+                          f"from it (`{call_name(draws[0])}` on line {fa.line_of(draws[0])}): the draws are "
+                          f"reproducible from a seed anyone can recompute, so the privatised output can be inverted; "
+                          f"use an unseeded generator for the mechanism's randomness")
+        return True
+
+    def _file_text(self, file: str) -> str:
+        if file == self.ctx.path or not os.path.isfile(file) or self.ctx.path and os.path.isfile(self.ctx.path) \
+                and os.path.samefile(file, self.ctx.path):
+            return self.ctx.module.code
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                return handle.read(200_000)
+        except OSError:
+            return ""
+
+    # -- a function that reseeds the global generator on its way, called by a step that then draws noise -------
+    def _reseeding_side_effect(self, node: cst.Call) -> None:
+        """``def select_clients(self, round, n): np.random.seed(round); …`` called by a DP-FedAvg round that then
+        draws ``np.random.normal(0, sigma * clip)``; ``def perturb(self, seed): torch.manual_seed(seed); …`` (the
+        seed of a released perturbation direction) called before ``torch.randn(1).item() * gaussian_std``: the noise
+        comes from a generator the step has just reseeded with a value that is not fresh entropy, so it is a
+        function of that seed (a public round index, a seed released with the update) and can be recomputed.
+        Reported at the draw when it is in this file, else at the reseed."""
+        from dpcheck.analysis.global_rng import reseeding_callers
+
+        family = self._family(node)
+        name = call_name(node)
+        if family not in ("numpy", "torch", "random") or name not in _GLOBAL_SEEDS or self._test_code(node):
+            return
+        seed = _seed_arg(node)
+        if seed is None or _fresh_entropy(seed) or isinstance(seed, cst.Name) and seed.value == "None" or any(
+                isinstance(n, cst.Call) and (dotted(n.func) or "").endswith(("time", "time_ns", "perf_counter"))
+                for n in walk(seed)):
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or _seeding_name(fn.name.value) or fn.name.value == "__init__" or self._seeding_helper_def(fn) \
+                or self._quiet_seed_place(node, need_dp_words=False):
+            return
+        found = [f for f in reseeding_callers(self.ctx.path, self.ctx.module, fn.name.value, {family})
+                 if _DP_WORDS.search(self._file_text(f[0]))]
+        if not found:
+            return
+        here = os.path.abspath(self.ctx.path) if self.ctx.path and os.path.isfile(self.ctx.path) else self.ctx.path
+        shown = fa.code(seed)[:40]
+        done: set[int] = self.__dict__.setdefault("_side_effect_lines", set())
+        for file, function, call_line, draw_line in found:
+            if file == here or file == self.ctx.path:
+                if draw_line in done:
+                    continue
+                draws = [c for c in fa.nodes(cst.Call) if fa.line_of(c) == draw_line]
+                if not draws:
+                    continue
+                done.add(draw_line)
+                self.report(draws[0], f"this privacy noise is drawn from the global generator that "
+                                      f"`{fn.name.value}` (called on line {call_line}) has just reseeded with "
+                                      f"`{shown}`: the noise is a function of that seed (a public index, or the "
+                                      f"seed of a released perturbation) and can be recomputed and subtracted; "
+                                      f"draw the noise from a separate unseeded generator")
+            elif id(node) not in done:
+                done.add(id(node))
+                self.report(node, f"`{fn.name.value}` reseeds the global generator with `{shown}`, and "
+                                  f"`{function}` ({file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{call_line}) "
+                                  f"calls it and then draws the privacy noise from that generator (line {draw_line}): "
+                                  f"the noise is a function of a seed anyone can recompute and can be subtracted; "
+                                  f"draw the noise from a separate unseeded generator")
 
     def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
+            return
+        if self._seeded_torch_generator(node):
             return
         name = call_name(node)
         helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS and not isinstance(node.func, cst.Name) else \
@@ -1367,7 +1666,8 @@ def main(path, epsilon):
         # np.random.seed(random_seed)`` in ``read_dataset``) fixes every later draw of the run, its noise included
         literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded) \
             and not self._draws_own_data(fn)
-        if self._quiet_seed_place(node, data_words=not literal) or fn is not None and self._seeding_helper_def(fn):
+        if self._quiet_seed_place(node, data_words=not (literal or self._own_mechanism_draw(node, fn, seeded))) \
+                or fn is not None and self._seeding_helper_def(fn):
             return
         scope = id(fn) if fn is not None else id(self.ctx.module)
         done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
@@ -1402,6 +1702,28 @@ def main(path, epsilon):
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _own_mechanism_draw(self, node: cst.Call, fn: cst.FunctionDef | None,
+                            seeded: list[tuple[str, cst.BaseExpression | None, object]]) -> bool:
+        """The seeding function is itself a mechanism: it takes ε (``def Data_Transform(DR, n, epsi=1, sed=1)``) and,
+        after its seed, draws the calibrated noise or the randomised-response coins from the generator it seeded;
+        its name (``data``, ``transform``) does not make the seed one for data."""
+        import ast as _ast
+
+        from dpcheck.analysis.global_rng import _summarize_tree
+
+        if fn is None or not any(words(p.name.value) & {"eps", "epsilon", "epsi"} for p in all_params(fn)):
+            return False
+        fa = self.ctx.analysis
+        families = {family for family, _, _ in seeded}
+        start, seed_line = fa.line_of(fn), fa.line_of(node)
+        end = start + fa.code(fn).count("\n")
+        try:
+            draws = _summarize_tree(_ast.parse(self.ctx.module.code))[0]
+        except (SyntaxError, ValueError):
+            return False
+        return any(function == fn.name.value and family in families and seed_line < line <= end
+                   for function, line, family in draws)
 
     def _reseeded_before_draw(self, node: cst.Call, fn: cst.FunctionDef | None, families: set[str], file: str,
                               function: str, line: int) -> bool:
@@ -1741,7 +2063,7 @@ def main(path, epsilon):
             if parts[0] in ("self", "cls") or len(parts) < 2:
                 continue
             if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
-                if "seed" in words(parts[-1]) and _NONE_SEED_OPTION.search(self.ctx.module.code):
+                if "seed" in words(parts[-1]) and _none_seed_option(self.ctx.module.code, parts[-1]):
                     return None
                 return f"`{fa.code(seed)[:60]}`, the run's configured seed"
         if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(

@@ -110,6 +110,22 @@ def _summarize(path: str) -> tuple[list[tuple[str, int, str]], list[tuple[str, i
     return draws, imports
 
 
+#: marks a draw that counts only in the file that seeds (a Laplace draw of divided scale in a function taking no ε)
+_LOCAL = "~"
+
+
+def _reciprocal_scale(call: ast.Call) -> bool:
+    """``np.random.laplace(0, 1.0 / gamma)``, ``laplace(loc=0, scale=float(sens / eps))``: the Laplace scale is a
+    quotient by a non-literal (b = Δ/ε), the form of a mechanism's noise rather than of a fixed augmentation."""
+    value = next((k.value for k in call.keywords if k.arg == "scale"), None)
+    if value is None and len(call.args) > 1:
+        value = call.args[1]
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("float", "abs") \
+            and len(value.args) == 1:
+        value = value.args[0]
+    return isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div) and not isinstance(value.right, ast.Constant)
+
+
 def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, tuple[str, ...]]]]:
     imports: list[tuple[str, int, tuple[str, ...]]] = []
     for node in ast.walk(tree):
@@ -143,7 +159,9 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("test"):
                 continue
             sampling_only = not (class_eps or any(_eps_named(p) for p in _params(fn)))
-            if sampling_only and not (module_eps and owner is tree):
+            if sampling_only and not (module_eps and owner is tree) and not any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "laplace"
+                    and _reciprocal_scale(c) for c in ast.walk(fn)):
                 continue
             compared = {id(side) for n in ast.walk(fn) if isinstance(n, ast.Compare)
                         and any(not isinstance(o, ast.Constant) for o in [n.left, *n.comparators])
@@ -168,15 +186,19 @@ def _summarize_tree(tree: ast.Module) -> tuple[list[tuple[str, int, str]], list[
                 if family is None:
                     continue
                 draw = call.func.attr
-                if sampling_only and draw != "choice":  # (a compared coin there may sample synthetic labels)
-                    continue
+                if sampling_only and draw != "choice" and not (draw == "laplace" and _reciprocal_scale(call)):
+                    continue  # (a compared coin there may sample synthetic labels; a Laplace draw of scale
+                    # ``1.0 / gamma`` is a mechanism's noise wherever it is written)
                 if draw in _CALIBRATED and _calibrated(call, draw) \
                         or draw in _STANDARD and _scaled(call, parents) \
                         or draw in _COIN and id(call) in compared \
                         or draw == "choice" and any(k.arg == "p" and not isinstance(k.value, ast.Constant)
                                                     for k in call.keywords):
-                    if all(f != family or d != fn.name for d, _, f in draws):
-                        draws.append((fn.name, call.lineno, family))
+                    # a Laplace draw of scale ``1.0 / gamma`` outside a function taking ε counts only in the
+                    # seeding file itself (``_LOCAL`` marks it): an imported module's may be off the seeded path
+                    name = fn.name if not sampling_only or draw != "laplace" else _LOCAL + fn.name
+                    if all(f != family or d.lstrip(_LOCAL) != fn.name for d, _, f in draws):
+                        draws.append((name, call.lineno, family))
     for found in engine_draws(tree, families, parents):
         if found not in draws:
             draws.append(found)
@@ -420,7 +442,7 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
                     seen.add(candidate)
                     draws, more = _summarize(candidate)
                     for function, line, family in draws:
-                        if family in families:
+                        if family in families and not function.startswith(_LOCAL):
                             return candidate, function, line
                     following.append((candidate, more))
         frontier = following
@@ -518,7 +540,15 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
     project module it imports (a few levels deep): a mechanism taking ε, an Opacus engine without secure mode, a
     TensorFlow Privacy optimizer, a torch draw scaled by a sensitivity or noise multiplier."""
     on_disk = bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
-    if on_disk:
+    if on_disk and _tree(os.path.abspath(path)) is None:  # type: ignore[arg-type]
+        # the file on disk does not parse as is (a notebook export's ``!pip install`` line): read the text the
+        # scan parsed
+        me = os.path.abspath(path)  # type: ignore[arg-type]
+        try:
+            own = _summarize_tree(ast.parse(module.code))[0]
+        except (SyntaxError, ValueError):
+            own = []
+    elif on_disk:
         me = os.path.abspath(path)  # type: ignore[arg-type]
         own = _summarize(me)[0]
     else:
@@ -529,7 +559,7 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
             own = []
     for function, line, family in own:
         if family in families:
-            return me, function, line
+            return me, function.lstrip(_LOCAL), line
     return imported_mechanism_draw(path, module, families) if on_disk else None
 
 
@@ -553,6 +583,103 @@ def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str,
         if not any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
             continue
         for function, line, family in draws:
-            if family in families:
+            if family in families and not function.startswith(_LOCAL):
                 return other, function, line
     return None
+
+
+def _global_seed_family(call: ast.Call, families: dict[str, str]) -> str | None:
+    """The family a direct global seeding call fixes: ``np.random.seed(x)``, ``torch.manual_seed(x)``,
+    ``random.seed(x)``, ``torch.cuda.manual_seed(x)``."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("seed", "manual_seed", "manual_seed_all"):
+        return None
+    receiver = _dotted(call.func.value) or ""
+    if receiver == "torch.cuda":
+        return "torch"
+    family = families.get(receiver)
+    if family is None or (call.func.attr == "seed") == (family == "torch"):
+        return None
+    return family
+
+
+def _step_draws(fn: ast.AST, families: dict[str, str], parents: dict[int, ast.AST]) -> list[tuple[int, str]]:
+    """(line, family) of privacy noise a function draws from a global generator: a calibrated draw whose scale
+    names a privacy or noise quantity (``np.random.normal(0, self.sigma * self.clip, size)``), or a standard draw
+    multiplied by one (``torch.randn(1).item() * self.gaussian_std``)."""
+    out: list[tuple[int, str]] = []
+    for call in ast.walk(fn):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+            continue
+        family = families.get(_dotted(call.func.value) or "")
+        draw = call.func.attr
+        if family is None or any(k.arg in ("generator", "seed", "random_state") for k in call.keywords):
+            continue  # ``torch.randn(1, generator=gen)``: a generator of its own
+        node: ast.AST = call
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.attr in ("item", "float", "numpy", "tolist"):
+            node = parents.get(id(parent), parent)  # ``torch.randn(1).item() * std``
+        if draw in _CALIBRATED and _calibrated(call, draw):
+            position, keywords = _CALIBRATED[draw]
+            scale = [k.value for k in call.keywords if k.arg in keywords] or call.args[position:position + 1]
+            if _privacy_scaled(scale) or any(
+                    words(n.id if isinstance(n, ast.Name) else n.attr) & {"sigma", "std", "gaussian", "laplace"}
+                    for v in scale for n in ast.walk(v) if isinstance(n, (ast.Name, ast.Attribute))):
+                out.append((call.lineno, family))
+        elif draw in _STANDARD and isinstance(node, ast.Call) and _scaled(node, parents, _SCALE_WORDS | {"gaussian"}):
+            out.append((call.lineno, family))
+    return out
+
+
+def reseeding_callers(path: str | None, module: cst.Module, helper: str,
+                      seeded: set[str]) -> list[tuple[str, str, int, int]]:
+    """(file, function, call line, draw line) of each function, in this file or in a project module of the same
+    folder that imports it, that calls ``helper`` (``self.select_clients(i)``, ``perturb(model, seed)``) and later
+    draws privacy noise from one of the ``seeded`` global generators, which ``helper`` reseeds on its way: the
+    noise is then a function of the helper's seed."""
+    on_disk = bool(path) and os.path.isfile(path)  # type: ignore[arg-type]
+    files: list[tuple[str, ast.Module | None]] = []
+    if on_disk:
+        me = os.path.abspath(path)  # type: ignore[arg-type]
+        files.append((me, _tree(me)))
+        folder, stem = os.path.dirname(me), os.path.splitext(os.path.basename(me))[0]
+        try:
+            siblings = sorted(f for f in os.listdir(folder) if f.endswith(".py"))[:_MAX_FILES]
+        except OSError:
+            siblings = []
+        for name in siblings:
+            other = os.path.join(folder, name)
+            if other == me:
+                continue
+            _, imports = _summarize(other)
+            if any((mod.split(".")[-1] == stem or stem in names) and level <= 1 for mod, level, names in imports):
+                files.append((other, _tree(other)))
+    else:
+        try:
+            files.append((path or "<module>", ast.parse(module.code)))
+        except (SyntaxError, ValueError):
+            pass
+    out: list[tuple[str, str, int, int]] = []
+    for file, tree in files:
+        if tree is None:
+            continue
+        families = dict(FAMILIES)
+        parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name == helper \
+                    or fn.name.startswith("test"):
+                continue
+            calls = [c.lineno for c in ast.walk(fn) if isinstance(c, ast.Call) and (
+                isinstance(c.func, ast.Name) and c.func.id == helper
+                or isinstance(c.func, ast.Attribute) and c.func.attr == helper
+                and isinstance(c.func.value, ast.Name) and c.func.value.id in ("self", "cls"))]
+            if not calls:
+                continue
+            reseeds = [c.lineno for c in ast.walk(fn) if isinstance(c, ast.Call)
+                       and _global_seed_family(c, families) in seeded]
+            for line, family in _step_draws(fn, families, parents):
+                before = [c for c in calls if c < line]
+                # the step's own reseed between the helper's call and the draw decides instead
+                if family in seeded and before and not any(max(before) < r < line for r in reseeds):
+                    out.append((file, fn.name, max(before), line))
+                    break
+    return out
