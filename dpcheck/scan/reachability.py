@@ -209,6 +209,9 @@ class _Project:
         for f in self.files.values():
             project_classes.update(d.name for d in f.defs if d.kind == "class")
             project_parts.update(f.parts)
+        project_parts.add(os.path.basename(self.root))  # the scanned folder may itself be the package
+        for p in self.files:  # every folder and module name under the scanned root (``generative_models``)
+            project_parts.update(os.path.splitext(part)[0] for part in os.path.relpath(p, self.root).split(os.sep))
         for p, f in self.files.items():
             names: dict[str, list[int]] = {}
             attrs: dict[str, list[tuple[str | None, int]]] = {}
