@@ -2648,8 +2648,9 @@ from opacus.accountants.utils import get_noise_multiplier
 class HeadTrainer(transformers.Trainer):
     def train_loop(self, args, n):
         batches = self.get_train_dataloader()  # <-
+        rate = args.train_batch_size / n  # <-
         sigma = get_noise_multiplier(target_epsilon=args.eps, target_delta=1e-5, steps=args.max_steps,
-                                     sample_rate=args.train_batch_size / n)  # <-
+                                     sample_rate=rate)  # <-
         for inputs in batches:
             self.noisy_step(inputs, sigma)
 """,
