@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 from collections.abc import Callable
 
@@ -53,6 +54,150 @@ _ONCE_PER_EPOCH = re.compile(r"once(?:\s|\\s[*+]?)+per(?:\s|\\s[*+]?)+epoch", re
 #: words of a name that belongs to private training (a baseline naming none of them is the non-private one)
 _PRIVATE_WORDS = frozenset({"dp", "private", "privacy", "noise", "noisy", "epsilon", "eps", "accountant", "sigma",
                             "clip", "clipping", "privacyengine", "dpsgd", "dpkeras"})
+
+
+#: (h42-1) the Hugging Face trainers whose default ``get_train_dataloader`` shuffles the records (``RandomSampler``)
+#: into fixed-size batches
+_HF_TRAINERS = frozenset({"Trainer", "Seq2SeqTrainer"})
+#: methods that replace the HF trainer's default loader or sampler
+_HF_LOADER_HOOKS = frozenset({"get_train_dataloader", "_get_train_sampler"})
+_MAX_BASE_DEPTH = 3
+
+
+def _module_file(path: str, module: str, level: int) -> str | None:
+    """The project file an import names: ``from .model_base import X`` (relative to ``path``'s folder) or
+    ``from model_base import X`` / ``from src.model_base import X`` (a module in the folder or a parent folder)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parts = module.split(".") if module else []
+    if level:
+        for _ in range(level - 1):
+            folder = os.path.dirname(folder)
+        bases = [folder]
+    else:
+        bases = [folder, os.path.dirname(folder), os.path.dirname(os.path.dirname(folder))]
+    for base in bases:
+        stem = os.path.join(base, *parts) if parts else base
+        for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+            if parts and os.path.isfile(candidate):
+                return candidate
+    return None
+
+
+def _parsed(path: str) -> ast.Module | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            source = handle.read()
+        if len(source) > 400_000:
+            return None
+        return ast.parse(source)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _import_of(tree: ast.Module, name: str) -> tuple[str, int] | None:
+    """(module, level) a module-level ``from … import name`` binds ``name`` from."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                if (alias.asname or alias.name) == name:
+                    return stmt.module or "", stmt.level
+    return None
+
+
+def _class_chain(path: str, tree: ast.Module, cls: ast.ClassDef, depth: int = 0
+                 ) -> list[tuple[str, ast.Module | None, ast.ClassDef | None, str]]:
+    """The classes ``cls`` inherits from, followed through this file and project files it imports
+    (``(file, tree, class, qualified name)``; a library base has no tree or class)."""
+    out: list[tuple[str, ast.Module | None, ast.ClassDef | None, str]] = []
+    if depth >= _MAX_BASE_DEPTH:
+        return out
+    for base in cls.bases:
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) \
+                and base.value.id in ("transformers", "trl"):
+            out.append(("", None, None, f"{base.value.id}.{base.attr}"))  # ``class T(transformers.Trainer)``
+            continue
+        name = base.id if isinstance(base, ast.Name) else None
+        if name is None:
+            continue
+        local = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        if local is not None:
+            out.append((path, tree, local, name))
+            out += _class_chain(path, tree, local, depth + 1)
+            continue
+        origin = _import_of(tree, name)
+        if origin is None:
+            continue
+        module, level = origin
+        if not level and module.split(".")[0] in ("transformers", "trl"):
+            out.append(("", None, None, f"{module}.{name}"))
+            continue
+        other = _module_file(path, module, level) if path and os.path.isfile(path) else None
+        other_tree = _parsed(other) if other else None
+        if other_tree is None:
+            continue
+        found = next((s for s in other_tree.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+        if found is not None:
+            out.append((other, other_tree, found, name))
+            out += _class_chain(other, other_tree, found, depth + 1)
+    return out
+
+
+def _defines(cls: ast.ClassDef, names: frozenset[str]) -> bool:
+    return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in names for s in cls.body)
+
+
+def _hf_default_loader(path: str, tree: ast.Module, cls: ast.ClassDef) -> bool:
+    """The class inherits ``get_train_dataloader`` from a Hugging Face trainer and no class on the way overrides
+    the loader or its sampler."""
+    if _defines(cls, _HF_LOADER_HOOKS):
+        return False
+    for _file, _tree, base, qual in _class_chain(path, tree, cls):
+        if base is None:
+            return qual.split(".")[0] == "transformers" and qual.rsplit(".", 1)[-1] in _HF_TRAINERS
+        if _defines(base, _HF_LOADER_HOOKS):
+            return False
+    return False
+
+
+def _shuffled_loader_in(cls: ast.ClassDef, attribute: str) -> bool:
+    """``self.<attribute> = DataLoader(…, shuffle=True)`` in a method of ``cls``, with no sampler."""
+    for node in ast.walk(cls):
+        if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Call):
+            continue
+        if not any(isinstance(t, ast.Attribute) and t.attr == attribute and isinstance(t.value, ast.Name)
+                   and t.value.id == "self" for t in node.targets):
+            continue
+        call = node.value
+        func = call.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name != "DataLoader":
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        shuffle = keywords.get("shuffle")
+        if isinstance(shuffle, ast.Constant) and shuffle.value is True and "sampler" not in keywords \
+                and "batch_sampler" not in keywords:
+            return True
+    return False
+
+
+def _inherited_shuffled_loader(path: str, tree: ast.Module, cls: ast.ClassDef, attribute: str) -> str | None:
+    """The file of the project base class that builds ``self.<attribute>`` as a shuffled fixed-size loader,
+    when ``cls`` itself (in this file) never assigns it."""
+    if _assigns_attribute(cls, attribute):
+        return None
+    for file, base_tree, base, _qual in _class_chain(path, tree, cls):
+        if base is None or base_tree is None:
+            continue
+        if _assigns_attribute(base, attribute):
+            if file == path or _POISSON_TEXT.search(ast.unparse(base)):
+                return None
+            return file if _shuffled_loader_in(base, attribute) else None
+    return None
+
+
+def _assigns_attribute(cls: ast.ClassDef, attribute: str) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.ctx, ast.Store)
+               and isinstance(node.value, ast.Name) and node.value.id == "self" for node in ast.walk(cls))
 
 
 def fa_code(rule: Rule, node: cst.CSTNode) -> str:
@@ -1494,6 +1639,45 @@ from torch.utils.data.distributed import DistributedSampler
 def make_loader(dataset, batch_size):
     return DataLoader(dataset, batch_size=batch_size, sampler=DistributedSampler(dataset), drop_last=True)
 """,
+        # (h42-1) the HF trainer subclass replaces the default loader with a Poisson one (VALID twin)
+        """
+from transformers import Trainer
+from opacus.data_loader import DPDataLoader
+from opacus.accountants.utils import get_noise_multiplier
+class ZerothOrderTrainer(Trainer):
+    def get_train_dataloader(self):
+        return DPDataLoader.from_data_loader(super().get_train_dataloader())
+    def train_loop(self, args, n):
+        loader = self.get_train_dataloader()
+        sigma = get_noise_multiplier(target_epsilon=args.eps, target_delta=1e-5, steps=args.max_steps,
+                                     sample_rate=args.train_batch_size / n)
+        for inputs in loader:
+            self.noisy_step(inputs, sigma)
+""",
+        # an ordinary fine-tuning trainer: the default loader, no accountant
+        """
+from transformers import Trainer
+class LossLoggingTrainer(Trainer):
+    def train_loop(self, args):
+        loader = self.get_train_dataloader()
+        for step, inputs in enumerate(loader):
+            loss = self.training_step(self.model, inputs)
+            self.log({"loss": loss.item(), "lr": args.learning_rate})
+""",
+        # a project base class named like HF's, with its own Poisson loader hook
+        """
+from opacus.accountants.utils import get_noise_multiplier
+class Trainer:
+    def get_train_dataloader(self):
+        return self.poisson_loader
+class DPTrainer(Trainer):
+    def train_loop(self, args, n):
+        loader = self.get_train_dataloader()
+        sigma = get_noise_multiplier(target_epsilon=args.eps, target_delta=1e-5, steps=args.max_steps,
+                                     sample_rate=args.batch_size / n)
+        for inputs in loader:
+            self.noisy_step(inputs, sigma)
+""",
     )
 
     INVALID = (
@@ -2442,6 +2626,34 @@ def main(args, train_data, model):
     engine = PrivacyEngine(model, sample_rate=sample_rate, noise_multiplier=args.sigma, max_grad_norm=1.0)  # <-
     return loader, engine
 """,
+        # (h42-1) a Hugging Face trainer subclass keeps the default loader (a RandomSampler cut into fixed-size
+        # batches) and sizes its noise with Opacus' Poisson accountant at rate batch / n
+        """
+from transformers import Trainer
+from opacus.accountants.utils import get_noise_multiplier
+class ZerothOrderTrainer(Trainer):
+    def train_loop(self, args):
+        loader = self.get_train_dataloader()  # <-
+        n = self.num_examples(loader)
+        rate = args.train_batch_size / n  # <-
+        sigma = get_noise_multiplier(target_epsilon=args.eps, target_delta=args.delta, steps=args.max_steps,
+                                     sample_rate=rate)  # <-
+        for inputs in loader:
+            self.noisy_step(inputs, sigma)
+""",
+        # the same through ``transformers.Trainer`` spelled as an attribute
+        """
+import transformers
+from opacus.accountants.utils import get_noise_multiplier
+class HeadTrainer(transformers.Trainer):
+    def train_loop(self, args, n):
+        batches = self.get_train_dataloader()  # <-
+        rate = args.train_batch_size / n  # <-
+        sigma = get_noise_multiplier(target_epsilon=args.eps, target_delta=1e-5, steps=args.max_steps,
+                                     sample_rate=rate)  # <-
+        for inputs in batches:
+            self.noisy_step(inputs, sigma)
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -2670,9 +2882,41 @@ def main(args, train_data, model):
         self._sources.append((call, f"builds the training loader from a fixed batch size (`{call_name(call)}`, "
                                     "defined in another module): fixed-size batches"))
 
+    def _enclosing_class_tree(self, node: cst.CSTNode) -> ast.ClassDef | None:
+        """CPython's ``ast`` of the top-level class holding ``node`` (its bases are followed into the project
+        modules it imports when the file is on disk)."""
+        cls = next((a for a in self.ctx.analysis.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+        tree = self.ctx.python_tree() if cls is not None else None
+        if tree is None:
+            return None
+        return next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == cls.name.value), None)
+
+    def _inherited_loader_iterated(self, node: cst.For) -> None:
+        """(h42-1) ``for x, y in self.train_loader`` in a class whose project base class (another module) builds
+        ``self.train_loader = DataLoader(…, shuffle=True)``: the batches are shuffled fixed-size ones although the
+        loader is not built in this file."""
+        loop_iter = node.iter
+        if isinstance(loop_iter, cst.Call) and call_name(loop_iter) in ("enumerate", "tqdm") and loop_iter.args:
+            loop_iter = loop_iter.args[0].value
+        if not (isinstance(loop_iter, cst.Attribute) and isinstance(loop_iter.value, cst.Name)
+                and loop_iter.value.value == "self"):
+            return
+        attribute = loop_iter.attr.value
+        if not (words(attribute) & {"train", "training"} and words(attribute) & {"loader", "dl", "dataloader"}):
+            return
+        cls = self._enclosing_class_tree(node)
+        if cls is None:
+            return
+        file = _inherited_shuffled_loader(self.ctx.path, self.ctx.python_tree(), cls, attribute)
+        if file is not None:
+            self._sources.append((node.iter, f"iterates `self.{attribute}`, which the base class in "
+                                             f"`{os.path.basename(file)}` builds as `DataLoader(shuffle=True)`: it "
+                                             "shuffles the data into fixed-size batches"))
+
     def visit_For(self, node: cst.For) -> None:
         """``for x, y in loader: if torch.rand(1) > p: continue``: one coin per batch keeps or drops the whole
         batch, so its records are sampled together, not each with probability q."""
+        self._inherited_loader_iterated(node)
         name = ident(node.iter) or ""
         if not words(name) & {"loader", "dl", "dataloader", "batches", "iterator"}:
             return
@@ -3014,6 +3258,14 @@ def main(args, train_data, model):
                 and not self._evaluation_target(node) and not self._held_out_call(node):
             # tf.estimator's input functions: a shuffled pass cut into fixed-size batches
             return f"shuffles the data into fixed-size batches (`{name}(shuffle=True, batch_size=…)`)"
+        elif name == "get_train_dataloader" and isinstance(node.func, cst.Attribute) \
+                and isinstance(node.func.value, cst.Name) and node.func.value.value == "self":
+            # (h42-1) a Hugging Face trainer subclass keeping the default loader: ``RandomSampler`` cut into
+            # ``per_device_train_batch_size`` batches
+            cls = self._enclosing_class_tree(node)
+            if cls is not None and _hf_default_loader(self.ctx.path, self.ctx.python_tree(), cls):
+                return ("takes the Hugging Face trainer's default training loader (`self.get_train_dataloader()`, "
+                        "a `RandomSampler` cut into fixed-size batches)")
         elif name == "DataLoader":
             if self._evaluation_target(node) or _whole_dataset(node):
                 return None

@@ -205,8 +205,13 @@ class _Project:
         self.attrs: dict[str, dict[str, list[tuple[str | None, int]]]] = {}
         self.all_attrs: dict[str, set[str]] = {}  # attr -> files
         project_classes: set[str] = set()
+        project_parts: set[str] = set()
         for f in self.files.values():
             project_classes.update(d.name for d in f.defs if d.kind == "class")
+            project_parts.update(f.parts)
+        project_parts.add(os.path.basename(self.root))  # the scanned folder may itself be the package
+        for p in self.files:  # every folder and module name under the scanned root (``generative_models``)
+            project_parts.update(os.path.splitext(part)[0] for part in os.path.relpath(p, self.root).split(os.sep))
         for p, f in self.files.items():
             names: dict[str, list[int]] = {}
             attrs: dict[str, list[tuple[str | None, int]]] = {}
@@ -223,6 +228,11 @@ class _Project:
                     elif isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) < 2000 \
                             and id(node) not in bare:
                         self.strings.update(_WORD.findall(node.value))
+                # (h42-1) ``from transformers import Trainer``: a base imported from a library stays external even
+                # when a project class elsewhere shares its name
+                outside = {a.asname or a.name for n in f.tree.body if isinstance(n, ast.ImportFrom)
+                           and not n.level and n.module and n.module.split(".")[0] not in project_parts
+                           for a in n.names}
                 for d in f.defs:
                     if d.kind == "class":
                         bases = [b for b in d.node.bases]  # type: ignore[attr-defined]
@@ -230,7 +240,7 @@ class _Project:
                         # itself, comes from another package whose methods may call this class's hooks
                         d.external_base = any(
                             not (isinstance(b, ast.Name) and b.id != d.name
-                                 and (b.id in project_classes or b.id == "object"))
+                                 and (b.id in project_classes and b.id not in outside or b.id == "object"))
                             for b in bases) or bool(d.node.keywords)  # type: ignore[attr-defined]
             self.names[p], self.attrs[p] = names, attrs
         self.text_uses = self._text_uses()
