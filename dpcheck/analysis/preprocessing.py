@@ -127,6 +127,15 @@ def _names(expr: ast.AST) -> Iterator[str]:
             yield node.attr
 
 
+def _call_receiver(call: ast.Call) -> ast.AST | None:
+    """The data a call reads: the object of a method (``X.mean()``), else its first argument
+    (``np.mean(X)``); a library module (``np.``) is never the data."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in _LIBS):
+        return func.value
+    return call.args[0] if call.args else None
+
+
 def _root(expr: ast.AST) -> str | None:
     """The data a value is read from: ``X_train`` of ``X_train[cols].astype(float).values``."""
     node = expr
@@ -136,13 +145,10 @@ def _root(expr: ast.AST) -> str | None:
         elif isinstance(node, ast.Call):
             if _last(node.func) in _SEQUENCES:
                 return None  # ``np.arange(n_classes)``: a configured index range, not records
-            if isinstance(node.func, ast.Attribute) and not (
-                    isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
-                node = node.func.value
-            elif node.args:
-                node = node.args[0]
-            else:
+            inner = _call_receiver(node)
+            if inner is None:
                 return None
+            node = inner
         elif isinstance(node, ast.Attribute):
             if isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"}:
                 return node.attr
@@ -481,13 +487,10 @@ class _Scope:
                     return True
                 node = node.value
             elif isinstance(node, ast.Call):
-                if isinstance(node.func, ast.Attribute) and not (
-                        isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
-                    node = node.func.value
-                elif node.args:
-                    node = node.args[0]
-                else:
+                inner = _call_receiver(node)
+                if inner is None:
                     return False
+                node = inner
             elif isinstance(node, ast.Name):
                 return node.id in self.rows
             else:
