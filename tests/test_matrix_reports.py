@@ -258,3 +258,14 @@ def test_cervical_column_reads_stored_audits_and_leaves_table2_cells(tmp_path: P
     capsys.readouterr()
     code = main(["matrix", "--quick", "--no-write", "--impl", "original", "--audit-dir", str(reports)])
     assert code == 2 and "original__selected.json" in capsys.readouterr().err
+
+
+def test_committed_matrix_lists_every_registered_rule() -> None:
+    """Fast guard for the slow byte-for-byte test: a new rule means the reports must be regenerated
+    (`dpcheck matrix --quick --exit-zero`), else CI's slow run fails on the diff."""
+    from dpcheck.rules import all_rules
+
+    registered = {r.id for r in all_rules()}
+    for row in _committed()["rows"][: len(impls.NAMES)]:
+        refs = {e["ref"].split()[0] for cell in row["cells"].values() for e in cell.get("evidence", []) if e["kind"] == "static"}
+        assert refs == registered, (row["impl"], sorted(registered ^ refs))
