@@ -78,6 +78,12 @@ _BOUND_KEYWORDS = frozenset({
     "linf_sensitivity", "l0_sensitivity",
 })
 #: a DP parameter written into a generated spec/config: ``f"MaxValue = {max(ages)}"``
+#: DP libraries that take a query's clamping bounds in one call and its budget in another: Tumult
+#: Analytics' ``QueryBuilder(...).average(col, low=, high=)`` (budget at ``session.evaluate``), OpenDP's
+#: ``make_clamp``/``then_clamp`` and bounded constructors (scale or budget set further down the chain)
+_TMLT_AGGREGATES = frozenset({"sum", "average", "variance", "stdev", "quantile", "median", "min", "max",
+                              "get_bounds"})
+_OPENDP_BOUNDED = re.compile(r"^(?:make|then)_(?:clamp|(?:sized_)?bounded_\w+)$")
 _SPEC_PARAM = re.compile(
     r"(?i)(?:min_?value|max_?value|max_?partitions_?contributed|max_?contributions\w*|sensitivity|"
     r"lower_?bound|upper_?bound|clamp\w*|clip(?:ping)?_?(?:bound|norm|value))[\"']?\s*[=:]\s*$")
@@ -217,6 +223,14 @@ def _statistic(call: cst.Call) -> bool:
     """A call summarising an array of values into a number: ``np.max(x)``, ``x.norm()``,
     ``max(ages)``, ``np.median(norms)``, ``G.degree(v)`` (not ``max(a, b)`` of scalars)."""
     name = call_name(call)
+    if name in ("agg", "aggregate") and isinstance(call.func, cst.Attribute):
+        # ``df.agg({"age": "max"})``, ``col.agg(["min", "max"])`` (pandas, Spark)
+        # a grouped aggregate (``groupby(...).agg(...)``) is the query's own per-group answer
+        if any(isinstance(n, cst.Call) and call_name(n) in ("groupby", "groupBy") for n in walk(call.func)):
+            return False
+        asked = {n.evaluated_value for a in call.args if a.keyword is None
+                 for n in walk(a.value) if isinstance(n, cst.SimpleString)}
+        return bool(asked & _STATISTICS)
     if name not in _STATISTICS:
         return False
     func = call.func
@@ -368,6 +382,30 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # Tumult and OpenDP queries whose clamping bounds are public constants or metadata
+        """
+from tmlt.analytics.query_builder import QueryBuilder
+from tmlt.analytics.privacy_budget import PureDPBudget
+def mean_age(session, schema, epsilon):
+    lo, hi = schema["age"]["lower"], schema["age"]["upper"]
+    query = QueryBuilder("people").average("age", low=lo, high=hi)
+    return session.evaluate(query, privacy_budget=PureDPBudget(epsilon))
+""",
+        """
+import opendp.prelude as dp
+def dp_sum(data, scale):
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    meas = space >> dp.t.then_clamp((0.0, 100.0)) >> dp.t.then_sum() >> dp.m.then_laplace(scale)
+    return meas(data)
+""",
+        # pandas/Spark aggregates that are not clamping bounds: the release itself, scored after noise
+        """
+from tmlt.analytics.query_builder import QueryBuilder
+def error(session, spark_df, budget):
+    noisy = session.evaluate(QueryBuilder("t").sum("x", low=0, high=10), privacy_budget=budget).first()[0]
+    exact = spark_df.agg({"x": "sum"}).first()[0]
+    return abs(noisy - exact)
+""",
         # the aggregator takes the largest of the parties' sensitivity estimates (each computed privately upstream)
         """
 import numpy as np
@@ -745,6 +783,25 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # Tumult: bounds from the private column's min/max (Spark's dict aggregate), budget given later
+        """
+from tmlt.analytics.query_builder import QueryBuilder
+from tmlt.analytics.privacy_budget import PureDPBudget
+def mean_age(session, spark_df, epsilon):
+    lo = spark_df.agg({"age": "min"}).first()[0]  # <-
+    hi = spark_df.agg({"age": "max"}).first()[0]  # <-
+    query = QueryBuilder("people").average("age", low=lo, high=hi)
+    return session.evaluate(query, privacy_budget=PureDPBudget(epsilon))
+""",
+        # OpenDP: the clamp's bounds from the data, the scale set further down the chain
+        """
+import opendp.prelude as dp
+def dp_sum(data, scale):
+    bounds = (min(data), max(data))  # <-
+    space = dp.vector_domain(dp.atom_domain(T=float)), dp.symmetric_distance()
+    meas = space >> dp.t.then_clamp(bounds) >> dp.t.then_sum() >> dp.m.then_laplace(scale)
+    return meas(data)
+""",
         # the twin collects the parties' raw values and takes their largest as the sensitivity
         """
 import numpy as np
@@ -1243,6 +1300,7 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
         for arg in call.args:
             if arg.keyword is not None and arg.keyword.value in _BOUND_KEYWORDS:
                 out.append((arg.value, f"`{arg.keyword.value}=`"))
+        out.extend(self._library_bounds(call, name))
         if name not in PURE_DRAWS and _budgeted(call):
             # a mechanism or DP estimator handed its budget and the data's range (``bounds=``,
             # ``input_range=``, ``lower=``/``upper=``): the range sets its sensitivity and clipping
@@ -1308,6 +1366,32 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                 param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
                 if param is not None and words(param) & _SCALE_PARAM_WORDS:
                     out.append((arg.value, f"the `{param}` of `{callee.name.value}`"))
+        return out
+
+    def _library_bounds(self, call: cst.Call, name: str | None) -> list[tuple[cst.BaseExpression, str]]:
+        """The clamping bounds of a DP library query whose budget is passed in another call."""
+        if not name:
+            return []
+        libs = {full.split(".")[0] for full in self.ctx.analysis.index.imports.values()}
+        out: list[tuple[cst.BaseExpression, str]] = []
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        keyed = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if "tmlt" in libs and name in _TMLT_AGGREGATES and isinstance(call.func, cst.Attribute):
+            bounds = [keyed.get("low"), keyed.get("high")]
+            if name in ("sum", "average", "variance", "stdev", "get_bounds") or "low" in keyed:
+                bounds += positional[1:3]
+            for b in bounds:
+                if b is not None:
+                    out.append((b, f"the clamping bounds of Tumult's `{name}` query, from which the library "
+                                   "derives the sensitivity of the noise"))
+        if "opendp" in libs and _OPENDP_BOUNDED.match(name):
+            given = keyed.get("bounds")
+            if given is None and positional:
+                given = positional[2] if name == "make_clamp" and len(positional) > 2 else (
+                    positional[0] if name != "make_clamp" else None)
+            if given is not None:
+                out.append((given, f"the `bounds` of OpenDP's `{name}`, from which the library derives the "
+                                   "sensitivity of the noise"))
         return out
 
     @staticmethod
