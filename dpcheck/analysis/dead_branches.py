@@ -147,6 +147,9 @@ class Index:
         self.stored: set[str] = set()
         #: a ``setattr`` with a computed name or a ``__dict__``/``vars()`` update: any attribute may change
         self.dynamic = False
+        #: owners whose attributes may change wholesale (``cfg.update(vars(args))``, ``cfg[key] = v``,
+        #: ``setattr(cfg, ...)``, ``vars(cfg)``): none of their flags is constant
+        self.updated: set[str] = set()
         trees = list(trees)
         for tree in trees:
             top: set[int] = set()
@@ -167,9 +170,20 @@ class Index:
                     self.stored.update(node.names)
                 elif isinstance(node, ast.alias):
                     self.stored.add((node.asname or node.name).split(".")[0])
+                elif isinstance(node, ast.Subscript) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                    if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                        self.stored.add(node.slice.value)
+                    elif isinstance(node.value, ast.Name):
+                        self.updated.add(node.value.id)
                 elif isinstance(node, ast.Call):
                     f = node.func
                     fname = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+                    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and fname in (
+                            "update", "setdefault", "__setitem__", "__setattr__", "merge_from_file", "merge_from_list",
+                            "load", "parse_args"):
+                        self.updated.add(f.value.id)
+                    if fname in ("setattr", "vars") and node.args and isinstance(node.args[0], ast.Name):
+                        self.updated.add(node.args[0].id)
                     if fname == "setattr" and not (len(node.args) > 1 and isinstance(node.args[1], ast.Constant)):
                         self.dynamic = True
                     elif fname == "setattr" and len(node.args) > 1:
@@ -345,7 +359,7 @@ def _constant_branches(tree: ast.Module, index: Index, private_only: bool) -> li
         if not leaves:
             continue
         leaf = leaves[0]
-        if isinstance(leaf, ast.Attribute) and not isinstance(leaf.value, ast.Name):
+        if isinstance(leaf, ast.Attribute) and (not isinstance(leaf.value, ast.Name) or leaf.value.id in index.updated):
             continue
         # the flag and (for ``config.flag``) its owner are the only names the test reads
         if len(leaves) != (2 if isinstance(leaf, ast.Attribute) else 1):
