@@ -344,6 +344,11 @@ def dead_branch_spans(tree: ast.Module, index: Index, *, private_only: bool = Fa
 def local_spans(tree: ast.Module) -> list[tuple[int, int]]:
     """:func:`dead_branch_spans` of one module read alone: only its private functions, methods and flags
     (``_name``), which no other module calls or sets."""
+    private_defs = any(fn.name.startswith("_") and not fn.name.startswith("__") for fn, _, _ in _functions(tree))
+    private_flags = any(isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and t.id.startswith("_")
+                                                          for t in st.targets) for st in tree.body)
+    if not (private_defs or private_flags):
+        return []  # nothing a file read alone may decide (most files): skip the index
     return dead_branch_spans(tree, Index([tree]), private_only=True)
 
 
