@@ -463,6 +463,18 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (h43-p) every call passes the range: the data-range fallback never runs (spring-epfl set_domain)
+        """
+import numpy as np
+def _release_range(x, epsilon, bounds=None):
+    if bounds is None:
+        hi = np.max(x)  # only when no caller gives the range
+    else:
+        hi = bounds[1]
+    return np.clip(x, 0, hi) + np.random.laplace(0, hi / epsilon, len(x))
+def run(x, epsilon):
+    return _release_range(x, epsilon, bounds=(0.0, 10.0))
+""",
         # (g2 h40) the distinct count only feeds a progress percentage that is printed
         """
 import numpy as np
@@ -1065,6 +1077,18 @@ def release_quantiles(x, qs, epsilon):
     ) + _ROLE_VALID
 
     INVALID = (
+        # (h43-p) twin: the range comes from a config that may lack it, so the fallback may read the data
+        """
+import numpy as np
+def _release_range(x, epsilon, bounds=None):
+    if bounds is None:
+        hi = np.max(x)  # <-
+    else:
+        hi = bounds[1]
+    return np.clip(x, 0, hi) + np.random.laplace(0, hi / epsilon, len(x))
+def run(x, epsilon, cfg):
+    return _release_range(x, epsilon, bounds=cfg.get("bounds"))
+""",
         # (g2 h40) twins: the share is released; the exact maximum in the budgeted branch (the project
         # flow's twin -- a plain KMeans fitted whatever the budget vs. DP_KMeans(epsilon=...) with KMeans only
         # under epsilon=None -- is not an in-file case: ``preprocessing._built_with_budget``)

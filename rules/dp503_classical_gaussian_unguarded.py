@@ -129,6 +129,30 @@ class ClassicalGaussianUnguarded(Rule):
         return "log" in facts.called and 1.25 in facts.numbers
 
     VALID = (
+        # (h43-p) the Gaussian branch of a private helper every call sends to Laplace never runs (chit-ang/dpgnn get_noise)
+        """
+import numpy as np
+def _get_noise(noise_type, size, eps, delta=1e-5, sensitivity=2.0):
+    if noise_type == "laplace":
+        return np.random.laplace(0, sensitivity / eps, size)
+    elif noise_type == "gaussian":
+        c = np.sqrt(2 * np.log(1.25 / delta))
+        return np.random.normal(0, c * sensitivity / eps, size)
+    raise NotImplementedError(noise_type)
+def release(adj, eps):
+    return adj + _get_noise(noise_type="laplace", size=adj.shape, eps=eps)
+""",
+        # (h43-p) a module flag set once to True and never changed: its else-branch never runs (privGnn config.use_lap_noise)
+        """
+import numpy as np
+_USE_LAPLACE = True
+def noisy_logits(logits, eps, delta, sens):
+    if _USE_LAPLACE:
+        return logits + np.random.laplace(0, sens / eps, logits.shape)
+    else:
+        sigma = np.sqrt(2 * np.log(1.25 / delta)) * sens / eps
+        return logits + np.random.normal(0, sigma, logits.shape)
+""",
         # a literal δ and a literal ε below 1
         """
 import numpy as np
@@ -334,6 +358,33 @@ def blur_kernel(size, sigma, eps=1e-8):
     )
 
     INVALID = (
+        # (h43-p) twin: a caller passes the kind it is given, so the Gaussian branch may run
+        """
+import numpy as np
+def _get_noise(noise_type, size, eps, delta=1e-5, sensitivity=2.0):
+    if noise_type == "laplace":
+        return np.random.laplace(0, sensitivity / eps, size)
+    elif noise_type == "gaussian":
+        c = np.sqrt(2 * np.log(1.25 / delta))  # <-
+        return np.random.normal(0, c * sensitivity / eps, size)
+    raise NotImplementedError(noise_type)
+def release(adj, eps, kind):
+    return adj + _get_noise(noise_type=kind, size=adj.shape, eps=eps)
+""",
+        # (h43-p) twin: the flag is reassigned from the command line, so either branch may run
+        """
+import numpy as np
+_USE_LAPLACE = True
+def noisy_logits(logits, eps, delta, sens):
+    if _USE_LAPLACE:
+        return logits + np.random.laplace(0, sens / eps, logits.shape)
+    else:
+        sigma = np.sqrt(2 * np.log(1.25 / delta)) * sens / eps  # <-
+        return logits + np.random.normal(0, sigma, logits.shape)
+def configure(args):
+    global _USE_LAPLACE
+    _USE_LAPLACE = args.laplace
+""",
         # twin of the shared-ε case: the accountant gets σs of other mechanisms only
         """
 import numpy as np

@@ -32,6 +32,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from dpcheck.analysis import dead_branches
 from dpcheck.scan.config import DEFAULT_MAX_FILE_SIZE
 
 #: a project users install: its public functions are an API whose callers are outside the tree
@@ -263,6 +264,8 @@ class _Project:
                     self.by_last.setdefault(t[-1], []).append((q, t))
         self.dead_modules = self._dead_modules()
         self._dead: dict[str, list[_Def]] = {}
+        self._calls: dead_branches.Index | None = None
+        self._branches: dict[str, list[tuple[int, int]]] = {}
 
     def _text_uses(self) -> dict[str, int]:
         """How often each word occurs in the project's text (code, strings and comments alike) other than as
@@ -440,6 +443,40 @@ class _Project:
                 out.append((d.start, d.end))
         return out
 
+    def branch_spans(self, p: str) -> list[tuple[int, int]]:
+        """Line spans of ``p``'s parameter branches that no call in the project selects
+        (:mod:`dpcheck.analysis.dead_branches`). In an installable project every public function is an
+        API whose outside callers may pass anything: only private ones are decided."""
+        if p not in self._branches:
+            f = self.files.get(p)
+            if f is None or f.tree is None or self.unread or any(g.tree is None for g in self.files.values()):
+                self._branches[p] = []
+            else:
+                if self._calls is None:
+                    self._calls = dead_branches.Index(g.tree for g in self.files.values() if g.tree is not None)
+                self._branches[p] = dead_branches.dead_branch_spans(f.tree, self._calls, private_only=self._packaged(p))
+        return self._branches[p]
+
+    def _packaged(self, p: str) -> bool:
+        """Is file ``p`` part of a package users install (a build file or ``*.dist-info`` in a folder that
+        holds it)? A vendored ``lib/setup.py`` makes only ``lib/`` an API, not the scripts beside it."""
+        if not self.installable:
+            return False
+        d = os.path.dirname(p)
+        for _ in range(64):
+            if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
+                return True
+            try:
+                if any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(d)):
+                    return True
+            except OSError:
+                pass
+            up = os.path.dirname(d)
+            if up == d:
+                break
+            d = up
+        return False
+
     def _live_twin(self, d: _Def) -> bool:
         """Is there a reachable definition of the same kind and name elsewhere in the project?"""
         for q in sorted(self.definers.get(d.name, ())):
@@ -484,19 +521,21 @@ RULES = frozenset({
 
 
 def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str, str] | None = None,
-                     rules: frozenset[str] = RULES) -> list:
-    """``findings`` less those of ``rules`` inside unreachable definitions. ``by_display`` maps a
-    finding's (display) path to the file's absolute path."""
+                     rules: frozenset[str] = RULES, branch_rules: frozenset[str] | None = None) -> list:
+    """``findings`` less those of ``rules`` inside unreachable definitions, and those of ``branch_rules``
+    (default: every rule; a branch that never runs does nothing a rule could describe) inside branches
+    no call or flag of the project selects. ``by_display`` maps a finding's (display) path to the file's
+    absolute path."""
     files = list(files)
     proj = project(files)
     if proj is None or not findings:
         return findings
     out = []
     for f in findings:
-        if f.rule in rules:
-            path = (by_display or {}).get(f.path, f.path)
-            spans = proj.spans(os.path.abspath(path))
-            if any(a <= f.line <= b for a, b in spans):
-                continue
+        path = os.path.abspath((by_display or {}).get(f.path, f.path))
+        if f.rule in rules and any(a <= f.line <= b for a, b in proj.spans(path)):
+            continue
+        if (f.rule in branch_rules if branch_rules is not None else not f.rule.startswith("DP0")) and any(a <= f.line <= b for a, b in proj.branch_spans(path)):
+            continue
         out.append(f)
     return out
