@@ -594,7 +594,7 @@ class SubsamplingAssumed(Rule):
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
                 "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
-                "compute_eps", "get_eps", "calc_eps")
+                "compute_eps", "get_eps", "calc_eps", "data_loader=None")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -629,6 +629,15 @@ class SubsamplingAssumed(Rule):
 
     VALID = (
         # twin of the GDP helper: the shuffled loader is accounted with the uniform (shuffling) CLT bound
+        # (h44-2 twin) the engine rebuilds the training loader (Poisson sampling)
+        """
+from opacus import PrivacyEngine
+def attach(model, optimizer, loader, cfg):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=cfg.sigma, max_grad_norm=cfg.clip)
+    return engine, optimizer, loader
+""",
         """
 import torch
 from gdp_accountant import compute_mu_uniform
@@ -1717,6 +1726,16 @@ def add_noise(x, noise_rate=0.05):
         # the GDP CLT accountant for Poisson sampling, handed a hard-coded training-set size, for a shuffled loader
         # (h44-2) users drawn as a fixed-size sample without replacement (k = rate * #users), while the
         # hand-written calibration takes the rate as a Poisson sampling probability
+        # (h44-2) the engine gets no loader: the caller's own loaders run, the accountant charges a Poisson rate
+        """
+from opacus import PrivacyEngine
+def attach(model, optimizer, cfg):
+    engine = PrivacyEngine()
+    model, optimizer, _ = engine.make_private(module=model, optimizer=optimizer,
+                                              data_loader=None,  # <-
+                                              noise_multiplier=cfg.sigma, max_grad_norm=cfg.clip)
+    return engine, optimizer
+""",
         """
 import math
 import numpy as np
@@ -2774,6 +2793,14 @@ class HeadTrainer(transformers.Trainer):
         if name == "PrivacyEngine" and self._kept_engine(node):
             self._engine_kept = True
         if name in ("make_private", "make_private_with_epsilon"):
+            loader = _keyword(node, "data_loader")
+            if loader is not None and isinstance(loader.value, cst.Name) and loader.value.value == "None":
+                # (h44-2) no loader for the engine to rebuild: the caller's ordinary loaders run, while the
+                # engine's accountant charges a Poisson sample rate
+                self._self_claimed.append((loader, "hands the engine no data loader (`data_loader=None`), so "
+                                                   "Opacus never replaces the caller's loader by its Poisson "
+                                                   "sampler: training runs the caller's ordinary (shuffled, "
+                                                   "fixed-size) batches"))
             off = _keyword(node, "poisson_sampling")
             if _noiseless(node):
                 return  # a clip-only engine (noise_multiplier=0.0) claims no ε to be amplified
