@@ -168,6 +168,8 @@ class DeltaFromPrivateSize(Rule):
         "of test/validation/public sets and batch sizes. "
         "Fix: fix δ in advance from a public bound on n (δ ≤ 1/n_max, e.g. 1e-5), or spend "
         "budget on a DP estimate of n."
+        " "
+        "(h44-2) Also reported: OpenDP's known-size constructors (`make_bounded_resize`, `make_sized_bounded_mean`/`_variance`, `then_resize`) given `size=` the data's own count (`df.count()`, `len(df)`), and a sensitivity `c / (n·λ)` named first and handed to an ε calibration (`get_eps_AGM(sigma, GS, delta)`). Not reported: a δ-named 1/n read only in a comparison or a message (a sanity bound the configured δ is checked against)."
     )
     TRIGGERS = ("delta", "DELTA", "Delta", "sens", "Sens", "SENS", "eps", "EPS")
     requires_dp_context = True

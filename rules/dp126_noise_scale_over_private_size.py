@@ -75,6 +75,8 @@ class NoiseScaleOverPrivateSize(Rule):
         "minibatch (a loop variable or a random sample: DP521), counts that only set a draw's shape, attributes "
         "of the data rather than its rows (`len(data.domain)`). Fix: divide by a public lower bound on n, or release a noisy sum and a noisy count and divide "
         "them (post-processing)."
+        " "
+        "(h44-2) Not reported either: a divisor that is the size of a minibatch drawn in the same function (`choice(pool, b, replace=False)` then `σ = c / (b·ε)`)."
     )
     TRIGGERS = ("/", "ensitiv")
     requires_dp_context = True

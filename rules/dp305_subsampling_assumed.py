@@ -589,6 +589,8 @@ class SubsamplingAssumed(Rule):
         "the batches drawn wherever the module trains. Contiguous blocks of a (shuffled) list, "
         "`order[start:start + lot]` with `start` stepping through `range(0, n, lot)`, are fixed-size batches "
         "like `data[i*b:(i+1)*b]`."
+        " "
+        "(h44-2) Also reported: a fixed-size draw without replacement whose size is the rate times the number of units (`choice(users, max(1, int(len(users) * rate)), replace=False)`) when the same rate feeds an accountant call or a hand-written calibration (`q * sqrt(2T log(1/δ)) / ε` in a function named for σ/noise/ε); and `make_private(data_loader=None)` (the engine never builds its Poisson loader). When a helper's accountant gets the rate through a name (`q = batch / N; helper(sample_rate=q)`), the `batch / N` line is reported as well."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",

@@ -170,6 +170,8 @@ class StepsOffByOne(Rule):
         "accountant call in the same function is handed `E` (`gaussian(δ, ε, …, self.e, int(self.e * self.r))`). "
         "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step); "
         "loop `range(iterations)`."
+        " "
+        "(h44-2) Also reported: `for step in range(steps_per_epoch)` around a training step where `steps_per_epoch` is computed by another formula than the one a calibration function (named for σ/noise/ε) assigns to the same name (`max(5, n·q)` vs `max(1, n·q)`)."
     )
     TRIGGERS = ("range(", "<=")
     requires_dp_context = True

@@ -94,6 +94,8 @@ class RdpReportedAsEpsilon(Rule):
         "arithmetic expression with a `log` in the module. Not reported: accumulators named for RDP "
         "(`total_rdp`), sums later passed to a conversion, code with no DP context. "
         "Fix: accumulate the RDP, and report/compare ε = min over α of ρ(α) + log(1/δ)/(α − 1)."
+        " "
+        "(h44-2) Also reported: a function named for ε returning the closed form `steps * q ** 2 / (2 * sigma ** 2)` with no log/δ term (a fallback 'approximation' when no accountant is installed)."
     )
     TRIGGERS = ("rdp", "RDP", "Rdp", "renyi", "Renyi", "** 2", "**2")
     requires_dp_context = True

@@ -90,6 +90,8 @@ class LinearAmplification(Rule):
         "Not reported: a budget split by a fraction (`epsilon * frac_for_counts`), a noise scale, code "
         "with no DP context. Fix: `math.log1p(q * math.expm1(eps))`, or an accountant "
         "(`PoissonSampledDpEvent`, Opacus' RDP accountant)."
+        " "
+        "(h44-2) Also reported: the exact `ε·(e^ε − 1)` term of an advanced-composition or amplification bound kept on one side of a threshold on ε and replaced on the other by an approximation without the exponential (`ε * ε`, `0.0`), which is smaller for every ε > 0."
     )
     TRIGGERS = ("eps",)
     requires_dp_context = True

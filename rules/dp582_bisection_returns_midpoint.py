@@ -110,6 +110,8 @@ class BisectionReturnsMidpoint(Rule):
         "(`//`), searches narrowed to rounding (a width of at most 1e-5, also through a name such as a "
         "`tolerance=1e-7` default, or 40 and more halvings), bisections with no privacy quantity (roots, indices). Fix: return the bound the loop only moves "
         "to points meeting the target (for σ, the upper one), or check ε at the returned value."
+        " "
+        "(h44-2) Also reported: a grid search that keeps a candidate only when it meets the target and, when none does, picks one anyway in `if best is None:` and carries on instead of raising."
     )
     TRIGGERS = ("/ 2", "/2", "0.5", "sqrt", "is None")
     requires_dp_context = False
