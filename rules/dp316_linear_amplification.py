@@ -59,14 +59,21 @@ def _number_like(expr: cst.BaseExpression) -> bool:
 
 
 def _exp_of(expr: cst.CSTNode, eps: str) -> bool:
-    """``exp(eps)``, ``math.e ** eps``, ``expm1(eps)`` somewhere in ``expr``."""
-    from dpcheck.analysis.syntax import walk
-    for n in walk(expr):
-        if isinstance(n, cst.Call) and call_name(n) in ("exp", "expm1") and n.args \
-                and ident(n.args[0].value) == eps:
+    """The term ``e^eps − 1``: ``exp(eps) - 1``, ``math.e ** eps - 1``, ``expm1(eps)`` somewhere in ``expr``
+    (not a probability ``exp(eps) / (exp(eps) + k - 1)``)."""
+    from dpcheck.analysis.syntax import number, walk
+
+    def exp_call(n: cst.CSTNode) -> bool:
+        if isinstance(n, cst.Call) and call_name(n) == "exp" and n.args and ident(n.args[0].value) == eps:
             return True
-        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power) and ident(n.right) == eps \
-                and (ident(n.left) or "").split(".")[-1] == "e":
+        return isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power) and ident(n.right) == eps \
+            and (ident(n.left) or "").split(".")[-1] == "e"
+
+    for n in walk(expr):
+        if isinstance(n, cst.Call) and call_name(n) == "expm1" and n.args and ident(n.args[0].value) == eps:
+            return True
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract) and exp_call(n.left) \
+                and number(n.right) == 1:
             return True
     return False
 
@@ -122,6 +129,12 @@ def composed_privacy(k, eps0, delta_slack):
     else:
         total = min(k * eps0, advanced)
     return total
+def keep_probability(epsilon, k):
+    if epsilon > 100:
+        p = 1
+    else:
+        p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    return p
 def act(q_values, epsilon=0.1):
     if random.random() < epsilon:
         return random.randrange(len(q_values))
