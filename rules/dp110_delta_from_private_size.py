@@ -25,6 +25,21 @@ _NOT_TRAINING = frozenset({"test", "val", "valid", "validation", "eval", "dev", 
                            "public", "synthetic", "synth", "fake", "generated"})
 
 
+#: (h44-2) OpenDP constructors whose ``size=`` is the (public) number of records
+_KNOWN_SIZE = frozenset({"make_bounded_resize", "make_resize", "then_resize", "make_resize_bounded"})
+
+
+def _frame_count(expr: cst.BaseExpression, fa) -> str | None:  # noqa: ANN001 - FileAnalysis
+    """``n`` assigned ``data.count()`` (a Spark/pandas frame's row count) of a frame not held out."""
+    value = fa.value_of(expr) if isinstance(expr, cst.Name) else expr
+    if isinstance(value, cst.Call) and call_name(value) == "count" and not value.args \
+            and isinstance(value.func, cst.Attribute):
+        owner = ident(value.func.value)
+        if owner is not None and not words(owner) & _NOT_TRAINING:
+            return f"`{fa.code(value).strip()}`"
+    return None
+
+
 def _delta_name(name: str | None) -> bool:
     return name is not None and (name in _DELTA_KEYWORDS or "delta" in words(name) and not
                                  words(name) & {"t", "time", "huber", "lr", "loss", "x", "y"})
@@ -153,6 +168,8 @@ class DeltaFromPrivateSize(Rule):
         "of test/validation/public sets and batch sizes. "
         "Fix: fix δ in advance from a public bound on n (δ ≤ 1/n_max, e.g. 1e-5), or spend "
         "budget on a DP estimate of n."
+        " "
+        "(h44-2) Also reported: OpenDP's known-size constructors (`make_bounded_resize`, `make_sized_bounded_mean`/`_variance`, `then_resize`) given `size=` the data's own count (`df.count()`, `len(df)`), and a sensitivity `c / (n·λ)` named first and handed to an ε calibration (`get_eps_AGM(sigma, GS, delta)`). Not reported: a δ-named 1/n read only in a comparison or a message (a sanity bound the configured δ is checked against)."
     )
     TRIGGERS = ("delta", "DELTA", "Delta", "sens", "Sens", "SENS", "eps", "EPS")
     requires_dp_context = True
@@ -161,13 +178,19 @@ class DeltaFromPrivateSize(Rule):
     @classmethod
     def applies_to(cls, source: str) -> bool:
         """A δ/sensitivity word, or a positional ``c / n`` argument in a file naming the budget."""
-        return any(t in source for t in cls.TRIGGERS[:6]) or cls.triggered(source) and bool(_POSITIONAL_RECIPROCAL.search(source))
+        return any(t in source for t in cls.TRIGGERS[:6]) or cls.triggered(source) and bool(_POSITIONAL_RECIPROCAL.search(source)) \
+            or "size=" in source and ("make_sized_" in source or "resize(" in source)
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is a δ- or sensitivity-named assignment target or keyword whose value divides,
         raises to a power or calls ``pow``; or a call with a budget and a ``len(...)``
         argument in a module that divides a constant by something."""
+        for call in facts.nodes(ast.Call):  # (h44-2) OpenDP's known-size constructors given ``size=``
+            callee = ast_last_name(call.func)  # type: ignore[attr-defined]
+            if callee and (callee.startswith(("make_sized_", "then_sized_")) or callee in _KNOWN_SIZE) \
+                    and any(k.arg == "size" for k in call.keywords):  # type: ignore[attr-defined]
+                return True
         # no precondition on how the count is read: counts come from ``len``, ``shape``, fitted
         # attributes, count-named parameters and counts read off data objects (``mask.sum()``)
         values = [n.value for n in facts.nodes(ast.keyword)  # type: ignore[attr-defined]
@@ -191,6 +214,13 @@ class DeltaFromPrivateSize(Rule):
             return True
         reciprocal = any(isinstance(b.left, ast.Constant) for b in facts.binops(ast.Div))
         budget_locals: set[str] | None = None
+        reciprocal_locals = {t.id for node in facts.nodes(ast.Assign) for t in node.targets  # type: ignore[attr-defined]
+                             if isinstance(t, ast.Name) and _ast_positional_reciprocal(node.value)} \
+            if reciprocal else set()  # type: ignore[attr-defined]
+        if reciprocal_locals and any(_ast_budget(call.func) and any(  # type: ignore[attr-defined]
+                isinstance(a, ast.Name) and a.id in reciprocal_locals for a in call.args)  # type: ignore[attr-defined]
+                for call in facts.nodes(ast.Call)):
+            return True  # (h44-2) ``GS = 4.0 / (m * lam)`` then ``get_eps_AGM(sigma, GS, delta)``
         for call in facts.nodes(ast.Call):
             args = call.args  # type: ignore[attr-defined]
             if len(args) >= 2 and (any(_ast_budget(a) for a in args) or _ast_budget(call.func)) and any(  # type: ignore[attr-defined]
@@ -661,9 +691,81 @@ def _noisy_pi(nk, n, sigma, rng):
 def fit_dp_gmm(X, resp, sigma, rng, n_public=10000):
     return _noisy_pi(resp.sum(0), n_public, sigma, rng)
 """,
+        # (h44-2) 1/n only as a sanity bound: the configured δ is compared with it (and it is printed), it never
+        # becomes a parameter of the mechanism
+        """
+import math
+class Trainer:
+    def __init__(self, users, config):
+        self.users = users
+        self.target_delta = config["delta"]
+        max_ok_delta = 1.0 / len(self.users)
+        if self.target_delta >= max_ok_delta:
+            raise ValueError(f"delta must be below 1/n = {max_ok_delta:.2e}")
+        self.sigma = math.sqrt(2 * math.log(1.25 / self.target_delta)) / config["epsilon"]
+""",
+        # (h44-2 twin) the sensitivity from a public lower bound on the training size
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def private_fit(X_train, y_train, lam, sigma, delta, m_public=50000):
+    clf = LogisticRegression(C=1.0 / (lam * m_public)).fit(X_train, y_train)
+    clf.coef_ += sigma * np.random.standard_normal(clf.coef_.shape)
+    GS = 4.0 / (m_public * lam)
+    return clf, analytic_gaussian_eps(sigma, GS, delta)
+""",
+        # (h44-2 twin) the known size is a public constant; a bootstrap draw of len(x) items is no OpenDP size
+        """
+import numpy as np
+import pandas as pd
+from opendp.trans import make_clamp, make_bounded_resize, make_sized_bounded_mean
+from opendp.meas import make_base_laplace
+def dp_mean(path, column, lower, upper, epsilon, public_n=10000):
+    values = pd.read_csv(path)[column]
+    chain = (make_clamp(bounds=(lower, upper))
+             >> make_bounded_resize(size=public_n, bounds=(lower, upper), constant=lower)
+             >> make_sized_bounded_mean(size=public_n, bounds=(lower, upper)))
+    boot = np.random.choice(values.to_numpy(), size=values.count())
+    return (chain >> make_base_laplace(scale=(upper - lower) / (public_n * epsilon)))(values.tolist()), boot
+""",
     )
 
     INVALID = (
+        # (h44-2) output perturbation: the ERM sensitivity 4/(m·λ) from the private training size, named, then handed
+        # to the ε calibration
+        """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def private_fit(X_train, y_train, lam, sigma, delta):
+    clf = LogisticRegression(C=1.0 / (lam * len(y_train))).fit(X_train, y_train)
+    clf.coef_ += sigma * np.random.standard_normal(clf.coef_.shape)
+    m = X_train.shape[0]
+    GS = 4.0 / (m * lam)  # <-
+    return clf, analytic_gaussian_eps(sigma, GS, delta)
+""",
+        # (h44-2) OpenDP's known-size mean built with the frame's own row count
+        """
+import pandas as pd
+from opendp.trans import make_clamp, make_bounded_resize, make_sized_bounded_mean
+from opendp.meas import make_base_laplace
+def dp_mean(path, column, lower, upper, epsilon):
+    values = pd.read_csv(path)[column]
+    n_rows = values.count()
+    chain = (make_clamp(bounds=(lower, upper))
+             >> make_bounded_resize(size=int(n_rows), bounds=(lower, upper), constant=lower)  # <-
+             >> make_sized_bounded_mean(size=n_rows, bounds=(lower, upper)))  # <-
+    return (chain >> make_base_laplace(scale=(upper - lower) / epsilon))(values.tolist())
+""",
+        # (h44-2 twin) the bound replaces the configured δ when it is larger: δ is then set from n
+        """
+import math
+class Trainer:
+    def __init__(self, users, config):
+        self.users = users
+        max_ok_delta = 1.0 / len(self.users)  # <-
+        self.target_delta = min(config["delta"], max_ok_delta)
+        self.sigma = math.sqrt(2 * math.log(1.25 / self.target_delta)) / config["epsilon"]
+""",
         # δ capped by a reciprocal of the private row count (``min``/``max``, numpy's ``minimum``, on the object)
         """
 import numpy as np
@@ -1254,8 +1356,32 @@ def fit_dp_gmm(X, resp, sigma, rng):
         for target in node.targets:
             name = ident(target.target)
             if _delta_name(name) or _sensitivity_name(name):
+                if self._only_checked(node, name):
+                    return
                 self._check(node.value, "δ" if _delta_name(name) else "sensitivity")
                 return
+
+    def _only_checked(self, node: cst.Assign, name: str | None) -> bool:
+        """(h44-2) ``min_recommended_delta = 1 / len(users)`` read only in a comparison (``if delta >= it: raise``)
+        or a message: a sanity bound the configured δ is checked against, never a parameter of a mechanism."""
+        fa = self.ctx.analysis
+        if name is None or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return False
+        scope = fa.enclosing_function(node) or self.ctx.module
+        uses = [n for n in walk(scope) if isinstance(n, cst.Name) and n.value == name
+                and n is not node.targets[0].target]
+        if not uses:
+            return False
+        for use in uses:
+            parent = fa.parent(use)
+            if isinstance(parent, (cst.AssignTarget, cst.AugAssign)) or isinstance(parent, cst.Assign):
+                return False  # rebound (or the name assigned on): not only read
+            if not any(isinstance(a, (cst.Comparison, cst.FormattedString)) for a in fa.ancestors(use)):
+                return False
+            if any(isinstance(a, cst.Arg) and not any(isinstance(b, cst.FormattedString) for b in fa.ancestors(a))
+                   for a in fa.ancestors(use)) and not any(isinstance(a, cst.FormattedString) for a in fa.ancestors(use)):
+                return False
+        return True
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         name = ident(node.target)
@@ -1270,6 +1396,9 @@ def fit_dp_gmm(X, resp, sigma, rng):
             self._check(node.value, "δ")
 
     def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None and node.keyword.value == "size":
+            self._known_size(node)
+            return
         if node.keyword is not None and node.keyword.value in _DELTA_KEYWORDS:
             self._check(node.value, "δ")
         elif node.keyword is not None and node.keyword.value in _SENSITIVITY_KEYWORDS:
@@ -1289,7 +1418,38 @@ def fit_dp_gmm(X, resp, sigma, rng):
             if _positional_reciprocal(value) and not _budget(value):
                 self._check(value, "positional", given=[a for a in positional if a is not value],
                             budget_call=budget_call)
+            elif budget_call and isinstance(value, cst.Name) and not _budget(value):
+                # (h44-2) ``GS = 4.0 / (m * lam)`` named first, then handed to the ε calibration
+                # (``get_eps_AGM(sigma, GS, delta)``)
+                held = fa.value_of(value)
+                if held is not None and _positional_reciprocal(held) and not _budget(held):
+                    self._check(held, "positional", given=[a for a in positional if a is not value],
+                                budget_call=budget_call)
         self._size_into_callee(node, positional)
+
+    def _known_size(self, node: cst.Arg) -> None:
+        """(h44-2) OpenDP's known-size constructors (``make_bounded_resize(size=n)``, ``make_sized_bounded_mean``,
+        ``then_resize``) take n as a public constant of the measurement: given the data's own count
+        (``n = df.count()``, ``len(df)``), the released mean's sensitivity and the resize are built from the
+        private n."""
+        call = self.ctx.analysis.parent(node)
+        if not isinstance(call, cst.Call):
+            return
+        name = call_name(call)
+        if not (name.startswith(("make_sized_", "then_sized_")) or name in _KNOWN_SIZE):
+            return
+        value = node.value
+        inner = value.args[0].value if isinstance(value, cst.Call) and call_name(value) in ("int", "float") \
+            and value.args else value
+        size = self._private_size(inner) or RecordCounts(self.ctx.analysis).of(inner) \
+            or _frame_count(inner, self.ctx.analysis)
+        if size is None:
+            return
+        self.report(value, f"`{name}` is given `size={self.ctx.analysis.code(value).strip()}`, the private "
+                           f"dataset's own size ({size}): a known-size measurement treats n as public, so its "
+                           "sensitivity (and the resize) are built from a count that changes when one person "
+                           "joins and is released outside the budget; pass a public n, or a DP count paid from "
+                           "the budget")
 
     def _size_into_callee(self, call: cst.Call, positional: list[cst.BaseExpression]) -> None:
         """``ExponentialMechanism(omega, len(dataset), epsilon)`` whose parameter ``n`` (directly, or one

@@ -75,6 +75,8 @@ class NoiseScaleOverPrivateSize(Rule):
         "minibatch (a loop variable or a random sample: DP521), counts that only set a draw's shape, attributes "
         "of the data rather than its rows (`len(data.domain)`). Fix: divide by a public lower bound on n, or release a noisy sum and a noisy count and divide "
         "them (post-processing)."
+        " "
+        "(h44-2) Not reported either: a divisor that is the size of a minibatch drawn in the same function (`choice(pool, b, replace=False)` then `σ = c / (b·ε)`)."
     )
     TRIGGERS = ("/", "ensitiv")
     requires_dp_context = True
@@ -182,8 +184,31 @@ def train(model, data, opt):
         g["lr"] = lr_for(0.1, len(data))
     return model
 """,
+        # (h44-2) the divisor is the size of the minibatch drawn in the loop (a mean of b clipped gradients);
+        # b is worked out from the stream length, but the sensitivity of the mean is c / b whatever n is
+        """
+import numpy as np
+def phase(S, eps, d, L, delta):
+    n = S.shape[0]
+    b = int(max((n / np.log(d)) ** 0.5, 1))
+    for _ in range(10):
+        picked = np.random.choice(range(n), b, replace=False)
+        grad = np.mean([np.clip(S[j], -L, L) for j in picked], axis=0)
+        sigma = L * np.sqrt(np.log(1 / delta)) / (b * eps)
+        grad = grad + np.random.normal(0, sigma, size=grad.shape)
+    return grad
+""",
     )
     INVALID = (
+        # (h44-2 twin) the same mean over all n records, the scale divided by the exact n
+        """
+import numpy as np
+def phase(S, eps, L, delta):
+    n = S.shape[0]
+    grad = np.mean([np.clip(row, -L, L) for row in S], axis=0)
+    sigma = L * np.sqrt(np.log(1 / delta)) / (n * eps)  # <-
+    return grad + np.random.normal(0, sigma, size=grad.shape)
+""",
         # the client's sample size handed to a sensitivity helper defined in another module (FL, Laplace)
         """
 import numpy as np
@@ -406,6 +431,7 @@ def proportion(data, epsilon):
         # without a noised value (``state[k] += from_numpy(laplace(scale=s))``) only a count handed to a
         # sensitivity helper is reported: the helper's role says what the count is
         data_roots = self._roots(noised, values) if noised else set()
+        drawn_sizes = _sample_sizes(fn)
         for expr in scale_args:
             for leaf, site in _shrinking(expr, values, sign, set(), expr if sign < 0 else None, fa.callee):
                 data = _counted(leaf)
@@ -418,6 +444,12 @@ def proportion(data, epsilon):
                 if any(isinstance(c, cst.Call) and call_name(c) in _SAMPLERS
                        for v in self._slice(values.get(root, []), values) for c in walk(v)):
                     continue  # a random sample of the data: its size is DP521's business
+                if isinstance(site, cst.BinaryOperation) and any(
+                        isinstance(n, cst.Name) and n.value in drawn_sizes for n in walk(site.right)):
+                    # (h44-2) the divisor is the size of a minibatch drawn in this function
+                    # (``choice(range(m), b, replace=False)`` then ``sigma = c / (b * eps)``): the mean of b
+                    # clipped terms has sensitivity c / b whatever n is
+                    continue
                 if helper:
                     self.report(leaf, f"`{fa.code(leaf).strip()}`, the exact record count of `{root}`, is handed "
                                       f"to `{call_name(site)}`, which divides the sensitivity by it, and the result "
@@ -432,6 +464,23 @@ def proportion(data, epsilon):
                                   "a public bound on n, or noise the sum and the count separately")
                 return True
         return False
+
+
+def _sample_sizes(fn: cst.FunctionDef) -> set[str]:
+    """Names that set how many items a random draw in ``fn`` takes (``choice(pool, b, replace=False)``,
+    ``random.sample(pool, k=b)``, ``randint(0, n, size=b)``): minibatch sizes."""
+    out: set[str] = set()
+    for call in walk(fn.body):
+        if not (isinstance(call, cst.Call) and call_name(call) in ("choice", "sample", "randint", "integers")):
+            continue
+        positional = [a.value for a in call.args if a.keyword is None and a.star == ""]
+        sizes = [a.value for a in call.args if a.keyword is not None and a.keyword.value in ("size", "k")]
+        if call_name(call) in ("choice", "sample"):
+            sizes += positional[1:2]
+        else:
+            sizes += positional[2:3]
+        out.update(n.value for s in sizes for n in walk(s) if isinstance(n, cst.Name))
+    return out
 
 
 #: calls through which a scale keeps its direction (``sqrt(1 / n)`` still shrinks as n grows)

@@ -487,6 +487,11 @@ def _ast_self_claimed(facts: AstFacts) -> bool:
     if "DataLoader" in called and "len" in called and any(
             _ast_rate_named(b.left) or _ast_rate_named(b.right) for b in facts.binops(ast.Mult)):
         return True
+    if called & {"choice", "sample"} and "len" in called and any(
+            _ast_rate_named(b.left) or _ast_rate_named(b.right) for b in facts.binops(ast.Mult)) and any(
+            words(fn.name) & {"noise", "sigma", "multiplier", "epsilon", "eps", "privacy", "rdp", "accountant",
+                              "accounting", "budget"} for fn in facts.functions):
+        return True  # (h44-2) a draw sized ``len(units) * rate`` beside a function computing σ or ε from the rate
     if not called & {"choice", "permutation", "sample"} or not any(
             k.arg in _RATE_KEYWORDS for call in facts.calls for k in call.keywords):
         return False
@@ -584,12 +589,14 @@ class SubsamplingAssumed(Rule):
         "the batches drawn wherever the module trains. Contiguous blocks of a (shuffled) list, "
         "`order[start:start + lot]` with `start` stepping through `range(0, n, lot)`, are fixed-size batches "
         "like `data[i*b:(i+1)*b]`."
+        " "
+        "(h44-2) Also reported: a fixed-size draw without replacement whose size is the rate times the number of units (`choice(users, max(1, int(len(users) * rate)), replace=False)`) when the same rate feeds an accountant call or a hand-written calibration (`q * sqrt(2T log(1/δ)) / ε` in a function named for σ/noise/ε); and `make_private(data_loader=None)` (the engine never builds its Poisson loader). When a helper's accountant gets the rate through a name (`q = batch / N; helper(sample_rate=q)`), the `batch / N` line is reported as well."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
                 "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
-                "compute_eps", "get_eps", "calc_eps")
+                "compute_eps", "get_eps", "calc_eps", "data_loader=None")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -624,6 +631,15 @@ class SubsamplingAssumed(Rule):
 
     VALID = (
         # twin of the GDP helper: the shuffled loader is accounted with the uniform (shuffling) CLT bound
+        # (h44-2 twin) the engine rebuilds the training loader (Poisson sampling)
+        """
+from opacus import PrivacyEngine
+def attach(model, optimizer, loader, cfg):
+    engine = PrivacyEngine()
+    model, optimizer, loader = engine.make_private(module=model, optimizer=optimizer, data_loader=loader,
+                                                   noise_multiplier=cfg.sigma, max_grad_norm=cfg.clip)
+    return engine, optimizer, loader
+""",
         """
 import torch
 from gdp_accountant import compute_mu_uniform
@@ -1678,10 +1694,80 @@ class DPTrainer(Trainer):
         for inputs in loader:
             self.noisy_step(inputs, sigma)
 """,
+        # (h44-2 twin) users kept each with probability q (Poisson), q also in the hand-written calibration
+        """
+import math
+import numpy as np
+class UserLevelTrainer:
+    def __init__(self, users, rate, epochs, delta, epsilon):
+        self.users, self.rate, self.epochs = users, rate, epochs
+        self.delta, self.epsilon = delta, epsilon
+    def _noise_multiplier(self):
+        q = self.rate
+        steps = math.ceil(1 / q) * self.epochs
+        return q * math.sqrt(2 * steps * math.log(1 / self.delta)) / self.epsilon
+    def training_step(self):
+        keep = np.random.rand(len(self.users)) < self.rate
+        return [u for u, k in zip(self.users, keep) if k]
+""",
+        # (h44-2) ordinary ML: a validation split sized by a fraction, and a noise-augmentation helper with its own
+        # rate; nothing calibrates privacy from the split fraction
+        """
+import math
+import random
+import numpy as np
+def split(rows, val_rate=0.1):
+    held = set(random.sample(range(len(rows)), int(len(rows) * val_rate)))
+    return [r for i, r in enumerate(rows) if i not in held], [r for i, r in enumerate(rows) if i in held]
+def add_noise(x, noise_rate=0.05):
+    return x + np.random.normal(0, noise_rate * math.sqrt(x.var()), x.shape)
+""",
     )
 
     INVALID = (
         # the GDP CLT accountant for Poisson sampling, handed a hard-coded training-set size, for a shuffled loader
+        # (h44-2) users drawn as a fixed-size sample without replacement (k = rate * #users), while the
+        # hand-written calibration takes the rate as a Poisson sampling probability
+        # (h44-2) the engine gets no loader: the caller's own loaders run, the accountant charges a Poisson rate
+        """
+from opacus import PrivacyEngine
+def attach(model, optimizer, cfg):
+    engine = PrivacyEngine()
+    model, optimizer, _ = engine.make_private(module=model, optimizer=optimizer,
+                                              data_loader=None,  # <-
+                                              noise_multiplier=cfg.sigma, max_grad_norm=cfg.clip)
+    return engine, optimizer
+""",
+        """
+import math
+import numpy as np
+class UserLevelTrainer:
+    def __init__(self, users, rate, epochs, delta, epsilon):
+        self.users, self.rate, self.epochs = users, rate, epochs
+        self.delta, self.epsilon = delta, epsilon
+    def _noise_multiplier(self):
+        q = self.rate
+        steps = math.ceil(1 / q) * self.epochs
+        return q * math.sqrt(2 * steps * math.log(1 / self.delta)) / self.epsilon
+    def training_step(self):
+        k = max(1, int(len(self.users) * self.rate))
+        return np.random.choice(self.users, size=k, replace=False)  # <-
+""",
+        # (h44-2) the RDP accountant is stepped in a helper with the rate passed under another name
+        """
+from opacus.accountants import RDPAccountant
+from torch.utils.data import DataLoader
+def solve_sigma(target, delta, sample_rate, steps):
+    acct = RDPAccountant()
+    for _ in range(steps):
+        acct.step(noise_multiplier=1.0, sample_rate=sample_rate)  # <-
+    return acct.get_epsilon(delta)
+def main(args, train_set):
+    loader = DataLoader(train_set, batch_size=args.bs, shuffle=True, drop_last=True)  # <-
+    n = len(train_set)
+    q = args.bs / n  # <-
+    return solve_sigma(args.eps, args.delta, sample_rate=q, steps=len(loader) * args.epochs), loader  # <-
+""",
         """
 import torch
 from gdp_accountant import compute_muP, compute_epsP
@@ -2680,6 +2766,8 @@ class HeadTrainer(transformers.Trainer):
         #: accountant) for ε to be read later, often by another module (``clients[i].privacy_engine.get_epsilon``)
         self._engine_kept = False
         self._poisson_selection: cst.Comparison | None = None
+        #: (h44-2) fixed-size draws sized by a rate (``k = max(1, int(len(users) * self.rate))``) and that rate
+        self._rate_sized: list[tuple[cst.Call, str]] = []
 
     @property
     def _per_epoch_bound(self) -> bool:
@@ -2707,6 +2795,14 @@ class HeadTrainer(transformers.Trainer):
         if name == "PrivacyEngine" and self._kept_engine(node):
             self._engine_kept = True
         if name in ("make_private", "make_private_with_epsilon"):
+            loader = _keyword(node, "data_loader")
+            if loader is not None and isinstance(loader.value, cst.Name) and loader.value.value == "None":
+                # (h44-2) no loader for the engine to rebuild: the caller's ordinary loaders run, while the
+                # engine's accountant charges a Poisson sample rate
+                self._self_claimed.append((loader, "hands the engine no data loader (`data_loader=None`), so "
+                                                   "Opacus never replaces the caller's loader by its Poisson "
+                                                   "sampler: training runs the caller's ordinary (shuffled, "
+                                                   "fixed-size) batches"))
             off = _keyword(node, "poisson_sampling")
             if _noiseless(node):
                 return  # a clip-only engine (noise_multiplier=0.0) claims no ε to be amplified
@@ -3105,6 +3201,13 @@ class HeadTrainer(transformers.Trainer):
                                                     "(`sample(n)`)"))
         elif words(name) >= {"without", "replace"} and words(name) & {"loader", "loaders", "sampler", "batch"}:
             self._without_replacement.append((node, f"draws fixed-size batches without replacement (`{name}`)"))
+        if name in ("choice", "sample") and (name == "sample" or self._replace_false(node)):
+            size = self._choice_size(node) if name == "choice" else (
+                _keyword(node, "k").value if _keyword(node, "k") is not None else
+                ([a.value for a in node.args if a.keyword is None] + [None, None])[1])
+            rate = self._sizing_rate(size) if size is not None else None
+            if rate is not None:
+                self._rate_sized.append((node, rate))
         if name in ("choice", "permutation", "sample") and self._in_init_attribute(node):
             self._init_draws.append(node)
         if name == "DataLoader" and _keyword(node, "sampler") is None and _keyword(node, "batch_sampler") is None:
@@ -3113,6 +3216,79 @@ class HeadTrainer(transformers.Trainer):
                 self._self_claimed.append((node, f"walks fixed batches of size `{fa.code(size.value).strip()}` = "
                                                  "q * n: q is used as a sampling rate, but no record is sampled "
                                                  "with probability q (every record is in the same batch each epoch)"))
+
+    def _sizing_rate(self, size: cst.BaseExpression) -> str | None:
+        """(h44-2) The rate a draw's size is worked out from: ``int(len(pool) * q)``, or a name assigned that
+        (``k = max(1, int(len(self.users) * self.sampling_rate))``, later capped by ``min``/a plain count):
+        the rate's dotted name."""
+        fa = self.ctx.analysis
+        candidates: list[cst.BaseExpression] = [size]
+        if isinstance(size, cst.Name):
+            scope = fa.enclosing_function(size) or self.ctx.module
+            candidates = [sub.value for sub in walk(scope, into_scopes=False) if isinstance(sub, cst.Assign)
+                          and len(sub.targets) == 1 and ident(sub.targets[0].target) == size.value]
+        for value in candidates:
+            for n in walk(value):
+                if not (isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply)):
+                    continue
+                for rate, count in ((n.left, n.right), (n.right, n.left)):
+                    if _rate_named(rate) and isinstance(rate, (cst.Name, cst.Attribute)) and (
+                            isinstance(count, cst.Call) and call_name(count) == "len" or _records(count)
+                            and number(count) is None):
+                        return ident(rate)
+        return None
+
+    def _rate_calibrated(self, draw: cst.Call, rate: str) -> cst.CSTNode | None:
+        """(h44-2) Where the rate sizing a fixed draw is also handed to the privacy calculation: an accountant
+        call given it (or a local alias of it), or arithmetic on it in a function named for the noise or ε
+        (``def _calculate_noise_multiplier(self): q = self.rate; sigma = q * sqrt(2 * T * log(1 / delta)) / eps``)."""
+        fa = self.ctx.analysis
+        draw_fn = fa.enclosing_function(draw)
+
+        def names_in(fn_scope: cst.CSTNode) -> set[str]:
+            out = {rate}
+            for sub in walk(fn_scope, into_scopes=False):
+                if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and ident(sub.value) == rate \
+                        and isinstance(sub.targets[0].target, cst.Name):
+                    out.add(sub.targets[0].target.value)
+            return out
+
+        for call in self._accounted:
+            scope = fa.enclosing_function(call) or self.ctx.module
+            held = names_in(scope)
+            if any(ident(n) in held for a in call.args for n in walk(a.value) if isinstance(n, (cst.Name, cst.Attribute))):
+                return call
+        for fn in walk(self.ctx.module):
+            if not isinstance(fn, cst.FunctionDef) or fn is draw_fn:
+                continue
+            if not words(fn.name.value) & {"noise", "sigma", "multiplier", "epsilon", "eps", "privacy", "rdp",
+                                           "accountant", "accounting", "budget"}:
+                continue
+            held = names_in(fn.body)
+            for sub in walk(fn.body, into_scopes=False):
+                if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Multiply, cst.Divide, cst.Power)) \
+                        and any(ident(side) in held for side in (sub.left, sub.right)) \
+                        and not any(isinstance(a, cst.FormattedString) for a in fa.ancestors(sub)) \
+                        and any(isinstance(c, cst.Call) and call_name(c) in ("sqrt", "log", "exp")
+                                for c in walk(fa.parent(sub) or sub)):
+                    return sub
+        return None
+
+    def _report_rate_sized(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+        if self._poisson_selection is not None or self._poisson_loader:
+            return
+        reported = {id(r.node) for r in self.reports}
+        for draw, rate in self._rate_sized:
+            if id(draw) in reported or self._non_private_path(draw):
+                continue
+            site = self._rate_calibrated(draw, rate)
+            if site is None:
+                continue
+            self.report(draw, f"this draws a fixed number of units, `{rate}` times their count, without "
+                              f"replacement at every step, while the privacy calculation on line {fa.line_of(site)} "
+                              f"takes `{rate}` as the sampling probability of Poisson subsampling: a fixed-size "
+                              "sample is not that, so the amplification credited did not happen; sample each unit "
+                              "independently with that probability, or account sampling without replacement")
 
     def _frame(self, owner: cst.BaseExpression) -> bool:
         """A table of records: named for a data set (``data``, ``df``, ``train_df``), or bound to a frame read or
@@ -3375,6 +3551,12 @@ class HeadTrainer(transformers.Trainer):
                 if arg is not None and self._divided(arg.value):
                     out.append((arg.value, f"is what `{fn.name.value}` hands its accountant (line "
                                            f"{fa.line_of(site)})"))
+                elif arg is not None and isinstance(arg.value, cst.Name):
+                    # (h44-2) ``q = batch / N`` named first, then passed: ``helper(sample_rate=q)``
+                    value = fa.value_of(arg.value)
+                    if value is not None and self._divided(value):
+                        out.append((value, f"is what `{fn.name.value}` hands its accountant (line "
+                                           f"{fa.line_of(site)}), through `{arg.value.value}`"))
             return out
         value = fa.value_of(site)
         if value is not None and self._divided(value):
@@ -3590,6 +3772,7 @@ class HeadTrainer(transformers.Trainer):
                               "keep each record independently with probability q (Poisson sampling)")
         self._report_init_draws(fa)
         self._report_batches(fa)
+        self._report_rate_sized(fa)
         for rate, branch in self._fixed_branch_rates:
             part = branch.body if fa.inside(rate, branch.body) else branch.orelse
             if any(isinstance(n, (cst.Return, cst.Raise)) for n in walk(part, into_scopes=False)):

@@ -170,6 +170,8 @@ class StepsOffByOne(Rule):
         "accountant call in the same function is handed `E` (`gaussian(δ, ε, …, self.e, int(self.e * self.r))`). "
         "Fix: charge `idx + 1` steps after the update (or keep a counter incremented with the step); "
         "loop `range(iterations)`."
+        " "
+        "(h44-2) Also reported: `for step in range(steps_per_epoch)` around a training step where `steps_per_epoch` is computed by another formula than the one a calibration function (named for σ/noise/ε) assigns to the same name (`max(5, n·q)` vs `max(1, n·q)`)."
     )
     TRIGGERS = ("range(", "<=")
     requires_dp_context = True
@@ -178,6 +180,14 @@ class StepsOffByOne(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an accountant call inside ``for v in range(…)`` (or ``tqdm``/``trange``)
         whose arguments read ``v``; or ``while i <= bound`` beside a calibration call."""
+        if any(isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)  # type: ignore[attr-defined]
+               and loop.iter.func.id == "range" and len(loop.iter.args) == 1  # type: ignore[attr-defined]
+               and isinstance(loop.iter.args[0], ast.Name)  # type: ignore[attr-defined]
+               and words(loop.iter.args[0].id) & {"steps", "iterations", "iters", "updates", "batches"}  # type: ignore[attr-defined]
+               for loop in facts.nodes(ast.For)) and any(
+                words(fn.name) & {"noise", "sigma", "multiplier", "epsilon", "privacy", "accountant", "accounting",
+                                  "calibrate"} for fn in facts.functions):
+            return True  # (h44-2) a step count recomputed beside a calibration function
         if any(isinstance(loop.test, ast.Compare) and len(loop.test.ops) == 1  # type: ignore[attr-defined]
                and isinstance(loop.test.ops[0], ast.LtE) for loop in facts.nodes(ast.While)):  # type: ignore[attr-defined]
             return True
@@ -201,6 +211,26 @@ class StepsOffByOne(Rule):
 
     VALID = (
         # twin: the epochs the σ search is given are the epochs run
+        # (h44-2 twin) both functions compute the same count; an unrelated loop over eval batches
+        """
+import math
+class Trainer:
+    def __init__(self, users, rate, epochs, delta, epsilon):
+        self.users, self.rate, self.epochs, self.delta, self.epsilon = users, rate, epochs, delta, epsilon
+    def _noise_multiplier(self):
+        steps_per_epoch = max(1, int(len(self.users) * self.rate))
+        total = steps_per_epoch * self.epochs
+        return math.sqrt(2 * total * math.log(1.25 / self.delta)) / self.epsilon
+    def train(self):
+        for epoch in range(self.epochs):
+            steps_per_epoch = max(1, int(len(self.users) * self.rate))
+            for step in range(steps_per_epoch):
+                self.training_step(step)
+    def evaluate(self, loader):
+        eval_steps = len(loader)
+        for step in range(eval_steps):
+            self.eval_step(step)
+""",
         """
 from opacus.accountants.utils import get_noise_multiplier
 def train(model, optimizer, loader, epochs, q, target_eps, delta):
@@ -316,6 +346,22 @@ def run(model, batches, sigma):
 
     INVALID = (
         # σ searched for `epochs` epochs, the loop runs one more
+        # (h44-2) the step count recomputed in the training loop with another floor than the calibration used
+        """
+import math
+class Trainer:
+    def __init__(self, users, rate, epochs, delta, epsilon):
+        self.users, self.rate, self.epochs, self.delta, self.epsilon = users, rate, epochs, delta, epsilon
+    def _noise_multiplier(self):
+        steps_per_epoch = max(1, int(len(self.users) * self.rate))
+        total = steps_per_epoch * self.epochs
+        return math.sqrt(2 * total * math.log(1.25 / self.delta)) / self.epsilon
+    def train(self):
+        for epoch in range(self.epochs):
+            steps_per_epoch = max(5, int(len(self.users) * self.rate))  # <-
+            for step in range(steps_per_epoch):
+                self.training_step(step)
+""",
         """
 from opacus.accountants.utils import get_noise_multiplier
 def train(model, optimizer, loader, epochs, q, target_eps, delta):
@@ -418,6 +464,7 @@ def train(model, q, sigma, orders):
         accountant given the configured ``iterations`` charges one fewer."""
         bound = _plus_one_bound(node)
         if bound is None:
+            self._recomputed_count(node)
             return
         fa = self.ctx.analysis
         if not _configured_steps(bound):
@@ -447,6 +494,47 @@ def train(model, q, sigma, orders):
                  else f"an accountant given the configured `{text}` charges that many")
         self.report(node.iter, f"this loop runs `{text} + 1` training iterations, but {where}: one update more than the "
                                f"ε accounts for; loop `range({text})` (or charge `{text} + 1` steps)")
+
+    def _recomputed_count(self, node: cst.For) -> None:
+        """(h44-2) ``for step in range(steps_per_epoch)`` around a training step, with ``steps_per_epoch``
+        worked out here by another formula than the one the noise calibration uses for the same name in
+        another function (``max(5, int(n * q))`` here, ``max(1, int(n * q))`` where σ is computed): the loop
+        runs a different number of noisy steps from the number the σ was calibrated for."""
+        it = node.iter
+        if not (isinstance(it, cst.Call) and call_name(it) == "range" and len(it.args) == 1
+                and isinstance(it.args[0].value, cst.Name)):
+            return
+        name = it.args[0].value.value
+        if not words(name) & {"steps", "iterations", "iters", "updates", "batches"}:
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not any(isinstance(n, cst.Call) and (_trains(call_name(n)) or words(call_name(n)) & {
+                "training", "train_step", "step"}) for n in walk(node.body)):
+            return
+        here = [a.value for a in walk(fn.body) if isinstance(a, cst.Assign) and len(a.targets) == 1
+                and ident(a.targets[0].target) == name]
+        if len(here) != 1:
+            return
+        mine = " ".join(fa.code(here[0]).split())
+        refs = {ident(n) for n in walk(here[0]) if isinstance(n, cst.Attribute)} - {None}
+        if not refs:
+            return
+        for other in walk(self.ctx.module):
+            if not isinstance(other, cst.FunctionDef) or other is fn or not words(other.name.value) & {
+                    "noise", "sigma", "multiplier", "epsilon", "privacy", "accountant", "accounting", "calibrate"}:
+                continue
+            theirs = [a.value for a in walk(other.body) if isinstance(a, cst.Assign) and len(a.targets) == 1
+                      and ident(a.targets[0].target) == name]
+            if len(theirs) != 1:
+                continue
+            text = " ".join(fa.code(theirs[0]).split())
+            if text == mine or {ident(n) for n in walk(theirs[0]) if isinstance(n, cst.Attribute)} - {None} != refs:
+                continue
+            self.report(here[0], f"`{name} = {mine}` here, but `{other.name.value}` (line {fa.line_of(theirs[0])}) "
+                                 f"calibrates the noise for `{name} = {text}`: the loop runs another number of noisy "
+                                 "steps than the σ accounts for; compute the step count once and use it for both")
+            return
 
     def visit_While(self, node: cst.While) -> None:
         """``it = 0; while it <= self.e: …; it += 1`` runs e + 1 epochs, while the noise in the loop is calibrated

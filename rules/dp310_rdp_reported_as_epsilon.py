@@ -29,6 +29,52 @@ def _eps_target(name: str | None) -> bool:
     return bool(pieces & _EPS_WORDS) and not pieces & (_RDP_WORDS | {"target", "max", "budget", "limit", "total_budget"})
 
 
+#: a record sampling rate (``q``, ``sample_rate``, ``sampling_prob``), not a decay or learning rate
+_RATE_WORDS = frozenset({"q", "sample", "sampling"})
+
+
+def _ast_squared(node: ast.AST, rate: bool) -> bool:
+    """``q ** 2`` (rate) / ``sigma ** 2`` (anything) somewhere in ``node``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow) and isinstance(n.right, ast.Constant) \
+                and n.right.value == 2:
+            if not rate:
+                return True
+            base = n.left
+            name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
+            if name is not None and words(name) & _RATE_WORDS:
+                return True
+    return False
+
+
+def _ast_closed_form(node: ast.BinOp) -> bool:
+    return _ast_squared(node.left, True) and _ast_squared(node.right, False)
+
+
+def _squared(expr: cst.CSTNode, rate: bool) -> bool:
+    for n in walk(expr):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power) \
+                and isinstance(n.right, cst.Integer) and n.right.value == "2":
+            if not rate:
+                return True
+            name = dotted(n.left)
+            if name is not None and words(name.rsplit(".", 1)[-1]) & _RATE_WORDS:
+                return True
+    return False
+
+
+def _closed_form_rdp(expr: cst.CSTNode) -> cst.BinaryOperation | None:
+    """(h44-2) ``steps * q ** 2 / (2 * sigma ** 2)``: the small-q moment (RDP at order 1) of the subsampled
+    Gaussian, with no ``log`` (no δ) anywhere in the expression."""
+    if any(isinstance(c, cst.Call) and call_name(c) in ("log", "log1p", "sqrt") for c in walk(expr)):
+        return None
+    for n in walk(expr):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide) \
+                and _squared(n.left, True) and _squared(n.right, False):
+            return n
+    return None
+
+
 class RdpReportedAsEpsilon(Rule):
     id = "DP310"
     name = "rdp-reported-as-epsilon"
@@ -48,13 +94,18 @@ class RdpReportedAsEpsilon(Rule):
         "arithmetic expression with a `log` in the module. Not reported: accumulators named for RDP "
         "(`total_rdp`), sums later passed to a conversion, code with no DP context. "
         "Fix: accumulate the RDP, and report/compare ε = min over α of ρ(α) + log(1/δ)/(α − 1)."
+        " "
+        "(h44-2) Also reported: a function named for ε returning the closed form `steps * q ** 2 / (2 * sigma ** 2)` with no log/δ term (a fallback 'approximation' when no accountant is installed)."
     )
-    TRIGGERS = ("rdp", "RDP", "Rdp", "renyi", "Renyi")
+    TRIGGERS = ("rdp", "RDP", "Rdp", "renyi", "Renyi", "** 2", "**2")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is an ``+=`` / assignment to an ε-named target in a module calling an RDP-named function."""
+        """A finding is an ``+=`` / assignment to an ε-named target in a module calling an RDP-named function,
+        or a closed-form ``steps * q ** 2 / (2 * sigma ** 2)`` in the module."""
+        if any(_ast_closed_form(b) for b in facts.binops(ast.Div)):
+            return True
         if not any(_rdp_call(n) for n in facts.called):
             return False
         for node in facts.nodes(ast.AugAssign, ast.Assign):
@@ -66,6 +117,25 @@ class RdpReportedAsEpsilon(Rule):
         return False
 
     VALID = (
+        # (h44-2 twin) the same moment at order α, converted with the log(1/δ)/(α − 1) term; an ε-greedy schedule
+        # with a decay rate; a Gaussian kernel
+        """
+import math
+import numpy as np
+from opacus.accountants import RDPAccountant
+class Engine:
+    def __init__(self, sample_rate, delta, alpha=8):
+        self.sample_rate, self.delta, self.alpha = sample_rate, delta, alpha
+    def epsilon_after(self, steps, sigma):
+        rdp = self.alpha * steps * self.sample_rate ** 2 / sigma ** 2
+        return rdp + math.log(1 / self.delta) / (self.alpha - 1)
+    def noisy(self, g, sigma):
+        return g + np.random.normal(0, sigma, g.shape)
+def epsilon_schedule(step, decay_rate=0.99):
+    return 0.05 + decay_rate ** 2 / (1 + step ** 2)
+def kernel_eps(x, bandwidth):
+    return np.exp(-x ** 2 / (2 * bandwidth ** 2))
+""",
         # the per-round RDP is accumulated as RDP and converted before it is compared
         """
 import math
@@ -121,6 +191,19 @@ def release(counts, epsilon_each, k):
     )
 
     INVALID = (
+        # (h44-2) without an accountant, the small-q moment steps·q²/(2σ²) is returned as ε
+        """
+import numpy as np
+from opacus.accountants import RDPAccountant
+class Engine:
+    def __init__(self, sample_rate, delta):
+        self.sample_rate, self.delta = sample_rate, delta
+    def epsilon_after(self, steps, sigma):
+        s = max(sigma, 1e-12)
+        return steps * self.sample_rate ** 2 / (2.0 * s ** 2)  # <-
+    def noisy(self, g, sigma):
+        return g + np.random.normal(0, sigma, g.shape)
+""",
         # a federated driver: the per-round RDP at one order is summed and compared with ε_max
         """
 import torch
@@ -221,6 +304,23 @@ class DPClient:
             if isinstance(sub, cst.Call) and _rdp_call(call_name(sub)):
                 return True
         return bool(value_refs(value) & names)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        """(h44-2) A function named for ε (``_epsilon_from_params``, ``compute_eps``) returning the closed-form
+        ``steps * q ** 2 / (2 * sigma ** 2)``: an RDP-like moment with no order and no δ, reported as ε."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if node.value is None or fn is None or not words(fn.name.value) & _EPS_WORDS \
+                or words(fn.name.value) & (_RDP_WORDS | {"target", "budget"}):
+            return
+        if _closed_form_rdp(node.value) is None or not fa.in_dp_context(node):
+            return
+        self.report(node.value, f"`{fn.name.value}` returns `{' '.join(fa.code(node.value).split())[:60]}` as ε: "
+                                "steps·q²/(2σ²) is the small-q Rényi/moments cost of the subsampled Gaussian at "
+                                "one order, with no log(1/δ)/(α − 1) term and no δ at all, so it is not an "
+                                "(ε, δ) guarantee and under-states ε by orders of magnitude; compute the RDP over "
+                                "orders and convert it (ε = min_α ρ(α) + log(1/δ)/(α − 1)), or refuse without an "
+                                "accountant")
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         rdp = None

@@ -53,6 +53,31 @@ def _product(expr: cst.BaseExpression) -> tuple[cst.BaseExpression, cst.BaseExpr
     return None
 
 
+def _number_like(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) or isinstance(expr, cst.UnaryOperation) \
+        and isinstance(expr.expression, (cst.Integer, cst.Float))
+
+
+def _exp_of(expr: cst.CSTNode, eps: str) -> bool:
+    """The term ``e^eps − 1``: ``exp(eps) - 1``, ``math.e ** eps - 1``, ``expm1(eps)`` somewhere in ``expr``
+    (not a probability ``exp(eps) / (exp(eps) + k - 1)``)."""
+    from dpcheck.analysis.syntax import number, walk
+
+    def exp_call(n: cst.CSTNode) -> bool:
+        if isinstance(n, cst.Call) and call_name(n) == "exp" and n.args and ident(n.args[0].value) == eps:
+            return True
+        return isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power) and ident(n.right) == eps \
+            and (ident(n.left) or "").split(".")[-1] == "e"
+
+    for n in walk(expr):
+        if isinstance(n, cst.Call) and call_name(n) == "expm1" and n.args and ident(n.args[0].value) == eps:
+            return True
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract) and exp_call(n.left) \
+                and number(n.right) == 1:
+            return True
+    return False
+
+
 class LinearAmplification(Rule):
     id = "DP316"
     name = "linear-amplification"
@@ -72,6 +97,8 @@ class LinearAmplification(Rule):
         "Not reported: a budget split by a fraction (`epsilon * frac_for_counts`), a noise scale, code "
         "with no DP context. Fix: `math.log1p(q * math.expm1(eps))`, or an accountant "
         "(`PoissonSampledDpEvent`, Opacus' RDP accountant)."
+        " "
+        "(h44-2) Also reported: the exact `ε·(e^ε − 1)` term of an advanced-composition or amplification bound kept on one side of a threshold on ε and replaced on the other by an approximation without the exponential (`ε * ε`, `0.0`), which is smaller for every ε > 0."
     )
     TRIGGERS = ("eps",)
     requires_dp_context = True
@@ -79,9 +106,40 @@ class LinearAmplification(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A product ``a * b`` in a file that names a sampling rate (``q``, ``sample_rate`` …)."""
+        if ("exp" in facts.source or "e **" in facts.source) and any(
+                isinstance(n.test, ast.Compare) and isinstance(n.test.left, (ast.Name, ast.Attribute))  # type: ignore[attr-defined]
+                and _eps_named(n.test.left.id if isinstance(n.test.left, ast.Name) else n.test.left.attr)  # type: ignore[attr-defined]
+                and n.orelse for n in facts.nodes(ast.If)):  # type: ignore[attr-defined]
+            return True  # (h44-2) the e^ε − 1 term approximated on one side of a threshold on ε
         return bool(facts.binops(ast.Mult)) and bool(re.search(r"\bq\b|sampl|batch_size", facts.source))
 
     VALID = (
+        # (h44-2 twin) the exact term in every case; a branch on ε that picks between two correct bounds; an
+        # ε-greedy exploration switch
+        """
+import math
+import random
+def advanced_composition(epsilons, delta_slack):
+    linear = sum(eps * math.expm1(eps) for eps in epsilons)
+    return math.sqrt(2 * math.log(1 / delta_slack) * sum(e * e for e in epsilons)) + linear
+def composed_privacy(k, eps0, delta_slack):
+    advanced = math.sqrt(2 * k * math.log(1 / delta_slack)) * eps0 + k * eps0 * math.expm1(eps0)
+    if eps0 > 1.0:
+        total = k * eps0
+    else:
+        total = min(k * eps0, advanced)
+    return total
+def keep_probability(epsilon, k):
+    if epsilon > 100:
+        p = 1
+    else:
+        p = math.exp(epsilon) / (math.exp(epsilon) + k - 1)
+    return p
+def act(q_values, epsilon=0.1):
+    if random.random() < epsilon:
+        return random.randrange(len(q_values))
+    return max(range(len(q_values)), key=lambda a: q_values[a] * math.exp(epsilon))
+""",
         # twin: the amplification bound itself
         """
 import math
@@ -114,6 +172,25 @@ def noisy_mean(total, epsilon, q, n):
     )
 
     INVALID = (
+        # (h44-2) advanced composition: the k·ε(e^ε − 1) term kept for small ε, replaced by ε² (or dropped) otherwise
+        """
+import math
+def advanced_composition(epsilons, delta_slack):
+    linear = 0.0
+    for eps in epsilons:
+        if eps < 1.0:
+            linear += eps * (math.exp(eps) - 1.0)
+        else:
+            linear += eps * eps  # <-
+    return math.sqrt(2 * math.log(1 / delta_slack) * sum(e * e for e in epsilons)) + linear
+def composed_privacy(k, eps0, delta_slack):
+    first = math.sqrt(2 * k * math.log(1 / delta_slack)) * eps0
+    if eps0 < 1.0:
+        second = 0.0  # <-
+    else:
+        second = k * eps0 * (math.exp(eps0) - 1)
+    return first + second
+""",
         # an amplification helper
         """
 def amplify_epsilon(epsilon, sample_rate):
@@ -143,6 +220,57 @@ def subsampled_privacy(eps, sampling_prob):
     return sampling_prob * eps  # <-
 """,
     )
+
+    def visit_If(self, node: cst.If) -> None:
+        """(h44-2) ``if eps < 1: t += eps * (exp(eps) - 1) else: t += eps * eps`` (or ``t = 0.0``): the exact
+        e^ε − 1 term of a composition or amplification bound kept on one side of a threshold on ε and replaced,
+        on the other, by an approximation with no exponential, which is smaller for every ε > 0."""
+        test = node.test
+        if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                and isinstance(test.comparisons[0].operator, (cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+                                                              cst.GreaterThanEqual))):
+            return
+        sides = (test.left, test.comparisons[0].comparator)
+        eps = next((ident(a) for a, b in (sides, sides[::-1]) if _eps_named(ident(a)) and _number_like(b)), None)
+        if eps is None or not isinstance(node.orelse, cst.Else):
+            return
+        fa = self.ctx.analysis
+        branches = (node.body, node.orelse.body)
+        exact = [self._assigned(b, eps, True) for b in branches]
+        other = [self._assigned(b, eps, False) for b in branches]
+        for i in (0, 1):
+            for target, _stmt in exact[i]:
+                for target2, stmt2 in other[1 - i]:
+                    if target2 != target or not fa.in_dp_context(stmt2):
+                        continue
+                    self.report(stmt2, f"`{fa.code(stmt2).strip()}` replaces the term `{eps}·(e^{eps} − 1)` of the "
+                                       f"bound (kept in the other branch of the test on `{eps}`) by an approximation "
+                                       "without the exponential, which is smaller for every ε > 0: the composed ε "
+                                       "is understated; keep `eps * math.expm1(eps)` in both branches")
+                    return
+
+    @staticmethod
+    def _assigned(block: cst.BaseSuite, eps: str, with_exp: bool) -> list[tuple[str, cst.CSTNode]]:
+        """Targets assigned (``=``/``+=``) in ``block`` with (or, ``with_exp`` false, without) ``exp(eps)`` /
+        ``e ** eps`` / ``expm1(eps)`` in the value."""
+        out: list[tuple[str, cst.CSTNode]] = []
+        body = block.body if isinstance(block, cst.IndentedBlock) else []
+        for line in body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                continue
+            for stmt in line.body:
+                if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
+                    target, value = ident(stmt.targets[0].target), stmt.value
+                elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.operator, cst.AddAssign):
+                    target, value = ident(stmt.target), stmt.value
+                else:
+                    continue
+                if target is None:
+                    continue
+                has_exp = _exp_of(value, eps)
+                if has_exp == with_exp:
+                    out.append((target, stmt))
+        return out
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         found = _product(node)

@@ -2,6 +2,8 @@
 the target."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -108,8 +110,10 @@ class BisectionReturnsMidpoint(Rule):
         "(`//`), searches narrowed to rounding (a width of at most 1e-5, also through a name such as a "
         "`tolerance=1e-7` default, or 40 and more halvings), bisections with no privacy quantity (roots, indices). Fix: return the bound the loop only moves "
         "to points meeting the target (for σ, the upper one), or check ε at the returned value."
+        " "
+        "(h44-2) Also reported: a grid search that keeps a candidate only when it meets the target and, when none does, picks one anyway in `if best is None:` and carries on instead of raising."
     )
-    TRIGGERS = ("/ 2", "/2", "0.5", "sqrt")
+    TRIGGERS = ("/ 2", "/2", "0.5", "sqrt", "is None")
     requires_dp_context = False
 
     @classmethod
@@ -117,6 +121,10 @@ class BisectionReturnsMidpoint(Rule):
         import ast
         if not facts.nodes(ast.While, ast.For) or not facts.nodes(ast.Return):
             return False
+        if any(isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.Is)
+               and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
+               for n in facts.nodes(ast.If)) and re.search(r"eps|sigma|noise", facts.source):
+            return True  # (h44-2) a search's not-found fallback
         for b in facts.nodes(ast.BinOp):
             if isinstance(b.op, ast.Div) and isinstance(b.left, ast.BinOp) and isinstance(b.left.op, (ast.Add, ast.Sub)) \
                     and isinstance(b.right, ast.Constant) and b.right.value == 2:
@@ -128,6 +136,28 @@ class BisectionReturnsMidpoint(Rule):
 
     VALID = (
         # the tolerance is a parameter whose default is at rounding level: the midpoint is the feasible bound
+        # (h44-2 twin) the search refuses when no σ meets the target; a best-validation-loss search (no privacy)
+        """
+def calibrate(eps_of, target_epsilon, steps, grid=(0.5, 1.0, 2.0, 4.0)):
+    best = None
+    for sigma in grid:
+        eps = eps_of(sigma, steps)
+        if eps <= target_epsilon:
+            if best is None or eps < best[0]:
+                best = (eps, sigma)
+    if best is None:
+        raise ValueError("no noise multiplier on the grid meets the target epsilon")
+    return best
+def pick_lr(val_loss_of, grid, max_loss):
+    best = None
+    for lr in grid:
+        loss = val_loss_of(lr)
+        if loss <= max_loss:
+            best = lr
+    if best is None:
+        best = grid[0]
+    return best
+""",
         """
 def sigma_for(target_eps, steps, q, delta, accountant, tolerance=1e-8):
     lo, hi = 0.1, 500.0
@@ -247,6 +277,20 @@ def calibrate(eps_fn, target_eps):
 
     INVALID = (
         # the twin: the same search with a coarse tolerance bound to a local name
+        # (h44-2) a σ grid search that, when no σ meets the target, takes the largest one and carries on
+        """
+def calibrate(eps_of, target_epsilon, steps, grid=(0.5, 1.0, 2.0, 4.0)):
+    best = None
+    for sigma in grid:
+        eps = eps_of(sigma, steps)
+        if eps <= target_epsilon:
+            if best is None or eps < best[0]:
+                best = (eps, sigma)
+    if best is None:  # <-
+        sigma = grid[-1]
+        best = (eps_of(sigma, steps), sigma)
+    return best
+""",
         """
 def sigma_for(target_eps, steps, q, delta, accountant):
     tolerance = 0.05
@@ -358,7 +402,56 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
 """,
     )
 
+    def _fallback_after_search(self, node: cst.FunctionDef) -> None:
+        """(h44-2) A grid search keeps ``best`` only for candidates meeting the target (``if eps <= target: best =
+        …``), and when none does, ``if best is None:`` picks one anyway (the largest σ) and carries on: the
+        parameters returned then miss the privacy target the caller asked for."""
+        fa = self.ctx.analysis
+        statements = list(walk(node.body, into_scopes=False))
+        for i, stmt in enumerate(statements):
+            if not isinstance(stmt, cst.If):
+                continue
+            test = stmt.test
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                    and isinstance(test.comparisons[0].operator, cst.Is) \
+                    and isinstance(test.comparisons[0].comparator, cst.Name) \
+                    and test.comparisons[0].comparator.value == "None" and isinstance(test.left, cst.Name):
+                var = test.left.value
+            elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+                    and isinstance(test.expression, cst.Name):
+                var = test.expression.value
+            else:
+                continue
+            loop = next((s for s in reversed(statements[:i]) if isinstance(s, (cst.For, cst.While))
+                         and not fa.inside(stmt, s)), None)
+            if loop is None or not self._kept_when_met(loop, var):
+                continue
+            if any(isinstance(n, (cst.Raise, cst.Return)) for n in walk(stmt.body)):
+                continue
+            if not any(isinstance(n, cst.Assign) for n in walk(stmt.body)):
+                continue
+            self.report(stmt.test, f"when no candidate of the search meets the privacy target, `{var}` is None and "
+                                   "this branch picks a value anyway and carries on: the parameters used then give an "
+                                   "ε above the target the caller asked for; raise (or refuse to train) instead")
+            return
+
+    @staticmethod
+    def _kept_when_met(loop: cst.CSTNode, var: str) -> bool:
+        """Inside ``loop``, ``var`` is assigned only under a test comparing a privacy quantity with a target."""
+        for n in walk(loop):
+            if not isinstance(n, cst.If) or not isinstance(n.test, cst.Comparison):
+                continue
+            names = {w for m in walk(n.test) if isinstance(m, cst.Name) for w in words(m.value)}
+            if not names & {"target", "budget", "max"} or not names & _PRIVACY_WORDS:
+                continue
+            if any(isinstance(a, cst.Assign) and any(isinstance(t, cst.Name) and t.value == var
+                                                     for tg in a.targets for t in target_nodes(tg.target))
+                   for a in walk(n.body)):
+                return True
+        return False
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._fallback_after_search(node)
         for loop in walk(node.body, into_scopes=False):
             if not isinstance(loop, (cst.While, cst.For)):
                 continue
