@@ -23,6 +23,11 @@ _VECTOR_WORDS = frozenset({
     "counts", "hist", "histogram", "histo", "freqs", "frequencies", "marginal", "marginals", "grads",
     "gradients", "vector", "vec", "histograms", "coef", "coefs", "coefficients",
 })
+#: plural values of a vector release (``eig_vals``, ``scores``, ``embeddings``, ``centroids``): DP109's own
+_RELEASE_VECTOR_WORDS = _VECTOR_WORDS | frozenset({
+    "vals", "values", "eigenvalues", "eigvals", "eigs", "scores", "embeddings", "embedding", "logits", "probs",
+    "probabilities", "centroids", "means", "sums", "estimates", "vecs", "vectors",
+})
 #: methods that return a parameter tensor itself (``param.detach()``, ``p.data``)
 _TENSOR_VIEWS = frozenset({"detach", "clone", "data", "cpu", "numpy"})
 #: iterables of a model's parameter tensors
@@ -108,7 +113,10 @@ class SharedNoiseDraw(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A finding is an addition (or subtraction, ``+=``/``-=``) with a draw call as an operand."""
+        """A finding is an addition (or subtraction, ``+=``/``-=``) with a draw call as an operand, or a call
+        handing ε to a mechanism (which may be a scalar one given a vector)."""
+        if any(k.arg in ("eps", "epsilon") for c in facts.calls for k in c.keywords):
+            return True
         if not facts.calls_any(_SCALAR_DRAWS):
             return False
         pairs = [(b.left, b.right) for op in (ast.Add, ast.Sub) for b in facts.binops(op)]
@@ -122,6 +130,33 @@ class SharedNoiseDraw(Rule):
                    for pair in pairs for side in pair)
 
     VALID = (
+        # twins of the scalar-mechanism cases: the vector form of the helper, the helper given one count, and a
+        # draw per eigenvalue
+        """
+import numpy as np
+class Laplace:
+    @staticmethod
+    def release(*, value, epsilon, sensitivity):
+        return value + np.random.laplace(0, sensitivity / epsilon)
+    @staticmethod
+    def release_vector(*, values, epsilon, sensitivity):
+        return values + np.random.laplace(0, sensitivity / epsilon, size=len(values))
+def private_sum(rows, epsilon, bound):
+    clipped = np.clip(rows, -bound, bound)
+    total = np.sum(clipped, axis=0)
+    return Laplace.release_vector(values=total, epsilon=epsilon, sensitivity=2 * bound)
+def private_count(rows, epsilon):
+    return Laplace.release(value=len(rows), epsilon=epsilon, sensitivity=1)
+def noisy_spectrum(A, k, epsilon):
+    eig_vals, eig_vecs = np.linalg.eigh(A)
+    return eig_vals[-k:] + np.random.laplace(0.0, np.sqrt(2 * k) / epsilon, size=k)
+""",
+        # augmentation jitter in a DP training script: not a release
+        """
+import numpy as np
+def augment(features, epsilon_margin=0.1):
+    return features + np.random.normal(0, 0.05, size=features.shape)
+""",
         # twins of the size-1 draws: one draw per pixel, per coordinate, per row; a draw per element in the loop
         """
 import cv2
@@ -203,6 +238,23 @@ def fit(reg, X, y, Deltaf, epsilon, module, noise_scale):
     )
 
     INVALID = (
+        # eeprivacy operations.py: the clamped vector sum goes through the scalar Laplace helper; spectral_graph.py:
+        # one draw for all k eigenvalues
+        """
+import numpy as np
+class Laplace:
+    @staticmethod
+    def release(*, value, epsilon, sensitivity):
+        return value + np.random.laplace(0, sensitivity / epsilon)
+def private_sum(rows, epsilon, bound):
+    clipped = np.clip(rows, -bound, bound)
+    total = np.sum(clipped, axis=0)
+    return Laplace.release(value=total, epsilon=epsilon, sensitivity=2 * bound)  # <-
+def noisy_spectrum(A, k, epsilon):
+    eig_vals, eig_vecs = np.linalg.eigh(A)
+    eig_vals = eig_vals[-k:]
+    return eig_vals + np.random.laplace(0.0, np.sqrt(2 * k) / epsilon)  # <-
+""",
         # a draw of size 1 kept in a name and added to every pixel of an image (a slice is an array);
         # a size-1 keyword; a one-element shape tuple on a column slice
         """
@@ -275,6 +327,92 @@ def release(freqs, epsilon, sensitivity=1.0):
 """,
     )
 
+    def visit_Call(self, node: cst.Call) -> None:
+        """``LaplaceMechanism.execute(value=exact_sum, epsilon=e, sensitivity=s)`` where ``execute`` returns
+        ``value + np.random.laplace(0, b)`` (one draw) and ``exact_sum`` is a vector (a sum over an axis, a
+        histogram): the scalar mechanism adds one number to every coordinate."""
+        if not node.args or not any(
+                words(a.keyword.value if a.keyword is not None else getattr(a.value, "value", "") or "")
+                & {"eps", "epsilon"} for a in node.args if a.keyword is not None or isinstance(a.value, cst.Name)):
+            return  # a mechanism is handed its ε
+        callee = self._scalar_mechanism(node)
+        if callee is None:
+            return
+        name, params, index, method = callee
+        offset = 1 if method else 0
+        value = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == params[index]), None)
+        if value is None:
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            at = index - offset
+            value = positional[at] if 0 <= at < len(positional) else None
+        if value is None:
+            return
+        vector = self._vector(value)
+        if vector is None:
+            return
+        self.report(node, f"`{name}` adds one scalar draw to its `{params[index]}` (a single-value mechanism), and "
+                          f"`{vector}` is a vector: every coordinate gets the same noise, so the differences between "
+                          f"coordinates are released exactly; use the mechanism's vector form (one draw per "
+                          f"coordinate, `size=len(...)`)")
+
+    def _scalar_mechanism(self, call: cst.Call) -> tuple[str, list[str], int, bool] | None:
+        """(name, parameters, index of the value parameter, is a bound method) of the called function, defined
+        in this module or in a project module it imports (``from pkg.mechanisms import LaplaceMechanism``), when
+        it returns its parameter plus one scalar draw."""
+        func = call.func
+        if isinstance(func, cst.Name):
+            owner, name = None, func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner, name = func.value.value, func.attr.value
+        else:
+            return None
+        trees = self._callee_trees(owner or name)
+        for tree in trees:
+            scopes: list[tuple[list[ast.stmt], bool]] = [(tree.body, False)]
+            if owner is not None:
+                scopes = [(n.body, True) for n in tree.body if isinstance(n, ast.ClassDef) and n.name == owner]
+            for body, in_class in scopes:
+                for fn in body:
+                    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != name:
+                        continue
+                    static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+                    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+                    index = _adds_scalar_draw(fn, params)
+                    if index is None:
+                        continue
+                    bound = in_class and not static
+                    return f"{owner + '.' if owner else ''}{name}", params, index, bound
+        return None
+
+    def _callee_trees(self, name: str) -> list[ast.Module]:
+        """This module, and the project module that ``from … import name`` (or ``import … as name``) names."""
+        import os
+
+        from dpcheck.analysis.global_rng import _candidates, _module_imports_aliased, _roots, _tree
+
+        out: list[ast.Module] = []
+        if "_own_tree" not in self.__dict__:
+            try:
+                self.__dict__["_own_tree"] = ast.parse(self.ctx.module.code)
+            except (SyntaxError, ValueError):
+                self.__dict__["_own_tree"] = None
+        if self.__dict__["_own_tree"] is not None:
+            out.append(self.__dict__["_own_tree"])
+        path = self.ctx.path
+        if not path or not os.path.isfile(path):
+            return out
+        me = os.path.abspath(path)
+        folder, roots = os.path.dirname(me), _roots(me)
+        for module, level, _, alias in _module_imports_aliased(self.ctx.module):
+            if alias != name or "." not in module and level == 0:
+                continue
+            parent = module.rsplit(".", 1)[0] if "." in module else ""
+            for candidate in _candidates(folder, roots, parent, level, ()):
+                tree = _tree(candidate)
+                if tree is not None:
+                    out.append(tree)
+        return out
+
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         if isinstance(node.operator, (cst.Add, cst.Subtract)):
             self._check(node, node.left, node.right)
@@ -339,7 +477,7 @@ def release(freqs, epsilon, sensitivity=1.0):
             value = fa.value_of(expr)
             if value is not None and self._vector_value(value):
                 return name
-        return name if words(name) & _VECTOR_WORDS else None
+        return name if words(name) & _RELEASE_VECTOR_WORDS else None
 
     def _parameter_tensor(self, name: cst.Name) -> bool:
         """A loop target bound to a model's parameter tensors: ``for n, param in model.named_parameters()``."""
@@ -372,6 +510,39 @@ def release(freqs, epsilon, sensitivity=1.0):
         if isinstance(value, cst.Tuple):
             return False
         return False
+
+
+def _adds_scalar_draw(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> int | None:
+    """The index of the parameter ``fn`` returns plus one scalar noise draw (``return value + np.random.laplace(0,
+    b)``, or through a local bound to the draw); None when it draws per element or does something else."""
+    draws: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and _is_ast_scalar_draw(node.value):
+            draws.add(node.targets[0].id)
+    found: set[int] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp)):
+            return None  # a loop: the draw may be per element
+        if not (isinstance(node, ast.Return) and isinstance(node.value, ast.BinOp)
+                and isinstance(node.value.op, (ast.Add, ast.Sub))):
+            continue
+        for side, other in ((node.value.left, node.value.right), (node.value.right, node.value.left)):
+            if isinstance(side, ast.Name) and side.id in params and (
+                    _is_ast_scalar_draw(other) or isinstance(other, ast.Name) and other.id in draws):
+                found.add(params.index(side.id))
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _is_ast_scalar_draw(node: ast.AST) -> bool:
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SCALAR_DRAWS):
+        return False
+    receiver = node.func.value
+    root = receiver.id if isinstance(receiver, ast.Name) else receiver.value.id \
+        if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) else ""
+    if root in ("torch", "tf", "jax", "jnp") or node.func.attr == "normal" and root == "torch":
+        return False
+    return _ast_scalar(node) and len(node.args) >= 1 and isinstance(node.args[0], ast.Constant)
 
 
 def _loop_targets(loop: cst.CSTNode) -> list[cst.CSTNode]:

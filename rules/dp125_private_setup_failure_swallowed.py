@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, last_name, walk, words
 from dpcheck.rule import Rule
 
 #: keyword arguments that carry the privacy mechanism's parameters
@@ -19,6 +19,21 @@ _DP_CALL_WORDS = frozenset({"private", "privacy", "dp", "privatize", "privatise"
 #: words of a target that, set to None / False, turn privacy off
 _DP_TARGET_WORDS = frozenset({"privacy", "private", "dp", "engine", "accountant", "noise"})
 _EXITS = frozenset({"exit", "quit", "abort", "_exit"})
+
+
+#: calls that privatise a value, and names of a value that has been privatised
+_PERTURB_WORDS = frozenset({"perturb", "privatize", "privatise", "sanitize", "sanitise", "anonymize", "anonymise",
+                            "obfuscate", "randomize", "randomise", "noise", "noisy"})
+_PERTURBED_WORDS = frozenset({"perturbed", "privatized", "privatised", "sanitized", "sanitised", "anonymized",
+                              "anonymised", "noisy", "noised", "obfuscated", "randomized", "randomised"})
+
+
+def _tiny(expr: cst.BaseExpression) -> bool:
+    """A literal noise scale of (almost) zero: ``0``, ``0.0``, ``1e-6``."""
+    from dpcheck.analysis.syntax import number
+
+    value = number(expr)
+    return value is not None and 0 <= value <= 1e-3
 
 
 def _off(expr: cst.BaseExpression) -> bool:
@@ -62,8 +77,11 @@ class PrivateSetupFailureSwallowed(Rule):
         "reports keep the ε they were configured with (or print ε = 0). Nothing tells the reader that the "
         "guarantee silently vanished. Reported: a `try` whose body makes such a call, and a handler that does not "
         "re-raise or exit and either sets a privacy object or flag to None / False or makes the same call without "
-        "the privacy keywords (in the handler or after the `try`). Not reported: optional imports, handlers that "
-        "raise or exit. Fix: let the failure propagate (or stop the run) instead of continuing without noise."
+        "the privacy keywords (in the handler or after the `try`). Also reported: a handler that releases what the "
+        "`try` was privatising: it returns the value the body adds noise to (`except Exception: return grads, "
+        "0.0`), returns a noise scale of (almost) zero in place of the σ the body computes (`return 1e-6`), or sets "
+        "a field the body fills from a perturbing call to that call's raw input (`new['text'] = row['text']`). "
+        "Not reported: optional imports, handlers that raise, exit or drop the record. Fix: let the failure propagate (or stop the run) instead of continuing without noise."
     )
     TRIGGERS = ("except",)
     requires_dp_context = True
@@ -73,9 +91,64 @@ class PrivateSetupFailureSwallowed(Rule):
         """A finding needs a ``try`` and a call given a privacy keyword or named for privacy."""
         if not any(isinstance(n, ast.Try) for n in ast.walk(facts.tree)):
             return False
-        return bool(facts.identifiers & _DP_KEYWORDS) or any(words(n) & _DP_CALL_WORDS for n in facts.called)
+        return bool(facts.identifiers & _DP_KEYWORDS) or any(words(n) & _DP_CALL_WORDS for n in facts.called) \
+            or any(words(n) & (_PERTURB_WORDS | _PERTURBED_WORDS | {"sigma", "multiplier"}) for n in facts.identifiers)
 
     VALID = (
+        # twins of the un-noised fallbacks: the handler re-raises, drops the record, or stops the step
+        """
+import math
+import torch
+def add_dp_noise(grads, clip, sigma):
+    try:
+        std = clip * sigma
+        noisy = []
+        for g in grads:
+            noise = torch.normal(0.0, std, size=g.shape)
+            noisy.append(g + noise)
+        return noisy
+    except Exception as exc:
+        raise RuntimeError("noise failed") from exc
+def noise_multiplier(steps, delta, epsilon):
+    try:
+        sigma = math.sqrt(2 * steps * math.log(1.25 / delta)) / epsilon
+        return sigma
+    except (ValueError, ZeroDivisionError):
+        raise
+def release(rows, perturber):
+    out = []
+    for row in rows:
+        new = dict(row)
+        try:
+            perturbed_name = perturber.perturb(row["name"])
+            new["text"] = row["text"].replace(row["name"], perturbed_name)
+        except Exception:
+            continue
+        out.append(new)
+    return out
+""",
+        # a data column's spread with a fallback is no noise scale
+        """
+import numpy as np
+def column_scale(values):
+    try:
+        std = float(np.std(values))
+        return std
+    except TypeError:
+        return 0.0
+def release(x, epsilon):
+    return x + np.random.laplace(0, 1 / epsilon)
+""",
+        # a diffusion sampler's fallback is no release
+        """
+import torch
+def q_sample(x0, t, alphas):
+    try:
+        eps = torch.randn_like(x0)
+        return alphas[t].sqrt() * x0 + (1 - alphas[t]).sqrt() * eps
+    except IndexError:
+        return x0
+""",
         # the failure propagates
         """
 import logging
@@ -134,6 +207,41 @@ def start(model, noise_multiplier, make_private):
 """,
     )
     INVALID = (
+        # scalable-private-llm *_DPSGD_lora*.py: on any error the summed clipped gradient is returned without noise,
+        # and a failed σ computation falls back to 1e-6; dp_author_name_perturbation.py: a failed replacement
+        # keeps the original text with the real name
+        """
+import math
+import torch
+def add_dp_noise(grads, clip, sigma):
+    try:
+        std = clip * sigma
+        noisy = []
+        for g in grads:
+            noise = torch.normal(0.0, std, size=g.shape)
+            noisy.append(g + noise)
+        return noisy, std
+    except Exception as exc:
+        print("noise failed", exc)
+        return grads, 0.0  # <-
+def noise_multiplier(steps, delta, epsilon):
+    try:
+        sigma = math.sqrt(2 * steps * math.log(1.25 / delta)) / epsilon
+        return sigma
+    except (ValueError, ZeroDivisionError):
+        return 1e-6  # <-
+def release(rows, perturber, replace):
+    out = []
+    for row in rows:
+        new = dict(row)
+        perturbed_name = perturber.perturb(row["name"])
+        try:
+            new["text"] = replace(row.get("text", ""), row["name"], perturbed_name)
+        except Exception:
+            new["text"] = row.get("text", "")  # <-
+        out.append(new)
+    return out
+""",
         # the engine dropped on failure
         """
 class Client:
@@ -175,6 +283,8 @@ def prepare(model, optimizer, engine, clip):
     )
 
     def visit_Try(self, node: cst.Try) -> None:
+        if self._unnoised_fallback(node):
+            return
         dps = [c for c in walk(node.body) if isinstance(c, cst.Call) and _dp_call(c)]
         if not dps:
             return
@@ -192,6 +302,101 @@ def prepare(model, optimizer, engine, clip):
                     "(no noise), while its results keep the configured ε; let the error propagate or stop the run",
                 )
                 return
+
+    def _unnoised_fallback(self, node: cst.Try) -> bool:
+        """A handler that releases what the ``try`` was privatising: it returns the value the body adds noise to
+        (``except Exception: return aggregated_gradient, 0.0``), returns a noise scale of (almost) zero in place of
+        the σ the body computes (``except ValueError: return 1e-6``), or assigns to a field the body fills from a
+        perturbing call that very call's raw input (``new['question'] = qa['question']``)."""
+        noised = self._noised_names(node.body)
+        scale = self._scale_returned(node.body)
+        filled = self._perturbed_fields(node.body)
+        if not (noised or scale or filled):
+            return False
+        fa = self.ctx.analysis
+        for handler in node.handlers:
+            if any(isinstance(n, cst.Raise) for n in walk(handler.body)):
+                continue
+            for n in walk(handler.body):
+                if isinstance(n, cst.Return) and n.value is not None:
+                    values = [e.value for e in n.value.elements] if isinstance(n.value, cst.Tuple) else [n.value]
+                    raw = next((v for v in values if isinstance(v, cst.Name) and v.value in noised), None)
+                    if raw is not None:
+                        self.report(n, f"when adding the noise fails, the handler returns `{raw.value}` without it: "
+                                       f"the un-noised value is released (or applied) as if it were private; let the "
+                                       f"error propagate")
+                        return True
+                    tiny = next((v for v in values if _tiny(v)), None)
+                    if scale and tiny is not None and len(values) == 1:
+                        self.report(n, f"when computing the noise scale fails, the handler returns "
+                                       f"`{fa.code(tiny)}` as σ: the run goes on with (almost) no noise while it "
+                                       f"still claims its ε; let the error propagate")
+                        return True
+                if isinstance(n, cst.Assign) and filled and len(n.targets) == 1:
+                    key = fa.code(n.targets[0].target).strip()
+                    if key in filled and fa.code(n.value).strip() in filled[key]:
+                        self.report(n, f"when the perturbation fails, the handler sets `{key}` to the raw input "
+                                       f"`{fa.code(n.value).strip()[:60]}`: the original private value is released "
+                                       f"in place of the perturbed one; drop the record or let the error propagate")
+                        return True
+        return False
+
+    @staticmethod
+    def _noised_names(body: cst.CSTNode) -> set[str]:
+        """Names the body adds a zero-centred noise draw to: ``x + noise`` with ``noise = torch.normal(0, s, …)``,
+        or the collection ``xs`` of ``for g in xs: … g + noise``."""
+        from dpcheck.analysis.noisedraws import is_draw, zero_centred
+
+        draws = {t.target.value for n in walk(body) if isinstance(n, cst.Assign) and is_draw(n.value)
+                 and all(zero_centred(c) for c in walk(n.value) if isinstance(c, cst.Call))
+                 for t in n.targets if isinstance(t.target, cst.Name)}
+        added: set[str] = set()
+        for n in walk(body):
+            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Add):
+                for side, other in ((n.left, n.right), (n.right, n.left)):
+                    if isinstance(side, cst.Name) and (isinstance(other, cst.Name) and other.value in draws
+                                                       or is_draw(other)):
+                        added.add(side.value)
+        out = set(added)
+        for n in walk(body):
+            if isinstance(n, cst.For) and isinstance(n.target, cst.Name) and n.target.value in added \
+                    and isinstance(n.iter, cst.Name):
+                out.add(n.iter.value)
+        return out
+
+    @staticmethod
+    def _scale_returned(body: cst.CSTNode) -> bool:
+        """The body returns a noise scale it computes from the privacy budget (a name or expression of σ / noise
+        multiplier / std, in a body that reads ε or δ); a data column's std is no noise scale."""
+        if not any(isinstance(x, (cst.Name, cst.Attribute)) and words(last_name(x) or "") & {
+                "epsilon", "eps", "delta", "budget", "privacy"} for x in walk(body)):
+            return False
+        for n in walk(body):
+            if isinstance(n, cst.Return) and n.value is not None and not isinstance(n.value, cst.Tuple):
+                refs = {x.value for x in walk(n.value) if isinstance(x, cst.Name)}
+                if any(words(r) & {"sigma", "multiplier", "std", "stddev"} for r in refs):
+                    return True
+        return False
+
+    @staticmethod
+    def _perturbed_fields(body: cst.CSTNode) -> dict[str, set[str]]:
+        """``target -> raw inputs``: fields the body sets from a call that is handed a perturbed value
+        (``replace(text, original, perturbed_author)``, ``perturb(x)``), with that call's other arguments."""
+        module = cst.Module(body=[])
+        out: dict[str, set[str]] = {}
+        for n in walk(body):
+            if not (isinstance(n, cst.Assign) and len(n.targets) == 1 and isinstance(n.value, cst.Call)):
+                continue
+            call = n.value
+            named = words(call_name(call).split(".")[-1]) & _PERTURB_WORDS
+            handed = any(isinstance(a.value, cst.Name) and words(a.value.value) & _PERTURBED_WORDS for a in call.args)
+            if not (named or handed):
+                continue
+            key = module.code_for_node(n.targets[0].target).strip()
+            out.setdefault(key, set()).update(
+                module.code_for_node(a.value).strip() for a in call.args
+                if not (isinstance(a.value, cst.Name) and words(a.value.value) & _PERTURBED_WORDS))
+        return out
 
     @staticmethod
     def _off_in_handler(handler: cst.ExceptHandler) -> cst.CSTNode | None:

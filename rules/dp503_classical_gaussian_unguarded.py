@@ -153,6 +153,26 @@ def noisy_logits(logits, eps, delta, sens):
         sigma = np.sqrt(2 * np.log(1.25 / delta)) * sens / eps
         return logits + np.random.normal(0, sigma, logits.shape)
 """,
+        # graph-experiments GlobalDPSyntheticGraphStratification.py / ScaleFreeGraphExperiments.py: a script whose
+        # only ε reaching the formula is a module constant or a caller's default of at most 1
+        """
+import numpy as np
+epsilon = 1.0
+def gaussian_release(value, sensitivity, epsilon, delta=1e-5):
+    sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    return value + np.random.normal(0, sigma)
+def run(degrees, eps=0.5):
+    return gaussian_release(degrees.mean(), 1.0 / len(degrees), eps)
+results = [gaussian_release(d, 1.0, epsilon) for d in (3.0, 4.0)]
+print(run(np.array([1.0, 2.0])))
+""",
+        # Adam's eps and a kernel's sigma are no privacy parameters
+        """
+import numpy as np
+def smooth(x, sigma=2.0, eps=1e-8):
+    w = np.exp(-np.arange(-3, 4) ** 2 / (2 * sigma ** 2))
+    return np.convolve(x, w / (w.sum() + eps), mode="same")
+""",
         # a literal δ and a literal ε below 1
         """
 import numpy as np
@@ -385,6 +405,18 @@ def configure(args):
     global _USE_LAPLACE
     _USE_LAPLACE = args.laplace
 """,
+        # the twin where a caller passes ε above 1 (a constant of 2, a default of 4)
+        """
+import numpy as np
+epsilon = 2.0
+def gaussian_release(value, sensitivity, epsilon, delta=1e-5):
+    sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon  # <-
+    return value + np.random.normal(0, sigma)
+def run(degrees, eps=4.0):
+    return gaussian_release(degrees.mean(), 1.0 / len(degrees), eps)
+results = [gaussian_release(d, 1.0, epsilon) for d in (3.0, 4.0)]
+print(run(np.array([1.0, 2.0])))
+""",
         # twin of the shared-ε case: the accountant gets σs of other mechanisms only
         """
 import numpy as np
@@ -582,7 +614,7 @@ class VectorGauss:
         scope: cst.CSTNode = fa.enclosing_function(at) or self.ctx.module
         if isinstance(scope, cst.FunctionDef) and any(
                 p.name.value == name for p in (*scope.params.params, *scope.params.kwonly_params)):
-            return False
+            return self._callers_pass_small(scope, name, 0)
         values = []
         for node in walk(scope, into_scopes=False):
             if isinstance(node, cst.Assign) and any(last_name(t.target) == name and dotted(t.target) == name
@@ -591,6 +623,67 @@ class VectorGauss:
             elif isinstance(node, (cst.AugAssign, cst.AnnAssign)) and dotted(node.target) == name:
                 values.append(number(node.value) if isinstance(node, cst.AnnAssign) and node.value else None)
         return bool(values) and all(v is not None and 0 < v <= 1 for v in values)
+
+    def _callers_pass_small(self, fn: cst.FunctionDef, name: str, depth: int) -> bool:
+        """``name`` is a parameter of the module-level function ``fn`` of a script no other module imports, and
+        every call of ``fn`` in the script passes a literal ε ≤ 1, a module constant ≤ 1, or leaves a default ≤ 1
+        (through up to three callers' own parameters: ``run(G, epsilon=1.0)`` calling ``mechanism(x, epsilon)``):
+        every ε that reaches the formula is ≤ 1. A library's helper, imported elsewhere, is the caller's choice."""
+        import os
+        import re as _re
+
+        from dpcheck.analysis.noisedraws import _project_tokens, project_root
+
+        fa = self.ctx.analysis
+        path = self.ctx.path
+        if depth > 3 or not isinstance(fa.parent(fn), cst.Module):
+            return False
+        params = [*fn.params.params, *fn.params.kwonly_params]
+        index = next((i for i, p in enumerate(params) if p.name.value == name), None)
+        if index is None:
+            return False
+        default = params[index].default
+        if default is not None and not 0 < (number(default) or 0) <= 1:
+            return False
+        code = self.ctx.module.code
+        stem = os.path.splitext(os.path.basename(path))[0] if path and os.path.isfile(path) else None
+        if stem is not None and _project_tokens(project_root(path)).get(stem, 0) > len(
+                _re.findall(r"(?<!\w)" + _re.escape(stem) + r"(?!\w)", code)):
+            return False  # another module imports (or names) this one: its callers choose ε
+        calls = [c for c in walk(self.ctx.module) if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+                 and c.func.value == fn.name.value]
+        if not calls or len(_re.findall(r"(?<![\w.])" + _re.escape(fn.name.value) + r"(?!\w)", code)) != len(calls) + 1:
+            return False  # passed around as a value, or never called here
+        for call in calls:
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+            positional = [a for a in call.args if a.keyword is None]
+            if any(a.star for a in call.args):
+                return False
+            if value is None and index < len(positional) and index < len(fn.params.params):
+                value = positional[index].value
+            if value is None:
+                if default is None:
+                    return False
+                continue
+            if 0 < (number(value) or 0) <= 1:
+                continue
+            if not isinstance(value, cst.Name):
+                return False
+            caller = fa.enclosing_function(call)
+            if caller is not None and any(p.name.value == value.value
+                                          for p in (*caller.params.params, *caller.params.kwonly_params)):
+                if not self._callers_pass_small(caller, value.value, depth + 1):
+                    return False
+                continue
+            if caller is not None and any(isinstance(n, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and any(
+                    dotted(t) == value.value for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign)
+                                                        else [n.target])) for n in walk(caller, into_scopes=False)):
+                return False  # a local of the caller
+            values = [number(n.value) for n in walk(self.ctx.module, into_scopes=False)
+                      if isinstance(n, cst.Assign) and any(dotted(t.target) == value.value for t in n.targets)]
+            if not values or not all(v is not None and 0 < v <= 1 for v in values):
+                return False
+        return True
 
     def _calibrates(self, at: cst.Call) -> bool:
         """Does the σ become a noise scale: returned, stored on the object, or passed to a zero-centred draw

@@ -24,6 +24,8 @@ _NOISE_METHODS = frozenset({
 #: identifiers a seed derived from public run structure is built from
 _DERIVED_WORDS = frozenset({"round", "rnd", "client", "cid", "rank", "epoch", "iteration", "step", "worker",
                             "partition", "party", "user", "id", "idx"})
+#: a method returning the run's progress (``self.get_num_updates()``, ``trainer.global_step()``): public
+_COUNTER_WORDS = frozenset({"updates", "update", "steps", "step", "epoch", "iteration", "iterations", "round"})
 _NOISE_SEED_WORDS = frozenset({"noise", "dp", "privacy", "laplace", "gaussian", "mechanism"})
 #: the global generator a seeding call fixes, by receiver, and the draws from it
 _GLOBAL_FAMILIES = {"np.random": "numpy", "numpy.random": "numpy", "random": "random", "torch": "torch",
@@ -120,6 +122,21 @@ def _parameter_only_feeds_non_mechanisms(function: cst.FunctionDef, parameter: s
 
 
 
+def _enumerate_position(loop: cst.For, name: str) -> bool:
+    """``for name, item in enumerate(items)``: ``name`` is the position 0, 1, 2, …, known to anyone."""
+    target = loop.target
+    return isinstance(target, cst.Tuple) and len(target.elements) == 2 \
+        and isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value == name \
+        and isinstance(loop.iter, cst.Call) and call_name(loop.iter) == "enumerate" \
+        and not any(a.keyword is not None and a.keyword.value == "start" or a.keyword is None and number(a.value) is None
+                    for a in loop.iter.args[1:])
+
+
+def fn_name(fa, node: cst.CSTNode) -> str:
+    fn = fa.enclosing_function(node)
+    return fn.name.value if fn is not None else "<module>"
+
+
 def _seeding_name(name: str) -> bool:
     """``seed``, ``manual_seed``, ``seed_everything``, ``set_random``, ``set_rng_seed``, ``fix_reproducibility``."""
     ws = words(name)
@@ -191,6 +208,8 @@ class SeededNoise(Rule):
         imported: set[str] | None = None
         for call in facts.calls:
             func = call.func
+            if any(k.arg == "noise_generator" and isinstance(k.value, ast.Name) for k in call.keywords):
+                return True  # ``rng.manual_seed(seed)`` then ``make_private(…, noise_generator=rng)``
             if isinstance(func, ast.Attribute) and (call.args or call.keywords) and _seeding_name(func.attr):
                 if imported is None:
                     imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(facts.tree)
@@ -874,6 +893,66 @@ def make_loader(dataset, batch_size, seed, epsilon):  # DP-SGD loader
     idx = torch.randperm(len(dataset), generator=g)
     return DataLoader(dataset, batch_size=batch_size, sampler=idx.tolist())
 """,
+        # twins: a generator seeded from the OS, a helper whose callers pass no seed, a fairseq trainer adding no
+        # noise; a generator seeded for the data loader's shuffling (not the noise)
+        """
+import secrets
+import torch
+from opacus import PrivacyEngine
+def train_dp(model, optimizer, loader, target_epsilon, delta, device):
+    engine = PrivacyEngine(secure_mode=False)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(secrets.randbits(63))
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader,
+                                            target_epsilon=target_epsilon, target_delta=delta, epochs=3,
+                                            max_grad_norm=1.0, noise_generator=gen)
+def make_loader(dataset, seed=0):
+    order = torch.Generator()
+    order.manual_seed(seed)
+    return torch.utils.data.DataLoader(dataset, batch_size=64, shuffle=True, generator=order)
+""",
+        """
+import numpy as np
+class EmbeddingPerturber:
+    def __init__(self, epsilon, delta, sensitivity=2.0):
+        self.noise_scale = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+        self.rng = np.random.RandomState()
+    def add_noise(self, vec, seed=None):
+        if seed is not None:
+            gen = np.random.RandomState(seed)
+        else:
+            gen = self.rng
+        return vec + gen.normal(0.0, self.noise_scale, size=vec.shape)
+def perturb_all(perturber, vectors):
+    return [perturber.add_noise(vec) for pos, vec in enumerate(vectors)]
+""",
+        """
+import torch
+class Trainer:
+    def __init__(self, args, model):
+        self.args, self.model, self.updates = args, model, 0
+    def get_num_updates(self):
+        return self.updates
+    def train_step(self, batch):
+        self._set_seed()
+        self.model(batch).backward()
+        self.updates += 1
+    def _set_seed(self):
+        seed = self.args.seed + self.get_num_updates()
+        torch.manual_seed(seed)
+""",
+        # graph-experiments ScaleFreeGraphExperiments.py: a script seeding at import that simulates its own graphs
+        # (no file, dataset or command line is read): the seed protects no record
+        """
+import numpy as np
+import networkx as nx
+np.random.seed(42)
+def noisy_degree_histogram(G, epsilon, bins=20):
+    hist, _ = np.histogram([d for _, d in G.degree()], bins=bins)
+    return hist + np.random.laplace(0, 2.0 / epsilon, size=hist.shape)
+for G in (nx.erdos_renyi_graph(500, 0.02), nx.barabasi_albert_graph(500, 3)):
+    print(noisy_degree_histogram(G, epsilon=1.0))
+""",
     )
 
     INVALID = (
@@ -1488,7 +1567,7 @@ def aggregate(votes, epsilon):
     return np.argmax(votes + np.random.laplace(0, 1 / epsilon, len(votes)))
 for rand_state in [2763934991]:
     np.random.seed(rand_state)  # <-
-    aggregate(np.zeros(4), 1.0)
+    aggregate(np.load("teacher_votes.npy"), 1.0)
 """,
         # a data-reading step that fixes the global generator with its own literal before the LDP collection
         """
@@ -1501,6 +1580,69 @@ def read_dataset(path):
     return np.loadtxt(path)
 def main(path, epsilon):
     return perturb(read_dataset(path), epsilon)
+""",
+        # Benchmarking-DP-Optimizers trainers_class.py: the engine's generator is built, then seeded in its own
+        # statement with the trainer's default seed, and handed over as ``noise_generator``
+        """
+import torch
+from opacus import PrivacyEngine
+def train_dp(model, optimizer, loader, target_epsilon, delta, device, seed=1234):
+    engine = PrivacyEngine(secure_mode=False)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(int(seed))  # <-
+    return engine.make_private_with_epsilon(module=model, optimizer=optimizer, data_loader=loader,
+                                            target_epsilon=target_epsilon, target_delta=delta, epochs=3,
+                                            max_grad_norm=1.0, noise_generator=gen)
+""",
+        # scalable-private-llm dp_author_name_perturbation.py: the noise helper takes an optional seed, and the
+        # caller passes each record's position in the loop, so every draw can be regenerated
+        """
+import numpy as np
+class EmbeddingPerturber:
+    def __init__(self, epsilon, delta, sensitivity=2.0):
+        self.noise_scale = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+        self.rng = np.random.RandomState()
+    def add_noise(self, vec, seed=None):
+        if seed is not None:
+            gen = np.random.RandomState(seed)
+        else:
+            gen = self.rng
+        return vec + gen.normal(0.0, self.noise_scale, size=vec.shape)
+def perturb_all(perturber, vectors):
+    out = []
+    for pos, vec in enumerate(vectors):
+        out.append(perturber.add_noise(vec, seed=pos))  # <-
+    return out
+""",
+        # LLM_Tune / DP fine-tuning fairseq trainer.py: before every step the trainer reseeds torch with the run's
+        # seed plus the update count, then adds its Gaussian noise to the clipped gradients
+        """
+import torch
+class Trainer:
+    def __init__(self, args, model):
+        self.args, self.model, self.updates = args, model, 0
+    def get_num_updates(self):
+        return self.updates
+    def train_step(self, batch):
+        self._set_seed()
+        self.model(batch).backward()
+        for p in self.model.parameters():
+            p.grad += torch.normal(0, self.args.sigma * self.args.clip / len(batch), size=p.grad.shape)
+        self.updates += 1
+    def _set_seed(self):
+        seed = self.args.seed + self.get_num_updates()
+        torch.manual_seed(seed)  # <-
+""",
+        # its twin reads a real graph (Cora's edge list) and seeds at import: the released noise is reproducible
+        """
+import numpy as np
+import networkx as nx
+np.random.seed(42)  # <-
+def noisy_degree_histogram(G, epsilon, bins=20):
+    hist, _ = np.histogram([d for _, d in G.degree()], bins=bins)
+    return hist + np.random.laplace(0, 2.0 / epsilon, size=hist.shape)
+G = nx.read_edgelist("cora.cites")
+print(noisy_degree_histogram(G, epsilon=1.0))
 """,
     )
 
@@ -1666,9 +1808,15 @@ def main(path, epsilon):
         # np.random.seed(random_seed)`` in ``read_dataset``) fixes every later draw of the run, its noise included
         literal = fn is not None and all(seed is not None and self._literal_local(fn, seed) for _, seed, _ in seeded) \
             and not self._draws_own_data(fn)
-        if self._quiet_seed_place(node, data_words=not (literal or self._own_mechanism_draw(node, fn, seeded))) \
+        data_words = not (literal or self._own_mechanism_draw(node, fn, seeded))
+        # a file that never names privacy but adds its own draw to the gradients (a vendored trainer's DP-SGD step)
+        wordless = self._quiet_seed_place(node, data_words=data_words) \
+            and not self._quiet_seed_place(node, need_dp_words=False, data_words=data_words)
+        if not wordless and self._quiet_seed_place(node, data_words=data_words) \
                 or fn is not None and self._seeding_helper_def(fn):
             return
+        if fn is None and self._self_contained_simulation():
+            return  # a script simulating its own data at module level: the seed protects no record
         scope = id(fn) if fn is not None else id(self.ctx.module)
         done: set[int] = self.__dict__.setdefault("_seeded_scopes", set())
         if scope in done or self._seed_for_data(node):
@@ -1682,7 +1830,7 @@ def main(path, epsilon):
                 why = why or reason
         if not families or why is None:
             return
-        found = project_noise_draw(self.ctx.path, self.ctx.module, families)
+        found = project_noise_draw(self.ctx.path, self.ctx.module, families, called=True)
         if found is None and fn is None and not self._main_guard(node):
             from dpcheck.analysis.global_rng import importer_noise_draw
 
@@ -1690,6 +1838,8 @@ def main(path, epsilon):
         if found is None:
             return
         file, function, line = found
+        if wordless and not self._gradient_draw_here(file, line):
+            return
         if self._reseeded_before_draw(node, fn, families, file, function, line):
             return
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
@@ -1702,6 +1852,15 @@ def main(path, epsilon):
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    def _gradient_draw_here(self, file: str, line: int) -> bool:
+        """The draw on ``line`` is in this file and is added to a gradient (``p.grad += torch.normal(0, s, …)``)."""
+        here = self.ctx.path or "<module>"
+        if not (file == here or os.path.isfile(file) and os.path.isfile(here) and os.path.samefile(file, here)):
+            return False
+        fa = self.ctx.analysis
+        return any(isinstance(sub, cst.AugAssign) and fa.line_of(sub) == line and isinstance(sub.target, cst.Attribute)
+                   and sub.target.attr.value == "grad" for sub in walk(self.ctx.module))
 
     def _own_mechanism_draw(self, node: cst.Call, fn: cst.FunctionDef | None,
                             seeded: list[tuple[str, cst.BaseExpression | None, object]]) -> bool:
@@ -1862,6 +2021,13 @@ def main(path, epsilon):
                     if number(seed) is not None:
                         out.append((fam, seed, None))
                         continue
+                    own = self._helper_own_seed(statement, seed, {p.name.value for p in params})
+                    if own is not None:
+                        # ``def _set_seed(self): seed = self.args.seed + self.get_num_updates(); torch.manual_seed(seed)``
+                        out.append((fam, own, None))
+                        if receiver in ("self", "cls"):
+                            self.__dict__.setdefault("_inner_seed", {}).setdefault(id(node), sub)
+                        continue
                     # ``np.random.seed(args.seed)`` in ``def set_seed(args)``: the passed object's seed field
                     attr = None
                     if isinstance(seed, cst.Attribute) and isinstance(seed.value, cst.Name):
@@ -1918,6 +2084,25 @@ def main(path, epsilon):
                     continue
             out.append((fam, value, default))
         return out
+
+    @staticmethod
+    def _helper_own_seed(helper: cst.FunctionDef, seed: cst.BaseExpression,
+                         params: set[str]) -> cst.BaseExpression | None:
+        """The seed a method-helper computes from its object's configuration and counters, not from its parameters:
+        ``self.args.seed + self.get_num_updates()``, directly or through one local it assigns. None otherwise."""
+        if isinstance(seed, cst.Name):
+            values = [sub.value for sub in walk(helper, into_scopes=False) if isinstance(sub, cst.Assign)
+                      and any(isinstance(t.target, cst.Name) and t.target.value == seed.value for t in sub.targets)]
+            if len(values) != 1 or seed.value in params:
+                return None
+            seed = values[0]
+        if not isinstance(seed, (cst.BinaryOperation, cst.Attribute)):
+            return None
+        refs = value_refs(seed)
+        if not refs or any(r.split(".")[0] in params - {"self", "cls"} for r in refs) or not all(
+                r in ("self", "cls") or r.startswith(("self.", "cls.")) for r in refs):
+            return None
+        return seed
 
     @staticmethod
     def _seeding_helper_def(fn: cst.FunctionDef) -> bool:
@@ -1979,6 +2164,9 @@ def main(path, epsilon):
             reasons = []
             for leaf in leaves:
                 if number(leaf) is not None:
+                    continue
+                if isinstance(leaf, cst.Call) and not leaf.args and words(call_name(leaf) or "") & _COUNTER_WORDS:
+                    reasons.append(f"the update counter `{fa.code(leaf)}`")
                     continue
                 if self._public_index(node, leaf):
                     reasons.append(f"the public index `{fa.code(leaf)}`")
@@ -2060,6 +2248,8 @@ def main(path, epsilon):
             return None
         for ref in refs:
             parts = ref.split(".")
+            if parts[0] in ("self", "cls") and len(parts) >= 3 and parts[1].lower() in _CONFIG_ROOTS:
+                parts = parts[1:]  # ``self.args.seed``, ``self.cfg.seed``: the run's configuration the object keeps
             if parts[0] in ("self", "cls") or len(parts) < 2:
                 continue
             if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
@@ -2078,6 +2268,8 @@ def main(path, epsilon):
         fa = self.ctx.analysis
         parent = fa.parent(node)
         while parent is not None:
+            if isinstance(parent, cst.For) and _enumerate_position(parent, seed.value):
+                return f"`{seed.value}`, the position `enumerate` counts (0, 1, 2, …)"
             if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) \
                     and parent.target.value == seed.value:
                 it = parent.iter
@@ -2108,7 +2300,8 @@ def main(path, epsilon):
             return True
         parent = self.ctx.analysis.parent(node)
         while parent is not None:
-            if isinstance(parent, cst.For) and isinstance(parent.target, cst.Name) and parent.target.value == name:
+            if isinstance(parent, cst.For) and (isinstance(parent.target, cst.Name) and parent.target.value == name
+                                                or _enumerate_position(parent, name)):
                 return True
             parent = self.ctx.analysis.parent(parent)
         return False
@@ -2170,9 +2363,15 @@ def main(path, epsilon):
                      None)
         seeding = None if value is None else next(
             (sub for sub in walk(value) if isinstance(sub, cst.Call) and call_name(sub) == "manual_seed"), None)
+        if seeding is None and isinstance(value, cst.Name):
+            # ``rng = torch.Generator(device); rng.manual_seed(seed)`` (or ``rng = torch.Generator().manual_seed(seed)``)
+            # earlier in the function, then ``noise_generator=rng``
+            seeding = self._generator_seeding(node, value.value)
         if seeding is None or self._test_code(node):
             return False
         seed = _seed_arg(seeding)
+        while isinstance(seed, cst.Call) and call_name(seed) in ("int", "abs") and len(seed.args) == 1:
+            seed = seed.args[0].value
         if seed is None or _fresh_entropy(seed):
             return True
         why = self._fixed(node, seed) or self._constant_seed(node, seed) or self._configured_seed(seed)
@@ -2182,6 +2381,29 @@ def main(path, epsilon):
                               f"and subtracted; leave `noise_generator` None (Opacus then uses fresh entropy, or "
                               f"`secure_mode=True` for a cryptographic generator)")
         return True
+
+    def _generator_seeding(self, node: cst.Call, name: str) -> cst.Call | None:
+        """The ``manual_seed`` call that seeds the local generator ``name`` before ``node`` in the same function:
+        ``name.manual_seed(seed)`` or ``name = torch.Generator(…).manual_seed(seed)``; None when the function reseeds
+        it more than once or never."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None:
+            return None
+        line = fa.line_of(node)
+        found: list[cst.Call] = []
+        for sub in walk(fn, into_scopes=False):
+            if isinstance(sub, cst.Call) and call_name(sub) == "manual_seed" and fa.line_of(sub) < line \
+                    and isinstance(sub.func, cst.Attribute):
+                receiver = sub.func.value
+                if isinstance(receiver, cst.Name) and receiver.value == name:
+                    found.append(sub)
+                elif isinstance(receiver, cst.Call) and (dotted(receiver.func) or "").rsplit(".", 1)[-1] == "Generator":
+                    statement = fa.enclosing_statement(sub)
+                    if isinstance(statement, cst.Assign) and any(
+                            isinstance(t.target, cst.Name) and t.target.value == name for t in statement.targets):
+                        found.append(sub)
+        return found[0] if len(found) == 1 else None
 
     def _seed_only_reaches_post_processing(self, call: cst.Call) -> bool:
         """The callee is a function of this module whose ``random_state`` parameter only ever reaches calls that
@@ -2345,6 +2567,53 @@ def main(path, epsilon):
                 return False
         return True
 
+    #: calls that bring records into a script (a file, a dataset loader, a download, a database, the command line)
+    _RECORD_READS = frozenset({"open", "read", "load", "loadtxt", "genfromtxt", "fromfile", "fetch", "download",
+                               "dataset", "datasets", "loader", "dataloader", "csv", "parquet", "excel", "json",
+                               "pickle", "query", "connect", "input", "sql", "parse", "planetoid", "mnist", "cifar",
+                               "imread", "urlopen", "edgelist", "adjlist", "gml", "graphml", "savemat", "loadmat"})
+
+    def _self_contained_simulation(self) -> bool:
+        """The module is a script no other project module imports, whose code reads no records (no file, dataset,
+        download, database, command line or environment): its data are simulated in the same run (``nx.barabasi_
+        albert_graph(n, m)``, a hand-written toy graph), so a fixed seed reproduces noise on no private record."""
+        path = self.ctx.path
+        code = self.ctx.module.code
+        if path and os.path.isfile(path):
+            from dpcheck.analysis.noisedraws import _project_tokens, project_root
+
+            stem = os.path.splitext(os.path.basename(path))[0]
+            if _project_tokens(project_root(path)).get(stem, 0) > len(
+                    re.findall(r"(?<!\w)" + re.escape(stem) + r"(?!\w)", code)):
+                return False  # imported by another module, which may hand it records
+            from dpcheck.analysis.global_rng import _candidates, _module_imports, _roots
+
+            me = os.path.abspath(path)
+            folder, roots = os.path.dirname(me), _roots(me)
+            if any(_candidates(folder, roots, module, level, names)
+                   for module, level, names in _module_imports(self.ctx.module)):
+                return False  # it runs the project's own modules, which may read the records
+        ran = False
+        for statement in self.ctx.module.body:
+            if isinstance(statement, cst.If) and "__main__" in self.ctx.analysis.code(statement.test) or isinstance(
+                    statement, cst.SimpleStatementLine) and any(
+                    isinstance(e, (cst.Expr, cst.Assign)) and any(isinstance(n, cst.Call) and isinstance(
+                        n.func, cst.Name) and n.func.value in {f.name.value for f in self.ctx.module.body
+                                                               if isinstance(f, cst.FunctionDef)} for n in walk(e))
+                    for e in statement.body) or isinstance(statement, cst.For):
+                ran = True
+        if not ran:
+            return False  # a library module: its callers bring the records
+        for sub in walk(self.ctx.module):
+            if isinstance(sub, cst.Call) and words(call_name(sub) or "") & self._RECORD_READS:
+                return False
+            if isinstance(sub, (cst.Name, cst.Attribute)) and words(last_name(sub) or "") & {"argv", "environ"}:
+                return False
+            if isinstance(sub, cst.SimpleString) and re.search(r"\.(csv|tsv|json|txt|npy|npz|pkl|parquet|xlsx?|h5)\b",
+                                                                 sub.value):
+                return False
+        return True
+
     def _main_guard(self, node: cst.CSTNode) -> bool:
         fa = self.ctx.analysis
         parent = fa.parent(node)
@@ -2380,6 +2649,8 @@ def main(path, epsilon):
                     # (a library module's demo block seeds its own mechanisms; ``main()`` is judged inside)
                     self._imported_mechanism(node, families, why, "the script's `__main__` block")
                 return
+            if self._self_contained_simulation():
+                return  # a script that simulates its own graph or table: the seed protects no record
             for statement in walk(self.ctx.module):
                 if isinstance(statement, cst.FunctionDef) and self._mechanism_function(statement) \
                         and not statement.name.value.startswith("test"):
@@ -2552,8 +2823,15 @@ def main(path, epsilon):
         if seed is None:
             return
         why = self._fixed(node, seed) or self._loop_index(node, seed)
+        at: cst.CSTNode = node
         if why is None:
-            return
+            # ``def add_noise(x, random_seed=None): rng = RandomState(random_seed) …`` called as
+            # ``add_noise(x, random_seed=qa_idx)`` with a loop position, a constant or the run's seed: reported where
+            # the public seed is passed
+            passed = self._public_caller_seed(node, seed)
+            if passed is None:
+                return
+            at, why = passed
         fa = self.ctx.analysis
         statement = fa.enclosing_statement(node)
         if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 or statement.value is not node:
@@ -2578,9 +2856,40 @@ def main(path, epsilon):
             what = "the mechanism's own generator (its constructor takes ε)"
         else:
             what = f"it draws the noise on line {fa.line_of(draws[0])}"
-        self.report(node, f"`{target}` is seeded with {why}, and {what}: the privacy noise is reproducible "
+        if at is not node:
+            what += f" (`{target}` = `{call_name(node)}(…)` on line {fa.line_of(node)} of `{fn_name(fa, node)}`)"
+        self.report(at, f"`{target}` is seeded with {why}, and {what}: the privacy noise is reproducible "
                           f"from public information, so it can be regenerated and subtracted; draw privacy noise "
                           f"from an unseeded generator")
+
+    def _public_caller_seed(self, node: cst.Call, seed: cst.BaseExpression) -> tuple[cst.Call, str] | None:
+        """(the call, why) of the first call in this module that passes a public value (a loop position, a
+        constant, the run's configured seed) as the seed parameter of the function around ``node``, a parameter
+        defaulting to None or required. None when ``seed`` is no such parameter or no caller passes one."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None or not isinstance(seed, cst.Name) or fn.name.value.startswith("__"):
+            return None
+        params = list(all_params(fn))
+        index = next((i for i, p in enumerate(params) if p.name.value == seed.value), None)
+        if index is None or params[index].default is not None and not (
+                isinstance(params[index].default, cst.Name) and params[index].default.value == "None"):
+            return None
+        method = fa.enclosing_class(fn) is not None
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call) or call_name(call) != fn.name.value or self._test_code(call):
+                continue
+            value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == seed.value), None)
+            if value is None:
+                positional = [a.value for a in call.args if a.keyword is None and not a.star]
+                at = index - 1 if method and isinstance(call.func, cst.Attribute) else index
+                value = positional[at] if 0 <= at < len(positional) else None
+            if value is None or isinstance(value, cst.Name) and value.value == "None":
+                continue
+            reason = self._public_seed(call, value, None, 1)
+            if reason is not None:
+                return call, f"{reason}, passed as `{seed.value}` to `{fn.name.value}`"
+        return None
 
     def _fixed(self, node: cst.CSTNode, seed: cst.BaseExpression) -> str | None:
         """Why ``seed`` is public: a literal, a parameter with a literal (or no) default, a value derived from

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterable
 
 import libcst as cst
@@ -230,6 +231,27 @@ def _scaled_by_privacy(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
     return _scaled(call, parents, _PRIVACY_SCALE_WORDS)
 
 
+def _added_to_gradient(call: ast.Call, parents: dict[int, ast.AST]) -> bool:
+    """``p.grad += torch.normal(0, sigma / batch_size, size=p.grad.shape).cuda()``, ``param.grad = g + noise``
+    written in one expression: a draw added to a gradient is DP-SGD noise, whatever its scale is called."""
+    node: ast.AST = call
+    for _ in range(6):
+        parent = parents.get(id(node))
+        if parent is None:
+            return False
+        if isinstance(parent, ast.AugAssign):
+            return isinstance(parent.op, ast.Add) and parent.value is node and isinstance(parent.target, ast.Attribute) \
+                and parent.target.attr == "grad"
+        if isinstance(parent, ast.Assign):
+            return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and any(
+                isinstance(t, ast.Attribute) and t.attr == "grad" for t in parent.targets)
+        if not isinstance(parent, (ast.Attribute, ast.Call, ast.BinOp)) or isinstance(parent, ast.Call) \
+                and parent.func is not node and not isinstance(parent.func, ast.Attribute):
+            return False
+        node = parent
+    return False
+
+
 def _true_or_unknown(value: ast.expr) -> bool:
     return not (isinstance(value, ast.Constant) and not value.value)
 
@@ -274,7 +296,9 @@ def engine_draws(tree: ast.Module, families: dict[str, str], parents: dict[int, 
                     _scaled_by_privacy(call, parents) or name == "normal" and any(
                         words(n.id if isinstance(n, ast.Name) else n.attr) & _PRIVACY_SCALE_WORDS
                         or id(call) in noise_class
-                        for a in call.args[1:2] for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))):
+                        for a in call.args[1:2] for n in ast.walk(a) if isinstance(n, (ast.Name, ast.Attribute)))
+                    or name == "normal" and len(call.args) >= 2 and not isinstance(call.args[1], ast.Constant)
+                    and _added_to_gradient(call, parents)):
             if not any(k in keywords for k in ("generator",)):
                 out.append((where, call.lineno, "torch"))
         elif _hand_written_global_noise(call, name, keywords, parents, id(call) in noise_class or
@@ -375,6 +399,15 @@ def _path_additions(path: str, folder: str) -> list[str]:
                 and call.args):
             continue
         arg = call.args[-1]
+        if isinstance(arg, ast.Call) and _dotted(arg.func) == "str" and arg.args:
+            arg = arg.args[0]
+        pathlib = _pathlib_relative(arg)
+        if pathlib is not None:
+            # ``str(Path(__file__).resolve().parents[1] / "src")``: the script's folder, steps up, then named folders
+            target = os.path.normpath(os.path.join(folder, *pathlib))
+            if os.path.isdir(target):
+                out.append(target)
+            continue
         parts = [arg.value] if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else [
             a.value for a in arg.args if isinstance(a, ast.Constant) and isinstance(a.value, str)] \
             if isinstance(arg, ast.Call) and (_dotted(arg.func) or "").endswith("path.join") else []
@@ -383,6 +416,32 @@ def _path_additions(path: str, folder: str) -> list[str]:
             if os.path.isdir(target):
                 out.append(target)
     return out
+
+
+def _pathlib_relative(node: ast.expr) -> list[str] | None:
+    """The steps from the script's folder of ``Path(__file__).resolve().parents[N] / "src"`` or
+    ``Path(__file__).parent.parent / "lib"`` (``..`` per level up, then the literal names); None for any other
+    expression."""
+    names: list[str] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant) \
+            and isinstance(node.right.value, str):
+        names.insert(0, node.right.value)
+        node = node.left
+    ups = -1  # ``Path(__file__).parent`` and ``.parents[0]`` are the script's own folder
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "parents" \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+        ups, node = node.slice.value, node.value.value
+    while isinstance(node, ast.Attribute) and node.attr == "parent":
+        ups, node = ups + 1, node.value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "resolve", "absolute") and not node.args:
+        node = node.func.value
+    if not (isinstance(node, ast.Call) and (_dotted(node.func) or "").rsplit(".", 1)[-1] == "Path" and node.args
+            and isinstance(node.args[0], ast.Name) and node.args[0].id == "__file__") or ups < 0:
+        return None
+    if any(not n or "/" in n.strip("/") and ".." in n for n in names):
+        return None
+    return [".."] * ups + names
 
 
 def _module_imports(module: cst.Module) -> list[tuple[str, int, tuple[str, ...]]]:
@@ -421,19 +480,26 @@ def _module_imports_aliased(module: cst.Module) -> list[tuple[str, int, tuple[st
     return out
 
 
-def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[str]) -> tuple[str, str, int] | None:
+def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[str],
+                            called: bool = False) -> tuple[str, str, int] | None:
     """(file, function, line) of a mechanism in a project module this file imports (directly or through the
     project's own imports, up to a few levels) that draws calibrated noise from one of ``families``' global
-    generators. None for a file not on disk."""
+    generators. None for a file not on disk. ``called``: only a mechanism that this file or another module on the
+    way names outside its definition (``privatize(…)``, ``ldp.perturb(…)``, ``(name, perturb_edges)`` in a table of
+    mechanisms); a package's ``__init__`` re-exporting every mechanism does not make a script that uses none of
+    them draw their noise."""
     if not path or not os.path.isfile(path):
         return None
     me = os.path.abspath(path)
     seen = {me}
     frontier = [(me, _module_imports(module))]
+    pending: list[tuple[str, str, int]] = []
+    entry_roots = _roots(me)  # the running script's folder is on ``sys.path`` for every module it imports
     for _ in range(_MAX_DEPTH):
         following = []
         for file, imports in frontier:
-            folder, roots = os.path.dirname(file), _roots(file)
+            folder = os.path.dirname(file)
+            roots = list(dict.fromkeys([*_roots(file), *entry_roots]))
             for mod, level, names in imports:
                 for candidate in _candidates(folder, roots, mod, level, names):
                     candidate = os.path.abspath(candidate)
@@ -443,9 +509,34 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
                     draws, more = _summarize(candidate)
                     for function, line, family in draws:
                         if family in families and not function.startswith(_LOCAL):
-                            return candidate, function, line
+                            if not called or function == "<module>":
+                                return candidate, function, line
+                            pending.append((candidate, function, line))
                     following.append((candidate, more))
         frontier = following
+    if not pending:
+        return None
+    texts = {me: module.code}
+    for file in seen - {me}:
+        if os.path.basename(file) == "__init__.py":
+            continue  # a package's re-exports name every mechanism it has
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                texts[file] = handle.read(_MAX_BYTES)
+        except OSError:
+            continue
+    for file, function, line in pending:
+        # the function, or the class whose method it is (``NoisyAdam(lr=…)`` whose ``get_updates`` Keras calls)
+        tree = _tree(file)
+        names = {function.rsplit(".", 1)[-1]} | {
+            node.name for node in ([] if tree is None else ast.walk(tree)) if isinstance(node, ast.ClassDef)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)}
+        for name in names:
+            use = re.compile(r"(?<![\w])" + re.escape(name) + r"(?![\w])")
+            definition = re.compile(r"(?:def|class)\s+" + re.escape(name) + r"(?![\w])")
+            for other, text in texts.items():
+                if other != file and len(use.findall(text)) > len(definition.findall(text)):
+                    return file, function, line
     return None
 
 
@@ -535,7 +626,8 @@ def _tree(path: str) -> ast.Module | None:
     return tree
 
 
-def project_noise_draw(path: str | None, module: cst.Module, families: set[str]) -> tuple[str, str, int] | None:
+def project_noise_draw(path: str | None, module: cst.Module, families: set[str],
+                       called: bool = False) -> tuple[str, str, int] | None:
     """(file, function, line) of DP noise drawn from one of ``families``' global generators in this file or in a
     project module it imports (a few levels deep): a mechanism taking ε, an Opacus engine without secure mode, a
     TensorFlow Privacy optimizer, a torch draw scaled by a sensitivity or noise multiplier."""
@@ -560,7 +652,7 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str])
     for function, line, family in own:
         if family in families:
             return me, function.lstrip(_LOCAL), line
-    return imported_mechanism_draw(path, module, families) if on_disk else None
+    return imported_mechanism_draw(path, module, families, called) if on_disk else None
 
 
 def importer_noise_draw(path: str | None, families: set[str]) -> tuple[str, str, int] | None:
