@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from dpcheck.analysis import kept_domain, value_codebook
@@ -1628,7 +1628,7 @@ def claims(source: str) -> bool:
     return _CLAIM.search(source) is not None
 
 
-def literal_claim(source: str, tree: ast.Module) -> bool:
+def literal_claim(source: str, tree: ast.Module, dp_text: Callable[[str], bool] | None = None) -> bool:
     """Does the module speak of DP only in metadata literals: strings of dict displays, subscript keys or
     multi-line string templates (``'differential_privacy': {...}`` in a dataset description, a YAML template, a config
     section ``params['Differential-privacy parameters']``)? Such a module describes a DP setting; it runs
@@ -1661,8 +1661,7 @@ def literal_claim(source: str, tree: ast.Module) -> bool:
                 lines[i] = ""
             lines[last - 1] = " " * end + lines[last - 1][end:]
     code = "\n".join(lines)
-    from dpcheck.analysis import project
-    return not (claims(code) or project._dp_module_text(code))
+    return not (claims(code) or dp_text is not None and dp_text(code))
 
 
 def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 3) -> dict[str, str]:

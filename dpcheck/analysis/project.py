@@ -162,7 +162,7 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
             # only a link in the import graph (a DP script reaching a loader through it)
             claim = preprocessing.claims(source)
             return {**_Summarizer(source, tree, path).links(), "claim": claim,
-                    "literal_claim": claim and preprocessing.literal_claim(source, tree),
+                    "literal_claim": claim and preprocessing.literal_claim(source, tree, _dp_module_text),
                     "stars": preprocessing.star_imports(tree)}
         return _Summarizer(source, tree, path).run(_may_fit_text(source), _dp_text(source))
     except RecursionError:
@@ -551,7 +551,7 @@ class _Summarizer:
             "loadfits": self._loadfits(fitters) if fits else {},
             "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
             "claim": (claim := _dp_module_text(self.source) or preprocessing.claims(self.source)),
-            "literal_claim": claim and preprocessing.literal_claim(self.source, self.tree),
+            "literal_claim": claim and preprocessing.literal_claim(self.source, self.tree, _dp_module_text),
             "stars": preprocessing.star_imports(self.tree),
             "prep": self._prep_sites(),
         }
