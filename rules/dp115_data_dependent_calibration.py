@@ -268,6 +268,30 @@ def _statistic(call: cst.Call) -> bool:
     return True
 
 
+def _axis_one(call: cst.Call) -> bool:
+    """``axis=1``/``dim=1``/``dim=-1`` (or the second positional argument of ``np.linalg.norm(X, 2, 1)``)."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value in ("axis", "dim"):
+            v = a.value
+            if isinstance(v, cst.Integer) and v.value == "1" or isinstance(v, cst.UnaryOperation) \
+                    and isinstance(v.operator, cst.Minus) and isinstance(v.expression, cst.Integer) \
+                    and v.expression.value == "1":
+                return True
+    return False
+
+
+def _row_norm_extreme(node: cst.CSTNode) -> bool:
+    """The maximum of the row norms of a matrix: ``x.norm(p=2, dim=1).max()``, ``np.max(np.linalg.norm(X,
+    axis=1))``, ``max(np.linalg.norm(X, axis=1))``, ``np.linalg.norm(X, axis=1).max()`` — the size of the
+    largest record (the ``||x|| <= R`` a sensitivity assumes), not a column or a matrix norm."""
+    if not isinstance(node, cst.Call) or call_name(node) not in ("max", "amax", "nanmax"):
+        return False
+    inner: list[cst.CSTNode] = [a.value for a in node.args if a.keyword is None][:1]
+    if isinstance(node.func, cst.Attribute):
+        inner.append(node.func.value)
+    return any(isinstance(i, cst.Call) and call_name(i) == "norm" and _axis_one(i) for i in inner)
+
+
 #: a name holding a number of classes or categories
 _COUNT_WORDS = frozenset({"num", "n", "nb", "number", "count", "classes", "class", "categories", "labels", "size", "k"})
 
@@ -382,6 +406,27 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # twin: the rows are clipped to a public radius and the sensitivity is that radius
+        """
+import math
+import torch
+def dp_noise_std(epsilon, delta):
+    return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+def clip_rows(embedded, radius):
+    return embedded * torch.clamp(radius / embedded.norm(p=2, dim=1, keepdim=True), max=1.0)
+def sensitivity(radius):
+    return float(radius)
+def privatize(class_vectors, epsilon, delta_f, delta=1e-5):
+    return class_vectors + torch.normal(0.0, delta_f * dp_noise_std(epsilon, delta), size=class_vectors.shape)
+""",
+        # the matrix mechanism's L2 sensitivity: the largest column norm of the public strategy matrix
+        """
+import numpy as np
+def sensitivity(strategy):
+    return np.linalg.norm(strategy, axis=0).max()
+def answer(strategy, x, epsilon):
+    return strategy @ x + np.random.laplace(0, sensitivity(strategy) / epsilon, size=strategy.shape[0])
+""",
         # Tumult and OpenDP queries whose clamping bounds are public constants or metadata
         """
 from tmlt.analytics.query_builder import QueryBuilder
@@ -783,6 +828,18 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # the sensitivity function returns the largest row norm of the encoded private samples, whatever
+        # the matrix is named (hypervectors, embeddings)
+        """
+import math
+import torch
+def dp_noise_std(epsilon, delta):
+    return math.sqrt(2 * math.log(1.25 / delta)) / epsilon
+def sensitivity(embedded):
+    return embedded.norm(p=2, dim=1).max().item()  # <-
+def privatize(class_vectors, epsilon, delta_f, delta=1e-5):
+    return class_vectors + torch.normal(0.0, delta_f * dp_noise_std(epsilon, delta), size=class_vectors.shape)
+""",
         # Tumult: bounds from the private column's min/max (Spark's dict aggregate), budget given later
         """
 from tmlt.analytics.query_builder import QueryBuilder
@@ -1639,6 +1696,8 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
         (a strategy matrix, a tree) is computed the same way."""
         if any(isinstance(n, cst.Call) and call_name(n) in _FETCHES for n in walk(origin)):
             return True
+        if any(_row_norm_extreme(n) for n in walk(origin)):
+            return True  # the largest norm along the rows: the largest record, whatever the matrix is named
         bindings = self.ctx.analysis.bindings_in(scope)
         names = _value_names(origin)
         for name in list(names):

@@ -1074,6 +1074,49 @@ def release_quantiles(x, qs, epsilon):
         table.append(rec)
     return table
 """,
+        # twin: the rows are clipped to a public radius, no record sets the scale
+        """
+import numpy as np
+def unit_rows(X, radius=1.0):
+    for j in range(X.shape[0]):
+        size = np.linalg.norm(X[j], ord=2)
+        if size > radius:
+            X[j] = X[j] * (radius / size)
+    return X / radius
+def private_projection(X, k, epsilon):
+    Z = unit_rows(X) @ np.random.normal(0, 1, (X.shape[1], k))
+    return Z + np.random.laplace(0, 2.0 / epsilon, Z.shape)
+""",
+        # ordinary training: the best validation loss tracked by comparison (no record norm)
+        """
+import numpy as np
+def train(model, Xtrain, ytrain, epochs, noise_multiplier):
+    best = np.inf
+    for epoch in range(epochs):
+        loss = model.step(Xtrain, ytrain, noise_multiplier)
+        if loss < best:
+            best = loss
+    return best
+""",
+        # twin: the metadata's column bounds come from the public schema
+        """
+import pandas as pd
+def build_metadata(df, schema, epsilon):
+    meta = {"epsilon": epsilon, "columns": []}
+    for c in df.columns:
+        lo, hi = schema[c]["lower"], schema[c]["upper"]
+        meta["columns"].append({"name": c, "bounds": [{"key": "lower", "value": lo}, {"key": "upper", "value": hi}]})
+    return meta
+""",
+        # an experiment's results row keeps the true maximum next to the DP estimate to score it
+        """
+import numpy as np
+def run_trial(df, epsilon, results):
+    truth = df["age"].max()
+    est = dp_max(df["age"], epsilon, lower=0, upper=120)
+    results.append({"max": truth, "dp_max": est, "error": abs(est - truth)})
+    return results
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -1673,6 +1716,26 @@ def release_quantiles(x, qs, epsilon):
         table.append(rec)
     return table
 """,
+        # the split feature matrix ``Xtrain`` divided by its largest row norm before the noisy release
+        """
+import numpy as np
+def unit_ball(Xtrain, epsilon):
+    top = np.max(np.linalg.norm(Xtrain, axis=1))  # <-
+    Xtrain = Xtrain / top
+    return Xtrain.sum(axis=0) + np.random.laplace(0, 1.0 / epsilon, Xtrain.shape[1])
+""",
+        # the column bounds written into the DP engine's metadata are exact quantiles of the private table
+        """
+import numpy as np
+import pandas as pd
+def build_metadata(df, epsilon):
+    meta = {"epsilon": epsilon, "columns": []}
+    for c in df.columns:
+        lo = float(df[c].quantile(np.random.uniform(0.01, 0.05)))  # <-
+        hi = float(df[c].quantile(0.99))  # <-
+        meta["columns"].append({"name": c, "bounds": [{"key": "lower", "value": lo}, {"key": "upper", "value": hi}]})
+    return meta
+""",
     ) + _ROLE_INVALID
 
     @classmethod
@@ -2166,8 +2229,10 @@ def _data_named(name: str | None) -> bool:
     return bool(ws & _DATA_WORDS) or last in {"X", "x", "D"} or any(_GLUED_DATA.fullmatch(w) for w in ws)
 
 
-#: a data word glued to a container word (``datalist``, ``dataarr``, ``database``)
-_GLUED_DATA = re.compile(r"(?:data|records|samples)(?:list|lst|arr|array|vec|mat|matrix|base|points|values|set)")
+#: a data word glued to a container word (``datalist``, ``dataarr``, ``database``), or the feature
+#: matrix glued to its split (``Xtrain``, ``Xtr``, ``xall``)
+_GLUED_DATA = re.compile(r"(?:data|records|samples)(?:list|lst|arr|array|vec|mat|matrix|base|points|values|set)"
+                         r"|x(?:train|tr|all|full)")
 
 
 def _dp_estimated(call: cst.Call, index: Dp2Index) -> bool:
@@ -2487,9 +2552,38 @@ def _used_for_scaling(call: cst.Call, index: Dp2Index) -> bool:
             return True
         if isinstance(sub, cst.Return) and sub.value is not None and refs(sub.value) & names:
             return True
+        if isinstance(sub, cst.Dict) and _bound_entry(sub, names):
+            return True  # ``{'key': 'lower', 'value': lower}``: stored as a column bound of the DP metadata
         if isinstance(sub, (cst.Assign, cst.AnnAssign)) and sub.value is not None and refs(sub.value) & names:
             if has_noise(sub.value):
                 return False
+    return False
+
+
+#: words a metadata key naming a bound is made of (``'lower'``, ``'max_value'``, ``'clip_upper'``)
+_BOUND_KEY_WORDS = frozenset({"lower", "upper", "min", "max", "bound", "bounds", "lo", "hi", "low", "high", "minimum",
+                              "maximum", "clip", "clipping", "range"})
+
+
+def _bound_key(expr: cst.BaseExpression | None) -> bool:
+    if not isinstance(expr, cst.SimpleString):
+        return False
+    value = expr.evaluated_value
+    pieces = words(value) if isinstance(value, str) else frozenset()
+    return bool(pieces & _BOUND_KEY_WORDS) and pieces <= _BOUND_KEY_WORDS | {"value", "val", "col", "column"}
+
+
+def _bound_entry(node: cst.Dict, names: set[str] | frozenset[str]) -> bool:
+    """A dict literal keeping one of ``names`` as a bound: under a key naming a bound
+    (``{'lower': lo}``), or as the value of a key/value record naming one (``{'key': 'upper', 'value': hi}``)."""
+    entries = [e for e in node.elements if isinstance(e, cst.DictElement)]
+    for e in entries:
+        if not (isinstance(e.value, cst.Name) and e.value.value in names):
+            continue
+        if _bound_key(e.key):
+            return True
+        if any(_bound_key(o.value) for o in entries if o is not e):
+            return True
     return False
 
 

@@ -103,17 +103,32 @@ def _token_set(value: cst.BaseExpression, params: set[str]) -> bool:
     return False
 
 
-def _loop_builder(loop: cst.For, params: set[str], containers: frozenset[str] = frozenset()) -> tuple[cst.CSTNode, str] | None:
+def _loop_builder(loop: cst.For, params: set[str], containers: frozenset[str] = frozenset(),
+                  handles: frozenset[str] = frozenset()) -> tuple[cst.CSTNode, str] | None:
     """``for t in texts: for w in t.split(): vocab.add(w)`` (or ``counts[w] += 1``, ``d[w] = len(d)``,
     ``counter.update(t.split())``): the statement that fills the vocabulary, and its name."""
-    if not _records(loop.iter, params):
+    root = _handle_root(loop.iter)
+    if root is not None and f"!{root}" in handles:
+        return None  # the lines of a reference file the module reads nowhere else
+    if not (_records(loop.iter, params) or root in handles):
         return None
     outer = target_names(loop.target)
     # a container (re)bound inside the loop is per record (``word_cnt = {}`` for each example), not a vocabulary
     rebound = {n for a in walk(loop.body) if isinstance(a, cst.Assign) for t in a.targets
                for n in target_names(t.target)}
+    # names computed from the record inside the loop (``text = line[0]; toks = tokenize(text)``) count as
+    # its tokens once a tokenising call is on the way (not an index's column: ``vals = X[:, i]``)
+    computed, tokens_of = set(outer), set(outer)
+    for _ in range(3):
+        for a in walk(loop.body):
+            if isinstance(a, cst.Assign) and any(_uses(a.value, n) for n in computed):
+                names = {n for t in a.targets for n in target_names(t.target)}
+                computed |= names
+                if any(_uses(a.value, n) for n in tokens_of - set(outer)) or any(
+                        isinstance(c, cst.Call) and words(call_name(c)) & _TOKENISING for c in walk(a.value)):
+                    tokens_of |= names
     for node in walk(loop.body):
-        if isinstance(node, cst.For) and any(_uses(node.iter, n) for n in outer) \
+        if isinstance(node, cst.For) and any(_uses(node.iter, n) for n in tokens_of) \
                 and not _iter_words(node.iter) & _NOT_PRIVATE:
             tokens = target_names(node.target)
             checked = _range_checked(node.body, tokens)
@@ -133,6 +148,66 @@ def _loop_builder(loop: cst.For, params: set[str], containers: frozenset[str] = 
                     or target in containers:
                 return node, target
     return None
+
+
+#: called names that cut a text into tokens
+_TOKENISING = frozenset({"split", "tokenize", "tokenise", "tokenizer", "tokens", "words", "ngrams", "findall",
+                         "word", "encode", "nlp", "tokenizers"})
+#: words of a file path that is no corpus: a public embedding or vocabulary file
+_PUBLIC_FILES = frozenset({"glove", "embedding", "embeddings", "embed", "vectors", "vec", "word2vec", "fasttext",
+                           "stopwords", "dict", "lexicon"})
+
+
+def _handle_root(expr: cst.BaseExpression) -> str | None:
+    """``fh``, ``tqdm(fh, total=n)``, ``enumerate(fh)``: the name of the file handle iterated."""
+    while isinstance(expr, cst.Call) and call_name(expr) in {"tqdm", "enumerate", "iter", "islice"} and expr.args:
+        expr = expr.args[0].value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _corpus_handles(fn: cst.FunctionDef) -> frozenset[str]:
+    """Names of files the function opens for reading whose path names no public, held-out or vocabulary
+    file (``with open(os.path.join(data_dir, split + ".tsv")) as fh``): its lines are the records."""
+    out: set[str] = set()
+    for n in walk(fn.body, into_scopes=False):
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        if isinstance(n, cst.With):
+            pairs = [(i.item, i.asname.name) for i in n.items if i.asname is not None]
+        elif isinstance(n, cst.Assign) and len(n.targets) == 1:
+            pairs = [(n.value, n.targets[0].target)]
+        for value, target in pairs:
+            if isinstance(value, cst.Call) and call_name(value) == "open" and value.args \
+                    and isinstance(target, cst.Name):
+                mode = [a.value for a in value.args[1:2] if a.keyword is None] + [
+                    a.value for a in value.args if a.keyword is not None and a.keyword.value == "mode"]
+                if any(isinstance(m, cst.SimpleString) and any(c in m.value for c in "wa") for m in mode):
+                    continue
+                if not _iter_words(value.args[0].value) & (_NOT_PRIVATE | _PUBLIC_FILES):
+                    out.add(target.value)
+    return frozenset(out)
+
+
+_PATH_CALLS = frozenset({"join", "open", "Path", "read_csv", "read_table", "read_json", "glob", "listdir", "load_dataset"})
+
+
+def _corpus_reread(fn: cst.FunctionDef, module: cst.Module, params: set[str]) -> bool:
+    """Does the module read, outside ``fn``, a path built from the parameter ``fn`` builds its file paths
+    from (``os.path.join(args.data_dir, name)`` beside ``get_vocab(data_dir)``)? Then the files the
+    vocabulary is counted from are the data the module processes (sanitises, trains on), not a reference
+    corpus named once."""
+    path_params = {n.value for c in walk(fn.body) if isinstance(c, cst.Call) and call_name(c) in _PATH_CALLS
+                   for a in c.args for n in walk(a.value) if isinstance(n, cst.Name) and n.value in params}
+    if not path_params:
+        return False
+    inside = {id(n) for n in walk(fn)}
+    for c in walk(module):
+        if isinstance(c, cst.Call) and id(c) not in inside and call_name(c) in _PATH_CALLS:
+            for a in c.args:
+                for n in walk(a.value):
+                    last = n.attr.value if isinstance(n, cst.Attribute) else n.value if isinstance(n, cst.Name) else None
+                    if last in path_params:
+                        return True
+    return False
 
 
 def _tokens_of(expr: cst.BaseExpression, outer: set[str]) -> bool:
@@ -202,11 +277,15 @@ class PrivateVocabulary(Rule):
         "`word2idx`, Keras `Tokenizer.fit_on_texts`, torchtext `build_vocab_from_iterator`, gensim "
         "`Dictionary`/`Word2Vec`, a fitted `CountVectorizer`), a token only one record holds becomes a row of the "
         "released embedding and output layer and an entry of the saved vocabulary: the model's shape and "
-        "index reveal it outside the privacy budget. Reported: in a module that trains with DP (Opacus "
-        "`make_private`/`PrivacyEngine`, TF Privacy `DPKeras*`, a `noise_multiplier`), a token set built from an "
-        "iterable of the records (data-named or a parameter), in DP context. Not reported: a vocabulary from a "
-        "pretrained tokenizer or a file, from public/test/validation/synthetic texts, a fixed alphabet, code in "
-        "functions named for evaluation, plots or tests, modules without DP training. Fix: take the vocabulary "
+        "index reveal it outside the privacy budget. The same holds for a word-level text sanitiser (metric-LDP / "
+        "exponential mechanism over words) whose candidate words are the vocabulary counted from the texts it "
+        "sanitises: every output word shows that it occurs in the private corpus. Reported: in a module that "
+        "trains with DP (Opacus `make_private`/`PrivacyEngine`, TF Privacy `DPKeras*`, a `noise_multiplier`) or "
+        "names a budget (`epsilon`), a token set built from an iterable of the records (data-named or a "
+        "parameter, also the lines of a data file, tokens reached through names computed from each line), in DP "
+        "context. Not reported: a vocabulary from a "
+        "pretrained tokenizer or a vocabulary or embedding file, from public/test/validation/synthetic texts, a "
+        "fixed alphabet, code in functions named for evaluation, plots or tests, modules without DP training. Fix: take the vocabulary "
         "from public text or a pretrained tokenizer, or select it with a DP mechanism (noisy counts above a "
         "threshold) charged to the budget."
     )
@@ -247,8 +326,12 @@ class PrivateVocabulary(Rule):
                 and (isinstance(a.value, cst.Call) and call_name(a.value) in {"Counter", "set", "defaultdict"}
                      and not a.value.args or isinstance(a.value, cst.Dict))
                 for t in a.targets for n in target_names(t.target))
+            opened = _corpus_handles(fn)
+            # files counted that the module does not process otherwise are a reference corpus
+            handles = opened if opened and _corpus_reread(fn, node, params) else frozenset()
+            handles = frozenset(handles) | frozenset(f"!{h}" for h in opened - handles)
             for stmt in walk(fn.body, into_scopes=False):
-                found = self._build(stmt, params, containers)
+                found = self._build(stmt, params, containers, handles)
                 if found is not None and id(found) not in reported:
                     reported.add(id(found))
                     code = self.ctx.analysis.code(found).strip()
@@ -256,12 +339,14 @@ class PrivateVocabulary(Rule):
                         found,
                         f"`{code[:80]}` builds the vocabulary from the private records: a token only one record "
                         "holds becomes a row of the DP-trained model's embedding/output and of its saved "
-                        "vocabulary, outside the privacy budget; take it from public text or a pretrained "
+                        "vocabulary (or a word the DP mechanism can output), outside the privacy budget; take it "
+                        "from public text or a pretrained "
                         "tokenizer, or select it with a DP mechanism",
                     )
 
     @staticmethod
-    def _build(stmt: cst.CSTNode, params: set[str], containers: frozenset[str] = frozenset()) -> cst.CSTNode | None:
+    def _build(stmt: cst.CSTNode, params: set[str], containers: frozenset[str] = frozenset(),
+               handles: frozenset[str] = frozenset()) -> cst.CSTNode | None:
         if isinstance(stmt, (cst.Assign, cst.AnnAssign)) and stmt.value is not None:
             value = stmt.value
             if _token_set(value, params):
@@ -289,12 +374,43 @@ class PrivateVocabulary(Rule):
                     not kind and words(holder) & {"tokenizer", "vectorizer", "tok"}):
                 return stmt
         if isinstance(stmt, cst.For):
-            built = _loop_builder(stmt, params, containers)
+            built = _loop_builder(stmt, params, containers, handles)
             if built is not None:
                 return built[0]
         return None
 
     VALID = (
+        # twin: the candidate words are counted from a reference corpus the module reads nowhere else; the
+        # texts it sanitises are handed in
+        """
+import os
+from collections import Counter
+import numpy as np
+def reference_words(ref_dir, tokenizer):
+    counts = Counter()
+    with open(os.path.join(ref_dir, "wiki.txt")) as fh:
+        for line in fh:
+            pieces = [t.text for t in tokenizer(line.strip())]
+            for piece in pieces:
+                counts[piece] += 1
+    return [w for w, _ in counts.most_common()]
+def sanitize(tokens, words, embed, epsilon):
+    probs = np.exp(-epsilon * np.linalg.norm(embed[tokens][:, None] - embed[None], axis=-1) / 2)
+    return [words[np.random.choice(len(words), p=p / p.sum())] for p in probs]
+""",
+        # twin: the sanitiser's candidate words are the public embedding's vocabulary file
+        """
+import numpy as np
+def build_word_space(glove_path):
+    words = []
+    with open(glove_path) as fh:
+        for line in fh:
+            words.append(line.split(" ", 1)[0])
+    return words
+def sanitize(tokens, words, embed, epsilon):
+    probs = np.exp(-epsilon * np.linalg.norm(embed[tokens][:, None] - embed[None], axis=-1) / 2)
+    return [words[np.random.choice(len(words), p=p / p.sum())] for p in probs]
+""",
         # ordinary ML code whose `epsilon` is a sampling cut-off: ids collected only when out of range
         # (a validation), and a per-column width table, are no vocabulary of the records
         """
@@ -404,6 +520,29 @@ def filter_generated(examples, max_repeat, noise_multiplier):
     )
 
     INVALID = (
+        # a word-level sanitiser: the candidate words are counted from the lines of the files it sanitises,
+        # the tokens reached through names computed from each line
+        """
+import os
+from collections import Counter
+import numpy as np
+def build_word_space(data_dir, tokenizer):
+    counts = Counter()
+    for split in ["train", "dev"]:
+        with open(os.path.join(data_dir, split + ".tsv")) as fh:
+            for line in fh:
+                sentence = line.strip().split("\\t")[0]
+                pieces = [t.text for t in tokenizer(sentence)]
+                for piece in pieces:
+                    counts[piece] += 1  # <-
+    return [w for w, _ in counts.most_common()]
+def sanitize(tokens, words, embed, epsilon):
+    probs = np.exp(-epsilon * np.linalg.norm(embed[tokens][:, None] - embed[None], axis=-1) / 2)
+    return [words[np.random.choice(len(words), p=p / p.sum())] for p in probs]
+def sanitize_split(data_dir, split, words, embed, epsilon):
+    with open(os.path.join(data_dir, split + ".tsv")) as fh:
+        return [sanitize(line.split(), words, embed, epsilon) for line in fh]
+""",
         # (from the benchmark's misses, B31-008) a module helper counts the training texts' tokens; the loader
         # of a DP-SGD project calls it on the training split
         """

@@ -19,6 +19,31 @@ def main(noise_multiplier=1.0):
 
 #: (loader text, the line a finding must be on or None for the valid twin)
 CASES = {
+    # the largest record norm found by comparison in a loop over the rows, then every row divided by it
+    "numpy-running-max-by-comparison": ("""
+import numpy as np
+def load(path):
+    X = np.loadtxt(path)
+    top = 0.0
+    for j in range(X.shape[0]):
+        size = np.linalg.norm(X[j], ord=2)
+        if size > top:
+            top = size
+    for j in range(X.shape[0]):
+        X[j] = (1.0 * X[j]) / top
+    return X, None
+""", 9),
+    # twin: rows clipped to a public radius (the comparison is with the constant bound)
+    "numpy-rows-clipped-to-radius": ("""
+import numpy as np
+def load(path, radius=1.0):
+    X = np.loadtxt(path)
+    for j in range(X.shape[0]):
+        size = np.linalg.norm(X[j], ord=2)
+        if size > radius:
+            X[j] = X[j] * (radius / size)
+    return X / radius, None
+""", None),
     "numpy-standardise": ("""
 import numpy as np
 def load(path):

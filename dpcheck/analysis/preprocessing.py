@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from dpcheck.analysis import kept_domain, value_codebook
@@ -1479,15 +1479,26 @@ _INDEX_WORDS = frozenset({"index", "indices", "idx", "id", "ids", "edge", "edges
 
 
 def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
-    """``m = max(m, np.linalg.norm(row))`` in a loop over the records (``for row in data``, ``for i in
-    range(n): … X[i]``), then ``m`` divides the data: the largest record sets the scale (the
+    """``m = max(m, np.linalg.norm(row))`` (or ``if v > m: m = v`` with ``v = np.linalg.norm(X[j])``) in a loop
+    over the records (``for row in data``, ``for i in range(n): … X[i]``), then ``m`` divides the data: the largest record sets the scale (the
     ``||x|| <= 1`` normalisation a sensitivity assumes)."""
     value = node.value
-    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name) or not isinstance(value, ast.Call) \
-            or not isinstance(value.func, ast.Name) or value.func.id not in {"max", "min"} or len(value.args) != 2:
+    if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
         return False
     acc = node.targets[0].id
-    others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id == acc)]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in {"max", "min"} \
+            and len(value.args) == 2:
+        others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id == acc)]
+    else:
+        # ``if v > m: m = v`` (or ``m < v``): the same running extreme written as a comparison
+        test = next((n.test for n in scope.nodes() if isinstance(n, ast.If) and node in n.body), None)
+        if not (isinstance(value, ast.Name) and isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE))):
+            return False
+        sides = {_root(test.left), _root(test.comparators[0])}
+        if sides != {acc, value.id}:
+            return False
+        others = [value]
     if len(others) != 1:
         return False
     loops = [n for n in scope.nodes() if isinstance(n, ast.For) and any(c is node for c in ast.walk(n))]
@@ -1529,6 +1540,9 @@ def _divides_data(name: str, scope: _Scope) -> bool:
         if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.Div):
             right = node.right if isinstance(node, ast.BinOp) else node.value
             left = node.left if isinstance(node, ast.BinOp) else node.target
+            if isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mult):
+                # ``(1.0 * X[j]) / m``: a cast by a constant factor, the records all the same
+                left = left.right if isinstance(left.left, ast.Constant) else left.left
             if any(isinstance(n, ast.Name) and n.id in holders for n in ast.walk(right)) and scope.private(left):
                 return True
     return False
@@ -1562,7 +1576,7 @@ def _words_only_stat(expr: ast.expr, scope: _Scope) -> bool:
 
 _PREP_TEXT = (*sorted(PREP_CLASSES), "fit_predict(", "get_dummies(", "cut(", ".mean(", ".std(", "mean(", "std(", "fillna(", ".corr", "median(", ".min(",
               "nunique(", "quantile(", "Scal", "scal", "normali", "standardi", "-=", "/=", "Encod", "Normaliz", "Discretiz",
-              "Transformer(", "max(", "unique(", "fromkeys(", "value_counts(")
+              "Transformer(", "max(", "norm(", "unique(", "fromkeys(", "value_counts(")
 
 
 def _prepares(source: str) -> bool:
@@ -1614,6 +1628,42 @@ def claims(source: str) -> bool:
     return _CLAIM.search(source) is not None
 
 
+def literal_claim(source: str, tree: ast.Module, dp_text: Callable[[str], bool] | None = None) -> bool:
+    """Does the module speak of DP only in metadata literals: strings of dict displays, subscript keys or
+    multi-line string templates (``'differential_privacy': {...}`` in a dataset description, a YAML template, a config
+    section ``params['Differential-privacy parameters']``)? Such a module describes a DP setting; it runs
+    no DP code. Docstrings, comments, messages and help texts still count."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr)}
+    keys: list[ast.AST] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys.append(node)
+        elif isinstance(node, ast.Subscript):
+            keys.append(node.slice)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "\n" in node.value \
+                and id(node) not in docs:
+            keys.append(node)
+    spans = [(n.lineno, n.col_offset, n.end_lineno, n.end_col_offset) for k in keys for n in ast.walk(k)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.end_lineno is not None
+             and n.end_col_offset is not None]
+    if not spans:
+        return False
+    lines = source.split("\n")
+    for first, col, last, end in sorted(spans, reverse=True):
+        if first == last:
+            line = lines[first - 1]
+            lines[first - 1] = line[:col] + " " * (end - col) + line[end:]
+        else:
+            lines[first - 1] = lines[first - 1][:col]
+            for i in range(first, last - 1):
+                lines[i] = ""
+            lines[last - 1] = " " * end + lines[last - 1][end:]
+    code = "\n".join(lines)
+    return not (claims(code) or dp_text is not None and dp_text(code))
+
+
 def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int = 3) -> dict[str, str]:
     """Files a DP-claiming script (a claiming module nothing imports) imports within ``depth``
     steps (three), and the helpers of an entry script that imports a claiming module -> that module.
@@ -1640,20 +1690,25 @@ def reached(summaries: Mapping[str, dict[str, Any]], resolver: Any, depth: int =
                     out[dep] = nxt[dep] = origin
         frontier = nxt
     claiming = {p for p, s in summaries.items() if s.get("claim")}
+    # a module whose only DP words are in string literals (a metadata template's key) runs no DP code
+    running = {p for p in claiming if not summaries[p].get("literal_claim")}
     for script in sorted(p for p in edges if p not in imported and _runs_pipeline(p)):
         # an entry script that runs DP code (imported directly or through the driver module it
         # imports): the rest of what it imports prepares that DP code's input
-        origin = next((c for c in sorted(_closure(edges, script, 2)) if c in claiming), None)
+        origin = next((c for c in sorted(_closure(edges, script, 2)) if c in running), None)
         if origin is not None:
             for dep in sorted(edges[script]):
                 out.setdefault(dep, origin)
-    if claimed:
+    # a standalone preparation script prepares the input of DP code that runs, not of a metadata
+    # description that only names a DP setting
+    running_claimed = [c for c in claimed if c in running]
+    if running_claimed:
         for path in summaries:
             stem = os.path.splitext(os.path.basename(path))[0]
             if path not in imported and _words(stem) & _PREPARING \
-                    and not _words(stem) & _EVAL_WORDS:
-                out.setdefault(path, claimed[0])
-    origins = claimed or sorted(claiming)
+                    and not _words(stem) & _EVAL_WORDS and running_claimed:
+                out.setdefault(path, running_claimed[0])
+    origins = running_claimed or sorted(running)
     for path in sorted(summaries):
         if origins and path not in imported and _preparing_script(path, summaries[path]):
             # run by hand (or through a shell command) before the DP code reads what it writes

@@ -36,7 +36,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 13
+VERSION = 14
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -160,7 +160,9 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
         if not (_may_fit_text(source) or _dp_text(source) or _dp_module_text(source)
                 or preprocessing.may_prepare(source) or any(f"{n}(" in source for n in _LOAD_CALLS)):
             # only a link in the import graph (a DP script reaching a loader through it)
-            return {**_Summarizer(source, tree, path).links(), "claim": preprocessing.claims(source),
+            claim = preprocessing.claims(source)
+            return {**_Summarizer(source, tree, path).links(), "claim": claim,
+                    "literal_claim": claim and preprocessing.literal_claim(source, tree, _dp_module_text),
                     "stars": preprocessing.star_imports(tree)}
         return _Summarizer(source, tree, path).run(_may_fit_text(source), _dp_text(source))
     except RecursionError:
@@ -548,7 +550,8 @@ class _Summarizer:
             "calls": (self._calls() if dp else []) + self._script_calls(),
             "loadfits": self._loadfits(fitters) if fits else {},
             "dpcalls": self._dpcalls() if _dp_module_text(self.source) else [],
-            "claim": _dp_module_text(self.source) or preprocessing.claims(self.source),
+            "claim": (claim := _dp_module_text(self.source) or preprocessing.claims(self.source)),
+            "literal_claim": claim and preprocessing.literal_claim(self.source, self.tree, _dp_module_text),
             "stars": preprocessing.star_imports(self.tree),
             "prep": self._prep_sites(),
         }
