@@ -299,15 +299,7 @@ class _Project:
         for _ in range(4):  # an installed package: its ``*.dist-info`` sits beside it in site-packages
             d = os.path.dirname(d)
             folders.add(d)
-        for d in folders:
-            if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
-                return True
-            try:
-                if any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(d)):
-                    return True
-            except OSError:
-                pass
-        return False
+        return any(_build_folder(d) for d in folders)
 
     def _imports_of(self, parts: tuple[str, ...], skip: str) -> list[str]:
         """The files (other than ``skip``) that import the module at ``parts``."""
@@ -464,13 +456,8 @@ class _Project:
             return False
         d = os.path.dirname(p)
         for _ in range(64):
-            if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
+            if _build_folder(d):
                 return True
-            try:
-                if any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(d)):
-                    return True
-            except OSError:
-                pass
             up = os.path.dirname(d)
             if up == d:
                 break
@@ -503,6 +490,16 @@ def project(files: Iterable[str]) -> _Project | None:
         _CACHE.clear()
         _CACHE[key] = _Project(key)
     return _CACHE[key]
+
+
+def _build_folder(d: str) -> bool:
+    """Does folder ``d`` hold a build file or an installed distribution's metadata?"""
+    if any(os.path.isfile(os.path.join(d, b)) for b in _BUILD_FILES):
+        return True
+    try:
+        return any(n.endswith((".dist-info", ".egg-info")) for n in os.listdir(d))
+    except OSError:
+        return False
 
 
 def unreachable_spans(path: str, files: Iterable[str]) -> list[tuple[int, int]]:
