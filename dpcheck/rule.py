@@ -29,7 +29,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, ProviderT
 
 from dpcheck.analysis import FileAnalysis
 from dpcheck.analysis.acknowledged import LEAK_SOURCE
-from dpcheck.analysis import dead_branches
+from dpcheck import dead_branches
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.positions import Positions
 from dpcheck.analysis.resolver import Resolver, Scope, resolver_for
@@ -245,7 +245,7 @@ def _findings(
 
 def _live_branches(ctx: FileContext, findings: list[Finding]) -> list[Finding]:
     """Drop findings inside a branch of a private function or flag that no call or assignment of the module
-    selects (``dpcheck.analysis.dead_branches``): that code never runs, so it releases nothing."""
+    selects (``dpcheck.dead_branches``): that code never runs, so it releases nothing."""
     tree = ctx.python_tree()
     if tree is None:
         return findings

@@ -1,4 +1,4 @@
-"""dpcheck.analysis.dead_branches through the project's reachability: branches no call or flag selects."""
+"""dpcheck.dead_branches through the project's reachability: branches no call or flag selects."""
 from __future__ import annotations
 
 import textwrap

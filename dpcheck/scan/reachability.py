@@ -32,7 +32,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from dpcheck.analysis import dead_branches
+from dpcheck import dead_branches
 from dpcheck.scan.config import DEFAULT_MAX_FILE_SIZE
 
 #: a project users install: its public functions are an API whose callers are outside the tree
@@ -437,7 +437,7 @@ class _Project:
 
     def branch_spans(self, p: str) -> list[tuple[int, int]]:
         """Line spans of ``p``'s parameter branches that no call in the project selects
-        (:mod:`dpcheck.analysis.dead_branches`). In an installable project every public function is an
+        (:mod:`dpcheck.dead_branches`). In an installable project every public function is an
         API whose outside callers may pass anything: only private ones are decided."""
         if p not in self._branches:
             f = self.files.get(p)
