@@ -64,7 +64,41 @@ def _scalar_draw(expr: cst.BaseExpression,
         loc = value_of(loc) or loc
     if loc is not None and number(loc) is None:
         return None  # noise centred on the values themselves: ``laplace(counts, b)`` has their shape
+    scale = positional[1].value if len(positional) > 1 else next(
+        (a.value for a in expr.args if a.keyword is not None and a.keyword.value in ("scale", "std", "sigma", "b")),
+        None)
+    if scale is not None and value_of is not None and _array_valued(scale, value_of):
+        return None  # ``laplace(0, 4 / (steps * eps))`` with ``steps = np.arange(...)``: one draw per entry
     return expr
+
+
+#: calls that build an array: a scale computed from one broadcasts the draw to its shape
+_ARRAY_BUILDERS = frozenset({"arange", "linspace", "array", "asarray", "cumsum", "ones", "zeros", "full",
+                             "ones_like", "zeros_like", "full_like", "tile", "repeat", "geomspace", "logspace"})
+
+
+#: calls that reduce an array to one number: an array built inside them is no longer one
+_REDUCERS = frozenset({"max", "min", "sum", "mean", "median", "norm", "len", "amax", "amin", "std", "var", "prod",
+                       "item", "float", "int", "percentile", "quantile", "nanmax", "nanmin", "nansum", "count_nonzero"})
+
+
+def _array_valued(expr: cst.CSTNode, value_of: Callable[[cst.Name], cst.BaseExpression | None],
+                  depth: int = 0) -> bool:
+    """``expr`` builds an array or reads a name assigned from one (``steps = np.arange(1, n + 1)``, then
+    ``std = c / steps``), followed through up to three assignments; a reduction (``np.max(np.array(x))``)
+    is a number."""
+    if isinstance(expr, cst.Call):
+        name = call_name(expr)
+        if name in _REDUCERS:
+            return False
+        if name in _ARRAY_BUILDERS:
+            return True
+    if isinstance(expr, cst.Name):
+        if depth >= 3:
+            return False
+        value = value_of(expr)
+        return value is not None and _array_valued(value, value_of, depth + 1)
+    return any(_array_valued(child, value_of, depth) for child in expr.children)
 
 
 def _one(expr: cst.BaseExpression) -> bool:
@@ -130,6 +164,17 @@ class SharedNoiseDraw(Rule):
                    for pair in pairs for side in pair)
 
     VALID = (
+        # a scale that is itself a vector (one per step of a sequential test) draws one number per entry
+        """
+import numpy as np
+def dp_sequential_means(data, epsilon, seed=None):
+    rng = np.random.RandomState(seed)
+    steps = np.arange(1, len(data) + 1).astype(float)
+    means = np.cumsum(data) / steps
+    noise = rng.laplace(0, 4 / (steps * epsilon))
+    std = np.sqrt(2 * np.log(1.25 / 1e-5)) / (epsilon * steps)
+    return means + noise, means + rng.normal(0, std)
+""",
         # twins of the scalar-mechanism cases: the vector form of the helper, the helper given one count, and a
         # draw per eigenvalue
         """

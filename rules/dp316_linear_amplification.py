@@ -58,6 +58,16 @@ def _number_like(expr: cst.BaseExpression) -> bool:
         and isinstance(expr.expression, (cst.Integer, cst.Float))
 
 
+def _transcendental_of(stmt: cst.CSTNode, eps: str) -> bool:
+    """``stmt`` still takes an exp or log of an expression in ``eps`` (``eps + log(q + (1 - q) * exp(-eps))``,
+    the same bound rewritten for numerical stability), not an approximation without one."""
+    from dpcheck.analysis.syntax import walk
+
+    return any(isinstance(n, cst.Call) and call_name(n) in ("exp", "expm1", "log", "log1p") and n.args
+               and any(ident(m) == eps for a in n.args for m in walk(a.value))
+               for n in walk(stmt))
+
+
 def _exp_of(expr: cst.CSTNode, eps: str) -> bool:
     """The term ``e^eps − 1``: ``exp(eps) - 1``, ``math.e ** eps - 1``, ``expm1(eps)`` somewhere in ``expr``
     (not a probability ``exp(eps) / (exp(eps) + k - 1)``)."""
@@ -114,6 +124,16 @@ class LinearAmplification(Rule):
         return bool(facts.binops(ast.Mult)) and bool(re.search(r"\bq\b|sampl|batch_size", facts.source))
 
     VALID = (
+        # the same amplification bound in two numerically stable spellings on either side of ε = 1
+        """
+import numpy as np
+def amplified(eps, q):
+    if eps < 1:
+        out = np.log(1 + q * (np.exp(eps) - 1))
+    else:
+        out = eps + np.log(q + (1 - q) * np.exp(-eps))
+    return out
+""",
         # (h44-2 twin) the exact term in every case; a branch on ε that picks between two correct bounds; an
         # ε-greedy exploration switch
         """
@@ -241,7 +261,7 @@ def subsampled_privacy(eps, sampling_prob):
         for i in (0, 1):
             for target, _stmt in exact[i]:
                 for target2, stmt2 in other[1 - i]:
-                    if target2 != target or not fa.in_dp_context(stmt2):
+                    if target2 != target or not fa.in_dp_context(stmt2) or _transcendental_of(stmt2, eps):
                         continue
                     self.report(stmt2, f"`{fa.code(stmt2).strip()}` replaces the term `{eps}·(e^{eps} − 1)` of the "
                                        f"bound (kept in the other branch of the test on `{eps}`) by an approximation "
