@@ -78,7 +78,7 @@ _ARRAY_BUILDERS = frozenset({"arange", "linspace", "array", "asarray", "cumsum",
 
 
 #: calls that reduce an array to one number: an array built inside them is no longer one
-_REDUCERS = frozenset({"max", "min", "sum", "mean", "median", "norm", "len", "amax", "amin", "std", "var", "prod",
+_TO_NUMBER = frozenset({"max", "min", "sum", "mean", "median", "norm", "len", "amax", "amin", "std", "var", "prod",
                        "item", "float", "int", "percentile", "quantile", "nanmax", "nanmin", "nansum", "count_nonzero"})
 
 
@@ -89,7 +89,7 @@ def _array_valued(expr: cst.CSTNode, value_of: Callable[[cst.Name], cst.BaseExpr
     is a number."""
     if isinstance(expr, cst.Call):
         name = call_name(expr)
-        if name in _REDUCERS:
+        if name in _TO_NUMBER:
             return False
         if name in _ARRAY_BUILDERS:
             return True
