@@ -1427,7 +1427,7 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
 
     def _library_bounds(self, call: cst.Call, name: str | None) -> list[tuple[cst.BaseExpression, str]]:
         """The clamping bounds of a DP library query whose budget is passed in another call."""
-        if not name:
+        if not name or name not in _TMLT_AGGREGATES and not _OPENDP_BOUNDED.match(name):
             return []
         libs = {full.split(".")[0] for full in self.ctx.analysis.index.imports.values()}
         out: list[tuple[cst.BaseExpression, str]] = []
