@@ -9,7 +9,7 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
-from dpcheck.analysis import nonrelease
+from dpcheck.analysis import dp_output, nonrelease
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
@@ -1775,6 +1775,7 @@ def build_metadata(df, epsilon):
         # training data, helpers included; elsewhere the data must be private by the core's flow
         claimed = analysis.dp_generator_named() is not None
         evaluation = evaluation_module(node)
+        outputs: dict[int, dp_output.Released] = {}
         for call in index.calls:
             if call_name(call) in _MEDIANS:
                 self._median_fill(call, index, claimed)
@@ -1813,6 +1814,8 @@ def build_metadata(df, epsilon):
             root = _data_root(data)
             if root is not None and analysis.public_parameter(call, root):
                 continue
+            if self._post_processed(data, outputs):
+                continue  # (h45-p) fitted on what a mechanism released (a noisy sample): post-processing
             if own_scale:
                 self.report(
                     call,
@@ -1833,6 +1836,15 @@ def build_metadata(df, epsilon):
                 "mechanism), so it leaks outside the privacy budget; pass public bounds (metadata) "
                 "or estimate them with a DP mechanism",
             )
+
+    def _post_processed(self, data: cst.BaseExpression, memo: dict[int, dp_output.Released]) -> bool:
+        """Does ``data`` hold DP outputs only (``dp_output``: a mechanism's result, passed on)?"""
+        tree = self.ctx.python_tree()
+        if tree is None:
+            return False
+        start = self.ctx.metadata(PositionProvider)[data].start
+        out = dp_output.post_processed(tree, start.line, start.column, memo)
+        return out
 
     def _line(self, node: cst.CSTNode) -> int:
         return self.ctx.metadata(PositionProvider)[node].start.line

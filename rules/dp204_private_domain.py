@@ -5,7 +5,9 @@ import ast
 import re
 
 import libcst as cst
+from libcst.metadata import PositionProvider
 
+from dpcheck.analysis import dp_output
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.partitionkeys import partition_keys
 from dpcheck.analysis.domainflow import _NOT_MECHANISM, evaluation
@@ -1329,6 +1331,35 @@ def release_median(features, epsilon, lower, upper):
     out["median_gt"] = np.median(features)
     return out
 """,
+        # (h45-p) post-processing: OLH's aggregator counts the randomized-response reports (``perturb``
+        # keeps the value or draws another), not the users' values
+        """
+import numpy as np
+from collections import Counter
+
+
+class OLH:
+    def __init__(self, epsilon, domain, data):
+        self.epsilon = epsilon
+        self.domain = domain
+        self.data = data
+        self.per_data = []
+        self.p = np.exp(epsilon) / (np.exp(epsilon) + 1)
+
+    def run(self):
+        for i in range(len(self.data)):
+            self.per_data.append(self.perturb(self.data[i]))
+        return self.estimate(self.per_data)
+
+    def perturb(self, x):
+        if np.random.uniform(0, 1) < self.p:
+            return x
+        return np.random.choice(self.domain)
+
+    def estimate(self, per_data):
+        counts = Counter(per_data)
+        return {k: (c - len(per_data) * (1 - self.p)) / self.epsilon for k, c in counts.items()}
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -1864,6 +1895,34 @@ def release_median(features, epsilon):
     out["median_err"] = np.median(features) + np.random.laplace(0, (np.max(features) - np.min(features)) / epsilon)  # <-
     return out
 """,
+        # (h45-p) the twin: the aggregator counts the users' raw values
+        """
+import numpy as np
+from collections import Counter
+
+
+class OLH:
+    def __init__(self, epsilon, domain, data):
+        self.epsilon = epsilon
+        self.domain = domain
+        self.data = data
+        self.per_data = []
+        self.p = np.exp(epsilon) / (np.exp(epsilon) + 1)
+
+    def run(self):
+        for i in range(len(self.data)):
+            self.per_data.append(self.perturb(self.data[i]))
+        return self.estimate(self.data)
+
+    def perturb(self, x):
+        if np.random.uniform(0, 1) < self.p:
+            return x
+        return np.random.choice(self.domain)
+
+    def estimate(self, per_data):
+        counts = Counter(per_data)  # <-
+        return {k: (c - len(per_data) * (1 - self.p)) / self.epsilon for k, c in counts.items()}
+""",
     ) + _ROLE_INVALID
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1896,6 +1955,7 @@ def release_median(features, epsilon):
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         summaries = self._parameter_sinks(functions, records, returns)
         reported: set[cst.BaseExpression] = set()
+        outputs: dict[int, dp_output.Released] = {}
         for fn, flow in flows.items():
             if evaluation(fn):
                 continue
@@ -1907,6 +1967,8 @@ def release_median(features, epsilon):
                     continue  # the observed keys only pick each key's rows: the records, not the key set, are read
                 if scored_truth(_assignment_holding(fn, src), src, body_of(fn)):
                     continue  # (g1) the exact answer kept to score the release's error against
+                if tree is not None and self._post_processed(tree, src, outputs):
+                    continue  # (h45-p) the values a mechanism released (randomized reports): post-processing
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
                 self.report(
@@ -1915,6 +1977,12 @@ def release_median(features, epsilon):
                     f"release ({sink}): the output's alphabet, bins or scale change with one record; "
                     f"take the domain as public input or estimate it with DP",
                 )
+
+    def _post_processed(self, tree: ast.Module, src: cst.BaseExpression, memo: dict[int, dp_output.Released]) -> bool:
+        """Is the domain read (``Counter(reports)``) taken of DP outputs only (``dp_output``)?"""
+        start = self.ctx.metadata(PositionProvider)[src].start
+        out = dp_output.post_processed(tree, start.line, start.column, memo)
+        return out
 
     @classmethod
     def _parameter_sinks(cls, functions: list[Scope], records: frozenset[str],

@@ -1326,3 +1326,77 @@ def test_claiming_module_run_by_an_entry_script(tmp_path: Path, importers: dict[
     files = {"private_model.py": trainer, "features.py": _FEATURES, **importers}
     lines = [f.line for f in _join_files(tmp_path, files) if f.path == "features.py"]
     assert bool(lines) is fires
+
+
+# (h45-p) post-processing: a statistic fitted only on what a mechanism released (DP permits it)
+_LDP_CLIENT = """import numpy as np
+class Client:
+    def __init__(self, adj, epsilon):
+        self.adj = adj
+        self.epsilon = epsilon
+    def phase_one(self, parts):
+        delta = self.adj @ parts
+        delta = delta + np.random.laplace(0, 1.0 / self.epsilon, delta.shape)
+        return delta
+"""
+_LDP_SERVER = """import numpy as np
+from sklearn.cluster import KMeans
+class Server:
+    def __init__(self, k):
+        self.k = k
+    def phase_one(self, delta):
+        self.delta = delta
+        X = np.asarray(self.delta)
+        self.labels = KMeans(n_clusters=self.k).fit(X).labels_
+        return self.labels
+"""
+_LDP_RUN = """# LDPGen: differentially private graph generation from local degree vectors
+from client import Client
+from server import Server
+def run_ldpgen(adj, parts, epsilon, k):
+    client = Client(adj, epsilon)
+    server = Server(k)
+    delta = client.phase_one(parts)
+    return server.phase_one({arg})
+"""
+_MVG_PREP = """import numpy as np
+def rescale(data, bounds=None):
+    if bounds is None:
+        bounds = (data.min(), data.max())
+    lo, hi = bounds
+    return (data - lo) / (hi - lo)
+"""
+_MVG_MECH = """# Gaussian mechanism release of a data matrix (differential privacy)
+import numpy as np
+import pandas as pd
+from preprocessing import rescale
+def gaussian_mechanism(x, scale):
+    if isinstance(x, float):
+        return x + np.random.normal(0, scale)
+    return x + np.random.normal(0, scale, x.shape)
+def release(df, epsilon, sensitivity):
+    sample = gaussian_mechanism(df.values, sensitivity / epsilon)
+    return rescale({arg}, bounds=None)
+"""
+
+
+@pytest.mark.parametrize("arg, fires", [
+    ("delta", False),  # the clients' Laplace-noised degree vectors: LDPGen's clustering is post-processing
+    ("adj @ parts", True),  # twin: the server clusters the raw degree vectors
+    ("delta + adj.sum(1)", True),  # a noised value mixed with a raw one is still private
+])
+def test_clustering_a_mechanism_output_across_modules(tmp_path: Path, arg: str, fires: bool) -> None:
+    files = {"client.py": _LDP_CLIENT, "server.py": _LDP_SERVER, "run.py": _LDP_RUN.format(arg=arg)}
+    lines = [f.line for f in _join_files(tmp_path, files) if f.path == "server.py"]
+    assert bool(lines) is fires
+
+
+@pytest.mark.parametrize("arg, fires", [
+    ("pd.DataFrame(sample, columns=df.columns)", False),  # the noisy sample rescaled by its own range
+    ("df", True),  # twin: the private table rescaled by its own range
+])
+def test_rescaling_a_noisy_sample_from_a_sibling_module(tmp_path: Path, arg: str, fires: bool) -> None:
+    """``from preprocessing import rescale`` run from a package folder: a script's sibling import."""
+    files = {"__init__.py": "", "preprocessing.py": _MVG_PREP, "mechanisms.py": _MVG_MECH.format(arg=arg)}
+    lines = [f.line for f in _join_files(tmp_path, files) if f.path == "preprocessing.py"]
+    assert bool(lines) is fires

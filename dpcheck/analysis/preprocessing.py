@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
-from dpcheck.analysis import kept_domain, value_codebook
+from dpcheck.analysis import dp_output, kept_domain, value_codebook
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.releaseless import measuring_folder
 from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
@@ -1809,6 +1809,8 @@ def join(summaries: Mapping[str, dict[str, Any]], display: Mapping[str, str], re
                 continue
             if kept_domain.kept_site(site[4]) and (file, site[0]) in judged:
                 continue  # the call sites of this fitter decide (synthetic data passed, result unused)
+            if dp_output.site_released(file, site, summaries, resolver):
+                continue  # (h45-p) fitted only on what a mechanism released: post-processing
             shown = display.get(origin, origin)
             where = "this module claims differential privacy" if origin == file else \
                 f"the DP module `{shown}` imports this code"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dpcheck.analysis import preprocessing
+from dpcheck.analysis import dp_output, preprocessing
 from dpcheck.analysis.astfacts import dotted as _dotted
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.syntax import words
@@ -36,7 +36,7 @@ from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding, RelatedLocation
 
-VERSION = 14
+VERSION = 15
 RULE_ID = "DP202"
 RULE_NAME = "non-private-bounds"
 CATEGORY = "metadata"
@@ -161,7 +161,10 @@ def summarize(source: str, path: str = "", tree: ast.Module | None = None) -> di
                 or preprocessing.may_prepare(source) or any(f"{n}(" in source for n in _LOAD_CALLS)):
             # only a link in the import graph (a DP script reaching a loader through it)
             claim = preprocessing.claims(source)
-            return {**_Summarizer(source, tree, path).links(), "claim": claim,
+            links = _Summarizer(source, tree, path).links()
+            if dp_output.may_randomise(source):  # (h45-p) a module of mechanisms (``x + laplace(…)``)
+                links["mech"] = sorted(dp_output.Released(tree).mechanisms)
+            return {**links, "claim": claim,
                     "literal_claim": claim and preprocessing.literal_claim(source, tree, _dp_module_text),
                     "stars": preprocessing.star_imports(tree)}
         return _Summarizer(source, tree, path).run(_may_fit_text(source), _dp_text(source))
@@ -471,6 +474,11 @@ class _Function:
         return self._taint
 
 
+#: libraries whose calls never run the project's own functions (``ppcalls`` skips them)
+_NOT_PROJECT = frozenset({"np", "numpy", "pd", "pandas", "torch", "tf", "jnp", "jax", "scipy", "sklearn", "math",
+                          "os", "sys", "json", "re", "random", "F", "nn", "plt", "logging", "time", "pickle"})
+
+
 #: calls that privatise their input: ``exponential_mechanism(scores, …)``, ``laplace(…)``, ``report_noisy_max``
 _MECHANISM_CALL = re.compile(r"(?i)mechanism|laplace|gauss|exponential|noisy|noise|gumbel")
 
@@ -553,7 +561,10 @@ class _Summarizer:
             "claim": (claim := _dp_module_text(self.source) or preprocessing.claims(self.source)),
             "literal_claim": claim and preprocessing.literal_claim(self.source, self.tree, _dp_module_text),
             "stars": preprocessing.star_imports(self.tree),
-            "prep": self._prep_sites(),
+            "prep": (prep := self._prep_sites()),
+            # (h45-p) mechanisms of this module and calls handing DP outputs on: a preprocessing
+            # site fitted only on what a mechanism released is post-processing
+            **self._released_rows(bool(prep)),
         }
 
     def links(self) -> dict[str, Any]:
@@ -567,8 +578,88 @@ class _Summarizer:
         rows = []
         for line, col, what in preprocessing.sites(self.tree, self.path, self.source):
             node = ast.Pass(lineno=line, col_offset=col - 1, end_lineno=line, end_col_offset=col - 1)
-            rows.append(self._site(node, what).row())  # type: ignore[arg-type]
+            row = self._site(node, what).row()  # type: ignore[arg-type]
+            rows.append(row + self._reaching(line))
         return rows
+
+    def _reaching(self, line: int) -> list[Any]:
+        """``[function key, [[function key, parameter], …], {function key: parameters}]``: the
+        parameters whose values the site at ``line`` reads (``[]`` when it reads other data)."""
+        found = self.released.function_of(line)
+        if found is None:
+            return []
+        key, fn = found
+        cls = self.released.functions[key][1]
+        pairs = dp_output.reaching_params(fn, line, cls)
+        if not pairs:
+            return []
+        keyed = sorted({(k or key, p) for k, p in pairs})
+        params = {k: [p for p in dp_output.function_params(self.released.functions[k][0])
+                      if p not in ("self", "cls")] for k, _ in keyed if k in self.released.functions}
+        return [key, [list(pair) for pair in keyed], params]
+
+    @cached_property
+    def released(self) -> dp_output.Released:
+        return dp_output.Released(self.tree, find=dp_output.may_draw(self.source))
+
+    def _released_rows(self, prep: bool) -> dict[str, Any]:
+        """``mech``: this module's mechanisms (function keys); ``ppcalls``: calls of the project's
+        functions, each ``[chain, method, line, {argument: flag}]`` (``#i`` positional, else the
+        keyword), a flag ``"r"`` (a DP output), ``"n"`` (no data), ``"o"`` (other) or
+        ``["via", chain, method]`` (the result of that call, a mechanism elsewhere or not)."""
+        drawing = dp_output.may_draw(self.source)
+        out: dict[str, Any] = {"mech": sorted(self.released.mechanisms) if drawing else []}
+        local = set(self.released.functions) | {k.split(".")[0] for k in self.released.functions}
+        imported = {row[0] for row in self._imports()}
+        rows: list[list[Any]] = []
+        scopes: list[tuple[ast.AST, _Function | None]] = [(f.node, f) for f in self.functions]
+        scopes.append((self.tree, None))
+        for scope, fn in scopes:
+            constructed = self._local_constructed(fn) if fn is not None else {}
+            names: set[str] | None = None
+            calls = fn.calls if fn is not None else [
+                n for stmt in self.tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                      ast.ClassDef))
+                for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+            for call in calls:
+                if not (call.args or call.keywords):
+                    continue
+                func = call.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) \
+                        and func.value.id in ("self", "cls") and fn is not None and fn.cls is not None:
+                    callee: tuple[str, str | None] | None = (fn.cls.name, func.attr)
+                else:
+                    callee = self._callee(func, constructed)
+                if callee is None or callee[0].split(".")[0] not in local | imported \
+                        or callee[0].split(".")[0] in _NOT_PROJECT:
+                    continue
+                if names is None:
+                    names = self.released.names(scope) if drawing and fn is not None else set()
+                flags: dict[str, Any] = {}
+                args = [(f"#{i}", a) for i, a in enumerate(call.args) if not isinstance(a, ast.Starred)]
+                args += [(k.arg, k.value) for k in call.keywords if k.arg]
+                for slot, arg in args:
+                    flags[slot] = self._flag(arg, scope, names, call.lineno, constructed, drawing)
+                if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                    flags["*"] = "o"  # ``f(*xs)``, ``f(**kw)``: which parameter gets what is not known
+                rows.append([callee[0], callee[1], call.lineno, flags])
+        out["ppcalls"] = rows
+        return out
+
+    def _flag(self, arg: ast.expr, scope: ast.AST, names: set[str], line: int,
+              constructed: Mapping[str, str], drawing: bool) -> Any:
+        kind = self.released.kind(arg, scope, names) if drawing else None
+        if drawing and self.released.expr_released(arg, scope, names, line):
+            return "r"
+        if kind == "neutral" or isinstance(arg, ast.Constant):
+            return "n"
+        if isinstance(arg, ast.Name):
+            value = self.released.last_value(arg.id, scope, line)
+            if isinstance(value, ast.Call):
+                callee = self._callee(value.func, constructed)
+                if callee is not None:
+                    return ["via", callee[0], callee[1]]
+        return "o"
 
     # -- positions ---------------------------------------------------------------------------
 
