@@ -186,8 +186,12 @@ class BudgetPerItem(Rule):
             pieces = words(name)
             return not pieces & _POST_WORDS and (bool(pieces & _MECH_WORDS) or "exp_mech" in name.lower())
 
-        return budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
-                               column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
+        if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
+                           column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
+            return True
+        # a draw whose scale parameter a caller sets to ``k / epsilon`` (``_scale_param_from_eps``)
+        return bool(facts.called & PURE_DRAWS) and "for " in facts.source \
+            and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
         # one selection per pass over the next disjoint batch of users (parallel composition)
