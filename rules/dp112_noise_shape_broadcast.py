@@ -20,6 +20,12 @@ _SHAPE_FIRST = frozenset({"torch", "tf", "jax", "jnp", "jr", "keras"})
 _MATRIX_CALLS = frozenset({"outer", "vstack", "hstack", "column_stack", "stack", "cov", "corrcoef",
                            "pivot_table", "as_matrix"})
 _PRODUCTS = frozenset({"dot", "matmul", "tensordot"})
+#: draws whose shape argument is the noise's shape
+_ROW_DRAWS = frozenset({"normal", "randn", "laplace", "rand", "gumbel", "logistic", "standard_normal", "random_normal"})
+#: calls that reduce over the batch (the noise of one element's shape on a sum is the DP-SGD shape)
+_BATCH_REDUCERS = frozenset({"sum", "mean", "nansum", "nanmean", "reduce_sum", "reduce_mean", "average", "einsum",
+                             "matmul", "dot", "norm", "max", "min", "len", "median", "std", "var", "bincount",
+                             "histogram", "count_nonzero", "reduce", "accumulate", "cumsum"})
 _EXPAND_CALLS = frozenset({"view", "reshape", "unsqueeze", "expand_dims"})
 
 
@@ -523,6 +529,34 @@ def randomized_response(answers, epsilon):
         "    total += np.random.default_rng().laplace(0.0, hi / epsilon)\n    return total\n",
         "import numpy as np\ndef dp_mean(X, epsilon):\n    mu = X.mean(axis=0)\n"
         "    return mu[:, None] + np.random.laplace(0, 1 / epsilon, (len(mu), 1))\n",
+        # twins: the noise has the batch's shape
+        """
+import torch
+class DPShare:
+    def noisy(self, data, shape, sigma):
+        return data + torch.normal(mean=0.0, std=sigma, size=shape)
+    def share(self, batch, recon, sigma, epsilon):
+        resid = batch - recon
+        return self.noisy(resid.clone(), resid.shape, sigma)
+""",
+        """
+import numpy as np
+def privatize_rows(X, sensitivity, epsilon):
+    return X + np.random.laplace(0, sensitivity / epsilon, size=X.shape)
+""",
+        # DP-SGD: noise of one example's shape on the sum over the batch (correct)
+        """
+import numpy as np
+def noisy_sum(clipped, sigma, clip, epsilon):
+    return np.sum(clipped, axis=0) + np.random.normal(0, sigma * clip, clipped[0].shape)
+""",
+        # one element of the batch noised with its own shape
+        """
+import numpy as np
+def noisy_first(weights, sigma, epsilon):
+    weights[0] += np.random.normal(0, sigma, size=weights[0].shape)
+    return weights
+""",
     )
     INVALID = (
         # a torch distribution with a number as location, sampled without a shape, added to a gradient tensor
@@ -702,6 +736,23 @@ def ldp_embeddings(E, epsilon):
     noise = np.random.laplace(0, 1 / epsilon, size=E.shape[0])
     return E + noise[:, np.newaxis]  # <-
 """,
+        # the shared residuals of a batch get noise of one sample's shape, through a noise helper
+        """
+import torch
+class DPShare:
+    def noisy(self, data, shape, sigma):
+        return data + torch.normal(mean=0.0, std=sigma, size=shape)
+    def share(self, batch, recon, sigma, epsilon):
+        one = recon[0].shape
+        resid = batch - recon
+        return self.noisy(resid.clone(), one, sigma)  # <-
+""",
+        # the direct spelling: a Laplace draw of one row's shape added to the whole private matrix
+        """
+import numpy as np
+def privatize_rows(X, sensitivity, epsilon):
+    return X + np.random.laplace(0, sensitivity / epsilon, size=X[0].shape)  # <-
+""",
     )
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
@@ -718,9 +769,103 @@ def ldp_embeddings(E, epsilon):
 
     def visit_Call(self, node: cst.Call) -> None:
         """``grads.add(noise.sample())`` / ``t.add_(draw)``: the method spelling of ``t + draw``."""
+        self._check_one_row_shape(node)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value in ("add", "add_", "sub", "sub_") \
                 and len(node.args) >= 1 and node.args[0].keyword is None and not node.args[0].star:
             self._check(node, node.func.value, node.args[0].value, both=False)
+
+    # ------------------------------------------------------------------ noise of one row's shape on the batch
+    def _row_shape_of(self, expr: cst.BaseExpression, hops: int = 2) -> str | None:
+        """``X[0].shape`` / ``X[0].size()`` (or a local name set to it): the shape of one element of ``X``."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "size" \
+                and not expr.args:
+            expr = cst.Attribute(value=expr.func.value, attr=cst.Name("shape"))
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "shape" and isinstance(expr.value, cst.Subscript) \
+                and isinstance(expr.value.value, cst.Name) and len(expr.value.slice) == 1 \
+                and isinstance(expr.value.slice[0].slice, cst.Index) and number(expr.value.slice[0].slice.value) == 0:
+            return expr.value.value.value
+        if isinstance(expr, cst.Name) and hops > 0:
+            binding = self.ctx.analysis.binding(expr)
+            if binding is not None and binding.kind == "assign" and binding.value is not None:
+                return self._row_shape_of(binding.value, hops - 1)
+        return None
+
+    def _whole_batch(self, expr: cst.BaseExpression, batch: set[str]) -> bool:
+        """``expr`` reads a name of ``batch`` as a whole (not one element ``X[i]``, not through a reduction)."""
+        parents = self.ctx.analysis.index.parents
+        for n in walk(expr):
+            if isinstance(n, cst.Call) and (call_name(n) or "") in _BATCH_REDUCERS:
+                return False
+        for n in walk(expr):
+            if not (isinstance(n, cst.Name) and n.value in batch):
+                continue
+            parent = parents.get(n)
+            if isinstance(parent, cst.Subscript) and parent.value is n:
+                continue
+            if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in ("shape", "size", "dtype",
+                                                                                                "device", "ndim"):
+                continue
+            return True
+        return False
+
+    def _check_one_row_shape(self, node: cst.Call) -> None:
+        """``x + torch.normal(0, s, size=x[0].shape)`` / ``add_noise(x, x[0].shape, ...)``: the noise has the shape of
+        one element of the batch ``x`` and broadcasts, so every record of the batch gets the same draw."""
+        name = call_name(node) or ""
+        if name not in _ROW_DRAWS and not words(name) & {"noise", "perturb", "privatize", "privatise", "noisy"}:
+            return
+        batch_name = None
+        shape_arg = None
+        for arg in node.args:
+            if arg.star:
+                continue
+            found = self._row_shape_of(arg.value)
+            if found is not None:
+                batch_name, shape_arg = found, arg
+                break
+        if batch_name is None:
+            return
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        if fn is None:
+            return
+        batch = {batch_name}
+        changed = True
+        bindings = fa.bindings_in(fn)
+        while changed:
+            changed = False
+            for target, found in bindings.items():
+                if target in batch:
+                    continue
+                if any(b.value is not None and self._whole_batch(b.value, batch) for b in found):
+                    batch.add(target)
+                    changed = True
+        # the noised value: another argument of a noise helper, or the other operand of the addition
+        targets: list[cst.BaseExpression] = []
+        if name not in _ROW_DRAWS:
+            targets = [a.value for a in node.args if a is not shape_arg and not a.star]
+        else:
+            cur: cst.CSTNode = node
+            parents = fa.index.parents
+            parent = parents.get(cur)
+            while isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
+                cur, parent = parent, parents.get(parent)
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add):
+                targets = [parent.right if parent.left is cur else parent.left]
+            elif isinstance(parent, cst.AugAssign) and isinstance(parent.operator, cst.AddAssign):
+                targets = [parent.target]
+            elif isinstance(parent, cst.Arg) and isinstance(parents.get(parent), cst.Call):
+                outer = parents.get(parent)
+                if isinstance(outer.func, cst.Attribute) and outer.func.attr.value in ("add", "add_"):
+                    targets = [outer.func.value]
+        if not any(self._whole_batch(t, batch) for t in targets):
+            return
+        if not fa.in_dp_context(node) and not fa.has_dp_code():
+            return
+        self.report(node, f"the noise has the shape of one element of `{batch_name}` (`{batch_name}[0].shape`) and is "
+                          f"added to the whole batch, so it broadcasts: every record of the batch gets the same draw, "
+                          "which cancels in differences between records and gives no per-record protection; draw "
+                          f"with `{batch_name}.shape`")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         """``flags[bits == 1] = np.random.binomial(1, p)``: one coin for every selected entry."""

@@ -16,6 +16,12 @@ _CLIP_CALLS = {"clip_grad_norm_": 1, "clip_grad_norm": 1, "clip_by_norm": 1, "cl
 _CALIBRATED = frozenset({"clip", "clipping", "clipnorm", "norm", "bound", "sensitivity", "sens", "multiplier",
                          "z", "c", "calibrate", "calibrated", "compute", "get"})
 #: a read of configuration: a number the user sets (``os.environ.get("STD", "0.01")``, ``float(...)``)
+#: calls handed the clip bound that do not return clipped values: arithmetic, and calibration helpers
+_NOT_CLIPPERS = frozenset({"min", "max", "float", "int", "abs", "round", "print", "log", "format", "str", "isinstance",
+                           "setattr", "getattr", "append", "tensor", "full", "ones", "zeros", "Parameter", "sqrt"})
+_CALIBRATORS = frozenset({"sigma", "std", "stddev", "noise", "scale", "multiplier", "calibrate", "calibrated",
+                          "variance", "accountant", "epsilon", "eps", "budget", "privacy", "engine", "optimizer",
+                          "init", "config", "set", "add", "argument", "parser"})
 _CONFIG_READS = frozenset({"get", "getenv", "float", "int", "max", "min", "abs"})
 
 
@@ -132,6 +138,36 @@ def local_update(w, w0, clip_bound, epsilon):
     delta = delta * min(1, clip_bound / (np.linalg.norm(delta) + 1e-12))
     return w0 + delta + np.random.normal(0, Z * clip_bound, delta.shape)
 """,
+        # twin: the layer's noise is the multiplier times the bound handed to the clipping helper
+        """
+import torch
+def make_dp_linear(C, noise_multiplier):
+    class DPLinearFn(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, w = ctx.saved_tensors
+            g_w = _clipped_weight_grad(x, grad_out, C)
+            g_w.add_(torch.normal(mean=0, std=noise_multiplier * C, size=g_w.shape))
+            return grad_out @ w, g_w
+    return DPLinearFn.apply
+""",
+        # ordinary ML: gradient clipping for stability through a helper, then Gaussian weight perturbation
+        """
+import torch
+def sam_step(model, opt, max_grad_norm):
+    clipped = torch.nn.utils.clip_grad_value_(model.parameters(), max_grad_norm)
+    for p in model.parameters():
+        p.data.add_(torch.normal(mean=0.0, std=0.01, size=p.shape))
+    opt.step()
+""",
+        # a std calibrated by a helper that is handed the bound
+        """
+import torch
+def dp_layer_grad(x, grad_out, max_grad_norm, z):
+    g = clip_rows(x, grad_out, max_grad_norm)
+    std = noise_std_for(z, max_grad_norm)
+    return g + torch.normal(mean=0.0, std=std, size=g.shape)
+""",
     )
 
     INVALID = (
@@ -183,6 +219,19 @@ def local_update(w, w0, clip_bound, epsilon):
     delta = w - w0
     delta = delta * min(1, clip_bound / (np.linalg.norm(delta) + 1e-12))
     return w0 + delta + np.random.normal(0, NOISE_STD / epsilon, delta.shape)  # <-
+""",
+        # a custom autograd layer: the per-sample clipping helper is handed C, the noise has a literal std
+        """
+import torch
+def make_dp_linear(C):
+    class DPLinearFn(torch.autograd.Function):
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, w = ctx.saved_tensors
+            g_w = _clipped_weight_grad(x, grad_out, C)
+            g_w.add_(torch.normal(mean=0, std=1.0, size=g_w.shape))  # <-
+            return grad_out @ w, g_w
+    return DPLinearFn.apply
 """,
     )
 
@@ -271,6 +320,15 @@ def local_update(w, w0, clip_bound, epsilon):
                 if bound is not None:
                     out.append(bound)
                     self._grad_clip = True
+            elif name not in _NOT_CLIPPERS and not words(name or "") & _CALIBRATORS and any(
+                    isinstance(a.value, (cst.Name, cst.Attribute)) and is_clip_bound(a.value) for a in sub.args
+                    if not a.star):
+                # a clipping helper handed the bound (``g = clip_per_sample(grads, C)``,
+                # ``grad_w = _weight_grad_clipped(x, grad_out, C)``): its result is bounded by C
+                bound = next(a.value for a in sub.args if not a.star
+                             and isinstance(a.value, (cst.Name, cst.Attribute)) and is_clip_bound(a.value))
+                out.append(bound)
+                self._clip_calls.append(sub)
             elif name == "min" and len(sub.args) == 2 and number(sub.args[0].value) == 1:
                 ratio = sub.args[1].value
                 if isinstance(ratio, cst.BinaryOperation) and isinstance(ratio.operator, cst.Divide) \

@@ -114,6 +114,20 @@ def _eps_arg(call: cst.Call) -> cst.BaseExpression | None:
     return None
 
 
+def _counts_passes(expr: cst.BaseExpression) -> bool:
+    """A numerator that multiplies by the number of passes (``X.shape[1] / epsilon``, ``len(cols) / eps``,
+    ``d / epsilon``): the budget is split over them."""
+    for sub in walk(expr):
+        if isinstance(sub, cst.Call) and call_name(sub) == "len":
+            return True
+        if isinstance(sub, cst.Attribute) and sub.attr.value == "shape":
+            return True
+        if isinstance(sub, cst.Name) and (sub.value in ("d", "k", "n", "m") or words(sub.value) & {
+                "dim", "dims", "num", "features", "feature", "cols", "columns", "count", "size", "passes"}):
+            return True
+    return False
+
+
 def _draw_eps(call: cst.Call) -> cst.BaseExpression | None:
     """``laplace(0, sens / epsilon)``: a draw whose scale divides by the full ε."""
     if call_name(call) not in PURE_DRAWS:
@@ -172,8 +186,12 @@ class BudgetPerItem(Rule):
             pieces = words(name)
             return not pieces & _POST_WORDS and (bool(pieces & _MECH_WORDS) or "exp_mech" in name.lower())
 
-        return budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
-                               column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH)
+        if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
+                           column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
+            return True
+        # a draw whose scale parameter a caller sets to ``k / epsilon`` (``_scale_param_from_eps``)
+        return bool(facts.called & PURE_DRAWS) and "for " in facts.source \
+            and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
         # one selection per pass over the next disjoint batch of users (parallel composition)
@@ -312,6 +330,32 @@ def simulate(epsilon, exper_time):
         errors.append(((est - truth) ** 2).mean())
     return sum(errors) / exper_time
 """,
+        # twin: the caller splits the budget over the columns first
+        """
+import numpy as np
+class Perturb:
+    @staticmethod
+    def noisy_columns(X, scale_factor, bounds):
+        out = X.copy()
+        for j in range(X.shape[1]):
+            width = bounds[j][1] - bounds[j][0]
+            out[:, j] += np.random.laplace(0, scale_factor * width, size=X.shape[0])
+        return out
+def train(X, epsilon, bounds):
+    scale_factor = X.shape[1] / epsilon
+    return Perturb.noisy_columns(X, scale_factor, bounds)
+""",
+        # a scale parameter the caller does not derive from the budget (augmentation noise level)
+        """
+import numpy as np
+def jitter_columns(X, sigma):
+    out = X.copy()
+    for j in range(X.shape[1]):
+        out[:, j] += np.random.normal(0, sigma, size=X.shape[0])
+    return out
+def augment(X, epsilon):
+    return jitter_columns(X, 0.1)
+""",
     )
 
     INVALID = (
@@ -420,6 +464,21 @@ def privatize(x, epsilon, bound):
 def measure(data, marginals, epsilon):
     return [gaussian_mechanism(data.project(m).datavector(), epsilon=epsilon) for m in marginals]  # <-
 """,
+        # the scale is a parameter every caller sets to k / epsilon: each column gets the full budget
+        """
+import numpy as np
+class Perturb:
+    @staticmethod
+    def noisy_columns(X, scale_factor, bounds):
+        out = X.copy()
+        for j in range(X.shape[1]):
+            width = bounds[j][1] - bounds[j][0]
+            out[:, j] += np.random.laplace(0, scale_factor * width, size=X.shape[0])  # <-
+        return out
+def train(X, epsilon, bounds):
+    scale_factor = 1.0 / epsilon
+    return Perturb.noisy_columns(X, scale_factor, bounds)
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -433,6 +492,8 @@ def measure(data, marginals, epsilon):
             selection = _select_call(node)
         if eps is None:
             eps = self._bound_mechanism(node)
+        if eps is None:
+            eps = self._scale_param_from_eps(node)
         if eps is None:
             return
         fa = self.ctx.analysis
@@ -454,6 +515,54 @@ def measure(data, marginals, epsilon):
         self.report(node, f"`{fa.code(eps).strip()}` is the whole budget, spent again on every pass of the loop over "
                           f"`{fa.code(loop_iter(loop)).strip()}`: each {what} of the same records costs it, so d "
                           f"passes cost d·ε; split it (ε/d per pass) or charge an accountant per pass")
+
+    def _scale_param_from_eps(self, call: cst.Call) -> cst.BaseExpression | None:
+        """``laplace(0, noise_multiplier * sens, ...)`` where ``noise_multiplier`` is a parameter and every call of
+        the function in the module passes a value set to ``k / epsilon`` (``noise_multiplier = 2.0 / epsilon``):
+        the draw's scale divides by the full ε one call away."""
+        if call_name(call) not in PURE_DRAWS:
+            return None
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is None:
+            return None
+        params = [p.name.value for p in fn.params.params]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        for arg in call.args[1:] if len(call.args) > 1 else ():
+            for sub in walk(arg.value):
+                if not (isinstance(sub, cst.Name) and sub.value in params):
+                    continue
+                binding = fa.binding(sub)
+                if binding is None or binding.kind != "param":
+                    continue
+                eps = self._passed_eps(fn, params.index(sub.value), sub.value)
+                if eps is not None:
+                    return eps
+        return None
+
+    def _passed_eps(self, fn: cst.FunctionDef, index: int, param: str) -> cst.BaseExpression | None:
+        fa = self.ctx.analysis
+        found: cst.BaseExpression | None = None
+        for other in fa.nodes(cst.Call):
+            if call_name(other) != fn.name.value:
+                continue
+            positional = [a for a in other.args if a.keyword is None and not a.star]
+            passed = next((a.value for a in other.args if a.keyword is not None and a.keyword.value == param),
+                          positional[index].value if index < len(positional) else None)
+            if passed is None:
+                return None
+            value = passed
+            if isinstance(value, cst.Name):
+                binding = fa.binding(value)
+                value = binding.value if binding is not None and binding.kind == "assign" else None
+            eps = next((sub.right for sub in walk(value) if isinstance(sub, cst.BinaryOperation)
+                        and isinstance(sub.operator, cst.Divide) and _full_eps(sub.right)
+                        and not _counts_passes(sub.left)), None) if value is not None else None
+            if eps is None:
+                return None
+            found = eps
+        return found
 
     def _vector_sensitivity(self, call: cst.Call, loops: list[cst.CSTNode]) -> bool:
         """The mechanism's sensitivity grows with the number of passes (``sens = 2 * (1 + d) ** 2`` for a loop

@@ -80,6 +80,30 @@ def private_sum(G, clip, sigma, log):
     G = G / np.maximum(1.0, np.linalg.norm(G, axis=1, keepdims=True) / clip)
     return G.sum(axis=0) + np.random.normal(0, sigma * clip, G.shape[1])
 """,
+        # twin: the norm is taken per example (over every axis but the first)
+        """
+import torch
+class PrivateOptimizer(torch.optim.Optimizer):
+    def clip_and_average(self, per_sample):
+        out = {}
+        for k, g in per_sample.items():
+            norms = g.flatten(1).norm(dim=1).clamp(min=1e-12)
+            factor = (self.max_grad_norm / norms).clamp(max=1.0)
+            out[k] = (g * factor.view(-1, *([1] * (g.dim() - 1)))).mean(0)
+        return out
+class PrivateSGD(PrivateOptimizer):
+    def step(self, per_sample):
+        grads = self.clip_and_average(per_sample)
+        return {k: g + torch.normal(0.0, self.sigma * self.max_grad_norm, g.shape) for k, g in grads.items()}
+""",
+        # ordinary ML: a module with augmentation noise, a batch-mean of a weight normalised by its norm
+        """
+import torch
+class Block(torch.nn.Module):
+    def forward(self, x):
+        x = x + torch.normal(0.0, 0.1, x.shape)
+        return (x / max(1, torch.norm(x) / self.max_norm)).mean(0)
+""",
     )
 
     INVALID = (
@@ -116,6 +140,18 @@ def sanitize(x, eps_delta, sigma, l2norm_bound, accountant):
     accountant.accumulate_privacy_spending(eps_delta, sigma, num_examples)
     return add_gaussian_noise(x, sigma * l2norm_bound)
 """,
+        # a DP optimizer's clip step: each parameter's per-sample tensor scaled by one norm over all examples,
+        # then averaged over the examples; the subclass adds the noise
+        """
+import torch
+class PrivateOptimizer(torch.optim.Optimizer):
+    def clip_and_average(self, per_sample):
+        return {k: (g / max(1, torch.norm(g) / self.max_grad_norm)).mean(0) for k, g in per_sample.items()}  # <-
+class PrivateSGD(PrivateOptimizer):
+    def step(self, per_sample):
+        grads = self.clip_and_average(per_sample)
+        return {k: g + torch.normal(0.0, self.sigma * self.max_grad_norm, g.shape) for k, g in grads.items()}
+""",
     )
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -138,7 +174,13 @@ def sanitize(x, eps_delta, sigma, l2norm_bound, accountant):
                                  "example axis (`axes=[1]`, `dim=1`)")
 
     def _noises(self, fn: cst.FunctionDef) -> bool:
-        for sub in walk(fn):
+        """The function draws noise, or it is a method and its module does (a DP optimizer's clip step, noised by
+        the subclasses' ``step``)."""
+        owner = self.ctx.analysis.index.parents.get(fn)
+        while owner is not None and not isinstance(owner, (cst.ClassDef, cst.Module, cst.FunctionDef)):
+            owner = self.ctx.analysis.index.parents.get(owner)
+        scope: cst.CSTNode = self.ctx.analysis.module if isinstance(owner, cst.ClassDef) else fn
+        for sub in walk(scope):
             if isinstance(sub, cst.Call) and (call_name(sub) in PURE_DRAWS
                                               or words(call_name(sub)) & {"noise", "gaussian", "laplace"}):
                 return True
@@ -154,13 +196,18 @@ def sanitize(x, eps_delta, sigma, l2norm_bound, accountant):
                 receiver = sub.func.value if isinstance(sub.func, cst.Attribute) else None
                 axis = next((a.value for a in sub.args if a.keyword is not None and a.keyword.value in _AXIS_KEYS),
                             None)
-                if isinstance(receiver, cst.Name) and receiver.value not in ("np", "tf", "torch", "jnp"):
+                if isinstance(receiver, cst.Name) and receiver.value not in ("np", "tf", "torch", "jnp") \
+                        or isinstance(receiver, cst.BinaryOperation):
                     target, axis = receiver, axis if axis is not None else (args[0] if args else None)
                 else:
                     target = args[0] if args else None
                     axis = axis if axis is not None else (args[1] if len(args) > 1 else None)
                 if isinstance(target, cst.Name) and axis is not None and number(axis) == 0:
                     out.add(target.value)
+                elif isinstance(target, cst.BinaryOperation) and isinstance(target.operator, (cst.Multiply, cst.Divide)) \
+                        and axis is not None and number(axis) == 0:
+                    # ``(grad / max(1, torch.norm(grad) / C)).mean(0)``: the scaled rows are averaged
+                    out |= {side.value for side in (target.left, target.right) if isinstance(side, cst.Name)}
             if isinstance(sub, cst.Subscript) and isinstance(sub.value, (cst.Attribute, cst.Call)) \
                     and len(sub.slice) == 1 and isinstance(sub.slice[0].slice, cst.Index) \
                     and number(sub.slice[0].slice.value) == 0:
