@@ -67,8 +67,8 @@ class PrivacyParameterHardcoded(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A function with a privacy-named parameter."""
-        return any(_privacy_param(a.arg) for fn in facts.functions
+        """A function with a privacy-named or step-count parameter."""
+        return any(_privacy_param(a.arg) or a.arg in _STEP_PARAMS for fn in facts.functions
                    for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs])
 
     VALID = (
@@ -186,6 +186,6 @@ def report(n_train, batch_size, sigma, epochs, delta):
                         and (number(arg.value) or 0) > 1:
                     self.report(arg, f"`{called}` is charged `{fa.code(arg.value).strip()}` "
                                      f"{arg.keyword.value} while `{node.name.value}` is given `{steps[0]}`, the "
-                                     "number of steps taken: ε is reported for the constant, too small for any "
+                                     "number of steps or epochs run: ε is reported for the constant, too small for any "
                                      f"longer run; pass `{steps[0]}`")
                     return
