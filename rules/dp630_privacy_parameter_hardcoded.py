@@ -3,6 +3,8 @@ mechanism reads it (``prob = 0.01`` after ``def __init__(self, prob, …)``; ``c
 in a function given ``steps``)."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -25,6 +27,9 @@ _STEP_KEYWORDS = frozenset({"num_compositions", "compositions", "steps", "num_st
 _STEP_PARAMS = frozenset({"steps", "num_steps", "n_steps", "niter", "iterations", "num_iterations", "step", "epochs",
                           "num_epochs", "rounds", "num_rounds", "total_steps", "global_step", "compositions",
                           "num_compositions"})
+
+
+_NUMBER_BOUND = re.compile(r"\b\w+\s*=\s*-?\d")
 
 
 def _privacy_param(name: str) -> bool:
@@ -67,7 +72,9 @@ class PrivacyParameterHardcoded(Rule):
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        """A function with a privacy-named or step-count parameter."""
+        """A function with a privacy-named or step-count parameter, and a number bound to a name or a keyword."""
+        if not _NUMBER_BOUND.search(facts.source):
+            return False
         return any(_privacy_param(a.arg) or a.arg in _STEP_PARAMS for fn in facts.functions
                    for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs])
 
