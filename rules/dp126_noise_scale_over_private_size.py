@@ -87,6 +87,38 @@ class NoiseScaleOverPrivateSize(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # (h46-2 twin) the group means' sensitivity uses a public minimum group size
+        """
+import numpy as np
+def noisy_group_means(frame, sensitivity_fn, epsilon, key):
+    frame["mean"] = frame[key].apply(np.mean)
+    frame["gs"] = frame[key].apply(sensitivity_fn)
+    frame["mean"] += frame["gs"].apply(lambda s: np.random.laplace(scale=s / epsilon))
+def report(grades, epsilon, min_group):
+    per_class = grades.groupby("klass")["mark"].apply(list).to_frame()
+    noisy_group_means(per_class, lambda g: 100 / min_group, epsilon, key="mark")
+""",
+        # (h46-2 twin) the static mechanism given a public bound on the count
+        """
+import numpy as np
+class Mechanisms:
+    @staticmethod
+    def laplace_mechanism(value, sens, eps):
+        b = sens / eps
+        return value + np.random.laplace(0, b)
+def explore(df, eps, n_public):
+    col = df["amount"].dropna().clip(0, 1000.0)
+    return Mechanisms.laplace_mechanism(col.mean(), 1000.0 / n_public, eps)
+""",
+        # ordinary ML code: a per-batch loss normaliser lambda, no sensitivity
+        """
+import torch
+def train(model, loader, opt, reduce_fn):
+    for xb, yb in loader:
+        loss = reduce_fn(model(xb), yb)
+        loss.backward(); opt.step()
+train(None, [], None, lambda out, y: ((out - y) ** 2).sum() / len(y))
+""",
         # a public bound on the number of records
         """
 import numpy as np
@@ -200,6 +232,30 @@ def phase(S, eps, d, L, delta):
 """,
     )
     INVALID = (
+        # (h46-2) a sensitivity function dividing a score range by the size of the group it is applied to
+        """
+import numpy as np
+def noisy_group_means(frame, sensitivity_fn, epsilon, key):
+    frame["mean"] = frame[key].apply(np.mean)
+    frame["gs"] = frame[key].apply(sensitivity_fn)
+    frame["mean"] += frame["gs"].apply(lambda s: np.random.laplace(scale=s / epsilon))
+def report(grades, epsilon):
+    per_class = grades.groupby("klass")["mark"].apply(list).to_frame()
+    noisy_group_means(per_class, lambda g: 100 / len(g), epsilon, key="mark")  # <-
+""",
+        # (h46-2) a static mechanism method computing its scale in a local before the draw
+        """
+import numpy as np
+class Mechanisms:
+    @staticmethod
+    def laplace_mechanism(value, sens, eps):
+        b = sens / eps
+        return value + np.random.laplace(0, b)
+def explore(df, eps):
+    col = df["amount"].dropna()
+    spread = 1000.0
+    return Mechanisms.laplace_mechanism(col.mean(), spread / len(col), eps)  # <-
+""",
         # (h44-2 twin) the same mean over all n records, the scale divided by the exact n
         """
 import numpy as np
@@ -289,6 +345,37 @@ def proportion(data, epsilon):
         #: the module's own functions that draw noise (``def lap(scale): return np.random.laplace(0, scale)``)
         self._helpers = {sub.name.value: sub for sub in walk(node) if isinstance(sub, cst.FunctionDef) and any(
             isinstance(c, cst.Call) and call_name(c) in _DRAWS for c in walk(sub))}
+        self._functions = {sub.name.value: sub for sub in walk(node) if isinstance(sub, cst.FunctionDef)}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """(h46-2) A sensitivity *function* handed to a mechanism: ``get_dp_mean(df, lambda x: 100 / len(x), eps)``
+        — the lambda divides a range by the exact size of the group it is applied to, and the parameter (or
+        keyword) it is bound to is named for a sensitivity."""
+        callee = self._functions.get(call_name(node) or "")
+        names = param_names(callee) if callee is not None else []
+        if names and names[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
+            names = names[1:]
+        position = 0
+        for arg in node.args:
+            if arg.star:
+                return
+            bound = arg.keyword.value if arg.keyword is not None else (
+                names[position] if position < len(names) else None)
+            if arg.keyword is None:
+                position += 1
+            lam = arg.value
+            if not isinstance(lam, cst.Lambda) or bound is None or "ensitiv" not in bound.lower():
+                continue
+            params = {p.name.value for p in lam.params.params}
+            for leaf, _site in _shrinking(lam.body, {}, 1, set(), None):
+                data = _counted(leaf)
+                if isinstance(data, cst.Name) and data.value in params:
+                    self.report(leaf, f"`{self.ctx.analysis.code(lam).strip()}` is handed to `{call_name(node)}` as "
+                                      f"its `{bound}`: the sensitivity is divided by `{self.ctx.analysis.code(leaf).strip()}`, "
+                                      "the exact size of the private group it is applied to, so the noise width "
+                                      "depends on whether one person is in the group; divide by a public bound on "
+                                      "the group size, or noise the sum and the count separately")
+                    return
 
     def _draw(self, call: cst.Call) -> bool:
         name = call_name(call)
@@ -408,6 +495,14 @@ def proportion(data, epsilon):
             names = names[1:]
         drawn = {n.value for c in walk(helper) if isinstance(c, cst.Call) and call_name(c) in _DRAWS
                  for a in c.args for n in walk(a.value) if isinstance(n, cst.Name)}
+        # (h46-2) through the helper's own assignments: ``scale = sensitivity / epsilon`` then ``laplace(0, scale)``
+        local = {t.target.value: a.value for a in walk(helper) if isinstance(a, cst.Assign)
+                 for t in a.targets if isinstance(t.target, cst.Name)}
+        for _ in range(3):
+            more = {n.value for name in drawn if name in local for n in walk(local[name]) if isinstance(n, cst.Name)}
+            if more <= drawn:
+                break
+            drawn |= more
         # a parameter the helper divides by (``scale=sens / eps``) is a budget: the scale shrinks as it grows
         divisors = {n.value for d in walk(helper) if isinstance(d, cst.BinaryOperation)
                     and isinstance(d.operator, cst.Divide) for n in walk(d.right) if isinstance(n, cst.Name)}

@@ -352,7 +352,9 @@ def _partition_named(name: str) -> bool:
 def _ast_batch_source(facts: AstFacts, call: ast.Call) -> bool:
     """``_batch_source`` on CPython's ``ast``, loosened (a superset)."""
     names = facts.call_lasts(call)
-    if any(_partition_named(n) for n in names):
+    if any(_partition_named(n) for n in names) or any(
+            words(n) & {"shuffle", "shuffled", "shuffling"} and words(n) & {"sampler", "loader", "dataloader"}
+            for n in names):
         return True
     keywords = {k.arg: k.value for k in call.keywords}
     if names & {"choice", "randint", "randrange", "integers", "RandomSampler", "next_batch"} \
@@ -630,6 +632,39 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h46-2 twin) the shuffled tf.data pipeline accounted with a bound for shuffled fixed-size batches
+        """
+import tensorflow as tf
+def run(train_x, train_y, params, delta):
+    train_ds = tf.data.Dataset.from_tensor_slices((train_x, train_y))
+    train_ds = train_ds.shuffle(len(train_x))
+    for epoch in range(params["epochs"]):
+        for xb, yb in train_ds.batch(params["batch_size"], drop_remainder=True):
+            step(xb, yb)
+        eps = shuffled_batches_epsilon(params["sigma"], epoch + 1, delta)
+""",
+        # (h46-2 twin) the project's Poisson sampler feeds the trainer accounted as Poisson
+        """
+from dp_accounting import PoissonSampledDpEvent, GaussianDpEvent
+from mysampling import PoissonUserSampler
+class UserTrainer:
+    def train_sampler(self):
+        return PoissonUserSampler(self.user_index, sample_rate=self.batch_size / self.num_users)
+    def spent(self, sigma, steps):
+        event = PoissonSampledDpEvent(sampling_probability=self.batch_size / self.num_users, event=GaussianDpEvent(sigma))
+        return self.accountant.compose(event, steps).get_epsilon(self.delta)
+""",
+        # ordinary ML code: a shuffled tf.data pipeline and a shuffled sampler with no accountant
+        """
+import tensorflow as tf
+def fit(model, x, y, batch_size, epochs):
+    ds = tf.data.Dataset.from_tensor_slices((x, y))
+    ds = ds.shuffle(len(x))
+    sampler = ShuffledBucketSampler(x, batch_size=batch_size)
+    for _ in range(epochs):
+        for xb, yb in ds.batch(batch_size):
+            model.train_on_batch(xb, yb)
+""",
         # twin of the GDP helper: the shuffled loader is accounted with the uniform (shuffling) CLT bound
         # (h44-2 twin) the engine rebuilds the training loader (Poisson sampling)
         """
@@ -1725,6 +1760,31 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # (h46-2) the training set shuffled in its own statement, then cut into fixed batches; accounted as Poisson
+        """
+import tensorflow as tf
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def run(train_x, train_y, params, orders, delta):
+    train_ds = tf.data.Dataset.from_tensor_slices((train_x, train_y))
+    train_ds = train_ds.shuffle(len(train_x))  # <-
+    for epoch in range(params["epochs"]):
+        for xb, yb in train_ds.batch(params["batch_size"], drop_remainder=True):
+            step(xb, yb)
+        q = params["batch_size"] / len(train_x)  # <-
+        rdp = compute_rdp(q=q, noise_multiplier=params["sigma"], steps=(epoch + 1) * len(train_x) // params["batch_size"], orders=orders)  # <-
+        eps = get_privacy_spent(orders, rdp, target_delta=delta)[0]
+""",
+        # (h46-2) a project sampler named for shuffling feeds the trainer whose accountant is given a Poisson rate
+        """
+from dp_accounting import PoissonSampledDpEvent, GaussianDpEvent
+from mysampling import ShuffledUserSampler
+class UserTrainer:
+    def train_sampler(self):
+        return ShuffledUserSampler(self.user_index, batch_size=self.batch_size)  # <-
+    def spent(self, sigma, steps):
+        event = PoissonSampledDpEvent(sampling_probability=self.batch_size / self.num_users, event=GaussianDpEvent(sigma))  # <-
+        return self.accountant.compose(event, steps).get_epsilon(self.delta)
+""",
         # the GDP CLT accountant for Poisson sampling, handed a hard-coded training-set size, for a shuffled loader
         # (h44-2) users drawn as a fixed-size sample without replacement (k = rate * #users), while the
         # hand-written calibration takes the rate as a Poisson sampling probability
@@ -2822,7 +2882,12 @@ class HeadTrainer(transformers.Trainer):
         self._note_sampling(node, name)
         kind = self._batch_source(node, name)
         if kind is not None:
-            self._sources.append((node, kind))
+            site: cst.CSTNode = node
+            if name == "batch" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                    and "ds.shuffle" in kind:
+                # (h46-2) the shuffle of an earlier statement is where the fixed-size order is drawn
+                site = self._shuffled_before(node.func.value) or node
+            self._sources.append((site, kind))
 
     def _kept_engine(self, node: cst.Call) -> bool:
         """An Opacus engine built with a chosen accountant (``PrivacyEngine(accountant="prv")``) or stored on an
@@ -3470,9 +3535,17 @@ class HeadTrainer(transformers.Trainer):
                 inner = inner.func.value if isinstance(inner.func, cst.Attribute) else inner
             if isinstance(inner, cst.Call) and call_name(inner) == "shuffle":
                 return "shuffles the data into fixed-size batches (`shuffle(...).batch(...)`)"
-            if isinstance(inner, cst.Name) and self._training_named(node, inner) \
-                    and not self._shuffled_before(inner):
+            if isinstance(inner, cst.Name) and self._training_named(node, inner):
+                if self._shuffled_before(inner):
+                    # (h46-2) ``ds = ds.shuffle(n)`` in an earlier statement, then ``ds.batch(b)``: the same
+                    # shuffled fixed-size batches as the chained spelling
+                    return "shuffles the data into fixed-size batches (`ds.shuffle(...)`, then `ds.batch(...)`)"
                 return "iterates consecutive fixed-size batches (`.batch(...)` of an unshuffled training dataset)"
+        elif words(name) & {"shuffle", "shuffled", "shuffling"} and words(name) & {"sampler", "loader", "dataloader"} \
+                and not words(name) & _HELD_OUT_WORDS and not self._evaluation_target(node):
+            # (h46-2) a project's sampler named for shuffling (``ShuffledAuthorSampler(…, batch_size=…)``): a
+            # shuffled pass cut into fixed-size batches, not a Poisson sample
+            return f"shuffles the units into fixed-size batches (`{name}`)"
         elif name == "fit" and _keyword(node, "batch_size") is not None and _keyword(node, "epochs") is not None:
             shuffle = _keyword(node, "shuffle")
             if shuffle is None or _true(shuffle.value):
@@ -3675,15 +3748,15 @@ class HeadTrainer(transformers.Trainer):
                    and (_keyword(sub, "sampler") is not None or _keyword(sub, "batch_sampler") is not None)
                    for sub in walk(scope, into_scopes=False))
 
-    def _shuffled_before(self, name: cst.Name) -> bool:
-        """``ds = ds.shuffle(…)`` (or any ``shuffle`` call on the name) in the same function."""
+    def _shuffled_before(self, name: cst.Name) -> cst.Call | None:
+        """``ds = ds.shuffle(…)`` (or any ``shuffle`` call on the name) in the same function: that call."""
         scope = self.ctx.analysis.enclosing_function(name) or self.ctx.module
         for sub in walk(scope, into_scopes=False):
             if isinstance(sub, cst.Call) and call_name(sub) in ("shuffle", "permutation") and (
                     isinstance(sub.func, cst.Attribute) and ident(sub.func.value) == name.value
                     or any(ident(a.value) == name.value for a in sub.args)):
-                return True
-        return False
+                return sub
+        return None
 
     def _evaluation_target(self, node: cst.Call) -> bool:
         """Assigned to a test/validation loader (``test_loader = DataLoader(...)``, also one loader per client in

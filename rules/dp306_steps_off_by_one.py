@@ -173,13 +173,17 @@ class StepsOffByOne(Rule):
         " "
         "(h44-2) Also reported: `for step in range(steps_per_epoch)` around a training step where `steps_per_epoch` is computed by another formula than the one a calibration function (named for σ/noise/ε) assigns to the same name (`max(5, n·q)` vs `max(1, n·q)`)."
     )
-    TRIGGERS = ("range(", "<=")
+    TRIGGERS = ("range(", "<=", "on_epoch_end")
     requires_dp_context = True
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding is an accountant call inside ``for v in range(…)`` (or ``tqdm``/``trange``)
-        whose arguments read ``v``; or ``while i <= bound`` beside a calibration call."""
+        whose arguments read ``v``; or ``while i <= bound`` beside a calibration call; or a Keras callback's
+        ``on_epoch_end(self, epoch, …)`` beside an accountant call."""
+        if any(fn.name == "on_epoch_end" for fn in facts.functions) \
+                and any(ACCOUNTANT_CALL.match(name) for name in facts.called):
+            return True
         if any(isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)  # type: ignore[attr-defined]
                and loop.iter.func.id == "range" and len(loop.iter.args) == 1  # type: ignore[attr-defined]
                and isinstance(loop.iter.args[0], ast.Name)  # type: ignore[attr-defined]
@@ -210,6 +214,25 @@ class StepsOffByOne(Rule):
         return False
 
     VALID = (
+        # (h46-2 twin) the callback counts the finished epoch
+        """
+import tensorflow as tf
+from privacy_utils import compute_epsilon
+class EpsilonLogger(tf.keras.callbacks.Callback):
+    def __init__(self, n_train, cfg):
+        self.n_train, self.cfg = n_train, cfg
+    def on_epoch_end(self, epoch, logs=None):
+        eps, _ = compute_epsilon(self.n_train, self.cfg, epoch + 1)
+        logs["epsilon"] = eps
+""",
+        # ordinary ML code: a callback logging the epoch index with a learning-rate schedule
+        """
+import tensorflow as tf
+class LrLogger(tf.keras.callbacks.Callback):
+    def on_epoch_end(self, epoch, logs=None):
+        lr = self.model.optimizer.learning_rate
+        print(epoch, float(lr), logs.get("loss"))
+""",
         # twin: the epochs the σ search is given are the epochs run
         # (h44-2 twin) both functions compute the same count; an unrelated loop over eval batches
         """
@@ -345,6 +368,17 @@ def run(model, batches, sigma):
     )
 
     INVALID = (
+        # (h46-2) a Keras callback hands its 0-based epoch index to the accountant as the epochs trained
+        """
+import tensorflow as tf
+from privacy_utils import compute_epsilon
+class EpsilonLogger(tf.keras.callbacks.Callback):
+    def __init__(self, n_train, cfg):
+        self.n_train, self.cfg = n_train, cfg
+    def on_epoch_end(self, epoch, logs=None):
+        eps, _ = compute_epsilon(self.n_train, self.cfg, epoch)  # <-
+        logs["epsilon"] = eps
+""",
         # σ searched for `epochs` epochs, the loop runs one more
         # (h44-2) the step count recomputed in the training loop with another floor than the calibration used
         """
@@ -458,6 +492,29 @@ def train(model, q, sigma, orders):
     return get_privacy_spent(orders, rdp, target_delta=1e-5)
 """,
     )
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        """(h46-2) A Keras/TF callback ``on_epoch_end(self, epoch, logs)``: Keras passes the 0-based index of the
+        epoch that has just finished, so ``epoch`` handed as is to an accountant counts one epoch fewer than were
+        trained (``compute_epsilon(n, cfg, epoch)``)."""
+        if node.name.value != "on_epoch_end":
+            return
+        params = [p.name.value for p in node.params.params]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        if not params:
+            return
+        index = params[0]
+        fa = self.ctx.analysis
+        for call in walk(node.body, into_scopes=False):
+            if not (isinstance(call, cst.Call) and ACCOUNTANT_CALL.match(call_name(call))):
+                continue
+            for arg in call.args:
+                if isinstance(arg.value, cst.Name) and arg.value.value == index:
+                    self.report(arg.value, f"`{index}` of `on_epoch_end` is the 0-based index of the epoch that has "
+                                           f"just been trained, and `{call_name(call)}` is given it as the number of "
+                                           f"epochs: the ε reported omits one epoch; pass `{index} + 1`")
+                    return
 
     def visit_For(self, node: cst.For) -> None:
         """``for it in range(args.iterations + 1)`` around a training step: iterations + 1 updates, while an

@@ -87,6 +87,9 @@ def _record_count(expr: cst.BaseExpression) -> str | None:
         return group
     if isinstance(expr, cst.Call) and call_name(expr) == "len" and len(expr.args) == 1:
         return _dataset(expr.args[0].value)
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "records" and isinstance(expr.value, cst.Name):
+        # (h46-2) private-pgm's ``Dataset.records``: the number of rows of the (private) data set
+        return _dataset(expr.value)
     if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute) \
             and expr.value.attr.value == "shape" and len(expr.slice) == 1:
         index = expr.slice[0].slice
@@ -136,7 +139,7 @@ def _synthesizer_named(name: str) -> bool:
 
 def _ast_count(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" or \
-        isinstance(node, ast.Attribute) and node.attr == "shape"
+        isinstance(node, ast.Attribute) and node.attr in ("shape", "records")
 
 
 class SyntheticRowsPrivateCount(Rule):
@@ -183,9 +186,27 @@ class SyntheticRowsPrivateCount(Rule):
                 _synthesizer_named(n) or words(n) & _PRODUCE_WORDS for n in facts.called) \
                 and not ("range" in facts.called and facts.called & {"append", "extend"}):
             return False
-        return "len" in facts.called or ".shape" in facts.source or bool(facts.called & {"sum", "value_counts"})
+        return "len" in facts.called or ".shape" in facts.source or ".records" in facts.source \
+            or bool(facts.called & {"sum", "value_counts"})
 
     VALID = (
+        # (h46-2 twin) the engine is given a noisy record count
+        """
+import numpy as np
+from mbi import Dataset, FactoredInference
+def fit_model(path, domain, cliques, sigma, rng):
+    data = Dataset.load(path, domain)
+    n_rows = data.records + rng.normal(0, sigma)
+    measurements = [(np.eye(data.project(cl).domain.size()), data.project(cl).datavector() + rng.normal(0, sigma, data.project(cl).domain.size()), sigma, cl) for cl in cliques]
+    engine = FactoredInference(data.domain, iters=1000)
+    return engine.estimate(measurements, total=n_rows)
+""",
+        # ordinary code: a statistical estimator's estimate() given a total of weights, no synthesizer
+        """
+def fit_weights(model, batch, weights):
+    total = weights.sum()
+    return model.estimate(batch, total=total)
+""",
         # the row count of the synthetic frame under construction (built from zeros) and of its groups
         """
 import numpy as np
@@ -455,6 +476,17 @@ def main(args, train_df, epsilon):
     )
 
     INVALID = (
+        # (h46-2) private-pgm's inference engine fit with the private Dataset's exact record count
+        """
+import numpy as np
+from mbi import Dataset, FactoredInference
+def fit_model(path, domain, cliques, sigma, rng):
+    data = Dataset.load(path, domain)
+    n_rows = data.records
+    measurements = [(np.eye(data.project(cl).domain.size()), data.project(cl).datavector() + rng.normal(0, sigma, data.project(cl).domain.size()), sigma, cl) for cl in cliques]
+    engine = FactoredInference(data.domain, iters=1000)
+    return engine.estimate(measurements, total=n_rows)  # <-
+""",
         # Final_Year_CTGAN's dp_pate_train.py: the generator run batch by batch up to the private row count
         """
 import numpy as np
@@ -805,7 +837,12 @@ def synthesize(input_df, description_file, epsilon):
         ``privbayes_inference(domain, measurements, total=total)`` with ``total = df.shape[0]``: the exact record
         count handed to a function named for a DP synthesizer (its number of rows to release)."""
         receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
-        if not (_synthesizer_named(name) or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
+        # (h46-2) private-pgm's inference engine ``engine.estimate(measurements, total=n)``: the graphical model
+        # released (and sampled) carries ``total`` as its number of records
+        pgm_total = name in ("estimate", "mirror_descent") and receiver is not None \
+            and any(a.keyword is not None and a.keyword.value == "total" for a in node.args)
+        if not (_synthesizer_named(name) or pgm_total
+                or name == "run" and receiver and words(receiver) & _SYNTHESIZER_WORDS):
             return False
         for arg in node.args:
             if arg.keyword is not None and arg.keyword.value not in _ROW_KEYWORDS:

@@ -48,6 +48,40 @@ def _assigns_exactly(statement: cst.CSTNode, name: str) -> bool:
     return False
 
 
+def _given_budget(expr: cst.BaseExpression) -> bool:
+    """(h46-2) A budget handed in rather than named: ``float(sys.argv[2])``, ``int(args.eps)``,
+    ``cfg.get("target_epsilon")``, ``params["max_eps"]``, or a positive number."""
+    value = number(expr)
+    if value is not None:
+        return value > 0
+    if isinstance(expr, cst.Call) and call_name(expr) in ("float", "int", "Decimal") and len(expr.args) == 1:
+        inner = expr.args[0].value
+        if isinstance(inner, cst.Subscript) and dotted(inner.value) in ("sys.argv", "argv"):
+            return True
+        return _given_budget(inner) or _budget(inner) or is_eps(inner)
+    key: cst.BaseExpression | None = None
+    if isinstance(expr, cst.Call) and call_name(expr) == "get" and expr.args:
+        key = expr.args[0].value
+    elif isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        key = expr.slice[0].slice.value
+    if isinstance(key, cst.SimpleString):
+        pieces = words(key.value.strip("'\""))
+        return bool(pieces & _BUDGET_WORDS) and bool(pieces & EPS_WORDS) or bool(pieces & {"budget"})
+    return False
+
+
+def _measured_by_accountant(body: cst.CSTNode, name: str) -> bool:
+    """(h46-2) ``name`` is assigned in ``body`` from an accountant's read (``engine.get_epsilon(δ)``,
+    ``compute_epsilon(steps, …)``, ``get_privacy_spent(…)[0]``), not decayed by hand (an ε-greedy schedule)."""
+    for node in walk(body, into_scopes=False):
+        if isinstance(node, cst.Assign) and any(dotted(t) == name for target in node.targets
+                                                for t in _targets(target.target)):
+            if any(isinstance(c, cst.Call) and words(call_name(c)) & {"epsilon", "eps", "privacy", "spent", "rdp",
+                                                                       "dp"} for c in walk(node.value)):
+                return True
+    return False
+
+
 def _targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     if isinstance(target, (cst.Tuple, cst.List)):
         return [t for e in target.elements for t in _targets(e.value)]
@@ -92,6 +126,10 @@ def _trains_pass(statement: cst.CSTNode) -> bool:
     not ``train_step(batch)``, not torch's ``model.train()`` mode switch)."""
     if isinstance(statement, (cst.For, cst.While)):
         return _trains(statement)
+    if isinstance(statement, (cst.With, cst.Try)) and isinstance(statement.body, cst.IndentedBlock):
+        # (h46-2) ``with warnings.catch_warnings(): … for batch in loader: …``: the pass inside a context block
+        if any(_trains_pass(inner) for inner in statement.body.body):
+            return True
     for node in walk(statement, into_scopes=False):
         if not isinstance(node, cst.Call):
             continue
@@ -152,6 +190,34 @@ class BudgetLoopOvershoot(Rule):
         return budget_loop(facts, EPS_WORDS, _BUDGET_WORDS, _SPENT_WORDS) or _ast_pass_check(facts)
 
     VALID = (
+        # (h46-2 twin) the ε the coming pass will cost is tested before it is trained
+        """
+import sys
+import warnings
+def run(model, loader, optimizer, params, steps_per_epoch):
+    for epoch in range(params["epochs"]):
+        eps_next = compute_epsilon((epoch + 1) * steps_per_epoch, params)
+        if eps_next > float(sys.argv[2]):
+            break
+        with warnings.catch_warnings():
+            for xb, yb in loader:
+                optimizer.zero_grad()
+                model.loss(xb, yb).backward()
+                optimizer.step()
+""",
+        # ordinary ML code: an epsilon-greedy rate decayed by hand and a loss threshold, no accountant
+        """
+def train_agent(agent, env, epochs):
+    epsilon = 1.0
+    for epoch in range(epochs):
+        with agent.session():
+            for batch in env.rollouts():
+                agent.loss(batch).backward()
+                agent.opt.step()
+        epsilon = max(0.05, epsilon * 0.99)
+        if epsilon > 0.5:
+            break
+""",
         # an experiment's stop every 100 steps, the budget itself checked after every step
         """
 def train(sess, train_op, accountant, steps, delta, target_eps):
@@ -233,6 +299,22 @@ def calibrate_sigma(epsilon, delta, target_eps):
     )
 
     INVALID = (
+        # (h46-2) the pass trains inside a context block, then the budget from the command line is tested
+        """
+import sys
+import warnings
+def run(model, loader, optimizer, engine, params):
+    for epoch in range(params["epochs"]):
+        with warnings.catch_warnings():
+            for xb, yb in loader:
+                optimizer.zero_grad()
+                model.loss(xb, yb).backward()
+                optimizer.step()
+        eps_now = engine.get_epsilon(delta=params["delta"])
+        if eps_now > float(sys.argv[2]):  # <-
+            break
+        save_scores(model, eps_now)
+""",
         # (g2 h41) a for-loop over epochs: a whole epoch is trained, then ε is read and the loop breaks
         """
 def run(net, loader, optimizer, engine, args):
@@ -440,6 +522,10 @@ def fit(self, X, epsilon_budget):
         else:
             return None
         name, limit = dotted(measured), dotted(budget)
+        if limit is None and name is not None and is_eps(measured) and _given_budget(budget):
+            # (h46-2) a budget read from the command line or a config (``float(sys.argv[2])``,
+            # ``params.get("target_epsilon")``) or written as a number
+            return (measured, budget) if _measured_by_accountant(loop.body, name) else None
         if name is None or limit is None or name == limit or not is_eps(measured):
             return None
         if not (_budget(budget) or is_eps(budget)):
