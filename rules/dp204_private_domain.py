@@ -488,6 +488,17 @@ def noisy_marginals(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (q3 h46) a utility metric's entropy over a bin count: the edges are thrown away, the counts have the given length
+    """
+import numpy as np
+def entropy(vals, n_bins=30):
+    counts, _ = np.histogram(vals, bins=n_bins)
+    probs = (counts + 1e-10) / (counts.sum() + 1e-9)
+    return float(-np.sum(probs * np.log2(probs)))
+def release_ages(ages, epsilon):
+    noisy = ages + np.random.laplace(0, 1 / epsilon, len(ages))
+    return noisy, entropy(ages) - entropy(noisy)
+""",
     # (q3 h46) twin of the bin count: the same count over a public range, so the edges are public
     """
 import numpy as np

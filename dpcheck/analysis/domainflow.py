@@ -102,6 +102,8 @@ class Flow:
     loaders: frozenset[str] = frozenset()
     #: parameters holding a number (an ``int`` default or annotation): a bin count, not given edges
     counts: set[str] = field(default_factory=set)
+    #: histogram calls whose edges are kept (``hist, edges = np.histogram(...)``), not thrown away (``h, _ =``)
+    edged: set[cst.CSTNode] = field(default_factory=set)
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
@@ -382,7 +384,9 @@ def _edges_given(call: cst.Call, flow: Flow) -> bool:
         return False
     name = dotted(given)
     if name is not None and name in flow.counts:
-        return False  # (q3 h46) ``def hist(data, bins: int = 10)``: a bin count spread over the data's range
+        # (q3 h46) ``def hist(data, bins: int = 10)``: a bin count spread over the data's range, whose
+        # edges are kept (labels, bins); the counts alone have the given length
+        return call not in flow.edged
     return name is None or name not in flow.taint
 
 
@@ -730,6 +734,11 @@ def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = N
         flow.counts = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)
                        if isinstance(p.default, cst.Integer) or p.annotation is not None
                        and isinstance(p.annotation.annotation, cst.Name) and p.annotation.annotation.value == "int"}
+        flow.edged = {stmt.value for stmt in statements(fn) if isinstance(stmt, cst.Assign)
+                      and isinstance(stmt.value, cst.Call) and call_name(stmt.value) in _HIST_FUNCS
+                      and any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) == 2
+                              and isinstance(t.target.elements[1].value, cst.Name)
+                              and t.target.elements[1].value.value != "_" for t in stmt.targets)}
     if isinstance(fn, cst.FunctionDef):
         params = param_names(fn)
         flow.private = {p for p in params if not _not_data(p) and p not in _picked_from(fn)} \
