@@ -9,6 +9,7 @@ from typing import Any
 
 import libcst as cst
 
+from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
 from dpcheck.analysis.simulation import simulator
@@ -406,6 +407,44 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (q3 h46) twin of the per-group means: the sensitivity function divides a public cap, and the values are clipped to it
+        """
+import numpy as np
+def noisy_group_means(groups, sensitivity_fn, epsilon):
+    return {g: np.mean(v) + np.random.laplace(0, sensitivity_fn(v) / epsilon) for g, v in groups.items()}
+def clicks_by_region(frame, epsilon, cap=500):
+    frame = frame.assign(clicks=frame["clicks"].clip(0, cap))
+    groups = frame.groupby("region")["clicks"].apply(list).to_dict()
+    return noisy_group_means(groups, lambda v: cap / len(v), epsilon)
+""",
+        # (q3 h46) ordinary ML: a learning-rate schedule lambda beside a data maximum, no sensitivity
+        """
+import torch
+def train(model, data, epochs):
+    peak = data.max()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-8)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda=lambda e: 1.0 / (1 + e))
+    return model(data / peak), sched
+""",
+        # (q3 h46) the data-range fallback of an optional ``limits`` that every caller in the module fills:
+        # it never runs here (the callers' limits are judged where they are built)
+        """
+import numpy as np
+def perturb(X, mult, limits=None):
+        out = X.astype(float)
+        for j in range(X.shape[1]):
+            if limits is not None:
+                width = limits[j][1] - limits[j][0]
+            else:
+                width = np.max(X[:, j]) - np.min(X[:, j])
+            out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+        return out
+def release(X, epsilon, schema):
+        limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+        return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+if __name__ == "__main__":
+    print(release(np.random.rand(10, 2), 1.0, [{"lo": 0, "hi": 1}] * 2))
+""",
         # twin: the rows are clipped to a public radius and the sensitivity is that radius
         """
 import math
@@ -828,6 +867,52 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # (q3 h46) the data's own maximum inside the sensitivity function handed to a per-group mean helper
+    """
+import numpy as np
+def noisy_group_means(groups, sensitivity_fn, epsilon):
+    return {g: np.mean(v) + np.random.laplace(0, sensitivity_fn(v) / epsilon) for g, v in groups.items()}
+def clicks_by_region(frame, epsilon):
+    top = frame["clicks"].max()  # <-
+    groups = frame.groupby("region")["clicks"].apply(list).to_dict()
+    return noisy_group_means(groups, lambda v: top / len(v), epsilon)
+""",
+        # (q3 h46) the filled ``limits`` in a library module: an importer may call ``perturb`` without them
+    """
+import numpy as np
+def perturb(X, mult, limits=None):
+    out = X.astype(float)
+    for j in range(X.shape[1]):
+        if limits is not None:
+            width = limits[j][1] - limits[j][0]
+        else:
+            width = np.max(X[:, j]) - np.min(X[:, j])  # <-
+        out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+    return out
+def release(X, epsilon, schema):
+    limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+    return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+""",
+        # (q3 h46) twin of the filled ``limits``: one caller leaves them out, so the data-range fallback runs
+    """
+import numpy as np
+def perturb(X, mult, limits=None):
+    out = X.astype(float)
+    for j in range(X.shape[1]):
+        if limits is not None:
+            width = limits[j][1] - limits[j][0]
+        else:
+            width = np.max(X[:, j]) - np.min(X[:, j])  # <-
+        out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+    return out
+def release(X, epsilon, schema):
+    limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+    return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+def release_quick(X, epsilon):
+    return perturb(X, 1.0 / epsilon)
+if __name__ == "__main__":
+    print(release_quick(np.random.rand(10, 2), 1.0))
+""",
         # the sensitivity function returns the largest row norm of the encoded private samples, whatever
         # the matrix is named (hypervectors, embeddings)
         """
@@ -1415,6 +1500,16 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                     param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
                     if param in scaled:
                         out.append((arg.value, f"the noise scale in `{callee.name.value}` (its `{param}`)"))
+        # (q3 h46) a sensitivity function handed over as a lambda (``get_dp_mean(df, lambda x: top / len(x),
+        # eps)`` into ``global_sensitivity_func``): what the lambda computes is the sensitivity
+        params = call_params(call, callee) if callee is not None else []
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                break
+            param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
+            if isinstance(arg.value, cst.Lambda) and param is not None \
+                    and words(param) & {"sensitivity", "sens"} and words(param) & {"fn", "func", "function"}:
+                out.append((arg.value.body, f"the sensitivity `{param}` computes"))
         if callee is not None and self._mechanism(callee):
             params = call_params(call, callee)
             for i, arg in enumerate(call.args):
@@ -1521,6 +1616,8 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                 spec and _DP_SPEC_TEXT.search(self.ctx.analysis.code(self.ctx.analysis.module))) \
                 and not self._budgeted_argument(sink):
             return
+        if bypassed_fallback(self.ctx.module, origin):
+            return  # (q3 h46) the no-bounds fallback every caller here bypasses by passing bounds
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
         if len(stat) > 90:

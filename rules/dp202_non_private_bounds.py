@@ -9,6 +9,7 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis import dp_output, nonrelease
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
@@ -463,6 +464,25 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (q3 h46) the data-range fallback of an optional ``limits`` that every caller in the module fills:
+        # it never runs here (the callers' limits are judged where they are built)
+        """
+import numpy as np
+def perturb(X, mult, limits=None):
+        out = X.astype(float)
+        for j in range(X.shape[1]):
+            if limits is not None:
+                width = limits[j][1] - limits[j][0]
+            else:
+                width = np.max(X[:, j]) - np.min(X[:, j])
+            out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+        return out
+def release(X, epsilon, schema):
+        limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+        return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+if __name__ == "__main__":
+    print(release(np.random.rand(10, 2), 1.0, [{"lo": 0, "hi": 1}] * 2))
+""",
         # (h43-p) every call passes the range: the data-range fallback never runs (spring-epfl set_domain)
         """
 import numpy as np
@@ -1120,6 +1140,42 @@ def run_trial(df, epsilon, results):
     ) + _ROLE_VALID
 
     INVALID = (
+        # (q3 h46) the filled ``limits`` in a library module: an importer may call ``perturb`` without them
+    """
+import numpy as np
+def perturb(X, mult, limits=None):
+    out = X.astype(float)
+    for j in range(X.shape[1]):
+        if limits is not None:
+            width = limits[j][1] - limits[j][0]
+        else:
+            width = np.max(X[:, j]) - np.min(X[:, j])  # <-
+        out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+    return out
+def release(X, epsilon, schema):
+    limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+    return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+""",
+        # (q3 h46) twin of the filled ``limits``: one caller leaves them out, so the data-range fallback runs
+    """
+import numpy as np
+def perturb(X, mult, limits=None):
+    out = X.astype(float)
+    for j in range(X.shape[1]):
+        if limits is not None:
+            width = limits[j][1] - limits[j][0]
+        else:
+            width = np.max(X[:, j]) - np.min(X[:, j])  # <-
+        out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+    return out
+def release(X, epsilon, schema):
+    limits = [(schema[c]["lo"], schema[c]["hi"]) for c in range(X.shape[1])]
+    return perturb(np.clip(X, 0, 1), 1.0 / epsilon, limits)
+def release_quick(X, epsilon):
+    return perturb(X, 1.0 / epsilon)
+if __name__ == "__main__":
+    print(release_quick(np.random.rand(10, 2), 1.0))
+""",
         # (h43-p) twin: the range comes from a config that may lack it, so the fallback may read the data
         """
 import numpy as np
@@ -1816,6 +1872,8 @@ def build_metadata(df, epsilon):
                 continue
             if self._post_processed(data, outputs):
                 continue  # (h45-p) fitted on what a mechanism released (a noisy sample): post-processing
+            if bypassed_fallback(self.ctx.module, call):
+                continue  # (q3 h46) the no-bounds fallback every caller here bypasses by passing bounds
             if own_scale:
                 self.report(
                     call,

@@ -220,6 +220,21 @@ def _configures_mechanism(call: cst.Call) -> bool:
             return any(_mechanism_named(part) for part in text.split("."))
 
 
+def _draw_scale(call: cst.Call) -> cst.BaseExpression | None:
+    """The scale argument of a noise draw (``laplace(loc, scale, size)``, ``normal(0, scale=s)``), else None."""
+    if call_name(call) not in ("laplace", "normal", "gumbel", "gauss", "normalvariate"):
+        return None
+    for i, arg in enumerate(call.args):
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value in ("scale", "sigma", "b", "std"):
+                return arg.value
+        elif i == 1:
+            return arg.value
+    return None
+
+
 def _size_slot(index: int, arg: cst.Arg) -> bool:
     """``size=``/``shape=`` of a draw, or its third positional argument."""
     if arg.keyword is not None:
@@ -314,6 +329,43 @@ def _read_names(facts: AstFacts, reads: frozenset[str]) -> set[str]:
 #: role-first spellings (u39-3): the value set / range / vocabulary of the private records sizes or
 #: names what a DP mechanism releases; written before reading the benchmark's misses, each with a twin
 _ROLE_INVALID = (
+    # (q3 h46) a bin count parameter spread over the data's own range: the released labels are its edges
+    """
+import numpy as np
+def noisy_histogram(values, epsilon, n_bins: int = 20):
+    counts, edges = np.histogram(values, bins=n_bins)  # <-
+    return {f"{edges[i]:.2f}..{edges[i + 1]:.2f}": c + np.random.laplace(0, 1 / epsilon)
+            for i, c in enumerate(counts)}
+""",
+    # (q3 h46) per-column bounds read off the training features, handed to a helper object's method whose
+    # Laplace draw is scaled by each bound's width (input perturbation)
+    """
+import numpy as np
+class Noiser:
+    @staticmethod
+    def perturb_columns(X, mult, ranges=None):
+        out = X.astype(float)
+        for j in range(X.shape[1]):
+            width = ranges[j][1] - ranges[j][0] if ranges else 1.0
+            out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+        return out
+class Pipeline:
+    def __init__(self):
+        self.noiser = Noiser()
+    def private_fit(self, X_train, y_train, epsilon):
+        ranges = [(X_train[:, j].min(), X_train[:, j].max()) for j in range(X_train.shape[1])]  # <-
+        return self.noiser.perturb_columns(X_train, 1.0 / epsilon, ranges)
+""",
+    # (q3 h46) the same through a module function: the bounds a wrapper takes from the data scale a normal draw
+    """
+import numpy as np
+def jitter(values, sigma_per_unit, span):
+    lo, hi = span
+    return values + np.random.normal(0, sigma_per_unit * (hi - lo), size=values.shape)
+def release_incomes(incomes, epsilon, delta):
+    span = (np.min(incomes), np.max(incomes))  # <-
+    return jitter(incomes, np.sqrt(2 * np.log(1.25 / delta)) / epsilon, span)
+""",
     # (g2 h40) twin of the noise column: the records' own column
     """
 import numpy as np
@@ -438,6 +490,70 @@ def noisy_marginals(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (q3 h46) a utility metric's entropy over a bin count: the edges are thrown away, the counts have the given length
+    """
+import numpy as np
+def entropy(vals, n_bins=30):
+    counts, _ = np.histogram(vals, bins=n_bins)
+    probs = (counts + 1e-10) / (counts.sum() + 1e-9)
+    return float(-np.sum(probs * np.log2(probs)))
+def release_ages(ages, epsilon):
+    noisy = ages + np.random.laplace(0, 1 / epsilon, len(ages))
+    return noisy, entropy(ages) - entropy(noisy)
+""",
+    # (q3 h46) twin of the bin count: the same count over a public range, so the edges are public
+    """
+import numpy as np
+def noisy_histogram(values, epsilon, n_bins: int = 20, lower=0.0, upper=120.0):
+    counts, edges = np.histogram(values, bins=n_bins, range=(lower, upper))
+    return {f"{edges[i]:.2f}..{edges[i + 1]:.2f}": c + np.random.laplace(0, 1 / epsilon)
+            for i, c in enumerate(counts)}
+""",
+    # (q3 h46) ordinary ML: a histogram of a model's losses for a plot, no budget
+    """
+import numpy as np
+def loss_histogram(losses, n_bins: int = 30):
+    counts, edges = np.histogram(losses, bins=n_bins)
+    return counts, edges
+""",
+    # (q3 h46) twin of the perturbed columns: the ranges are the schema's, handed in by the caller
+    """
+import numpy as np
+class Noiser:
+    @staticmethod
+    def perturb_columns(X, mult, ranges=None):
+        out = X.astype(float)
+        for j in range(X.shape[1]):
+            width = ranges[j][1] - ranges[j][0] if ranges else 1.0
+            out[:, j] += np.random.laplace(0.0, mult * width, size=len(X))
+        return out
+class Pipeline:
+    def __init__(self, schema):
+        self.noiser = Noiser()
+        self.schema = schema
+    def private_fit(self, X_train, y_train, epsilon):
+        ranges = [(self.schema[j]["lo"], self.schema[j]["hi"]) for j in range(X_train.shape[1])]
+        X = np.clip(X_train, [r[0] for r in ranges], [r[1] for r in ranges])
+        return self.noiser.perturb_columns(X, 1.0 / epsilon, ranges)
+""",
+    # (q3 h46) twin of the jitter: public bounds, clipped to
+    """
+import numpy as np
+def jitter(values, sigma_per_unit, span):
+    lo, hi = span
+    return np.clip(values, lo, hi) + np.random.normal(0, sigma_per_unit * (hi - lo), size=values.shape)
+def release_incomes(incomes, epsilon, delta, lower=0.0, upper=100.0):
+    return jitter(incomes, np.sqrt(2 * np.log(1.25 / delta)) / epsilon, (lower, upper))
+""",
+    # (q3 h46) ordinary ML: the data's range sets an augmentation's noise width (no budget anywhere)
+    """
+import numpy as np
+def augment(batch, strength, span):
+    return batch + np.random.normal(0, strength * (span[1] - span[0]), size=batch.shape)
+def make_views(images, strength=0.05):
+    span = (images.min(), images.max())
+    return [augment(images, strength, span) for _ in range(2)]
+""",
     # (g2 h40) pairs sampled at random and collected without repeats (negative edges for an attack): drawn
     # values, not the records' alphabet
     """
@@ -1954,13 +2070,15 @@ class OLH:
             if called:
                 flows[fn] = function_flow(fn, {**(seeds.get(fn) or {}), **called}, records)
         summaries = self._parameter_sinks(functions, records, returns)
+        defined = [f.name.value for f in functions if isinstance(f, cst.FunctionDef)]
+        once = frozenset(n for n in defined if defined.count(n) == 1)
         reported: set[cst.BaseExpression] = set()
         outputs: dict[int, dp_output.Released] = {}
         for fn, flow in flows.items():
             if evaluation(fn):
                 continue
             stable = _delta_threshold(fn)  # which observed keys survive is decided there; ranges still leak
-            for src, sink, call in self._sinks(fn, flow, returns) + self._helper_sinks(fn, flow, summaries, tuple_returns):
+            for src, sink, call in self._sinks(fn, flow, returns) + self._helper_sinks(fn, flow, summaries, tuple_returns, once):
                 if src in reported or not self._in_context(src, call, node) or stable and flow.kind(src) == "set":
                     continue
                 if tree is not None and partition_keys(tree, self.ctx.analysis.line_of(src)):
@@ -2020,6 +2138,18 @@ class OLH:
                         _call is not None and is_draw(_call) and not is_mechanism(_call)):
                     before = found.get(markers[src], (sink, frozenset()))
                     found[markers[src]] = (before[0], before[1] | {kinds[src]})  # which reads reach it
+            # (q3 h46) a noise draw's scale set from a parameter's range (``np.random.laplace(0, m *
+            # (bounds[c][1] - bounds[c][0]), size=n)``): the range handed in calibrates the noise; the draw's
+            # size slot (weights sized by a count) stays out
+            draws = [(c, _draw_scale(c)) for c in calls]
+            ranged = function_flow(fn, {p: {m for m in ms if kinds[m] == "range"} for p, ms in seed.items()},
+                                   records, kinds) if any(sc is not None for _c, sc in draws) else None
+            for call, scale in draws:
+                if scale is None or ranged is None:
+                    continue
+                for src in ranged.sources(scale):
+                    if src in markers and kinds[src] == "range" and markers[src] not in found:
+                        found[markers[src]] = (f"sets the scale of the noise `{call_name(call)}` draws", frozenset({"range"}))
             if found:
                 out[fn.name.value] = (fn, found)
         return out
@@ -2027,6 +2157,7 @@ class OLH:
     @staticmethod
     def _helper_sinks(fn: Scope, flow: Flow, summaries: dict[str, tuple[cst.FunctionDef, dict[str, tuple[str, frozenset[str]]]]],
                       tuple_returns: dict[str, dict[tuple[int, int], set[cst.BaseExpression]]] | None = None,
+                      once: frozenset[str] | None = None,
                       ) -> list[tuple[cst.BaseExpression, str, cst.Call | None]]:
         """A domain read passed to a parameter of a module function that hands it to a sink."""
         out: list[tuple[cst.BaseExpression, str, cst.Call | None]] = []
@@ -2049,9 +2180,14 @@ class OLH:
                         for n in target_names(el.value):
                             unpacked.setdefault(n, set()).update(slots.get((len(t.target.elements), i), set()))
         own = set(param_names(fn)) & flow.private if isinstance(fn, cst.FunctionDef) else set()
+        unique = once or frozenset()
         for call in (n for n in walk(body_of(fn), into_scopes=False) if isinstance(n, cst.Call)):
             func = call.func
-            local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and dotted(func.value) == "self"
+            # (q3 h46) ``self.mechanisms.add_noise(...)``: a method of a helper object the class holds, defined
+            # once in this module
+            local = isinstance(func, cst.Name) or isinstance(func, cst.Attribute) and (
+                dotted(func.value) == "self" or (dotted(func.value) or "").startswith("self.")
+                and (dotted(func.value) or "").count(".") == 1 and call_name(call) in unique)
             if not local or call_name(call) not in summaries or call_name(call) == getattr(getattr(fn, "name", None), "value", None):
                 continue
             callee, sinks = summaries[call_name(call)]

@@ -100,6 +100,10 @@ class Flow:
     shifts: set[cst.CSTNode] = field(default_factory=set)
     #: the module's functions returning loaded records (``module_records``)
     loaders: frozenset[str] = frozenset()
+    #: parameters holding a number (an ``int`` default or annotation): a bin count, not given edges
+    counts: set[str] = field(default_factory=set)
+    #: histogram calls whose edges are kept (``hist, edges = np.histogram(...)``), not thrown away (``h, _ =``)
+    edged: set[cst.CSTNode] = field(default_factory=set)
 
     def sources(self, expr: cst.CSTNode) -> set[cst.BaseExpression]:
         """Domain reads ``expr`` carries: tainted names it reads, and reads written inside it."""
@@ -369,12 +373,20 @@ def _edges_given(call: cst.Call, flow: Flow) -> bool:
     bins = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "bins"]
     positional = [a.value for a in call.args if a.keyword is None]
     bins += positional[1:2]
+    span = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "range"] + positional[2:3]
+    if span and not (isinstance(span[0], cst.Name) and span[0].value == "None") and not flow.sources(span[0]) \
+            and not (value_refs(span[0]) & flow.private):
+        return True  # (q3 h46) ``np.histogram(x, bins=k, range=(lo, hi))``: edges spread over a given range
     if not bins:
         return False
     given = bins[0]
     if isinstance(given, cst.Integer):
         return False
     name = dotted(given)
+    if name is not None and name in flow.counts:
+        # (q3 h46) ``def hist(data, bins: int = 10)``: a bin count spread over the data's range, whose
+        # edges are kept (labels, bins); the counts alone have the given length
+        return call not in flow.edged
     return name is None or name not in flow.taint
 
 
@@ -709,12 +721,24 @@ def _deduplicated_appends(fn: Scope) -> set[cst.Call]:
 
 
 def function_flow(fn: Scope, seed: dict[str, set[cst.BaseExpression]] | None = None,
-                  records: frozenset[str] = frozenset()) -> Flow:
+                  records: frozenset[str] = frozenset(),
+                  kinds: dict[cst.BaseExpression, str] | None = None) -> Flow:
     """Taint of ``fn``'s locals (two passes, so a loop's later assignments reach its start); the
     records are its parameters, what it loads from files, and the module's ``records`` (globals
     holding loaded data) it does not shadow with a parameter."""
     flow = Flow(taint={k: set(v) for k, v in (seed or {}).items()}, shifts=_shift_maxima(fn),
                 loaders=getattr(records, "loaders", frozenset()))
+    if kinds:  # the seeds' kinds known from the start: a looked-up entry of a seeded range carries it
+        flow.kinds.update(kinds)
+    if isinstance(fn, cst.FunctionDef):
+        flow.counts = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)
+                       if isinstance(p.default, cst.Integer) or p.annotation is not None
+                       and isinstance(p.annotation.annotation, cst.Name) and p.annotation.annotation.value == "int"}
+        flow.edged = {stmt.value for stmt in statements(fn) if isinstance(stmt, cst.Assign)
+                      and isinstance(stmt.value, cst.Call) and call_name(stmt.value) in _HIST_FUNCS
+                      and any(isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) == 2
+                              and isinstance(t.target.elements[1].value, cst.Name)
+                              and t.target.elements[1].value.value != "_" for t in stmt.targets)}
     if isinstance(fn, cst.FunctionDef):
         params = param_names(fn)
         flow.private = {p for p in params if not _not_data(p) and p not in _picked_from(fn)} \
@@ -907,3 +931,130 @@ def evaluation(fn: Scope) -> bool:
     """A function named for an experiment, a plot or a test (``drawFigure3``, ``test_cms``)."""
     return isinstance(fn, cst.FunctionDef) and bool(
         {w.rstrip("0123456789") for w in words(fn.name.value)} & _EVALUATION_WORDS)
+
+
+def _path_to(root: cst.CSTNode, target: cst.CSTNode) -> list[cst.CSTNode] | None:
+    """The nodes from ``root`` down to ``target`` (identity), or None."""
+    stack: list[tuple[cst.CSTNode, int]] = [(root, 0)]
+    path: list[cst.CSTNode] = []
+    while stack:
+        node, depth = stack.pop()
+        del path[depth:]
+        path.append(node)
+        if node is target:
+            return path
+        stack.extend((c, depth + 1) for c in reversed(list(children(node))))
+    return None
+
+
+def _given_test(test: cst.BaseExpression, param: str) -> bool | None:
+    """``param`` / ``param is not None`` / ``param and ...`` -> True (the branch runs when it is given);
+    ``not param`` / ``param is None`` -> False; anything else -> None."""
+    if isinstance(test, cst.Name) and test.value == param:
+        return True
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return True if _given_test(test.left, param) is True else None
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _given_test(test.expression, param)
+        return None if inner is None else not inner
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name) \
+            and test.left.value == param:
+        comp = test.comparisons[0]
+        if isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None":
+            if isinstance(comp.operator, cst.IsNot):
+                return True
+            if isinstance(comp.operator, cst.Is):
+                return False
+    return None
+
+
+def bypassed_fallback(module: cst.Module, node: cst.CSTNode) -> bool:
+    """(q3 h46) ``node`` runs only when an optional parameter (default ``None``) is left out -- the
+    ``else`` of ``if bounds: ... else: <from the data>`` -- and every call of its function in this module
+    passes that parameter with a value: the fallback never runs here (the callers' argument is judged at
+    the call). False when the function is never called in the module, or any call could leave it out."""
+    path = _path_to(module, node)
+    if path is None:
+        return False
+    fns = [i for i, n in enumerate(path) if isinstance(n, cst.FunctionDef)]
+    if not fns:
+        return False
+    at = fns[-1]
+    fn = path[at]
+    assert isinstance(fn, cst.FunctionDef)
+    optional = {p.name.value for p in (*fn.params.params, *fn.params.kwonly_params)
+                if isinstance(p.default, cst.Name) and p.default.value == "None"}
+    if not optional:
+        return False
+    param: str | None = None
+    for i in range(at + 1, len(path) - 1):
+        branch = path[i]
+        if isinstance(branch, cst.If):
+            child = path[i + 1]
+            for p in optional:
+                given = _given_test(branch.test, p)
+                if given is None:
+                    continue
+                in_else = child is branch.orelse
+                in_body = child is branch.body
+                if given and in_else or not given and in_body:
+                    param = p
+    if param is None:
+        return False
+    # a library's public function may be called without it by the code that imports it: only a script's
+    # functions (``if __name__ == "__main__":``) or a private helper (``_f``) have all their callers here
+    if not (fn.name.value.startswith("_") and not fn.name.value.startswith("__") or _script(module)):
+        return False
+    names = param_names(fn)
+    method = bool(names) and names[0] in ("self", "cls")
+    calls = [n for n in walk(module) if isinstance(n, cst.Call) and call_name(n) == fn.name.value]
+    if not calls:
+        return False
+    for call in calls:
+        positional = names[1:] if method and isinstance(call.func, cst.Attribute) else names
+        given = False
+        for i, arg in enumerate(call.args):
+            if arg.star:
+                return False
+            if arg.keyword is not None:
+                hit = arg.keyword.value == param
+            else:
+                hit = i < len(positional) and positional[i] == param
+            if hit:
+                if not _surely_given(module, call, arg.value):
+                    return False
+                given = True
+        if not given:
+            return False
+    return True
+
+
+_BUILT = (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp, cst.Integer, cst.Float, cst.SimpleString)
+
+
+def _surely_given(module: cst.Module, call: cst.Call, value: cst.BaseExpression) -> bool:
+    """``value`` handed at ``call`` is not None: a literal or comprehension, or a local name the calling
+    function binds only to such (``bounds = []`` then filled) and never takes as a parameter."""
+    if isinstance(value, _BUILT):
+        return True
+    if not isinstance(value, cst.Name):
+        return False
+    path = _path_to(module, call) or []
+    fns = [n for n in path if isinstance(n, cst.FunctionDef)]
+    if not fns:
+        return False
+    scope = fns[-1]
+    if value.value in param_names(scope):
+        return False
+    bound = [n.value for n in walk(scope) if isinstance(n, cst.Assign)
+             and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in n.targets)]
+    return bool(bound) and all(isinstance(b, _BUILT) for b in bound)
+
+
+def _script(module: cst.Module) -> bool:
+    """The module runs as a program: it has an ``if __name__ == "__main__":`` block."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.If) and isinstance(stmt.test, cst.Comparison) \
+                and isinstance(stmt.test.left, cst.Name) and stmt.test.left.value == "__name__":
+            return True
+    return False
