@@ -37,6 +37,29 @@ def _last(call: cst.Call) -> str:
     return call_name(call).split(".")[-1]
 
 
+#: tests of a missing value: ``np.isnan(x)``, ``np.isnan(x).any()``, ``pd.isna(x)``, ``math.isnan(x)``
+_MISSING_TESTS = frozenset({"isnan", "isna", "isnull"})
+
+
+def _missing_test(test: cst.BaseExpression, private: set[str]) -> bool:
+    """``np.isnan(value)`` (or ``.any()`` of it, or ``value is np.nan``) of a private value: the branch is taken on
+    whether the private input holds a missing value."""
+    while isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute) and test.func.attr.value in ("any", "all") \
+            and not test.args:
+        test = test.func.value
+    if not (isinstance(test, cst.Call) and _last(test) in _MISSING_TESTS and len(test.args) == 1):
+        return False
+    return bool(_names(test.args[0].value) & private)
+
+
+def _nan(expr: cst.BaseExpression) -> bool:
+    """``np.nan`` / ``math.nan`` / ``float('nan')``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("nan", "NaN", "NAN"):
+        return True
+    return isinstance(expr, cst.Call) and _last(expr) == "float" and len(expr.args) == 1 and isinstance(
+        expr.args[0].value, cst.SimpleString) and expr.args[0].value.evaluated_value.lower() == "nan"
+
+
 def _branches(stmt: cst.If) -> list[tuple[cst.BaseExpression | None, cst.BaseSuite]]:
     """The (test, body) pairs of an if / elif / else chain; the else body has no test of its own."""
     out: list[tuple[cst.BaseExpression | None, cst.BaseSuite]] = []
@@ -82,6 +105,23 @@ class NoiselessBranchOnPrivateValue(Rule):
         return facts.calls_any(_DRAWS) or any(words(n) & _NOISE_WORDS for n in facts.called)
 
     VALID = (
+        # twin of the missing-value shortcut: a missing value is replaced by a public default and noised like any other
+        """
+import numpy as np
+def private_mean_point(value, lower, upper, epsilon):
+    if np.isnan(value):
+        value = (lower + upper) / 2
+    return np.clip(value, lower, upper) + np.random.laplace(0, (upper - lower) / epsilon)
+""",
+        # ordinary ML: a NaN loss guard in a training step with Adam's eps, no DP release
+        """
+import math
+def step(loss, optimizer, eps=1e-8):
+    if math.isnan(loss):
+        return float("nan")
+    optimizer.step()
+    return loss
+""",
         # out-of-range values are clamped and perturbed like the rest
         """
 import numpy as np
@@ -155,6 +195,23 @@ def release(values, epsilon, mechanism):
 """,
     )
     INVALID = (
+        # a NaN in the private array returns an exact NaN without noise (and without charging the budget)
+        """
+import numpy as np
+def private_quantile(values, q, epsilon, lower, upper):
+    gaps = np.diff(np.sort(np.clip(values, lower, upper)))
+    if np.isnan(gaps).any():
+        return np.nan  # <-
+    return np.quantile(values, q) + np.random.laplace(0, (upper - lower) / epsilon)
+""",
+        # a missing client value is sent as NaN, un-perturbed, while present values are randomised
+        """
+import numpy as np
+def privatize_value(value, epsilon, lo, hi):
+    if np.isnan(value):
+        return float("nan")  # <-
+    return np.clip(value, lo, hi) + np.random.laplace(0, (hi - lo) / epsilon)
+""",
         # three equal neighbours: a deterministic 0 beside noisy branches appending to the same series
         """
 import numpy as np
@@ -266,6 +323,8 @@ class Mechanism:
     def _private_test(self, test: cst.BaseExpression, private: set[str], noisy: set[str]) -> bool:
         if _names(test) & noisy or self._noisy(test):
             return False
+        if _missing_test(test, private):
+            return True
         if any(isinstance(c, cst.Call) for c in walk(test)):
             return False  # lengths, types, norms: not a comparison of the value itself
         found = False
@@ -291,7 +350,7 @@ class Mechanism:
                 consts |= {n for t in stmt.targets for n in _names(t.target)}
             if isinstance(stmt, cst.Return) and stmt.value is not None:
                 v = stmt.value
-                if number(v) is not None or isinstance(v, cst.Name) and v.value in private:
+                if number(v) is not None or isinstance(v, cst.Name) and v.value in private or _nan(v):
                     return stmt
             if isinstance(stmt, cst.Call) and _last(stmt) == "append" and isinstance(stmt.func, cst.Attribute) \
                     and dotted(stmt.func.value) in lists and len(stmt.args) == 1:

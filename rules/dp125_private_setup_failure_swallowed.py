@@ -95,6 +95,24 @@ class PrivateSetupFailureSwallowed(Rule):
             or any(words(n) & (_PERTURB_WORDS | _PERTURBED_WORDS | {"sigma", "multiplier"}) for n in facts.identifiers)
 
     VALID = (
+        # twin of the logged setup failure: the handler stops the round instead of training without the engine
+        """
+from opacus import PrivacyEngine
+def fit(model, optimizer, loader, target_epsilon, epochs):
+    engine = PrivacyEngine()
+    try:
+        model, optimizer, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader, epochs=epochs,
+            target_epsilon=target_epsilon, target_delta=1e-5, max_grad_norm=1.0)
+    except Exception as err:
+        print("privacy setup failed:", err)
+        return None
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    return model
+""",
         # twins of the un-noised fallbacks: the handler re-raises, drops the record, or stops the step
         """
 import math
@@ -207,6 +225,23 @@ def start(model, noise_multiplier, make_private):
 """,
     )
     INVALID = (
+        # the setup failure is only printed and the plain optimizer trains on the private loader
+        """
+from opacus import PrivacyEngine
+def fit(model, optimizer, loader, target_epsilon, epochs):
+    engine = PrivacyEngine()
+    try:
+        model, optimizer, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader, epochs=epochs,
+            target_epsilon=target_epsilon, target_delta=1e-5, max_grad_norm=1.0)
+    except Exception as err:  # <-
+        print("privacy setup failed:", err)
+    for x, y in loader:
+        optimizer.zero_grad()
+        model(x).sum().backward()
+        optimizer.step()
+    return model
+""",
         # scalable-private-llm *_DPSGD_lora*.py: on any error the summed clipped gradient is returned without noise,
         # and a failed σ computation falls back to 1e-6; dp_author_name_perturbation.py: a failed replacement
         # keeps the original text with the real name
@@ -294,7 +329,7 @@ def prepare(model, optimizer, engine, clip):
                 continue
             site = self._off_in_handler(handler) or self._plain_retry(handler.body, dps)
             if site is None and self._passes(handler):
-                site = self._retry_after(node, dps)
+                site = self._retry_after(node, dps) or self._plain_objects_used(node, handler)
             if site is not None:
                 self.report(
                     site,
@@ -420,6 +455,37 @@ def prepare(model, optimizer, engine, clip):
             if isinstance(stmt, (cst.Return, cst.Assign, cst.AugAssign, cst.Break)):
                 return False
         return True
+
+    def _plain_objects_used(self, node: cst.Try, handler: cst.ExceptHandler) -> cst.CSTNode | None:
+        """``model, optimizer, loader = engine.make_private(...)`` fails, the handler only logs, and the code after
+        the ``try`` trains with the objects it was to replace: the plain optimizer steps without clipping or noise."""
+        if not isinstance(node.body, cst.IndentedBlock) or len(node.body.body) != 1:
+            return None
+        stmt = node.body.body[0]
+        if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1
+                and isinstance(stmt.body[0], cst.Assign) and isinstance(stmt.body[0].value, cst.Call)):
+            return None
+        assign = stmt.body[0]
+        if not words(call_name(assign.value).split(".")[-1]) & {"private", "privatize", "privatise"}:
+            return None
+        rebound: set[str] = set()
+        for t in assign.targets:
+            leaves = [e.value for e in t.target.elements] if isinstance(t.target, (cst.Tuple, cst.List)) else [t.target]
+            rebound |= {d for d in (dotted(leaf) for leaf in leaves) if d is not None}
+        parent = self.ctx.analysis.parent(node)
+        body = getattr(parent, "body", None)
+        if not isinstance(body, (list, tuple)) or not rebound:
+            return None
+        after = False
+        for later in body:
+            if later is node:
+                after = True
+                continue
+            if after and any(isinstance(n, cst.Call) and call_name(n).split(".")[-1] in ("step", "backward", "fit")
+                             for n in walk(later)) and any(
+                    isinstance(n, (cst.Name, cst.Attribute)) and dotted(n) in rebound for n in walk(later)):
+                return handler
+        return None
 
     def _retry_after(self, node: cst.Try, dps: list[cst.Call]) -> cst.CSTNode | None:
         parent = self.ctx.analysis.parent(node)

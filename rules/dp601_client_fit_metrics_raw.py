@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, name_words, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, name_words, walk, words
 from dpcheck.rule import Rule
 
 #: a metric of the local training on the private records
@@ -22,6 +22,12 @@ _ACCOUNTING_WORDS = frozenset({"epsilon", "eps", "delta", "privacy", "budget", "
 _DP_UPDATE_WORDS = frozenset({"epsilon", "eps", "sigma", "noise", "noisy", "noised", "sanitize", "sanitized",
                               "sanitise", "sanitised", "laplace", "gaussian", "multiplier", "accountant", "engine",
                               "spent", "clip", "clipped", "clipping", "truncate", "ldp", "dp"})
+
+
+#: names of a data loader or data set attribute
+_DATA_WORDS = frozenset({"loader", "loaders", "dataloader", "data", "dataset", "ds", "batches", "iterator"})
+#: names of a held-out split
+_HELD_OUT_WORDS = frozenset({"test", "val", "valid", "validation", "eval", "holdout", "dev", "public"})
 
 
 def _noised(expr: cst.CSTNode) -> bool:
@@ -73,6 +79,23 @@ class ClientFitMetricsRaw(Rule):
     requires_dp_context = True
 
     VALID = (
+        # twin of the training-loader evaluation: evaluate reads the held-out loader
+        """
+import torch
+class DPClient:
+    def fit(self, parameters, config):
+        self.set(parameters)
+        for x, y in self.train_loader:
+            self.optimizer.step()
+        return self.get(), len(self.train_loader.dataset), {"epsilon": self.engine.get_epsilon(1e-5)}
+    def evaluate(self, parameters, config):
+        self.set(parameters)
+        correct = 0
+        for x, y in self.val_loader:
+            correct += (self.model(x).argmax(1) == y).sum().item()
+        acc = correct / len(self.val_loader.dataset)
+        return 1.0 - acc, len(self.val_loader.dataset), {"accuracy": acc}
+""",
         # a learned obfuscation of the weights with no noise, clip or budget: no DP release to sit beside
         """
 import torch
@@ -126,6 +149,23 @@ class Client:
 """,
     )
     INVALID = (
+        # evaluate measures accuracy on the loader fit trains on and reports it to the server
+        """
+import torch
+class DPClient:
+    def fit(self, parameters, config):
+        self.set(parameters)
+        for x, y in self.loader:
+            self.optimizer.step()
+        return self.get(), len(self.loader.dataset), {"epsilon": self.engine.get_epsilon(1e-5)}
+    def evaluate(self, parameters, config):
+        self.set(parameters)
+        correct = 0
+        for x, y in self.loader:
+            correct += (self.model(x).argmax(1) == y).sum().item()
+        acc = correct / len(self.loader.dataset)
+        return 1.0 - acc, len(self.loader.dataset), {"accuracy": acc}  # <-
+""",
         # the training loss and accuracy returned beside the noised update
         """
 import numpy as np
@@ -164,6 +204,37 @@ class SecureDPClient:
         return [], n, metrics  # <-
 """,
     )
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """``evaluate`` measuring the model on the very loader ``fit`` trains on (the private training split) and
+        returning the loss / accuracy to the server: an exact statistic of the private records beside the DP update."""
+        methods = {m.name.value: m for m in node.body.body if isinstance(m, cst.FunctionDef)}
+        fit, evaluate = methods.get("fit"), methods.get("evaluate")
+        if fit is None or evaluate is None or not self._private_update(fit):
+            return
+        shared = (self._loaders(fit) & self._loaders(evaluate))
+        if not shared or any(words(a.split(".")[-1]) & _HELD_OUT_WORDS for a in shared):
+            return
+        body = list(walk(evaluate.body, into_scopes=False))
+        for ret in (n for n in body if isinstance(n, cst.Return)):
+            value = ret.value
+            if isinstance(value, cst.Tuple) and len(value.elements) == 3 and self._leak(value.elements[2].value, body):
+                self.report(ret, f"`evaluate` measures the model on `{sorted(shared)[0]}`, the loader `fit` trains "
+                                 "on, and returns the loss and accuracy of the client's private training records to "
+                                 "the server without noise; evaluate on a held-out split, or noise the metrics")
+                return
+
+    @staticmethod
+    def _loaders(fn: cst.FunctionDef) -> set[str]:
+        """``self.x`` attributes the method iterates over or hands to a call (a data loader, a data set)."""
+        out: set[str] = set()
+        for n in walk(fn.body, into_scopes=False):
+            exprs = [n.iter] if isinstance(n, cst.For) else [a.value for a in n.args] if isinstance(n, cst.Call) else []
+            for e in exprs:
+                name = dotted(e) if isinstance(e, cst.Attribute) else None
+                if name and name.startswith("self.") and words(name.split(".")[-1]) & _DATA_WORDS:
+                    out.add(name)
+        return out
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if node.name.value != "fit":
