@@ -32,6 +32,8 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from dpcheck.analysis.astnames import dotted
+
 #: calls that draw noise by themselves (the last name of the called function)
 _STRONG = frozenset({"laplace", "gumbel", "Laplace", "Gumbel", "laplace_noise", "gaussian_noise", "geometric"})
 #: calls that draw noise when called on a random source (``np.random.normal``, ``rng.normal``, ``torch.randn``)
@@ -59,15 +61,6 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 def _last(func: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
-def dotted(expr: ast.AST) -> str | None:
-    if isinstance(expr, ast.Name):
-        return expr.id
-    if isinstance(expr, ast.Attribute):
-        base = dotted(expr.value)
-        return f"{base}.{expr.attr}" if base else None
-    return None
 
 
 def _words(name: str) -> set[str]:
