@@ -1987,15 +1987,7 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
         if any(words(n) & _NOT_DATA for n in _value_names(value)):
             return False
         fa = self.ctx.analysis
-        scope = fa.scope_of(stmt)
-        bindings = fa.bindings_in(scope)
-        candidates = [value]
-        for _ in range(2):  # two assignments back: ``x = exp(-beta * k); term = x * k / p``
-            candidates += [b.value for v in list(candidates) for ref in _value_names(v) for b in bindings.get(ref, [])
-                           if b.value is not None and b.value not in candidates]
-        if any(isinstance(n, cst.Call) and call_name(n) == "exp" for v in candidates for n in walk(v)):
-            return False  # smooth sensitivity: max_k exp(-beta k) LS_k
-        fa = self.ctx.analysis
+        kept = False
         for depth, anc in enumerate(fa.ancestors(stmt)):
             if depth > 3:
                 return False
@@ -2008,6 +2000,16 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                                                   cst.LessThanEqual)):
                     return False
                 sides = {dotted(test.left), dotted(comp.comparator)}
-                return name in sides and bool(_value_names(value) & (
+                kept = name in sides and bool(_value_names(value) & (
                     _value_names(test.left) | _value_names(comp.comparator)))
-        return False
+                break
+        if not kept:
+            return False
+        # only now (the structural test above is cheap, this walk is not): two assignments back,
+        # ``x = exp(-beta * k); term = x * k / p`` is smooth sensitivity, max_k exp(-beta k) LS_k
+        bindings = fa.bindings_in(fa.scope_of(stmt))
+        candidates = [value]
+        for _ in range(2):
+            candidates += [b.value for v in list(candidates) for ref in _value_names(v) for b in bindings.get(ref, [])
+                           if b.value is not None and b.value not in candidates]
+        return not any(isinstance(n, cst.Call) and call_name(n) == "exp" for v in candidates for n in walk(v))

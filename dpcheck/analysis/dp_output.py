@@ -193,6 +193,7 @@ class Released:
         self._neutral_extra: dict[int, set[str]] = {}
         self._neutral_cache: dict[int, set[str]] = {}
         self._class_done: dict[str, set[str]] = {}
+        self._may: dict[int, bool] = {}
         if find:  # ``find=False``: a module that draws nothing defines no mechanism (a cheap text test said so)
             self._mechanisms()
 
@@ -373,6 +374,9 @@ class Released:
         cls = self._class_of(fn)
         params = self._params_of(fn) - seed
         out = set(seed) | self._class_released(cls)
+        if not out and not self._may_release(fn):
+            self._names[id(fn)] = out
+            return out
         for _ in range(_MAX_ROUNDS):
             grown = False
             for name, bs in binds.items():
@@ -388,6 +392,15 @@ class Released:
         if not seed:
             self._names[id(fn)] = out
         return out
+
+    def _may_release(self, fn: ast.AST) -> bool:
+        """Whether anything in ``fn`` can be a mechanism's output: a draw, or a call of a mechanism. Without
+        one no name is released, and the fixpoint (rounds × names × expression) is skipped."""
+        found = self._may.get(id(fn))
+        if found is None:
+            found = self._may[id(fn)] = bool(self.mechanisms) or any(self.foreign.values()) or any(
+                noise_draw(n) for n in ast.walk(fn))
+        return found
 
     def _all_released(self, bs: list[_Binding], fn: ast.AST, names: set[str], name: str = "") -> bool:
         """Every binding released or holding no data, one released by itself; a binding may copy
@@ -452,6 +465,8 @@ class Released:
         ``line`` and the bindings after that one (``delta = delta + noise`` overrides the raw counts)."""
         if name in names:
             return True
+        if not names and not self._may_release(fn):
+            return False
         bs = [b for b in self.bindings(fn).get(name, []) if b.line < line or not line]
         last_top = max((i for i, b in enumerate(bs) if b.top and b.kind == ""), default=None)
         if last_top is None:

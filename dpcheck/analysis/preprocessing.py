@@ -389,6 +389,27 @@ class _Scope:
                 reads.append(node)
         return bool(moments) and all(id(n) in moments or id(n) in shapes for n in reads)
 
+    def enclosing_if(self, stmt: ast.stmt) -> ast.If | None:
+        """The ``if`` whose body holds ``stmt`` directly (one index per scope: a 5,000-statement function
+        would otherwise be walked once per assignment)."""
+        index = self.__dict__.get("_if_index")
+        if index is None:
+            index = {}
+            for node in self.nodes():
+                if isinstance(node, ast.If):
+                    for child in node.body:
+                        index.setdefault(id(child), node)
+            self.__dict__["_if_index"] = index
+        return index.get(id(stmt))
+
+    def loops(self) -> list[ast.For]:
+        """The scope's ``for`` loops (nested ones included), computed once."""
+        found = self.__dict__.get("_loops")
+        if found is None:
+            found = [n for n in self.nodes() if isinstance(n, ast.For)]
+            self.__dict__["_loops"] = found
+        return found
+
     def nodes(self) -> Iterator[ast.AST]:
         stack: list[ast.AST] = list(reversed(self.body))
         while stack:
@@ -1491,7 +1512,8 @@ def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
         others = [a for a in value.args if not (isinstance(a, ast.Name) and a.id == acc)]
     else:
         # ``if v > m: m = v`` (or ``m < v``): the same running extreme written as a comparison
-        test = next((n.test for n in scope.nodes() if isinstance(n, ast.If) and node in n.body), None)
+        enclosing = scope.enclosing_if(node) if isinstance(value, ast.Name) else None
+        test = enclosing.test if enclosing is not None else None
         if not (isinstance(value, ast.Name) and isinstance(test, ast.Compare) and len(test.ops) == 1
                 and isinstance(test.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE))):
             return False
@@ -1501,7 +1523,7 @@ def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
         others = [value]
     if len(others) != 1:
         return False
-    loops = [n for n in scope.nodes() if isinstance(n, ast.For) and any(c is node for c in ast.walk(n))]
+    loops = [n for n in scope.loops() if any(c is node for c in ast.walk(n))]
     if not loops:
         return False
     assigned: dict[str, list[ast.expr]] = {}
