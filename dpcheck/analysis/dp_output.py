@@ -288,13 +288,7 @@ class Released:
             if noise_draw(node):
                 continue  # a draw by itself holds no data
             if isinstance(node, ast.Call):
-                last = _last(node.func)
-                if last in _SIZE_CALLS:
-                    continue
-                if isinstance(node.func, ast.Attribute):
-                    stack.append(node.func.value)
-                stack.extend(node.args)
-                stack.extend(k.value for k in node.keywords)
+                stack.extend(_call_operands(node))
                 continue
             if isinstance(node, ast.Attribute):
                 if node.attr in _SCHEMA:
@@ -590,6 +584,14 @@ def passed_arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
     return out
 
 
+def _call_operands(call: ast.Call) -> list[ast.expr]:
+    """The values a call reads (its receiver and arguments); none for a size or shape call."""
+    if _last(call.func) in _SIZE_CALLS:
+        return []
+    out: list[ast.expr] = [call.func.value] if isinstance(call.func, ast.Attribute) else []
+    return out + list(call.args) + [k.value for k in call.keywords]
+
+
 def _reads(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
@@ -602,12 +604,7 @@ def _data_leaves(expr: ast.AST) -> list[str]:
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Call):
-            if _last(node.func) in _SIZE_CALLS:
-                continue
-            if isinstance(node.func, ast.Attribute):
-                stack.append(node.func.value)
-            stack.extend(node.args)
-            stack.extend(k.value for k in node.keywords)
+            stack.extend(_call_operands(node))
             continue
         if isinstance(node, ast.Attribute):
             if node.attr in _SCHEMA:
