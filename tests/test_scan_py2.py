@@ -107,3 +107,29 @@ def test_a_modulo_or_not_equal_inside_a_statement_is_not_a_magic_line():
     converted = convert(source)
     assert converted is not None and converted.changes == {"print statement": 1}
     assert converted.text.splitlines()[:2] == ["x = (a", "     % b)"]
+
+
+STAR_ARGUMENT = (
+    "import numpy as np\n"
+    "import torch\n"
+    "def step(model, delta, epsilon):\n"
+    "    grads = [torch.zeros((*p.shape)) for p in model.parameters()]\n"
+    "    pair = g((*grads, 1), key=(*grads,))\n"
+    "    return np.sqrt(2 * np.log(1.25 * (10 ^ int(delta)))) / epsilon\n"
+)
+
+
+def test_a_parenthesised_star_argument_as_python_3_8_read_it_is_analysed():
+    converted = convert(STAR_ARGUMENT)
+    assert converted is not None and converted.changes == {"parenthesised star argument": 1}
+    ast.parse(converted.text)
+    lines = converted.text.splitlines()
+    assert lines[3] == "    grads = [torch.zeros( *p.shape ) for p in model.parameters()]"
+    assert lines[4] == STAR_ARGUMENT.splitlines()[4]  # tuples with a star are Python 3 already
+    findings = analyse(STAR_ARGUMENT.encode(), "train.py", all_rules()).findings
+    assert [f.rule for f in findings if f.rule.startswith("DP00")] == []
+    assert [(f.rule, f.line) for f in findings if f.rule == "DP101"] == [("DP101", 6)]
+
+
+def test_a_parenthesised_star_outside_a_call_argument_stays_a_syntax_error():
+    assert convert("x = (*a)\n") is None

@@ -5,7 +5,8 @@ Research code is often Python 2: ``print x``, ``except E, e:``, backticks, ``<>`
 (a tab advances to the next multiple of 8, as Python 2 counted it). Notebook exports (Colab,
 Jupyter "download as .py") keep IPython's shell escapes and magics, ``!pip install x``,
 ``%matplotlib inline``, ``%%time``, as statements; they become ``pass`` with the rest of the line as
-a comment. :func:`convert` rewrites these
+a comment. A call argument written as a parenthesised star, ``torch.zeros((*p.shape))``, which the
+parser of Python 3.8 and older took for ``*p.shape``, loses its parentheses. :func:`convert` rewrites these
 token by token without ever adding or removing a line, so a finding keeps its line number, and
 :class:`Converted` maps a column of the converted text back to the original column. The result
 is only parsed, never run.
@@ -94,6 +95,7 @@ def convert(source: str) -> Converted | None:
     commas = 0
     backtick_open = False
     magic = False  # inside an IPython ``!``/``%`` line: the rest of it is a comment
+    unwrap: list[int] = []  # depths whose closing bracket ends a parenthesised star argument
     col = 0
 
     def end_statement() -> None:
@@ -167,11 +169,19 @@ def convert(source: str) -> Converted | None:
             magic = True
         else:
             starts = _op_starts_statement(text, depth, first_word)
+            star_argument = (text == "(" and out.last().endswith(("(", ","))
+                             and _parenthesised_star(source, match.end()))
             if text in _OPEN:
                 depth += 1
             elif text in _CLOSE:
                 depth = max(depth - 1, 0)
-            if text == "<>":
+            if star_argument:
+                unwrap.append(depth)
+                out.put(" ", col, "parenthesised star argument")
+            elif text == ")" and unwrap and unwrap[-1] == depth + 1:
+                unwrap.pop()
+                out.put(" ", col)
+            elif text == "<>":
                 out.put("!=", col, "<> operator")
             elif text == "`":
                 out.put(")" if backtick_open else "repr(", col, "backtick repr", same=False)
@@ -207,6 +217,26 @@ def _used_as_function(source: str, pos: int) -> bool:
     """``print(...)``, ``print = f``, ``x.print``: not a Python 2 statement to convert."""
     rest = source[pos:pos + 80].lstrip(" \t")
     return bool(re.match(r"(\(|=[^=]|\.)", rest))
+
+
+def _parenthesised_star(source: str, pos: int) -> bool:
+    """Is the ``(`` just before ``pos`` wrapping one starred expression, ``(*x)`` (no tuple comma)?"""
+    if not re.match(r"[ \t]*\*(?!\*)", source[pos:pos + 80]):
+        return False
+    depth = 0
+    for match in _TOKEN.finditer(source, pos):
+        text, group = match.group(), match.lastgroup
+        if group != "op":
+            continue
+        if text in _OPEN:
+            depth += 1
+        elif text in _CLOSE:
+            if depth == 0:
+                return True
+            depth -= 1
+        elif depth == 0 and text in (",", ":", ";", "="):
+            return False
+    return False
 
 
 def _op_starts_statement(op: str, depth: int, first_word: str) -> bool:
