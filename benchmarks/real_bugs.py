@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/real_bugs.py --batch 1 --rules-at c8ebec1   # first look with frozen rules
     .venv/bin/python benchmarks/real_bugs.py --labels-only            # rebuild and check the bug labels only
     .venv/bin/python benchmarks/real_bugs.py --stub new.json          # label stubs for unlabelled findings
+    .venv/bin/python benchmarks/real_bugs.py --available-only          # a partial run: sources without a mirror left out, listed
 
 Manifests: ``benchmarks/real_bugs/batchN.json`` (schema in docs/real_bugs.md). GitHub sources are
 rebuilt from the mirrors made by the ``fetch`` tool (``--mirrors``, default /work/.mirror: one
@@ -28,7 +29,7 @@ import tempfile
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -607,15 +608,36 @@ def print_result(result: Result, title: str) -> None:
 
 # --------------------------------------------------------------------------- main
 
+def available_part(manifest: Manifest, mirrors: Path, cache: Path,
+                   skipped: list[tuple[int, str, str]]) -> tuple[Manifest, dict[str, Path]]:
+    """``manifest`` without the sources that cannot be rebuilt here (each appended to ``skipped`` with
+    its reason), their bugs and their finding labels; and the roots of the sources that remain."""
+    roots: dict[str, Path] = {}
+    for s in manifest.sources:
+        try:
+            roots[s.source] = materialise(s, mirrors, cache)
+        except SourceError as exc:
+            skipped.append((manifest.batch, s.source, str(exc)))
+    part = replace(manifest, sources=[s for s in manifest.sources if s.source in roots],
+                   bugs=[b for b in manifest.bugs if b.source in roots],
+                   findings=[f for f in manifest.findings if f.source in roots])
+    return part, roots
+
+
 def run(manifests: Sequence[Manifest], mirrors: Path, cache: Path, tool: real_code.Dpcheck | None,
-        stub: Path | None = None) -> tuple[list[str], list[Result], list[Finding]]:
+        stub: Path | None = None, skipped: list[tuple[int, str, str]] | None = None) -> tuple[list[str], list[Result], list[Finding]]:
     """Rebuild, check labels and (unless ``tool`` is None) scan and score every manifest.
-    Returns the label failures, one result per manifest and the unlabelled findings."""
+    Returns the label failures, one result per manifest and the unlabelled findings. With
+    ``skipped`` (a list), a source that cannot be rebuilt is left out with its bugs and labels and
+    named there, instead of stopping the run."""
     failures: list[str] = []
     results: list[Result] = []
     unlabelled: list[Finding] = []
     for manifest in manifests:
-        roots = {s.source: materialise(s, mirrors, cache) for s in manifest.sources}
+        if skipped is None:
+            roots = {s.source: materialise(s, mirrors, cache) for s in manifest.sources}
+        else:
+            manifest, roots = available_part(manifest, mirrors, cache, skipped)
         failures += [msg for bug in manifest.bugs if (msg := check_bug(bug, roots[bug.source]))]
         if tool is None:
             continue
@@ -648,14 +670,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 on an unlabelled finding as well")
     p.add_argument("--json", type=Path, help="write the numbers to this file")
     p.add_argument("--stub", type=Path, help="write label stubs for unlabelled findings to this file")
+    p.add_argument("--available-only", action="store_true",
+                   help="leave out (and list) the sources that cannot be rebuilt here, with their bugs and "
+                        "labels, instead of stopping: a partial run, said so in the output and the JSON")
     args = p.parse_args(argv)
+    skipped: list[tuple[int, str, str]] | None = [] if args.available_only else None
     try:
         manifests = load_manifests(args.manifests, args.batch)
         tool: real_code.Dpcheck | None = None
         if not args.labels_only:
             path = frozen_rules(args.rules_at, args.cache_dir) if args.rules_at else args.dpcheck_path
             tool = real_code.Dpcheck(path)
-        failures, results, unlabelled = run(manifests, args.mirrors, args.cache_dir, tool, args.stub)
+        failures, results, unlabelled = run(manifests, args.mirrors, args.cache_dir, tool, args.stub, skipped)
     except SourceError as exc:
         print(f"error: cannot rebuild {exc}", file=sys.stderr)
         return 2
@@ -664,15 +690,25 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.json:
         args.json.write_text(json.dumps({"rules_at": args.rules_at, "batches": [m.batch for m in manifests],
-                                         "results": [r.as_json() for r in results], "failures": failures},
+                                         "results": [r.as_json() for r in results], "failures": failures,
+                                         "partial": bool(skipped),
+                                         "skipped_sources": [{"batch": b, "source": src, "reason": why}
+                                                             for b, src, why in skipped or []]},
                                         indent=1, ensure_ascii=False) + "\n")
+    if skipped:
+        print(f"\nPARTIAL RUN: {len(skipped)} source(s) could not be rebuilt and were left out with their "
+              f"bugs and labels (--available-only):")
+        for batch, _, why in skipped:
+            print(f"  SKIPPED batch {batch}: {why}")
     for msg in failures:
         print(f"LABEL CHECK FAILED: {msg}")
     if failures or (args.check and unlabelled):
         if unlabelled:
             print(f"CHECK FAILED: {len(unlabelled)} unlabelled finding(s)")
         return 1
-    print(f"\nlabels hold: {sum(len(m.bugs) for m in manifests)} bug(s) in {len(manifests)} batch(es)")
+    gone = {(b, src) for b, src, _ in skipped or []}
+    checked = sum(1 for m in manifests for bug in m.bugs if (m.batch, bug.source) not in gone)
+    print(f"\nlabels hold: {checked} bug(s) in {len(manifests)} batch(es)")
     return 0
 
 

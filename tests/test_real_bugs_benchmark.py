@@ -375,3 +375,18 @@ def test_linked_recall_counts_only_findings_labelled_with_the_bug() -> None:
     result = bench.score(bugs, findings, [tied, other, unlisted], lines=1000)
     assert (result.static.found, result.static_linked.found, result.static_linked.bugs) == (4, 2, 4)
     assert result.as_json()["static_linked"] == {"bugs": 4, "found": 2, "recall": 0.5}
+
+
+def test_available_only_leaves_out_and_names_a_source_without_mirror(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    first, _ = make_mirror(tmp_path / "mirrors")
+    data = manifest(first)
+    data["sources"].append({"source": "other/gone", "kind": "github", "commit": "d" * 40, "area": "pate"})
+    data["bugs"].append({**data["bugs"][0], "id": "B7-002", "source": "other/gone"})
+    numbers = tmp_path / "numbers.json"
+    assert run(tmp_path, data, "--labels-only") == 2  # without the flag: an error, as before
+    assert run(tmp_path, data, "--labels-only", "--available-only", "--json", str(numbers)) == 0
+    out = capsys.readouterr().out
+    assert "PARTIAL RUN: 1 source(s)" in out and "other/gone" in out and "labels hold: 1 bug(s)" in out
+    written = json.loads(numbers.read_text())
+    assert written["partial"] is True and len(written["skipped_sources"]) == 1
