@@ -1698,7 +1698,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
     def _file_text(self, file: str) -> str:
         if file == self.ctx.path or not os.path.isfile(file) or self.ctx.path and os.path.isfile(self.ctx.path) \
                 and os.path.samefile(file, self.ctx.path):
-            return self.ctx.module.code
+            return self.ctx.source
         try:
             with open(file, encoding="utf-8", errors="replace") as handle:
                 return handle.read(200_000)
@@ -1878,7 +1878,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         start, seed_line = fa.line_of(fn), fa.line_of(node)
         end = start + fa.code(fn).count("\n")
         try:
-            draws = _summarize_tree(_ast.parse(self.ctx.module.code))[0]
+            draws = _summarize_tree(_ast.parse(self.ctx.source))[0]
         except (SyntaxError, ValueError):
             return False
         return any(function == fn.name.value and family in families and seed_line < line <= end
@@ -1974,7 +1974,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
                     and isinstance(e.value, cst.BinaryOperation) and any(self._generating_draw(n) for n in walk(e.value))
                     for e in st.body) for st in self.ctx.module.body)):
             return True  # an example run on data it generates itself: the seed protects no private data
-        return need_dp_words and not _DP_WORDS.search(self.ctx.module.code)
+        return need_dp_words and not _DP_WORDS.search(self.ctx.source)
 
     def _seeds_of_call(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None, object]]:
         """(generator family, seed expression or None, literal default) for each global generator the call seeds:
@@ -2220,7 +2220,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         if isinstance(seed, cst.Subscript) and any(
                 isinstance(n, cst.SimpleString) and "seed" in words(n.evaluated_value if isinstance(
                     n.evaluated_value, str) else "") for n in walk(seed.slice[0]) if len(seed.slice) == 1) \
-                and not _NONE_SEED_OPTION.search(self.ctx.module.code):
+                and not _NONE_SEED_OPTION.search(self.ctx.source):
             return f"`{fa.code(seed)[:60]}`, the run's configured seed"  # ``vars(args)['seed']``, ``cfg["seed"]``
         if isinstance(seed, cst.Attribute) and dotted(seed.value) == "self" and depth < 2:
             # ``self.seed``, stored by the constructor from a parameter whose default is a literal
@@ -2253,7 +2253,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
             if parts[0] in ("self", "cls") or len(parts) < 2:
                 continue
             if "seed" in words(parts[-1]) or parts[0].lower() in _CONFIG_ROOTS:
-                if "seed" in words(parts[-1]) and _none_seed_option(self.ctx.module.code, parts[-1]):
+                if "seed" in words(parts[-1]) and _none_seed_option(self.ctx.source, parts[-1]):
                     return None
                 return f"`{fa.code(seed)[:60]}`, the run's configured seed"
         if any(words(ref.split(".")[-1]) & {"rank"} for ref in refs) or any(
@@ -2578,7 +2578,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         download, database, command line or environment): its data are simulated in the same run (``nx.barabasi_
         albert_graph(n, m)``, a hand-written toy graph), so a fixed seed reproduces noise on no private record."""
         path = self.ctx.path
-        code = self.ctx.module.code
+        code = self.ctx.source
         if path and os.path.isfile(path):
             from dpcheck.analysis.noisedraws import _project_tokens, project_root
 

@@ -391,8 +391,18 @@ def _roots(path: str) -> list[str]:
 
 def _path_additions(path: str, folder: str) -> list[str]:
     """Folders a script puts on ``sys.path`` relative to itself: ``sys.path.append('..')``,
-    ``sys.path.insert(0, os.path.join(here, '..', '..'))`` (the literal parts, taken from the file's folder)."""
+    ``sys.path.insert(0, os.path.join(here, '..', '..'))`` (the literal parts, taken from the file's folder).
+    Remembered per parsed tree: a file's every noise draw asks again."""
     tree = _tree(path)
+    known = _ADDITIONS.get((path, folder))
+    if known is not None and known[0] is tree:
+        return known[1]
+    out = _walk_path_additions(tree, folder)
+    _ADDITIONS[(path, folder)] = (tree, out)
+    return out
+
+
+def _walk_path_additions(tree: ast.Module | None, folder: str) -> list[str]:
     out: list[str] = []
     for call in [] if tree is None else ast.walk(tree):
         if not (isinstance(call, ast.Call) and _dotted(call.func) in ("sys.path.append", "sys.path.insert")
@@ -516,7 +526,7 @@ def imported_mechanism_draw(path: str | None, module: cst.Module, families: set[
         frontier = following
     if not pending:
         return None
-    texts = {me: module.code}
+    texts = {me: _code(module)}
     for file in seen - {me}:
         if os.path.basename(file) == "__init__.py":
             continue  # a package's re-exports name every mechanism it has
@@ -605,6 +615,17 @@ def imported_seeding_helper(path: str | None, module: cst.Module, name: str,
 
 
 _TREES: dict[str, tuple[float, ast.Module | None]] = {}
+_ADDITIONS: dict[tuple[str, str], tuple[ast.Module | None, list[str]]] = {}
+_LAST_CODE: list = []  # [module, its code]
+
+
+def _code(module: cst.Module) -> str:
+    """``module.code``, generated once per module: it costs a walk of the whole tree, and the callers
+    here run once per noise draw of a file."""
+    if _LAST_CODE and _LAST_CODE[0] is module:
+        return _LAST_CODE[1]
+    _LAST_CODE[:] = [module, module.code]
+    return _LAST_CODE[1]
 
 
 def _tree(path: str) -> ast.Module | None:
@@ -637,7 +658,7 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str],
         # scan parsed
         me = os.path.abspath(path)  # type: ignore[arg-type]
         try:
-            own = _summarize_tree(ast.parse(module.code))[0]
+            own = _summarize_tree(ast.parse(_code(module)))[0]
         except (SyntaxError, ValueError):
             own = []
     elif on_disk:
@@ -646,7 +667,7 @@ def project_noise_draw(path: str | None, module: cst.Module, families: set[str],
     else:
         me = path or "<module>"
         try:
-            own = _summarize_tree(ast.parse(module.code))[0]
+            own = _summarize_tree(ast.parse(_code(module)))[0]
         except (SyntaxError, ValueError):
             own = []
     for function, line, family in own:
@@ -747,7 +768,7 @@ def reseeding_callers(path: str | None, module: cst.Module, helper: str,
                 files.append((other, _tree(other)))
     else:
         try:
-            files.append((path or "<module>", ast.parse(module.code)))
+            files.append((path or "<module>", ast.parse(_code(module))))
         except (SyntaxError, ValueError):
             pass
     out: list[tuple[str, str, int, int]] = []
