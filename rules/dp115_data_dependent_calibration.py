@@ -21,10 +21,16 @@ _STATISTICS = frozenset({
     "amax", "amin", "nanmax", "nanmin", "median", "nanmedian", "percentile", "nanpercentile", "quantile",
     "nanquantile", "ptp", "norm", "reduce_max", "reduce_min", "mean", "nanmean", "average", "std", "nanstd",
     "reduce_mean", "reduce_std", "max", "min", "degree",
+    # Spark: ``df.stat.approxQuantile("amount", [0.99], 0.001)``, ``F.percentile_approx(col, 0.5)``
+    "approxQuantile", "percentile_approx", "approx_percentile",
 })
+#: Spark column functions an ``agg`` can take a statistic with (``F.max("n")``, ``F.expr("percentile_approx(n, .9)")``)
+_SPARK_AGG_STATS = frozenset({"max", "min", "percentile_approx", "approx_percentile", "approxQuantile", "stddev",
+                              "median", "percentile", "mean", "avg"})
+_SPARK_EXPR_STAT = re.compile(r"(?i)^\s*(?:max|min|percentile_approx|approx_percentile|percentile|median|stddev)\s*\(")
 #: words of public metadata a statistic may be read from, however far back
 _PUBLIC_SOURCE = frozenset({"public", "pub", "schema", "metadata", "meta", "config", "cfg"})
-_QUANTILES = frozenset({"percentile", "nanpercentile", "quantile", "nanquantile"})
+_QUANTILES = frozenset({"percentile", "nanpercentile", "quantile", "nanquantile", "approxQuantile"})
 #: SQL results fetched in a scope that selects a column's extreme
 _FETCHES = frozenset({"fetchone", "fetchall", "fetchmany", "fetchval", "fetchrow", "scalar", "read_sql",
                       "read_sql_query", "first"})
@@ -231,7 +237,19 @@ def _statistic(call: cst.Call) -> bool:
             return False
         asked = {n.evaluated_value for a in call.args if a.keyword is None
                  for n in walk(a.value) if isinstance(n, cst.SimpleString)}
-        return bool(asked & _STATISTICS)
+        if asked & _STATISTICS:
+            return True
+        # Spark column statistics: ``df.agg(F.max("num_cells").alias("max"), F.expr("percentile_approx(n, 0.9)"))``
+        for a in call.args:
+            for n in walk(a.value):
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) \
+                        and (dotted(n.func.value) or "") in ("F", "functions", "pyspark.sql.functions", "sf"):
+                    if call_name(n) in _SPARK_AGG_STATS:
+                        return True
+                    if call_name(n) == "expr" and n.args and isinstance(n.args[0].value, cst.SimpleString) \
+                            and _SPARK_EXPR_STAT.match(str(n.args[0].value.evaluated_value)):
+                        return True
+        return False
     if name not in _STATISTICS:
         return False
     func = call.func

@@ -23,6 +23,14 @@ _QUANTILE_WORDS = frozenset({"percentile", "quantile", "median", "nanpercentile"
 _CLIP_BOUND_KW = frozenset({"max_norm", "clip_norm", "clip_value", "max_grad_norm", "l2_norm_clip", "norm_bound"})
 
 
+def _clip_helper(name: str) -> bool:
+    """A function named for the clip bounds it computes: ``estimate_clipping_thresholds``, ``get_clip_norm``."""
+    pieces = words(name)
+    return bool(pieces & {"clip", "clipping"}) and bool(pieces & {"threshold", "thresholds", "bound", "bounds",
+                                                                  "norm", "norms", "value", "values", "level"}) \
+        and not pieces & {"apply", "grad", "grads", "gradient", "gradients", "by", "clip_by"}
+
+
 def _reads_gradient(code: str) -> bool:
     pieces = words(code.replace(".", "_").replace("(", "_").replace(")", "_").replace("[", "_").replace("]", "_"))
     return bool(pieces & _GRAD_WORDS) or "grad_sample" in code
@@ -38,7 +46,8 @@ class ClipBoundFromGradients(Rule):
         "DP-SGD's noise σ·C hides one record only if C is fixed before the data are looked at (or "
         "set by a differentially private estimate). A bound computed from the current gradients — "
         "`C = median(per-example norms)`, `self.l2_norm_clip = total_norm * w`, "
-        "`max_grad_norm = max(norms)` — is a function of the records: one record changes C, so it "
+        "`max_grad_norm = max(norms)`, a helper `estimate_clipping_thresholds(...)` that returns a percentile of "
+        "the per-example norms and whose result scales the noise std — is a function of the records: one record changes C, so it "
         "changes both the clip and the noise scale, and the bound it is meant to enforce is whatever "
         "that record's gradient was. The accountant's sensitivity C no longer holds (a record whose "
         "norm sets C to 40 contributes 40 while the noise may be drawn for 20). Not reported: a "
@@ -140,6 +149,38 @@ def huber_step(model, losses, x):
     delta = torch.median(losses.detach())
     grad_norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
     return torch.nn.functional.huber_loss(x, x + torch.randn_like(x), delta=delta.item()), grad_norm
+""",
+        # twin of the threshold helper: the helper returns the configured per-layer bounds
+        """
+import torch
+import numpy as np
+def estimate_clip_thresholds(model, per_layer_grads, base_clip):
+    limits = {}
+    for layer, g in per_layer_grads.items():
+        flat = g.reshape(g.shape[0], -1)
+        sizes = torch.linalg.norm(flat, dim=1)
+        below = float((sizes <= base_clip).float().mean()) + np.random.normal(0, 0.05)
+        limits[layer] = base_clip * np.exp(-0.2 * (below - 0.5))
+    return limits
+def noisy_sum(per_layer_grads, model, base_clip, noise_multiplier):
+    limits = estimate_clip_thresholds(model, per_layer_grads, base_clip)
+    out = {}
+    for layer, g in per_layer_grads.items():
+        std = limits[layer] * noise_multiplier
+        out[layer] = g.sum(0) + torch.normal(0.0, std, g.shape[1:])
+    return out
+""",
+        # ordinary ML: a helper picks a gradient-clip value for plain training from the norms; no noise anywhere
+        # near it (the module's only draw is a data augmentation)
+        """
+import numpy as np
+import torch
+def pick_clip_value(grads):
+    norms = [torch.linalg.norm(g.flatten()).item() for g in grads]
+    value = float(np.percentile(norms, 90))
+    return value
+def augment(x):
+    return x + torch.normal(0.0, 0.1, x.shape)
 """,
         # the norm only logged; the bound stays the configured one
         """
@@ -252,9 +293,46 @@ def sanitize(per_example_grads, noise_multiplier):
 """,
     )
 
+    INVALID = INVALID + (
+        # a helper estimates per-layer bounds as a percentile of the per-example norms; the noise std uses them
+        """
+import numpy as np
+import torch
+def estimate_clip_thresholds(per_layer_grads, pct):
+    limits = {}
+    for layer, g in per_layer_grads.items():
+        flat = g.reshape(g.shape[0], -1)
+        sizes = torch.linalg.norm(flat, dim=1)
+        cut = float(np.percentile(sizes.detach().numpy(), pct))  # <-
+        limits[layer] = max(cut, 1e-6)
+    return limits
+def noisy_sum(per_layer_grads, pct, noise_multiplier):
+    limits = estimate_clip_thresholds(per_layer_grads, pct)
+    out = {}
+    for layer, g in per_layer_grads.items():
+        std = limits[layer] * noise_multiplier
+        out[layer] = g.sum(0) + torch.normal(0.0, std, g.shape[1:])
+    return out
+""",
+        # JAX: a helper returns the largest per-example gradient norm, which scales the Gaussian noise
+        """
+import jax
+import jax.numpy as jnp
+def get_clip_bound(per_example_grads):
+    flat = jnp.concatenate([jnp.reshape(leaf, (leaf.shape[0], -1))
+                            for leaf in jax.tree_util.tree_leaves(per_example_grads)], axis=1)
+    biggest = jnp.max(jnp.linalg.norm(flat, axis=1))  # <-
+    return biggest
+def privatise(key, per_example_grads, total, noise_multiplier):
+    c = get_clip_bound(per_example_grads)
+    return total + c * noise_multiplier * jax.random.normal(key, total.shape)
+""",
+    )
+
     def visit_Assign(self, node: cst.Assign) -> None:
         bound = next((t.target for t in node.targets if self._bound_target(t.target)), None)
         if bound is None:
+            self._helper_bound(node)
             return
         text = self.ctx.analysis.code(node.value)
         if "public" in text.lower() or any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS
@@ -266,6 +344,74 @@ def sanitize(per_example_grads, noise_multiplier):
                               f"gradients' own norms (`{norm}`): it depends on the records, so one record changes "
                               "both the clip and the noise σ·C and no fixed per-record sensitivity holds; fix C in "
                               "advance, take it from public data, or estimate it privately and account for it")
+
+    def _helper_bound(self, node: cst.Assign) -> None:
+        """A local of a helper that computes the clip bounds (``def estimate_clipping_thresholds(...)``,
+        ``def get_clip_norm(...)``) which the helper returns (itself, or stored in the dict or list it
+        returns), set from the gradients' norms, while the helper's result scales a noise draw in the module."""
+        fa = self.ctx.analysis
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        fn = fa.enclosing_function(node)
+        if fn is None or not _clip_helper(fn.name.value):
+            return
+        local = node.targets[0].target.value
+        if words(local) & _NOT_BOUND - {"quantile"} or is_norm_value(node.value) or not self._returned(local, fn):
+            return  # the per-example norms themselves are not the bound; a statistic of them is
+        text = fa.code(node.value)
+        if "public" in text.lower() or any(isinstance(n, cst.Call) and call_name(n) in PURE_DRAWS
+                                           for n in walk(node.value)):
+            return
+        norm = self._gradient_norm(node.value, node, set(), 0)
+        if norm and self._helper_scales_noise(fn.name.value):
+            norm = " ".join(norm.split())
+            self.report(node, f"`{local}`, the clipping bound `{fn.name.value}` returns, is computed from the "
+                              f"gradients' own norms (`{norm}`): it depends on the records, so one record changes "
+                              "both the clip and the noise σ·C and no fixed per-record sensitivity holds; fix C in "
+                              "advance, take it from public data, or estimate it privately and account for it")
+
+    @staticmethod
+    def _returned(local: str, fn: cst.FunctionDef) -> bool:
+        """``return local``, or ``local`` stored into a container (``out[k] = max(local, eps)``,
+        ``out.append(local)``) the function returns."""
+        names = {local}
+        for _ in range(2):
+            for sub in walk(fn.body, into_scopes=False):
+                if isinstance(sub, cst.Assign) and any(isinstance(n, cst.Name) and n.value in names
+                                                       for n in walk(sub.value)):
+                    for t in sub.targets:
+                        if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+                            names.add(t.target.value.value)
+                        elif isinstance(t.target, cst.Name):
+                            names.add(t.target.value)
+                elif isinstance(sub, cst.Call) and call_name(sub) in ("append", "extend") \
+                        and isinstance(sub.func, cst.Attribute) and isinstance(sub.func.value, cst.Name) \
+                        and any(isinstance(n, cst.Name) and n.value in names for a in sub.args for n in walk(a)):
+                    names.add(sub.func.value.value)
+        return any(isinstance(sub, cst.Return) and sub.value is not None
+                   and any(isinstance(n, cst.Name) and n.value in names for n in walk(sub.value))
+                   for sub in walk(fn.body, into_scopes=False))
+
+    def _helper_scales_noise(self, helper: str) -> bool:
+        """The module assigns ``helper(...)`` to a name that a noise draw's statement reads, directly or through
+        one assignment in the same function (``std = bounds[k] * sigma`` then ``normal(0, std)``)."""
+        fa = self.ctx.analysis
+        for sub in walk(fa.index.module):
+            if not (isinstance(sub, cst.Assign) and isinstance(sub.value, cst.Call) and call_name(sub.value) == helper):
+                continue
+            names = {n.value for t in sub.targets for n in walk(t.target) if isinstance(n, cst.Name)}
+            scope = fa.enclosing_function(sub) or fa.index.module
+            for a in walk(scope, into_scopes=False):
+                if isinstance(a, cst.Assign) and a is not sub and any(
+                        isinstance(n, cst.Name) and n.value in names for n in walk(a.value)):
+                    names |= {n.value for t in a.targets for n in walk(t.target) if isinstance(n, cst.Name)}
+            for call in walk(scope, into_scopes=False):
+                if isinstance(call, cst.Call) and call_name(call) in PURE_DRAWS:
+                    statement = fa.enclosing_statement(call)
+                    if statement is not None and any(isinstance(n, cst.Name) and n.value in names
+                                                     for n in walk(statement)):
+                        return True
+        return False
 
     def _bound_target(self, target: cst.BaseExpression) -> bool:
         if not isinstance(target, (cst.Name, cst.Attribute)):
@@ -300,7 +446,8 @@ def sanitize(per_example_grads, noise_multiplier):
         function assigns such a norm to), through names assigned in the same function, no noise on the way."""
         fa = self.ctx.analysis
         for sub in walk(expr):
-            if isinstance(sub, cst.Call) and call_name(sub) in NORM_CALLS and _reads_gradient(fa.code(expr)):
+            if isinstance(sub, cst.Call) and call_name(sub) in NORM_CALLS \
+                    and (_reads_gradient(fa.code(expr)) or self._norm_of_gradient(sub)):
                 return fa.code(sub).strip()[:60]
             if isinstance(sub, cst.Call) and words(call_name(sub)) & _QUANTILE_WORDS \
                     and self._module_norms_gradients() and any(self._names_norms(a.value) for a in sub.args):
@@ -358,6 +505,9 @@ def sanitize(per_example_grads, noise_multiplier):
             elif isinstance(sub, (cst.For, cst.CompFor)) and isinstance(sub.target, cst.Name) \
                     and sub.target.value == name:
                 out.append(sub.iter)  # ``for norm in per_layer_norms``: each element of the iterable
+            elif isinstance(sub, (cst.For, cst.CompFor)) and isinstance(sub.target, cst.Tuple) \
+                    and any(isinstance(e.value, cst.Name) and e.value.value == name for e in sub.target.elements):
+                out.append(sub.iter)  # ``for layer, g in grads.items()``
         return out
 
     def _scales_noise(self, bound: cst.BaseExpression, at: cst.Assign) -> bool:
@@ -402,12 +552,31 @@ def sanitize(per_example_grads, noise_multiplier):
                     return True
         return False
 
+    def _norm_of_gradient(self, call: cst.Call) -> bool:
+        """A norm call over a gradient: by its text (``p.grad.norm()``), or over a local the function assigns
+        from one (``flat = grad.reshape(B, -1)`` then ``torch.linalg.norm(flat, dim=1)``)."""
+        fa = self.ctx.analysis
+        if _reads_gradient(fa.code(call)):
+            return True
+        operands = [a.value for a in call.args if a.keyword is None][:1]
+        if isinstance(call.func, cst.Attribute):
+            operands.append(call.func.value)
+        for op in operands:
+            if not isinstance(op, cst.Name):
+                continue
+            for value in self._assigned(op.value, call):  # two steps: ``flat = g.reshape(..)``, ``for _, g in grads``
+                if _reads_gradient(fa.code(value)) or any(
+                        isinstance(n, cst.Name) and any(_reads_gradient(fa.code(v)) for v in self._assigned(n.value, call))
+                        for n in walk(value) if n is not value):
+                    return True
+        return False
+
     def _module_norms_gradients(self) -> bool:
         """The module takes the norm of a gradient somewhere (``p.grad.norm(2)``, ``torch.norm(grads)``)."""
         cached = getattr(self, "_norms_gradients", None)
         if cached is None:
             fa = self.ctx.analysis
-            cached = any(isinstance(n, cst.Call) and call_name(n) in NORM_CALLS and _reads_gradient(fa.code(n))
+            cached = any(isinstance(n, cst.Call) and call_name(n) in NORM_CALLS and self._norm_of_gradient(n)
                          for n in walk(fa.index.module))
             self._norms_gradients = cached
         return cached
