@@ -45,7 +45,10 @@ class ClipFactor(Rule):
         "Not reported: a factor bounded by `min`/`max`/`clamp`/`clip`/`where`, one applied only "
         "under an `if` that compares the norm with the bound, a rescaling `C/‖g‖` in a function that "
         "adds no noise (a deliberate normalisation on a non-private path), code with no DP context. "
-        "Fix: `g * min(1.0, C / (norm + 1e-6))`, `factor.clamp(max=1.0)` or `g / max(1, norm / C)`."
+        "Fix: `g * min(1.0, C / (norm + 1e-6))`, `factor.clamp(max=1.0)` or `g / max(1, norm / C)`. "
+        "Also reported (h44-Q1): a factor ‖g‖/bound (the bound a clip, a median or a threshold) capped at 1 "
+        "from above (`f[f > 1] = 1`) and then divided by — the wrong way round of `g / max(1, ‖g‖/C)`: long "
+        "updates stay unclipped. Bad: `f = norms / C; f[f > 1] = 1; g / f`. Good: `f[f < 1] = 1; g / f`."
     )
     TRIGGERS = ("norm",)
     requires_dp_context = True
@@ -77,6 +80,23 @@ class ClipFactor(Rule):
         return False
 
     VALID = (
+        # (h44-Q1 twin) the factor floored at 1: g / max(1, ‖g‖/C)
+        """
+import numpy as np
+def dp_aggregate(updates, clip_norm, sigma):
+    norms = np.linalg.norm(updates, axis=1, keepdims=True)
+    f = norms / clip_norm
+    f[f < 1] = 1
+    return (updates / f).sum(0) + np.random.normal(0, sigma * clip_norm, updates.shape[1])
+""",
+        # (h44-Q1) ordinary ML: a ratio capped at 1 used as a weight, no division, no noise
+        """
+import numpy as np
+def reweight(losses, grad_norms, max_norm):
+    w = grad_norms / max_norm
+    w[w > 1] = 1
+    return (losses * w).mean()
+""",
         # the textbook factor, in numpy and torch spellings
         """
 import numpy as np
@@ -177,6 +197,28 @@ def private_update(g, l2_norm_clip, sigma):
     )
 
     INVALID = (
+        # (h44-Q1) the factor ‖u‖/median capped at 1 from above, then divided by (list per layer)
+        """
+import numpy as np
+class DPServer:
+    def clip_updates(self):
+        self.bound = [np.median(self.norms[k], axis=-1, keepdims=True) for k in range(self.n_layers)]  # <-
+        ratio = [self.norms[k] / self.bound[k] for k in range(self.n_layers)]
+        for k in range(self.n_layers):
+            ratio[k][ratio[k] > 1.0] = 1.0  # <-
+        self.clipped = [self.updates[k] / ratio[k] for k in range(self.n_layers)]
+    def gaussian_mechanism(self, sigma):
+        return [c.sum(-1) + np.random.normal(0, sigma * self.bound[k]) for k, c in enumerate(self.clipped)]
+""",
+        # (h44-Q1) a fixed clip C, the same wrong cap on one matrix
+        """
+import numpy as np
+def dp_aggregate(updates, clip_norm, sigma):
+    norms = np.linalg.norm(updates, axis=1, keepdims=True)
+    f = norms / clip_norm
+    f[f >= 1] = 1  # <-
+    return (updates / f).sum(0) + np.random.normal(0, sigma * clip_norm, updates.shape[1])
+""",
         # "clipping" that divides by clip/norm: large gradients are scaled up by norm/clip
         """
 import numpy as np
@@ -338,6 +380,56 @@ def dp_step(model, clip_norm, noise_multiplier):
         # are scaled up, but no contribution exceeds C, so the noise calibrated to C still covers it (a
         # utility choice, GS-WGAN/DPGAN style normalisation), not a privacy break: not reported
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        """(h44-Q1) a norm-over-bound factor capped at 1 from above and then divided by: ``f = norms / C;
+        f[f > 1] = 1; g / f`` or ``g / np.minimum(norms / C, 1)`` — the wrong way round of max(1, ‖g‖/C)."""
+        if len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        fa = self.ctx.analysis
+        scope = fa.enclosing_function(node) or self.ctx.module
+        if not self._adds_noise(self.ctx.module):
+            return  # the module's noise is what the clip bounds (the clip may sit in its own method)
+        # ``f[f > 1] = 1``
+        if isinstance(target, cst.Subscript) and number(node.value) == 1 and len(target.slice) == 1:
+            index = target.slice[0].slice
+            test = index.value if isinstance(index, cst.Index) else None
+            base = ident(_unsub(target.value))
+            if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 \
+                    and isinstance(test.comparisons[0].operator, (cst.GreaterThan, cst.GreaterThanEqual)) \
+                    and number(test.comparisons[0].comparator) == 1 and base and ident(_unsub(test.left)) == base \
+                    and self._norm_over_bound_named(scope, base) and self._divides_by(scope, base):
+                self.report(node, f"`{fa.code(node).strip()}` caps the factor ‖g‖/bound at 1 from above, and the "
+                                  f"updates are then divided by it: a long update (factor > 1) is left unclipped and "
+                                  f"a short one is scaled up, so no contribution is bounded by the norm the noise "
+                                  f"assumes; floor it at 1 instead (`np.maximum(factor, 1)`, i.e. g / max(1, ‖g‖/C))")
+
+    @staticmethod
+    def _bound_like(expr: cst.BaseExpression) -> bool:
+        name = ident(expr)
+        return is_clip_bound(expr) or bool(name and words(name) & {"median", "quantile", "threshold", "bound"})
+
+    def _norm_over_bound_named(self, scope: cst.CSTNode, name: str) -> bool:
+        """``name`` is assigned ‖g‖/bound (directly, or a list comprehension of it)."""
+        for n in walk(scope):
+            if isinstance(n, cst.Assign) and len(n.targets) == 1 and ident(n.targets[0].target) == name:
+                value = n.value
+                if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+                    value = value.elt
+                value = strip_small_add(value)
+                if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
+                        and is_norm_value(_unsub(value.left)) and self._bound_like(_unsub(strip_small_add(value.right))):
+                    return True
+        return False
+
+    @staticmethod
+    def _divides_by(scope: cst.CSTNode, name: str) -> bool:
+        for n in walk(scope):
+            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide):
+                if ident(_unsub(n.right)) == name:
+                    return True
+        return False
+
     @staticmethod
     def _adds_noise(scope: cst.CSTNode) -> bool:
         """Does the function draw noise (its rescaling is the DP step, not a deliberate
@@ -393,6 +485,13 @@ def dp_step(model, clip_norm, noise_multiplier):
                 elif isinstance(holder.operator, cst.MultiplyAssign):
                     usage = usage or 1
         return usage
+
+
+def _unsub(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """``x[k][j]`` -> ``x`` (the per-layer entry of a list names the list's values)."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr
 
 
 def _ast_names(node: ast.AST) -> list[str]:

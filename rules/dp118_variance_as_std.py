@@ -114,7 +114,21 @@ def variance_shape(expr: cst.BaseExpression) -> str | None:
         if base is not None and isinstance(base, (cst.Name, cst.Attribute)) \
                 and words(last_name(base) or "") & _SCALE_WORDS:
             return f"a squared scale `{last_name(base)}**2`"
+        if base is not None and isinstance(base, cst.BinaryOperation) and isinstance(base.operator, cst.Multiply):
+            # (h44-Q1) ``(noise_scale * clip) ** 2``: the product σ·C squared, a variance
+            named = [f for f in _factors(base) if isinstance(f, (cst.Name, cst.Attribute))]
+            if any(words(last_name(f) or "") & _SCALE_WORDS for f in named):
+                return "a squared noise level `(σ·C)**2`"
     return None
+
+
+#: standard-normal draws that are scaled by multiplying them (``torch.randn_like(g) * std``)
+_UNIT_GAUSS = frozenset({"randn", "randn_like", "standard_normal"})
+
+
+def _unit_draw(expr: cst.BaseExpression) -> bool:
+    """``torch.randn_like(g)``, ``torch.randn(shape)``, ``np.random.randn(d)``, ``rng.standard_normal(d)``."""
+    return isinstance(expr, cst.Call) and call_name(expr) in _UNIT_GAUSS
 
 
 #: names for the number of coordinates a draw covers
@@ -189,12 +203,38 @@ class VarianceAsStd(Rule):
         "than the accountant charges. Not reported there: a literal numerator (weight "
         "initialisation `1 / sqrt(fan_in)`), a batch size under the root, a draw without a shape. "
         "Fix: std = σ·C on every coordinate. A Laplace scale that is such a variance "
-        "(`laplace(0, sig**2 * clip**2, shape)`) is reported too."
+        "(`laplace(0, sig**2 * clip**2, shape)`) is reported too, and so is a standard-normal draw multiplied by "
+        "such a variance (`torch.randn_like(g) * (noise_scale * clip) ** 2`; fix: `torch.randn_like(g) * "
+        "noise_scale * clip`)."
     )
-    TRIGGERS = ("normal", "gauss", "Normal", "aplace")
+    TRIGGERS = ("normal", "gauss", "Normal", "aplace", "randn")
     requires_dp_context = True
 
     VALID = (
+        # (h44-Q1 twin) the unit draw scaled by the std σ·C
+        """
+import torch
+class DPNoisySGD(torch.optim.Optimizer):
+    def step(self):
+        for grp in self.param_groups:
+            for k, summed in enumerate(grp["summed"]):
+                noise = torch.randn_like(summed) * (self.sigma * self.max_norm)
+                grp["params"][k].grad = (summed + noise) / self.lot_size
+""",
+        # (h44-Q1 twin) numpy: the square root of the variance
+        """
+import numpy as np
+def release(total, noise_multiplier, clip):
+    variance = (noise_multiplier * clip) ** 2
+    return total + np.random.randn(*total.shape) * np.sqrt(variance)
+""",
+        # ordinary ML: a random feature map scaled by a squared bandwidth product, no DP
+        """
+import torch
+def features(x, gamma, width):
+    w = torch.randn(x.shape[1], 64) * (gamma * width) ** 2
+    return torch.cos(x @ w)
+""",
         # simulated data around a constant mean (a test distribution, not noise)
         "import numpy as np\nsigma = 0.35\ndef simulate(epsilon, n):\n"
         "    return np.random.normal(0.4, sigma ** 2, n)\n",
@@ -255,6 +295,23 @@ w_noisy = np.zeros(10) + np.random.normal(0, sigma, 10)
 """,
     )
     INVALID = (
+        # (h44-Q1) a hand-written DP-SGD step: unit noise times (σ·C)², a variance
+        """
+import torch
+class DPNoisySGD(torch.optim.Optimizer):
+    def step(self):
+        for grp in self.param_groups:
+            for k, summed in enumerate(grp["summed"]):
+                noise = torch.randn_like(summed) * ((self.sigma * self.max_norm) ** 2)  # <-
+                grp["params"][k].grad = (summed + noise) / self.lot_size
+""",
+        # (h44-Q1) numpy, the squared std bound to a local first
+        """
+import numpy as np
+def release(total, noise_multiplier, clip):
+    spread = (noise_multiplier * clip) ** 2
+    return total + spread * np.random.randn(*total.shape)  # <-
+""",
         # a Gaussian variance used as a Laplace scale
         """
 import numpy as np
@@ -367,6 +424,21 @@ w_noisy = np.zeros(10) + np.random.normal(0, noise_var, 10)  # <-
         self.report(node, f"the standard deviation of this Gaussian draw is `{self.ctx.analysis.code(std).strip()}`, "
                           f"{why}: that is a variance, so the noise std is σ² instead of σ (far too small when "
                           f"σ < 1); pass its square root")
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        """(h44-Q1) a standard-normal draw multiplied by a variance: ``torch.randn_like(g) * (sigma * C) ** 2``."""
+        if not isinstance(node.operator, cst.Multiply):
+            return
+        for draw, factor in ((node.left, node.right), (node.right, node.left)):
+            if not _unit_draw(draw):
+                continue
+            why = self._why(draw, factor, depth=0)
+            if why is None:
+                continue
+            self.report(node, f"this standard-normal draw is multiplied by `{self.ctx.analysis.code(factor).strip()}`, "
+                              f"{why}: a variance used as the standard deviation, so the noise std is σ² instead of "
+                              f"σ (far too small when σ < 1); multiply by the std `sigma * C` (or the square root)")
+            return
 
     def _laplace(self, call: cst.Call) -> None:
         """A Laplace scale that is a squared σ (a Gaussian variance): ``laplace(0, sig**2 * C**2, shape)``."""

@@ -8,6 +8,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.dataindex import identifiers
 from dpcheck.analysis.syntax import call_name, dotted, number, scope_assignments, undotted, walk, words
+from dpcheck.analysis.noisedraws import last_assignment
 from dpcheck.rule import Rule
 
 #: called names that draw noise
@@ -35,6 +36,9 @@ _BOUND_CALLS = frozenset({"clip", "clamp", "clip_", "clamp_", "minimum", "maximu
                           "digitize", "cut", "qcut"})
 _BOUND_WORDS = frozenset({"clip", "clamp", "normalize", "normalise", "bound", "bounded", "truncate", "project",
                           "rescale", "squash", "winsorize", "quantize", "discretize", "minmax", "encode", "binarize"})
+#: readers of a raw table of records (h44-Q1)
+_RAW_READERS = frozenset({"read_csv", "read_excel", "read_parquet", "read_table", "read_json", "read_sql",
+                          "loadtxt", "genfromtxt", "read_feather"})
 #: scalers whose output is unbounded (``transform`` of them keeps an outlier an outlier)
 _UNBOUNDED_SCALERS = re.compile(r"\b(?:StandardScaler|RobustScaler|PowerTransformer)\s*\(")
 
@@ -61,7 +65,8 @@ class RecordNoiseUnbounded(Rule):
         "`StandardScaler` transform of it), in a module that clips, clamps or normalises nothing. Not reported: "
         "histograms, counts, answers, gradients and model updates (their sensitivity is the query's or the clip's), "
         "a sensitivity the caller must pass (no default), noise whose scale does not divide by the budget (jitter, "
-        "augmentation), modules with any clipping. Fix: clip each value to [lo, hi] and use Δ = hi − lo (or pass "
+        "augmentation), modules with any clipping. A bare `1 / ε` is reported only when a call in the module "
+        "passes the parameter a table read raw from a file (`pd.read_csv(..)`), else it may be a histogram. Fix: clip each value to [lo, hi] and use Δ = hi − lo (or pass "
         "bounds and derive Δ from them)."
     )
     TRIGGERS = ("aplace", "normal", "gauss")
@@ -71,6 +76,26 @@ class RecordNoiseUnbounded(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # (h44-Q1 twin) the raw table clipped before the 1/ε noise
+        """
+import numpy as np
+import pandas as pd
+def add_lap(frame, epsilon):
+    noise = np.random.laplace(loc=0, scale=1 / epsilon, size=frame.shape)
+    return frame + noise
+table = pd.read_csv("scores.csv").clip(0, 1)
+released = add_lap(table, 0.5)
+""",
+        # (h44-Q1) a histogram built from the table gets the 1/ε identity release: not records
+        """
+import numpy as np
+import pandas as pd
+def add_lap(data, epsilon):
+    return data + np.random.laplace(0, 1 / epsilon, size=data.shape)
+raw = pd.read_csv("visits.csv")
+counts = raw["ward"].value_counts().values
+released = add_lap(counts, 1.0)
+""",
         # the identity baseline of a histogram: every cell has sensitivity 1
         """
 import numpy as np
@@ -133,6 +158,25 @@ def noisy_answer(value, epsilon=1.0, sensitivity=1.0):
 """,
     )
     INVALID = (
+        # (h44-Q1) a table read raw from a CSV given 1/ε Laplace noise per value
+        """
+import numpy as np
+import pandas as pd
+def add_lap(data, epsilon):
+    noise = np.random.laplace(loc=0, scale=1 / epsilon, size=data.shape)
+    return data + noise  # <-
+table = pd.read_csv("scores.csv")
+table["noisy"] = add_lap(table["score"], 0.5)
+""",
+        # (h44-Q1) np.loadtxt records passed by keyword from a main()
+        """
+import numpy as np
+def perturb(values, epsilon):
+    return values + np.random.laplace(0, 1.0 / epsilon, values.shape)  # <-
+def main():
+    rows = np.loadtxt("readings.txt")
+    print(perturb(values=rows, epsilon=1.0))
+""",
         # the numeric columns of a table perturbed with a default sensitivity of 1
         """
 import numpy as np
@@ -263,6 +307,34 @@ class NoisyScaler:
             return None
         return None
 
+    def _fed_raw_table(self, param: str) -> bool:
+        """(h44-Q1) a call in this module passes ``param`` a table read raw from a file (``pd.read_csv(..)``,
+        ``np.loadtxt(..)``, directly or through a name): its values are records, not a histogram's cells."""
+        fn = self._fn
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if param not in params:
+            return False
+        index = params.index(param)
+        fa = self.ctx.analysis
+        for call in walk(self.ctx.module):
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == fn.name.value):
+                continue
+            args = [a.value for a in call.args if a.keyword is None and not a.star]
+            given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param),
+                         args[index] if index < len(args) else None)
+            for _ in range(4):
+                if isinstance(given, cst.Subscript):  # a column of the table: ``data["col"]``
+                    given = given.value
+                    continue
+                if isinstance(given, cst.Name):
+                    scope = fa.enclosing_function(call) or self.ctx.module
+                    given = last_assignment(scope, given.value, fa.line_of(call) + 1, fa.line_of)
+                    continue
+                break
+            if isinstance(given, cst.Call) and _last(given) in _RAW_READERS:
+                return True
+        return False
+
     @staticmethod
     def _record_named(name: str) -> bool:
         w = words(name) | {name}
@@ -345,7 +417,7 @@ class NoisyScaler:
         sensitivity = self._scale_sensitivity(scale, line)
         if sensitivity is None:
             return False
-        if "=" not in sensitivity and not scaled:
+        if "=" not in sensitivity and not scaled and not self._fed_raw_table(records):
             return False  # a bare ``1 / ε`` on a parameter: a histogram's identity release looks the same
         self.report(
             site,
