@@ -45,15 +45,13 @@ class NonDisjointPartition(Rule):
         "record then changes one teacher's vote by at most one, which is what the noise on the "
         "vote counts is calibrated to. The guarantee is void when teachers share records: a "
         "stale loop variable makes every teacher read the same (last) partition (updated), the "
-        "permutation that defines the partition is drawn again every training iteration while the "
-        "same teacher models keep learning, so over the run every teacher sees every record, each teacher's batch is sampled "
+        "permutation that defines the partition is drawn again every training iteration so over "
+        "the run every teacher sees every record (synthcity), each teacher's batch is sampled "
         "from the whole dataset (original, turing), slice arithmetic makes neighbouring "
         "slices overlap, every (e.g. scikit-learn) teacher is fitted on the same training data, "
         "or the teacher list repeats one model object so that one model trains on every "
         "partition (`[disc for _ in range(k)]`, `[disc] * len(parts)`, `teachers = [disc for _ in parts]`). Teachers in code with no privacy claim (an "
-        "ensemble for knowledge distillation) are not reported, nor a partition re-drawn per call "
-        "for teachers built anew from that draw (`teachers = []`, then per slice `m = make(); "
-        "m.fit(x[slice]); teachers.append(m)`): each vote still sees each record once. Fix: draw one permutation once, before training, cut it into k "
+        "ensemble for knowledge distillation) are not reported. Fix: draw one permutation once, before training, cut it into k "
         "contiguous slices (`np.array_split(perm, k)` or `perm[i*m:(i+1)*m]`), and let teacher "
         "i sample its batches only from slice i, indexed with the teacher loop's own variable."
     )
@@ -73,26 +71,6 @@ for seed in [11, 22, 33]:
     parts = split_teachers(data, 10)
     teachers = [train(part) for part in parts]
     report(aggregate(teachers, public_x))
-""",
-        # the partition is re-drawn per call, but every call fits brand-new teachers, one per slice, into a
-        # list emptied first: at each vote a record reaches one teacher (PATE-GAN with re-fitted teachers)
-        """
-import numpy as np
-class TeacherPool:
-    '''PATE teachers.'''
-    def fit(self, rows, sampler):
-        self.members = []
-        order = np.random.permutation(len(rows))
-        for t in range(self.k):
-            chunk = rows[order[t * self.size:(t + 1) * self.size]]
-            member = self.factory(**self.kwargs)
-            member.fit(np.vstack([chunk, sampler(len(chunk))]), self.targets(len(chunk)))
-            self.members.append(member)
-class PateSynth:
-    def fit(self, rows):
-        self.teachers = TeacherPool()
-        while self.spent < self.epsilon:
-            self.teachers.fit(rows, self.sample)
 """,
         # a batch's length as the stride: the slices of teacher labels follow the batches, disjoint
         """
@@ -313,7 +291,7 @@ def pategan(x_train, k, epsilon, iters):
             temp_x = x_partition[i]  # <-
             fit_teacher(temp_x)
 """,
-        # Teachers.fit re-draws the partition every iteration and keeps training the same teacher models
+        # synthcity: Teachers.fit re-draws the partition and the plugin calls it every iteration
         """
 import numpy as np
 class Teachers:
@@ -570,7 +548,7 @@ def pate_teacher_round(teachers, train_loader, opt):
                         "record; draw the permutation once before training and reuse its slices",
                     )
                 continue
-            if not isinstance(scope, cst.FunctionDef) or _fresh_teachers(index, cut, scope):
+            if not isinstance(scope, cst.FunctionDef):
                 continue
             caller = _called_in_loop(index, scope, by_name)
             if caller is None or _seeded_runs(caller):
@@ -880,38 +858,6 @@ def _loop_sliced(index: Dp2Index, sub: cst.CSTNode, sl: cst.Slice) -> bool:
         if part is not None:
             bounds |= refs(part)
     return any(loop_targets(lp) & bounds for lp in index.enclosing_loops(sub))
-
-
-def _fresh_teachers(index: Dp2Index, cut: cst.CSTNode, scope: cst.CSTNode) -> bool:
-    """The loop that cuts the permutation builds a new model per slice and appends it to a list
-    emptied in the same function (``teachers = []`` ... ``m = Template(); m.fit(x[slice]);
-    teachers.append(m)``): every call trains fresh teachers on the fresh partition, so each record
-    reaches one teacher per query even though the partition is re-drawn per call."""
-    emptied: set[str] = set()
-    for sub in walk(scope, into_scopes=False):
-        if isinstance(sub, (cst.Assign, cst.AnnAssign)) and isinstance(sub.value, cst.List) \
-                and not sub.value.elements:
-            emptied |= assigned(sub)[0]
-    if not emptied:
-        return False
-    for loop in index.enclosing_loops(cut):
-        if not index.inside(loop, scope):
-            continue
-        built: set[str] = set()
-        fitted: set[str] = set()
-        for sub in walk(loop, into_scopes=False):
-            if isinstance(sub, cst.Assign) and isinstance(sub.value, cst.Call):
-                built |= assigned(sub)[0]
-            elif isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
-                    and sub.func.attr.value in _FIT_CALLS | {"train"}:
-                fitted.add(dotted(sub.func.value))
-        built &= fitted
-        for sub in walk(loop, into_scopes=False):
-            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
-                    and sub.func.attr.value == "append" and dotted(sub.func.value) in emptied \
-                    and sub.args and dotted(sub.args[0].value) in built:
-                return True
-    return False
 
 
 def _kept_per_pass(loop: cst.CSTNode, shuffled: set[str]) -> bool:
