@@ -126,6 +126,29 @@ def _calibrates(body: cst.CSTNode, budget: str) -> bool:
     return False
 
 
+def _no_privacy_marker(body: cst.CSTNode) -> bool:
+    """The other branch sets the run's reported ε to a value no guarantee can have (``eps = -1``,
+    ``epsilon = None``, ``eps = float('inf')``): the ε ≤ 0 case is a declared non-private run, not a
+    release under a claimed ε."""
+    for n in walk(body):
+        if not isinstance(n, cst.Assign):
+            continue
+        if not any(words((dotted(t.target) or "").split(".")[-1]) & {"eps", "epsilon"} for t in n.targets):
+            continue
+        value = n.value
+        if isinstance(value, cst.Name) and value.value == "None":
+            return True
+        num = number(value)
+        if num is not None and num < 0:
+            return True
+        if isinstance(value, cst.Call) and call_name(value) == "float" and value.args \
+                and isinstance(value.args[0].value, cst.SimpleString) and "inf" in value.args[0].value.value.lower():
+            return True
+        if isinstance(value, cst.Attribute) and value.attr.value == "inf":
+            return True
+    return False
+
+
 def _raises(body: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Raise) for n in walk(body))
 
@@ -169,7 +192,8 @@ class ZeroEpsilonWithoutNoise(Rule):
         "self.epsilon, …)`, `if epsilon > 0: probs += laplace(0, sens / (epsilon / k))`, `scale = s / eps if "
         "eps > 0 else 0`): ε = 0 is the strongest guarantee a caller can ask for, and it runs with no noise at "
         "all. Not reported there: ε ≤ 0 refused earlier (`raise`, `assert`), an else branch that draws noise "
-        "or raises, ε-named values that are tolerances (an optimiser's or label smoothing's eps)."
+        "or raises, an else branch that marks the run non-private by setting its reported ε to -1, None or "
+        "inf (a baseline switch: no ε is claimed), ε-named values that are tolerances (an optimiser's or label smoothing's eps)."
     )
     TRIGGERS = ("return 0", "eps", "budget")
     requires_dp_context = True
@@ -274,6 +298,27 @@ def release(x, epsilon, sigma):
     else:
         return x + np.random.normal(0, sigma)
 """,
+        # the same launcher where ε ≤ 0 is the declared non-private baseline: the else branch marks both the
+        # noise and the reported ε as absent (-1), so no run claims an ε it lacks
+        """
+def launch(cfg, n_train):
+    if cfg.target_eps > 0:
+        rate = cfg.bs / n_train
+        noise_std, target_eps = calibrate_sigma(rate, cfg.epochs * n_train // cfg.bs, cfg.target_eps, cfg.delta)
+        print("training with epsilon", target_eps)
+    else:
+        noise_std = -1
+        target_eps = -1
+    return run_training(noise_std=noise_std, epsilon=target_eps)
+""",
+        # ordinary ML: an optimizer's eps > 0 guard is no privacy budget
+        """
+import torch
+def make_opt(params, cfg):
+    if cfg.adam_eps > 0:
+        return torch.optim.Adam(params, lr=cfg.lr, eps=cfg.adam_eps)
+    return torch.optim.SGD(params, lr=cfg.lr)
+""",
     )
 
     INVALID = (
@@ -300,6 +345,18 @@ def inject_noise(probs, epsilon, n_attributes, n):
         scale = (2 / n) / share
         probs = probs + np.random.laplace(0, scale, len(probs))
     return probs
+""",
+        # a fine-tuning launcher: for ε ≤ 0 the else branch drops the noise but leaves the ε the run reports
+        """
+def launch(cfg, n_train):
+    target_eps = cfg.target_eps
+    if cfg.target_eps > 0:  # <-
+        rate = cfg.bs / n_train
+        noise_std, target_eps = calibrate_sigma(rate, cfg.epochs * n_train // cfg.bs, cfg.target_eps, cfg.delta)
+    else:
+        noise_std = 0.0
+    print("training with epsilon", target_eps)
+    return run_training(noise_std=noise_std, epsilon=target_eps)
 """,
         # a conditional Laplace scale: 0 (no noise) for ε ≤ 0
         """
@@ -408,7 +465,7 @@ class BudgetTracker:
         orelse = node.orelse
         if isinstance(orelse, cst.If):
             return  # an ``elif`` chain: the other branches decide
-        if orelse is not None and (_raises(orelse) or _calibrates(orelse.body, budget)
+        if orelse is not None and (_raises(orelse) or _calibrates(orelse.body, budget) or _no_privacy_marker(orelse)
                                    or any(isinstance(c, cst.Call) and (call_name(c) or "") in _DRAWS
                                           for c in walk(orelse))):
             return
