@@ -29,6 +29,11 @@ _REPEAT_WORDS = frozenset({"trials", "trial", "runs", "run", "repeat", "repeats"
 #: ``range(n_batch)``, ``range(num_clients)``: one pass per disjoint part of the records (parallel composition)
 _DISJOINT_WORDS = frozenset({"batch", "batches", "nbatch", "nbatches", "chunk", "chunks", "partitions", "shards",
                              "clients", "users", "parts"})
+#: column words that only qualify a noun: ``numeric_cols`` is columns, ``timestamps_numerical`` is one value per record
+_QUALIFIER_WORDS = frozenset({"categorical", "numeric", "numerical", "record", "row"})
+#: what a list of one value per record is named (``login_timestamps_numerical``, ``row_values``)
+_VALUE_WORDS = frozenset({"timestamps", "values", "vals", "data", "samples", "records", "rows", "points",
+                          "readings", "entries", "ts", "times", "scores", "counts", "ages", "amounts", "salaries"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -78,7 +83,12 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
             return _column_like(bound, any_range=False)
         return False
     name = last_name(expr)
-    return name is not None and bool(words(name) & _COLUMN_WORDS)
+    if name is None:
+        return False
+    pieces = words(name)
+    hits = pieces & _COLUMN_WORDS
+    # ``login_timestamps_numerical``: a list of one value per record (a pass per record is parallel composition)
+    return bool(hits) and not (hits <= _QUALIFIER_WORDS and pieces & _VALUE_WORDS)
 
 
 #: a callee that reads ε to post-process reports (de-bias an estimate, compute a variance), not to release
@@ -194,6 +204,31 @@ class BudgetPerItem(Rule):
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # the noise level comes from a calibrator told how many tables share the budget (it composes them)
+        """
+import numpy as np
+def release_tables(marginal_sets, epsilon, delta, sens):
+    for key, marginals in marginal_sets.items():
+        sigma = zcdp_gaussian_sigma(epsilon, delta, sens, len(marginals))
+        for name, table in marginals.items():
+            table += np.random.normal(scale=sigma, size=table.shape)
+    return marginal_sets
+""",
+        # one noisy value per record (a list of each record's own number): parallel composition, not d·ε
+        """
+import numpy as np
+def add_laplace(value, epsilon, sensitivity=1.0):
+    return value + np.random.laplace(0, sensitivity / epsilon)
+def jitter_visits(visits, epsilon):
+    visit_times_numeric = [v.timestamp() for v in visits]
+    return [add_laplace(t, epsilon) for t in visit_times_numeric]
+""",
+        # ordinary ML: a stability eps given to a normaliser once per feature column
+        """
+import numpy as np
+def standardise(X, columns, eps=1e-8):
+    return {c: (X[c] - X[c].mean()) / (X[c].std() + eps) for c in columns}
+""",
         # one selection per pass over the next disjoint batch of users (parallel composition)
         """
 def latent_counts(generator, model, eps=1.0):
@@ -359,6 +394,24 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # twin of the calibrator case: sigma for one release, then spent again on every marginal
+        """
+import numpy as np
+def release_tables(marginals, epsilon, delta, sens):
+    sigma = gaussian_sigma(epsilon, delta, sens)
+    for name, table in marginals.items():
+        table += np.random.normal(scale=sigma, size=table.shape)  # <-
+    return marginals
+""",
+        # twin of the per-record case: the numeric columns of the same records each get the whole ε
+        """
+import numpy as np
+def add_laplace(value, epsilon, sensitivity=1.0):
+    return value + np.random.laplace(0, sensitivity / epsilon)
+def jitter_columns(df, epsilon):
+    numeric_cols = [c for c in df.columns if df[c].dtype.kind == "f"]
+    return {c: add_laplace(df[c].sum(), epsilon) for c in numeric_cols}  # <-
+""",
         # the twin: the same records selected from once per feature
         """
 def latent_counts(x, model, eps=1.0):
@@ -674,6 +727,10 @@ def train(X, epsilon, bounds):
                     and sub.targets[0].target.value in names and isinstance(sub.value, cst.Call) \
                     and _mech_call(sub.value) and not fa.inside(call, sub) \
                     and (fa.line_of(sub) < fa.line_of(call) or any(fa.inside(sub, lp) for lp in loops)):
+                # ``sigma = gauss_zcdp(eps, delta, sens, len(marginals))``: the builder is told the number of
+                # passes and calibrates for their composition (the budget is split there, not spent per pass)
+                if self._count_given(sub.value):
+                    continue
                 eps = _eps_arg(sub.value)
                 if eps is not None:
                     return eps
