@@ -159,7 +159,7 @@ class DeltaFromPrivateSize(Rule):
         "data object (`data.num_edges`, `data.train_mask.sum()`) kept on `self`. "
         "A default computed when the caller passed no δ (`if delta is None:`, synthcity's and "
         "smartnoise's PATE-GAN, the NIST-challenge DP-WGAN) is reported too: the caller cannot see "
-        "that it leaks n. Not reported: δ from a public size (a parameter or constant), code with no "
+        "that it leaks n. Not reported: a second `if delta is None:` default after an earlier statement already set δ (dead code), a mutual-information or entropy sensitivity written with logarithms of n±1 (PrivBayes's published score, bounded DP with a public n), δ from a public size (a parameter or constant), code with no "
         "DP context. "
         "The same holds for a sensitivity `c / n` (`2 / data.shape[0]` for a normalised "
         "histogram, `3 / self.n_records_fit_` for a score) and for δ or a sensitivity taken from "

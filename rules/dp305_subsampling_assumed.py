@@ -592,7 +592,7 @@ class SubsamplingAssumed(Rule):
         "in `__init__` with the rate a call receives as `q=` — each is reported without an "
         "accountant in the file. "
         "The batch source and the sampling rate handed to the accountant are both reported. "
-        "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
+        "Not reported: an accountant call whose batch is the record count itself (`compute_noise(n=n, batch_size=n, epochs=1)`: q = 1, nothing amplified), a `q = batch / n` in a module-level function the file never calls beside one it does, Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
         "`make_private` with its default Poisson sampling), sampling without replacement, a file "
         "with no accountant taking a sampling rate, `poisson_sampling=False` in a file that never "
         "reads ε (tests of the optimizer's mechanics), a shuffled loader the same function hands to a "

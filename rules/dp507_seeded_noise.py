@@ -197,7 +197,7 @@ class SeededNoise(Rule):
         "DP noise from that generator: an Opacus `PrivacyEngine` without `secure_mode=True` (its noise comes from "
         "torch's global generator), `make_private` without a `noise_generator`, a TensorFlow Privacy optimizer, "
         "`torch.randn_like(h) * sensitivity * sigma`. "
-        "Not reported: `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
+        "Not reported: a seed whose only draw found is a generative model's latent input (`fakez = torch.normal(mean, std)`), a seed inside a function named for partitioning or loading data that draws no noise itself, `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
         "`secrets`/time, Opacus `secure_mode=True`, seeds in tests and in evaluation, attack, plotting, "
         "data-loading or sampling functions and files, files that never mention privacy, a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "

@@ -166,7 +166,7 @@ class BudgetPerItem(Rule):
         "replace=False)` then each chosen coordinate randomised with `exp(eps)`), or a loop that repeats an exponential-"
         "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
         "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
-        "Not reported: an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
+        "Not reported: a noise level from a calibrator told the number of passes (`sigma = gauss_zcdp(eps, delta, sens, len(marginals))`), a list of one value per record (`[laplace(t, eps) for t in timestamps_numerical]`: parallel composition), an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
         "(`eps_per_col`, `epsilon_round`), a loop body that charges an accountant or a budget "
         "(`spent += eps`, `accountant.spend(eps)`), a noisy loop that stops at the first answer above "
         "a threshold (the sparse vector technique), loops over records, users, clients, batches or "
