@@ -199,11 +199,41 @@ class BudgetPerItem(Rule):
         if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
                            column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
             return True
+        # ``exp(eps)`` in a loop: a randomized response per attribute (``_exp_per_attribute``)
+        if "for " in facts.source and re.search(r"exp(m1)?\(\s*(self\.)?(eps|epsilon)\d*\s*\)", facts.source):
+            return True
         # a draw whose scale parameter a caller sets to ``k / epsilon`` (``_scale_param_from_eps``)
         return bool(facts.called & PURE_DRAWS) and "for " in facts.source \
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # twin of the inline GRR: the user's budget divided over the attributes first
+        """
+import numpy as np
+class Reporter:
+    def __init__(self, epsilon, attributes_domain):
+        self.epsilon = epsilon
+        self.attributes_domain = attributes_domain
+    def report(self, record):
+        out = []
+        eps = self.epsilon / len(self.attributes_domain)
+        for attr in self.attributes_domain.keys():
+            domain = self.attributes_domain[attr]
+            p = np.exp(eps) / (np.exp(eps) + len(domain) - 1)
+            q = (1 - p) / (len(domain) - 1)
+            probs = [p if v == record[attr] else q for v in domain]
+            out.append(np.random.choice(domain, p=probs))
+        return out
+""",
+        # ordinary ML: a smoothing eps exponentiated per feature column, nothing randomised
+        """
+import numpy as np
+def log_ratio(X, columns, eps=1e-6):
+    out = {}
+    for col in columns:
+        out[col] = np.log(X[col] + np.exp(eps))
+    return out
+""",
         # the noise level comes from a calibrator told how many tables share the budget (it composes them)
         """
 import numpy as np
@@ -394,6 +424,35 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # twin: generalized randomized response inline, each attribute of the same user at the whole ε
+        """
+import numpy as np
+class Reporter:
+    def __init__(self, epsilon, attributes_domain):
+        self.epsilon = epsilon
+        self.attributes_domain = attributes_domain
+    def report(self, record):
+        out = []
+        eps = self.epsilon
+        for attr in self.attributes_domain.keys():
+            domain = self.attributes_domain[attr]
+            p = np.exp(eps) / (np.exp(eps) + len(domain) - 1)  # <-
+            q = (1 - p) / (len(domain) - 1)
+            probs = [p if v == record[attr] else q for v in domain]
+            out.append(np.random.choice(domain, p=probs))
+        return out
+""",
+        # binary randomized response with a coin per column of one row
+        """
+import math
+import random
+def randomize_row(row, columns, epsilon):
+    noisy = {}
+    for col in columns:
+        keep = math.exp(epsilon) / (1 + math.exp(epsilon))  # <-
+        noisy[col] = row[col] if random.random() < keep else 1 - row[col]
+    return noisy
+""",
         # twin of the calibrator case: sigma for one release, then spent again on every marginal
         """
 import numpy as np
@@ -537,6 +596,9 @@ def train(X, epsilon, bounds):
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) == "choice":
             self._k_coordinates(node)
+            return
+        if call_name(node) in ("exp", "expm1"):
+            self._exp_per_attribute(node)
             return
         eps = _draw_eps(node)
         selection = False
@@ -703,6 +765,40 @@ def train(X, epsilon, bounds):
         self.report(choice, f"`{fa.code(choice).strip()[:60]}` picks `{k}` coordinates of the same user and each is "
                             f"randomised with `exp({fa.code(eps).strip()})`, the whole budget: the report costs "
                             f"{k}·ε; randomise each with ε/{k}")
+
+    def _exp_per_attribute(self, call: cst.Call) -> None:
+        """``for a in self.attributes_domain: p = exp(eps) / (exp(eps) + k - 1)`` then a randomized response on
+        that attribute: generalized randomized response spelled inline, each attribute of the same user at the
+        whole ε."""
+        if not call.args or not _full_eps(call.args[0].value):
+            return
+        eps = call.args[0].value
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is not None and fn.name.value.startswith("test") or self._test_file():
+            return
+        loops = fa.enclosing_loops(call, comprehensions=False)
+        loop = next((lp for lp in loops if isinstance(lp, cst.For) and (it := loop_iter(lp)) is not None
+                     and _column_like(it, any_range=False)), None)
+        if loop is None or self._stops_early(loop) or self._charged(loop) or self._split(call, eps):
+            return
+        # the same pass randomises a value (a coin, a draw from the perturbed distribution, an RR helper)
+        if not any(isinstance(sub, cst.Call) and (
+                words(call_name(sub)) & {"randomize", "randomise", "response", "rr", "grr", "perturb", "privatize"}
+                or call_name(sub) in ("choice", "binomial", "rand", "random", "uniform", "bernoulli"))
+                for sub in walk(loop.body)):
+            return
+        # ``exp(eps)`` inside an earlier ``if`` of this function's own one-attribute loop is the same; a line
+        # reached once per function is reported once
+        if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(call):
+            return
+        done: set[int] = self.__dict__.setdefault("_exp_loops", set())
+        if id(loop) in done:
+            return
+        done.add(id(loop))
+        self.report(call, f"`exp({fa.code(eps).strip()})` sets a randomized response with the whole budget on every "
+                          f"pass of the loop over `{fa.code(loop_iter(loop)).strip()}`: each attribute of the same "
+                          "user is randomised at ε, so the report costs d·ε; randomise each with ε/d")
 
     # -- helpers ---------------------------------------------------------------------------------
     def _bound_mechanism(self, call: cst.Call) -> cst.BaseExpression | None:
