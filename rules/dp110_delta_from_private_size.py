@@ -159,7 +159,7 @@ class DeltaFromPrivateSize(Rule):
         "data object (`data.num_edges`, `data.train_mask.sum()`) kept on `self`. "
         "A default computed when the caller passed no δ (`if delta is None:`, synthcity's and "
         "smartnoise's PATE-GAN, the NIST-challenge DP-WGAN) is reported too: the caller cannot see "
-        "that it leaks n. Not reported: δ from a public size (a parameter or constant), code with no "
+        "that it leaks n. Not reported: a second `if delta is None:` default after an earlier statement already set δ (dead code), a mutual-information or entropy sensitivity written with logarithms of n±1 (PrivBayes's published score, bounded DP with a public n), δ from a public size (a parameter or constant), code with no "
         "DP context. "
         "The same holds for a sensitivity `c / n` (`2 / data.shape[0]` for a normalised "
         "histogram, `3 / self.n_records_fit_` for a score) and for δ or a sensitivity taken from "
@@ -243,6 +243,28 @@ class DeltaFromPrivateSize(Rule):
         return any(_ast_reciprocal(v) for v in values)
 
     VALID = (
+        # the second default guard can never run: the first one (before the loop) already set δ
+        """
+import numpy as np
+class Synth:
+    def fit(self, data, epochs):
+        if self.delta is None:
+            self.delta = 1e-5
+        for epoch in range(epochs):
+            eps = self.engine.get_privacy_spent(self.delta)
+            if self.delta is None:
+                self.delta = 1 / data.shape[0]
+        return eps
+""",
+        # PrivBayes's mutual-information sensitivity over n records (bounded DP: n is public by the guarantee)
+        """
+import numpy as np
+def choose_parents(scores, n_records, epsilon, d):
+    sens = 2.0 / n_records * np.log2((n_records + 1) / 2.0) + (n_records - 1) / n_records * np.log2(
+        (n_records + 1) / (n_records - 1))
+    weights = np.exp(epsilon / (d - 1) * np.asarray(scores) / (2 * sens))
+    return np.random.choice(len(scores), p=weights / weights.sum())
+""",
         # twins of the capped δ: the cap from a configured bound on n, a constant floor, an attribute bound
         """
 import numpy as np
@@ -731,6 +753,17 @@ def dp_mean(path, column, lower, upper, epsilon, public_n=10000):
     )
 
     INVALID = (
+        # twin of the dead guard: here the only default is the one inside the loop, and it runs
+        """
+import numpy as np
+class Synth:
+    def fit(self, data, epochs):
+        for epoch in range(epochs):
+            if self.delta is None:
+                self.delta = 1 / data.shape[0]  # <-
+            eps = self.engine.get_privacy_spent(self.delta)
+        return eps
+""",
         # (h44-2) output perturbation: the ERM sensitivity 4/(m·λ) from the private training size, named, then handed
         # to the ε calibration
         """
@@ -1541,6 +1574,10 @@ def fit_dp_gmm(X, resp, sigma, rng):
             size = RecordCounts(self.ctx.analysis).of(denominator)
         if size is None:
             return
+        if kind == "δ" and self._shadowed_default(value):
+            return  # (h64-q2) ``if self.delta is None:`` again after an earlier default set it: never runs
+        if kind == "sensitivity" and _information_sensitivity(value):
+            return  # (h65-q2) PrivBayes's mutual-information sensitivity: published for a public n (replace-one)
         code = " ".join(self.ctx.analysis.code(value).split())
         code = code if len(code) <= 80 else code[:77] + "..."
         if kind == "positional":
@@ -1718,6 +1755,30 @@ def fit_dp_gmm(X, resp, sigma, rng):
                         return value
         return None
 
+    def _shadowed_default(self, node: cst.CSTNode) -> bool:
+        """``if self.delta is None: self.delta = 1 / n`` where an earlier statement of the same function (outside
+        this ``if``) already assigned ``self.delta`` a value that is not ``None``: the branch is dead code."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(node)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return False
+        target = ident(statement.targets[0].target)
+        branch = next((a for a in fa.ancestors(node) if isinstance(a, cst.If)), None)
+        fn = fa.enclosing_function(node)
+        if target is None or branch is None or fn is None or not any(
+                isinstance(n, cst.Comparison) and ident(n.left) == target
+                and any(isinstance(c.operator, cst.Is) and isinstance(c.comparator, cst.Name)
+                        and c.comparator.value == "None" for c in n.comparisons) for n in walk(branch.test)):
+            return False
+        line = fa.line_of(branch)
+        for sub in walk(fn):
+            if isinstance(sub, cst.Assign) and sub is not statement and fa.line_of(sub) < line \
+                    and not fa.inside(sub, branch) and any(ident(t.target) == target for t in sub.targets) \
+                    and not (isinstance(sub.value, cst.Name) and sub.value.value == "None") \
+                    and fa.enclosing_function(sub) is fn:
+                return True
+        return False
+
     def _default_branch(self, node: cst.CSTNode) -> bool:
         """Inside ``if delta is None:`` / ``if not delta:`` (a default when none was given)."""
         for anc in self.ctx.analysis.ancestors(node):
@@ -1729,6 +1790,20 @@ def fit_dp_gmm(X, resp, sigma, rng):
                 return False
         return False
 
+
+
+def _information_sensitivity(value: cst.BaseExpression) -> bool:
+    """``2 / n * log2((n + 1) / 2) + (n - 1) / n * log2((n + 1) / (n - 1))``: the sensitivity of mutual information
+    or entropy over n records (PrivBayes's score), a logarithm of the count itself. Its published guarantee is
+    bounded DP (replace one record, n public), so an n in it is the analysis' assumption, not a leak."""
+    for sub in walk(value):
+        if isinstance(sub, cst.Call) and (last := (ident(sub.func) or "").rsplit(".", 1)[-1]) in (
+                "log", "log2", "log10", "log1p") and sub.args and any(
+                isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract))
+                and any(isinstance(m, cst.Integer) and m.value == "1" for m in (n.left, n.right))
+                for n in walk(sub.args[0].value)):
+            return last is not None
+    return False
 
 def _positional_reciprocal(value: cst.BaseExpression) -> bool:
     """``2 / n`` or ``(1.0 / n) ** 2``: a constant over something, possibly raised to a power."""

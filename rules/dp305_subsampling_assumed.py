@@ -536,6 +536,37 @@ def _true(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
+
+_BATCH_KEYS = frozenset({"batch_size", "batch", "lot_size", "expected_batch_size"})
+_COUNT_KEYS = frozenset({"n", "N", "num_examples", "n_samples", "num_samples", "dataset_size", "sample_size",
+                         "n_train", "num_train", "population_size", "data_size"})
+
+
+def _whole_batch_call(call: cst.Call, code) -> bool:  # noqa: ANN001 - FileAnalysis.code
+    """``compute_noise(n=n, batch_size=n, …)`` or ``compute_dp_sgd_privacy(n, n, sigma, 1, delta)``: the batch
+    argument is the record count itself, so q = 1 and nothing is amplified."""
+    batch = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _BATCH_KEYS), None)
+    count = next((a.value for a in call.args if a.keyword is not None and a.keyword.value in _COUNT_KEYS), None)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if batch is None and count is None and len(positional) >= 2 and call_name(call) in (
+            "compute_dp_sgd_privacy", "compute_noise", "compute_dp_sgd_privacy_statement"):
+        count, batch = positional[0], positional[1]
+    if batch is None or count is None:
+        return False
+    return code(batch).strip() == code(count).strip()
+
+
+def _uncalled_functions(module: cst.Module) -> set[int]:
+    """Module-level functions whose name no other code of the module reads (not called, not passed on)."""
+    defs = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    if not defs:
+        return set()
+    used: set[str] = set()
+    for n in walk(module):
+        if isinstance(n, cst.Name) and n.value in defs and not any(n is d.name for d in defs.values()):
+            used.add(n.value)
+    return {id(d) for name, d in defs.items() if name not in used}
+
 class SubsamplingAssumed(Rule):
     id = "DP305"
     name = "subsampling-assumed"
@@ -561,7 +592,7 @@ class SubsamplingAssumed(Rule):
         "in `__init__` with the rate a call receives as `q=` — each is reported without an "
         "accountant in the file. "
         "The batch source and the sampling rate handed to the accountant are both reported. "
-        "Not reported: Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
+        "Not reported: an accountant call whose batch is the record count itself (`compute_noise(n=n, batch_size=n, epochs=1)`: q = 1, nothing amplified), a `q = batch / n` in a module-level function the file never calls beside one it does, Poisson samplers (`UniformWithReplacementSampler`, Opacus' `DPDataLoader`, "
         "`make_private` with its default Poisson sampling), sampling without replacement, a file "
         "with no accountant taking a sampling rate, `poisson_sampling=False` in a file that never "
         "reads ε (tests of the optimizer's mechanics), a shuffled loader the same function hands to a "
@@ -632,6 +663,18 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # one-shot input perturbation calibrated as a single full-data step (batch = n, one epoch): q = 1,
+        # nothing amplified, even though the model is then fitted on shuffled Keras batches
+        """
+from tensorflow_privacy import compute_noise
+def perturb_inputs(x, target_eps, delta):
+    n = x.shape[0]
+    mult = compute_noise(n=n, batch_size=n, target_epsilon=target_eps, epochs=1, delta=delta)
+    return x + np.random.normal(scale=mult, size=x.shape)
+def train(model, x, y, eps, delta):
+    x = perturb_inputs(x, eps, delta)
+    model.fit(x, y, batch_size=64, epochs=5)
+""",
         # (h46-2 twin) the shuffled tf.data pipeline accounted with a bound for shuffled fixed-size batches
         """
 import tensorflow as tf
@@ -1760,6 +1803,30 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # twin: the same call given the training batch, q = batch / n credited for the shuffled Keras batches
+        """
+from tensorflow_privacy import compute_noise
+def train(model, x, y, eps, delta, batch_size=64):
+    n = x.shape[0]
+    mult = compute_noise(n=n, batch_size=batch_size, target_epsilon=eps, epochs=5, delta=delta)  # <-
+    model.fit(x, y, batch_size=batch_size, epochs=5)  # <-
+    return mult
+""",
+        # an uncalled sibling's rate reports nothing; the live one (called below) is what is flagged
+        """
+import torch
+def exact_eps(args, n):
+    q = args.batch_size / n
+    return args.epochs / q
+def approx_eps(args, n):
+    q = args.batch_size / n  # <-
+    return rdp_epsilon(q, args.sigma, args.epochs / q, args.delta)  # <-
+def main(args, data):
+    loader = torch.utils.data.DataLoader(data, batch_size=args.batch_size, shuffle=True)  # <-
+    for x, y in loader:
+        dp_step(x, y)
+    print(approx_eps(args, len(data)))
+""",
         # (h46-2) the training set shuffled in its own statement, then cut into fixed batches; accounted as Poisson
         """
 import tensorflow as tf
@@ -3827,6 +3894,16 @@ class HeadTrainer(transformers.Trainer):
             fa = self.ctx.analysis
             self._accounted = [c for c in self._accounted if not any(id(a) in top for a in fa.ancestors(c))]
             self._rates = [r for r in self._rates if not any(id(a) in top for a in fa.ancestors(r))]
+        # (h64-q2) ``compute_noise(n=n, batch_size=n, epochs=1)``: the batch is the whole data set, q = 1, so this
+        # call credits no subsampling (another call in the file may still do)
+        self._accounted = [c for c in self._accounted if not _whole_batch_call(c, self.ctx.analysis.code)]
+        # (h66-q2) a ``q = batch / n`` inside a module-level function the file never calls, beside a sibling
+        # rate that is used: that one computes the ε reported, the uncalled one reports nothing
+        fa = self.ctx.analysis
+        uncalled = _uncalled_functions(original_node)
+        live = [r for r in self._rates if not any(id(a) in uncalled for a in fa.ancestors(r))]
+        if live and len(live) < len(self._rates):
+            self._rates = live
         if self._epsilon_read or self._engine_kept:
             for off in self._poisson_off:
                 self.report(off, "`poisson_sampling=False`: Opacus then iterates fixed shuffled batches, but its "

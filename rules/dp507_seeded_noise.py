@@ -41,9 +41,9 @@ _SCIPY_NOISE = frozenset({"laplace", "norm", "gumbel_r", "geom", "bernoulli", "b
 _QUIET_SEED_SCOPES = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "attack", "attacks", "mia",
                                 "membership", "shadow", "simulate", "simulation", "plot", "plots", "visualize", "visualise",
                                 "baseline", "nonprivate", "nondp", "sample", "sampling", "generate", "generation",
-                                "data", "dataset", "split", "shuffle", "load", "loader", "demo"})
+                                "data", "dataset", "split", "shuffle", "load", "loader", "demo", "partition"})
 #: words of a data function; a file named for data (``dataset_loader.py``) may still release noisy statistics
-_DATA_WORDS = frozenset({"data", "dataset", "split", "shuffle", "load", "loader"})
+_DATA_WORDS = frozenset({"data", "dataset", "split", "shuffle", "load", "loader", "partition"})
 #: objects a run's configuration is read from (``args.seed``, ``FLAGS.run``, ``cfg.train.seed``)
 _CONFIG_ROOTS = frozenset({"args", "arg", "opt", "opts", "config", "cfg", "conf", "flags", "hparams", "hp",
                            "options", "params", "settings", "hyperparams", "run_config", "train_config"})
@@ -154,6 +154,22 @@ def _imported_names(module: cst.Module) -> frozenset[str]:
                 names.add((dotted(bound) or "").split(".")[0])
     return frozenset(names)
 
+
+#: a draw assigned to one of these is a generative model's latent input, not privacy noise
+_LATENT_TARGET = re.compile(r"^\s*(?:self\.)?(?:fake_?z\w*|z|z_\w*|\w*_z|latent\w*|\w*_latent|noise_z|zs|fakez)\s*=")
+
+
+def _latent_draw_line(file: str, line: int, text: str | None) -> bool:
+    """The source line ``line`` of ``file`` assigns a draw to a latent name (``fakez = torch.normal(...)``)."""
+    try:
+        if text is None:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        lines = text.splitlines()
+    except OSError:
+        return False
+    return 0 < line <= len(lines) and _LATENT_TARGET.match(lines[line - 1]) is not None
+
 class SeededNoise(Rule):
     id = "DP507"
     name = "seeded-noise"
@@ -181,7 +197,7 @@ class SeededNoise(Rule):
         "DP noise from that generator: an Opacus `PrivacyEngine` without `secure_mode=True` (its noise comes from "
         "torch's global generator), `make_private` without a `noise_generator`, a TensorFlow Privacy optimizer, "
         "`torch.randn_like(h) * sensitivity * sigma`. "
-        "Not reported: `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
+        "Not reported: a seed whose only draw found is a generative model's latent input (`fakez = torch.normal(mean, std)`), a seed inside a function named for partitioning or loading data that draws no noise itself, `seed=None` (fresh entropy), a `--seed` defaulting to None, seeds from `os.urandom`/"
         "`secrets`/time, Opacus `secure_mode=True`, seeds in tests and in evaluation, attack, plotting, "
         "data-loading or sampling functions and files, files that never mention privacy, a seed that only initialises a model or shuffles "
         "data, a `random_state` that the called function of the module only passes on to calls taking no ε "
@@ -224,6 +240,34 @@ class SeededNoise(Rule):
         return False
 
     VALID = (
+        # a partitioning helper seeds its own subsampling of the records; the aggregate's Laplace draw is a
+        # separate function the helper never reaches
+        """
+import numpy as np
+def partition_records(ids, k, rate, random_seed=0):
+    np.random.seed(random_seed)
+    size = int(len(ids) * rate)
+    return [np.random.choice(ids, size=size, replace=False) for _ in range(k)]
+def noisy_mean(scores, epsilon):
+    b = 1.0 / (len(scores) * epsilon)
+    return float(np.mean(scores) + np.random.laplace(0, b))
+""",
+        # a GAN's discriminator fixes torch's generator, but the only draw of the private trainer is the generator's
+        # latent input; the DP noise is drawn elsewhere (numpy Laplace votes, not seeded here)
+        """
+import torch
+class Critic(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = torch.nn.Linear(dim, 1)
+class PrivateGAN:
+    def train(self, data, epsilon):
+        self.epsilon = epsilon
+        for step in range(self.steps):
+            fakez = torch.normal(mean=self.mean, std=self.std)
+            fake = self.generator(fakez)
+""",
         # twins of the public-seed cases: secure mode, a --seed defaulting to None, entropy from the OS
         """
 import torch
@@ -956,6 +1000,30 @@ for G in (nx.erdos_renyi_graph(500, 0.02), nx.barabasi_albert_graph(500, 3)):
     )
 
     INVALID = (
+        # twin: the aggregate itself fixes the generator with a public default before its Laplace draw
+        """
+import numpy as np
+def noisy_mean(scores, epsilon, random_seed=0):
+    np.random.seed(random_seed)  # <-
+    b = 1.0 / (len(scores) * epsilon)
+    return float(np.mean(scores) + np.random.laplace(0, b))
+""",
+        # twin: the same seeded module, and the trainer adds its own Gaussian noise to the gradients
+        """
+import torch
+class Critic(torch.nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        torch.manual_seed(0)  # <-
+        self.net = torch.nn.Linear(dim, 1)
+class PrivateGAN:
+    def train(self, data, epsilon):
+        self.epsilon = epsilon
+        for step in range(self.steps):
+            for p in self.critic.parameters():
+                noise = torch.normal(mean=0.0, std=self.sigma * self.clip, size=p.shape)
+                p.grad += noise
+""",
         # a label randomiser taking ε whose torch.Generator is seeded with the seed its caller must pass
         """
 import torch
@@ -1840,6 +1908,9 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         file, function, line = found
         if wordless and not self._gradient_draw_here(file, line):
             return
+        own = not os.path.isfile(file) or os.path.isfile(self.ctx.path) and os.path.samefile(file, self.ctx.path)
+        if _latent_draw_line(file, line, self.ctx.source if own else None):
+            return  # (h64-q2) the draw found is a GAN's latent input (``fakez = torch.normal(mean, std)``)
         if self._reseeded_before_draw(node, fn, families, file, function, line):
             return
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(

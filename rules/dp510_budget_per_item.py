@@ -29,6 +29,11 @@ _REPEAT_WORDS = frozenset({"trials", "trial", "runs", "run", "repeat", "repeats"
 #: ``range(n_batch)``, ``range(num_clients)``: one pass per disjoint part of the records (parallel composition)
 _DISJOINT_WORDS = frozenset({"batch", "batches", "nbatch", "nbatches", "chunk", "chunks", "partitions", "shards",
                              "clients", "users", "parts"})
+#: column words that only qualify a noun: ``numeric_cols`` is columns, ``timestamps_numerical`` is one value per record
+_QUALIFIER_WORDS = frozenset({"categorical", "numeric", "numerical", "record", "row"})
+#: what a list of one value per record is named (``login_timestamps_numerical``, ``row_values``)
+_VALUE_WORDS = frozenset({"timestamps", "values", "vals", "data", "samples", "records", "rows", "points",
+                          "readings", "entries", "ts", "times", "scores", "counts", "ages", "amounts", "salaries"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -78,7 +83,12 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
             return _column_like(bound, any_range=False)
         return False
     name = last_name(expr)
-    return name is not None and bool(words(name) & _COLUMN_WORDS)
+    if name is None:
+        return False
+    pieces = words(name)
+    hits = pieces & _COLUMN_WORDS
+    # ``login_timestamps_numerical``: a list of one value per record (a pass per record is parallel composition)
+    return bool(hits) and not (hits <= _QUALIFIER_WORDS and pieces & _VALUE_WORDS)
 
 
 #: a callee that reads ε to post-process reports (de-bias an estimate, compute a variance), not to release
@@ -156,7 +166,7 @@ class BudgetPerItem(Rule):
         "replace=False)` then each chosen coordinate randomised with `exp(eps)`), or a loop that repeats an exponential-"
         "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
         "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
-        "Not reported: an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
+        "Not reported: a noise level from a calibrator told the number of passes (`sigma = gauss_zcdp(eps, delta, sens, len(marginals))`), a list of one value per record (`[laplace(t, eps) for t in timestamps_numerical]`: parallel composition), an ε split before the loop (`eps = epsilon / len(cols)`) or named as a share "
         "(`eps_per_col`, `epsilon_round`), a loop body that charges an accountant or a budget "
         "(`spent += eps`, `accountant.spend(eps)`), a noisy loop that stops at the first answer above "
         "a threshold (the sparse vector technique), loops over records, users, clients, batches or "
@@ -189,11 +199,66 @@ class BudgetPerItem(Rule):
         if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
                            column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
             return True
+        # ``exp(eps)`` in a loop: a randomized response per attribute (``_exp_per_attribute``)
+        if "for " in facts.source and re.search(r"exp(m1)?\(\s*(self\.)?(eps|epsilon)\d*\s*\)", facts.source):
+            return True
         # a draw whose scale parameter a caller sets to ``k / epsilon`` (``_scale_param_from_eps``)
         return bool(facts.called & PURE_DRAWS) and "for " in facts.source \
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # twin of the inline GRR: the user's budget divided over the attributes first
+        """
+import numpy as np
+class Reporter:
+    def __init__(self, epsilon, attributes_domain):
+        self.epsilon = epsilon
+        self.attributes_domain = attributes_domain
+    def report(self, record):
+        out = []
+        eps = self.epsilon / len(self.attributes_domain)
+        for attr in self.attributes_domain.keys():
+            domain = self.attributes_domain[attr]
+            p = np.exp(eps) / (np.exp(eps) + len(domain) - 1)
+            q = (1 - p) / (len(domain) - 1)
+            probs = [p if v == record[attr] else q for v in domain]
+            out.append(np.random.choice(domain, p=probs))
+        return out
+""",
+        # ordinary ML: a smoothing eps exponentiated per feature column, nothing randomised
+        """
+import numpy as np
+def log_ratio(X, columns, eps=1e-6):
+    out = {}
+    for col in columns:
+        out[col] = np.log(X[col] + np.exp(eps))
+    return out
+""",
+        # the noise level comes from a calibrator told how many tables share the budget (it composes them)
+        """
+import numpy as np
+def release_tables(marginal_sets, epsilon, delta, sens):
+    for key, marginals in marginal_sets.items():
+        sigma = zcdp_gaussian_sigma(epsilon, delta, sens, len(marginals))
+        for name, table in marginals.items():
+            table += np.random.normal(scale=sigma, size=table.shape)
+    return marginal_sets
+""",
+        # one noisy value per record (a list of each record's own number): parallel composition, not d·ε
+        """
+import numpy as np
+def add_laplace(value, epsilon, sensitivity=1.0):
+    return value + np.random.laplace(0, sensitivity / epsilon)
+def jitter_visits(visits, epsilon):
+    visit_times_numeric = [v.timestamp() for v in visits]
+    return [add_laplace(t, epsilon) for t in visit_times_numeric]
+""",
+        # ordinary ML: a stability eps given to a normaliser once per feature column
+        """
+import numpy as np
+def standardise(X, columns, eps=1e-8):
+    return {c: (X[c] - X[c].mean()) / (X[c].std() + eps) for c in columns}
+""",
         # one selection per pass over the next disjoint batch of users (parallel composition)
         """
 def latent_counts(generator, model, eps=1.0):
@@ -359,6 +424,53 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # twin: generalized randomized response inline, each attribute of the same user at the whole ε
+        """
+import numpy as np
+class Reporter:
+    def __init__(self, epsilon, attributes_domain):
+        self.epsilon = epsilon
+        self.attributes_domain = attributes_domain
+    def report(self, record):
+        out = []
+        eps = self.epsilon
+        for attr in self.attributes_domain.keys():
+            domain = self.attributes_domain[attr]
+            p = np.exp(eps) / (np.exp(eps) + len(domain) - 1)  # <-
+            q = (1 - p) / (len(domain) - 1)
+            probs = [p if v == record[attr] else q for v in domain]
+            out.append(np.random.choice(domain, p=probs))
+        return out
+""",
+        # binary randomized response with a coin per column of one row
+        """
+import math
+import random
+def randomize_row(row, columns, epsilon):
+    noisy = {}
+    for col in columns:
+        keep = math.exp(epsilon) / (1 + math.exp(epsilon))  # <-
+        noisy[col] = row[col] if random.random() < keep else 1 - row[col]
+    return noisy
+""",
+        # twin of the calibrator case: sigma for one release, then spent again on every marginal
+        """
+import numpy as np
+def release_tables(marginals, epsilon, delta, sens):
+    sigma = gaussian_sigma(epsilon, delta, sens)
+    for name, table in marginals.items():
+        table += np.random.normal(scale=sigma, size=table.shape)  # <-
+    return marginals
+""",
+        # twin of the per-record case: the numeric columns of the same records each get the whole ε
+        """
+import numpy as np
+def add_laplace(value, epsilon, sensitivity=1.0):
+    return value + np.random.laplace(0, sensitivity / epsilon)
+def jitter_columns(df, epsilon):
+    numeric_cols = [c for c in df.columns if df[c].dtype.kind == "f"]
+    return {c: add_laplace(df[c].sum(), epsilon) for c in numeric_cols}  # <-
+""",
         # the twin: the same records selected from once per feature
         """
 def latent_counts(x, model, eps=1.0):
@@ -484,6 +596,9 @@ def train(X, epsilon, bounds):
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) == "choice":
             self._k_coordinates(node)
+            return
+        if call_name(node) in ("exp", "expm1"):
+            self._exp_per_attribute(node)
             return
         eps = _draw_eps(node)
         selection = False
@@ -651,6 +766,40 @@ def train(X, epsilon, bounds):
                             f"randomised with `exp({fa.code(eps).strip()})`, the whole budget: the report costs "
                             f"{k}·ε; randomise each with ε/{k}")
 
+    def _exp_per_attribute(self, call: cst.Call) -> None:
+        """``for a in self.attributes_domain: p = exp(eps) / (exp(eps) + k - 1)`` then a randomized response on
+        that attribute: generalized randomized response spelled inline, each attribute of the same user at the
+        whole ε."""
+        if not call.args or not _full_eps(call.args[0].value):
+            return
+        eps = call.args[0].value
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(call)
+        if fn is not None and fn.name.value.startswith("test") or self._test_file():
+            return
+        loops = fa.enclosing_loops(call, comprehensions=False)
+        loop = next((lp for lp in loops if isinstance(lp, cst.For) and (it := loop_iter(lp)) is not None
+                     and _column_like(it, any_range=False)), None)
+        if loop is None or self._stops_early(loop) or self._charged(loop) or self._split(call, eps):
+            return
+        # the same pass randomises a value (a coin, a draw from the perturbed distribution, an RR helper)
+        if not any(isinstance(sub, cst.Call) and (
+                words(call_name(sub)) & {"randomize", "randomise", "response", "rr", "grr", "perturb", "privatize"}
+                or call_name(sub) in ("choice", "binomial", "rand", "random", "uniform", "bernoulli"))
+                for sub in walk(loop.body)):
+            return
+        # ``exp(eps)`` inside an earlier ``if`` of this function's own one-attribute loop is the same; a line
+        # reached once per function is reported once
+        if words(last_name(eps) or "") <= {"eps", "self"} and not fa.in_dp_context(call):
+            return
+        done: set[int] = self.__dict__.setdefault("_exp_loops", set())
+        if id(loop) in done:
+            return
+        done.add(id(loop))
+        self.report(call, f"`exp({fa.code(eps).strip()})` sets a randomized response with the whole budget on every "
+                          f"pass of the loop over `{fa.code(loop_iter(loop)).strip()}`: each attribute of the same "
+                          "user is randomised at ε, so the report costs d·ε; randomise each with ε/d")
+
     # -- helpers ---------------------------------------------------------------------------------
     def _bound_mechanism(self, call: cst.Call) -> cst.BaseExpression | None:
         """An argument bound in the same function to a mechanism built with the full ε."""
@@ -674,6 +823,10 @@ def train(X, epsilon, bounds):
                     and sub.targets[0].target.value in names and isinstance(sub.value, cst.Call) \
                     and _mech_call(sub.value) and not fa.inside(call, sub) \
                     and (fa.line_of(sub) < fa.line_of(call) or any(fa.inside(sub, lp) for lp in loops)):
+                # ``sigma = gauss_zcdp(eps, delta, sens, len(marginals))``: the builder is told the number of
+                # passes and calibrates for their composition (the budget is split there, not spent per pass)
+                if self._count_given(sub.value):
+                    continue
                 eps = _eps_arg(sub.value)
                 if eps is not None:
                     return eps

@@ -2,6 +2,7 @@
 the target."""
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -108,7 +109,7 @@ class BisectionReturnsMidpoint(Rule):
         "when the function or loop speaks of privacy (ε, δ, σ, a noise multiplier, an accountant, RDP). Not "
         "reported: returning either bound or a value recorded only when the target holds, integer searches "
         "(`//`), searches narrowed to rounding (a width of at most 1e-5, also through a name such as a "
-        "`tolerance=1e-7` default, or 40 and more halvings), bisections with no privacy quantity (roots, indices). Fix: return the bound the loop only moves "
+        "`tolerance=1e-7` default, or 40 and more halvings), bisections with no privacy quantity (roots, indices), a module-level helper no line of the project names (never called, so it calibrates nothing). Fix: return the bound the loop only moves "
         "to points meeting the target (for σ, the upper one), or check ε at the returned value."
         " "
         "(h44-2) Also reported: a grid search that keeps a candidate only when it meets the target and, when none does, picks one anyway in `if best is None:` and carries on instead of raising."
@@ -467,6 +468,55 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
                     continue
                 self._returns_after(node, loop, mid, ends)
 
+    def _never_called(self, fn: cst.FunctionDef) -> bool:
+        """A module-level function whose name no other line of the module, and no other ``.py`` file of the
+        project, mentions (not called, imported or passed on). A file not on disk is never judged so."""
+        if not (self.ctx.path and os.path.isfile(self.ctx.path)) or self.ctx.analysis.parent(fn) is not self.ctx.module:
+            return False
+        name = fn.name.value
+        if name.startswith("__") or len(name) < 4:
+            return False
+        pattern = re.compile(r"\b" + re.escape(name) + r"\b")
+        own = [i for i, line in enumerate(self.ctx.source.splitlines()) if pattern.search(line)]
+        if len(own) > 1:
+            return False
+        from dpcheck.analysis.noisedraws import project_root
+
+        root = project_root(self.ctx.path)
+        me = os.path.abspath(self.ctx.path)
+        seen = 0
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "venv", ".venv")]
+            for file in files:
+                if not file.endswith(".py"):
+                    continue
+                path = os.path.join(folder, file)
+                if os.path.abspath(path) == me:
+                    continue
+                seen += 1
+                if seen > 3000:
+                    return False  # too large a tree to be sure
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as handle:
+                        if pattern.search(handle.read()):
+                            return False
+                except OSError:
+                    return False
+        # a script one folder up may import the helper (``scripts/run.py`` beside ``src/``): its own .py files
+        parent = os.path.dirname(root)
+        try:
+            above = [os.path.join(parent, f) for f in os.listdir(parent) if f.endswith(".py")]
+        except OSError:
+            return False
+        for path in above[:200]:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    if pattern.search(handle.read()):
+                        return False
+            except OSError:
+                return False
+        return True
+
     @staticmethod
     def _negligible(loop: cst.CSTNode, literals: dict[str, float] | None = None) -> bool:
         """The loop narrows the interval to numerical precision (a tolerance of at most 1e-5, written in the test
@@ -515,6 +565,8 @@ def binary_search_sigma(eps_target, delta, sampling_prob, iterations, tol=0.01):
             items = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
             if any(key(v) == mid and not isinstance(v, cst.Subscript) for v in items) or any(
                     (m := _midpoint(v)) is not None and set(m) == set(ends) for v in items):
+                if self._never_called(fn):
+                    return  # (h69-q2) a helper no code of the project calls: its midpoint calibrates nothing
                 self.report(ret, f"the search returns the last midpoint `{mid}`, which may lie on the side that "
                                  f"misses the target (its ε above the budget); return the bound the loop keeps "
                                  f"feasible (`{ends[1]}` or `{ends[0]}`, whichever is only moved to points meeting "
