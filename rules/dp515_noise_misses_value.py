@@ -196,6 +196,41 @@ def _per_item_budget_test(test: cst.BaseExpression) -> bool:
     return False
 
 
+_SCALE_WORDS = frozenset({"std", "stddev", "stdev", "sigma", "scale", "noise", "multiplier"})
+
+
+def _scale_positive_test(test: cst.BaseExpression) -> bool:
+    """(fix44b-R1) ``noise_std > 0 and np.isfinite(noise_std)``: the branch noises exactly when the noise scale is
+    positive; its ``else`` runs for a zero scale, where adding zero noise would release the same value, so the raw
+    arm releases nothing the noised arm would hide (a zero noise multiplier is an ε = ∞ run, not a missed item).
+    Every conjunct must test the scale; ``sigma > 0 and name in selected`` is still a selection of items."""
+    parts: list[cst.BaseExpression] = []
+    stack = [test]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, cst.BooleanOperation) and isinstance(t.operator, cst.And):
+            stack.extend((t.left, t.right))
+        else:
+            parts.append(t)
+
+    def scale(e: cst.BaseExpression) -> bool:
+        return isinstance(e, (cst.Name, cst.Attribute)) and bool(
+            words((dotted(e) or "").split(".")[-1]) & _SCALE_WORDS)
+
+    positive = False
+    for t in parts:
+        if isinstance(t, cst.Comparison) and len(t.comparisons) == 1 \
+                and isinstance(t.comparisons[0].operator, (cst.GreaterThan, cst.NotEqual)) \
+                and number(t.comparisons[0].comparator) == 0 and scale(t.left):
+            positive = True
+        elif isinstance(t, cst.Call) and call_name(t).split(".")[-1] == "isfinite" and t.args \
+                and scale(t.args[0].value):
+            continue
+        else:
+            return False
+    return positive
+
+
 def _trainable_selection(test: cst.BaseExpression) -> bool:
     """The branch selects the trained entries: ``p.requires_grad``, or ``'lora' in name`` (an adapter's key)."""
     for node in walk(test):
@@ -280,6 +315,21 @@ class NoiseMissesValue(Rule):
         return any(i in _DRAWS or words(i) & (_NOISE_WORDS | _SANITIZER_WORDS) for i in facts.identifiers)
 
     VALID = (
+        # (fix44b-R1) the raw arm runs only for a zero noise scale: adding zero noise would release the same sum
+        """
+import torch
+import numpy as np
+def noisy_sums(clipped, bounds, multiplier):
+    out = {}
+    for key, g in clipped.items():
+        summed = g.sum(0)
+        noise_std = bounds[key] * multiplier
+        if noise_std > 0 and np.isfinite(noise_std):
+            out[key] = summed + torch.normal(0.0, noise_std, size=summed.shape)
+        else:
+            out[key] = summed
+    return out
+""",
         # a scalar ε of infinity is the caller asking for no privacy; the per-key and single-ε paths each noise
         """
 import numpy as np
@@ -498,6 +548,21 @@ def release(X, y, epsilon, sens):
     )
 
     INVALID = (
+        # (fix44b-R1 twin) the scale test is combined with a selection of items: the unselected sums go out raw
+        """
+import torch
+import numpy as np
+def noisy_sums(clipped, bounds, multiplier, private_keys):
+    out = {}
+    for key, g in clipped.items():
+        summed = g.sum(0)
+        noise_std = bounds[key] * multiplier
+        if noise_std > 0 and key in private_keys:
+            out[key] = summed + torch.normal(0.0, noise_std, size=summed.shape)
+        else:
+            out[key] = summed  # <-
+    return out
+""",
         # the twin: a per-entry ε computed from the data, and the entries whose ε is infinite or tiny left raw
         """
 import numpy as np
@@ -918,7 +983,7 @@ def private_grad(grad, sigma, clip):
                     if any(fa.inside(n, anc.orelse) for n in noised):
                         child = anc
                         continue
-                    if not _switch(test) and not _trainable_selection(test):
+                    if not _switch(test) and not _trainable_selection(test) and not _scale_positive_test(test):
                         return "in the `else` of the branch that noises"
                 if anc.orelse is not None and fa.inside(stmt, anc.body) and any(fa.inside(n, anc.orelse) for n in noised) \
                         and not any(fa.inside(n, anc.body) for n in noised) and _per_item_budget_test(test):
