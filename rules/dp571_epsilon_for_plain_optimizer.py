@@ -57,6 +57,20 @@ class EpsilonForPlainOptimizer(Rule):
                           "use the DP optimizer, or report ε only for the private run")
 
     VALID = (
+        # (fix44b-R1) the ε is for the function's own input noise (scale reads the accounted σ), not the optimizer
+        """
+import numpy as np
+import torch
+from opacus.optimizers import DPOptimizer
+from tensorflow_privacy import compute_dp_sgd_privacy
+def noisy_inputs(x, sigma, clip=1.0):
+    n = x.shape[0]
+    eps, _ = compute_dp_sgd_privacy.compute_dp_sgd_privacy(n, n, sigma, 1, 1 / n)
+    return x + np.random.laplace(scale=clip * sigma, size=x.shape), eps
+def make_opt(model, args):
+    base = torch.optim.SGD(model.parameters(), lr=0.1)
+    return DPOptimizer(base, noise_multiplier=args.sigma, max_grad_norm=1.0, expected_batch_size=32) if args.dp else base
+""",
         # the accountant is charged in the branch that adds the noise it accounts for
         """
 import torch
@@ -171,6 +185,20 @@ def train(model, loader, eps=1e-8):
     )
 
     INVALID = (
+        # (fix44b-R1 twin) the helper's draw does not use the accounted σ: the ε is not its noise's
+        """
+import numpy as np
+import torch
+from opacus.optimizers import DPOptimizer
+from tensorflow_privacy import compute_dp_sgd_privacy
+def noisy_inputs(x, sigma, clip=1.0):
+    n = x.shape[0]
+    eps, _ = compute_dp_sgd_privacy.compute_dp_sgd_privacy(n, n, sigma, 1, 1 / n)  # <-
+    return x + np.random.laplace(scale=0.1, size=x.shape), eps
+def make_opt(model, args):
+    base = torch.optim.SGD(model.parameters(), lr=0.1)
+    return DPOptimizer(base, noise_multiplier=args.sigma, max_grad_norm=1.0, expected_batch_size=32) if args.dp else base
+""",
         # the twin: the charge is taken whether or not the noise is added
         """
 import torch

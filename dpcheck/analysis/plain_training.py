@@ -653,6 +653,30 @@ def _charged_with_noise(mod: _Module, node: ast.AST) -> bool:
     return any(_adds_noise(s) for s in arm if s is not stmt)
 
 
+_RAW_DRAWS = frozenset({"laplace", "normal", "gauss", "gaussian", "randn", "randn_like", "normal_"})
+
+
+def _accounts_own_draw(mod: _Module, node: ast.Call) -> bool:
+    """(fix44b-R1) ``sigma = ..; eps = compute_dp_sgd_privacy(.., noise_multiplier=sigma, ..)`` in a function that
+    itself adds ``np.random.laplace(scale=c * sigma, ..)`` to data: the ε describes that function's own input
+    perturbation (always applied), not the optimizer's steps, so the DP/plain optimizer switch does not reach it."""
+    fn = mod.scope(node)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    given = {n.id for a in (*node.args, *(k.value for k in node.keywords)) for n in ast.walk(a)
+             if isinstance(n, ast.Name)}
+    given = {g for g in given if _words(g) & {"noise", "sigma", "multiplier", "std", "scale"}}
+    if not given:
+        return False
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and _last(n.func) in _RAW_DRAWS:
+            read = {x.id for a in (*n.args, *(k.value for k in n.keywords)) for x in ast.walk(a)
+                    if isinstance(x, ast.Name)}
+            if read & given:
+                return True
+    return False
+
+
 def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
     mod = _Module(tree)
     reports = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _EPS_REPORT.match(_last(n.func))]
@@ -706,7 +730,7 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
             if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef)) and (_words(p.name) & {"dp", "private"}):
                 pass
             p = mod.parents.get(p)
-        guarded = guarded or _charged_with_noise(mod, r)
+        guarded = guarded or _charged_with_noise(mod, r) or _accounts_own_draw(mod, r)
         # an early exit on the switch before the report: ``if not args.dp: return``
         fn = mod.scope(r)
         if not guarded and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
