@@ -10,8 +10,10 @@ _DATA = frozenset({"data", "x", "X", "features", "inputs", "samples", "points", 
 _BUDGET = frozenset({"eps", "epsilon", "epsilonp", "budget"})
 _REG = frozenset({"lambda", "Lambda", "lam", "lmbda", "lmbd", "reg", "regularization", "regularizer", "l2", "alpha",
                   "penalty"})
-_SOLVERS = frozenset({"minimize", "fmin_l_bfgs_b", "fmin_bfgs", "fmin", "fmin_cg", "least_squares", "fit",
-                      "optimize", "sgd", "gradient_descent", "train"})
+#: a solver of the regularised loss (a model's ``fit``/``train`` is not: those are ML pipelines, whose λ and ε are
+#: often unrelated hyperparameters)
+_SOLVERS = frozenset({"minimize", "fmin_l_bfgs_b", "fmin_bfgs", "fmin", "fmin_cg", "fmin_tnc", "least_squares",
+                      "gradient_descent"})
 _NOISE = frozenset({"noise", "noisevector", "gamma", "laplace", "normal", "perturb", "perturbation"})
 #: calls that bound or normalise the rows
 _BOUND_CALLS = frozenset({"clip", "clamp", "clip_by_norm", "normalize", "normalise", "normalize_rows", "l2_normalize",
@@ -165,7 +167,7 @@ def ridge(X, y, alpha=1.0, noise=0.01):
         fa = self.ctx.analysis
         trainers: dict[str, tuple[cst.FunctionDef, int, cst.CSTNode]] = {}
         for fn in walk(node):
-            if not isinstance(fn, cst.FunctionDef):
+            if not isinstance(fn, cst.FunctionDef) or fn.name.value == "__init__":
                 continue
             params = param_names(fn)
             shift = 1 if params and params[0] in ("self", "cls") else 0
