@@ -115,6 +115,17 @@ class NoiselessBranchOnPrivateValue(Rule):
         return facts.calls_any(_DRAWS) or any(words(n) & _NOISE_WORDS for n in facts.called)
 
     VALID = (
+        # the other branch reshapes the same records (a conditional concat), no randomiser; the loss uses ε later
+        """
+import torch
+def discriminator_input(real, cond, epsilon):
+    if cond is not None and len(cond) > 0:
+        batch = torch.cat([real, cond], dim=1)
+    else:
+        batch = real
+    scale = 1.0 / epsilon
+    return batch, scale
+""",
         # twin of the pass-through: every coordinate gets its output interval from ε, on both branches
         """
 import numpy as np
@@ -400,6 +411,9 @@ class Mechanism:
             return  # a DP on/off switch: the non-private mode, not a branch of the mechanism
         if not any(_names(t) - _KNOBS for t in tests):
             return
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot)) for t in tests for comp in walk(t)
+               if isinstance(comp, cst.Comparison) for c in comp.comparisons):
+            return  # ``if acc is None: acc = part``: an accumulator's first value
 
         def assigned(suite: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
             out: dict[str, list[cst.BaseExpression]] = {}
@@ -423,13 +437,17 @@ class Mechanism:
                 root = value
                 while isinstance(root, cst.Subscript):
                     root = root.value  # ``x[i]``: the array read, whatever indexes it
-                if not isinstance(root, cst.Name) or root.value not in private or root.value in noisy or any(
-                        isinstance(c, cst.Call) for c in walk(value)):
-                    continue
+                if not isinstance(root, cst.Name) or root.value not in private or root.value in noisy \
+                        or root.value in self._budgeted or any(isinstance(c, cst.Call) for c in walk(value)):
+                    continue  # (a value computed with the budget is a mechanism's output)
                 perturbed = False
                 for j, other in enumerate(suites):
                     if j == i or target not in assigned(other):
                         continue
+                    used = {n.value for v in assigned(other)[target] for n in walk(v) if isinstance(n, cst.Name)}
+                    if not self._noisy(other) and root.value in used and not any(
+                            words(n) & _BUDGET or n in self._budgeted for n in used - {root.value, target}):
+                        continue  # the sibling reshapes the same value (``torch.cat([real, c])``): no randomiser
                     if self._noisy(other) and not any(_names(t) & private for t in tests):
                         continue  # randomized response: a coin keeps the value, the other branch draws a value
                     if self._noisy(other) or any(words(n) & _BUDGET or n in self._budgeted and n != target
