@@ -450,6 +450,8 @@ class Mechanism:
                         continue  # the sibling reshapes the same value (``torch.cat([real, c])``): no randomiser
                     if self._noisy(other) and not any(_names(t) & private for t in tests):
                         continue  # randomized response: a coin keeps the value, the other branch draws a value
+                    if root.value not in _names(other):
+                        continue  # the sibling randomises something else: a parameter choice, not this value
                     if self._noisy(other) or any(words(n) & _BUDGET or n in self._budgeted and n != target
                                                  for n in _names(other)):
                         perturbed = True
