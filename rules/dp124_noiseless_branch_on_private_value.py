@@ -29,6 +29,11 @@ _KNOBS = frozenset({"eps", "epsilon", "delta", "rho", "budget", "sensitivity", "
                     "var", "variance", "multiplier", "temperature", "tau", "rate", "prob", "p", "q"})
 
 
+#: words of a test that switches privacy on or off (the non-private mode is another rule's concern)
+_SWITCH = frozenset({"dp", "private", "privacy", "noise", "noisy", "enable", "enabled", "use", "disable",
+                     "disabled", "debug", "test", "baseline", "mode"})
+
+
 def _names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
@@ -80,7 +85,8 @@ class NoiselessBranchOnPrivateValue(Rule):
     category = "general"
     severity = "error"
     summary = ("a branch taken on a comparison of the private value releases a constant (or the value itself) "
-               "without noise, while the other branches release it with noise")
+               "without noise, or a branch passes the private value through to a name the other branch sets "
+               "from ε, while the other branches release it with noise")
     rationale = (
         "A mechanism is ε-DP only if every input's output distribution is close to its neighbours'. When one "
         "branch, chosen by comparing the private value (`value == prev == next`, `value < lower`, `x > upper`), "
@@ -91,7 +97,11 @@ class NoiselessBranchOnPrivateValue(Rule):
         "Reported: in an if / elif / else chain where at least one branch draws noise or calls a mechanism with "
         "the budget, a branch with no noise whose test compares a private value (a non-knob parameter or a value "
         "read from one) with something other than a string or None, and which returns a constant or the value, "
-        "or appends a constant to the list the noisy branch appends to. Not reported: tests on noisy values "
+        "or appends a constant to the list the noisy branch appends to. Also reported: a branch (chosen by a "
+        "coin or by the value) that sets a name to the private value itself (`lo = hi = x[j]` when a coefficient "
+        "is not selected) where another branch sets the same name from ε (an output interval, a noisy value): "
+        "that coordinate leaves exact (bad: `if bit == 0: lo = x[j]` / `else: lo = f(x[j], ε)`; good: both "
+        "branches draw the interval from ε). Not reported: tests on noisy values "
         "(post-processing), on random draws (randomized response), on lengths, types, budgets or mode strings; "
         "branches that raise. Fix: clamp the value into the mechanism's domain and perturb it like the others, "
         "or draw the output of that branch from the same noisy mechanism."
@@ -105,6 +115,52 @@ class NoiselessBranchOnPrivateValue(Rule):
         return facts.calls_any(_DRAWS) or any(words(n) & _NOISE_WORDS for n in facts.called)
 
     VALID = (
+        # the other branch reshapes the same records (a conditional concat), no randomiser; the loss uses ε later
+        """
+import torch
+def discriminator_input(real, cond, epsilon):
+    if cond is not None and len(cond) > 0:
+        batch = torch.cat([real, cond], dim=1)
+    else:
+        batch = real
+    scale = 1.0 / epsilon
+    return batch, scale
+""",
+        # twin of the pass-through: every coordinate gets its output interval from ε, on both branches
+        """
+import numpy as np
+def perturb_coefficients(coeffs, epsilon, keep):
+    out = np.copy(coeffs)
+    e = np.exp(epsilon)
+    for j, bit in enumerate(keep):
+        if bit == 0 or abs(coeffs[j]) < 0.5:
+            lo, hi = -(e + 1) / (e - 1), (coeffs[j] * e - 1) / (e - 1)
+        else:
+            lo, hi = (coeffs[j] * e + 1) / (e - 1), (e + 1) / (e - 1)
+        out[j] = np.random.uniform(lo, hi)
+    return out
+""",
+        # randomized response: a coin keeps the value, the other branch draws another one
+        """
+import numpy as np
+def grr(value, domain_size, epsilon):
+    p = np.exp(epsilon) / (np.exp(epsilon) + domain_size - 1)
+    coin = np.random.rand()
+    if coin < p:
+        reported = value
+    else:
+        reported = np.random.randint(0, domain_size)
+    return reported
+""",
+        # ordinary ML: a warm-up schedule, no privacy budget anywhere
+        """
+def learning_rate(step, base_lr, warmup, decay):
+    if step < warmup:
+        lr = base_lr
+    else:
+        lr = base_lr * decay ** (step - warmup)
+    return lr
+""",
         # twin of the missing-value shortcut: a missing value is replaced by a public default and noised like any other
         """
 import numpy as np
@@ -195,6 +251,34 @@ def release(values, epsilon, mechanism):
 """,
     )
     INVALID = (
+        # a coefficient not selected (or small) is sent unchanged; the others get an ε-interval
+        """
+import numpy as np
+def perturb_coefficients(coeffs, epsilon, keep):
+    out = np.copy(coeffs)
+    e = np.exp(epsilon)
+    for j, bit in enumerate(keep):
+        if bit == 0 or abs(coeffs[j]) < 0.5:
+            lo = coeffs[j]  # <-
+            hi = coeffs[j]
+        else:
+            lo, hi = (coeffs[j] * e + 1) / (e - 1), (e + 1) / (e - 1)
+        out[j] = np.random.uniform(lo, hi)
+    return out
+""",
+        # a reading under a public floor is forwarded as is, the others get Laplace noise
+        """
+import numpy as np
+def privatize_readings(readings, epsilon, floor):
+    sent = []
+    for r in readings:
+        if r < floor:
+            value = r  # <-
+        else:
+            value = r + np.random.laplace(0, 1.0 / epsilon)
+        sent.append(value)
+    return sent
+""",
         # a NaN in the private array returns an exact NaN without noise (and without charging the budget)
         """
 import numpy as np
@@ -288,6 +372,13 @@ class Mechanism:
                         and not isinstance(sub, cst.For) for c in walk(value)):
                     private |= {t for t in targets if t not in _KNOBS and not words(t) & _KNOBS}
         private -= noisy
+        # names computed from the budget (``e = np.exp(epsilon)``, ``p = e / (e + k - 1)``)
+        self._budgeted = set()
+        for _ in range(3):
+            for sub in body:
+                if isinstance(sub, cst.Assign) and any(
+                        words(n) & _BUDGET or n in self._budgeted for n in _names(sub.value)):
+                    self._budgeted |= {n for t in sub.targets for n in _names(t.target)}
         if not params or not any(isinstance(n, cst.Name) and words(n.value) & _BUDGET for n in walk(node)):
             return  # no budget in sight: a sampler's own parameter checks, not a mechanism on private data
         seen: set[cst.CSTNode] = set()
@@ -306,6 +397,73 @@ class Mechanism:
                     if rest:
                         chain = chain + [(None, rest[0])]  # type: ignore[list-item]
                 self._chain(chain, private, noisy)
+                self._passthrough(chain, private, noisy)
+
+    def _passthrough(self, chain: list[tuple[cst.BaseExpression | None, cst.BaseSuite]], private: set[str],
+                     noisy: set[str]) -> None:
+        """``if bit == 0 or abs(x[i]) < 0.5: lo = hi = x[i]`` beside ``else: lo = <interval from ε>``: one branch
+        sets a name the other branch perturbs to the private value itself, so whenever it is taken (by a coin or by
+        the value) the exact value leaves in the output."""
+        if len(chain) < 2 or any(test is None and isinstance(suite, cst.Return) for test, suite in chain):
+            return
+        tests = [t for t, _ in chain if t is not None]
+        if not tests or any(words(n) & (_BUDGET | _SWITCH) for t in tests for n in _names(t)):
+            return  # a DP on/off switch: the non-private mode, not a branch of the mechanism
+        if not any(_names(t) - _KNOBS for t in tests):
+            return
+        if any(isinstance(c.operator, (cst.Is, cst.IsNot)) for t in tests for comp in walk(t)
+               if isinstance(comp, cst.Comparison) for c in comp.comparisons):
+            return  # ``if acc is None: acc = part``: an accumulator's first value
+
+        def assigned(suite: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+            out: dict[str, list[cst.BaseExpression]] = {}
+            for a in walk(suite):
+                if isinstance(a, cst.Assign):
+                    for t in a.targets:
+                        for name in _names(t.target) if isinstance(t.target, (cst.Name, cst.Tuple)) else ():
+                            out.setdefault(name, []).append(a.value)
+            return out
+
+        suites = [suite for _, suite in chain]
+        for i, suite in enumerate(suites):
+            if self._noisy(suite) or any(isinstance(n, cst.Raise) for n in walk(suite)):
+                continue
+            mine = assigned(suite)
+            for stmt in walk(suite):
+                if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 \
+                        or not isinstance(stmt.targets[0].target, cst.Name):
+                    continue
+                target, value = stmt.targets[0].target.value, stmt.value
+                root = value
+                while isinstance(root, cst.Subscript):
+                    root = root.value  # ``x[i]``: the array read, whatever indexes it
+                if not isinstance(root, cst.Name) or root.value not in private or root.value in noisy \
+                        or root.value in self._budgeted or any(isinstance(c, cst.Call) for c in walk(value)):
+                    continue  # (a value computed with the budget is a mechanism's output)
+                perturbed = False
+                for j, other in enumerate(suites):
+                    if j == i or target not in assigned(other):
+                        continue
+                    used = {n.value for v in assigned(other)[target] for n in walk(v) if isinstance(n, cst.Name)}
+                    if not self._noisy(other) and root.value in used and not any(
+                            words(n) & _BUDGET or n in self._budgeted for n in used - {root.value, target}):
+                        continue  # the sibling reshapes the same value (``torch.cat([real, c])``): no randomiser
+                    if self._noisy(other) and not any(_names(t) & private for t in tests):
+                        continue  # randomized response: a coin keeps the value, the other branch draws a value
+                    if root.value not in _names(other):
+                        continue  # the sibling randomises something else: a parameter choice, not this value
+                    if self._noisy(other) or any(words(n) & _BUDGET or n in self._budgeted and n != target
+                                                 for n in _names(other)):
+                        perturbed = True
+                if perturbed and len(mine.get(target, [])) == 1:
+                    self.report(
+                        stmt,
+                        f"`{self.ctx.analysis.code(stmt).strip()[:60]}` passes the private value through unchanged in "
+                        "this branch, while the other branch sets the same name from the ε-randomiser: whenever this "
+                        "branch is taken the exact value is released and no ε bounds it; randomise every "
+                        "coordinate (draw its output interval with ε in both branches)",
+                    )
+                    return
 
     def _noisy(self, node: cst.CSTNode) -> bool:
         for c in walk(node):

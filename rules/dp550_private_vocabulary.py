@@ -251,7 +251,8 @@ def _index_or_count(value: cst.BaseExpression, owner: str | None) -> bool:
 
 def _range_checked(body: cst.CSTNode, tokens: set[str]) -> set[cst.CSTNode]:
     """Statements under ``if t >= size:`` (an ordering test of the token itself): the tokens kept are
-    the ones out of a range (a validation), not the set of tokens that occur."""
+    the ones out of a range (a validation), not the set of tokens that occur; and under ``if t in keywords:``
+    (only the tokens of a given set are counted)."""
     out: set[cst.CSTNode] = set()
     for node in walk(body):
         if isinstance(node, cst.If) and isinstance(node.test, cst.Comparison) and any(
@@ -259,6 +260,12 @@ def _range_checked(body: cst.CSTNode, tokens: set[str]) -> set[cst.CSTNode]:
                 for c in node.test.comparisons) and any(
                 isinstance(x, cst.Name) and x.value in tokens
                 for x in (node.test.left, *(c.comparator for c in node.test.comparisons))):
+            out.update(walk(node.body))
+        # ``if w in keywords: counts[w] += 1``: only the words of a given set are counted; the set, not the
+        # records, is the vocabulary (``if w not in vocab`` is the builder's own test and stays)
+        if isinstance(node, cst.If) and isinstance(node.test, cst.Comparison) \
+                and isinstance(node.test.left, cst.Name) and node.test.left.value in tokens \
+                and len(node.test.comparisons) == 1 and isinstance(node.test.comparisons[0].operator, cst.In):
             out.update(walk(node.body))
     return out
 
@@ -380,6 +387,19 @@ class PrivateVocabulary(Rule):
         return None
 
     VALID = (
+        # twin: only the words of a fixed, public topic list are counted from the messages (then noised);
+        # the list, not the messages, is the set of keys released
+        """
+from collections import Counter
+import numpy as np
+def topic_counts(messages, topic_words, epsilon):
+    tally = Counter()
+    for msg in messages:
+        for tok in msg.lower().split():
+            if tok in topic_words:
+                tally[tok] += 1
+    return {w: tally[w] + np.random.laplace(0, 1 / epsilon) for w in topic_words}
+""",
         # twin: the candidate words are counted from a reference corpus the module reads nowhere else; the
         # texts it sanitises are handed in
         """
@@ -520,6 +540,19 @@ def filter_generated(examples, max_repeat, noise_multiplier):
     )
 
     INVALID = (
+        # the twin's counting without the fixed topic list: every word a message holds becomes a released key
+        """
+from collections import Counter
+import numpy as np
+def topic_counts(messages, epsilon):
+    tally = Counter()
+    for msg in messages:
+        for tok in msg.lower().split():
+            if tok not in tally:
+                tally[tok] = 0  # <-
+            tally[tok] += 1
+    return {w: c + np.random.laplace(0, 1 / epsilon) for w, c in tally.items()}
+""",
         # a word-level sanitiser: the candidate words are counted from the lines of the files it sanitises,
         # the tokens reached through names computed from each line
         """

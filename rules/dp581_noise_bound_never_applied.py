@@ -18,6 +18,30 @@ _CALIBRATION_WORDS = frozenset({"eps", "epsilon", "sigma", "multiplier", "z", "n
                                 "privacy", "delta"})
 
 
+#: calls that measure the range of the values they are given
+_RANGE_CALLS = frozenset({"max", "amax", "nanmax", "ptp", "abs", "absolute", "norm", "quantile", "percentile"})
+
+
+def _measured_from(fn: cst.FunctionDef, aliases: list[str], partner: cst.BaseExpression) -> bool:
+    """Is one of the bound's names assigned in ``fn`` from the range (``np.max``, ``.max()``, a norm) of the very
+    values the noise is added to? Then the values meet the bound by construction; a bound read from the data is
+    another defect (data-dependent sensitivity), not a bound that is never applied."""
+    roots = {n.value for n in walk(partner) if isinstance(n, cst.Name)}
+    if not roots:
+        return False
+    for stmt in walk(fn, into_scopes=False):
+        if not isinstance(stmt, cst.Assign) or not any(
+                isinstance(t.target, cst.Name) and t.target.value in aliases for t in stmt.targets):
+            continue
+        for c in walk(stmt.value):
+            if isinstance(c, cst.Call) and call_name(c) in _RANGE_CALLS:
+                measured = [a.value for a in c.args] or (
+                    [c.func.value] if isinstance(c.func, cst.Attribute) else [])
+                if any(isinstance(n, cst.Name) and n.value in roots for m in measured for n in walk(m)):
+                    return True
+    return False
+
+
 class NoiseBoundNeverApplied(Rule):
     id = "DP581"
     name = "noise-bound-never-applied"
@@ -37,7 +61,8 @@ class NoiseBoundNeverApplied(Rule):
         "factors of a unit draw) built from a clip-bound name together with a budget or multiplier. Not "
         "reported: a module that uses the bound in any call other than printing, logging, casting or drawing, "
         "in a comparison, an assert or a conditional; a noise helper that adds the noise to a parameter it was "
-        "given (the caller may have clipped); draws not added to a value. Fix: clip each contribution to C "
+        "given (the caller may have clipped); a bound measured from the noised values themselves (`np.max(x)`, a "
+        "norm: they meet it by construction); draws not added to a value. Fix: clip each contribution to C "
         "before summing (`g * min(1, C / ‖g‖)`, `clip_grad_norm_` per example, `np.clip` for a range), or "
         "derive the noise from a bound the code enforces."
     )
@@ -49,6 +74,17 @@ class NoiseBoundNeverApplied(Rule):
         return bool(facts.calls_any(set(_DRAW_NAMES)))
 
     VALID = (
+    # twin: the bound is the measured range of each noised column (data-dependent, another defect), which the
+    # column meets by construction
+    """
+import numpy as np
+def perturb_columns(table, noise_multiplier, use_range=True):
+    cols = np.split(table, table.shape[1], axis=1)
+    for i, col in enumerate(cols):
+        bound = 1.0 if not use_range else np.max(col)
+        cols[i] = col + np.random.laplace(scale=bound * noise_multiplier, size=col.shape)
+    return np.concatenate(cols, axis=1)
+""",
     # twin 1: the update is clipped to the bound the noise is sized for
     """
 import torch
@@ -198,6 +234,16 @@ class SumQuery:
     )
 
     INVALID = (
+    # the twin with a configured per-column bound that no line applies to the column
+    """
+import numpy as np
+def perturb_columns(table, noise_multiplier, col_bound):
+    cols = np.split(table, table.shape[1], axis=1)
+    for i, col in enumerate(cols):
+        bound = 1.0 if col_bound is None else col_bound
+        cols[i] = col + np.random.laplace(scale=bound * noise_multiplier, size=col.shape)  # <-
+    return np.concatenate(cols, axis=1)
+""",
     # 1 torch FL client: trained weights perturbed, never clipped
     """
 import torch
@@ -380,6 +426,8 @@ def noisy_average(updates, clip_norm, noise_multiplier, logger):
                 continue  # a noise helper: the caller hands over values it may have clipped
             # the bound and the names it was reached through (``c = cfg["max_clipping_norm"]``): none may be applied
             aliases = [k for k in leaves.keys if k in bounds or not words(k) & _CALIBRATION_WORDS]
+            if _measured_from(fn, aliases, partner):
+                continue  # ``clip = np.max(x)``: the range of the noised values, which they meet by construction
             for b in aliases:
                 if b not in applied:
                     applied[b] = bound_applied(original_node, b, fa)
