@@ -9,6 +9,8 @@ from typing import Any
 
 import libcst as cst
 
+from dpcheck.analysis.off_switch import behind_off_switch
+from dpcheck.analysis.dataindex import index_for
 from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
@@ -396,7 +398,9 @@ class DataDependentCalibration(Rule):
         "`laplace_noise.rvs(b)`), a mechanism helper's sensitivity/scale parameter, a variable or "
         "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
         "or norm keyword (`bounds=`, `input_range=`, `lower=`/`upper=`, `data_norm=`) of a call handed a budget "
-        "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: statistics "
+        "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: a statistic "
+        "only computed behind a parameter that defaults off and that every call in the module leaves off "
+        "(`bound = 1.0 if not use_peak else np.max(x)` with `use_peak=False` passed), statistics "
         "of noisy, released, public or configured values (names such as `noisy_*`, `bound`, "
         "`clip`, `epsilon`, or a comprehension of a `public_*`/schema entry), a statistic "
         "privatised where it is computed (`perturb_mechanism(G.degree(v), ...)`), noise in a "
@@ -425,6 +429,38 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (R3 b65) the data-peak bound only behind a flag that defaults off and every call here leaves off
+        """
+import numpy as np
+
+
+def perturb_channels(frames, noise_multiplier, use_peak=False):
+    columns = np.split(frames, frames.shape[1], axis=1)
+    for j, column in enumerate(columns):
+        bound = 1.0 if not use_peak else np.max(column)
+        columns[j] = column + np.random.laplace(scale=bound * noise_multiplier, size=column.shape)
+    return np.concatenate(columns, axis=1)
+
+
+def run(frames):
+    return perturb_channels(frames, noise_multiplier=0.5, use_peak=False)
+""",
+        # (R3 b65) the same switch as an ``if`` statement
+        """
+import numpy as np
+
+
+def noisy_total(values, epsilon, data_bound=None):
+    bound = 1.0
+    if data_bound:
+        bound = np.max(np.abs(values))
+    clipped = np.clip(values, -bound, bound)
+    return clipped.sum() + np.random.laplace(scale=bound / epsilon)
+
+
+def report(values):
+    return noisy_total(values, epsilon=1.0, data_bound=False)
+""",
         # (q3 h46) twin of the per-group means: the sensitivity function divides a public cap, and the values are clipped to it
         """
 import numpy as np
@@ -885,6 +921,37 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # (R3 b65) the twins: the call turns the data-peak bound on
+        """
+import numpy as np
+
+
+def perturb_channels(frames, noise_multiplier, use_peak=False):
+    columns = np.split(frames, frames.shape[1], axis=1)
+    for j, column in enumerate(columns):
+        bound = 1.0 if not use_peak else np.max(column)  # <-
+        columns[j] = column + np.random.laplace(scale=bound * noise_multiplier, size=column.shape)
+    return np.concatenate(columns, axis=1)
+
+
+def run(frames):
+    return perturb_channels(frames, noise_multiplier=0.5, use_peak=True)
+""",
+        """
+import numpy as np
+
+
+def noisy_total(values, epsilon, data_bound=None):
+    bound = 1.0
+    if data_bound:
+        bound = np.max(np.abs(values))  # <-
+    clipped = np.clip(values, -bound, bound)
+    return clipped.sum() + np.random.laplace(scale=bound / epsilon)
+
+
+def report(values):
+    return noisy_total(values, epsilon=1.0, data_bound=True)
+""",
         # (q3 h46) the data's own maximum inside the sensitivity function handed to a per-group mean helper
     """
 import numpy as np
@@ -1636,6 +1703,8 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
             return
         if bypassed_fallback(self.ctx.module, origin):
             return  # (q3 h46) the no-bounds fallback every caller here bypasses by passing bounds
+        if self._switched_off(origin, scope):
+            return  # (R3 b65) ``1 if not clip_max else np.max(x)`` with every call passing clip_max=False
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
         if len(stat) > 90:
@@ -1652,6 +1721,15 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                                f"the mechanism protects, and its caller uses it to set {what}: the calibration is "
                                f"this dataset's, not a public bound; use a fixed bound (and clip to it) or "
                                f"estimate it privately")
+
+    def _switched_off(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """``origin``, or every statistic it computes, runs only when a parameter that defaults to off is
+        on, and every call of the function in the module leaves it off (``off_switch``)."""
+        index = index_for(self.ctx)
+        if behind_off_switch(origin, index):
+            return True
+        stats = [n for n in walk(origin, into_scopes=False) if isinstance(n, cst.Call) and self._source_call(n, scope)]
+        return bool(stats) and all(behind_off_switch(n, index) for n in stats)
 
     def _budgeted_argument(self, sink: cst.CSTNode) -> bool:
         """``sink`` is an argument of a call handed a privacy budget (``eps=self.x_eps``): a DP
