@@ -25,6 +25,9 @@ _STATISTICS = frozenset({
     "reduce_mean", "reduce_std", "max", "min", "degree",
     # Spark: ``df.stat.approxQuantile("amount", [0.99], 0.001)``, ``F.percentile_approx(col, 0.5)``
     "approxQuantile", "percentile_approx", "approx_percentile",
+    # (R3 b69) the spectrum of the data matrix: singular values/eigenvalues (a spectral gap sizing the
+    # number of power iterations, hence sigma)
+    "svd", "svdvals", "eigvals", "eigvalsh", "eigh", "eig",
 })
 #: Spark column functions an ``agg`` can take a statistic with (``F.max("n")``, ``F.expr("percentile_approx(n, .9)")``)
 _SPARK_AGG_STATS = frozenset({"max", "min", "percentile_approx", "approx_percentile", "approxQuantile", "stddev",
@@ -398,7 +401,10 @@ class DataDependentCalibration(Rule):
         "`laplace_noise.rvs(b)`), a mechanism helper's sensitivity/scale parameter, a variable or "
         "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
         "or norm keyword (`bounds=`, `input_range=`, `lower=`/`upper=`, `data_norm=`) of a call handed a budget "
-        "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: a statistic "
+        "(`epsilon=`), or a DP parameter written into a generated spec. The spectrum of the data matrix counts "
+        "as a statistic: singular values or eigenvalues (`np.linalg.svd(A)`, `eigvalsh`) that set a noisy power "
+        "method's iteration count and with it sigma leak the spectral gap (bad: `L = gap(svd(A))`, "
+        "`sigma = f(L) / eps`; good: a public iteration count). Not reported: a statistic "
         "only computed behind a parameter that defaults off and that every call in the module leaves off "
         "(`bound = 1.0 if not use_peak else np.max(x)` with `use_peak=False` passed), statistics "
         "of noisy, released, public or configured values (names such as `noisy_*`, `bound`, "
@@ -429,6 +435,30 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (R3 b69) noisy power method: a public iteration count sizes sigma
+        """
+import numpy as np
+
+
+def private_top_k(data, k, epsilon, delta, start, rounds=50):
+    cov = data.T @ data
+    sigma = np.sqrt(4.0 * k * rounds * np.log(1.0 / delta)) / epsilon
+    basis = start
+    for _ in range(rounds):
+        noisy = cov @ basis + np.random.normal(0.0, sigma, basis.shape)
+        basis, _ = np.linalg.qr(noisy)
+    return basis
+""",
+        # (R3 b69) ordinary ML: whitening with the singular values, no noise
+        """
+import numpy as np
+
+
+def whiten(features, eps=1e-5):
+    centred = features - features.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    return centred @ vt.T / (s + eps)
+""",
         # (R3 b65) the data-peak bound only behind a flag that defaults off and every call here leaves off
         """
 import numpy as np
@@ -921,6 +951,36 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # (R3 b69) the iteration count (hence sigma) from the exact spectral gap of the private matrix
+        """
+import numpy as np
+
+
+def private_top_k(data, k, epsilon, delta, start):
+    cov = data.T @ data
+    _, spectrum, _ = np.linalg.svd(cov)  # <-
+    rounds = int(10 * spectrum[k - 1] * np.log(cov.shape[0]) / (spectrum[k - 1] - spectrum[k]))
+    sigma = np.sqrt(4.0 * k * rounds * np.log(1.0 / delta)) / epsilon
+    basis = start
+    for _ in range(rounds):
+        noisy = cov @ basis + np.random.normal(0.0, sigma, basis.shape)
+        basis, _ = np.linalg.qr(noisy)
+    return basis
+""",
+        """
+import numpy as np
+
+
+def noisy_power_method(X, k, epsilon, delta, iters_scale=10):
+    gram = X.T @ X
+    values = np.linalg.eigvalsh(gram)[::-1]  # <-
+    steps = int(iters_scale * values[0] / (values[k - 1] - values[k]))
+    noise_std = np.sqrt(steps * np.log(1.0 / delta)) / epsilon
+    basis = np.linalg.qr(np.random.randn(gram.shape[0], k))[0]
+    for _ in range(steps):
+        basis = np.linalg.qr(gram @ basis + np.random.normal(0.0, noise_std, basis.shape))[0]
+    return basis
+""",
         # (R3 b65) the twins: the call turns the data-peak bound on
         """
 import numpy as np
