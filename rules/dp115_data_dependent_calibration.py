@@ -9,6 +9,8 @@ from typing import Any
 
 import libcst as cst
 
+from dpcheck.analysis.off_switch import behind_off_switch
+from dpcheck.analysis.dataindex import index_for
 from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
@@ -23,6 +25,9 @@ _STATISTICS = frozenset({
     "reduce_mean", "reduce_std", "max", "min", "degree",
     # Spark: ``df.stat.approxQuantile("amount", [0.99], 0.001)``, ``F.percentile_approx(col, 0.5)``
     "approxQuantile", "percentile_approx", "approx_percentile",
+    # (R3 b69) the spectrum of the data matrix: singular values/eigenvalues (a spectral gap sizing the
+    # number of power iterations, hence sigma)
+    "svd", "svdvals", "eigvals", "eigvalsh", "eigh", "eig",
 })
 #: Spark column functions an ``agg`` can take a statistic with (``F.max("n")``, ``F.expr("percentile_approx(n, .9)")``)
 _SPARK_AGG_STATS = frozenset({"max", "min", "percentile_approx", "approx_percentile", "approxQuantile", "stddev",
@@ -396,7 +401,12 @@ class DataDependentCalibration(Rule):
         "`laplace_noise.rvs(b)`), a mechanism helper's sensitivity/scale parameter, a variable or "
         "function named `sensitivity`, a DP library's contribution-bound keyword, the range "
         "or norm keyword (`bounds=`, `input_range=`, `lower=`/`upper=`, `data_norm=`) of a call handed a budget "
-        "(`epsilon=`), or a DP parameter written into a generated spec. Not reported: statistics "
+        "(`epsilon=`), or a DP parameter written into a generated spec. The spectrum of the data matrix counts "
+        "as a statistic: singular values or eigenvalues (`np.linalg.svd(A)`, `eigvalsh`) that set a noisy power "
+        "method's iteration count and with it sigma leak the spectral gap (bad: `L = gap(svd(A))`, "
+        "`sigma = f(L) / eps`; good: a public iteration count). Not reported: a statistic "
+        "only computed behind a parameter that defaults off and that every call in the module leaves off "
+        "(`bound = 1.0 if not use_peak else np.max(x)` with `use_peak=False` passed), statistics "
         "of noisy, released, public or configured values (names such as `noisy_*`, `bound`, "
         "`clip`, `epsilon`, or a comprehension of a `public_*`/schema entry), a statistic "
         "privatised where it is computed (`perturb_mechanism(G.degree(v), ...)`), noise in a "
@@ -425,6 +435,62 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (R3 b69) noisy power method: a public iteration count sizes sigma
+        """
+import numpy as np
+
+
+def private_top_k(data, k, epsilon, delta, start, rounds=50):
+    cov = data.T @ data
+    sigma = np.sqrt(4.0 * k * rounds * np.log(1.0 / delta)) / epsilon
+    basis = start
+    for _ in range(rounds):
+        noisy = cov @ basis + np.random.normal(0.0, sigma, basis.shape)
+        basis, _ = np.linalg.qr(noisy)
+    return basis
+""",
+        # (R3 b69) ordinary ML: whitening with the singular values, no noise
+        """
+import numpy as np
+
+
+def whiten(features, eps=1e-5):
+    centred = features - features.mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    return centred @ vt.T / (s + eps)
+""",
+        # (R3 b65) the data-peak bound only behind a flag that defaults off and every call here leaves off
+        """
+import numpy as np
+
+
+def perturb_channels(frames, noise_multiplier, use_peak=False):
+    columns = np.split(frames, frames.shape[1], axis=1)
+    for j, column in enumerate(columns):
+        bound = 1.0 if not use_peak else np.max(column)
+        columns[j] = column + np.random.laplace(scale=bound * noise_multiplier, size=column.shape)
+    return np.concatenate(columns, axis=1)
+
+
+def run(frames):
+    return perturb_channels(frames, noise_multiplier=0.5, use_peak=False)
+""",
+        # (R3 b65) the same switch as an ``if`` statement
+        """
+import numpy as np
+
+
+def noisy_total(values, epsilon, data_bound=None):
+    bound = 1.0
+    if data_bound:
+        bound = np.max(np.abs(values))
+    clipped = np.clip(values, -bound, bound)
+    return clipped.sum() + np.random.laplace(scale=bound / epsilon)
+
+
+def report(values):
+    return noisy_total(values, epsilon=1.0, data_bound=False)
+""",
         # (q3 h46) twin of the per-group means: the sensitivity function divides a public cap, and the values are clipped to it
         """
 import numpy as np
@@ -885,6 +951,67 @@ def train_step(model, loss, history, optimizer):
     )
 
     INVALID = (
+        # (R3 b69) the iteration count (hence sigma) from the exact spectral gap of the private matrix
+        """
+import numpy as np
+
+
+def private_top_k(data, k, epsilon, delta, start):
+    cov = data.T @ data
+    _, spectrum, _ = np.linalg.svd(cov)  # <-
+    rounds = int(10 * spectrum[k - 1] * np.log(cov.shape[0]) / (spectrum[k - 1] - spectrum[k]))
+    sigma = np.sqrt(4.0 * k * rounds * np.log(1.0 / delta)) / epsilon
+    basis = start
+    for _ in range(rounds):
+        noisy = cov @ basis + np.random.normal(0.0, sigma, basis.shape)
+        basis, _ = np.linalg.qr(noisy)
+    return basis
+""",
+        """
+import numpy as np
+
+
+def noisy_power_method(X, k, epsilon, delta, iters_scale=10):
+    gram = X.T @ X
+    values = np.linalg.eigvalsh(gram)[::-1]  # <-
+    steps = int(iters_scale * values[0] / (values[k - 1] - values[k]))
+    noise_std = np.sqrt(steps * np.log(1.0 / delta)) / epsilon
+    basis = np.linalg.qr(np.random.randn(gram.shape[0], k))[0]
+    for _ in range(steps):
+        basis = np.linalg.qr(gram @ basis + np.random.normal(0.0, noise_std, basis.shape))[0]
+    return basis
+""",
+        # (R3 b65) the twins: the call turns the data-peak bound on
+        """
+import numpy as np
+
+
+def perturb_channels(frames, noise_multiplier, use_peak=False):
+    columns = np.split(frames, frames.shape[1], axis=1)
+    for j, column in enumerate(columns):
+        bound = 1.0 if not use_peak else np.max(column)  # <-
+        columns[j] = column + np.random.laplace(scale=bound * noise_multiplier, size=column.shape)
+    return np.concatenate(columns, axis=1)
+
+
+def run(frames):
+    return perturb_channels(frames, noise_multiplier=0.5, use_peak=True)
+""",
+        """
+import numpy as np
+
+
+def noisy_total(values, epsilon, data_bound=None):
+    bound = 1.0
+    if data_bound:
+        bound = np.max(np.abs(values))  # <-
+    clipped = np.clip(values, -bound, bound)
+    return clipped.sum() + np.random.laplace(scale=bound / epsilon)
+
+
+def report(values):
+    return noisy_total(values, epsilon=1.0, data_bound=True)
+""",
         # (q3 h46) the data's own maximum inside the sensitivity function handed to a per-group mean helper
     """
 import numpy as np
@@ -1636,6 +1763,8 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
             return
         if bypassed_fallback(self.ctx.module, origin):
             return  # (q3 h46) the no-bounds fallback every caller here bypasses by passing bounds
+        if self._switched_off(origin, scope):
+            return  # (R3 b65) ``1 if not clip_max else np.max(x)`` with every call passing clip_max=False
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
         if len(stat) > 90:
@@ -1652,6 +1781,15 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                                f"the mechanism protects, and its caller uses it to set {what}: the calibration is "
                                f"this dataset's, not a public bound; use a fixed bound (and clip to it) or "
                                f"estimate it privately")
+
+    def _switched_off(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """``origin``, or every statistic it computes, runs only when a parameter that defaults to off is
+        on, and every call of the function in the module leaves it off (``off_switch``)."""
+        index = index_for(self.ctx)
+        if behind_off_switch(origin, index):
+            return True
+        stats = [n for n in walk(origin, into_scopes=False) if isinstance(n, cst.Call) and self._source_call(n, scope)]
+        return bool(stats) and all(behind_off_switch(n, index) for n in stats)
 
     def _budgeted_argument(self, sink: cst.CSTNode) -> bool:
         """``sink`` is an argument of a call handed a privacy budget (``eps=self.x_eps``): a DP

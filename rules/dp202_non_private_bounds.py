@@ -464,6 +464,15 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (R3 b69) the rows per column counted from the sizes of the data and of its variance: shapes only
+        """
+import numpy as np
+def private_variance(values, epsilon, seed=0):
+    spread = np.var(values, axis=0)
+    per_column = values.size / spread.size
+    scale = 2.0 / (per_column * epsilon)
+    return spread + np.random.RandomState(seed).laplace(0.0, scale, size=spread.size)
+""",
         # (q3 h46) the data-range fallback of an optional ``limits`` that every caller in the module fills:
         # it never runs here (the callers' limits are judged where they are built)
         """

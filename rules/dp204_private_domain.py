@@ -7,6 +7,8 @@ import re
 import libcst as cst
 from libcst.metadata import PositionProvider
 
+from dpcheck.analysis.off_switch import behind_off_switch
+from dpcheck.analysis.dataindex import index_for
 from dpcheck.analysis import dp_output
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.partitionkeys import partition_keys
@@ -770,7 +772,10 @@ class PrivateDomain(Rule):
         "(drawn there or into a list before it), is returned beside noisy output or by a mechanism-named "
         "function (`randomized_response(col, epsilon)` returning the observed answers); also through "
         "local helpers' returns, module-level loaded data and a script's top-level calls of its DP "
-        "functions. Not reported: a budget only stored beside the read in a results row or a report "
+        "functions. Not reported: a read behind a parameter that defaults off and that every call in the "
+        "module leaves off (`1 if not use_max else np.max(x)`), a dp_accounting event (`GaussianDpEvent(nm)`: "
+        "the accountant's description of a step, not a release), "
+        "a budget only stored beside the read in a results row or a report "
         "(`rows.append(dict(eps=eps, n=n))`, an f-string, `print`; a noisy function's returned record "
         "stays the release), uniform picks of a position or class index (`randint(0, k)`, `randperm`) outside "
         "a budgeted or mechanism-named function (labels flipped to simulate noisy clients; values drawn "
@@ -2083,6 +2088,8 @@ class OLH:
                     continue
                 if tree is not None and partition_keys(tree, self.ctx.analysis.line_of(src)):
                     continue  # the observed keys only pick each key's rows: the records, not the key set, are read
+                if behind_off_switch(src, index_for(self.ctx)):
+                    continue  # (R3 b65) only when a flag every call here leaves off: ``1 if not f else max(x)``
                 if scored_truth(_assignment_holding(fn, src), src, body_of(fn)):
                     continue  # (g1) the exact answer kept to score the release's error against
                 if tree is not None and self._post_processed(tree, src, outputs):

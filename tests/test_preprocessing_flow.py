@@ -1400,3 +1400,24 @@ def test_rescaling_a_noisy_sample_from_a_sibling_module(tmp_path: Path, arg: str
     files = {"__init__.py": "", "preprocessing.py": _MVG_PREP, "mechanisms.py": _MVG_MECH.format(arg=arg)}
     lines = [f.line for f in _join_files(tmp_path, files) if f.path == "preprocessing.py"]
     assert bool(lines) is fires
+
+
+# (R3 b69) a module claiming DP that counts rows per column from the sizes of its data and of the variance
+_SIZES = """\"\"\"Differentially private statistics.\"\"\"
+import numpy as np
+def private_variance(values, epsilon, seed=0):
+    spread = np.var(values, axis=0)
+    per_column = {expr}
+    scale = 2.0 / (per_column * epsilon)
+    return spread + np.random.RandomState(seed).laplace(0.0, scale, size=spread.size)
+"""
+
+
+@pytest.mark.parametrize("expr,fires", [
+    ("values.size / spread.size", False),  # shapes: how many rows, not what they hold
+    ("(values / spread).sum()", True),  # the twin: the records divided by their own variance
+])
+def test_count_from_shapes_is_not_scaling(tmp_path: Path, expr: str, fires: bool) -> None:
+    files = {"dp_stats.py": _SIZES.format(expr=expr)}
+    lines = [f.line for f in _join_files(tmp_path, files) if f.path == "dp_stats.py"]
+    assert bool(lines) is fires

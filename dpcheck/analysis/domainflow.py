@@ -853,6 +853,8 @@ _NOT_MECHANISM = frozenset({
     "blur", "filter", "unnormalized", "prob", "probability", "scale", "variance", "std", "sigma",
     # an accountant computing a mechanism's privacy loss from public parameters (``_compute_gaussian_rdp``)
     "rdp", "renyi", "zcdp", "accountant", "accounting",
+    # (R3 b66) dp_accounting's ``GaussianDpEvent(nm)``: the description of a mechanism an accountant composes
+    "event",
 })
 
 
@@ -865,8 +867,13 @@ def budget_refs(expr: cst.CSTNode) -> set[str]:
     return {n for n in value_refs(expr) if words(n.split(".")[-1]) & BUDGET_WORDS}
 
 
+#: (R3 b66) ``dp_event``/``dp_accounting``: the accountant's module and its events, no noisy value
+_ACCOUNTING_WORDS = frozenset({"event", "events", "accounting", "accountant"})
+
+
 def noisy_refs(expr: cst.CSTNode) -> set[str]:
-    return {n for n in value_refs(expr) if words(n.split(".")[-1]) & _NOISY_WORDS}
+    return {n for n in value_refs(expr) if words(n.split(".")[-1]) & _NOISY_WORDS
+            and not words(n.split(".")[-1]) & _ACCOUNTING_WORDS}
 
 
 class Records(frozenset):

@@ -68,8 +68,27 @@ def _calls_leave_off(fn: cst.FunctionDef, name: str, position: int, index: CoreV
     return bool(calls) and all(_left_off(c, name, position, method) for c in calls)
 
 
+def _switched_arm(anc: cst.CSTNode, child: cst.CSTNode) -> str | None:
+    """The flag whose being on runs ``child``, an arm of ``anc``: the body of ``if flag:`` or of
+    ``a if flag else b``, or the other arm under ``not flag``."""
+    if isinstance(anc, cst.If):
+        on, off = anc.body, anc.orelse
+    elif isinstance(anc, cst.IfExp):
+        on, off = anc.body, anc.orelse
+    else:
+        return None
+    test = anc.test
+    if isinstance(test, cst.Name) and child is on:
+        return test.value
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            and isinstance(test.expression, cst.Name) and child is off and off is not None:
+        return test.expression.value  # (R3 b65) ``clip = 1 if not clip_max else np.max(x)``
+    return None
+
+
 def behind_off_switch(node: cst.CSTNode, index: CoreView) -> bool:
-    """Is ``node`` in the body of ``if flag:`` where ``flag`` is a parameter of the enclosing function
+    """Is ``node`` in the arm of ``if flag:`` / ``a if flag else b`` (or the other arm under ``not flag``)
+    that runs when ``flag`` is on, where ``flag`` is a parameter of the enclosing function
     that defaults to off (False/None/0), is never reassigned, and every call of that function in
     this module (one at least) leaves it off?"""
     fn = index.enclosing_function(node)
@@ -79,8 +98,8 @@ def behind_off_switch(node: cst.CSTNode, index: CoreView) -> bool:
     for anc in index.ancestors(node):
         if anc is fn:
             return False
-        if isinstance(anc, cst.If) and child is anc.body and isinstance(anc.test, cst.Name):
-            name = anc.test.value
+        name = _switched_arm(anc, child)
+        if name is not None:
             position = _switch(fn, name)
             if position is not None and not _reassigned(fn, name) and _calls_leave_off(fn, name, position, index):
                 return True

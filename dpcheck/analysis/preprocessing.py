@@ -1386,7 +1386,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 and not _derived_matrix(node.left):
             if scope.kinds(node.right) & _LOCATION:
                 return "the data centred (or shifted) by its own statistic"
-        if isinstance(node.op, ast.Div) and scope.private(node.left):
+        if isinstance(node.op, ast.Div) and scope.private(node.left) and not _shape_of(node.left) \
+                and not _shape_of(node.right):  # (R3 b69) ``x.size / var.size``: a count from shapes
             if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope):
                 return "the data scaled by its own spread"
         if isinstance(node.op, ast.Add) and _one(node.right) and _category_count(node.left, scope):
