@@ -34,6 +34,13 @@ _QUALIFIER_WORDS = frozenset({"categorical", "numeric", "numerical", "record", "
 #: what a list of one value per record is named (``login_timestamps_numerical``, ``row_values``)
 _VALUE_WORDS = frozenset({"timestamps", "values", "vals", "data", "samples", "records", "rows", "points",
                           "readings", "entries", "ts", "times", "scores", "counts", "ages", "amounts", "salaries"})
+#: what a list of a trained model's outputs is named: every prediction is a function of all the training records,
+#: so one release per prediction composes over the same data (sequential, not parallel composition)
+_PREDICTION_WORDS = frozenset({"preds", "predictions", "prediction", "predicted", "probs", "probas", "proba",
+                               "probabilities", "logits", "yhat"})
+#: DP library releases built with an ε (PyDP's aggregations; ``BoundedMean(epsilon=…).quick_result([v])``)
+_LIBRARY_RELEASES = frozenset({"BoundedMean", "BoundedSum", "BoundedStandardDeviation", "BoundedVariance",
+                               "Count", "Max", "Min", "Median", "Percentile"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -86,6 +93,8 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
     if name is None:
         return False
     pieces = words(name)
+    if pieces & _PREDICTION_WORDS:
+        return True  # ``for p in test_preds``: each prediction reads the whole training set
     hits = pieces & _COLUMN_WORDS
     # ``login_timestamps_numerical``: a list of one value per record (a pass per record is parallel composition)
     return bool(hits) and not (hits <= _QUALIFIER_WORDS and pieces & _VALUE_WORDS)
@@ -155,14 +164,17 @@ class BudgetPerItem(Rule):
     name = "budget-per-item"
     category = "general"
     severity = "error"
-    summary = ("a mechanism given the whole ε inside a loop over columns, coordinates or repeated selections: "
+    summary = ("a mechanism given the whole ε inside a loop over columns, coordinates, a model's predictions or "
+               "repeated selections: "
                "d releases of the same records cost d·ε")
     rationale = (
         "Sequential composition: releasing d noisy answers about the same records costs the sum of "
         "their budgets. A loop over the columns, attributes, coordinates or marginals of one data "
         "set (`for col in df.columns: out[col] = laplace_perturb(df[col], epsilon)`, "
         "`{c: ECDF(x[c], mech) for c in cols}` with `mech = Laplace(epsilon=epsilon)`, "
-        "`np.random.laplace(0, 1 / epsilon)` per coordinate; vectorised: `idx = rng.choice(d, size=k, "
+        "`np.random.laplace(0, 1 / epsilon)` per coordinate; the predictions of one trained model, each released on "
+        "its own: `for p in test_preds: BoundedMean(epsilon=epsilon, …).quick_result([p])`, since every prediction "
+        "reads all the training records; vectorised: `idx = rng.choice(d, size=k, "
         "replace=False)` then each chosen coordinate randomised with `exp(eps)`), or a loop that repeats an exponential-"
         "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
         "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
@@ -199,6 +211,10 @@ class BudgetPerItem(Rule):
         if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
                            column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
             return True
+        # a DP library release built with ``epsilon=`` in a loop over a model's predictions
+        if "for " in facts.source and facts.called & _LIBRARY_RELEASES \
+                and any(words(n) & _PREDICTION_WORDS for n in re.findall(r"\bin\s+([\w.]+)", facts.source)):
+            return True
         # ``exp(eps)`` in a loop: a randomized response per attribute (``_exp_per_attribute``)
         if "for " in facts.source and re.search(r"exp(m1)?\(\s*(self\.)?(eps|epsilon)\d*\s*\)", facts.source):
             return True
@@ -207,6 +223,30 @@ class BudgetPerItem(Rule):
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # twins: the budget split over the predictions released, or one vector release
+        """
+import numpy as np
+from pydp.algorithms.laplacian import BoundedMean
+def publish_predictions(model, X_test, epsilon):
+    test_preds = np.clip((model.predict_proba(X_test)[:, 1] * 100).astype(int), 0, 100)
+    eps_each = epsilon / len(test_preds)
+    released = []
+    for p in test_preds:
+        m = BoundedMean(epsilon=eps_each, lower_bound=0, upper_bound=100)
+        released.append(m.quick_result([int(p)]))
+    return np.array(released) / 100.0
+""",
+        """
+import numpy as np
+def noisy_logits(logits, epsilon, sensitivity):
+    return np.asarray(logits) + np.random.laplace(0, len(logits) * sensitivity / epsilon, len(logits))
+""",
+        # ordinary ML: a stability eps in a loop over predicted probabilities
+        """
+import numpy as np
+def log_loss(probs, labels, eps=1e-12):
+    return -sum(np.log(p + eps) if y else np.log(1 - p + eps) for p, y in zip(probs, labels))
+""",
         # twin of the inline GRR: the user's budget divided over the attributes first
         """
 import numpy as np
@@ -424,6 +464,24 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # every test prediction of one trained model gets its own library release at the whole ε
+        """
+import numpy as np
+from pydp.algorithms.laplacian import BoundedMean
+def publish_predictions(model, X_test, epsilon):
+    test_preds = np.clip((model.predict_proba(X_test)[:, 1] * 100).astype(int), 0, 100)
+    released = []
+    for p in test_preds:
+        m = BoundedMean(epsilon=epsilon, lower_bound=0, upper_bound=100)  # <-
+        released.append(m.quick_result([int(p)]))
+    return np.array(released) / 100.0
+""",
+        # the same with hand-drawn Laplace noise on each logit
+        """
+import numpy as np
+def noisy_logits(logits, epsilon, sensitivity):
+    return [z + np.random.laplace(0, sensitivity / epsilon) for z in logits]  # <-
+""",
         # twin: generalized randomized response inline, each attribute of the same user at the whole ε
         """
 import numpy as np
@@ -602,7 +660,8 @@ def train(X, epsilon, bounds):
             return
         eps = _draw_eps(node)
         selection = False
-        if eps is None and _mech_call(node):
+        if eps is None and (_mech_call(node) or call_name(node) in _LIBRARY_RELEASES
+                            and any(a.keyword is not None and a.keyword.value == "epsilon" for a in node.args)):
             eps = _eps_arg(node)
             selection = _select_call(node)
         if eps is None:
