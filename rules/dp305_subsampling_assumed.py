@@ -632,13 +632,17 @@ class SubsamplingAssumed(Rule):
         "`randint(n, (batch_size,))` (indices with replacement), CTGAN's `DataSampler.sample_data(batch_size, …)` "
         "(fixed-size rows conditioned on a category), and a project module's accountant factory handed the record "
         "count whose body sets `sampling_probability=config.batch_size / n`. Bad: `idx = torch.randint(n, (bs,))` "
-        "with `compute_rdp(q=bs / n, …)`. Good: `idx = torch.nonzero(torch.rand(n) < q)` (Poisson sampling)."
+        "with `compute_rdp(q=bs / n, …)`. Good: `idx = torch.nonzero(torch.rand(n) < q)` (Poisson sampling). A launcher that hands training to "
+        "fairseq (`[\"python\", \"train.py\", data, \"--max-sentences\", …]`, `fairseq-train`) while accounting "
+        "q = batch / n is the same: fairseq's epoch iterator shuffles every record into one fixed-size batch per "
+        "epoch."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
                 "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
-                "compute_eps", "get_eps", "calc_eps", "data_loader=None", "_accountant(")
+                "compute_eps", "get_eps", "calc_eps", "data_loader=None", "_accountant(", "--max-sentences",
+                "fairseq-train")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -672,6 +676,23 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h44b-2) ordinary fine-tuning launched through fairseq, no accountant
+        """
+import subprocess
+def launch(data_dir, lr, max_sentences=32):
+    cmd = ["fairseq-train", data_dir, "--max-sentences", str(max_sentences), "--lr", str(lr), "--task",
+           "sentence_prediction"]
+    return subprocess.call(cmd)
+""",
+        # (h44b-2) twin: the launcher's σ is calibrated for full passes (each record once per step: q = 1)
+        """
+import subprocess
+from privacy_tools import get_sigma
+def launch(data_dir, epochs, target_epsilon):
+    sigma = get_sigma(1.0, epochs, target_epsilon, 1e-5)
+    cmd = ["python", "train.py", data_dir, "--max-sentences", "32", "--sigma", str(sigma)]
+    return subprocess.call(cmd)
+""",
         # (h44b-2) twins: Poisson-sampled node indices (each node kept with probability q), and a discriminator
         # whose real rows come from a Poisson sampler while CTGAN's sampler only draws the conditions
         """
@@ -1846,6 +1867,22 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # (h44b-2) a launcher accounts q = batch / n and hands training to fairseq's shuffled epoch iterator
+        """
+import argparse
+import subprocess
+from privacy_tools import get_sigma
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=1024)
+parser.add_argument('--epsilon', type=float, default=3.0)
+args = parser.parse_args()
+n_train = 67000
+q = args.batch_size / n_train  # <-
+sigma = get_sigma(q, args.epochs * (n_train // args.batch_size), args.epsilon, 1e-5)  # <-
+cmd = ["python", "fairseq_cli/train.py", "data-bin/sst2", "--max-sentences", "32",  # <-
+       "--update-freq", str(args.batch_size // 32), "--sigma", str(sigma)]
+subprocess.call(cmd)
+""",
         # (h44b-2) torch's ``randint(high, (batch,))`` draws node indices with replacement, accounted as Poisson
         """
 import torch
@@ -3087,6 +3124,19 @@ class HeadTrainer(transformers.Trainer):
         fixed batches do not meet (with Poisson on, it is another engine's ε)."""
         off = _keyword(node, "poisson_sampling")
         return off is not None and isinstance(off.value, cst.Name) and off.value.value == "False"
+
+    def visit_List(self, node: cst.List) -> None:
+        """(h44b-2) A command that launches fairseq training (``["python", "train.py", data, "--max-sentences",
+        …]``, ``fairseq-train``): fairseq's epoch iterator shuffles the records into fixed-size batches, each record
+        once per epoch, whatever rate the launcher hands its accountant."""
+        strings = [e.value.evaluated_value for e in node.elements
+                   if isinstance(e.value, cst.SimpleString) and isinstance(e.value.evaluated_value, str)]
+        if any(t == "fairseq-train" or t.endswith(("train.py", "fairseq_cli/train.py")) for t in strings) \
+                and any(t in ("--max-sentences", "--max-tokens", "--batch-size") for t in strings) \
+                and any(t in ("--max-sentences", "--update-freq", "--task", "--arch") for t in strings):
+            self._sources.append((node, "launches fairseq training (`train.py --max-sentences …`), whose epoch "
+                                        "iterator shuffles the data into fixed-size batches, every record once per "
+                                        "epoch"))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """``x[i] < sampling_prob`` with ``x = np.random.uniform(size=n)``: the code Poisson-samples its units
