@@ -245,6 +245,9 @@ def _accountant_named(name: str) -> bool:
 
 
 #: a project's own accountant helper (``comp_eps(lmbda, q, sigma, T, delta)``, ``compute_sigma(q, steps, …)``)
+#: a Poisson rate a project's accountant factory sets from the batch size (``sampling_probability=cfg.batch_size / n``)
+_PROJECT_POISSON_RATE = re.compile(r"(?:sampling_probability|sample_rate|sampling_rate|sample_prob|sampling_prob|\bq)"
+                                   r"\s*=\s*[\w.]*batch_size\s*/")
 _ACCOUNTANT_HELPER_WORDS = frozenset({"eps", "epsilon", "privacy", "rdp", "renyi", "moments", "sigma"})
 
 
@@ -624,12 +627,22 @@ class SubsamplingAssumed(Rule):
         "like `data[i*b:(i+1)*b]`."
         " "
         "(h44-2) Also reported: a fixed-size draw without replacement whose size is the rate times the number of units (`choice(users, max(1, int(len(users) * rate)), replace=False)`) when the same rate feeds an accountant call or a hand-written calibration (`q * sqrt(2T log(1/δ)) / ε` in a function named for σ/noise/ε); and `make_private(data_loader=None)` (the engine never builds its Poisson loader). When a helper's accountant gets the rate through a name (`q = batch / N; helper(sample_rate=q)`), the `batch / N` line is reported as well."
+        " (h44b-2) Also reported: the `sample_size=` of an Opacus 0.x / private-transformers "
+        "`PrivacyEngine(batch_size=…, sample_size=…)` (the claim side, beside the loader), torch's "
+        "`randint(n, (batch_size,))` (indices with replacement), CTGAN's `DataSampler.sample_data(batch_size, …)` "
+        "(fixed-size rows conditioned on a category), and a project module's accountant factory handed the record "
+        "count whose body sets `sampling_probability=config.batch_size / n`. Bad: `idx = torch.randint(n, (bs,))` "
+        "with `compute_rdp(q=bs / n, …)`. Good: `idx = torch.nonzero(torch.rand(n) < q)` (Poisson sampling). A launcher that hands training to "
+        "fairseq (`[\"python\", \"train.py\", data, \"--max-sentences\", …]`, `fairseq-train`) while accounting "
+        "q = batch / n is the same: fairseq's epoch iterator shuffles every record into one fixed-size batch per "
+        "epoch."
     )
     TRIGGERS = ("poisson_sampling", "compute_rdp", "sample_size", "sample_rate", "sampling_rate", "sampling_probability", "sampling_prob", "sample_prob", "sampling_ratio", "sample_ratio", "q =", "q=",
                 "compute_dp_sgd_privacy", "PoissonSampledDpEvent", "get_noise_multiplier", "apply_dp_sgd_analysis",
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
                 "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
-                "compute_eps", "get_eps", "calc_eps", "data_loader=None")
+                "compute_eps", "get_eps", "calc_eps", "data_loader=None", "_accountant(", "--max-sentences",
+                "fairseq-train")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -663,6 +676,57 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h44b-2) ordinary fine-tuning launched through fairseq, no accountant
+        """
+import subprocess
+def launch(data_dir, lr, max_sentences=32):
+    cmd = ["fairseq-train", data_dir, "--max-sentences", str(max_sentences), "--lr", str(lr), "--task",
+           "sentence_prediction"]
+    return subprocess.call(cmd)
+""",
+        # (h44b-2) twin: the launcher's σ is calibrated for full passes (each record once per step: q = 1)
+        """
+import subprocess
+from privacy_tools import get_sigma
+def launch(data_dir, epochs, target_epsilon):
+    sigma = get_sigma(1.0, epochs, target_epsilon, 1e-5)
+    cmd = ["python", "train.py", data_dir, "--max-sentences", "32", "--sigma", str(sigma)]
+    return subprocess.call(cmd)
+""",
+        # (h44b-2) twins: Poisson-sampled node indices (each node kept with probability q), and a discriminator
+        # whose real rows come from a Poisson sampler while CTGAN's sampler only draws the conditions
+        """
+import torch
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(model, feats, labels, n_nodes, cfg, orders):
+    q = cfg.batch_size / n_nodes
+    for step in range(cfg.steps):
+        idx = torch.nonzero(torch.rand(n_nodes) < q).flatten()
+        model.dp_step(feats[idx], labels[idx])
+    rdp = compute_rdp(q=q, noise_multiplier=cfg.sigma, steps=cfg.steps, orders=orders)
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)
+""",
+        """
+from opacus import PrivacyEngine
+from opacus.utils.uniform_sampler import UniformWithReplacementSampler
+from torch.utils.data import DataLoader
+def fit(self, dataset, n):
+    sampler = UniformWithReplacementSampler(num_samples=n, sample_rate=self.bs / n)
+    loader = DataLoader(dataset, batch_sampler=sampler)
+    engine = PrivacyEngine(self.critic, sample_rate=self.bs / n, noise_multiplier=self.sigma, max_grad_norm=1.0)
+    engine.attach(self.critic_opt)
+    for (real,) in loader:
+        cond, mask, col, opt = self._sampler.sample_condvec(len(real))
+        self.critic_step(real, cond)
+    return engine.get_privacy_spent(self.delta)
+""",
+        # ordinary ML: random crop offsets drawn with torch.randint in a non-private training script
+        """
+import torch
+def crop(images, size, batch_size):
+    offs = torch.randint(0, images.shape[-1] - size, (batch_size,))
+    return torch.stack([im[..., o:o + size] for im, o in zip(images, offs)])
+""",
         # one-shot input perturbation calibrated as a single full-data step (batch = n, one epoch): q = 1,
         # nothing amplified, even though the model is then fitted on shuffled Keras batches
         """
@@ -1182,7 +1246,7 @@ from torch.utils.data import DataLoader
 def fit(disc, disc_opt, dataset, batch_size):
     sampler = UniformWithReplacementSampler(num_samples=len(dataset), sample_rate=batch_size / len(dataset))
     loader = DataLoader(dataset, batch_sampler=sampler)
-    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,
+    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,  # <-
                            max_grad_norm=1.0)
     engine.attach(disc_opt)
     return loader
@@ -1803,6 +1867,47 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # (h44b-2) a launcher accounts q = batch / n and hands training to fairseq's shuffled epoch iterator
+        """
+import argparse
+import subprocess
+from privacy_tools import get_sigma
+parser = argparse.ArgumentParser()
+parser.add_argument('--batch_size', type=int, default=1024)
+parser.add_argument('--epsilon', type=float, default=3.0)
+args = parser.parse_args()
+n_train = 67000
+q = args.batch_size / n_train  # <-
+sigma = get_sigma(q, args.epochs * (n_train // args.batch_size), args.epsilon, 1e-5)  # <-
+cmd = ["python", "fairseq_cli/train.py", "data-bin/sst2", "--max-sentences", "32",  # <-
+       "--update-freq", str(args.batch_size // 32), "--sigma", str(sigma)]
+subprocess.call(cmd)
+""",
+        # (h44b-2) torch's ``randint(high, (batch,))`` draws node indices with replacement, accounted as Poisson
+        """
+import torch
+from tensorflow_privacy import compute_rdp, get_privacy_spent
+def train(model, feats, labels, n_nodes, cfg, orders):
+    for step in range(cfg.steps):
+        idx = torch.randint(n_nodes, (cfg.batch_size,))  # <-
+        model.dp_step(feats[idx], labels[idx])
+    rdp = compute_rdp(q=cfg.batch_size / n_nodes, noise_multiplier=cfg.sigma, steps=cfg.steps, orders=orders)  # <-
+    return get_privacy_spent(orders, rdp, target_delta=1e-5)
+""",
+        # (h44b-2) CTGAN's conditional data sampler feeds fixed-size real batches to an Opacus 0.x discriminator
+        """
+import opacus
+def fit(self, train_data, transformer):
+    self._sampler = DataSampler(train_data, transformer.output_info_list, True)
+    engine = opacus.PrivacyEngine(self.critic, batch_size=self.bs, sample_size=train_data.shape[0],  # <-
+                                  noise_multiplier=self.sigma, max_grad_norm=1.0)
+    engine.attach(self.critic_opt)
+    for _ in range(max(len(train_data) // self.bs, 1)):
+        cond, mask, col, opt = self._sampler.sample_condvec(self.bs)
+        real = self._sampler.sample_data(self.bs, col, opt)  # <-
+        self.critic_step(real, cond)
+    return engine.get_privacy_spent(self.delta)
+""",
         # twin: the same call given the training batch, q = batch / n credited for the shuffled Keras batches
         """
 from tensorflow_privacy import compute_noise
@@ -2346,7 +2451,7 @@ from opacus import PrivacyEngine
 from torch.utils.data import DataLoader
 def fit(disc, disc_opt, dataset, batch_size):
     loader = DataLoader(dataset, batch_size=batch_size)  # <-
-    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,
+    engine = PrivacyEngine(disc, batch_size=batch_size, sample_size=len(dataset), noise_multiplier=1.0,  # <-
                            max_grad_norm=1.0)
     engine.attach(disc_opt)
     return loader
@@ -2390,7 +2495,7 @@ from torch.utils.data import DataLoader
 from opacus import PrivacyEngine
 def main(model, optimizer, train_set, bs, sigma):
     train_loader = DataLoader(train_set, batch_size=bs, drop_last=True)  # <-
-    engine = PrivacyEngine(model, batch_size=bs, sample_size=len(train_set), noise_multiplier=sigma, max_grad_norm=1.0)
+    engine = PrivacyEngine(model, batch_size=bs, sample_size=len(train_set), noise_multiplier=sigma, max_grad_norm=1.0)  # <-
     engine.attach(optimizer)
     return train_loader, engine.get_privacy_spent(1e-5)
 """,
@@ -2542,7 +2647,7 @@ from private_transformers import PrivacyEngine
 def train(model, optimizer, dataset, batch_size, epochs, target_epsilon):
     sampler = RandomSampler(dataset)  # <-
     loader = DataLoader(dataset, batch_size=batch_size, sampler=sampler)
-    engine = PrivacyEngine(model, batch_size=batch_size, sample_size=len(dataset), epochs=epochs,
+    engine = PrivacyEngine(model, batch_size=batch_size, sample_size=len(dataset), epochs=epochs,  # <-
                            target_epsilon=target_epsilon)
     engine.attach(optimizer)
 """,
@@ -2913,7 +3018,7 @@ class HeadTrainer(transformers.Trainer):
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
                      or _engine_rate(node, name)) or _helper_rate(node, name, self.ctx.analysis.value_of)
                 or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)
-                or _count_built(node, name)) \
+                or _count_built(node, name) or self._project_accountant_rate(node, name)) \
                 and not _noiseless(node) and not self._sigma_search(node):
             self._accounted.append(node)
         if name in _EPSILON_READS and not self._asserted(node) and not (
@@ -2956,6 +3061,49 @@ class HeadTrainer(transformers.Trainer):
                 site = self._shuffled_before(node.func.value) or node
             self._sources.append((site, kind))
 
+    def _project_accountant_rate(self, node: cst.Call, name: str) -> bool:
+        """(h44b-2) A project module's accountant factory handed the record count
+        (``privacy_accountants.get_training_privacy_accountant(config, num_nodes, …)``) whose own body sets a
+        Poisson rate from the batch size (``sampling_probability=config.batch_size / num_nodes``)."""
+        if not (_helper_name(name) or _accountant_named(name)) \
+                or not any(_size_like(a.value) for a in node.args if not a.star):
+            return False
+        tree = self.__dict__.get("_ast_tree", False)
+        if tree is False:
+            try:
+                tree = ast.parse(self.ctx.source)
+            except (SyntaxError, ValueError):
+                tree = None
+            self.__dict__["_ast_tree"] = tree
+        if tree is None:
+            return False
+        func = node.func
+        found = None
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            imported = _import_of(tree, func.value.value)
+            if imported is not None:
+                module, level = imported
+                found = _module_file(self.ctx.path, f"{module}.{func.value.value}" if module else func.value.value,
+                                     level)
+        elif isinstance(func, cst.Name):
+            imported = _import_of(tree, func.value)
+            if imported is not None:
+                found = _module_file(self.ctx.path, imported[0], imported[1])
+        if found is None:
+            return False
+        try:
+            with open(found, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            return False
+        start = re.search(rf"^def {re.escape(name)}\(", text, re.M)
+        if start is None:
+            return False
+        rest = text[start.end():]
+        end = re.search(r"\n(?=\S)", rest)
+        body = rest[:end.start()] if end else rest
+        return _PROJECT_POISSON_RATE.search(body) is not None
+
     def _kept_engine(self, node: cst.Call) -> bool:
         """An Opacus engine built with a chosen accountant (``PrivacyEngine(accountant="prv")``) or stored on an
         object (``self.privacy_engine = PrivacyEngine()``): its ε is meant to be read, if not in this file."""
@@ -2976,6 +3124,19 @@ class HeadTrainer(transformers.Trainer):
         fixed batches do not meet (with Poisson on, it is another engine's ε)."""
         off = _keyword(node, "poisson_sampling")
         return off is not None and isinstance(off.value, cst.Name) and off.value.value == "False"
+
+    def visit_List(self, node: cst.List) -> None:
+        """(h44b-2) A command that launches fairseq training (``["python", "train.py", data, "--max-sentences",
+        …]``, ``fairseq-train``): fairseq's epoch iterator shuffles the records into fixed-size batches, each record
+        once per epoch, whatever rate the launcher hands its accountant."""
+        strings = [e.value.evaluated_value for e in node.elements
+                   if isinstance(e.value, cst.SimpleString) and isinstance(e.value.evaluated_value, str)]
+        if any(t == "fairseq-train" or t.endswith(("train.py", "fairseq_cli/train.py")) for t in strings) \
+                and any(t in ("--max-sentences", "--max-tokens", "--batch-size") for t in strings) \
+                and any(t in ("--max-sentences", "--update-freq", "--task", "--arch") for t in strings):
+            self._sources.append((node, "launches fairseq training (`train.py --max-sentences …`), whose epoch "
+                                        "iterator shuffles the data into fixed-size batches, every record once per "
+                                        "epoch"))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """``x[i] < sampling_prob`` with ``x = np.random.uniform(size=n)``: the code Poisson-samples its units
@@ -3537,10 +3698,22 @@ class HeadTrainer(transformers.Trainer):
                         "into fixed-size batches")
         elif name == "randint":
             args = [a.value for a in node.args]
-            if len(args) > 1 and not _records(args[1]):
+            positional = [a.value for a in node.args if a.keyword is None]
+            if len(positional) == 2 and isinstance(positional[1], (cst.Tuple, cst.List)):
+                # torch's ``randint(high, (batch_size,))``: the population first, then the batch's shape
+                if not _records(positional[0]):
+                    return None
+            elif len(args) > 1 and not _records(args[1]):
                 return None
             if any(_batch_named(a) for a in args[1:]) or self._batch_target(node):
                 return "draws batch indices with replacement (`randint`)"
+        elif name == "sample_data" and isinstance(node.func, cst.Attribute) \
+                and words(ident(node.func.value) or "") & {"sampler", "datasampler"} and node.args \
+                and _batch_named(node.args[0].value):
+            # (h44b-2) CTGAN's ``DataSampler.sample_data(batch_size, col, opt)``: a fixed number of rows, drawn with
+            # replacement or among the rows of a sampled category
+            return ("draws fixed-size batches of rows with replacement, conditioned on a sampled category (CTGAN's "
+                    "`DataSampler.sample_data`)")
         elif name == "RandomSampler":
             source = _keyword(node, "data_source") or next((a for a in node.args if a.keyword is None), None)
             if source is not None and words(ident(source.value) or "") & _HELD_OUT_WORDS:
@@ -3643,6 +3816,18 @@ class HeadTrainer(transformers.Trainer):
             rates = [rate for rate in rates if ident(rate.targets[0].target) in read]
         sites += [rate.value for rate in rates] if not classic else []
         done: set[int] = set()
+        # (h44b-2) an Opacus 0.x / private-transformers engine told the batch and the record count: its
+        # ``sample_size=`` is where q = batch_size / sample_size is claimed
+        for call in self._accounted:
+            size = _keyword(call, "sample_size") or _keyword(call, "sample_rate")
+            if not _engine_rate(call, call_name(call)) or size is None or id(size) in done:
+                continue
+            done.add(id(size))
+            self.report(size, f"`PrivacyEngine(batch_size=…, {size.keyword.value}=…)` accounts every step as Poisson "
+                              f"subsampling at q = batch_size / sample_size, but the batches come from line "
+                              f"{fa.line_of(source)}, which {kind}: the ε it reports does not bound the training that "
+                              "ran; use Poisson sampling (a `UniformWithReplacementSampler`/`DPDataLoader`) or "
+                              "account the sampling actually used")
         for site in sites:
             what = f"this sampling rate `{fa.code(site).strip()}`" if not any(site is c for c in self._accounted) else \
                 f"`{call_name(site)}` derives q = batch / n from its arguments and"

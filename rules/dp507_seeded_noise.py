@@ -137,6 +137,110 @@ def fn_name(fa, node: cst.CSTNode) -> str:
     return fn.name.value if fn is not None else "<module>"
 
 
+#: words of a noise draw's argument that calibrate it to a privacy parameter
+_CALIBRATION_WORDS = frozenset({"eps", "epsilon", "sigma", "sensitivity", "sens", "delta", "multiplier", "budget",
+                                "deltaq", "privacy"})
+#: a class of the project: (file, name, base names, attributes it assigns on self, its draws (attr, method, line,
+#: words of the arguments))
+_ProjectClass = tuple[str, str, frozenset[str], frozenset[str], tuple[tuple[str, str, int, frozenset[str]], ...]]
+_CLASS_INDEX: dict[str, list[_ProjectClass]] = {}
+_CLASS_LINE = re.compile(r"^class\s+(\w+)\s*(?:\(([^)]*)\))?", re.M)
+_SELF_DRAW = re.compile(r"self\.(\w+)\.(\w+)\(([^\n]*)")
+_SELF_ASSIGN = re.compile(r"self\.(\w+)\s*=[^=]")
+
+
+def _class_of_ast(file: str, cls: ast.ClassDef) -> _ProjectClass:
+    bases = frozenset(b.id if isinstance(b, ast.Name) else b.attr for b in cls.bases
+                      if isinstance(b, (ast.Name, ast.Attribute)))
+    owned = frozenset(t.attr for n in ast.walk(cls) if isinstance(n, ast.Assign) for t in n.targets
+                      if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self")
+    draws = []
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Attribute) \
+                and isinstance(n.func.value.value, ast.Name) and n.func.value.value.id == "self":
+            refs = frozenset(w for a in [*n.args, *(k.value for k in n.keywords)] for x in ast.walk(a)
+                             if isinstance(x, (ast.Name, ast.Attribute))
+                             for w in words(x.id if isinstance(x, ast.Name) else x.attr))
+            draws.append((n.func.value.attr, n.func.attr, n.lineno, refs))
+    return file, cls.name, bases, owned, tuple(draws)
+
+
+def _classes_of_text(file: str, text: str) -> list[_ProjectClass]:
+    """The classes of a module Python cannot parse (a missing colon, Python 2), read line by line: each top-level
+    ``class`` runs to the next one."""
+    out: list[_ProjectClass] = []
+    heads = list(_CLASS_LINE.finditer(text))
+    for i, head in enumerate(heads):
+        body = text[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
+        first = text.count("\n", 0, head.end()) + 1
+        bases = frozenset(b.strip().split(".")[-1] for b in (head.group(2) or "").split(",") if b.strip())
+        owned = frozenset(m.group(1) for m in _SELF_ASSIGN.finditer(body))
+        draws = tuple((m.group(1), m.group(2), first + body.count("\n", 0, m.start()),
+                       frozenset(w for tok in re.findall(r"\w+", m.group(3)) for w in words(tok)))
+                      for m in _SELF_DRAW.finditer(body))
+        out.append((file, head.group(1), bases, owned, draws))
+    return out
+
+
+def _project_classes(path: str) -> list[_ProjectClass]:
+    """Every class in ``path``'s folder and its parent folder (where a subclass of a base class defined in
+    ``path`` lives: ``model_base.py`` beside ``private_model.py``); each file read once per version."""
+    folder = os.path.dirname(os.path.abspath(path))
+    out: list[_ProjectClass] = []
+    files: list[str] = []
+    for where in (folder, os.path.dirname(folder)):
+        try:
+            files += sorted(os.path.join(where, f) for f in os.listdir(where) if f.endswith(".py"))
+        except OSError:
+            continue
+    for file in files[:200]:
+        try:
+            stat = os.stat(file)
+        except OSError:
+            continue
+        key = f"{file}\0{stat.st_mtime_ns}\0{stat.st_size}"
+        if key not in _CLASS_INDEX:
+            _CLASS_INDEX[key] = _file_classes(file) if stat.st_size <= 400_000 else []
+        out += _CLASS_INDEX[key]
+    return out
+
+
+def _file_classes(file: str, text: str | None = None) -> list[_ProjectClass]:
+    if text is None:
+        try:
+            with open(file, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError:
+            return []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return _classes_of_text(file, text)
+    return [_class_of_ast(file, n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+
+
+def _subclass_noise_draw(path: str, source: str, base: str, attr: str) -> tuple[str, int, str] | None:
+    """(file, line, class) of a calibrated noise draw ``self.<attr>.laplace(0, s / epsilon)`` in a subclass of
+    ``base`` (directly or through other subclasses, in this folder or its parent) that does not assign its own
+    ``self.<attr>``: the base class's seeded generator is the one the subclass's mechanism draws from."""
+    here = os.path.abspath(path)
+    classes = _file_classes(here, source) + [c for c in _project_classes(path) if c[0] != here]
+    family: set[str] = set()
+    frontier = {base}
+    for _ in range(4):
+        new = {c[1] for c in classes if c[2] & frontier and c[1] not in family and c[1] != base}
+        if not new:
+            break
+        family |= new
+        frontier = new
+    for file, name, _bases, owned, draws in classes:
+        if name not in family or attr in owned:
+            continue  # not a subclass, or one that builds its own generator
+        for drawn, method, line, refs in draws:
+            if drawn == attr and method in _NOISE_METHODS and refs & _CALIBRATION_WORDS:
+                return file, line, name
+    return None
+
 def _seeding_name(name: str) -> bool:
     """``seed``, ``manual_seed``, ``seed_everything``, ``set_random``, ``set_rng_seed``, ``fix_reproducibility``."""
     ws = words(name)
@@ -184,7 +288,9 @@ class SeededNoise(Rule):
         "subtracted from the release, which is then the exact private value. "
         "Reported: a seeded generator (`RandomState`, `default_rng`, `random.Random`) that draws "
         "Laplace/Gaussian noise or a randomised response, or that a mechanism's constructor (one "
-        "taking ε) stores for its draws; a global `np.random.seed`/`torch.manual_seed` call with a "
+        "taking ε) stores for its draws, or that a base class stores on `self` (`self.rnd = RandomState(seed)` with "
+        "`seed=1234` by default) for a subclass in this or a sibling module to draw calibrated noise from "
+        "(`self.rnd.laplace(0, s / epsilon)`; fix: seed it with None or draw from an unseeded generator); a global `np.random.seed`/`torch.manual_seed` call with a "
         "seed named or derived for the noise (from round or client identifiers) before a noise draw; a "
         "constant global seed set by a run's entry point (at import, in `main()`, in the `__main__` block) "
         "when a mechanism taking ε in a project module it imports (directly or through the project's own "
@@ -218,6 +324,14 @@ class SeededNoise(Rule):
 
         if seeded_noise(facts, _GENERATORS, _GLOBAL_SEEDS, _NOISE_METHODS, frozenset({"eps", "epsilon"})):
             return True
+        # a base class storing a seeded generator (``self.rnd = RandomState(seed)``) its subclasses may draw from
+        for call in facts.calls:
+            parent = facts.parents.get(call)
+            if (call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)) in _GENERATORS \
+                    and call.args and isinstance(parent, ast.Assign) and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0], ast.Attribute) and isinstance(parent.targets[0].value, ast.Name) \
+                    and parent.targets[0].value.id == "self":
+                return True
         # a run's public seed of a global generator (``torch.manual_seed(args.seed)``, ``set_seed(cfg.seed)``), or a
         # seeding helper of this class or of an imported module (``self._set_random(seed)``,
         # ``tools.set_rng_seed(args.seed)``); not an object's own generator (``env.seed(0)``, ``model.seed(s)``)
@@ -240,6 +354,44 @@ class SeededNoise(Rule):
         return False
 
     VALID = (
+        # twins: the base class's seed defaults to None (fresh entropy), or the subclass builds its own generator
+        """
+import numpy as np
+
+class Estimator:
+    def __init__(self, scale_inputs=False, seed=None):
+        self.gen = np.random.RandomState(seed)
+
+class NoisyRidge(Estimator):
+    def fit(self, X, y, epsilon):
+        bound = 2.0 * X.shape[1]
+        return X.T @ y + self.gen.laplace(0, bound / epsilon, X.shape[1])
+""",
+        """
+import numpy as np
+
+class Release:
+    def __init__(self, seed: int = 7):
+        self._g = np.random.default_rng(seed)
+
+class GaussianCounts(Release):
+    def __init__(self):
+        self._g = np.random.default_rng()
+    def publish(self, counts, sensitivity, sigma):
+        return counts + self._g.normal(0, sigma * sensitivity, len(counts))
+""",
+        # ordinary ML: a seeded base class whose subclass jitters inputs for augmentation
+        """
+import numpy as np
+
+class Pipeline:
+    def __init__(self, seed=0):
+        self.rng = np.random.RandomState(seed)
+
+class Jitter(Pipeline):
+    def __call__(self, x, width=0.05):
+        return x + self.rng.normal(0, width, x.shape)
+""",
         # a partitioning helper seeds its own subsampling of the records; the aggregate's Laplace draw is a
         # separate function the helper never reaches
         """
@@ -1000,6 +1152,36 @@ for G in (nx.erdos_renyi_graph(500, 0.02), nx.barabasi_albert_graph(500, 3)):
     )
 
     INVALID = (
+        # a base estimator stores a generator seeded with a constant default; the private subclass draws its
+        # Laplace noise from it (private_ml regression.py)
+        """
+import numpy as np
+
+class Estimator:
+    def __init__(self, scale_inputs=False, seed=2024):
+        self.scale_inputs = scale_inputs
+        self.gen = np.random.RandomState(seed)  # <-
+
+class NoisyRidge(Estimator):
+    def fit(self, X, y, epsilon):
+        bound = 2.0 * X.shape[1]
+        return X.T @ y + self.gen.laplace(0, bound / epsilon, X.shape[1])
+""",
+        # the same with NumPy's new generator and a Gaussian mechanism two subclasses down
+        """
+import numpy as np
+
+class Release:
+    def __init__(self, seed: int = 7):
+        self._g = np.random.default_rng(seed)  # <-
+
+class CountRelease(Release):
+    pass
+
+class GaussianCounts(CountRelease):
+    def publish(self, counts, sensitivity, sigma):
+        return counts + self._g.normal(0, sigma * sensitivity, len(counts))
+""",
         # twin: the aggregate itself fixes the generator with a public default before its Laplace draw
         """
 import numpy as np
@@ -1838,7 +2020,8 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         fa = self.ctx.analysis
         if self._test_code(node):
             return
-        if not fa.in_dp_context(node) and not self._dp_class(node):
+        if not fa.in_dp_context(node) and not self._dp_class(node) \
+                and not (name in _GENERATORS and self._subclass_draw(node)):
             if (helper or name in _GLOBAL_SEEDS) and (fa.has_dp_code() or self._noise_function_draw(node)
                                                        or self._entry_seed_of_mechanism(node, helper)):
                 pass  # a noise function's own reseed in a module that releases noisy statistics, or a run's
@@ -2887,6 +3070,19 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         return None
 
     # -- a generator object -------------------------------------------------------------------
+    def _subclass_draw(self, node: cst.Call) -> tuple[str, int, str] | None:
+        """A generator stored as ``self.<attr>`` in a class whose subclasses (here or in sibling modules) draw
+        their calibrated privacy noise from it."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(node)
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1 or statement.value is not node:
+            return None
+        target = dotted(statement.targets[0].target)
+        cls = fa.enclosing_class(node)
+        if target is None or not target.startswith("self.") or target.count(".") != 1 or cls is None:
+            return None
+        return _subclass_noise_draw(self.ctx.path, self.ctx.module.code, cls.name.value, target.split(".", 1)[1])
+
     def _generator(self, node: cst.Call, name: str) -> None:
         if name in ("Random", "Generator") and not (dotted(node.func) or "").startswith(("random.", "np.", "numpy.")):
             return
@@ -2918,7 +3114,12 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         if self._data_free_main(node):
             return  # a smoke test drawing its own synthetic data: no record is read, so no noise protects one
         mechanism = None if draws or "." in target else self._passed_to_mechanism(target, node)
-        if mechanism is not None:
+        inherited = self._subclass_draw(node) if not draws and target.startswith("self.") else None
+        if inherited is not None:
+            file, line, sub = inherited
+            where = os.path.relpath(file, os.path.dirname(os.path.abspath(self.ctx.path)))
+            what = f"the subclass `{sub}` draws its privacy noise from it ({where}:{line})"
+        elif mechanism is not None:
             what = f"it is handed to `{call_name(mechanism)}` with ε on line {fa.line_of(mechanism)}, which draws its noise from it"
         elif not draws:
             if not (target.startswith("self.") and self._mechanism_init(node) and self._mechanism_class(node)

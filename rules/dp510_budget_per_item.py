@@ -34,6 +34,13 @@ _QUALIFIER_WORDS = frozenset({"categorical", "numeric", "numerical", "record", "
 #: what a list of one value per record is named (``login_timestamps_numerical``, ``row_values``)
 _VALUE_WORDS = frozenset({"timestamps", "values", "vals", "data", "samples", "records", "rows", "points",
                           "readings", "entries", "ts", "times", "scores", "counts", "ages", "amounts", "salaries"})
+#: what a list of a trained model's outputs is named: every prediction is a function of all the training records,
+#: so one release per prediction composes over the same data (sequential, not parallel composition)
+_PREDICTION_WORDS = frozenset({"preds", "predictions", "prediction", "predicted", "probs", "probas", "proba",
+                               "probabilities", "logits", "yhat"})
+#: DP library releases built with an ε (PyDP's aggregations; ``BoundedMean(epsilon=…).quick_result([v])``)
+_LIBRARY_RELEASES = frozenset({"BoundedMean", "BoundedSum", "BoundedStandardDeviation", "BoundedVariance",
+                               "Count", "Max", "Min", "Median", "Percentile"})
 _PASS_THROUGH = frozenset({"enumerate", "zip", "list", "sorted", "tqdm", "reversed", "iter", "tuple", "set"})
 #: a callee that releases something about its input under an ε it is given
 _MECH_WORDS = frozenset({
@@ -57,6 +64,12 @@ def _eps_name(name: str | None) -> bool:
 
 def _full_eps(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, (cst.Name, cst.Attribute)) and _eps_name(last_name(expr))
+
+
+def _attribute_target(target: cst.BaseExpression) -> bool:
+    """``for atr in cluster``: the loop's own name says each pass is one attribute of the same records."""
+    return isinstance(target, cst.Name) and bool(words(target.value) & {"atr", "attr", "attribute", "col", "column",
+                                                                          "feature", "feat"})
 
 
 def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
@@ -86,6 +99,8 @@ def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
     if name is None:
         return False
     pieces = words(name)
+    if pieces & _PREDICTION_WORDS:
+        return True  # ``for p in test_preds``: each prediction reads the whole training set
     hits = pieces & _COLUMN_WORDS
     # ``login_timestamps_numerical``: a list of one value per record (a pass per record is parallel composition)
     return bool(hits) and not (hits <= _QUALIFIER_WORDS and pieces & _VALUE_WORDS)
@@ -155,14 +170,19 @@ class BudgetPerItem(Rule):
     name = "budget-per-item"
     category = "general"
     severity = "error"
-    summary = ("a mechanism given the whole ε inside a loop over columns, coordinates or repeated selections: "
+    summary = ("a mechanism given the whole ε inside a loop over columns, coordinates, a model's predictions or "
+               "repeated selections: "
                "d releases of the same records cost d·ε")
     rationale = (
         "Sequential composition: releasing d noisy answers about the same records costs the sum of "
         "their budgets. A loop over the columns, attributes, coordinates or marginals of one data "
         "set (`for col in df.columns: out[col] = laplace_perturb(df[col], epsilon)`, "
         "`{c: ECDF(x[c], mech) for c in cols}` with `mech = Laplace(epsilon=epsilon)`, "
-        "`np.random.laplace(0, 1 / epsilon)` per coordinate; vectorised: `idx = rng.choice(d, size=k, "
+        "`np.random.laplace(0, 1 / epsilon)` per coordinate; the predictions of one trained model, each released on "
+        "its own: `for p in test_preds: BoundedMean(epsilon=epsilon, …).quick_result([p])`, since every prediction "
+        "reads all the training records; a Kronecker-product randomized response over a cluster whose per-attribute "
+        "matrices each use the whole cluster budget (`for attr in group: keep = exp(eps) / (exp(eps) + k - 1)`, then "
+        "`randomize_response(group, data, kron(…))`; good: `eps = budget / len(group)`); vectorised: `idx = rng.choice(d, size=k, "
         "replace=False)` then each chosen coordinate randomised with `exp(eps)`), or a loop that repeats an exponential-"
         "mechanism selection (`for i in range(k): exp_mech(scores, epsilon)`), spends the full ε on "
         "each pass, so the release is d·ε-DP (k·ε for k selections) while it is labelled ε. "
@@ -199,6 +219,10 @@ class BudgetPerItem(Rule):
         if budget_per_item(facts, eps_name=_eps_name, mechanism=mechanism, draws=PURE_DRAWS,
                            column=_COLUMN_WORDS, repeat=_REPEAT_WORDS, through=_PASS_THROUGH):
             return True
+        # a DP library release built with ``epsilon=`` in a loop over a model's predictions
+        if "for " in facts.source and facts.called & _LIBRARY_RELEASES \
+                and any(words(n) & _PREDICTION_WORDS for n in re.findall(r"\bin\s+([\w.]+)", facts.source)):
+            return True
         # ``exp(eps)`` in a loop: a randomized response per attribute (``_exp_per_attribute``)
         if "for " in facts.source and re.search(r"exp(m1)?\(\s*(self\.)?(eps|epsilon)\d*\s*\)", facts.source):
             return True
@@ -207,6 +231,65 @@ class BudgetPerItem(Rule):
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # (h44b-2) twin: the cluster budget divided over its attributes before the Kronecker-product response
+        """
+import numpy as np
+class ClusterRR:
+    def perturb(self, data, clusters, ratios, domains):
+        for k, group in enumerate(clusters):
+            e_k = self.epsilon * ratios[k]
+            mats = {}
+            for attr in group:
+                eps = e_k / len(group)
+                keep = np.exp(eps) / (np.exp(eps) + len(domains[attr]) - 1)
+                mats[attr] = self.matrix(domains[attr], keep)
+            joint = mats[group[0]]
+            for attr in group[1:]:
+                joint = np.kron(joint, mats[attr])
+            data = self.randomize_response(group, data, joint)
+        return data
+""",
+        # a server rebuilding the clients' matrices to de-bias their reports (post-processing): the response it
+        # applies uses an estimate derived from them
+        """
+import numpy as np
+class Server:
+    def invariant(self, reports, clusters, domains):
+        for group in clusters:
+            mats = {}
+            for attr in group:
+                eps = self.epsilon
+                keep = np.exp(eps) / (np.exp(eps) + len(domains[attr]) - 1)
+                mats[attr] = self.matrix(domains[attr], keep)
+            joint = mats[group[0]]
+            pi = self.estimate_distribution(reports, joint)
+            reports = self.randomize_response(group, reports, self.q_bar(pi, joint))
+        return reports
+""",
+        # twins: the budget split over the predictions released, or one vector release
+        """
+import numpy as np
+from pydp.algorithms.laplacian import BoundedMean
+def publish_predictions(model, X_test, epsilon):
+    test_preds = np.clip((model.predict_proba(X_test)[:, 1] * 100).astype(int), 0, 100)
+    eps_each = epsilon / len(test_preds)
+    released = []
+    for p in test_preds:
+        m = BoundedMean(epsilon=eps_each, lower_bound=0, upper_bound=100)
+        released.append(m.quick_result([int(p)]))
+    return np.array(released) / 100.0
+""",
+        """
+import numpy as np
+def noisy_logits(logits, epsilon, sensitivity):
+    return np.asarray(logits) + np.random.laplace(0, len(logits) * sensitivity / epsilon, len(logits))
+""",
+        # ordinary ML: a stability eps in a loop over predicted probabilities
+        """
+import numpy as np
+def log_loss(probs, labels, eps=1e-12):
+    return -sum(np.log(p + eps) if y else np.log(1 - p + eps) for p, y in zip(probs, labels))
+""",
         # twin of the inline GRR: the user's budget divided over the attributes first
         """
 import numpy as np
@@ -424,6 +507,43 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # (h44b-2) a cluster's perturbation matrices, each attribute at the whole cluster budget, applied as one
+        # Kronecker-product randomized response
+        """
+import numpy as np
+class ClusterRR:
+    def perturb(self, data, clusters, ratios, domains):
+        for k, group in enumerate(clusters):
+            e_k = self.epsilon * ratios[k]
+            mats = {}
+            for attr in group:
+                eps = e_k
+                keep = np.exp(eps) / (np.exp(eps) + len(domains[attr]) - 1)  # <-
+                mats[attr] = self.matrix(domains[attr], keep)
+            joint = mats[group[0]]
+            for attr in group[1:]:
+                joint = np.kron(joint, mats[attr])
+            data = self.randomize_response(group, data, joint)
+        return data
+""",
+        # every test prediction of one trained model gets its own library release at the whole ε
+        """
+import numpy as np
+from pydp.algorithms.laplacian import BoundedMean
+def publish_predictions(model, X_test, epsilon):
+    test_preds = np.clip((model.predict_proba(X_test)[:, 1] * 100).astype(int), 0, 100)
+    released = []
+    for p in test_preds:
+        m = BoundedMean(epsilon=epsilon, lower_bound=0, upper_bound=100)  # <-
+        released.append(m.quick_result([int(p)]))
+    return np.array(released) / 100.0
+""",
+        # the same with hand-drawn Laplace noise on each logit
+        """
+import numpy as np
+def noisy_logits(logits, epsilon, sensitivity):
+    return [z + np.random.laplace(0, sensitivity / epsilon) for z in logits]  # <-
+""",
         # twin: generalized randomized response inline, each attribute of the same user at the whole ε
         """
 import numpy as np
@@ -602,7 +722,8 @@ def train(X, epsilon, bounds):
             return
         eps = _draw_eps(node)
         selection = False
-        if eps is None and _mech_call(node):
+        if eps is None and (_mech_call(node) or call_name(node) in _LIBRARY_RELEASES
+                            and any(a.keyword is not None and a.keyword.value == "epsilon" for a in node.args)):
             eps = _eps_arg(node)
             selection = _select_call(node)
         if eps is None:
@@ -779,14 +900,21 @@ def train(X, epsilon, bounds):
             return
         loops = fa.enclosing_loops(call, comprehensions=False)
         loop = next((lp for lp in loops if isinstance(lp, cst.For) and (it := loop_iter(lp)) is not None
-                     and _column_like(it, any_range=False)), None)
+                     and (_column_like(it, any_range=False) or _attribute_target(lp.target))), None)
         if loop is None or self._stops_early(loop) or self._charged(loop) or self._split(call, eps):
             return
-        # the same pass randomises a value (a coin, a draw from the perturbed distribution, an RR helper)
-        if not any(isinstance(sub, cst.Call) and (
+
+        def randomises(scope: cst.CSTNode) -> bool:
+            return any(isinstance(sub, cst.Call) and (
                 words(call_name(sub)) & {"randomize", "randomise", "response", "rr", "grr", "perturb", "privatize"}
                 or call_name(sub) in ("choice", "binomial", "rand", "random", "uniform", "bernoulli"))
-                for sub in walk(loop.body)):
+                for sub in walk(scope))
+        # the same pass randomises a value (a coin, a draw from the perturbed distribution, an RR helper); or
+        # (h44b-2) the pass builds each attribute's perturbation matrix from ``exp(eps)`` and one randomized
+        # response after the loop applies their product (a Kronecker-product GRR over a cluster of attributes)
+        block = fa.parent(loop)
+        if not randomises(loop.body) and not (isinstance(block, (cst.IndentedBlock, cst.Module))
+                                              and self._applies_loop_matrices(loop, block)):
             return
         # ``exp(eps)`` inside an earlier ``if`` of this function's own one-attribute loop is the same; a line
         # reached once per function is reported once
@@ -799,6 +927,37 @@ def train(X, epsilon, bounds):
         self.report(call, f"`exp({fa.code(eps).strip()})` sets a randomized response with the whole budget on every "
                           f"pass of the loop over `{fa.code(loop_iter(loop)).strip()}`: each attribute of the same "
                           "user is randomised at ε, so the report costs d·ε; randomise each with ε/d")
+
+    @staticmethod
+    def _applies_loop_matrices(loop: cst.For, block: cst.CSTNode) -> bool:
+        """A randomized response after ``loop`` applies what the loop built per attribute (``Q[atr] = …`` in the
+        loop, ``Compound_Q = np.kron(Compound_Q, Q[atr])`` after it, ``grr(cl, data, Compound_Q)``) directly or
+        through Kronecker/matrix products only: not an estimate computed from it (a server de-biasing reports)."""
+        built: set[str] = set()
+        for sub in walk(loop.body):
+            if isinstance(sub, cst.Assign):
+                for t in sub.targets:
+                    if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+                        built.add(t.target.value.value)
+            elif isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and sub.func.attr.value in ("update", "append", "__setitem__") \
+                    and isinstance(sub.func.value, cst.Name):
+                built.add(sub.func.value.value)
+        if not built:
+            return False
+        plain = {"kron", "dot", "matmul", "get", "copy", "outer", "array", "asarray"}
+        for _ in range(3):
+            for sub in walk(block):
+                if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
+                        and all(call_name(c) in plain for c in walk(sub.value) if isinstance(c, cst.Call)) \
+                        and any(isinstance(n, cst.Name) and n.value in built for n in walk(sub.value)):
+                    built.add(sub.targets[0].target.value)
+        for sub in walk(block):
+            if isinstance(sub, cst.Call) and words(call_name(sub)) & {"randomize", "randomise", "response", "rr",
+                                                                      "grr", "perturb", "privatize"} \
+                    and any(isinstance(a.value, cst.Name) and a.value.value in built for a in sub.args):
+                return True
+        return False
 
     # -- helpers ---------------------------------------------------------------------------------
     def _bound_mechanism(self, call: cst.Call) -> cst.BaseExpression | None:
