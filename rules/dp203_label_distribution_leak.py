@@ -140,7 +140,7 @@ class LabelDistributionLeak(Rule):
     TRIGGERS = (
         "netG", "G_sample", "run(G", "run([G", "generator(", "Generator(", "enerator.", ".G(", " G(",
         "gen(", "self.gen", "gen.predict", "ecoder(", ".generate(", ".sample(", ".synthesi",
-        "def sample", "def generate", "def synth", "def _sample", "def _generate",
+        "def sample", "def generate", "def synth", "def _sample", "def _generate", ".sample_condvec(",
     )
 
     @classmethod

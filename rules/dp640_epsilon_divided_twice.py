@@ -1,6 +1,8 @@
 """DP640: a noise scale that is already Δ/ε divided by ε a second time."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -71,7 +73,7 @@ class EpsilonDividedTwice(Rule):
 
     @classmethod
     def admits(cls, facts: AstFacts) -> bool:
-        return facts.may_have_dp_context
+        return facts.may_have_dp_context and cls.may_report(facts)
 
     VALID = (
         # twin of the method case: σ drawn with as the helper returns it
@@ -159,6 +161,11 @@ class Mech:
         return value + np.random.laplace(loc=0, scale=scale / self.epsilon)  # <-
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a noise draw whose scale divides by ε: the file needs a draw and a division."""
+        return bool(facts.binops(ast.Div)) and any(facts.call_lasts(c) & _DRAWS for c in facts.calls)
 
     def visit_Call(self, node: cst.Call) -> None:
         if call_name(node) not in _DRAWS:

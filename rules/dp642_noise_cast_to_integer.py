@@ -1,6 +1,8 @@
 """DP642: privacy noise cast to an integer type before it is added to real-valued model state."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -156,6 +158,11 @@ def perturb_weight(w, sensitivity, epsilon):
     return w
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a cast to an integer type: ``.long()``, ``int(…)``, ``astype``/``to``/``type`` of an int type."""
+        return any(facts.call_lasts(c) & (_INT_METHODS | {"astype", "to", "type"}) for c in facts.calls)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.operator, cst.AddAssign):

@@ -1,8 +1,11 @@
 """DP643: a privacy parameter of a function overwritten with a literal before the function reads it."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -117,6 +120,17 @@ def gaussian_sigma(sens, epsilon, delta):
     return sens * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a function assigning a literal to one of its own parameters."""
+        for fn in facts.functions:
+            params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+            for stmt in fn.body:
+                if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in params
+                                                        for t in stmt.targets):
+                    return True
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [p for p in param_names(node) if p not in ("self", "cls")]

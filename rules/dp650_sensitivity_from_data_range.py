@@ -48,9 +48,12 @@ def _unwrap(expr: cst.BaseExpression) -> cst.BaseExpression:
     return expr
 
 
-def _data_range(expr: cst.BaseExpression) -> str | None:
+def _data_range(expr: cst.BaseExpression, public: frozenset[str] = frozenset()) -> str | None:
     """``max(x) - min(x)``, ``np.ptp(x)``/``x.ptp()``, or ``max(abs(x))`` of one data operand, anywhere in
-    ``expr``: the text of the operand, or None."""
+    ``expr``: the text of the operand, or None. ``public``: local names that hold a list built from bounds."""
+    def _is_data(text: str) -> bool:
+        return text.strip() not in public and _is_data_text(text)
+
     for sub in walk(expr):
         if isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Subtract):
             left, right = _unwrap(sub.left), _unwrap(sub.right)
@@ -73,7 +76,20 @@ def _data_range(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-def _is_data(text: str) -> bool:
+def _public_lists(scope: cst.CSTNode) -> frozenset[str]:
+    """Names ``scope`` assigns a list or tuple display whose names are all bounds (``corners = [lo * x_lo,
+    lo * x_hi, …]``, the extremes of a product of public intervals) or numbers."""
+    out = set()
+    for sub in walk(scope):
+        if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0].target, cst.Name) \
+                and isinstance(sub.value, (cst.List, cst.Tuple)):
+            used = [n.value for n in walk(sub.value) if isinstance(n, cst.Name)]
+            if used and all(words(n) & _PUBLIC_WORDS for n in used):
+                out.add(sub.targets[0].target.value)
+    return frozenset(out)
+
+
+def _is_data_text(text: str) -> bool:
     """An operand that is records, not a declared bound: no literal, no bound/domain/budget word."""
     if not re.search(r"[A-Za-z_]", text) or text.lstrip().startswith(("[", "(")):
         return False  # a literal list of numbers: public constants
@@ -117,6 +133,13 @@ class SensitivityFromDataRange(Rule):
         return True
 
     VALID = (
+        # the extremes of a product of two public intervals: the corners are built from the bounds only
+        """
+import numpy as np
+def product_sensitivity(a_lo, a_hi, b_lo, b_hi):
+    corners = [a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi]
+    return np.max(corners) - np.min(corners)
+""",
         # twin of the helper: the sensitivity of a sum of values clipped to public bounds
         """
 import numpy as np
@@ -212,7 +235,8 @@ def release(x, mech, epsilon):
                         self._check(arg, arg.value, f"the `{arg.keyword.value}=` argument")
 
     def _check(self, at: cst.CSTNode, value: cst.BaseExpression, what: str) -> None:
-        found = _data_range(value)
+        scope = self.ctx.analysis.enclosing_function(at)
+        found = _data_range(value, _public_lists(scope) if scope is not None else frozenset())
         if found:
             self.report(at, f"{what} is computed from the data's own range (`{found}`): a local sensitivity of "
                             "this data set, itself unprotected, so noise calibrated to it is not DP; clip the data "

@@ -1,8 +1,11 @@
 """DP665: the ε of a model built from several parties' private work reported as the (weighted) mean of their ε."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -103,6 +106,12 @@ def server_budget(client_budgets):
     return sum(client_budgets) / len(client_budgets)  # <-
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an average: a mean-like call, a (weighted) sum, or a division (``sum(e) / len(e)``)."""
+        averages = _MEANS | {"sum", "fsum"}
+        return bool(facts.binops(ast.Div)) or any(facts.call_lasts(c) & averages for c in facts.calls)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1:

@@ -1,8 +1,11 @@
 """DP667: a privacy-budget exhaustion check whose branches do the same thing, so spending goes on past the limit."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import walk, words
 from dpcheck.rule import Rule
 
@@ -126,6 +129,14 @@ def grant(user, eps_request):
     return allowed
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an ``if`` with an ``else`` (or a body ending in ``return``) whose test reads a limit word."""
+        for node in facts.nodes(ast.If):
+            if node.orelse or (node.body and isinstance(node.body[-1], ast.Return)):
+                return True
+        return False
 
     def visit_If(self, node: cst.If) -> None:
         test_names = _names(node.test)

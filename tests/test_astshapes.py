@@ -140,7 +140,11 @@ def test_seeded_mechanism_generator_without_draws_passes_the_gate() -> None:
     source = ("import numpy as np\nclass LaplaceMechanism:\n    def __init__(self, epsilon, seed=0):\n"
               "        self.rng = np.random.default_rng(seed)\n")
     assert admits("DP507", source)
-    assert not admits("DP507", source.replace("epsilon", "scale"))
+    # a generator without a seed, in a class that takes no ε: nothing the rule reports
+    assert not admits("DP507", source.replace("epsilon", "scale").replace("default_rng(seed)", "default_rng()"))
+    # a seeded generator stored on ``self`` stays admitted without ε in the file: a subclass in a sibling module
+    # may draw the calibrated noise from it (batch 69, B69-012)
+    assert admits("DP507", source.replace("epsilon", "scale"))
 
 
 def test_global_seed_from_an_assigned_name_passes_the_gate() -> None:
