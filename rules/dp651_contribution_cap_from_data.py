@@ -26,7 +26,7 @@ _NOT_PRIVATE = frozenset({"public", "pub", "noisy", "noised", "noise", "dp", "pr
                           "config", "cfg", "args", "schema", "norm", "norms", "grad", "grads", "gradient",
                           "gradients", "loss", "losses", "epsilon", "eps", "sigma", "budget", "bounds", "lower",
                           "upper", "default", "defaults", "settings", "params"})
-_PRIVACY_TEXT = re.compile(r"(?i)privacy|laplace|epsilon|sensitivity|differential|\bdp\b")
+_PRIVACY_TEXT = re.compile(r"(?i)privacy|private|laplace|sensitivity|differential|\bdp\b|\bepsilon\b(?!\s*=\s*1e-)")
 #: branches of the module being scanned that no call selects (``_dead_branches``), set per module
 _DEAD: set[int] = set()
 _MODULES = ("np", "numpy", "torch", "tf", "jnp", "math", "pd", "F", "functions", "sf", "statistics")
@@ -189,6 +189,17 @@ class ContributionCapFromData(Rule):
         return True
 
     VALID = (
+        # ordinary ML: a layer norm's epsilon and a padding size from the batch's own maximum
+        """
+import torch
+class PatchPooler(torch.nn.Module):
+    def __init__(self, hidden, eps=1e-6):
+        super().__init__()
+        self.variance_epsilon = eps
+    def forward(self, ids, counts):
+        max_segments_per_patch = int(counts.max().item())
+        return ids.new_zeros(ids.shape[0], max_segments_per_patch)
+""",
         # twin: the cap comes from the configuration, the data only clipped to it
         """
 import numpy as np
