@@ -6,23 +6,13 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import walk, words
+from dpcheck.analysis.syntax import name_words
 from dpcheck.rule import Rule
 
 #: words of a test that asks whether the privacy budget is used up
 _LIMIT_WORDS = frozenset({"budget", "exhausted", "consumed", "exceeded", "limit", "remaining", "spent", "global",
                           "total", "max", "cap"})
 _EPS_WORDS = frozenset({"eps", "epsilon", "budget", "privacy", "rho", "delta"})
-
-
-def _names(expr: cst.CSTNode) -> set[str]:
-    out: set[str] = set()
-    for node in walk(expr):
-        if isinstance(node, cst.Name):
-            out |= words(node.value)
-        elif isinstance(node, cst.Attribute):
-            out |= words(node.attr.value)
-    return out
 
 
 def _body_code(module: cst.Module, block: cst.BaseSuite) -> str:
@@ -139,7 +129,7 @@ def grant(user, eps_request):
         return False
 
     def visit_If(self, node: cst.If) -> None:
-        test_names = _names(node.test)
+        test_names = name_words(node.test)
         if not (test_names & _LIMIT_WORDS and test_names & _EPS_WORDS):
             return
         body = _body_code(self.ctx.module, node.body)
