@@ -115,6 +115,17 @@ class NoiselessBranchOnPrivateValue(Rule):
         return facts.calls_any(_DRAWS) or any(words(n) & _NOISE_WORDS for n in facts.called)
 
     VALID = (
+        # ordinary numerics: a random direction for a gradient check, no ε anywhere in the sibling branch
+        """
+import numpy as np
+def check_gradient(fun, grad, x0, direction="all", rng=None):
+    if direction == "random":
+        v = np.random.default_rng(rng).standard_normal(x0.shape)
+        target = lambda t: fun(x0 + t * v)
+    elif direction == "all":
+        target = fun
+    return target
+""",
         # the other branch reshapes the same records (a conditional concat), no randomiser; the loss uses ε later
         """
 import torch
@@ -452,9 +463,8 @@ class Mechanism:
                         continue  # randomized response: a coin keeps the value, the other branch draws a value
                     if root.value not in _names(other):
                         continue  # the sibling randomises something else: a parameter choice, not this value
-                    if self._noisy(other) or any(words(n) & _BUDGET or n in self._budgeted and n != target
-                                                 for n in _names(other)):
-                        perturbed = True
+                    if any(words(n) & _BUDGET or n in self._budgeted and n != target for n in _names(other)):
+                        perturbed = True  # the sibling's randomiser reads ε (a bare draw is no mechanism)
                 if perturbed and len(mine.get(target, [])) == 1:
                     self.report(
                         stmt,
