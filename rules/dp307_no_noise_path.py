@@ -6,7 +6,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, param_names, subscripted_name, walk, words
 from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL, NOISE_DRAWS
 from dpcheck.rule import Rule
 
@@ -113,12 +113,6 @@ def _updates(body: cst.CSTNode) -> cst.CSTNode | None:
         if isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Attribute) and n.target.attr.value == "data":
             return n
     return None
-
-
-def _base_name(target: cst.BaseExpression) -> str | None:
-    while isinstance(target, cst.Subscript):
-        target = target.value
-    return target.value if isinstance(target, cst.Name) else None
 
 
 class NoNoisePath(Rule):
@@ -606,9 +600,9 @@ def private_mean(x, epsilon, delta, sensitivity):
         current: cst.CSTNode | None = fa.parent(node)
         while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.FunctionDef)):
             if isinstance(current, cst.AugAssign):
-                return _base_name(current.target) == name
+                return subscripted_name(current.target) == name
             if isinstance(current, cst.Assign):
-                return any(_base_name(t.target) == name for t in current.targets)
+                return any(subscripted_name(t.target) == name for t in current.targets)
             current = fa.parent(current)
         return False
 
@@ -678,10 +672,10 @@ def private_mean(x, epsilon, delta, sensitivity):
         nodes = list(walk(fn.body, into_scopes=False))
         assigns = [n for n in nodes if isinstance(n, cst.Assign) and len(n.targets) == 1]
         noise = {t for a in assigns if _draws_noise(a.value) and not _sum(a.value) and _dp_scaled(a.value)
-                 and (t := _base_name(a.targets[0].target)) is not None and isinstance(a.targets[0].target, cst.Name)}
+                 and (t := subscripted_name(a.targets[0].target)) is not None and isinstance(a.targets[0].target, cst.Name)}
         noised: dict[str, cst.Assign] = {}
         for a in assigns:
-            name = _base_name(a.targets[0].target)
+            name = subscripted_name(a.targets[0].target)
             if name is None or name in noise or name in noised:
                 continue
             if any(isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Add) and any(
@@ -741,7 +735,7 @@ def private_mean(x, epsilon, delta, sensitivity):
             if isinstance(current, cst.Call) and call_name(current) in _MEASURES and call_name(current) != "append":
                 return True
             if isinstance(current, cst.Assign):
-                return len(current.targets) == 1 and _base_name(current.targets[0].target) == name
+                return len(current.targets) == 1 and subscripted_name(current.targets[0].target) == name
             current = fa.parent(current)
         return False
 

@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
-from dpcheck.analysis.syntax import call_name, param_names, walk
+from dpcheck.analysis.syntax import call_name, param_names, subscripted_name, walk
 from dpcheck.rule import Rule
 
 _ZEROS = frozenset({"zeros", "zeros_like", "Counter", "defaultdict"})
 _DRAWS = frozenset({"laplace", "normal", "gauss", "randn", "standard_normal", "geometric", "discrete_laplace",
                     "discrete_gaussian", "Laplace", "Normal"})
-
-
-def _root(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, cst.Subscript):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 class SiblingCountLeftExact(Rule):
@@ -56,8 +50,8 @@ class SiblingCountLeftExact(Rule):
                     targets = [t.target for t in inner.targets] if isinstance(inner, cst.Assign) else [
                         inner.target] if isinstance(inner, cst.AugAssign) else []
                     for t in targets:
-                        if isinstance(t, cst.Subscript) and _root(t) in tables:
-                            filled.setdefault(_root(t), inner)  # type: ignore[arg-type]
+                        if isinstance(t, cst.Subscript) and subscripted_name(t) in tables:
+                            filled.setdefault(subscripted_name(t), inner)  # type: ignore[arg-type]
         for sub in body:
             if isinstance(sub, (cst.Assign, cst.AugAssign)):
                 targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else [sub.target]

@@ -37,6 +37,13 @@ def undotted(text: str, base: cst.BaseExpression | None = None) -> cst.Name | cs
     return expr  # type: ignore[return-value]
 
 
+def subscripted_name(expr: cst.BaseExpression) -> str | None:
+    """The name under any subscripts (``counts[a][b]`` -> counts), or None when it is not a plain name."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def name_words(expr: cst.CSTNode) -> set[str]:
     """The words of every name and attribute in ``expr`` (``self.train_loss`` -> self, train, loss)."""
     out: set[str] = set()
