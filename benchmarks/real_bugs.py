@@ -419,6 +419,7 @@ def scan_source(source: Source, root: Path, tool: real_code.Dpcheck) -> Scan:
 def frozen_rules(rev: str, cache: Path) -> Path:
     """A folder whose ``dpcheck`` package holds the rules of ``rev`` (``dpcheck.rules`` a link to
     that tree's rules/), so the editable install's mapping cannot slip the live rules/ in."""
+    cache = cache.resolve()  # the import probe below runs in another working directory
     sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", rev + "^{commit}"],
                          capture_output=True, text=True)
     if sha.returncode:
@@ -674,6 +675,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="leave out (and list) the sources that cannot be rebuilt here, with their bugs and "
                         "labels, instead of stopping: a partial run, said so in the output and the JSON")
     args = p.parse_args(argv)
+    # the snapshot's import probe and the scans run in other working directories
+    args.cache_dir = args.cache_dir.resolve()
     skipped: list[tuple[int, str, str]] | None = [] if args.available_only else None
     try:
         manifests = load_manifests(args.manifests, args.batch)

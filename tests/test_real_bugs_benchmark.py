@@ -335,6 +335,13 @@ def test_rules_snapshot_left_incomplete_is_rebuilt(tmp_path: Path) -> None:
     assert built == stale and (built / ".complete").exists() and (built / "rules").is_dir()
 
 
+def test_rules_snapshot_in_a_relative_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--cache-dir cache`` (relative) once failed the snapshot's import probe, which runs inside it."""
+    monkeypatch.chdir(tmp_path)
+    built = bench.frozen_rules("HEAD", Path("cache"))
+    assert built.is_absolute() and built.parent == tmp_path / "cache" and (built / ".complete").exists()
+
+
 def test_a_file_past_the_engine_limits_is_counted_as_unread(tmp_path: Path) -> None:
     """DP007 (a file not analysed: here nested past --max-depth) leaves its lines unread."""
     deep = ("import numpy as np\nepsilon = 1.0\nnoise = np.random.laplace(0, 1 / epsilon)\n"
