@@ -641,6 +641,12 @@ def run(manifests: Sequence[Manifest], mirrors: Path, cache: Path, tool: real_co
             manifest, roots = available_part(manifest, mirrors, cache, skipped)
         failures += [msg for bug in manifest.bugs if (msg := check_bug(bug, roots[bug.source]))]
         if tool is None:
+            # a path the scan would refuse (a notebook, a folder the rebuild leaves out) fails here too
+            for source in manifest.sources:
+                try:
+                    scan_roots(source, roots[source.source])
+                except SourceError as missing:
+                    failures.append(str(missing))
             continue
         scans = {s.source: scan_source(s, roots[s.source], tool) for s in manifest.sources}
         findings = [f for sc in scans.values() for f in sc.findings]

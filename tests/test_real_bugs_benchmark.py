@@ -187,6 +187,19 @@ def test_missing_mirror_is_an_error_naming_the_source(tmp_path: Path, capsys: py
     assert "someone/dp-gan" in err and "no mirror" in err
 
 
+def test_labels_only_fails_on_a_scan_path_the_rebuild_lacks(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A notebook named in ``paths`` is not rebuilt (only ``*.py`` is): the label check says so,
+    rather than passing and leaving the first scan to stop on it."""
+    first, _ = make_mirror(tmp_path / "mirrors")
+    data = manifest(first)
+    assert run(tmp_path, data, "--labels-only") == 0
+    data["sources"][0]["paths"] = ["pkg", "train.ipynb"]
+    assert run(tmp_path, data, "--labels-only") == 1
+    captured = capsys.readouterr()
+    assert "train.ipynb" in captured.out + captured.err
+
+
 def test_commit_absent_from_the_mirror_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_mirror(tmp_path / "mirrors")
     assert run(tmp_path, manifest("c" * 40), "--labels-only") == 2
