@@ -1,8 +1,12 @@
 """DP644: one noise draw, made before a loop, added to a different released value in each iteration."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
+from dpcheck.analysis.astnames import walk as ast_walk
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import COMPREHENSIONS, call_name, loop_targets, refs, walk
 from dpcheck.rule import Rule
@@ -114,6 +118,27 @@ def release_marginals(marginals, epsilon):
     return marginals
 """,
     )
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a name bound to a draw (or to an empty list the function fills with draws) added whole
+        (``+``, ``+=``) to something, in a file with a loop or comprehension."""
+        if not facts.calls_any(_DRAWS) or not facts.nodes(ast.For, ast.AsyncFor, ast.ListComp, ast.SetComp,
+                                                           ast.GeneratorExp, ast.DictComp):
+            return False
+        noise: set[str] = set()
+        for node in facts.nodes(ast.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):  # type: ignore[attr-defined]
+                value = node.value  # type: ignore[attr-defined]
+                if isinstance(value, ast.List) and not value.elts or any(
+                        isinstance(c, ast.Call) and ast_call_name(c) in _DRAWS for c in ast_walk(value)):
+                    noise.add(node.targets[0].id)  # type: ignore[attr-defined]
+        if not noise:
+            return False
+        for op in facts.binops(ast.Add):
+            if any(isinstance(side, ast.Name) and side.id in noise for side in (op.left, op.right)):
+                return True
+        return any(isinstance(aug.value, ast.Name) and aug.value.id in noise for aug in facts.augassigns(ast.Add))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         fa = self.ctx.analysis

@@ -1,10 +1,12 @@
 """DP655: a table is saved with the exact column still in it, next to the noisy copy made of that column."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, loop_iter, refs, target_names, walk, words
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
@@ -73,6 +75,31 @@ class ExactColumnSavedBesideNoisy(Rule):
     )
     TRIGGERS = tuple(sorted(_SAVES))
     requires_dp_context = False
+
+    @classmethod
+    def admits(cls, facts: AstFacts) -> bool:
+        """The report needs DP context at the assignment or privacy words in the module."""
+        return (facts.may_have_dp_context or _PRIVACY_TEXT.search(facts.source) is not None) \
+            and cls.may_report(facts)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is ``t['new'] = …`` on a table ``t`` that a ``t.to_csv(…)``-like call saves."""
+        saved = {call.func.value.id for call in facts.calls  # type: ignore[union-attr]
+                 if isinstance(call.func, ast.Attribute) and call.func.attr in _SAVES
+                 and isinstance(call.func.value, ast.Name)}
+        if not saved:
+            return False
+        for node in facts.nodes(ast.Assign):
+            targets = node.targets  # type: ignore[attr-defined]
+            if len(targets) != 1 or not isinstance(t := targets[0], ast.Subscript) \
+                    or not isinstance(t.value, ast.Name) or t.value.id not in saved:
+                continue
+            # ``t['a',]`` is libcst's one-element subscript of ``'a'`` too
+            key = t.slice.elts[0] if isinstance(t.slice, ast.Tuple) and len(t.slice.elts) == 1 else t.slice
+            if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                return True
+        return False
 
     VALID = (
         # the noisy values overwrite the column itself

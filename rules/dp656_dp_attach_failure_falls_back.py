@@ -1,8 +1,12 @@
 """DP656: attaching the DP machinery sits in a try whose except handler carries on, so training runs without it."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
+from dpcheck.analysis.astnames import walk as ast_walk
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
 
@@ -16,8 +20,15 @@ _ATTACH = frozenset({"make_private", "make_private_with_epsilon", "attach", "att
 _TRAIN_WORDS = frozenset({"train", "fit", "step", "backward", "epoch", "update", "local"})
 
 
+#: calls after which the handler stops
+_EXITS = frozenset({"exit", "_exit", "abort", "fail"})
+
+
 def _attaches(call: cst.Call) -> bool:
-    name = (call_name(call) or "").split(".")[-1]
+    return _attaching((call_name(call) or "").split(".")[-1])
+
+
+def _attaching(name: str) -> bool:
     if name in _ATTACH:
         return True
     w = words(name)
@@ -30,8 +41,19 @@ def _stops(handler: cst.ExceptHandler) -> bool:
     for n in walk(handler.body):
         if isinstance(n, (cst.Raise, cst.Return, cst.Continue, cst.Break)):
             return True
-        if isinstance(n, cst.Call) and (call_name(n) or "").split(".")[-1] in {"exit", "_exit", "abort", "fail"}:
+        if isinstance(n, cst.Call) and (call_name(n) or "").split(".")[-1] in _EXITS:
             return True
+    return False
+
+
+def _ast_stops(handler: ast.ExceptHandler) -> bool:
+    """``_stops`` on CPython's tree (the called name as written, as ``_stops`` reads it)."""
+    for stmt in handler.body:
+        for n in ast_walk(stmt):
+            if isinstance(n, (ast.Raise, ast.Return, ast.Continue, ast.Break)):
+                return True
+            if isinstance(n, ast.Call) and ast_call_name(n) in _EXITS:
+                return True
     return False
 
 
@@ -54,6 +76,20 @@ class DpAttachFailureFallsBack(Rule):
     )
     TRIGGERS = tuple(sorted(_ATTACH)) + ("dp", "DP", "privacy")
     requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``try`` whose body calls an attaching function and one of whose handlers carries on,
+        in a file that calls a training step."""
+        if not any(words(n) & _TRAIN_WORDS for call in facts.calls for n in facts.call_lasts(call)):
+            return False
+        for node in facts.nodes(ast.Try):
+            if not any(isinstance(c, ast.Call) and any(_attaching(n) for n in facts.call_lasts(c))
+                       for stmt in node.body for c in ast_walk(stmt)):  # type: ignore[attr-defined]
+                continue
+            if any(not _ast_stops(h) for h in node.handlers):  # type: ignore[attr-defined]
+                return True
+        return False
 
     VALID = (
         # the failure is fatal: the handler re-raises

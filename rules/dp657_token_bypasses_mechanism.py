@@ -1,10 +1,13 @@
 """DP657: a text sanitiser releases every token outside its candidate table verbatim."""
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astnames import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, loop_targets, walk, words
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
@@ -14,19 +17,29 @@ _PRIVACY_TEXT = re.compile(r"(?i)epsilon|\beps\b|privacy|privati[sz]|sanitiz|dif
 _MECHANISM_WORDS = frozenset({"mechanism", "privatize", "privatise", "sanitize", "sanitise", "perturb", "sample",
                               "randomize", "exponential", "noisy", "replace"})
 _COLLECT = frozenset({"append", "extend", "add", "write"})
+#: draws that randomise a token when called as a method (``np.random.choice``, ``rng.sample``)
+_RANDOM_METHODS = NOISE_DRAWS | {"choice", "choices", "sample", "multinomial", "categorical"}
+
+
+def _randomising(last: str, method: bool) -> bool:
+    return method and last in _RANDOM_METHODS or bool(words(last) & _MECHANISM_WORDS)
 
 
 def _randomised(expr: cst.CSTNode) -> bool:
     for n in walk(expr):
         if isinstance(n, cst.Call):
             name = call_name(n) or ""
-            last = name.split(".")[-1]
-            if last in NOISE_DRAWS | {"choice", "choices", "sample", "multinomial", "categorical"} \
-                    and isinstance(n.func, cst.Attribute):
-                return True
-            if words(last) & _MECHANISM_WORDS:
+            if _randomising(name.split(".")[-1], isinstance(n.func, cst.Attribute)):
                 return True
     return False
+
+
+def _ast_membership(test: ast.AST) -> bool:
+    """Could ``_bypass_test`` find a token's membership test in ``test`` (``x not in t``, ``x in t``, or-ed)?"""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return any(_ast_membership(v) for v in test.values)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)) \
+        and ast_dotted(test.left) is not None
 
 
 def _bypass_test(test: cst.BaseExpression, token: str) -> bool | None:
@@ -72,6 +85,21 @@ class TokenBypassesMechanism(Rule):
     )
     TRIGGERS = (" in ",)
     requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is, in a module that speaks of privacy, a membership test in a loop, a collecting call
+        (``out.append(token)``) and a randomising one."""
+        if not facts.nodes(ast.For, ast.AsyncFor) \
+                or not any(_ast_membership(node.test) for node in facts.nodes(ast.If)):  # type: ignore[attr-defined]
+            return False
+        if not any(isinstance(c.func, ast.Attribute) and c.func.attr in _COLLECT and (c.args or c.keywords)
+                   for c in facts.calls):
+            return False
+        if not any(_randomising(last, isinstance(c.func, ast.Attribute)) for c in facts.calls
+                   for last in facts.call_lasts(c)):
+            return False
+        return _PRIVACY_TEXT.search(facts.source) is not None
 
     VALID = (
         # out-of-table tokens become a placeholder, table tokens a draw: nothing leaves unperturbed

@@ -1,8 +1,11 @@
 """DP658: a query that wraps an inner DP query releases its result without ever calling the inner query's noising."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import FUNCTIONS, AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, param_names, walk, words
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
@@ -30,6 +33,10 @@ def _inner_queries(cls: cst.ClassDef) -> set[str]:
     return out
 
 
+def _non_private(class_name: str) -> bool:
+    return bool(words(class_name) & _NON_PRIVATE) or "noprivacy" in class_name.lower()
+
+
 class WrapperQuerySkipsInnerNoise(Rule):
     id = "DP658"
     name = "wrapper-query-skips-inner-noise"
@@ -50,6 +57,23 @@ class WrapperQuerySkipsInnerNoise(Rule):
     )
     TRIGGERS = tuple(sorted(_RELEASE_METHODS))
     requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a class (not named non-private) with a release method and an ``__init__`` taking a
+        parameter named as a query."""
+        for node in facts.nodes(ast.ClassDef):
+            name = node.name  # type: ignore[attr-defined]
+            if _non_private(name):
+                continue
+            methods = [s for s in node.body if isinstance(s, FUNCTIONS)]  # type: ignore[attr-defined]
+            if not any(m.name in _RELEASE_METHODS for m in methods):
+                continue
+            for m in methods:
+                if m.name == "__init__" and any("query" in words(a.arg) for a in (
+                        *m.args.posonlyargs, *m.args.args, *m.args.kwonlyargs)):
+                    return True
+        return False
 
     VALID = (
         # the wrapper hands the aggregate to the inner query, then post-processes
@@ -138,7 +162,7 @@ class SmoothedQuery:
     )
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if words(node.name.value) & _NON_PRIVATE or "noprivacy" in node.name.value.lower():
+        if _non_private(node.name.value):
             return
         inner = _inner_queries(node)
         if not inner:

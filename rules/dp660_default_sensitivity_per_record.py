@@ -1,8 +1,11 @@
 """DP660: a noise helper's default sensitivity (1.0) applied to each raw record, with nothing clipping the records."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
 from dpcheck.analysis.syntax import (COMPREHENSIONS, call_name, dotted, loop_iter, loop_targets, number,
                                      param_names, refs, scope_assignments, walk, words)
 from dpcheck.rule import Rule
@@ -30,10 +33,32 @@ def _last(call: cst.Call) -> str:
     return (call_name(call) or "").split(".")[-1]
 
 
+def _sens_name(name: str) -> bool:
+    return bool((words(name) | {name.lower()}) & _SENS_WORDS)
+
+
+def _noise_call(last: str) -> bool:
+    return last in _DRAWS or bool(words(last) & _NOISE_WORDS)
+
+
+def _bounds(last: str) -> bool:
+    """A call ``_clips`` takes for a bound on the values (by its name as written)."""
+    return last in _BOUND_CALLS or bool(words(last) & _BOUND_WORDS)
+
+
+def _ast_defaulted(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Parameters of ``fn`` with a default value."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    out = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
+    out |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    return out
+
+
 def _sens_param(fn: cst.FunctionDef) -> tuple[str, int, str] | None:
     """The sensitivity parameter with a numeric default: (name, position, default text)."""
     for i, p in enumerate((*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)):
-        if (words(p.name.value) | {p.name.value.lower()}) & _SENS_WORDS and p.default is not None \
+        if _sens_name(p.name.value) and p.default is not None \
                 and number(p.default) is not None:
             return p.name.value, i, str(number(p.default))
     return None
@@ -62,6 +87,22 @@ class DefaultSensitivityPerRecord(Rule):
         "`laplace_mechanism(t, eps, sensitivity=hi - lo)`. Fix: clip each value to [lo, hi] and pass Δ = hi − lo."
     )
     TRIGGERS = ("sens", "eltaf", "eltaF")
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a module that bounds nothing (no clip/clamp/normalise call, no ``min``/``max`` of two
+        values, no ``assert``, read as ``_clips`` reads them), a function with a defaulted sensitivity parameter,
+        a noise draw and an addition."""
+        if facts.nodes(ast.Assert):
+            return False
+        for call in facts.calls:
+            last = ast_call_name(call)
+            if _bounds(last) or isinstance(call.func, ast.Name) and last in ("min", "max") \
+                    and len(call.args) + len(call.keywords) >= 2:
+                return False
+        if not facts.binops(ast.Add) or not any(_noise_call(n) for c in facts.calls for n in facts.call_lasts(c)):
+            return False
+        return any(_sens_name(p) for fn in facts.functions for p in _ast_defaulted(fn))
 
     INVALID = (
         # a per-value helper with a defaulted sensitivity mapped over raw timestamps
@@ -181,7 +222,7 @@ augmented = [jitter(img) for img in images]
         for sub in walk(node):
             if isinstance(sub, cst.Call):
                 last = _last(sub)
-                if last in _BOUND_CALLS or words(call_name(sub) or "") & _BOUND_WORDS:
+                if _bounds(last):
                     return True
                 if isinstance(sub.func, cst.Name) and last in ("min", "max") and len(sub.args) >= 2:
                     return True
@@ -202,7 +243,7 @@ augmented = [jitter(img) for img in images]
         if not isinstance(expr, cst.Call):
             return False
         last = _last(expr)
-        if not (last in _DRAWS or words(last) & _NOISE_WORDS):
+        if not _noise_call(last):
             return False
         names: set[str] = set()
         for a in expr.args:

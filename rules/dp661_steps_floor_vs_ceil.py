@@ -1,8 +1,11 @@
 """DP661: the accountant counts N // batch steps per epoch while training runs ceil(N / batch) noisy updates."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, refs, walk, words
 from dpcheck.rule import Rule
 
@@ -17,6 +20,25 @@ _ACCOUNT_WORDS = frozenset({"epsilon", "eps", "rdp", "privacy", "accountant", "s
 
 def _last(call: cst.Call) -> str:
     return (call_name(call) or "").split(".")[-1]
+
+
+def _accounting(last: str) -> bool:
+    """An accountant call (by its name's last segment)."""
+    return last in _ACCOUNT_LAST or bool(words(last) & _ACCOUNT_WORDS and words(last) & {"compute", "get", "calc",
+                                                                                           "spent"})
+
+
+def _ast_ceil_shape(node: ast.AST, facts: AstFacts) -> bool:
+    """Could ``_ceil_by_batch`` hold for ``node`` (the batch naming not checked)?"""
+    if isinstance(node, ast.Call):
+        return "ceil" in facts.call_lasts(node) and bool(node.args or node.keywords)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.USub) and isinstance(node.operand, ast.BinOp) \
+            and isinstance(node.operand.op, ast.FloorDiv)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return any(isinstance(side, ast.Compare) or isinstance(side, ast.Call) and bool(side.args or side.keywords)
+                   and facts.call_lasts(side) & {"bool", "int"} for side in (node.left, node.right))
+    return False
 
 
 def _batch_named(expr: cst.BaseExpression) -> bool:
@@ -68,6 +90,20 @@ class StepsFloorVsCeil(Rule):
         "number of noisy updates actually run (ceil(N / B) per epoch), or drop the last partial batch."
     )
     TRIGGERS = ("//",)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a floor division, an accountant call with arguments, a ``for … in range(…)`` loop and a
+        ceil-shaped count (``ceil(…)``, ``-(-N // B)``, ``q + bool(r)``, ``q + (r > 0)``)."""
+        if not facts.binops(ast.FloorDiv):
+            return False
+        if not any((c.args or c.keywords) and any(_accounting(n) for n in facts.call_lasts(c)) for c in facts.calls):
+            return False
+        loops = [loop.iter for loop in facts.nodes(ast.For, ast.AsyncFor)]  # type: ignore[attr-defined]
+        if not any(isinstance(it, ast.Call) and (it.args or it.keywords) and "range" in facts.call_lasts(it)
+                   for it in loops):
+            return False
+        return any(_ast_ceil_shape(n, facts) for n in facts.nodes(ast.Call, ast.UnaryOp, ast.BinOp))
 
     INVALID = (
         # divmod + bool(leftover) batches, accountant fed the floor
@@ -195,9 +231,7 @@ for epoch in range(epochs):
         for call in walk(node):
             if not isinstance(call, cst.Call):
                 continue
-            last = _last(call)
-            if not (last in _ACCOUNT_LAST or words(last) & _ACCOUNT_WORDS and words(last) & {"compute", "get",
-                                                                                                "calc", "spent"}):
+            if not _accounting(_last(call)):
                 continue
             for arg in call.args:
                 if refs(arg.value) & derived or any(_floor_by_batch(s) for s in walk(arg.value)

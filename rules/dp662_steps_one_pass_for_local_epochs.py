@@ -1,8 +1,12 @@
 """DP662: the step counter adds one pass over the loader for a local training call that runs several epochs."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astnames import dotted as ast_dotted, walk as ast_walk
 from dpcheck.analysis.syntax import call_name, dotted, param_names, refs, walk, words
 from dpcheck.rule import Rule
 
@@ -13,6 +17,39 @@ _COUNTER_WORDS = frozenset({"step", "steps", "iteration", "iterations", "iters",
 
 def _last(call: cst.Call) -> str:
     return (call_name(call) or "").split(".")[-1]
+
+
+def _counter(target: str) -> bool:
+    last = target.split(".")[-1]
+    return bool((words(last) | {last}) & _COUNTER_WORDS)
+
+
+def _epochs(name: str) -> bool:
+    return bool((words(name) | {name}) & _EPOCH_WORDS)
+
+
+def _ast_trainers(facts: AstFacts) -> set[str]:
+    """Names of the functions that loop ``for _ in range(<epochs param>)`` around a loop over a parameter."""
+    out: set[str] = set()
+    loops = (ast.For, ast.AsyncFor)
+    for fn in facts.functions:
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        if not any(_epochs(p) for p in params):
+            continue
+        for loop in ast_walk(fn):
+            if not (isinstance(loop, loops) and isinstance(loop.iter, ast.Call)
+                    and len(loop.iter.args) + len(loop.iter.keywords) == 1 and "range" in facts.call_lasts(loop.iter)):
+                continue
+            arg = loop.iter.args[0] if loop.iter.args else loop.iter.keywords[0].value
+            if isinstance(arg, ast.Starred):
+                arg = arg.value
+            if not (isinstance(arg, ast.Name) and arg.id in params and _epochs(arg.id)):
+                continue
+            if any(isinstance(inner, loops) and isinstance(inner.iter, ast.Name) and inner.iter.id in params
+                   for stmt in loop.body for inner in ast_walk(stmt)):
+                out.add(fn.name)
+                break
+    return out
 
 
 class StepsOnePassForLocalEpochs(Rule):
@@ -34,6 +71,15 @@ class StepsOnePassForLocalEpochs(Rule):
         "the number of updates it made. Fix: count every noisy update (multiply by the local epochs)."
     )
     TRIGGERS = ("poch",)
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a counter's ``+=`` beside a call of a function that loops over epochs around a loop over
+        its loader parameter."""
+        if not any(_counter(ast_dotted(aug.target) or "") for aug in facts.augassigns(ast.Add)):
+            return False
+        trainers = _ast_trainers(facts)
+        return bool(trainers) and facts.calls_any(trainers)
 
     INVALID = (
         # one loop over the loader counted for E passes
@@ -149,7 +195,7 @@ scheduler_total = len(train_loader)
                         and len(loop.iter.args) == 1 and isinstance(loop.iter.args[0].value, cst.Name)):
                     continue
                 ep = loop.iter.args[0].value.value
-                if ep not in params or not (words(ep) | {ep}) & _EPOCH_WORDS:
+                if ep not in params or not _epochs(ep):
                     continue
                 for inner in walk(loop.body, into_scopes=False):
                     if isinstance(inner, cst.For) and isinstance(inner.iter, cst.Name) and inner.iter.value in params:
@@ -195,8 +241,7 @@ scheduler_total = len(train_loader)
         fa = self.ctx.analysis
         for sub in walk(stmt):
             if isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.AddAssign):
-                target = dotted(sub.target) or ""
-                if not (words(target.split(".")[-1]) | {target.split(".")[-1]}) & _COUNTER_WORDS:
+                if not _counter(dotted(sub.target) or ""):
                     continue
                 value = fa.code(sub.value)
                 if epochs in value:

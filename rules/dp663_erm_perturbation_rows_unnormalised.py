@@ -1,8 +1,12 @@
 """DP663: objective/output perturbation (Chaudhuri et al.) sized for ||x_i|| <= 1 on rows nothing normalises."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
+from dpcheck.analysis.astnames import walk as ast_walk
 from dpcheck.analysis.syntax import call_name, param_names, refs, scope_assignments, walk, words
 from dpcheck.rule import Rule
 
@@ -51,6 +55,24 @@ class ErmPerturbationRowsUnnormalised(Rule):
         "assert ||x_i|| ≤ 1) before training."
     )
     TRIGGERS = ("ambda", "lam", "reg", "alpha", "penalty")
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a module with no bounding call (by its name as written, as ``_normalises`` reads it)
+        and a function (not ``__init__``) with a data, a budget and a regularisation parameter that calls a
+        solver."""
+        if any(ast_call_name(c) in _BOUND_CALLS for c in facts.calls):
+            return False
+        if not any(facts.call_lasts(c) & _SOLVERS for c in facts.calls):
+            return False
+        for fn in facts.functions:
+            params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+            if fn.name == "__init__" or not any(_w(p) & _DATA for p in params) \
+                    or not any(_w(p) & _BUDGET for p in params) or not any(_w(p) & _REG for p in params):
+                continue
+            if any(isinstance(c, ast.Call) and facts.call_lasts(c) & _SOLVERS for c in ast_walk(fn)):
+                return True
+        return False
 
     INVALID = (
         # output perturbation: a gamma-norm noise vector added to the minimiser

@@ -1,8 +1,12 @@
 """DP666: a client participation rate used as the per-step sampling rate of an example-level accountant."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astnames import dotted as ast_dotted
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -24,6 +28,14 @@ def _key_words(expr: cst.BaseExpression) -> set[str]:
         elif isinstance(node, (cst.Name, cst.Attribute)):
             out |= words((dotted(node) or "").replace(".", "_"))
     return out
+
+
+def _accountant(name: str) -> bool:
+    return bool(words(name) & _ACCOUNTANT_WORDS) or name in ("step", "compute_rdp")
+
+
+def _loader_named(iterated: str | None) -> bool:
+    return bool(words((iterated or "").replace(".", "_")) & _LOADER_WORDS)
 
 
 def _cohort_rate(expr: cst.BaseExpression) -> bool:
@@ -56,6 +68,16 @@ class ParticipationRatePerStep(Rule):
     )
     TRIGGERS = ("participation", "frac", "client")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is an accountant call with arguments and a ``for`` loop over a loader or batches (the local
+        steps it counts)."""
+        if not any(isinstance(loop.iter, ast.Subscript) and _loader_named(ast_dotted(loop.iter.value))
+                   or _loader_named(ast_dotted(loop.iter))  # type: ignore[attr-defined]
+                   for loop in facts.nodes(ast.For, ast.AsyncFor)):
+            return False
+        return any((c.args or c.keywords) and any(_accountant(n) for n in facts.call_lasts(c)) for c in facts.calls)
 
     VALID = (
         # twin: the participation rate with one step per round (user-level, noise added to the aggregate)
@@ -143,7 +165,7 @@ def epsilon_after(participation_rate, sigma, client_loaders, orders):
 
     def visit_Call(self, node: cst.Call) -> None:
         name = call_name(node)
-        if not (words(name) & _ACCOUNTANT_WORDS or name in ("step", "compute_rdp")):
+        if not _accountant(name):
             return
         rate, steps = self._rate_and_steps(node, name)
         if rate is None:
@@ -186,7 +208,7 @@ def epsilon_after(participation_rate, sigma, client_loaders, orders):
         it = loop.iter
         if isinstance(it, cst.Subscript):
             it = it.value
-        return bool(words((dotted(it) or "").replace(".", "_")) & _LOADER_WORDS)
+        return _loader_named(dotted(it))
 
     def _counted_per_batch(self, node: cst.Call, steps: str) -> bool:
         """``steps += 1`` inside a loop over a loader in the accountant's function."""

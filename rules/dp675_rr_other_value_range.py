@@ -1,13 +1,19 @@
 """DP675: the "other value" of generalized randomized response is drawn from a range one too short or too long."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astnames import walk as ast_walk
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
 #: integer draws whose upper end is excluded
 _EXCLUSIVE = frozenset({"randrange", "integers"})
+#: every integer draw the rule reads
+_DRAW_NAMES = _EXCLUSIVE | {"randint"}
 #: receivers of a ``randint`` that excludes its upper end (numpy, torch, a numpy Generator/RandomState)
 _EXCLUSIVE_OWNERS = frozenset({"np", "numpy", "torch", "rs", "random_state", "randomstate", "generator", "gen",
                                "prng", "npr", "nprandom"})
@@ -51,6 +57,34 @@ class RandomizedResponseOtherValueRange(Rule):
     )
     TRIGGERS = ("randint", "randrange", "integers")
     requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a name bound to an integer draw, then ``if name == v:`` (or ``>=``) whose body rebinds the
+        name (the collision remap)."""
+        if not facts.calls_any(_DRAW_NAMES):
+            return False
+        drawn: set[str] = set()
+        for node in facts.nodes(ast.Assign):
+            targets = node.targets  # type: ignore[attr-defined]
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and any(
+                    isinstance(c, ast.Call) and facts.call_lasts(c) & _DRAW_NAMES
+                    for c in ast_walk(node.value)):  # type: ignore[attr-defined]
+                drawn.add(targets[0].id)
+        for node in facts.nodes(ast.If):
+            test = node.test  # type: ignore[attr-defined]
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                    and isinstance(test.ops[0], (ast.Eq, ast.GtE))):
+                continue
+            names = {s.id for s in (test.left, test.comparators[0]) if isinstance(s, ast.Name) and s.id in drawn}
+            for stmt in node.body:  # type: ignore[attr-defined]
+                for sub in ast_walk(stmt):
+                    if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names
+                                                           for t in sub.targets) \
+                            or isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) \
+                            and sub.target.id in names:
+                        return True
+        return False
 
     def visit_Module(self, node: cst.Module) -> None:
         self._inclusive_bare = any(

@@ -1,8 +1,11 @@
 """DP676: noise is written back only to the histogram cells that hold data; empty cells stay exact zeros."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
@@ -13,6 +16,10 @@ _DRAWS = frozenset({"laplace", "normal", "gauss", "randn", "standard_normal", "g
                     "discrete_gaussian", "discrete_laplace"})
 _NOISE_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "perturb", "privatize", "privatise",
                           "mechanism", "dp"})
+
+
+def _noise_call(name: str) -> bool:
+    return name in _DRAWS or bool({w.lower() for w in words(name)} & _NOISE_WORDS)
 
 
 def _occupied_name(name: str) -> bool:
@@ -58,6 +65,22 @@ class NoiseOnlyOnOccupiedCells(Rule):
     )
     TRIGGERS = ("[",)
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a write-back ``a[mask] = …`` / ``a[mask] += …`` (the index a plain name) in a file with a
+        noise call."""
+        if not any(_noise_call(n) for c in facts.calls for n in facts.call_lasts(c)):
+            return False
+        for node in facts.nodes(ast.Assign, ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+            for t in targets:
+                if isinstance(t, ast.Subscript):
+                    # ``a[m,]`` is libcst's one-element subscript of ``m`` too
+                    index = t.slice.elts[0] if isinstance(t.slice, ast.Tuple) and len(t.slice.elts) == 1 else t.slice
+                    if isinstance(index, ast.Name):
+                        return True
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         body = list(walk(node.body, into_scopes=False))
@@ -136,8 +159,7 @@ class NoiseOnlyOnOccupiedCells(Rule):
             if isinstance(n, cst.Name) and n.value in noisy:
                 return True
             if isinstance(n, cst.Call):
-                name = call_name(n)
-                if name in _DRAWS or {w.lower() for w in words(name)} & _NOISE_WORDS:
+                if _noise_call(call_name(n)):
                     return True
         return False
 

@@ -2,8 +2,11 @@
 exactly."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, number, param_names, walk, words
 from dpcheck.rule import Rule
 
@@ -41,6 +44,22 @@ class SampledRecordReleasedExact(Rule):
     )
     TRIGGERS = ("random", "rand", "uniform")
     requires_dp_context = False
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding is a ``return`` under ``if coin() <= p:`` (an order comparison with a uniform draw), in a
+        file that names a budget (every ``_BUDGET`` word holds ``eps``, ``budget`` or ``privacy``)."""
+        lower = facts.source.lower()
+        if not any(w in lower for w in ("eps", "budget", "privacy")) or not facts.nodes(ast.Return):
+            return False
+        for node in facts.nodes(ast.If):
+            test = node.test  # type: ignore[attr-defined]
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+                    and isinstance(test.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) \
+                    and any(isinstance(side, ast.Call) and facts.call_lasts(side) & _COINS
+                            for side in (test.left, test.comparators[0])):
+                return True
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = {p for p in param_names(node) if p not in _KNOBS and not words(p) & _KNOBS}

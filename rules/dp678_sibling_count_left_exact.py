@@ -2,8 +2,11 @@
 returned exact."""
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
+from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, param_names, subscripted_name, walk
 from dpcheck.rule import Rule
 
@@ -32,6 +35,28 @@ class SiblingCountLeftExact(Rule):
     )
     TRIGGERS = ("zeros", "Counter", "defaultdict")
     requires_dp_context = True
+
+    @classmethod
+    def may_report(cls, facts: AstFacts) -> bool:
+        """A finding needs a noise draw, a loop, a ``return`` of a tuple and one function that binds two names to
+        empty tables (``np.zeros``, ``Counter()``, ``defaultdict``)."""
+        returns = facts.nodes(ast.Return)
+        if not facts.calls_any(_DRAWS) or not facts.nodes(ast.For, ast.AsyncFor) \
+                or not any(isinstance(r.value, ast.Tuple) for r in returns):  # type: ignore[attr-defined]
+            return False
+        tables: dict[int, set[str]] = {}
+        for node in facts.nodes(ast.Assign):
+            value = node.value  # type: ignore[attr-defined]
+            if not (isinstance(value, ast.Call) and facts.call_lasts(value) & _ZEROS):
+                continue
+            fn = facts.enclosing_function(node)
+            if fn is None:
+                continue
+            found = tables.setdefault(id(fn), set())
+            found.update(t.id for t in node.targets if isinstance(t, ast.Name))  # type: ignore[attr-defined]
+            if len(found) >= 2:
+                return True
+        return False
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = set(param_names(node))

@@ -80,6 +80,26 @@ def test_gate_rejects_files_without_the_shapes():
             assert rule.id not in _gated_out(case), f"{rule.id} gate rejects its INVALID case:\n{case}"
 
 
+def test_later_general_rules_gates_prune():
+    """DP644-DP678's gates: code that passes the text prefilter but lacks the shape the rule reports (a draw
+    bound to a name, a handler that carries on, a ceil count, a remap of the drawn name, a coin comparison)."""
+    cases = {
+        "DP644": ("import numpy as np\ndef release(xs, eps):\n"
+                  "    return [x + np.random.laplace(0, 1 / eps) for x in xs]\n"),
+        "DP656": ("def run(engine, model, epochs):\n    try:\n        model = engine.make_private(model)\n"
+                  "    except ValueError:\n        raise\n    train(model, epochs)\n"),
+        "DP661": ("n_batches = n // batch_size\nfor i in range(n_batches):\n    step(i)\n"
+                  "eps = compute_epsilon(n_batches)\n"),
+        "DP675": ("import numpy as np\ndef pick(d, v):\n    j = np.random.randint(0, d - 1)\n    if j == v:\n"
+                  "        print(j)\n    return j\n"),
+        "DP677": ("import random\ndef keep(row, epsilon):\n    if row < epsilon:\n        return row\n"
+                  "    return random.random()\n"),
+    }
+    for rule_id, source in cases.items():
+        assert next(r for r in RULES if r.id == rule_id).applies_to(source), f"{rule_id}: text prefilter skips it"
+        assert rule_id in _gated_out(source), f"{rule_id} gate let through:\n{source}"
+
+
 def _scan(paths: list[Path], monkeypatch: pytest.MonkeyPatch, gate: str) -> list[tuple]:
     monkeypatch.setenv("DPCHECK_AST_GATE", gate)
     assert gate_enabled() is (gate == "1")
