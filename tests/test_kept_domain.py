@@ -216,6 +216,52 @@ class Encoder:
     def __getitem__(self, i):
         return self.data[i]
 """, ()),
+    # (dp202fp45) ``fit`` duplicates what ``fit_transform`` does without calling it: only the live copy
+    # (the pipeline calls ``fit_transform``) is reported
+    "fit-repeated-by-fit-transform": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, k=10):
+        self.k = k
+    def fit(self, data):
+        self.lo = np.array([min(data[:, i]) for i in range(data.shape[1])])
+        return self
+    def fit_transform(self, data):
+        self.lo = np.array([min(data[:, i]) for i in range(data.shape[1])])
+        return data - self.lo
+    def transform(self, data):
+        return data - self.lo
+""", (10,)),
+    # the twin: ``fit_transform`` calls ``self.fit``, so ``fit`` is the live path and is reported
+    "fit-called-by-fit-transform": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, k=10):
+        self.k = k
+    def fit(self, data):
+        self.lo = np.array([min(data[:, i]) for i in range(data.shape[1])])
+        return self
+    def fit_transform(self, data):
+        self.fit(data)
+        return data - self.lo
+    def transform(self, data):
+        return data - self.lo
+""", 7),
+    # the twin: ``fit_transform`` reads a different statistic, so ``fit``'s own read is reported too
+    "fit-differs-from-fit-transform": ("""
+import numpy as np
+class Encoder:
+    def __init__(self, k=10):
+        self.k = k
+    def fit(self, data):
+        self.lo = np.array([min(data[:, i]) for i in range(data.shape[1])])
+        return self
+    def fit_transform(self, data):
+        self.lo = np.array([max(data[:, i]) for i in range(data.shape[1])])
+        return data - self.lo
+    def transform(self, data):
+        return data - self.lo
+""", (7, 10)),
     # state written but no other method reads it
     "kept-but-unused": ("""
 class Encoder:

@@ -140,3 +140,47 @@ def test_installed_package_public_methods_stay(tmp_path: Path) -> None:
     model = "class Model:\n    def fit(self, x):\n        return self._span(x)\n\n    def _span(self, x):\n        return x.max()\n"
     files = _project(tmp_path, {"lib/model.py": model, "lib/util.py": "def f():\n    return 1\n"})
     assert reachability.unreachable_spans(files[0], files) == []
+
+
+#: (dp202fp45) a script's plotting helper whose only call the author commented out
+_SWITCHED_OFF = """
+import numpy as np
+
+def show_batch(images, nrow=8):
+    images = (images - images.min()) / (images.max() - images.min())
+    return images[:nrow]
+
+x = np.loadtxt("data.csv")
+print(x.sum() + np.random.laplace(0, 1.0))
+{tail}
+"""
+
+
+def test_script_function_whose_only_call_is_commented_out(tmp_path: Path) -> None:
+    script = _SWITCHED_OFF.format(tail="# show_batch(x)\n")
+    files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": script})
+    assert reachability.unreachable_spans(files[1], files) == [(4, 6)]
+
+
+def test_commented_out_method_call(tmp_path: Path) -> None:
+    model = """
+    import numpy as np
+    class Model:
+        def fit(self, x):
+            # q = self.rescale_inverse(x)
+            return x.sum()
+
+        def rescale_inverse(self, q):
+            return q - q.min()
+    """
+    script = "from model import Model\nModel().fit([1, 2])\n"
+    files = _project(tmp_path, {"model.py": model, "run.py": script})
+    assert sorted(a for a, _ in reachability.unreachable_spans(files[0], files)) == [8]
+
+
+def test_switched_off_twins_stay(tmp_path: Path) -> None:
+    # the INVALID twins: a live call, a mention in a string (a registry, getattr), and a comment that names
+    # the helper without calling it keep it (a script's unused function may be run from a notebook)
+    for tail in ("show_batch(x)\n", "STEPS = ['show_batch']\n# show_batch(x)\n", "# see show_batch for the plot\n"):
+        files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": _SWITCHED_OFF.format(tail=tail)})
+        assert reachability.unreachable_spans(files[1], files) == [], tail

@@ -384,6 +384,30 @@ def _fit_named(name: str) -> bool:
 _KEPT = "the data's own range or categories kept as "
 
 
+def shadowed_fit(cls: ast.ClassDef, fn: ast.AST, node: ast.AST) -> bool:
+    """``node`` sits in ``cls``'s ``fit`` that its own ``fit_transform`` re-implements without calling
+    ``self.fit`` (nor ``super().fit``), and that copy holds the very same expression (same text): the
+    pipeline's ``fit_transform`` is the live path and is checked (and reported) there; ``fit`` is a
+    duplicate that a caller reaches only to repeat the same read (the rule's own ``_shadowed_fit`` says
+    the same for a module's findings)."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name != "fit":
+        return False
+    twin = next((s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and s.name == "fit_transform"), None)
+    if twin is None:
+        return False
+    want = ast.dump(node)
+    same = False
+    for sub in ast.walk(twin):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "fit":
+            base = sub.func.value
+            if (isinstance(base, ast.Name) and base.id == "self") or (
+                    isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super"):
+                return False
+        same = same or (type(sub) is type(node) and ast.dump(sub) == want)
+    return same
+
+
 def kept_site(what: str) -> bool:
     """Is ``what`` (a preprocessing site's description) one of :func:`sites`?"""
     return what.startswith(_KEPT)
@@ -455,6 +479,8 @@ def sites(tree: ast.Module) -> list[list[object]]:
                         kept.append((reads, f"the state `{fn.name}` returns"))
             for reads, where in kept:
                 for read in reads:
+                    if shadowed_fit(cls, fn, read):
+                        continue  # (dp202fp45) the live copy in ``fit_transform`` is checked
                     line = read.lineno
                     if line not in out:
                         out[line] = [line, read.col_offset + 1,

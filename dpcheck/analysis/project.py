@@ -509,6 +509,14 @@ def _fed_to_mechanism(fn: _Function, call: ast.Call) -> bool:
     return False
 
 
+def _shadowed_fit(fn: _Function, call: ast.Call) -> bool:
+    """``call`` sits in a class's ``fit`` whose work its own ``fit_transform`` repeats (see
+    :func:`dpcheck.analysis.kept_domain.shadowed_fit`)."""
+    from dpcheck.analysis.kept_domain import shadowed_fit
+
+    return fn.cls is not None and shadowed_fit(fn.cls, fn.node, call)
+
+
 def _may_fit(call: ast.Call) -> bool:
     """Could this call fit a statistic (before looking at what it is called on)?"""
     func = call.func
@@ -777,6 +785,8 @@ class _Summarizer:
             parents: dict[ast.AST, ast.AST] | None = None
             for node in candidates:
                 if hit := self._stat(node, taint, constructed):
+                    if _shadowed_fit(fn, node):
+                        continue  # (dp202fp45) the live copy in the class's ``fit_transform`` is checked
                     if parents is None:
                         parents = {c: p for p in ast.walk(fn.node) for c in ast.iter_child_nodes(p)}
                     site = self._site(node, hit[1])

@@ -266,6 +266,7 @@ class _Project:
         self._dead: dict[str, list[_Def]] = {}
         self._calls: dead_branches.Index | None = None
         self._branches: dict[str, list[tuple[int, int]]] = {}
+        self._code_texts: dict[str, str | None] = {}
 
     def _text_uses(self) -> dict[str, int]:
         """How often each word occurs in the project's text (code, strings and comments alike) other than as
@@ -431,9 +432,93 @@ class _Project:
                 keep = test_module and unnamed
             else:
                 keep = d.name.startswith("_") or (unnamed and self._live_twin(d))
+            # (dp202fp45) a function or method whose every call is commented out: the author switched it off
+            if not keep and d.kind != "class" and not unnamed and self._switched_off(p, d):
+                keep = True
             if keep:
                 out.append((d.start, d.end))
         return out
+
+    def _code_text(self, q: str) -> str | None:
+        """``q``'s text with its comments and import statements blanked (``None`` when it cannot be read or
+        tokenized): what is left names only code that runs, strings included."""
+        if q in self._code_texts:
+            return self._code_texts[q]
+        import io
+        import tokenize
+
+        out: str | None = None
+        f = self.files.get(q)
+        try:
+            text = _text(q)
+            lines = text.splitlines(keepends=True)
+            for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+                if tok.type == tokenize.COMMENT:
+                    (r, c0), (_, c1) = tok.start, tok.end
+                    line = lines[r - 1]
+                    lines[r - 1] = line[:c0] + " " * (c1 - c0) + line[c1:]
+            if f is not None and f.tree is not None:
+                for node in ast.walk(f.tree):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        for r in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                            lines[r - 1] = "\n"
+            out = "".join(lines)
+        except (OSError, SyntaxError, tokenize.TokenError, IndentationError, IndexError, ValueError):
+            out = None
+        self._code_texts[q] = out
+        return out
+
+    def _switched_off(self, p: str, d: _Def) -> bool:
+        """Is ``d`` (unreachable: no code reads its name) named in the project's text only in comments and
+        import statements, at least once in a commented-out line of code calling it (``# y = name(x)``, not
+        prose)? Its callers were switched off: it never runs. Any other mention (a string, a registry, code)
+        keeps it."""
+        if self.unread or len(d.name) < 4:
+            return False
+        word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(d.name) + r"(?![A-Za-z0-9_])")
+        called = False
+        for q in self.files:
+            try:
+                text = _text(q)
+            except OSError:
+                return False
+            if d.name not in text:
+                continue
+            code = self._code_text(q)
+            if code is None:
+                return False
+            for m in word.finditer(code):
+                before = code[max(0, m.start() - 40):m.start()]
+                if re.search(r"\b(?:def|class)\s+$", before):
+                    continue  # a definition of the name (its own, or a same-named one elsewhere)
+                return False
+            called = called or self._commented_call(q, d.name)
+        return called
+
+    def _commented_call(self, q: str, name: str) -> bool:
+        """Does a comment of ``q`` hold a line of code calling ``name`` (``#  q = self.name(x)``: a
+        statement that parses, not prose that mentions it)?"""
+        import io
+        import tokenize
+
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(_text(q)).readline))
+        except (OSError, SyntaxError, tokenize.TokenError, IndentationError, ValueError):
+            return False
+        for tok in tokens:
+            if tok.type != tokenize.COMMENT or name not in tok.string:
+                continue
+            code = tok.string.lstrip("#").strip()
+            try:
+                tree = ast.parse(code)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Call) and (
+                        (isinstance(node.func, ast.Name) and node.func.id == name)
+                        or (isinstance(node.func, ast.Attribute) and node.func.attr == name)):
+                    return True
+        return False
 
     def branch_spans(self, p: str) -> list[tuple[int, int]]:
         """Line spans of ``p``'s parameter branches that no call in the project selects
