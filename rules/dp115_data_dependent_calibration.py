@@ -15,7 +15,9 @@ from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS, zero_centred
 from dpcheck.analysis.simulation import simulator
-from dpcheck.analysis.syntax import call_name, call_params, dotted, number, param_names, target_names, walk, words
+from dpcheck.analysis.syntax import (
+    call_name, call_params, dotted, number, param_names, target_names, value_refs, walk, words,
+)
 from dpcheck.rule import Rule
 
 #: calls that summarise an array into one number (a statistic of whatever they are given)
@@ -124,7 +126,59 @@ def _released_values(value: cst.CSTNode) -> set[int]:
             first = next((a.value for a in n.args if a.keyword is None and not a.star), None)
             if isinstance(first, cst.Call):
                 out.update(id(m) for m in walk(first))
+    return out | _noised_operands(value)
+
+
+#: draws that perturb a value when added to it (zero-centred, with a scale of their own)
+_ADDITIVE_DRAWS = frozenset({"laplace", "normal", "gumbel", "Laplace", "Normal", "gauss", "normalvariate"})
+
+
+def _additive_noise(expr: cst.BaseExpression) -> bool:
+    """``np.random.laplace(0, b)``, ``rng.normal(0, s, n)``, ``laplace(scale=b)`` (or one of them times a
+    factor): a zero-centred draw given its own scale."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+        return _additive_noise(expr.left) or _additive_noise(expr.right)
+    if not isinstance(expr, cst.Call) or call_name(expr) not in _ADDITIVE_DRAWS or not zero_centred(expr):
+        return False
+    positional = [a for a in expr.args if a.keyword is None and not a.star]
+    return len(positional) >= 2 or any(a.keyword is not None and a.keyword.value in _SCALE_KEYWORDS for a in expr.args)
+
+
+def _noised_operands(value: cst.CSTNode) -> set[int]:
+    """Nodes of ``value`` inside an operand a noise draw is added to (``np.std(v) + np.random.laplace(0, b)``):
+    the sum is the noisy statistic, a release, and what is done with it afterwards (the scale of a synthetic
+    draw) is post-processing. The draw's own scale and centre are sinks of their own, checked apart."""
+    out: set[int] = set()
+    for n in walk(value, into_scopes=False):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, (cst.Add, cst.Subtract)):
+            for side, other in ((n.left, n.right), (n.right, n.left)):
+                if _additive_noise(other) and not any(isinstance(m, cst.Call) and call_name(m) in _ADDITIVE_DRAWS
+                                                      for m in walk(side)):
+                    out.update(id(m) for m in walk(side))
     return out
+
+
+class _DropNoised(cst.CSTTransformer):
+    """Replaces the operands a noise draw is added to by ``_`` (their names are released, not carried)."""
+
+    def __init__(self, noised: set[int]) -> None:
+        super().__init__()
+        self.noised = noised
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode):  # type: ignore[override]
+        if id(original) in self.noised and isinstance(original, cst.BaseExpression):
+            return cst.Name("_")
+        return updated
+
+
+def _carried_names(value: cst.BaseExpression) -> set[str]:
+    """``_value_names`` of ``value`` less those only read inside an operand a noise draw is added to."""
+    if not any(isinstance(n, cst.Call) and call_name(n) in _ADDITIVE_DRAWS for n in walk(value, into_scopes=False)):
+        return _value_names(value)
+    noised = _noised_operands(value)
+    if not noised:
+        return _value_names(value)
+    return _value_names(value.visit(_DropNoised(noised)))  # type: ignore[arg-type]
 
 
 #: words of a privacy parameter: a function calibrating a mechanism takes or names one
@@ -948,6 +1002,41 @@ def train_step(model, loss, history, optimizer):
     history.append(float(total))
     optimizer.step()
 """,
+        # (q2 h45) a statistic with Laplace noise added to it is the release: using the noisy spread as the
+        # scale of a synthetic draw is post-processing (the draws' own scales are public)
+        """
+import numpy as np
+
+
+def synth_scores(group_values, n_out, epsilon):
+    vals = np.asarray(group_values, dtype=float)
+    step = 1.0 / len(vals)
+    raw_spread = np.std(vals)
+    spread = raw_spread + np.random.laplace(0, step / epsilon)
+    centre = float(np.mean(vals) + np.random.laplace(0, step / epsilon))
+    return np.random.normal(centre, max(spread, 0.01), n_out)
+""",
+        # (q2 h45) ``cap, features = load(path)``: only the element a name unpacks is what it holds; the
+        # public cap is the scale, the min-max normalised features are not
+        """
+import numpy as np
+
+
+def load(path, cap=5.0):
+    table = np.loadtxt(path)
+    spread = table.max(axis=0) - table.min(axis=0)
+    return cap, (table - table.min(axis=0)) / spread
+
+
+def noisy_counts(counts, scale, epsilon):
+    return counts + np.random.laplace(0, scale / epsilon, len(counts))
+
+
+def main(path, epsilon):
+    cap, features = load(path)
+    counts = np.histogram(features[:, 0], bins=10, range=(0, 1))[0]
+    return noisy_counts(counts, cap, epsilon)
+""",
     )
 
     INVALID = (
@@ -1476,6 +1565,48 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
     model.weight.grad = torch.stack(per_example_grads).mean(0) + torch.randn_like(model.weight) * noise_multiplier
     optimizer.step()
 """,
+        # (q2 h45) twin: the exact spread, not a noisy one, scales the synthetic draw
+        """
+import numpy as np
+
+
+def synth_scores(group_values, n_out, epsilon):
+    vals = np.asarray(group_values, dtype=float)
+    step = 1.0 / len(vals)
+    spread = np.std(vals)  # <-
+    centre = float(np.mean(vals) + np.random.laplace(0, step / epsilon))
+    return np.random.normal(centre, max(spread, 0.01), n_out)
+""",
+        # (q2 h45) twin: the noise added to the spread is itself sized by the data's range
+        """
+import numpy as np
+
+
+def synth_scores(group_values, n_out, epsilon):
+    vals = np.asarray(group_values, dtype=float)
+    spread = np.std(vals) + np.random.laplace(0, np.ptp(vals) / epsilon)  # <-
+    return np.random.normal(0.0, max(spread, 0.01), n_out)
+""",
+        # (q2 h45) twin: the unpacked element is the data's largest range, and it is the scale
+        """
+import numpy as np
+
+
+def load(path):
+    table = np.loadtxt(path)
+    spread = table.max(axis=0) - table.min(axis=0)
+    return spread.max(), table / spread  # <-
+
+
+def noisy_counts(counts, scale, epsilon):
+    return counts + np.random.laplace(0, scale / epsilon, len(counts))
+
+
+def main(path, epsilon):
+    cap, features = load(path)  # <-
+    counts = np.histogram(features[:, 0], bins=10, range=(0, 1))[0]
+    return noisy_counts(counts, cap, epsilon)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1917,11 +2048,36 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
             for param in param_names(fn):
                 if param in ("self", "cls"):
                     continue
-                derived = fa.derived_names(fn, lambda v: False, seed=[param])
+                derived = self._derived_unnoised(fn, param)
                 if any(_value_names(sink) & derived for sink in scales):
                     out.add(param)
         cache[fn] = out
         return out
+
+    def _derived_unnoised(self, fn: cst.FunctionDef, param: str) -> set[str]:
+        """Names of ``fn`` derived from ``param`` (as ``derived_names``), not through an operand a noise draw
+        is added to: ``noisy_std = np.std(vals) + laplace(0, b)`` is a release, whatever it then scales."""
+        fa = self.ctx.analysis
+        pending = []
+        for name, found in fa.bindings_in(fn).items():
+            for b in found:
+                if b.value is None:
+                    continue
+                value = b.value
+                if any(isinstance(n, cst.Call) and call_name(n) in _ADDITIVE_DRAWS for n in walk(value, into_scopes=False)):
+                    noised = _noised_operands(value)
+                    if noised:
+                        value = value.visit(_DropNoised(noised))
+                pending.append((name, value_refs(value)))
+        derived = {param}
+        changed = True
+        while changed:
+            changed = False
+            for name, read in pending:
+                if name not in derived and read & derived:
+                    derived.add(name)
+                    changed = True
+        return derived
 
     def _random_object(self, subject: list[cst.CSTNode], scope: cst.CSTNode, depth: int = 0) -> bool:
         """The statistic reads only objects built by a random constructor or draw (a random projection,
@@ -2096,10 +2252,16 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
         tainted: dict[str, list[cst.CSTNode]] = {}
         self._taints[scope] = tainted  # recursion guard
         pending: list[tuple[str, cst.CSTNode, cst.CSTNode]] = []
+        #: (q2 h45) ``G, feats = build()`` where every return of ``build`` is a tuple of that length: each
+        #: name holds its own element (and what the call is handed), not the whole result
+        unpacked: dict[int, tuple[cst.Call, cst.FunctionDef, list[cst.BaseExpression]]] = {}
         for name, found in fa.bindings_in(scope).items():
             for b in found:
                 if b.value is not None:
                     pending.append((name, b.value, b.stmt))
+                    split = self._unpacked_element(b, scope) if b.kind == "unpack" else None
+                    if split is not None:
+                        unpacked[len(pending) - 1] = split
         body = scope.body if isinstance(scope, cst.FunctionDef) else scope
         for n in walk(body, into_scopes=False):
             # ``xs.append(v)``, ``xs[k] = v``: the container holds v
@@ -2114,7 +2276,7 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                         target = dotted(t.target.value)
                         if target is not None:
                             pending.append((target, n.value, n))
-        for name, value, stmt in pending:
+        for i, (name, value, stmt) in enumerate(pending):
             if _category_count(value) and words(name) & _COUNT_WORDS:
                 continue  # ``int(y.max()) + 1``: the number of classes sizes the model, it is no scale
             released = _released_values(value)
@@ -2122,19 +2284,62 @@ def private_step(model, per_example_grads, noise_multiplier, optimizer):
                                               or isinstance(n, cst.Subscript) and self._order_statistic(n, scope))
                    for n in walk(value, into_scopes=False)) \
                     or self._running_extreme(name, value, stmt):
+                if i in unpacked and not self._element_statistic(*unpacked[i], scope):
+                    continue
                 tainted.setdefault(name, []).append(stmt)
         changed = True
         while changed:
             changed = False
-            for name, value, stmt in pending:
+            for i, (name, value, stmt) in enumerate(pending):
                 if name in tainted:
                     continue
-                for ref in sorted(_value_names(value)):  # sorted: the origin must not depend on set order
+                carrier = cst.Tuple([cst.Element(a.value) for a in unpacked[i][0].args]) if i in unpacked else value
+                for ref in sorted(_carried_names(carrier)):  # sorted: the origin must not depend on set order
                     if ref in tainted:
                         tainted[name] = list(tainted[ref])
                         changed = True
                         break
         return tainted
+
+    def _element_statistic(self, call: cst.Call, callee: cst.FunctionDef, elements: list[cst.BaseExpression],
+                           scope: cst.CSTNode) -> bool:
+        """Does the unpacked element (of any return) hold a statistic, or is the call handed one?"""
+        if any(isinstance(n, cst.Call) and self._source_call(n, scope)
+               for a in call.args for n in walk(a.value, into_scopes=False)):
+            return True
+        inner = self._taint(callee)
+        return any(_value_names(e) & inner.keys() or any(
+            isinstance(n, cst.Call) and self._source_call(n, callee, 1) for n in walk(e, into_scopes=False))
+            for e in elements)
+
+    def _unpacked_element(self, b: Any, scope: cst.CSTNode
+                          ) -> tuple[cst.Call, cst.FunctionDef, list[cst.BaseExpression]] | None:
+        """For ``a, b = helper(x)`` where every ``return`` of the module's ``helper`` is a tuple of as many
+        elements (no starred one), the call, the helper and the element each return gives ``b.name``."""
+        stmt, value = b.stmt, b.value
+        if not isinstance(stmt, cst.Assign) or len(stmt.targets) != 1 or stmt.value is not value \
+                or not isinstance(value, cst.Call) or any(a.star for a in value.args):
+            return None
+        target = stmt.targets[0].target
+        if not isinstance(target, (cst.Tuple, cst.List)) or any(
+                not isinstance(e, cst.Element) or not isinstance(e.value, (cst.Name, cst.Attribute))
+                for e in target.elements):
+            return None
+        at = next((i for i, e in enumerate(target.elements) if e.value is b.target), None)
+        callee = self.ctx.analysis.callee(value)
+        if at is None or callee is None or callee is scope:
+            return None
+        returns = self.ctx.analysis.returns_of(callee)
+        if not returns or any(isinstance(n, (cst.Yield, cst.Await)) for n in walk(callee.body, into_scopes=False)):
+            return None
+        elements: list[cst.BaseExpression] = []
+        for ret in returns:
+            tup = ret.value
+            if not isinstance(tup, (cst.Tuple, cst.List)) or len(tup.elements) != len(target.elements) \
+                    or any(isinstance(e, cst.StarredElement) for e in tup.elements):
+                return None
+            elements.append(tup.elements[at].value)
+        return value, callee, elements
 
     def _running_extreme(self, name: str, value: cst.CSTNode, stmt: cst.CSTNode) -> bool:
         """``if x > m: m = x``: a maximum (or minimum) kept by hand."""
