@@ -1149,6 +1149,27 @@ def noisy_degree_histogram(G, epsilon, bins=20):
 for G in (nx.erdos_renyi_graph(500, 0.02), nx.barabasi_albert_graph(500, 3)):
     print(noisy_degree_histogram(G, epsilon=1.0))
 """,
+        # twin of the B74-014 shape: no reseed unless the caller asks for one (seed=None by default)
+        """
+import numpy as np
+def _planar_noise(x, y, epsilon):
+    angle = np.random.uniform(0, 2 * np.pi)
+    radius = np.random.gamma(2, 1.0 / epsilon)
+    return x + radius * np.cos(angle), y + radius * np.sin(angle)
+def perturb_points(frame, epsilon, seed=None):
+    if seed is not None:
+        np.random.seed(seed)
+    return frame.apply(lambda row: _planar_noise(row.x, row.y, epsilon), axis=1)
+""",
+        # ordinary ML: a data-augmentation helper seeded by default, jitter not tied to a budget
+        """
+import numpy as np
+def _jitter(img, strength):
+    return img + np.random.normal(0, strength, img.shape)
+def augment(images, strength=0.1, seed=0):
+    np.random.seed(seed)
+    return [_jitter(im, strength) for im in images]
+""",
     )
 
     INVALID = (
@@ -1893,6 +1914,18 @@ def noisy_degree_histogram(G, epsilon, bins=20):
     return hist + np.random.laplace(0, 2.0 / epsilon, size=hist.shape)
 G = nx.read_edgelist("cora.cites")
 print(noisy_degree_histogram(G, epsilon=1.0))
+""",
+        # (B74-014 shape) a location mechanism reseeds with its seed parameter's literal default, then a helper
+        # called per row draws the planar-Laplace noise
+        """
+import numpy as np
+def _planar_noise(x, y, epsilon):
+    angle = np.random.uniform(0, 2 * np.pi)
+    radius = np.random.gamma(2, 1.0 / epsilon)
+    return x + radius * np.cos(angle), y + radius * np.sin(angle)
+def perturb_points(frame, epsilon, seed=7):
+    np.random.seed(seed)  # <-
+    return frame.apply(lambda row: _planar_noise(row.x, row.y, epsilon), axis=1)
 """,
     )
 
@@ -3344,6 +3377,40 @@ print(noisy_degree_histogram(G, epsilon=1.0))
         return False
 
     # -- a global seed --------------------------------------------------------------------------
+    def _reseed_before_helper_noise(self, node: cst.Call, seed: cst.Name) -> None:
+        """(B74-014) A mechanism taking ε reseeds the global generator with its own parameter whose default is a
+        literal (``def metric_privacy(df, epsilon, seed=42): np.random.seed(seed)``) and then has a helper of
+        this module, also taking ε, draw the noise for each record (``df.apply(lambda row: _noise(row, epsilon))``):
+        with the default every call draws the same, public noise."""
+        fa = self.ctx.analysis
+        fn = fa.enclosing_function(node)
+        receiver = dotted(node.func.value) or ""  # type: ignore[attr-defined]
+        if fn is None or receiver not in ("np.random", "numpy.random") or self._test_code(node):
+            return
+        why = self._fixed(node, seed)
+        if why is None or "default" not in why:
+            return
+        if not any(words(p.name.value) & {"eps", "epsilon"} for p in all_params(fn)):
+            return
+        line = fa.line_of(node)
+        callees = {c.func.value for c in walk(fn) if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
+                   and fa.line_of(c) > line}
+        for statement in self.ctx.module.body:
+            if not (isinstance(statement, cst.FunctionDef) and statement is not fn
+                    and statement.name.value in callees
+                    and any(words(p.name.value) & {"eps", "epsilon"} for p in all_params(statement))):
+                continue
+            draws = [c for c in walk(statement) if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute)
+                     and dotted(c.func.value) in ("np.random", "numpy.random")
+                     and c.func.attr.value in ("laplace", "gamma", "normal", "exponential", "uniform")]
+            if draws and any(c.func.attr.value != "uniform" for c in draws):  # type: ignore[attr-defined]
+                self.report(node, f"`{fn.name.value}` reseeds the global generator with {why}, and "
+                                  f"`{statement.name.value}`, which it calls with ε, draws the privacy noise from it "
+                                  f"(line {fa.line_of(draws[0])}): with the default every call draws the same "
+                                  f"noise, which anyone with the code can regenerate and subtract; leave the noise "
+                                  f"generator unseeded")
+                return
+
     def _global_seed(self, node: cst.Call, name: str) -> None:
         receiver = dotted(node.func.value) or ""  # type: ignore[attr-defined]
         if name == "seed" and receiver not in ("np.random", "numpy.random", "random"):
@@ -3357,6 +3424,7 @@ print(noisy_degree_histogram(G, epsilon=1.0))
             return
         why = self._derived(node, seed)
         if why is None:
+            self._reseed_before_helper_noise(node, seed)
             return
         fa = self.ctx.analysis
         fn = fa.enclosing_function(node)
