@@ -11,13 +11,13 @@ from dpcheck.analysis.syntax import walk, words
 from dpcheck.rule import Rule
 
 #: names of a noise scale (``sigma``, ``noise_std``, ``noise_multiplier``, ``laplace_scale``)
-_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "sd", "multiplier"})
+_SCALE_WORDS = frozenset({"sigma", "std", "stddev", "sd"})
 _NOISE_WORDS = frozenset({"noise", "laplace", "gaussian", "gauss"})
 
 
 def _is_scale_name(name: str) -> bool:
     w = words(name)
-    return bool(w & _SCALE_WORDS) or ("scale" in w and bool(w & _NOISE_WORDS))
+    return bool(w & _SCALE_WORDS) or (bool(w & {"scale", "multiplier"}) and bool(w & _NOISE_WORDS))
 
 
 def _bare(expr: cst.BaseExpression) -> cst.BaseExpression:
