@@ -16,6 +16,8 @@ _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", 
 #: names of functions that compute a noise scale
 _CALIBRATION = frozenset({"noise", "sigma", "multiplier", "std", "stddev", "scale"})
 _ABSTRACT = frozenset({"abstractmethod", "overload", "abstractproperty"})
+#: words of a user helper that releases a value with noise (``laplace_mech(value, eps, sens)``)
+_MECHANISM_HELPERS = frozenset({"mech", "mechanism", "laplace", "geometric", "privatize", "privatise"})
 
 
 #: parameters of an Adam-style optimiser: an ``eps`` beside them is its numerical-stability constant
@@ -110,6 +112,14 @@ def scale_by_adam_corrected(batch_size, noise_multiplier, clip_norm, b1, b2, eps
         return noised / (jnp.sqrt(state + eps_root) + 1.0), state
     return update_fn
 """,
+        # twin: the budget is split between the helper calls
+        """
+from mechanisms import laplace_mech
+def private_variance(values, epsilon):
+    n = laplace_mech(values.size, epsilon / 2, 1.0)
+    s = laplace_mech(values.sum(), epsilon / 2, 100.0)
+    return s / n
+""",
         # a numerical eps
         "import torch\ndef gumbel_noise(shape, eps=1e-20):\n"
         "    u = torch.rand(shape)\n    return -torch.log(-torch.log(u + 1e-20) + 1e-20)\n",
@@ -147,6 +157,14 @@ import torch
 def privatize(embedding, epsilon):  # <-
     return embedding + torch.distributions.Laplace(0.0, 1.0).sample(embedding.shape)
 """,
+        # the budget is ignored and a hard-coded share is handed to a mechanism helper per component
+        """
+from mechanisms import laplace_mech
+def private_variance(values, epsilon):  # <-
+    n = laplace_mech(values.size, 0.33, 1.0)
+    s = laplace_mech(values.sum(), 0.33, 100.0)
+    return s / n
+""",
         # keyword-only budget, numpy draw
         """
 import numpy as np
@@ -169,7 +187,8 @@ def add_gaussian_noise(x, *, privacy_budget, delta):  # <-
         for sub in walk(node.body):
             if isinstance(sub, cst.Name):
                 used.add(sub.value)
-            elif isinstance(sub, cst.Call) and call_name(sub) in PURE_DRAWS | {"Laplace", "Normal"}:
+            elif isinstance(sub, cst.Call) and (call_name(sub) in PURE_DRAWS | {"Laplace", "Normal"}
+                                                or words(call_name(sub)) & _MECHANISM_HELPERS):
                 draws = True
             elif isinstance(sub, cst.Return) and sub.value is not None:
                 returns = True
