@@ -18,7 +18,10 @@ _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", 
 _OPTIMISER_SIBLINGS = frozenset({"b1", "b2", "beta1", "beta2", "beta_1", "beta_2", "eps_root", "amsgrad", "momentum"})
 #: words of a function that is the non-private reference on purpose
 _REFERENCE = frozenset({"true", "exact", "nonprivate", "non", "baseline", "raw", "plain", "gt", "oracle", "actual",
-                        "nodp", "clean", "ground", "unperturbed", "real", "test", "mock", "dummy", "fake", "stub"})
+                        "nodp", "clean", "ground", "unperturbed", "real", "test", "mock", "dummy", "fake", "stub",
+                        # the server side of a local-DP protocol reads already randomised reports
+                        "aggregate", "aggregation", "aggregator", "estimate", "estimator", "decode", "debias",
+                        "evaluate", "eval", "plot"})
 #: words of a call that draws noise or hands the work to a mechanism (the budget may travel on ``self``)
 _NOISE_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "gauss", "geometric", "normal", "randn",
                           "perturb", "privatize", "privatise", "randomize", "randomise", "randomized", "mechanism",
@@ -33,7 +36,7 @@ _NOT_DATA = frozenset({"self", "cls", "delta", "seed", "rng", "random", "state",
                        "kwargs", "domain", "schema", "sensitivity", "clip", "alpha", "beta", "threshold", "treshold",
                        "path", "file", "dir", "name", "columns", "column", "col", "cols", "attribute", "attributes"})
 #: words of a parameter that holds the records (the fallback without a loop reads only these)
-_DATA_WORDS = frozenset({"data", "db", "df", "dataset", "records", "rows", "table", "frame", "x", "traj", "trajs",
+_DATA_WORDS = frozenset({"data", "db", "df", "dataset", "records", "rows", "table", "frame", "traj", "trajs",
                          "trajectories", "trips", "points", "samples", "values", "original", "orig", "train",
                          "private", "sensitive", "raw", "database", "users", "edges", "graph", "degrees"})
 #: methods that add to a collection in place
@@ -115,7 +118,8 @@ class BudgetAcceptedExactStatistics(Rule):
         "and attributes do not count), no noise or mechanism call, and either a loop over a data parameter that "
         "accumulates into a returned name or a `self.` attribute (`t[i] += 1`, `self.keys.append(k)`, "
         "`self.max = x`), or else the first assignment computed directly from a parameter named for the records "
-        "(`data`, `df`, `original_db`) when the function returns a value. Not reported: reference functions named true/exact/baseline/non-private, interfaces, "
+        "(`data`, `df`, `original_db`) when the function returns a value. Not reported: reference functions named true/exact/baseline/non-private, the aggregation or "
+        "estimation side of a local-DP protocol (its input is already randomised), interfaces, "
         "numerical eps, functions that call `locals()`. Fix: add calibrated noise charged to the budget (or drop "
         "the parameter and treat the output as non-private)."
     )
@@ -258,6 +262,15 @@ def private_counts(records, epsilon):
     for r in records:
         counts[r] = counts.get(r, 0) + 1
     return add_laplace_noise(counts, epsilon)
+""",
+        # the server side of a local-DP protocol: the reports are already randomised
+        """
+import numpy as np
+def aggregate_reports(reports, d, epsilon):
+    support = np.zeros(d)
+    for r in reports:
+        support[r] += 1
+    return support
 """,
         # ordinary ML: an optimiser's eps that the step does not need
         """
