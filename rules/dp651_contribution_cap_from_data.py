@@ -32,6 +32,37 @@ _DEAD: set[int] = set()
 _MODULES = ("np", "numpy", "torch", "tf", "jnp", "math", "pd", "F", "functions", "sf", "statistics")
 
 
+#: calls whose arguments are only shown or logged
+_REPORT_CALLS = frozenset({"print", "info", "debug", "warning", "log", "write", "format", "add_scalar", "log_metrics"})
+
+
+def _attribute_reported_only(module: cst.Module, name: str) -> bool:
+    """Every read of ``.name`` in the module is a value of a dict, an argument of a print/log call or a
+    piece of an f-string: a statistic kept for display (``self.max_clip = coef.max().item()`` beside
+    "stats for debugging"), never a bound anything is clipped to. False when nothing here reads it."""
+    targets: set[int] = set()
+    for sub in walk(module):
+        if isinstance(sub, cst.Assign):
+            targets.update(id(t.target) for t in sub.targets)
+        elif isinstance(sub, (cst.AugAssign, cst.AnnAssign)):
+            targets.add(id(sub.target))
+
+    def named(expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Attribute) and expr.attr.value == name
+
+    reads = shown = 0
+    for sub in walk(module):
+        if named(sub) and id(sub) not in targets:
+            reads += 1
+        elif isinstance(sub, cst.DictElement) and named(sub.value):
+            shown += 1
+        elif isinstance(sub, cst.FormattedStringExpression) and named(sub.expression):
+            shown += 1
+        elif isinstance(sub, cst.Call) and call_name(sub) in _REPORT_CALLS:
+            shown += sum(1 for a in sub.args if named(a.value))
+    return reads > 0 and shown >= reads
+
+
 def _names_cap(name: str) -> bool:
     pieces = words(name)
     if pieces & _NOT_PRIVATE or "noisy" in name.lower():
@@ -189,6 +220,20 @@ class ContributionCapFromData(Rule):
         return True
 
     VALID = (
+        # a per-step statistic of the clip coefficients kept for a debug report, never a bound
+        """
+import torch
+class DPEngine:
+    '''Differentially private optimizer: per-example clipping and Gaussian noise.'''
+    def step(self, per_example_norms, max_grad_norm, noise_multiplier):
+        coef = torch.clamp(max_grad_norm / (per_example_norms + 1e-6), max=1.0)
+        self.max_clip = coef.max().item()
+        self.min_clip = coef.min().item()
+        return coef
+    def stats(self):
+        print(f"clip coefficients up to {self.max_clip}")
+        return {"max_clip": self.max_clip, "min_clip": self.min_clip}
+""",
         # ordinary ML: a layer norm's epsilon and a padding size from the batch's own maximum
         """
 import torch
@@ -253,6 +298,18 @@ def clean(df):
     )
 
     INVALID = (
+        # twin of the debug statistic: the same exact maximum then clips the values and sizes the noise
+        """
+import torch
+class DPEngine:
+    '''Differentially private sum: values clipped to a cap, Laplace noise.'''
+    def fit(self, values):
+        self.max_clip = values.max().item()  # <-
+    def release(self, values, epsilon):
+        clipped = torch.clamp(values, max=self.max_clip)
+        return {"sum": clipped.sum() + torch.distributions.Laplace(0, self.max_clip / epsilon).sample(),
+                "max_clip": self.max_clip}
+""",
         # Spark: the winsorization cap is the exact approxQuantile of the private amounts
         """
 class Preprocessor:
@@ -330,7 +387,8 @@ class CappedRelease:
                     name = target.value if isinstance(target, cst.Name) else \
                         target.attr.value if isinstance(target, cst.Attribute) else None
                     if name and _names_cap(name):
-                        self._check(sub, sub.value, name, assigned)
+                        if not (isinstance(target, cst.Attribute) and _attribute_reported_only(node, name)):
+                            self._check(sub, sub.value, name, assigned)
                         break
             elif isinstance(sub, cst.Arg) and sub.keyword is not None and _names_cap(sub.keyword.value):
                 # pandas named aggregation ``agg(cap=("amount", lambda s: np.percentile(s, 99)))``
