@@ -64,6 +64,65 @@ _HF_LOADER_HOOKS = frozenset({"get_train_dataloader", "_get_train_sampler"})
 _MAX_BASE_DEPTH = 3
 
 
+#: (h45-QE) the file Poisson-samples (or defers to Opacus' Poisson loader) itself
+_OWN_POISSON = re.compile(r"(?i)poisson|DPDataLoader|uniformwith|binomial|bernoulli|batch_sampler|\bsampler\b|"
+                          r"\bmake_private(?:_with_epsilon)?\(")
+#: DP-SGD steps whose noise multiplier is handed in
+_DP_STEPS = re.compile(r"\bDPOptimizer\(|\bnoise_multiplier\s*=\s*(?![\d.]+\b)\w")
+#: a Poisson rate from the batch size: ``q = min(1.0, bs / max(1, n_c))``, ``sample_rate = batch_size / len(X)``
+_IMPORTER_RATE = re.compile(r"(?m)^\s*(?:q|sample_rate|sampling_rate|sampling_prob\w*|sample_prob)\s*=\s*"
+                            r"(?:min\(\s*1(?:\.0)?\s*,\s*)?(?:float\()?[\w.]*\b(?:bs|batch_size|B)\b\)?\s*/")
+_IMPORTER_ACCOUNTANT = re.compile(r"(?:\w*calibrate\w*|\w*accountant\w*|get_epsilon|compute_rdp|"
+                                  r"get_noise_multiplier|compute_epsilon\w*)\(")
+_MAX_SIBLINGS = 60
+#: (h45-QE) the Lightning trainer's training loader, its batch size read, and a rate computed from it
+_TRAINER_LOADER = re.compile(r"\btrainer\.(?:datamodule\.)?train_dataloader\b")
+_LOADER_BATCH_SIZE = re.compile(r"getattr\(\s*\w+\s*,\s*['\"]batch_size['\"]|\b(?:dl|\w*loader)\.batch_size\b")
+_LOADER_RATE = re.compile(r"(?m)^\s*((?:self\.)?(?:\w*sample_rate\w*|sampling_rate|sampling_prob\w*|q))\s*=[^\n]*/")
+
+
+def _poisson_importer(path: str) -> tuple[str, int] | None:
+    """A project file beside ``path`` (same folder or its parent) that imports ``path``'s module and computes a
+    batch-size Poisson rate that it hands an accountant or calibrator: (its relative name, the rate's line)."""
+    if not path or not os.path.isfile(path):
+        return None
+    folder = os.path.dirname(os.path.abspath(path))
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        return None
+    pkg = os.path.basename(folder)
+    imports = re.compile(rf"(?m)^\s*(?:from\s+(?:[\w.]*\.)?{re.escape(stem)}\s+import\b|"
+                         rf"from\s+(?:\.+|[\w.]*\b{re.escape(pkg)})\s+import\s+[^\n]*\b{re.escape(stem)}\b|"
+                         rf"import\s+(?:[\w.]*\.)?{re.escape(stem)}\b)")
+    candidates: list[str] = []
+    for base in (folder, os.path.dirname(folder)):
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        candidates += [os.path.join(base, n) for n in names if n.endswith(".py")]
+    for other in candidates[:_MAX_SIBLINGS]:
+        if os.path.abspath(other) == os.path.abspath(path):
+            continue
+        try:
+            with open(other, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(400_000)
+        except OSError:
+            continue
+        if not imports.search(text) or _OWN_POISSON.search(text):
+            continue
+        rate = _IMPORTER_RATE.search(text)
+        if rate is None:
+            continue
+        name = rate.group(0).split("=")[0].strip()
+        after = text[rate.end():]
+        if not re.search(rf"{_IMPORTER_ACCOUNTANT.pattern}[^\n]*\b{re.escape(name)}\b", after):
+            continue
+        line = text.count("\n", 0, rate.start() + len(rate.group(0)) - len(rate.group(0).lstrip())) + 1
+        return os.path.relpath(other, os.path.dirname(folder)), line
+    return None
+
+
 def _module_file(path: str, module: str, level: int) -> str | None:
     """The project file an import names: ``from .model_base import X`` (relative to ``path``'s folder) or
     ``from model_base import X`` / ``from src.model_base import X`` (a module in the folder or a parent folder)."""
@@ -642,7 +701,7 @@ class SubsamplingAssumed(Rule):
                 "binomial(", "without_replace", "*q", "* q", "_privacy(", "_epsilon(", "compute_noise", "Accountant",
                 "eps(", "sigma(", "sigma_", ".epsilon(", "Subsample", "poisson_subsampled", "multiplier(", "compute_mu",
                 "compute_eps", "get_eps", "calc_eps", "data_loader=None", "_accountant(", "--max-sentences",
-                "fairseq-train")
+                "fairseq-train", "DPOptimizer(", "noise_multiplier=")
     #: checked in ``leave_Module``: a binomial batch size filled with replacement is Poisson sampling gone
     #: wrong wherever it is (a sampler module need not mention noise)
     requires_dp_context = False
@@ -666,6 +725,8 @@ class SubsamplingAssumed(Rule):
             for node in facts.nodes(ast.Assign) for t in node.targets)  # type: ignore[attr-defined]
         claims = claims or any(m in facts.source for m in _AUTODP_SUBSAMPLED) \
             or "poisson_subsampled" in facts.source  # (r4) autodp mechanisms
+        # (h45-QE) DP-SGD steps handed their σ, which an importing module may have calibrated with a Poisson rate
+        claims = claims or bool(_DP_STEPS.search(facts.source)) and not _OWN_POISSON.search(facts.source)
         if not claims:
             return False
         return any(_ast_batch_source(facts, call) for call in facts.calls) or any(
@@ -676,6 +737,76 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (h45-QE) twin of the Lightning module below: its loader is replaced by Opacus' Poisson loader, whose
+        # batch size is drawn (the rate read beforehand is the expected one)
+        """
+import pytorch_lightning as pl
+from opacus.accountants import RDPAccountant
+from opacus.data_loader import DPDataLoader
+class NoisyRecModel(pl.LightningModule):
+    def train_dataloader(self):
+        return DPDataLoader.from_data_loader(self.trainer.datamodule.train_dataloader())
+    def on_train_start(self):
+        dl = self.trainer.datamodule.train_dataloader()
+        self.sample_rate = dl.batch_size / len(dl.dataset)
+        self.accountant = RDPAccountant()
+    def training_step(self, batch, batch_idx):
+        loss = self.noisy_update(batch)
+        self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.sample_rate)
+        return loss
+""",
+        # (h45-QE) ordinary Lightning training: the fraction of the data a batch covers, logged, no accountant
+        """
+import pytorch_lightning as pl
+class RecModel(pl.LightningModule):
+    def on_train_start(self):
+        dl = self.trainer.train_dataloader
+        self.batch_fraction = dl.batch_size / len(dl.dataset)
+    def training_step(self, batch, batch_idx):
+        self.log("fraction", self.batch_fraction)
+        return self.loss(batch)
+""",
+        # (h45-QE) accounting helpers handed their rate by the caller, beside a private-step builder that never
+        # runs them: the caller picks q (1.0 for client-level DP), these batches feed no ε computed here
+        """
+import numpy as np
+from opacus.accountants import RDPAccountant
+def make_noisy_epoch(net, opt):
+    def run_epoch(X, y, bs, seed=0):
+        perm = np.random.default_rng(seed).permutation(len(X))
+        for s in range(0, len(perm), bs):
+            rows = perm[s:s + bs]
+            opt.zero_grad()
+            net(X[rows]).sum().backward()
+            opt.step()
+    return run_epoch
+def spent_epsilon(sigma, sample_rate, steps, delta=1e-5):
+    acct = RDPAccountant()
+    for _ in range(steps):
+        acct.step(noise_multiplier=sigma, sample_rate=sample_rate)
+    return acct.get_epsilon(delta=delta)
+def sigma_for(target, sample_rate, steps):
+    lo, hi = 0.3, 30.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if spent_epsilon(mid, sample_rate, steps) > target:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+""",
+        # (h45-QE) ordinary training in fixed-size slices, a standard (non-private) loop with no accountant
+        """
+import numpy as np
+def _standard_train(net, opt, X, y, bs, epochs):
+    for _ in range(epochs):
+        perm = np.random.permutation(len(X))
+        for s in range(0, len(perm), bs):
+            rows = perm[s:s + bs]
+            opt.zero_grad()
+            net.loss(X[rows], y[rows]).backward()
+            opt.step()
+""",
         # (h44b-2) ordinary fine-tuning launched through fairseq, no accountant
         """
 import subprocess
@@ -1867,6 +1998,41 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # (h45-QE) a Lightning module reads the fixed batch size of the trainer's own loader and steps the RDP
+        # accountant with q = batch_size / n as if each batch were Poisson-sampled
+        """
+import pytorch_lightning as pl
+from opacus.accountants import RDPAccountant
+class NoisyRecModel(pl.LightningModule):
+    def on_train_start(self):
+        dl = self.trainer.datamodule.train_dataloader()
+        bs = getattr(dl, "batch_size", None)
+        self.sample_rate = bs / len(dl.dataset)
+        self.accountant = RDPAccountant()
+    def training_step(self, batch, batch_idx):
+        loss = self.noisy_update(batch)
+        self.accountant.step(noise_multiplier=self.sigma, sample_rate=self.sample_rate)  # <-
+        return loss
+""",
+        # (h45-QE) twin: the same pass-through helper, now run by the training function that walks the batches
+        # and hands it q = bs / n
+        """
+import numpy as np
+from opacus.accountants import RDPAccountant
+def spent_epsilon(sigma, sample_rate, steps, delta=1e-5):
+    acct = RDPAccountant()
+    for _ in range(steps):
+        acct.step(noise_multiplier=sigma, sample_rate=sample_rate)  # <-
+    return acct.get_epsilon(delta=delta)
+def fit(net, X, y, bs, sigma, epochs):
+    perm = np.random.default_rng(0).permutation(len(X))  # <-
+    for _ in range(epochs):
+        for s in range(0, len(perm), bs):
+            rows = perm[s:s + bs]  # <-
+            net.noisy_step(X[rows], y[rows], sigma)
+    steps = epochs * (len(X) // bs)
+    return spent_epsilon(sigma, bs / len(X), steps)  # <-
+""",
         # (h44b-2) a launcher accounts q = batch / n and hands training to fairseq's shuffled epoch iterator
         """
 import argparse
@@ -4107,6 +4273,8 @@ class HeadTrainer(transformers.Trainer):
                               "keep each record independently with probability q (Poisson sampling)")
         self._report_init_draws(fa)
         self._report_batches(fa)
+        self._report_importer_rate(fa)
+        self._report_trainer_loader_rate(fa)
         self._report_rate_sized(fa)
         for rate, branch in self._fixed_branch_rates:
             part = branch.body if fa.inside(rate, branch.body) else branch.orelse
@@ -4144,6 +4312,13 @@ class HeadTrainer(transformers.Trainer):
         self._sources += [(n, k) for n, k in self._cohort_draws
                           if fa.enclosing_function(n) in cohort_scopes or None in cohort_scopes
                           or any(n is m for m, _ in sized)]
+        if self._accounted and not self._rates and all(self._passthrough_rate(c) for c in self._accounted):
+            # (h45-QE) every accountant here is a helper handed its rate by the caller (``def eps(sigma,
+            # sample_rate, steps): acct.step(sample_rate=sample_rate)``): the caller picks q (1.0 for client-level
+            # DP, or its own batches' fraction), so only batches drawn on a path that runs the helper are its own
+            scopes = {fa.enclosing_function(call) for call in self._accounted}
+            self._sources = [(n, k) for n, k in self._sources
+                             if self._runs_helpers(n, scopes)]
         if not (self._accounted or self._rates) or not self._sources:
             return
         if nonrelease.full_batch(self.ctx.module, self._accounted):
@@ -4182,6 +4357,76 @@ class HeadTrainer(transformers.Trainer):
             first = first or (node, kind)
         if reported:
             self._report_rates(fa, first)
+
+    def _report_importer_rate(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+        """(h45-QE) A module of DP-SGD steps (``DPOptimizer(noise_multiplier=σ)``) with no accountant of its own,
+        walking fixed-size batches, while the project module that imports it calibrates σ (or reports ε) with an
+        accountant given the Poisson rate ``q = batch_size / n``: the amplification credited there never happens here."""
+        if self._accounted or self._rates or not self._sources or self._poisson_loader:
+            return
+        if _OWN_POISSON.search(self.ctx.source) or not _DP_STEPS.search(self.ctx.source):
+            return
+        importer = _poisson_importer(self.ctx.path)
+        if importer is None:
+            return
+        where, line = importer
+        for node, kind in self._sources:
+            if self._non_private_path(node) or not fa.in_dp_context(node):
+                continue
+            self.report(node, f"this {kind}, but `{where}` (line {line}), which imports this module, gives its "
+                              "accountant the Poisson sampling rate q = batch_size / n (each record in each batch "
+                              "independently with probability q): the amplification it credits did not happen here "
+                              "and its σ / ε does not bound this training; sample batches by Poisson sampling or "
+                              "account the sampling actually used")
+
+    def _report_trainer_loader_rate(self, fa) -> None:  # noqa: ANN001 - FileAnalysis
+        """(h45-QE) ``dl = self.trainer.datamodule.train_dataloader(); bs = getattr(dl, "batch_size", None);
+        self.sample_rate = bs / len(dl.dataset)`` handed to ``accountant.step(sample_rate=…)``: the Lightning
+        trainer's loader has a fixed ``batch_size`` (Opacus' Poisson loader has none, its batches come from a
+        batch sampler), so the batches accounted as Poisson-sampled are fixed-size ones."""
+        if _OWN_POISSON.search(self.ctx.source) or self._poisson_loader:
+            return
+        names: set[str] = set()
+        for fn in walk(self.ctx.module):
+            if not isinstance(fn, cst.FunctionDef):
+                continue
+            code = fa.code(fn)
+            if not _TRAINER_LOADER.search(code) or not _LOADER_BATCH_SIZE.search(code):
+                continue
+            names |= {m.group(1) for m in _LOADER_RATE.finditer(code)}
+        if not names:
+            return
+        for call in self._accounted:
+            rate = _rate_argument(call, helpers=False)
+            if rate is None or fa.code(_unwrap(rate)).strip() not in names:
+                continue
+            self.report(call, f"`{call_name(call)}` is given `{fa.code(_unwrap(rate)).strip()}` = batch_size / len(dataset) of "
+                              "the trainer's own training loader as a Poisson sampling rate, but that loader has a "
+                              "fixed `batch_size` (it is not Opacus' Poisson loader, whose batches come from a batch "
+                              "sampler): the batches are shuffled fixed-size ones, the amplification credited did not "
+                              "happen and the ε reported does not bound this training; sample batches by Poisson "
+                              "sampling or account the sampling actually used")
+
+    def _passthrough_rate(self, call: cst.Call) -> bool:
+        """The rate ``call`` is given is a bare parameter of the function around it (``float(sample_rate)``)."""
+        rate = _rate_argument(call)
+        if rate is None:
+            return False
+        rate = _unwrap(rate)
+        fn = self.ctx.analysis.enclosing_function(call)
+        return isinstance(rate, cst.Name) and isinstance(fn, cst.FunctionDef) and rate.value in param_names(fn)
+
+    def _runs_helpers(self, node: cst.CSTNode, scopes: set) -> bool:  # noqa: ANN001
+        """The function around ``node`` (or one enclosing it) is an accounting helper or calls one by name."""
+        fa = self.ctx.analysis
+        names = {s.name.value for s in scopes if isinstance(s, cst.FunctionDef)}
+        fns = [a for a in fa.ancestors(node) if isinstance(a, cst.FunctionDef)]
+        if not fns:
+            return True  # a script's top level: it runs whatever it calls
+        for fn in fns:
+            if fn in scopes or any(isinstance(n, cst.Call) and call_name(n) in names for n in walk(fn)):
+                return True
+        return False
 
     def _called_accounting_helper(self, scopes: set[cst.CSTNode | None]) -> bool:
         """A rate ``q = batch / len(loader.dataset)`` inside a function named for computing ε (``calculate_eps``,
@@ -4292,8 +4537,9 @@ class HeadTrainer(transformers.Trainer):
             if "dp" in name and name & {"without", "no", "non", "nodp", "baseline", "plain"} \
                     or name & {"nodp", "nondp", "nonprivate", "nonprivate"}:
                 return True
-            # ``train_baseline``: a baseline that names no privacy, noise or accountant anywhere in its body
-            if name & {"baseline", "vanilla"} and not any(
+            # ``train_baseline``, ``_standard_train``: a baseline that names no privacy, noise or accountant anywhere
+            # in its body
+            if name & {"baseline", "vanilla", "standard"} and not any(
                     isinstance(n, cst.Name) and words(n.value) & _PRIVATE_WORDS for n in walk(fn)):
                 return True
         child: cst.CSTNode = node
