@@ -184,3 +184,64 @@ def test_switched_off_twins_stay(tmp_path: Path) -> None:
     for tail in ("show_batch(x)\n", "STEPS = ['show_batch']\n# show_batch(x)\n", "# see show_batch for the plot\n"):
         files = _project(tmp_path, {"helpers.py": HELPERS, "main.py": _SWITCHED_OFF.format(tail=tail)})
         assert reachability.unreachable_spans(files[1], files) == [], tail
+
+
+NOISE = """
+import numpy as np
+
+def classic_gaussian(x, sens, eps, delta):
+    sigma = sens * np.sqrt(2 * np.log(1.25 / delta)) / eps
+    return x + np.random.normal(0, sigma)
+
+def fixed_gaussian(x, sigma):
+    return x + np.random.normal(0, sigma)
+"""
+
+MOD = """
+from noise import classic_gaussian, fixed_gaussian
+
+def release(x):
+    return fixed_gaussian(x, 1.0)
+"""
+
+RUN = """
+from mod import release
+
+if __name__ == "__main__":
+    print(release(3.0))
+"""
+
+
+def test_function_imported_but_never_read_is_dead(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"noise.py": NOISE, "mod.py": MOD, "run.py": RUN})
+    spans = reachability.unreachable_spans(files[0], files)
+    assert any(a <= 5 <= b for a, b in spans)  # classic_gaussian: only an import line names it
+    assert not any(a <= 9 <= b for a, b in spans)  # fixed_gaussian is called
+
+
+def test_function_reexported_by_package_init_stays(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"pkg/noise.py": NOISE, "pkg/__init__.py": "from .noise import classic_gaussian\n",
+                                "pkg/mod.py": MOD.replace("from noise", "from .noise"),
+                                "run.py": "from pkg.mod import release\n\nif __name__ == '__main__':\n    release(1.0)\n"})
+    spans = reachability.unreachable_spans(files[0], files)
+    assert not any(a <= 5 <= b for a, b in spans)
+
+
+ACC = """
+import numpy as np
+
+class Trainer:
+    def training_step(self, batch):
+        return batch
+
+    @staticmethod
+    def rdp_gaussian(q, sigma, steps, orders):
+        return np.array([q * q * a / (2 * sigma ** 2) for a in orders]) * steps
+"""
+
+
+def test_static_method_named_nowhere_is_dead_but_hooks_stay(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"acc.py": ACC, "run.py": "from acc import Trainer\n\nif __name__ == '__main__':\n    Trainer()\n"})
+    spans = reachability.unreachable_spans(files[0], files)
+    assert any(a <= 10 <= b for a, b in spans)
+    assert not any(a <= 6 <= b for a, b in spans)  # a framework may call an instance hook

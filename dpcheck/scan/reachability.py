@@ -412,8 +412,11 @@ class _Project:
         * a function of a module the project imports (a helper module, not a script) whose name
           occurs nowhere in the project's text but at definitions (no call, import, string or comment), or
           that is a superseded copy (a reachable definition of the same name exists elsewhere);
-        * a private method (``_name``) nothing reads, or a method named nowhere whose name another,
-          reachable method carries (a superseded variant);
+        * a function of a helper module named, outside definitions and comments, only by ``from m import
+          name`` lines of modules that never read it (not a package ``__init__``: a re-export is API);
+        * a private method (``_name``) nothing reads, a method named nowhere whose name another,
+          reachable method carries (a superseded variant), or a ``@staticmethod``/``@classmethod`` named
+          nowhere (no framework calls a static method as a hook);
         * a class or function of a test module (``tests/``, ``test_*.py``, ``*_test.py``) named nowhere:
           tests assert on toy data and release nothing.
         """
@@ -428,10 +431,21 @@ class _Project:
             unnamed = not self.text_uses.get(d.name)
             if d.kind == "function":
                 keep = (helper_module and (unnamed or self._live_twin(d))) or (test_module and unnamed)
+                # (dead45) imported by name into modules that never read it (no ``__init__`` re-export: that
+                # is API and keeps it live): the import is a leftover, nothing calls the function
+                if not keep and helper_module and not unnamed and self._import_only(d):
+                    keep = True
             elif d.kind == "class":
+                # an unnamed class of a helper module stays: it is often a latent helper (a preprocessor, an
+                # optimizer) a notebook instantiates, and its bugs are real
                 keep = test_module and unnamed
             else:
                 keep = d.name.startswith("_") or (unnamed and self._live_twin(d))
+                # (dead45) a static or class method named nowhere but at its ``def``: no framework calls a
+                # staticmethod as a hook, and no code of the project names it
+                if not keep and unnamed and any(isinstance(dec, ast.Name) and dec.id in ("staticmethod", "classmethod")
+                                                for dec in getattr(d.node, "decorator_list", ())):
+                    keep = True
             # (dp202fp45) a function or method whose every call is commented out: the author switched it off
             if not keep and d.kind != "class" and not unnamed and self._switched_off(p, d):
                 keep = True
@@ -467,6 +481,32 @@ class _Project:
             out = None
         self._code_texts[q] = out
         return out
+
+    def _import_only(self, d: _Def) -> bool:
+        """Is ``d`` (unreachable: no code reads its name) named in the project's text only at definitions, in
+        comments and in import statements, at least one of them an import? The import is a leftover."""
+        if self.unread or len(d.name) < 4:
+            return False
+        word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(d.name) + r"(?![A-Za-z0-9_])")
+        imported = False
+        for q, g in self.files.items():
+            try:
+                text = _text(q)
+            except OSError:
+                return False
+            if d.name not in text:
+                continue
+            code = self._code_text(q)
+            if code is None or g.tree is None:
+                return False
+            for m in word.finditer(code):
+                if not re.search(r"\b(?:def|class)\s+$", code[max(0, m.start() - 40):m.start()]):
+                    return False
+            if any(isinstance(n, ast.ImportFrom) and any(a.name == d.name for a in n.names) for n in ast.walk(g.tree)):
+                if os.path.basename(q) == "__init__.py":
+                    return False  # a package re-exports it: public API
+                imported = True
+        return imported
 
     def _switched_off(self, p: str, d: _Def) -> bool:
         """Is ``d`` (unreachable: no code reads its name) named in the project's text only in comments and
@@ -598,7 +638,7 @@ def unreachable_spans(path: str, files: Iterable[str]) -> list[tuple[int, int]]:
 #: rules whose findings claim a release (a bound, a domain, a noise draw, an accountant's input): in code
 #: nothing runs they describe nothing that happens
 RULES = frozenset({
-    "DP202", "DP204", "DP112", "DP106", "DP305", "DP503", "DP113",
+    "DP202", "DP204", "DP112", "DP106", "DP305", "DP503", "DP113", "DP318", "DP525",
 })
 
 
