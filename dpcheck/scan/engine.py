@@ -26,7 +26,7 @@ from dpcheck import __version__
 from dpcheck.categories import ACKNOWLEDGED
 from dpcheck.finding import Finding
 from dpcheck.scan import diagnostics as diag
-from dpcheck.scan import py2, tolerant
+from dpcheck.scan import outside_reads, py2, tolerant
 from dpcheck.scan.cache import ResultCache, content_hash, flow_key, from_rows, make_salt, to_rows
 from dpcheck.scan.catalog import RuleCatalog
 from dpcheck.scan.config import DEFAULT_EXCLUDES, ScanConfig
@@ -326,7 +326,11 @@ def safe_analyse(
     """``analyse_source``, with any engine failure on this file turned into a DP005 finding.
     ``flow``: also compute the file's project-flow summary."""
     try:
-        return analyse_source(source, path, selected, flow, max_depth=max_depth)
+        with outside_reads.watching() as seen:
+            analysis = analyse_source(source, path, selected, flow, max_depth=max_depth)
+        if outside_reads.reads_beyond(seen, path):
+            analysis.cacheable = False  # the result also depends on files the cache key does not cover
+        return analysis
     except MemoryError:
         return _not_analysed(path, "over the memory limit while analysing it (--max-memory to raise it)", 1, False)
     except Exception as exc:  # noqa: BLE001 - one file must not stop the scan
