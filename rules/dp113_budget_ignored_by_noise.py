@@ -7,7 +7,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.noisedraws import PURE_DRAWS
-from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, interface_only, number, walk, words
 from dpcheck.rule import Rule
 
 _BUDGET = frozenset({"epsilon", "eps", "budget"})
@@ -44,22 +44,6 @@ def _budget_params(fn: cst.FunctionDef) -> list[str]:
             continue  # a numerical eps=1e-8
         out.append(param.name.value)
     return out
-
-
-def _trivial(fn: cst.FunctionDef) -> bool:
-    """An interface: only a docstring, ``pass``, ``...``, ``raise``."""
-    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-    for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            return False
-        for small in stmt.body:
-            if isinstance(small, (cst.Pass, cst.Raise)):
-                continue
-            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
-                                                                           cst.Ellipsis)):
-                continue
-            return False
-    return True
 
 
 class BudgetIgnoredByNoise(Rule):
@@ -176,7 +160,7 @@ def add_gaussian_noise(x, *, privacy_budget, delta):  # <-
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = _budget_params(node)
-        if not params or _trivial(node):
+        if not params or interface_only(node):
             return
         if any(call_name(d.decorator) in _ABSTRACT if isinstance(d.decorator, cst.Call)
                else (dotted(d.decorator) or "").split(".")[-1] in _ABSTRACT for d in node.decorators):

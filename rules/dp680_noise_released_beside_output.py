@@ -5,7 +5,7 @@ import ast
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import AstFacts, call_name as call_name_ast
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, dotted, target_names, value_refs, walk, words
 from dpcheck.rule import Rule
@@ -311,12 +311,3 @@ def private_sum(values, epsilon, bound):
     return {"sum": total, "noise": draw}  # <-
 """,
     )
-
-
-def call_name_ast(call: ast.Call) -> str:
-    func = call.func
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""

@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, number, target_nodes, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, interface_only, number, target_nodes, walk, words
 from dpcheck.rule import Rule
 
 #: parameter words that name the privacy budget
@@ -81,19 +81,6 @@ def _names_outside_keywords(fn: cst.FunctionDef) -> set[str]:
     return out
 
 
-def _trivial(fn: cst.FunctionDef) -> bool:
-    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
-    for stmt in body:
-        if not isinstance(stmt, cst.SimpleStatementLine):
-            return False
-        for small in stmt.body:
-            if isinstance(small, (cst.Pass, cst.Raise)) or isinstance(small, cst.Expr) and isinstance(
-                    small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
-                continue
-            return False
-    return True
-
-
 def _key(target: cst.BaseExpression) -> str | None:
     """``counts`` of ``counts[a][b]``, ``self.table`` of ``self.table[k]``."""
     while isinstance(target, cst.Subscript):
@@ -142,7 +129,7 @@ class BudgetAcceptedExactStatistics(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         budget = _budget_params(node)
-        if not budget or words(node.name.value) & _REFERENCE or _trivial(node):
+        if not budget or words(node.name.value) & _REFERENCE or interface_only(node):
             return
         if any(dotted(d.decorator) in {"abstractmethod", "abc.abstractmethod", "overload", "typing.overload"}
                for d in node.decorators):

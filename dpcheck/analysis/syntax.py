@@ -174,6 +174,22 @@ def string_text(node: cst.CSTNode) -> str:
     return " ".join(parts)
 
 
+def interface_only(fn: cst.FunctionDef) -> bool:
+    """An interface: a body of only a docstring, ``pass``, ``...`` or ``raise``."""
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else [fn.body]
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            return False
+        for small in stmt.body:
+            if isinstance(small, (cst.Pass, cst.Raise)):
+                continue
+            if isinstance(small, cst.Expr) and isinstance(small.value, (cst.SimpleString, cst.ConcatenatedString,
+                                                                           cst.Ellipsis)):
+                continue
+            return False
+    return True
+
+
 def param_names(fn: cst.FunctionDef | cst.Lambda) -> list[str]:
     p = fn.params
     return [x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)]
