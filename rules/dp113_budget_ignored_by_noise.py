@@ -18,6 +18,9 @@ _CALIBRATION = frozenset({"noise", "sigma", "multiplier", "std", "stddev", "scal
 _ABSTRACT = frozenset({"abstractmethod", "overload", "abstractproperty"})
 #: words of a user helper that releases a value with noise (``laplace_mech(value, eps, sens)``)
 _MECHANISM_HELPERS = frozenset({"mech", "mechanism", "laplace", "geometric", "privatize", "privatise"})
+#: words of an accounting helper named after the mechanism it analyses (``calc_rdp_of_gaussian_mechanism``)
+_ACCOUNTING_WORDS = frozenset({"rdp", "calc", "compute", "bound", "upperbound", "accountant", "accounting",
+                               "epsilon", "eps", "moment", "moments", "privacy", "loss", "spent", "cost"})
 
 
 #: parameters of an Adam-style optimiser: an ``eps`` beside them is its numerical-stability constant
@@ -80,6 +83,14 @@ class BudgetIgnoredByNoise(Rule):
         return False
 
     VALID = (
+        # an accountant's dispatcher takes the budget for a uniform signature (``_eps``) and calls helpers
+        # named after the mechanism they analyse: no noise is drawn here
+        """
+def rdp_of_sampled_gaussian_mechanism(alpha, params, rate, _eps):
+    if float(alpha).is_integer():
+        return calc_bound_of_rdp_sampled_gaussian_mechanism_int(int(alpha), params, rate)
+    return calc_bound_of_rdp_sampled_gaussian_mechanism_frac(alpha, params, rate)
+""",
         "def compute_noise_multiplier(target_epsilon, target_delta, steps, q):\n"
         "    return (q * (steps * 2 * __import__('math').log(1 / target_delta)) ** 0.5) / target_epsilon\n",
         "import numpy as np\ndef laplace_noise(shape, epsilon, sensitivity=1.0):\n"
@@ -172,13 +183,14 @@ def add_gaussian_noise(x, *, privacy_budget, delta):  # <-
             if isinstance(sub, cst.Name):
                 used.add(sub.value)
             elif isinstance(sub, cst.Call) and (call_name(sub) in PURE_DRAWS | {"Laplace", "Normal"}
-                                                or words(call_name(sub)) & _MECHANISM_HELPERS):
+                                                or words(call_name(sub)) & _MECHANISM_HELPERS
+                                                and not words(call_name(sub)) & _ACCOUNTING_WORDS):
                 draws = True
             elif isinstance(sub, cst.Return) and sub.value is not None:
                 returns = True
         if used & {"locals", "vars"}:
             return
-        unused = [p for p in params if p not in used]
+        unused = [p for p in params if p not in used and not p.startswith("_")]  # ``_eps``: unused on purpose
         if not unused:
             return
         named = bool(words(node.name.value) & _CALIBRATION)
