@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -16,6 +17,9 @@ _RANDOM = frozenset(PURE_DRAWS | {"random", "rand", "uniform", "geometric", "exp
 #: words of a user helper that draws noise (``_laplace_noise(rng, scale)``, ``sample_geometric(eps)``)
 _NOISE_WORDS = frozenset({"noise", "laplace", "laplacian", "gaussian", "geometric", "gumbel"})
 #: words saying a function is a privacy mechanism (its name, its class's name, its parameters and names)
+#: an opt-in to get the noise back, off by default (``return_noise=False``): the module hands the noise out
+#: only to a caller who asks for it for analysis, and its helpers' tuples feed that path
+_NOISE_OPT_IN = re.compile(r"\b(?:return|output|keep|with|get)_noise\w*\s*(?::\s*bool\s*)?=\s*False\b")
 _PRIVACY_WORDS = frozenset({"epsilon", "eps", "sensitivity", "privacy", "private", "dp", "obfuscated", "obfuscate",
                             "obfuscation", "laplace", "geometric", "mechanism", "privatize", "privatise",
                             "perturb", "perturbed", "geo", "indistinguishability", "release", "budget"})
@@ -92,6 +96,9 @@ class NoiseReleasedBesideOutput(Rule):
         self._classes: list[cst.ClassDef] = []
         self._class_stack: list[str] = []
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._opt_in = bool(_NOISE_OPT_IN.search(self.ctx.source))
+
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(node)
         self._class_stack.append(node.name.value)
@@ -111,6 +118,8 @@ class NoiseReleasedBesideOutput(Rule):
         return bool(found & _PRIVACY_WORDS)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if getattr(self, "_opt_in", False):
+            return
         stmts = _statements(node)
         random: set[str] = set()
         noise: set[str] = set()
@@ -185,6 +194,8 @@ class NoiseReleasedBesideOutput(Rule):
         self._assigns.append(node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
+        if getattr(self, "_opt_in", False):
+            return
         for node in self._assigns:
             if len(node.targets) != 1 or not isinstance(node.value, cst.Call):
                 continue
@@ -210,6 +221,23 @@ class NoiseReleasedBesideOutput(Rule):
                                    "with its value: value − noise is the exact answer")
 
     VALID = (
+        # the noise comes back only to a caller who opts in for analysis (off by default); the helper's
+        # tuple feeds that path, the released word is the noisy one
+        """
+import numpy as np
+class EmbeddingPerturber:
+    def __init__(self, vectors, epsilon, return_noise=False):
+        self.vectors, self.epsilon, self.return_noise = vectors, epsilon, return_noise
+    def _noisy(self, vec):
+        direction = np.random.normal(size=vec.shape)
+        radius = np.random.gamma(vec.shape[0], 1 / self.epsilon)
+        z = radius * direction / np.linalg.norm(direction)
+        return vec + z, z
+    def privatize(self, word):
+        noisy, z = self._noisy(self.vectors[word])
+        nearest = self.nearest(noisy)
+        return (nearest, z) if self.return_noise else nearest
+""",
         # twin: only the noisy value leaves the mechanism
         """
 import numpy as np
