@@ -482,26 +482,38 @@ class _Project:
         self._code_texts[q] = out
         return out
 
-    def _import_only(self, d: _Def) -> bool:
-        """Is ``d`` (unreachable: no code reads its name) named in the project's text only at definitions, in
-        comments and in import statements, at least one of them an import? The import is a leftover."""
+    def _named_only_at_definitions(self, d: _Def) -> list[tuple[str, _File]] | None:
+        """The project files whose text names ``d`` (with their graphs), when every mention in their code
+        is a definition of the name (its own, or a same-named one elsewhere); None when some code reads it,
+        or a file that names it cannot be read or parsed. Comments and strings are not code here."""
         if self.unread or len(d.name) < 4:
-            return False
+            return None
         word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(d.name) + r"(?![A-Za-z0-9_])")
-        imported = False
+        naming: list[tuple[str, _File]] = []
         for q, g in self.files.items():
             try:
                 text = _text(q)
             except OSError:
-                return False
+                return None
             if d.name not in text:
                 continue
             code = self._code_text(q)
-            if code is None or g.tree is None:
-                return False
+            if code is None:
+                return None
             for m in word.finditer(code):
                 if not re.search(r"\b(?:def|class)\s+$", code[max(0, m.start() - 40):m.start()]):
-                    return False
+                    return None
+            naming.append((q, g))
+        return naming
+
+    def _import_only(self, d: _Def) -> bool:
+        """Is ``d`` (unreachable: no code reads its name) named in the project's text only at definitions, in
+        comments and in import statements, at least one of them an import? The import is a leftover."""
+        naming = self._named_only_at_definitions(d)
+        if naming is None or any(g.tree is None for _, g in naming):
+            return False
+        imported = False
+        for q, g in naming:
             if any(isinstance(n, ast.ImportFrom) and any(a.name == d.name for a in n.names) for n in ast.walk(g.tree)):
                 if os.path.basename(q) == "__init__.py":
                     return False  # a package re-exports it: public API
@@ -513,27 +525,8 @@ class _Project:
         import statements, at least once in a commented-out line of code calling it (``# y = name(x)``, not
         prose)? Its callers were switched off: it never runs. Any other mention (a string, a registry, code)
         keeps it."""
-        if self.unread or len(d.name) < 4:
-            return False
-        word = re.compile(r"(?<![A-Za-z0-9_])" + re.escape(d.name) + r"(?![A-Za-z0-9_])")
-        called = False
-        for q in self.files:
-            try:
-                text = _text(q)
-            except OSError:
-                return False
-            if d.name not in text:
-                continue
-            code = self._code_text(q)
-            if code is None:
-                return False
-            for m in word.finditer(code):
-                before = code[max(0, m.start() - 40):m.start()]
-                if re.search(r"\b(?:def|class)\s+$", before):
-                    continue  # a definition of the name (its own, or a same-named one elsewhere)
-                return False
-            called = called or self._commented_call(q, d.name)
-        return called
+        naming = self._named_only_at_definitions(d)
+        return naming is not None and any(self._commented_call(q, d.name) for q, _ in naming)
 
     def _commented_call(self, q: str, name: str) -> bool:
         """Does a comment of ``q`` hold a line of code calling ``name`` (``#  q = self.name(x)``: a
