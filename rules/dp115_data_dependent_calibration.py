@@ -1037,6 +1037,46 @@ def main(path, epsilon):
     counts = np.histogram(features[:, 0], bins=10, range=(0, 1))[0]
     return noisy_counts(counts, cap, epsilon)
 """,
+        # (QA h46) the per-dimension range of a token-embedding table loaded from a file: the
+        # vocabulary's, public, a sensitivity for perturbing one token's embedding
+        """
+import json
+import numpy as np
+def perturb_token(vec, epsilon):
+    with open("assets/token_embeddings.json") as fh:
+        table = json.load(fh)
+    emb = np.array(list(table.values()))
+    widths = np.zeros(emb.shape[1])
+    for d in range(emb.shape[1]):
+        col = np.sort(emb[:, d])
+        span_d = col[-1] - col[0]
+        widths[d] = span_d
+    sensitivity = widths
+    return vec + np.random.laplace(0, sensitivity / epsilon, vec.shape)
+""",
+        # (QA h46) ``for c in frame`` walks a DataFrame's column labels: the helper's value is the layout's
+        """
+import numpy as np
+import pandas as pd
+def label_spread(frame):
+    vals = []
+    for c in frame:
+        vals.append(float(c))
+    return (max(vals) - min(vals)) / max(vals)
+def noisy_features(path, epsilon):
+    table = pd.read_csv(path, header=None)
+    feats = table.iloc[:, 1:-1]
+    sensitivity = label_spread(feats)
+    return feats + np.random.laplace(0, sensitivity / epsilon, feats.shape)
+""",
+        # ordinary ML: an embedding table's range used to init a projection, no noise
+        """
+import numpy as np
+def init_projection(path):
+    emb = np.load(path)
+    lo, hi = emb.min(), emb.max()
+    return np.random.uniform(lo, hi, (emb.shape[1], 16))
+""",
     )
 
     INVALID = (
@@ -1607,6 +1647,28 @@ def main(path, epsilon):
     counts = np.histogram(features[:, 0], bins=10, range=(0, 1))[0]
     return noisy_counts(counts, cap, epsilon)
 """,
+        # (QA h46) twins of the quiet shapes: the range is over the user's own text embeddings, and the
+        # helper walks the rows of a numpy matrix (not a DataFrame's labels)
+        """
+import json
+import numpy as np
+def perturb_text(encoder, sentences, epsilon):
+    hidden = np.array([encoder(s) for s in sentences])
+    spread = hidden.max(axis=0) - hidden.min(axis=0)  # <-
+    return hidden + np.random.laplace(0, spread / epsilon, hidden.shape)
+""",
+        """
+import numpy as np
+def row_spread(m):
+    norms = []
+    for r in m:
+        norms.append(np.linalg.norm(r))
+    return max(norms) - min(norms)  # <-
+def noisy_inputs(path, epsilon):
+    m = np.loadtxt(path, delimiter=",")[:, :-1]
+    sensitivity = row_spread(m)  # <-
+    return m + np.random.laplace(0, sensitivity / epsilon, m.shape)
+""",
     )
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -1896,6 +1958,10 @@ def main(path, epsilon):
             return  # (q3 h46) the no-bounds fallback every caller here bypasses by passing bounds
         if self._switched_off(origin, scope):
             return  # (R3 b65) ``1 if not clip_max else np.max(x)`` with every call passing clip_max=False
+        if self._public_table(origin, scope):
+            return  # (QA h46) the range of a token-embedding table read from a file: public, the vocabulary's
+        if self._frame_labels(origin, scope):
+            return  # (QA h46) ``for v in frame`` in the helper walks a DataFrame's column labels, not its rows
         self._reported.add(origin)
         stat = " ".join(fa.code(origin).strip().split())
         if len(stat) > 90:
@@ -1912,6 +1978,97 @@ def main(path, epsilon):
                                f"the mechanism protects, and its caller uses it to set {what}: the calibration is "
                                f"this dataset's, not a public bound; use a fixed bound (and clip to it) or "
                                f"estimate it privately")
+
+    def _public_table(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """Every value ``origin`` reads comes, a few assignments back, from a token-embedding table or
+        vocabulary: a file loaded by a path naming embeddings/vocabulary (``json.load(f)`` of
+        ``open("data/cl100_embeddings.json")``), or a model's embedding weight
+        (``model.get_input_embeddings().weight``). Its range is the vocabulary's, the same for every
+        user's text, so it is a public sensitivity for perturbing one token's embedding."""
+        fa = self.ctx.analysis
+        bindings = fa.bindings_in(scope)
+        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        withs = {n.asname.name.value: n.item for n in walk(body, into_scopes=False)
+                 if isinstance(n, cst.WithItem) and n.asname is not None and isinstance(n.asname.name, cst.Name)}
+        loops = {t for n in walk(body, into_scopes=False) if isinstance(n, cst.For) for t in target_names(n.target)}
+
+        def texts(expr: cst.CSTNode, depth: int) -> str:
+            out = [n.value for n in walk(expr) if isinstance(n, cst.SimpleString)]
+            out += [n.value for n in walk(expr) if isinstance(n, cst.Name)]
+            if depth < 3:
+                for name in _read_names(expr):
+                    if name in withs:
+                        out.append(texts(withs[name], depth + 1))
+                    for b in bindings.get(name, []):
+                        if b.value is not None:
+                            out.append(texts(b.value, depth + 1))
+            return " ".join(out).lower()
+
+        roots = 0
+        seen: set[str] = set()
+        todo: list[tuple[cst.CSTNode, int]] = [(origin, 0)]
+        while todo:
+            part, depth = todo.pop()
+            for name in _read_names(part) - seen - loops:
+                seen.add(name)
+                if name is None or name.split(".")[0] in _MODULES:
+                    continue
+                found = [b.value for b in bindings.get(name, []) if b.value is not None
+                         and not (isinstance(b.value, cst.Name) and b.value.value == "None")]
+                if not found or depth > 6:
+                    return False
+                for v in found:
+                    loads = [c for c in walk(v) if isinstance(c, cst.Call)
+                             and call_name(c) in ("load", "loads", "loadtxt", "read_csv", "read_json", "load_state_dict")]
+                    embed = [a for a in walk(v) if isinstance(a, cst.Attribute) and a.attr.value == "weight"
+                             and re.search(r"(?i)embed|wte|vocab", fa.code(a.value))]
+                    if loads or embed:
+                        where = " ".join(texts(c, 0) for c in loads) + " ".join(fa.code(a) for a in embed).lower()
+                        if not re.search(r"embed|vocab|glove|word2vec|fasttext|wte", where):
+                            return False
+                        roots += 1
+                    elif isinstance(v, cst.Call) and fa.callee(v) is not None:
+                        return False
+                    else:
+                        todo.append((v, depth + 1))
+        return roots > 0
+
+    def _frame_labels(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """``origin`` calls a helper of this module on a pandas DataFrame (``x = data.iloc[:, :-1]``)
+        and the helper reads that parameter only as ``for v in param``: iterating a DataFrame yields
+        its column labels, so the result is a function of the public column layout, not the rows."""
+        fa = self.ctx.analysis
+        bindings = fa.bindings_in(scope)
+        for call in walk(origin, into_scopes=False):
+            if not isinstance(call, cst.Call):
+                continue
+            callee = fa.callee(call)
+            if callee is None:
+                continue
+            params = call_params(call, callee)
+            frames = []
+            for i, arg in enumerate(call.args):
+                if arg.keyword is not None or i >= len(params) or not isinstance(arg.value, cst.Name):
+                    continue
+                at = fa.line_of(call)
+                found = [b.value for b in bindings.get(arg.value.value, [])
+                         if b.value is not None and fa.line_of(b.value) < at]
+                found = found[-1:]  # the binding the call reads (the last one before it)
+                if found and all(isinstance(v, cst.Subscript) and isinstance(v.value, cst.Attribute)
+                                 and v.value.attr.value in ("iloc", "loc")
+                                 or isinstance(v, cst.Call) and (dotted(v.func) or "") in (
+                                     "pd.DataFrame", "pd.read_csv", "pandas.DataFrame", "pandas.read_csv")
+                                 for v in found):
+                    frames.append(params[i])
+            if not frames:
+                continue
+            for param in frames:
+                uses = [n for n in walk(callee.body) if isinstance(n, cst.Name) and n.value == param]
+                iters = [n.iter for n in walk(callee.body) if isinstance(n, cst.For)
+                         and isinstance(n.iter, cst.Name) and n.iter.value == param]
+                if uses and len(iters) == len(uses):
+                    return True
+        return False
 
     def _switched_off(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """``origin``, or every statistic it computes, runs only when a parameter that defaults to off is
