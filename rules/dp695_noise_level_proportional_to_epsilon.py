@@ -112,6 +112,8 @@ class NoiseLevelProportionalToEpsilon(Rule):
             name = stmt.targets[0].target.value
             if not words(name) & _LEVEL or words(name) & _BUDGET or not _grows_with_budget(stmt.value):
                 continue
+            if self._noise_level_named_budget(stmt.value, node):
+                continue  # ``epsilon_1 = sigma_1 * C * sqrt(T)``: a noise level some code names ε
             reached = _scales_unit_draw(node.body, name)
             if not reached:
                 for call in walk(node.body, into_scopes=False):
@@ -134,6 +136,26 @@ class NoiseLevelProportionalToEpsilon(Rule):
                                   "clip bound or δ) and scales the noise draw: a small ε adds almost no noise; "
                                   "use σ = C·√(2 ln(1.25/δ))/ε, or a noise multiplier from an accountant, "
                                   "times the clip bound")
+
+    def _noise_level_named_budget(self, value: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
+        """A budget-named factor of ``value`` is, a few copies back in ``fn``, computed from a noise level."""
+        bindings = self.ctx.analysis.bindings_in(fn)
+        todo = [f for f, sign in _factors(value) if sign > 0 and _budget(f)]
+        seen: set[str] = set()
+        while todo:
+            name = dotted(todo.pop())
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            for b in bindings.get(name, []):
+                if b.value is None:
+                    continue
+                for n in walk(b.value):
+                    if isinstance(n, (cst.Name, cst.Attribute)) and words(dotted(n) or "") & {"sigma", "noise", "std"}:
+                        return True
+                    if isinstance(n, cst.Name) and _budget(n):
+                        todo.append(n)
+        return False
 
     VALID = (
         # twin: σ from the Gaussian mechanism, ε in the denominator, passed to the same helper
@@ -160,6 +182,15 @@ import torch
 def random_start(x, attack_eps, steps):
     noise = attack_eps / steps
     return x + torch.randn_like(x) * noise
+""",
+        # a quantity named epsilon that is a noise level (σ·C·√T) sets the next σ
+        """
+import math, torch
+def two_phase(grad, sigma_1, C, T):
+    epsilon_1 = sigma_1 * C * math.sqrt(T)
+    epsilon_2 = epsilon_1
+    sigma_2 = epsilon_2 / math.sqrt(T)
+    return grad + torch.randn_like(grad) * sigma_2
 """,
         # a noise level read off ε only to be reported, never drawn with
         """
