@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, walk, words
 from dpcheck.rule import Rule
 
 _EPS_WORDS = frozenset({"eps", "epsilon", "epsilons"})
@@ -64,9 +64,12 @@ class NoiseSearchClosestEpsilon(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         body = list(walk(node.body))
+        # a comparison with a literal (``abs(eps - target) > 0.1``) is a tolerance check that warns, not a pick
         picks = any(isinstance(c, cst.Call) and call_name(c) in _PICK for c in body) or any(
             isinstance(c, cst.Comparison) and any(isinstance(t.operator, (cst.LessThan, cst.GreaterThan))
-                                                  for t in c.comparisons) for c in body)
+                                                  for t in c.comparisons)
+            and not any(number(o) is not None for o in [c.left] + [t.comparator for t in c.comparisons])
+            for c in body)
         if not picks:
             return
         targets: set[str] = set()
@@ -128,6 +131,13 @@ def report_gap(engine, target_epsilon, delta):
     spent = engine.get_epsilon(delta)
     print("privacy gap", abs(target_epsilon - spent))
     return spent
+""",
+        # a summary only warns when the spent ε strays from the target; nothing is chosen by the distance
+        """
+def privacy_summary(log, target_epsilon, actual_epsilon, noise_multiplier):
+    log.info("target %.3f, actual %.3f, sigma %.3f", target_epsilon, actual_epsilon, noise_multiplier)
+    if abs(actual_epsilon - target_epsilon) > 0.1:
+        log.warning("privacy level differs from the target")
 """,
         # ordinary ML: a hyperparameter closest to a target loss
         """
