@@ -1,8 +1,6 @@
 """DP731: the noise draw of a release is itself clipped to a range before it is added."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts

@@ -1,8 +1,6 @@
 """DP733: one noise vector of the hidden size is drawn and broadcast onto every token's representation."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts

@@ -2,12 +2,10 @@
 the module builds the ±1 version for it."""
 from __future__ import annotations
 
-import ast
-
 import libcst as cst
 
-from dpcheck.analysis.syntax import call_name, last_name, number, param_names, walk
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.syntax import call_name, last_name, number, param_names, walk
 from dpcheck.rule import Rule
 
 
