@@ -245,3 +245,41 @@ def test_static_method_named_nowhere_is_dead_but_hooks_stay(tmp_path: Path) -> N
     spans = reachability.unreachable_spans(files[0], files)
     assert any(a <= 10 <= b for a, b in spans)
     assert not any(a <= 6 <= b for a, b in spans)  # a framework may call an instance hook
+
+
+#: (dead46) a homework script whose entry point runs some steps of the ``part_*`` family and not ``part_a``
+_STEPS = """
+import numpy as np
+
+def part_a(x, epsilon):
+    return np.percentile(x, 95) + np.random.laplace(0, 1 / epsilon)
+
+def part_b(x, epsilon):
+    return x.mean() + np.random.laplace(0, 1 / (epsilon * len(x)))
+
+def part_c_report():
+    print(part_b(np.loadtxt("x.csv"), 1.0))
+
+def plot_curve(x):
+    return x
+
+def main():
+    part_c_report()
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_skipped_step_of_a_script_is_dead(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"helpers.py": HELPERS, "problem.py": _STEPS})
+    # part_a is named nowhere while its siblings run; plot_curve (no family) stays a latent helper
+    assert reachability.unreachable_spans(files[1], files) == [(4, 5)]
+
+
+def test_step_named_in_a_string_or_without_main_stays(tmp_path: Path) -> None:
+    files = _project(tmp_path, {"helpers.py": HELPERS, "problem.py": _STEPS + 'STEPS = ["part_a"]\n'})
+    assert reachability.unreachable_spans(files[1], files) == []
+    no_main = _STEPS.replace('if __name__ == "__main__":\n    main()\n', "main()\n")
+    files = _project(tmp_path, {"helpers.py": HELPERS, "problem.py": no_main})
+    assert reachability.unreachable_spans(files[1], files) == []

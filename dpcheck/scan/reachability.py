@@ -419,6 +419,8 @@ class _Project:
           nowhere (no framework calls a static method as a hook);
         * a class or function of a test module (``tests/``, ``test_*.py``, ``*_test.py``) named nowhere:
           tests assert on toy data and release nothing.
+        * a numbered step of a script with a ``__main__`` block (``part_a``) named nowhere while another step
+          of its family (``part_c``, ``part_f_graph``) is used: the entry point skipped it.
         """
         f = self.files.get(p)
         if f is None or f.tree is None:
@@ -434,6 +436,10 @@ class _Project:
                 # (dead45) imported by name into modules that never read it (no ``__init__`` re-export: that
                 # is API and keeps it live): the import is a leftover, nothing calls the function
                 if not keep and helper_module and not unnamed and self._import_only(d):
+                    keep = True
+                # (dead46) a step of a script's numbered family (``part_a`` beside ``part_c``, ``part_f_1``) named
+                # nowhere while a sibling of the family is used: the entry point runs the others, not this one
+                if not keep and unnamed and f.runs and self._skipped_step(p, d):
                     keep = True
             elif d.kind == "class":
                 # an unnamed class of a helper module stays: it is often a latent helper (a preprocessor, an
@@ -452,6 +458,24 @@ class _Project:
             if keep:
                 out.append((d.start, d.end))
         return out
+
+    def _skipped_step(self, p: str, d: _Def) -> bool:
+        """Is top-level function ``d`` of script ``p`` (a ``__main__`` block runs it) a numbered step
+        ``<stem>_<short suffix>`` (``part_a``) of a family (``part_c``, ``part_f_graph``) of which another member
+        is named by the project's code? The script's entry point runs the family but skipped this one."""
+        f = self.files[p]
+        if f.tree is None or "_" not in d.name.strip("_"):
+            return False
+        if not any(isinstance(s, ast.If) and "__main__" in ast.dump(s.test) for s in f.tree.body):
+            return False
+        stem, _, suffix = d.name.partition("_")
+        stem += "_"
+        # a numbered step (``part_a``, ``q_3b``, ``step_2``), not a named variant (``train_dp`` beside
+        # ``train_dp2``: a latent alternative whose bugs are real)
+        if len(stem) < 2 or not 0 < len(suffix) <= 3 or not suffix.isalnum():
+            return False
+        return any(o is not d and o.kind == "function" and o.name.startswith(stem) and self.text_uses.get(o.name)
+                   for o in f.defs)
 
     def _code_text(self, q: str) -> str | None:
         """``q``'s text with its comments and import statements blanked (``None`` when it cannot be read or
@@ -632,6 +656,9 @@ def unreachable_spans(path: str, files: Iterable[str]) -> list[tuple[int, int]]:
 #: nothing runs they describe nothing that happens
 RULES = frozenset({
     "DP202", "DP204", "DP112", "DP106", "DP305", "DP503", "DP113", "DP318", "DP525",
+    # (dead46) a Gaussian draw at the Laplace scale, a sensitivity's norm, noise over the private size: a
+    # calibration of a release that never happens
+    "DP616", "DP108", "DP126", "DP731", "DP733",
 })
 
 
