@@ -6,6 +6,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.attackscope import attack_scope
 from dpcheck.analysis.syntax import call_name, walk, words
 from dpcheck.rule import Rule
 
@@ -106,9 +107,11 @@ class BinarisedAtPrivateCentre(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._scopes.append(self._bind(node.body))
+        self._attack = getattr(self, "_attack", []) + [attack_scope(node, self.ctx.path)]
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._scopes.pop()
+        self._attack = self._attack[:-1]
 
     def visit_If(self, node: cst.If) -> None:
         self._tests = getattr(self, "_tests", set()) | {id(node.test)}
@@ -119,6 +122,8 @@ class BinarisedAtPrivateCentre(Rule):
     def visit_Comparison(self, node: cst.Comparison) -> None:
         if id(node) in getattr(self, "_tests", set()) or len(node.comparisons) != 1:
             return
+        if any(getattr(self, "_attack", [])):
+            return  # (QC h44 b69) a membership-inference attack's median threshold on model confidences
         comp = node.comparisons[0]
         if not isinstance(comp.operator, _ORDER):
             return
@@ -173,6 +178,15 @@ import numpy as np
 def to_bits(x, epsilon, cutoff):
     bits = (cutoff < x).astype(int)
     return np.where(np.random.rand(len(bits)) < 1 / (1 + np.exp(epsilon)), 1 - bits, bits)
+""",
+        # (QC b69) a membership-inference attack thresholds confidences at their median: it releases nothing
+        """
+import numpy as np
+def mia_success(model, X_train, X_test, epsilon):
+    train_conf = model.predict_proba(X_train).max(axis=1)
+    threshold = np.median(train_conf)
+    hits = (train_conf > threshold).mean()
+    return hits, epsilon
 """,
         # a branch on the mean, not a value kept
         """
