@@ -10,6 +10,7 @@ import libcst as cst
 from libcst.metadata import PositionProvider
 
 from dpcheck.analysis.domainflow import bypassed_fallback
+from dpcheck.analysis.attackscope import attack_scope
 from dpcheck.analysis import dp_output, nonrelease
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
@@ -1147,9 +1148,77 @@ def run_trial(df, epsilon, results):
     results.append({"max": truth, "dp_max": est, "error": abs(est - truth)})
     return results
 """,
+        # (QC b77) the labels' values read only to refuse non-binary input: nothing is encoded with them
+    """
+import numpy as np
+class PrivateLogit:
+    def __init__(self, epsilon, clip=1.0, steps=100):
+        self.epsilon, self.clip, self.steps = epsilon, clip, steps
+    def fit(self, X, y):
+        if set(np.unique(y)) - {0, 1}:
+            raise ValueError("labels must be 0/1")
+        self.w = np.zeros(X.shape[1])
+        for _ in range(self.steps):
+            g = X.T @ (1 / (1 + np.exp(-X @ self.w)) - y) / len(y)
+            g = g / max(1.0, np.linalg.norm(g) / self.clip)
+            self.w -= 0.1 * (g + np.random.laplace(0, self.clip / self.epsilon, g.shape))
+        return self
+""",
+        # (QC b77) a membership-inference attack's own scaler/classifier, trained to score a released model
+    """
+import numpy as np
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.linear_model import LogisticRegression
+def run_shadow_attack(target_model, X_train, y_train, X_test, epsilon):
+    attack = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression())])
+    attack.fit(X_train, y_train)
+    scores = attack.predict_proba(X_test)[:, 1]
+    return {"epsilon": epsilon, "auc": float(np.mean(scores))}
+""",
+    """
+from sklearn.preprocessing import StandardScaler
+from diffprivlib.models import LogisticRegression
+def train_shadow_attack_model(X_train, y_train, epsilon):
+    X = StandardScaler().fit_transform(X_train)
+    return LogisticRegression(epsilon=epsilon, data_norm=1.0).fit(X, y_train)
+""",
+        # ordinary ML: a classifier refusing a single-class target
+    """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+def fit(X, y):
+    if len(np.unique(y)) < 2:
+        raise ValueError("need two classes")
+    return LogisticRegression().fit(X, y)
+""",
     ) + _ROLE_VALID
 
     INVALID = (
+        # (QC b77) twin of the guard: the branch re-encodes the labels with the values it read
+    """
+import numpy as np
+class PrivateLogit:
+    def __init__(self, epsilon, clip=1.0, steps=100):
+        self.epsilon, self.clip, self.steps = epsilon, clip, steps
+    def fit(self, X, y):
+        if set(np.unique(y)) - {0, 1}:  # <-
+            y = (y == max(np.unique(y))).astype(float)
+        self.w = np.zeros(X.shape[1])
+        for _ in range(self.steps):
+            g = X.T @ (1 / (1 + np.exp(-X @ self.w)) - y) / len(y)
+            g = g / max(1.0, np.linalg.norm(g) / self.clip)
+            self.w -= 0.1 * (g + np.random.laplace(0, self.clip / self.epsilon, g.shape))
+        return self
+""",
+        # (QC b77) twin of the attack scope: the same scaler before a DP release
+    """
+from sklearn.preprocessing import StandardScaler
+from diffprivlib.models import LogisticRegression
+def train_release(X_train, y_train, epsilon):
+    X = StandardScaler().fit_transform(X_train)  # <-
+    return LogisticRegression(epsilon=epsilon, data_norm=1.0).fit(X, y_train)
+""",
         # (q3 h46) the filled ``limits`` in a library module: an importer may call ``perturb`` without them
     """
 import numpy as np
@@ -1857,6 +1926,8 @@ def build_metadata(df, epsilon):
                 continue
             if self._releases_nothing(call, data, index, evaluation) or _unused_or_printed(call, index):
                 continue
+            if _raise_guard(call, index) or attack_scope(index.enclosing_function(call), self.ctx.path):
+                continue  # a check that raises on unexpected labels; a membership-inference attack's own fit
             if nonrelease.results_record(call, index.ancestors(call)):
                 continue  # (g37-4) a field of a results table (an attack's best calibration score)
             if scored_truth(_assignment_of(call, index), call, index.enclosing_function(call) or index.module):
@@ -2725,6 +2796,24 @@ def _no_budget_branch(call: cst.Call, index: Dp2Index) -> bool:
                             n.attr.value for n in walk(other) if isinstance(n, cst.Attribute)}:
                     return True
         if isinstance(anc, (cst.FunctionDef, cst.ClassDef)):
+            return False
+        child = anc
+    return False
+
+
+def _raise_guard(call: cst.Call, index: Dp2Index) -> bool:
+    """(QC, ML-DP dp_logistic.py) ``if set(np.unique(y)) - {0, 1}: raise ValueError(...)``: the values
+    are read only to refuse unexpected input; nothing is scaled, encoded or calibrated with them."""
+    child: cst.CSTNode = call
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.If):
+            if child is not anc.test or anc.orelse is not None:
+                return False
+            body = anc.body.body
+            return bool(body) and all(
+                isinstance(st, cst.SimpleStatementLine) and all(isinstance(x, cst.Raise) for x in st.body)
+                for st in body)
+        if isinstance(anc, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             return False
         child = anc
     return False

@@ -36,6 +36,7 @@ from dpcheck.analysis.syntax import (
 )
 from dpcheck.codetext import code_and_fstrings
 from dpcheck.rule import Rule
+from dpcheck.analysis.attackscope import attack_scope
 
 _READ_TEXT = re.compile(
     r"\b(?:unique|value_counts|nunique|drop_duplicates|set|Counter|min|max|amin|amax|nanmin|nanmax|median|"
@@ -107,6 +108,21 @@ def _value_slot(index: int, arg: cst.Arg) -> bool:
         return arg.keyword.value in ("loc", "mean", "mu", "value", "values", "x")
     return index == 0
 
+    tables = {t.target.value.value for t in stmt.targets
+              if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name)}
+    if not tables:
+        return False
+    for loop in walk(fn):
+        if not isinstance(loop, cst.For):
+            continue
+        it = loop.iter
+        base = it.func.value if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) \
+            and it.func.attr.value in {"items", "iteritems", "keys", "iterkeys"} else it
+        if not (isinstance(base, cst.Name) and base.value in tables):
+            continue
+        if any(isinstance(n, cst.Call) and call_name(n) in _KEY_DRAWS for n in walk(loop.body)):
+            return True
+    return False
 
 class _DropDraws(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -828,6 +844,24 @@ class PrivateDomain(Rule):
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
+        # (QC b77) a membership-inference attack's own label counts, simulating a release to attack it
+        """
+import numpy as np
+def shadow_attack_label_counts(labels, epsilon):
+    counts = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    return {lab: c + np.random.laplace(0, 1 / epsilon) for lab, c in counts.items()}
+""",
+        # ordinary ML: class counts for balanced class weights
+        """
+import numpy as np
+def class_weights(labels):
+    counts = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
+    return {lab: len(labels) / (len(counts) * c) for lab, c in counts.items()}
+""",
         # the observed user ids only drive a loop that picks each user's rows for a local report: the
         # reports come from the rows (k-RR over a fixed alphabet), the id set is counted, not released
         """
@@ -1484,6 +1518,15 @@ class OLH:
     ) + _ROLE_VALID
 
     INVALID = (
+        # (QC b77) twin of the attack's counts: the same noisy label counts released
+        """
+import numpy as np
+def label_counts(labels, epsilon):
+    counts = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1  # <-
+    return {lab: c + np.random.laplace(0, 1 / epsilon) for lab, c in counts.items()}
+""",
         # the twin of the partition loop in VALID: the observed ids label the released noisy counts
         """
 import numpy as np
@@ -2080,8 +2123,8 @@ class OLH:
         reported: set[cst.BaseExpression] = set()
         outputs: dict[int, dp_output.Released] = {}
         for fn, flow in flows.items():
-            if evaluation(fn):
-                continue
+            if evaluation(fn) or attack_scope(fn if isinstance(fn, cst.FunctionDef) else None, self.ctx.path):
+                continue  # (QC) a membership-inference attack's counts pick evaluation samples; nothing is released
             stable = _delta_threshold(fn)  # which observed keys survive is decided there; ranges still leak
             for src, sink, call in self._sinks(fn, flow, returns) + self._helper_sinks(fn, flow, summaries, tuple_returns, once):
                 if src in reported or not self._in_context(src, call, node) or stable and flow.kind(src) == "set":

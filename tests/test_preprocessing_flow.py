@@ -1421,3 +1421,29 @@ def test_count_from_shapes_is_not_scaling(tmp_path: Path, expr: str, fires: bool
     files = {"dp_stats.py": _SIZES.format(expr=expr)}
     lines = [f.line for f in _join_files(tmp_path, files) if f.path == "dp_stats.py"]
     assert bool(lines) is fires
+
+
+_DP_GMM_INIT = """# differentially private Gaussian mixture: DP k-means initialisation, Laplace-noised weights
+import numpy as np
+from {lib} import KMeans
+class PrivateGMM:
+    def __init__(self, k, epsilon, bounds):
+        self.k, self.epsilon, self.bounds = k, epsilon, bounds
+    def fit(self, X):
+        labels = {ctor}.fit(X).labels_
+        counts = np.bincount(labels, minlength=self.k)
+        self.weights = counts + np.random.laplace(0, 1 / self.epsilon, self.k)
+        return self
+"""
+
+
+@pytest.mark.parametrize("lib, ctor, fires", [
+    # (QC, DP-GMM cdp_gmm.py) diffprivlib's KMeans given part of the budget: a DP estimator, not a fitted transform
+    ("diffprivlib.models", "KMeans(n_clusters=self.k, epsilon=self.epsilon / 10, bounds=self.bounds)", False),
+    # twin: sklearn's KMeans clusters the raw records outside the budget
+    ("sklearn.cluster", "KMeans(n_clusters=self.k)", True),
+])
+def test_dp_estimator_given_budget_is_not_fitted_preprocessing(tmp_path: Path, lib: str, ctor: str,
+                                                               fires: bool) -> None:
+    found = _join_files(tmp_path, {"gmm.py": _DP_GMM_INIT.format(lib=lib, ctor=ctor)})
+    assert bool([f for f in found if f.line == 8]) is fires

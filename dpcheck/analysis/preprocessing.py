@@ -1312,6 +1312,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
                 else scope.constructed.get(_key(held) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
+            if isinstance(receiver, ast.Call) and any(k.arg and _words(k.arg) & _BUDGET_ARGS
+                                                      for k in receiver.keywords):
+                return None  # ``KMeans(k, epsilon=e, bounds=b).fit(X)``: a DP estimator (diffprivlib) spends budget
             if kind in scope.home and not prep_class(kind) and not scope.releases():
                 return None  # a hand-written scaler in a function that trains or releases nothing DP
             arity = getattr(scope, "fit_arity", {}).get((kind or "", name))
