@@ -130,8 +130,11 @@ class BranchAggregatesWithoutNoise(Rule):
             plain = _stores(plain_block)
             if _guarded(plain_block):
                 continue
+            tested = {n.value for n in walk(node.test) if isinstance(n, cst.Name)}
             for name in sorted(noised & set(plain)):
-                if words(name) & {"noise", "noisy", "sigma", "std", "scale"}:
+                # ``if counts is None: counts = noisy(...) else: counts = counts.groupby(...).sum()``: the
+                # caller's value is re-summed, not the raw records
+                if name in tested or words(name) & {"noise", "noisy", "sigma", "std", "scale"}:
                     continue
                 sums = [s for s in plain[name] if _accumulates(s, name)]
                 if not sums:
@@ -200,6 +203,15 @@ def conditionals(net, data, epsilon, k):
             stats = noisy_first.loc[:, parents + [child]].groupby(parents).sum()
         out[child] = stats
     return out
+""",
+        # noised counts computed only when the caller passed none; else the caller's counts are re-grouped
+        """
+def distribution(self, data, attrs, counts=None):
+    if counts is None:
+        counts = self.noisy_counts(data, attrs)
+    else:
+        counts = counts[attrs + ["count"]].groupby(attrs).sum()
+    return counts
 """,
         # ordinary ML: augmentation noise only on the training branch
         """
