@@ -54,6 +54,19 @@ class NoPrivacyAccounting(Rule):
     TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "teacher", "Teacher")
 
     VALID = (
+        # "PATENT" is not PATE: a federated client's plain local trainer in a module with a patent banner
+        '''
+# PATENT PENDING: adaptive aggregation research code
+import torch
+def local_fit(net, batches, rounds):
+    """Privacy-preserving only in that raw data stays on the client."""
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    for r in range(rounds):
+        for xb, yb in batches:
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(net(xb), yb).backward()
+            opt.step()
+''',
         # a generic semi-supervised trainer that imports helpers from a PATE package; no DP claim of its own
         """
 import torch

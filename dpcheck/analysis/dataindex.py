@@ -195,7 +195,7 @@ def any_word(names: Iterable[str], pattern: re.Pattern[str]) -> bool:
 
 
 # ---- DP vocabulary -------------------------------------------------------------------------
-PATE_RE = re.compile(r"(?<![A-Za-z])(?:pate|PATE|Pate)(?=$|[^a-z]|gan)")
+PATE_RE = re.compile(r"(?<![A-Za-z])(?:pate|PATE|Pate)(?=$|[^a-z]|gan)(?![Nn][Tt])")  # not "Patent", "PATENTABLE"
 NOISE_CALL = {
     "laplace", "normal", "gumbel", "randn", "standard_normal", "normal_", "exponential",
     "Laplace", "Normal", "gaussian", "randn_like",
