@@ -629,6 +629,25 @@ def _uncalled_functions(module: cst.Module) -> set[int]:
             used.add(n.value)
     return {id(d) for name, d in defs.items() if name not in used}
 
+#: calls that only write a value out (a logger's methods, ``print``, formatting and plain conversions)
+_LOG_CALLS = frozenset({"info", "warn", "warning", "debug", "error", "highlight", "log", "print", "format", "write",
+                        "getattr", "len", "str", "float", "int", "round", "max", "min", "join", "append", "isoformat",
+                        "success", "critical", "exception", "echo", "secho", "add_scalar", "get"})
+
+
+def _logging_only_functions(module: cst.Module) -> frozenset[str]:
+    """Top-level functions whose every call writes to a log, prints or formats (no accountant, no training)."""
+    out = set()
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef):
+            continue
+        calls = [c for c in walk(statement.body) if isinstance(c, cst.Call)]
+        if calls and all(call_name(c) in _LOG_CALLS for c in calls) \
+                and any(call_name(c) in ("info", "log", "print", "highlight", "write", "echo") for c in calls):
+            out.add(statement.name.value)
+    return frozenset(out)
+
+
 class SubsamplingAssumed(Rule):
     id = "DP305"
     name = "subsampling-assumed"
@@ -4248,6 +4267,11 @@ class HeadTrainer(transformers.Trainer):
         # (h64-q2) ``compute_noise(n=n, batch_size=n, epochs=1)``: the batch is the whole data set, q = 1, so this
         # call credits no subsampling (another call in the file may still do)
         self._accounted = [c for c in self._accounted if not _whole_batch_call(c, self.ctx.analysis.code)]
+        # (B77 IF_DP) ``log_privacy_guarantee_summary(args, sample_rate=q, …)``: a function of this module that only
+        # writes q and the other ingredients to the log calls no accountant; the accounting is elsewhere
+        logging_only = _logging_only_functions(original_node)
+        if logging_only:
+            self._accounted = [c for c in self._accounted if call_name(c) not in logging_only]
         # (h66-q2) a ``q = batch / n`` inside a module-level function the file never calls, beside a sibling
         # rate that is used: that one computes the ε reported, the uncalled one reports nothing
         fa = self.ctx.analysis
@@ -4346,6 +4370,14 @@ class HeadTrainer(transformers.Trainer):
             if not self._accounted and fa.enclosing_function(node) not in rate_scopes and None not in rate_scopes \
                     and not self._called_accounting_helper(rate_scopes):
                 continue  # a bare ``q = batch / n`` speaks only for the code around it (a script's top level: all of it)
+            fn = fa.enclosing_function(node)
+            if fn is not None and words(fn.name.value) & {"calibration", "calib", "public", "pretrain", "pretraining"}:
+                # (B77 IF_DP) a loader a function builds for calibration or public data (``build_calibration_loader``)
+                # is not the private training loader: the rates are still reported (the private loader is built the
+                # same way elsewhere), this loader is not
+                reported = True
+                first = first or (node, kind)
+                continue
             self.report(
                 node,
                 f"this {kind}, but {where} assumes Poisson subsampling (each "

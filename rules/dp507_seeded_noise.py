@@ -26,6 +26,8 @@ _DERIVED_WORDS = frozenset({"round", "rnd", "client", "cid", "rank", "epoch", "i
                             "partition", "party", "user", "id", "idx"})
 #: a method returning the run's progress (``self.get_num_updates()``, ``trainer.global_step()``): public
 _COUNTER_WORDS = frozenset({"updates", "update", "steps", "step", "epoch", "iteration", "iterations", "round"})
+#: a seed named for a public index of the run (``self.client_id``, ``round_idx``, ``rank``)
+_PUBLIC_INDEX_WORDS = frozenset({"client", "cid", "round", "rnd", "rank", "epoch", "worker", "party", "user"})
 _NOISE_SEED_WORDS = frozenset({"noise", "dp", "privacy", "laplace", "gaussian", "mechanism"})
 #: the global generator a seeding call fixes, by receiver, and the draws from it
 _GLOBAL_FAMILIES = {"np.random": "numpy", "numpy.random": "numpy", "random": "random", "torch": "torch",
@@ -312,7 +314,7 @@ class SeededNoise(Rule):
         "Fix: draw privacy noise from an unseeded generator (`np.random.default_rng()`, "
         "`secrets.SystemRandom`, a cryptographic RNG); keep seeds for model initialisation and data order."
     )
-    TRIGGERS = ("seed", "RandomState", "default_rng", "Random(", "random_state")
+    TRIGGERS = ("seed", "RandomState", "default_rng", "Random(", "random_state", "PRNGKey")
     #: checked per finding: DP context, or a mechanism class named for DP (``BaseLDP``) with an ε parameter
     requires_dp_context = False
 
@@ -338,6 +340,10 @@ class SeededNoise(Rule):
         imported: set[str] | None = None
         for call in facts.calls:
             func = call.func
+            if call.args and (isinstance(func, ast.Attribute) and func.attr == "manual_seed"
+                              and isinstance(func.value, ast.Name) or
+                              (func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)) == "PRNGKey"):
+                return True  # ``gen.manual_seed(SEED)`` of a generator object, ``key = random.PRNGKey(42)`` (JAX)
             if any(k.arg == "noise_generator" and isinstance(k.value, ast.Name) for k in call.keywords):
                 return True  # ``rng.manual_seed(seed)`` then ``make_private(…, noise_generator=rng)``
             if isinstance(func, ast.Attribute) and (call.args or call.keywords) and _seeding_name(func.attr):
@@ -1170,9 +1176,114 @@ def augment(images, strength=0.1, seed=0):
     np.random.seed(seed)
     return [_jitter(im, strength) for im in images]
 """,
+        # (B77-004/B77-020/B80-011/B78-019 twins) the key, the generator and the global seed come from fresh entropy
+        """
+import secrets
+from jax import random
+def private_grads(grads, key, clip_bound, noise_multiplier):
+    keys = random.split(key, len(grads))
+    return [g + clip_bound * noise_multiplier * random.normal(k, g.shape) for k, g in zip(keys, grads)]
+key = random.PRNGKey(secrets.randbits(32))
+def run(batches, update):
+    for i, batch in enumerate(batches):
+        update(key, i, batch)
+""",
+        """
+from dataclasses import dataclass
+import numpy as np
+@dataclass
+class NoisyLinearModel:
+    epsilon: float = 1.0
+    clip: float = 1.0
+    random_state: int | None = None
+    def fit(self, X, y):
+        rng = np.random.default_rng(self.random_state)
+        grad = np.clip(X.T @ y, -self.clip, self.clip)
+        self.w_ = grad + rng.normal(0.0, self.clip / self.epsilon, size=grad.shape)
+        return self
+""",
+        """
+import torch
+NOISE_SIGMA = 0.5
+def _perturb(t, sigma, generator):
+    return t + sigma * torch.randn(t.shape, generator=generator)
+def private_em(stats, dp_sigma=NOISE_SIGMA):
+    noise_gen = torch.Generator()
+    noise_gen.seed()
+    return [_perturb(s, dp_sigma, noise_gen) for s in stats]
+""",
+        """
+import torch
+def add_dp_noise(update, sigma):
+    return {k: v + sigma * torch.randn_like(v) for k, v in update.items()}
+class Client:
+    def train(self, update):
+        torch.manual_seed(self.client_id)  # only the local data order depends on it
+        order = torch.randperm(len(self.data))
+        torch.seed()
+        return add_dp_noise(update, self.dp_sigma), order
+""",
+        # ordinary ML: a JAX model initialised from a fixed key, dropout keys split off it, no privacy noise
+        """
+from jax import random
+key = random.PRNGKey(0)
+def dropout(x, key, rate=0.1):
+    keep = random.bernoulli(key, 1 - rate, x.shape)
+    return x * keep / (1 - rate)
+def forward(params, x):
+    return dropout(x @ params, key)
+""",
     )
 
     INVALID = (
+        # (B77-004) a JAX DP-SGD run whose every noise key is split off a key made from a literal seed
+        """
+from jax import random
+def private_grads(grads, key, clip_bound, noise_multiplier):
+    keys = random.split(key, len(grads))
+    return [g + clip_bound * noise_multiplier * random.normal(k, g.shape) for k, g in zip(keys, grads)]
+key = random.PRNGKey(7)  # <-
+def run(batches, update):
+    for i, batch in enumerate(batches):
+        update(key, i, batch)
+""",
+        # (B77-020) a DP estimator whose dataclass field ``random_state`` defaults to a literal seeds its noise
+        """
+from dataclasses import dataclass
+import numpy as np
+@dataclass
+class NoisyLinearModel:
+    epsilon: float = 1.0
+    clip: float = 1.0
+    random_state: int = 123
+    def fit(self, X, y):
+        rng = np.random.default_rng(self.random_state)  # <-
+        grad = np.clip(X.T @ y, -self.clip, self.clip)
+        self.w_ = grad + rng.normal(0.0, self.clip / self.epsilon, size=grad.shape)
+        return self
+""",
+        # (B80-011) the noise generator object is seeded with a module constant and handed to a noise helper
+        """
+import torch
+NOISE_SIGMA = 0.5
+EM_NOISE_SEED = 2024
+def _perturb(t, sigma, generator):
+    return t + sigma * torch.randn(t.shape, generator=generator)
+def private_em(stats, dp_sigma=NOISE_SIGMA):
+    noise_gen = torch.Generator()
+    noise_gen.manual_seed(EM_NOISE_SEED)  # <-
+    return [_perturb(s, dp_sigma, noise_gen) for s in stats]
+""",
+        # (B78-019) the global generator is reseeded with the client's public id right before the DP noise
+        """
+import torch
+def add_dp_noise(update, sigma):
+    return {k: v + sigma * torch.randn_like(v) for k, v in update.items()}
+class Client:
+    def train(self, update):
+        torch.manual_seed(self.client_id)  # <-
+        return add_dp_noise(update, self.dp_sigma)
+""",
         # a base estimator stores a generator seeded with a constant default; the private subclass draws its
         # Laplace noise from it (private_ml regression.py)
         """
@@ -1978,6 +2089,80 @@ def perturb_points(frame, epsilon, seed=7):
                           f"use an unseeded generator for the mechanism's randomness")
         return True
 
+    def _module_constant(self, name: str) -> cst.BaseExpression | None:
+        """The literal a module-level ``NAME = 42`` assigns (once), or None."""
+        values = [small.value for statement in self.ctx.module.body if isinstance(statement, cst.SimpleStatementLine)
+                  for small in statement.body if isinstance(small, cst.Assign) and len(small.targets) == 1
+                  and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name]
+        return values[0] if len(values) == 1 and number(values[0]) is not None else None
+
+    def _seeded_generator_object(self, node: cst.Call) -> bool:
+        """(B80-011) ``noise_generator = torch.Generator(device=d)`` then ``noise_generator.manual_seed(DP_EM_SEED)``
+        with a literal or a module constant (``DP_EM_SEED = 42``), the privacy noise drawn with
+        ``torch.randn(shape, generator=noise_generator) * sigma`` here or in a helper of this module it is handed to
+        (``_add_noise(nk, SIGMA, noise_generator)``): the noise is the same on every run and can be subtracted."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "manual_seed" and isinstance(func.value, cst.Name)
+                and func.value.value != "torch") or self._test_code(node):
+            return False
+        fa = self.ctx.analysis
+        target = func.value.value
+        fn = fa.enclosing_function(node)
+        scope: cst.CSTNode = fn if fn is not None else self.ctx.module
+        made = [sub for sub in walk(scope) if isinstance(sub, cst.Assign) and len(sub.targets) == 1
+                and isinstance(sub.targets[0].target, cst.Name) and sub.targets[0].target.value == target]
+        if len(made) != 1 or not (isinstance(made[0].value, cst.Call)
+                                  and (dotted(made[0].value.func) or "").rsplit(".", 1)[-1] == "Generator"):
+            return False
+        seed = _seed_arg(node)
+        if seed is None:
+            return False
+        why = None
+        if isinstance(seed, cst.Name) and (fn is None or seed.value not in {p.name.value for p in all_params(fn)}):
+            constant = self._module_constant(seed.value)
+            if constant is not None:
+                why = f"the module constant `{seed.value}` = {fa.code(constant)}"
+        why = why or self._fixed(node, seed)
+        if why is None or not _DP_WORDS.search(self.ctx.source):
+            return False
+
+        def generator_draws(where: cst.CSTNode, name: str) -> list[cst.Call]:
+            return [sub for sub in walk(where) if isinstance(sub, cst.Call)
+                    and call_name(sub) in self._TORCH_GENERATOR_DRAWS
+                    and any(a.keyword is not None and a.keyword.value == "generator" and isinstance(a.value, cst.Name)
+                            and a.value.value == name for a in sub.args)]
+
+        privacy = _MECHANISM_FUNCTION_WORDS | {"sigma", "epsilon", "eps", "dp", "privacy", "private", "sensitivity"}
+        draw = None
+        if words(target) & privacy:
+            found = generator_draws(scope, target)
+            draw = found[0] if found else None
+        if draw is None:
+            helpers = {statement.name.value: statement for statement in self.ctx.module.body
+                       if isinstance(statement, cst.FunctionDef)}
+            for sub in walk(scope):
+                if not (isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in helpers):
+                    continue
+                helper = helpers[sub.func.value]
+                params = [p.name.value for p in all_params(helper)]
+                for index, arg in enumerate(sub.args):
+                    if not (isinstance(arg.value, cst.Name) and arg.value.value == target):
+                        continue
+                    param = arg.keyword.value if arg.keyword is not None else \
+                        params[index] if index < len(params) and not arg.star else None
+                    found = generator_draws(helper, param) if param else []
+                    if found and (words(helper.name.value) | {w for p in params for w in words(p)}) & privacy:
+                        draw = found[0]
+                        break
+                if draw is not None:
+                    break
+        if draw is None:
+            return False
+        self.report(node, f"`{target}` is seeded with {why}, and the privacy noise is drawn from it "
+                          f"(`{call_name(draw)}` on line {fa.line_of(draw)}): the noise is the same on every run, so "
+                          f"anyone with the code can regenerate and subtract it; leave the noise generator unseeded")
+        return True
+
     def _file_text(self, file: str) -> str:
         if file == self.ctx.path or not os.path.isfile(file) or self.ctx.path and os.path.isfile(self.ctx.path) \
                 and os.path.samefile(file, self.ctx.path):
@@ -2043,7 +2228,7 @@ def perturb_points(frame, epsilon, seed=7):
     def _visit_call(self, node: cst.Call) -> None:
         if self._seeded_mechanism_call(node) or self._seeded_noise_generator(node):
             return
-        if self._seeded_torch_generator(node):
+        if self._seeded_torch_generator(node) or self._seeded_generator_object(node):
             return
         name = call_name(node)
         helper = None if name in _GENERATORS or name in _GLOBAL_SEEDS and not isinstance(node.func, cst.Name) else \
@@ -2054,7 +2239,8 @@ def perturb_points(frame, epsilon, seed=7):
         if self._test_code(node):
             return
         if not fa.in_dp_context(node) and not self._dp_class(node) \
-                and not (name in _GENERATORS and self._subclass_draw(node)):
+                and not (name in _GENERATORS and self._subclass_draw(node)) \
+                and not (name == "PRNGKey" and _DP_WORDS.search(self.ctx.source)):
             if (helper or name in _GLOBAL_SEEDS) and (fa.has_dp_code() or self._noise_function_draw(node)
                                                        or self._entry_seed_of_mechanism(node, helper)):
                 pass  # a noise function's own reseed in a module that releases noisy statistics, or a run's
@@ -2129,6 +2315,8 @@ def perturb_points(frame, epsilon, seed=7):
             return  # (h64-q2) the draw found is a GAN's latent input (``fakez = torch.normal(mean, std)``)
         if self._reseeded_before_draw(node, fn, families, file, function, line):
             return
+        if self._not_noise_of_this_process(node, file, line, own):
+            return
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
                 file, self.ctx.path) and self._module_has_mechanism():
             return  # a library module's demo block seeds the data it perturbs for a printout
@@ -2139,6 +2327,35 @@ def perturb_points(frame, epsilon, seed=7):
                           f"`secure_mode`, a TensorFlow Privacy optimizer and hand-written `torch.randn`/`np.random` "
                           f"noise all use the global generator): the noise is reproducible by anyone with the code "
                           f"and can be subtracted; leave the noise generator unseeded (Opacus `secure_mode=True`)")
+
+    #: words of a function that picks the round's clients (its weighted ``choice`` is no privacy noise)
+    _SELECTION_WORDS = frozenset({"select", "selection", "sample_clients", "clients", "participants", "pick"})
+
+    def _not_noise_of_this_process(self, node: cst.Call, file: str, line: int, own: bool) -> bool:
+        """The draw found is no noise this seed fixes: a weighted ``np.random.choice(len(self.clients), k, p=…)`` in
+        a function that selects the round's clients (B78 AdaDPFedAvg), or a draw in a ``@ray.remote`` actor or task
+        while the seed is set outside it (Ray runs actors in separate processes that do not inherit the driver's
+        seed; DP-FedAdamW)."""
+        text = self.ctx.source if own else self._file_text(file)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return False
+        seed_line = self.ctx.analysis.line_of(node)
+        for owner in ast.walk(tree):
+            if not isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                    or not owner.lineno <= line <= (owner.end_lineno or owner.lineno):
+                continue
+            remote = any("remote" in (ast.unparse(d) if hasattr(ast, "unparse") else "") for d in owner.decorator_list)
+            if remote and not (own and owner.lineno <= seed_line <= (owner.end_lineno or owner.lineno)):
+                return True
+            if isinstance(owner, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and (words(owner.name) | {owner.name.lower()}) & self._SELECTION_WORDS:
+                draws = [c for c in ast.walk(owner) if isinstance(c, ast.Call) and getattr(c, "lineno", 0) == line]
+                if draws and all(isinstance(c.func, ast.Attribute) and c.func.attr == "choice" for c in draws
+                                 if isinstance(c.func, ast.Attribute) and c.func.attr in _GLOBAL_DRAWS):
+                    return True
+        return False
 
     def _gradient_draw_here(self, file: str, line: int) -> bool:
         """The draw on ``line`` is in this file and is added to a gradient (``p.grad += torch.normal(0, s, …)``)."""
@@ -3146,6 +3363,14 @@ def perturb_points(frame, epsilon, seed=7):
             return  # a plain additive-noise baseline (scale from the data's spread), no DP mechanism
         if self._data_free_main(node):
             return  # a smoke test drawing its own synthetic data: no record is read, so no noise protects one
+        if not draws and name == "PRNGKey" and "." not in target:
+            jax_draw = self._jax_key_noise(target, node)
+            if jax_draw is not None:
+                self.report(at, f"`{target}` is a JAX key made from {why}, and the privacy noise is drawn from keys "
+                                f"split off it (`{fa.code(jax_draw)[:60]}` on line {fa.line_of(jax_draw)}): the "
+                                f"noise is reproducible from public information, so it can be regenerated and "
+                                f"subtracted; derive the noise key from fresh entropy (`secrets.randbits(32)`)")
+            return
         mechanism = None if draws or "." in target else self._passed_to_mechanism(target, node)
         inherited = self._subclass_draw(node) if not draws and target.startswith("self.") else None
         if inherited is not None:
@@ -3166,6 +3391,59 @@ def perturb_points(frame, epsilon, seed=7):
         self.report(at, f"`{target}` is seeded with {why}, and {what}: the privacy noise is reproducible "
                           f"from public information, so it can be regenerated and subtracted; draw privacy noise "
                           f"from an unseeded generator")
+
+    #: JAX's functional draws (``jax.random.normal(key, shape)``) of privacy noise
+    _JAX_NOISE_DRAWS = frozenset({"normal", "laplace", "gumbel", "exponential", "truncated_normal"})
+    #: words of a factor that scales a draw into calibrated privacy noise
+    _JAX_SCALE_WORDS = frozenset({"sigma", "noise", "multiplier", "sensitivity", "epsilon", "eps", "clip", "norm",
+                                  "bound", "std", "stddev", "scale"})
+
+    def _jax_key_noise(self, target: str, node: cst.Call) -> cst.Call | None:
+        """(B77-004) ``key = random.PRNGKey(42)`` handed on (``update(key, i, …)``, ``random.split(key)``) in a
+        module of a JAX program whose DP step draws ``random.normal(k, g.shape)`` scaled by the clip bound and the
+        noise multiplier: every key is a function of the public seed, so the noise can be regenerated. The first such
+        draw, or None (the key is never passed on, or the module seeds another key from a value that is not
+        public, or no draw is scaled by a privacy quantity)."""
+        imports = self.__dict__.get("_jax_imports")
+        if imports is None:
+            imports = set()
+            for sub in walk(self.ctx.module):
+                if isinstance(sub, cst.ImportFrom) and sub.module is not None \
+                        and (dotted(sub.module) or "") in ("jax", "jax.random") and not isinstance(sub.names, cst.ImportStar):
+                    imports |= {(a.asname.name.value if a.asname else a.name.value)  # type: ignore[union-attr]
+                                for a in sub.names if (dotted(a.name) or "") == "random"}
+                elif isinstance(sub, cst.Import):
+                    for a in sub.names:
+                        name = dotted(a.name) or ""
+                        if name == "jax":
+                            imports.add("jax.random")
+                        elif name == "jax.random":
+                            imports.add(a.asname.name.value if a.asname else "jax.random")  # type: ignore[union-attr]
+            self.__dict__["_jax_imports"] = imports
+        if not imports:
+            return None
+        fa = self.ctx.analysis
+        scope = self._scope(target, node)
+        passed = any(isinstance(sub, cst.Call) and sub is not node and any(
+            isinstance(a.value, cst.Name) and a.value.value == target for a in sub.args) for sub in walk(scope))
+        if not passed:
+            return None
+        for sub in fa.nodes(cst.Call):
+            if sub is not node and call_name(sub) == "PRNGKey" and sub.args \
+                    and number(sub.args[0].value) is None and self._fixed(sub, sub.args[0].value) is None:
+                return None  # another key from a seed that may be fresh: the noise may come from that one
+        for sub in fa.nodes(cst.Call):
+            if not (isinstance(sub.func, cst.Attribute) and sub.func.attr.value in self._JAX_NOISE_DRAWS
+                    and (dotted(sub.func.value) or "") in imports and sub.args):
+                continue
+            parent = fa.parent(sub)
+            factors = set()
+            while isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
+                factors |= {w for n in value_refs(parent) for w in words(n.split(".")[-1])}
+                parent = fa.parent(parent)
+            if factors & self._JAX_SCALE_WORDS:
+                return sub
+        return None
 
     def _public_caller_seed(self, node: cst.Call, seed: cst.BaseExpression) -> tuple[cst.Call, str] | None:
         """(the call, why) of the first call in this module that passes a public value (a loop position, a
@@ -3222,6 +3500,35 @@ def perturb_points(frame, epsilon, seed=7):
             names = value_refs(seed)
             if any(words(n.split(".")[-1]) & _DERIVED_WORDS for n in names):
                 return f"`{self.ctx.analysis.code(seed)}`, computed from round/client identifiers"
+        if isinstance(seed, cst.Attribute) and isinstance(seed.value, cst.Name) and seed.value.value == "self":
+            return self._class_seed_default(node, seed.attr.value)
+        return None
+
+    def _class_seed_default(self, node: cst.CSTNode, attr: str) -> str | None:
+        """(B77-020) ``self.random_state`` of a class whose field declares ``random_state: int = 42`` (a dataclass)
+        or whose constructor stores its parameter ``random_state=42``: unless the caller overrides it, every fit
+        seeds its generator with that public constant."""
+        cls = self.ctx.analysis.enclosing_class(node)
+        if cls is None:
+            return None
+        for statement in cls.body.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) \
+                            and small.target.value == attr and small.value is not None \
+                            and number(small.value) is not None:
+                        return f"`self.{attr}`, whose declared default is the constant " \
+                               f"{self.ctx.analysis.code(small.value)}"
+            elif isinstance(statement, cst.FunctionDef) and statement.name.value == "__init__":
+                stored = {last_name(t.target): sub.value for sub in walk(statement) if isinstance(sub, cst.Assign)
+                          for t in sub.targets if dotted(t.target) == f"self.{attr}"}
+                value = stored.get(attr)
+                if isinstance(value, cst.Name):
+                    for param in all_params(statement):
+                        if param.name.value == value.value and param.default is not None \
+                                and number(param.default) is not None:
+                            return f"`self.{attr}`, whose constructor default is the constant " \
+                                   f"{self.ctx.analysis.code(param.default)}"
         return None
 
     def _derived(self, node: cst.CSTNode, seed: cst.Name) -> str | None:
@@ -3420,9 +3727,16 @@ def perturb_points(frame, epsilon, seed=7):
         if name == "set_seed" and not receiver.startswith("tf"):
             return
         seed = _seed_arg(node)
-        if not isinstance(seed, cst.Name):
+        if isinstance(seed, (cst.Name, cst.Attribute)) and (
+                isinstance(seed, cst.Attribute) or not self._derived(node, seed)) \
+                and words((dotted(seed) or "").rsplit(".", 1)[-1]) & _PUBLIC_INDEX_WORDS:
+            # (B78-019) ``torch.manual_seed(self.client_id)`` right before ``add_dp_noise(grad, self.dp_sigma)``: the
+            # generator is reseeded with a public client/round index, so every such draw repeats
+            why = f"`{self.ctx.analysis.code(seed)}`, a public client/round index"
+        elif not isinstance(seed, cst.Name):
             return
-        why = self._derived(node, seed)
+        else:
+            why = self._derived(node, seed)
         if why is None:
             self._reseed_before_helper_noise(node, seed)
             return
@@ -3432,5 +3746,10 @@ def perturb_points(frame, epsilon, seed=7):
         if fn is None or not any(isinstance(sub, cst.Call) and fa.is_noise(sub) and fa.line_of(sub) > line
                                  for sub in walk(fn, into_scopes=False)):
             return
+        first = min(fa.line_of(sub) for sub in walk(fn, into_scopes=False) if isinstance(sub, cst.Call)
+                    and fa.is_noise(sub) and fa.line_of(sub) > line)
+        if any(isinstance(sub, cst.Call) and call_name(sub) in _GLOBAL_SEEDS and line < fa.line_of(sub) < first
+               and (_seed_arg(sub) is None or _fresh_entropy(_seed_arg(sub))) for sub in walk(fn, into_scopes=False)):
+            return  # ``torch.seed()`` before the draw: fresh entropy again
         self.report(node, f"the global generator is seeded with {why}, and the privacy noise drawn after it "
                           f"is reproducible from public information; draw privacy noise from an unseeded generator")

@@ -333,8 +333,47 @@ class ControlClient:
     def fit(self, parameters, config):
         return self.get_parameters(), self.num_train_samples, {}
 """,
+        # (B78 Ayushcodes) a federated client of a DP project whose own code privatises nothing: plain local
+        # training, described as privacy-preserving only because the data stay local
+        """
+import flwr as fl
+import torch
+class LocalClient(fl.client.NumPyClient):
+    \"\"\"Federated client of the differentially private FL project: trains on its private data, shares weights.\"\"\"
+    def fit(self, parameters, config):
+        self.set_parameters(parameters)
+        for x, y in self.trainloader:
+            loss = self.loss(self.model(x), y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.opt.step()
+        return self.get_parameters(), len(self.trainloader.dataset), {}
+""",
+        # ordinary ML: a non-federated trainer's fit returns its loss history and the epoch count
+        """
+class Trainer:
+    def fit(self, loader, epochs):
+        history = [self.step(batch) for _ in range(epochs) for batch in loader]
+        return self.model, len(history), {"loss": history[-1]}
+""",
     )
     INVALID = (
+        # (twin of the local client above) the client adds Gaussian noise to its weights and still returns its
+        # exact record count as the aggregation weight
+        """
+import flwr as fl
+import torch
+class LocalClient(fl.client.NumPyClient):
+    \"\"\"Federated client of the differentially private FL project: trains on its private data, shares weights.\"\"\"
+    def fit(self, parameters, config):
+        self.set_parameters(parameters)
+        for x, y in self.trainloader:
+            loss = self.loss(self.model(x), y)
+            loss.backward()
+            self.opt.step()
+        noisy = [w + self.noise_multiplier * self.clip * torch.randn_like(w) for w in self.get_parameters()]
+        return noisy, len(self.trainloader.dataset), {}  # <-
+""",
         # a client script ships its noised delta with its exact record count; the server weights by it
         """
 import torch
@@ -481,6 +520,33 @@ class DPClient:
             cached = bool(self.ctx.analysis.has_dp_code()) and bool(_PRIVACY_TEXT.search(self.ctx.source)) \
                 and bool(_FEDERATED_TEXT.search(self.ctx.source))
             self._dp_cached = cached
+        return cached
+
+    #: pieces of an identifier, import or string key of a client that privatises its update
+    _DP_CODE_PIECES = ("noise", "sigma", "epsilon", "privacy", "private", "clip", "opacus", "laplace", "gauss",
+                       "dpsgd", "secagg", "secure", "multiplier", "accountant")
+
+    def _no_privacy_in_code(self) -> bool:
+        """(B78 Ayushcodes) A Flower client module whose code (its identifiers, imports and string keys; not its
+        comments or docstrings, which may call plain local training "privacy-preserving") names no noise, clipping,
+        ε, DP engine or privacy module: its ``fit`` releases a non-private update, so its count weights no DP
+        aggregate."""
+        cached = getattr(self, "_no_privacy_cached", None)
+        if cached is not None:
+            return cached
+        docstrings = {id(small.value) for n in walk(self.ctx.module) if isinstance(n, cst.SimpleStatementLine)
+                      for small in n.body if isinstance(small, cst.Expr)}
+        pieces: list[str] = []
+        for n in walk(self.ctx.module):
+            if isinstance(n, cst.Name):
+                pieces.append(n.value)
+            elif isinstance(n, cst.SimpleString) and id(n) not in docstrings and len(n.value) < 60:
+                pieces.append(n.value)
+        # ``nn.utils.clip_grad_norm_`` stabilises ordinary training; a clipped update of DP-FedAvg is named otherwise
+        text = " ".join(pieces).lower().replace("clip_grad_norm", "")
+        cached = not any(p in text for p in self._DP_CODE_PIECES) and not any(
+            "dp" in words(p) or "ldp" in words(p) or "dp" in p.lower().split("_") for p in pieces)
+        self._no_privacy_cached = cached
         return cached
 
     def _quiet_place(self, node: cst.CSTNode) -> bool:
@@ -818,7 +884,7 @@ class DPClient:
             return
         count = node.value.elements[1].value
         if number(count) is None and self._count(count) and not self._quiet_place(node) \
-                and not self._passed_through(count):
+                and not self._passed_through(count) and not self._no_privacy_in_code():
             self._report(node.value, "the record count `{}` returned as the client's aggregation weight",
                          code_of=count)
 

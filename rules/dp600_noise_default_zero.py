@@ -142,8 +142,36 @@ import numpy as np
 def jitter(x, sigma=0.0, epsilon=1.0):
     return x + np.random.normal(0, sigma, x.shape)
 """,
+        # twin: the only call passes the configured noise multiplier, so the zero default is never used
+        """
+from opacus.optimizers import DPOptimizer
+class Client:
+    def local_step(self, opt, noise_multiplier=0.0, max_grad_norm=1.0):
+        return DPOptimizer(opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
+                           expected_batch_size=32)
+def run_round(clients, opts, args):
+    return [c.local_step(o, noise_multiplier=args.noise_multiplier) for c, o in zip(clients, opts)]
+""",
+        # ordinary ML: a denoising step whose input noise defaults to 0 and is passed by its caller
+        """
+import torch
+def corrupt(x, noise_std=0.0):
+    return x + noise_std * torch.randn_like(x)
+def train_step(model, x):
+    return model(corrupt(x, noise_std=0.1))
+""",
     )
     INVALID = (
+        # a client step whose only caller omits the noise multiplier: every run uses the zero default
+        """
+from opacus.optimizers import DPOptimizer
+class Client:
+    def local_step(self, opt, noise_multiplier=0.0, max_grad_norm=1.0):  # <-
+        return DPOptimizer(opt, noise_multiplier=noise_multiplier, max_grad_norm=max_grad_norm,
+                           expected_batch_size=32)
+def run_round(clients, opts, args):
+    return [c.local_step(o, max_grad_norm=args.clip) for c, o in zip(clients, opts)]
+""",
         # the option stored under another name (dest=) and handed to the DP optimizer
         """
 import argparse
@@ -212,8 +240,58 @@ def build():
                     continue
                 own = [c for c in walk(fn.body) if isinstance(c, cst.Call)]
                 name = p.name.value
-                if self._reaches_dp(own, lambda e, n=name: isinstance(e, cst.Name) and e.value == n):
+                if self._reaches_dp(own, lambda e, n=name: isinstance(e, cst.Name) and e.value == n) \
+                        and not self._always_passed(fn, name):
                     self._report(p, f"`{name}`")
+
+    def _always_passed(self, fn: cst.FunctionDef, param: str) -> bool:
+        """Every call of ``fn`` found in the project (this file and the ``.py`` files under its project root) passes
+        ``param`` with a value that is not a literal 0 (``client.local_train(…, noise_multiplier=args.noise_multiplier)``):
+        the zero default is never used on a run path. False when no call is found."""
+        import ast
+        import os
+
+        from dpcheck.analysis.noisedraws import project_root
+
+        params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        position = params.index(param) if param in params else None
+        name = fn.name.value
+        if not self.ctx.path or not os.path.isfile(self.ctx.path):
+            texts = [self.ctx.source]
+        else:
+            root = project_root(self.ctx.path)
+            texts = []
+            for folder, dirs, names in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("venv", "site-packages"))
+                for n in sorted(names):
+                    if n.endswith(".py") and len(texts) < 400:
+                        try:
+                            with open(os.path.join(folder, n), encoding="utf-8", errors="replace") as handle:
+                                text = handle.read(500_000)
+                        except OSError:
+                            continue
+                        if f"{name}(" in text:
+                            texts.append(text)
+        calls = 0
+        for text in texts:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                return False
+            for call in ast.walk(tree):
+                if not isinstance(call, ast.Call) or (call.func.id if isinstance(call.func, ast.Name) else
+                                                      getattr(call.func, "attr", None)) != name:
+                    continue
+                calls += 1
+                value = next((k.value for k in call.keywords if k.arg == param), None)
+                if value is None and position is not None and position < len(call.args) \
+                        and not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]):
+                    value = call.args[position]
+                if value is None or isinstance(value, ast.Constant) and value.value in (0, 0.0, None):
+                    return False
+        return calls > 0
 
     @staticmethod
     def _tested(nodes: list[cst.CSTNode]) -> set[str]:
