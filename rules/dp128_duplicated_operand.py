@@ -101,6 +101,15 @@ def rdp_upper(orders, rdp_a, rdp_b, delta):
     rdp = np.maximum(rdp_a, rdp_b)
     return np.min(rdp - np.log(delta) / (orders - 1))
 """,
+        # (fix46-QB) a dict of zeros in the shape of the model's weights, to start a control variate
+        """
+import copy
+def init_control(model, noise_multiplier):
+    zero = model.get_weights()
+    for k in zero:
+        zero[k] = zero[k] - zero[k]
+    return copy.deepcopy(zero)
+""",
         # ordinary ML code: a max of two different losses, a Huber delta, Adam's eps
         """
 import torch
@@ -145,6 +154,15 @@ def clip_and_noise(grad, max_norm, noise_multiplier):
     grad = grad * (bound / (norm + 1e-6))
     return grad + torch.normal(0, noise_multiplier * max_norm, grad.shape)
 """,
+        # (fix46-QB twin) the sensitivity is a subscripted range written max minus max, assigned elsewhere
+        """
+import numpy as np
+def noisy_column_means(cols, epsilon):
+    sens = {}
+    for k in cols:
+        sens[k] = cols[k].max() - cols[k].max()  # <-
+    return {k: cols[k].mean() + np.random.laplace(0, sens[k] / epsilon) for k in cols}
+""",
     )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -157,8 +175,18 @@ def clip_and_noise(grad, max_norm, noise_multiplier):
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
         # a bare name minus itself (`x - x`) is the usual zeros-of-the-same-shape / NaN-propagating idiom
-        if isinstance(node.operator, cst.Subtract) and not isinstance(node.left, cst.Name):
+        if isinstance(node.operator, cst.Subtract) and not isinstance(node.left, cst.Name) \
+                and not self._zeroing_in_place(node):
             self._check(node, node.left, node.right, "an operand minus itself (always 0)")
+
+    def _zeroing_in_place(self, node: cst.BinaryOperation) -> bool:
+        """``z[k] = z[k] - z[k]``, ``w.data = w.data - w.data``: the operand is overwritten with zeros of its own
+        shape (initialising a control variate or an accumulator), not a bound or a sensitivity."""
+        stmt = self.ctx.analysis.parent(node)
+        if not isinstance(stmt, cst.Assign) or stmt.value is not node:
+            return False
+        operand = _SPACE.sub("", self.ctx.analysis.code(node.left))
+        return any(_SPACE.sub("", self.ctx.analysis.code(t.target)) == operand for t in stmt.targets)
 
     def _check(self, node: cst.CSTNode, a: cst.BaseExpression, b: cst.BaseExpression, what: str) -> None:
         fa = self.ctx.analysis

@@ -15,13 +15,18 @@ _DRAWS = frozenset({
 #: ... and words naming a noise helper (``LapNoise``, ``add_gaussian``, ``gaussian_mechanism``)
 _NOISE_WORDS = frozenset({"noise", "lap", "laplace", "laplacian", "gauss", "gaussian", "perturb", "perturbation"})
 _SHAPE_WORDS = frozenset({"size", "shape", "like"})
+#: words naming a deterministic operator, not a draw (``laplacian_smoothing``, ``gaussian_filter``, ``gauss_kernel``)
+_DETERMINISTIC_WORDS = frozenset({"smoothing", "smooth", "filter", "blur", "kernel", "matrix", "operator", "pyramid"})
 
 
 def _noise_call(node: cst.CSTNode) -> bool:
     if not isinstance(node, cst.Call):
         return False
     name = call_name(node)
-    return name in _DRAWS or bool(words(name) & _NOISE_WORDS)
+    if name in _DRAWS:
+        return True
+    named = words(name)
+    return bool(named & _NOISE_WORDS) and not (named & _DETERMINISTIC_WORDS and "noise" not in named)
 
 
 def _noise(expr: cst.CSTNode) -> bool:
@@ -545,9 +550,47 @@ def release(X, y, epsilon, sens):
     coef = est.coef_ + np.random.laplace(0, sens / epsilon, est.coef_.shape)
     return coef, est.intercept_
 """,
+        # (fix46-QB) deterministic Laplacian smoothing of the averaged update (not a draw) by tensor rank
+        """
+import torch
+def smooth_and_apply(server_state, deltas, net, epsilon):
+    mean_delta = {k: sum(d[k] for d in deltas) / len(deltas) for k in deltas[0]}
+    for name, p in net.named_parameters():
+        if p.dim() == 1:
+            mean_delta[name] = laplacian_smoothing(mean_delta[name])
+        elif p.dim() == 2:
+            mean_delta[name] = laplacian_smoothing_2d(mean_delta[name])
+        else:
+            mean_delta[name] = mean_delta[name]
+    return {k: server_state[k] + mean_delta[k] for k in mean_delta}
+""",
+        # (fix46-QB) ordinary ML: a Gaussian blur over the image channels
+        """
+def blur_all(images, sigma):
+    out = {}
+    for name, img in images.items():
+        if img.ndim == 3:
+            img = gaussian_filter(img, sigma)
+        out[name] = img
+    return out
+""",
     )
 
     INVALID = (
+        # (fix46-QB twin) Laplace noise drawn for 1-d and 2-d tensors only; the other tensors go out raw
+        """
+import torch
+def noisy_apply(server_state, deltas, net, epsilon):
+    mean_delta = {k: sum(d[k] for d in deltas) / len(deltas) for k in deltas[0]}
+    for name, p in net.named_parameters():
+        if p.dim() == 1:
+            mean_delta[name] = mean_delta[name] + laplace_noise(mean_delta[name].shape, epsilon)
+        elif p.dim() == 2:
+            mean_delta[name] = mean_delta[name] + laplace_noise(mean_delta[name].shape, epsilon)
+        else:
+            mean_delta[name] = mean_delta[name]  # <-
+    return {k: server_state[k] + mean_delta[k] for k in mean_delta}
+""",
         # (fix44b-R1 twin) the scale test is combined with a selection of items: the unselected sums go out raw
         """
 import torch

@@ -1,6 +1,9 @@
 """DP518: a DP sanitizer (clip, clip-and-noise helper) applied to the gradient of a whole batch."""
 from __future__ import annotations
 
+import re
+from functools import lru_cache
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -27,6 +30,26 @@ _SCALE_METHODS = frozenset({"mul_", "div_", "mul", "div", "multiply", "divide", 
 _EXAMPLE_WORDS = frozenset({"sample", "samples", "example", "examples", "record", "records", "zip", "xi", "row", "rows"})
 _BATCH_LOOP_WORDS = frozenset({"loader", "dataloader", "batches", "epoch", "epochs", "steps", "step", "rounds",
                                "iterations", "iters", "dataset", "critic"})
+
+
+_TOP_DEF = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.M)
+_TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
+
+
+@lru_cache(maxsize=16)
+def _live_source(source: str) -> str:
+    """``source`` without the top-level functions that nothing in the module calls or names (a per-example
+    gradient helper written and then left unused does not make the training loop's clip per-example)."""
+    out = source
+    for match in list(_TOP_DEF.finditer(source))[::-1]:
+        name = match.group(1)
+        if len(re.findall(rf"\b{re.escape(name)}\b", source)) != 1 or name == "main" or name.startswith("test"):
+            continue
+        nxt = _TOP_LEVEL.search(source, source.index("\n", match.end()) + 1 if "\n" in source[match.end():]
+                                else len(source))
+        end = nxt.start() if nxt else len(source)
+        out = out[:match.start()] + out[end:]
+    return out
 
 
 def _loop_is_per_example(loop: cst.For, code: str) -> bool:
@@ -72,6 +95,40 @@ class BatchGradientClipped(Rule):
         return True
 
     VALID = (
+        # (fix46-QB twin) the per-sample helper is the one used: each example's gradient is bounded
+        """
+import torch
+def per_sample_grads(model, xb, yb, loss_fn):
+    out = []
+    for x, y in zip(xb, yb):
+        model.zero_grad()
+        loss_fn(model(x[None]), y[None]).backward()
+        out.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    return out
+
+def clip_each(grads, C):
+    total = torch.sqrt(sum((g ** 2).sum() for g in grads.values()))
+    return {k: g * min(1.0, C / (total + 1e-12)) for k, g in grads.items()}
+
+def dp_epoch(model, loader, loss_fn, C, sigma, lr):
+    for xb, yb in loader:
+        summed = None
+        for grads in per_sample_grads(model, xb, yb, loss_fn):
+            grads = clip_each(grads, C)
+            summed = grads if summed is None else {k: summed[k] + grads[k] for k in grads}
+        for n, p in model.named_parameters():
+            p.data -= lr * (summed[n] + torch.randn_like(summed[n]) * sigma * C) / len(xb)
+""",
+        # (fix46-QB) ordinary training: the batch gradient is clipped for stability, no privacy claimed
+        """
+import torch
+def train(model, loader, loss_fn, opt, max_norm):
+    for xb, yb in loader:
+        opt.zero_grad()
+        loss_fn(model(xb), yb).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        opt.step()
+""",
         # per-example gradients from a loop over the batch's examples
         """
 import tensorflow as tf
@@ -221,6 +278,32 @@ def ngd_step(model, loss, lr, sigma, epsilon):
     )
 
     INVALID = (
+        # (fix46-QB) a per-sample helper is written but never called: the loop clips the batch's .grad
+        """
+import torch
+def per_sample_grads(model, xb, yb, loss_fn):
+    out = []
+    for x, y in zip(xb, yb):
+        model.zero_grad()
+        loss_fn(model(x[None]), y[None]).backward()
+        out.append([p.grad.clone() for p in model.parameters()])
+    return out
+
+def clip_each(grads, C):
+    res = {}
+    for k, g in grads.items():
+        res[k] = g * min(1.0, C / (g.norm() + 1e-12))
+    return res
+
+def dp_epoch(model, loader, loss_fn, C, sigma, lr):
+    for xb, yb in loader:
+        model.zero_grad()
+        loss_fn(model(xb), yb).backward()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+        grads = clip_each(grads, C)  # <-
+        for n, p in model.named_parameters():
+            p.data -= lr * (grads[n] + torch.randn_like(grads[n]) * sigma * C / len(xb))
+""",
         # torch: a hand-written global-norm clip of p.grad, then noise
         """
 import torch
@@ -379,7 +462,8 @@ def dp_grad(tape, loss, w, l2_clip, noise_multiplier, epsilon):
         self._scope(node)
 
     def _scope(self, node: cst.FunctionDef | cst.Module) -> None:
-        if per_example_machinery(self.ctx.source, _PER_EXAMPLE) or not self.ctx.analysis.in_dp_context(node):
+        if per_example_machinery(_live_source(self.ctx.source), _PER_EXAMPLE) \
+                or not self.ctx.analysis.in_dp_context(node):
             return
         if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()):
             return

@@ -6,7 +6,8 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts, call_name as ast_call_name
 from dpcheck.analysis.clipping import GUARD_CALLS, NORM_CALLS
 from dpcheck.analysis.perexample import per_example_machinery
-from dpcheck.analysis.syntax import call_name, dotted, loop_iter, loop_targets, refs, target_names, walk, words
+from dpcheck.analysis.syntax import (call_name, call_params, dotted, loop_iter, loop_targets, param_names, refs,
+                                     target_names, walk, words)
 from dpcheck.analysis.vocabulary import NOISE_DRAWS
 from dpcheck.rule import Rule
 
@@ -85,6 +86,44 @@ class PerTensorClip(Rule):
             words(n) & _HELPER_CLIP and words(n) & _HELPER_NOISE for n in names)
 
     VALID = (
+        # (fix46-QB twin) the caller gives the clip helper a per-layer share of C (sum of squares is C^2)
+        """
+import math, torch
+def bound_tensors(grads, C):
+    out = {}
+    for name, g in grads.items():
+        n = torch.norm(g)
+        out[name] = g * (C / n) if n > C else g
+    return out
+
+def gaussian_for(grads, sigma, C):
+    return {name: torch.randn_like(g) * (sigma * C) for name, g in grads.items()}
+
+def private_step(model, lr, sigma, C):
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    per_layer = C / math.sqrt(len(grads))
+    clipped = bound_tensors(grads, per_layer)
+    noise = gaussian_for(clipped, sigma, C)
+    for n, p in model.named_parameters():
+        p.data -= lr * (clipped[n] + noise[n])
+""",
+        # (fix46-QB) ordinary ML: weight-norm projection per layer, noise only as augmentation of the inputs
+        """
+import torch
+def project_weights(model, max_norm):
+    for name, w in model.state_dict().items():
+        n = torch.norm(w)
+        if n > max_norm:
+            w.mul_(max_norm / n)
+
+def augment(x, std):
+    return x + torch.randn_like(x) * std
+
+def epoch(model, loader, max_norm, std):
+    for xb, yb in loader:
+        model.fit(augment(xb, std), yb)
+        project_weights(model, max_norm)
+""",
         # the global clip: the total norm over all tensors first, then every tensor scaled by one factor
         """
 import torch
@@ -211,6 +250,26 @@ class Learner:
     )
 
     INVALID = (
+        # (fix46-QB) the clip helper bounds each tensor by C; the caller passes the same C to a noise helper
+        """
+import torch
+def bound_tensors(grads, C):
+    out = {}
+    for name, g in grads.items():
+        n = torch.norm(g)
+        out[name] = g * (C / n) if n > C else g  # <-
+    return out
+
+def gaussian_for(grads, sigma, C):
+    return {name: torch.randn_like(g) * (sigma * C) for name, g in grads.items()}
+
+def private_step(model, lr, sigma, C):
+    grads = {n: p.grad for n, p in model.named_parameters()}
+    clipped = bound_tensors(grads, C)
+    noise = gaussian_for(clipped, sigma, C)
+    for n, p in model.named_parameters():
+        p.data -= lr * (clipped[n] + noise[n])
+""",
         # a client update clipped entry by entry of its state dict, noise for norm C per entry
         """
 import torch
@@ -337,13 +396,56 @@ class Learner:
                 if not bound_refs or _split(bound, assigns):
                     continue
                 if not (isinstance(site, cst.Call) and _clip_helper(site, elements) is not None) \
-                        and not self._noise_scaled_by(node, bound_refs):
+                        and not self._noise_scaled_by(node, bound_refs) \
+                        and not self._caller_noises_with_bound(node, bound_refs):
                     continue
                 self.report(site, f"`{fa.code(site)}` clips one tensor of the model to the bound on its own "
                                   f"(a clip per layer inside the loop over `{fa.code(loop_iter(loop))}`), while "
                                   f"the noise is scaled by the same bound as if the whole vector had norm ≤ C: "
                                   f"with L tensors one record moves the vector by up to C·√L; clip the global "
                                   f"norm of all tensors together, or split C over the layers (Σ C_l² = C²)")
+
+    def _caller_noises_with_bound(self, fn: cst.FunctionDef | cst.Module, bound_refs: set[str]) -> bool:
+        """The clip helper's bound is one of its parameters, and a caller hands the same value to the clip helper
+        and to another function of the module whose noise is scaled by it
+        (``clipped = clip_gradients(g, C)``; ``noise = add_noise(clipped, sigma, C)`` with ``std = C * sigma``)."""
+        if not isinstance(fn, cst.FunctionDef) or self.ctx.analysis.enclosing_class(fn) is not None:
+            return False
+        params = param_names(fn)
+        bound_params = [p for p in params if p in bound_refs]
+        if not bound_params or set(bound_refs) - set(params):
+            return False
+        module = self.ctx.analysis.index.module
+        functions = {f.name.value: f for f in module.body if isinstance(f, cst.FunctionDef)}
+        fa = self.ctx.analysis
+
+        def bound_to(call: cst.Call, callee: cst.FunctionDef) -> dict[str, str]:
+            names = call_params(call, callee)
+            out: dict[str, str] = {}
+            for i, arg in enumerate(a for a in call.args if a.keyword is None and not a.star):
+                if i < len(names):
+                    out[names[i]] = fa.code(arg.value).strip()
+            for arg in call.args:
+                if arg.keyword is not None:
+                    out[arg.keyword.value] = fa.code(arg.value).strip()
+            return out
+
+        for call in walk(module):
+            if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == fn.name.value):
+                continue
+            passed = {bound_to(call, fn).get(p) for p in bound_params} - {None}
+            caller = fa.enclosing_function(call)
+            if not passed or caller is None:
+                continue
+            for other in walk(caller):
+                if not (isinstance(other, cst.Call) and isinstance(other.func, cst.Name)
+                        and other.func.value in functions and other.func.value != fn.name.value):
+                    continue
+                callee = functions[other.func.value]
+                scaled = {p for p, code in bound_to(other, callee).items() if code in passed}
+                if scaled and self._noise_scaled_by(callee, scaled):
+                    return True
+        return False
 
     def _noise_scaled_by(self, fn: cst.FunctionDef | cst.Module, bound_refs: set[str]) -> bool:
         """A noise draw in ``fn`` (or, for an attribute bound, in its class) whose scale reads the bound."""

@@ -6,7 +6,7 @@ import re
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound
+from dpcheck.analysis.clipping import NORM_CALLS, is_clip_bound, is_norm_value
 from dpcheck.analysis.syntax import call_name, dotted, undotted, walk, words
 from dpcheck.rule import Rule
 
@@ -97,6 +97,27 @@ def private_average(states, noise_multiplier, max_norm):
         avg[k] = avg[k] + torch.normal(0, noise_multiplier * max_norm / len(states), avg[k].shape)
     return avg
 """,
+        # (fix46-QB) the local update is rescaled to the clip bound in the training loop; the noise helper only adds
+        """
+import torch
+class PrivateClient:
+    def train_round(self, model, start, batches):
+        for x, y in batches:
+            model.step(x, y)
+            flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+            delta = flat - start
+            total_norm = torch.linalg.vector_norm(delta)
+            if total_norm > self.clip_bound:
+                factor = self.clip_bound / total_norm
+                model.load_flat(start + delta * factor)
+
+    def noisy_delta(self, model, start):
+        # differential privacy: Gaussian noise on the already clipped update
+        out = {}
+        for name, param in model.named_parameters():
+            out[name] = param.detach() - start[name] + torch.randn_like(param) * self.sigma
+        return out
+""",
         # weight noise for exploration / flat minima in ordinary training code (no privacy context)
         """
 import torch
@@ -172,6 +193,24 @@ def output_perturbation(weights, n, lam, epsilon):
 """,
     )
     INVALID = (
+        # (fix46-QB twin) the norm is computed and printed, but the update is never rescaled to the bound
+        """
+import torch
+class PrivateClient:
+    def train_round(self, model, start, batches):
+        for x, y in batches:
+            model.step(x, y)
+            flat = torch.cat([p.detach().flatten() for p in model.parameters()])
+            total_norm = (flat - start).pow(2).sum().sqrt()
+            print("update norm", total_norm, "bound", self.bound)
+
+    def noisy_delta(self, model, start):
+        # differential privacy: Gaussian noise on the update
+        out = {}
+        for name, param in model.named_parameters():
+            out[name] = param.detach() - start[name] + torch.randn_like(param) * self.sigma  # <-
+        return out
+""",
         # a client trains, then adds Gaussian noise calibrated to a sensitivity of 1.0 that nothing enforces
         """
 import numpy as np
@@ -253,6 +292,11 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
                             for n in walk(sub.right)) \
                     and any(isinstance(n, (cst.Name, cst.Attribute)) and is_clip_bound(n) for n in walk(sub)):
                 self._bounds = True  # ``v * min(1, C / ‖v‖)``
+                return
+            elif isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, cst.Divide) \
+                    and any(isinstance(n, (cst.Name, cst.Attribute)) and is_clip_bound(n) for n in walk(sub.left)) \
+                    and any(isinstance(n, (cst.Name, cst.Attribute)) and is_norm_value(n) for n in walk(sub.right)):
+                self._bounds = True  # ``scale = self.clip_bound / total_norm`` (the norm computed the line before)
                 return
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
