@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.resolver import product_factors
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -17,14 +18,6 @@ _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", 
 _WEIGHTS = frozenset({"probs", "prob", "probabilities", "weights", "weight", "importance", "importances",
                       "shares", "share", "proportions", "fractions", "attention", "saliency"})
 _NORMALISERS = frozenset({"softmax", "normalize", "normalise"})
-
-
-def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _factors(expr.left, sign) + _factors(expr.right, sign)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return _factors(expr.left, sign) + _factors(expr.right, -sign)
-    return [(expr, sign)]
 
 
 def _budget(expr: cst.CSTNode) -> bool:
@@ -100,7 +93,7 @@ class BudgetDividedByWeight(Rule):
                 parent = self.ctx.analysis.parent(n)
                 if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Divide, cst.Multiply)):
                     continue  # the outermost quotient is read
-                factors = _factors(n)
+                factors = product_factors(n)
                 if not any(sign > 0 and _budget(f) for f, sign in factors):
                     continue
                 if any(sign < 0 and dotted(f) in elems for f, sign in factors):

@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.resolver import product_factors
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -15,14 +16,6 @@ _NUMERIC = frozenset({"norm", "adam", "optimizer", "optim", "tol", "tolerance", 
                       "small", "float", "finfo"})
 _LENGTH_KW = frozenset({"max_new_tokens", "max_length", "max_tokens", "min_new_tokens"})
 _PER_TOKEN = frozenset({"token", "tokens", "length", "len", "steps", "step", "new"})
-
-
-def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _factors(expr.left, sign) + _factors(expr.right, sign)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return _factors(expr.left, sign) + _factors(expr.right, -sign)
-    return [(expr, sign)]
 
 
 def _budget(expr: cst.CSTNode) -> bool:
@@ -78,7 +71,7 @@ class PerTokenTemperatureBudget(Rule):
             target = dotted(stmt.targets[0].target)
             if target is None:
                 continue
-            factors = _factors(stmt.value)
+            factors = product_factors(stmt.value)
             if words(target.rsplit(".", 1)[-1]) & {"temperature", "temp"} and any(
                     sign < 0 and _budget(f) for f, sign in factors):
                 temps[target] = stmt
@@ -101,7 +94,7 @@ class PerTokenTemperatureBudget(Rule):
             if not lengths or all(isinstance(v, cst.Integer) and v.value == "1" for v in lengths):
                 continue
             stmt = temps[temp]
-            used = {dotted(f) for f, sign in _factors(stmt.value) if sign < 0}
+            used = {dotted(f) for f, sign in product_factors(stmt.value) if sign < 0}
             if used & split:
                 continue
             self.report(stmt, f"`{fa.code(stmt).strip()[:70]}` calibrates one sampled token to ε, and "
