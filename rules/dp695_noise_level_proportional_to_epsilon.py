@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.resolver import product_factors
 from dpcheck.analysis.syntax import call_name, call_params, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -21,15 +22,11 @@ _UNIT = frozenset({"randn", "randn_like", "standard_normal", "standard_laplace",
 _DRAWS = frozenset({"normal", "laplace", "gauss", "Normal", "Laplace", "normalvariate", "random_normal"})
 
 
-def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
-    """Multiplicative factors with +1 (numerator) or -1 (denominator)."""
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _factors(expr.left, sign) + _factors(expr.right, sign)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return _factors(expr.left, sign) + _factors(expr.right, -sign)
-    if isinstance(expr, cst.Call) and call_name(expr) in ("float", "abs") and len(expr.args) == 1:
-        return _factors(expr.args[0].value, sign)
-    return [(expr, sign)]
+_UNWRAP = frozenset({"float", "abs"})
+
+
+def _factors_of(expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int]]:
+    return product_factors(expr, _UNWRAP)
 
 
 def _budget(expr: cst.CSTNode) -> bool:
@@ -43,7 +40,7 @@ def _budget(expr: cst.CSTNode) -> bool:
 def _grows_with_budget(value: cst.BaseExpression) -> bool:
     """``value`` is a product/quotient with a budget name among the numerator's factors and none in a
     denominator (``epsilon / (T * q)``, ``eps * clip``)."""
-    factors = _factors(value)
+    factors = _factors_of(value)
     if len(factors) < 2 and not _budget(value):
         return False
     up = any(sign > 0 and _budget(f) for f, sign in factors)
@@ -140,7 +137,7 @@ class NoiseLevelProportionalToEpsilon(Rule):
     def _noise_level_named_budget(self, value: cst.BaseExpression, fn: cst.FunctionDef) -> bool:
         """A budget-named factor of ``value`` is, a few copies back in ``fn``, computed from a noise level."""
         bindings = self.ctx.analysis.bindings_in(fn)
-        todo = [f for f, sign in _factors(value) if sign > 0 and _budget(f)]
+        todo = [f for f, sign in _factors_of(value) if sign > 0 and _budget(f)]
         seen: set[str] = set()
         while todo:
             name = dotted(todo.pop())

@@ -7,6 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.resolver import product_factors
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
@@ -21,14 +22,11 @@ _REPORTING = frozenset({"print", "info", "log", "write", "dump", "dumps", "add_s
 _DRAWS = frozenset({"normal", "laplace", "gauss", "Normal", "Laplace", "randn", "randn_like", "standard_normal"})
 
 
-def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpression, int]]:
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
-        return _factors(expr.left, sign) + _factors(expr.right, sign)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-        return _factors(expr.left, sign) + _factors(expr.right, -sign)
-    if isinstance(expr, cst.Call) and call_name(expr) in ("float", "abs") and len(expr.args) == 1:
-        return _factors(expr.args[0].value, sign)
-    return [(expr, sign)]
+_UNWRAP = frozenset({"float", "abs"})
+
+
+def _factors_of(expr: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int]]:
+    return product_factors(expr, _UNWRAP)
 
 
 def _level(expr: cst.CSTNode) -> bool:
@@ -39,7 +37,7 @@ def _level(expr: cst.CSTNode) -> bool:
 def _proportional(value: cst.BaseExpression) -> str | None:
     """The noise level ``value`` multiplies (a factor in the numerator, none in a denominator, and a
     product of at least two factors)."""
-    factors = _factors(value)
+    factors = _factors_of(value)
     if len(factors) < 2:
         return None
     up = [f for f, sign in factors if sign > 0 and _level(f)]
@@ -111,7 +109,7 @@ class EpsilonProportionalToNoise(Rule):
                 continue
             drawn = {t for s in stmts if isinstance(s, cst.Assign) and isinstance(s.value, cst.Call)
                      and call_name(s.value) in _DRAWS for t in (dotted(x.target) for x in s.targets) if t}
-            if any(dotted(f) in drawn for f, _ in _factors(stmt.value)):
+            if any(dotted(f) in drawn for f, _ in _factors_of(stmt.value)):
                 continue  # a unit draw times a std: the reparameterised sample, not a budget
             later = stmts[i + 1:]
             used_as_level = False

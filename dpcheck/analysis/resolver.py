@@ -22,7 +22,7 @@ from dpcheck.analysis.astfacts import dotted as ast_dotted
 from dpcheck.analysis.astfacts import last_name as ast_last_name_dp1
 from dpcheck.analysis.astfacts import number as ast_number
 from dpcheck.analysis.astfacts import reach_cut
-from dpcheck.analysis.syntax import dotted, number, param_names
+from dpcheck.analysis.syntax import call_name, dotted, number, param_names
 from dpcheck.codetext import code_only
 
 NUMERIC_ROOTS = frozenset(
@@ -76,16 +76,20 @@ def strip_unary(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def product_factors(node: cst.BaseExpression) -> list[tuple[cst.BaseExpression, int]]:
-    """Factors of a product/quotient as (factor, +1 numerator / -1 denominator)."""
+def product_factors(node: cst.BaseExpression, unwrap: frozenset[str] = frozenset()
+                    ) -> list[tuple[cst.BaseExpression, int]]:
+    """Factors of a product/quotient as (factor, +1 numerator / -1 denominator); a one-argument call
+    named in ``unwrap`` (``float``, ``abs``) is looked through."""
     node = strip_unary(node)
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, (cst.Multiply, cst.MatrixMultiply)):
-            return product_factors(node.left) + product_factors(node.right)
+            return product_factors(node.left, unwrap) + product_factors(node.right, unwrap)
         if isinstance(node.operator, cst.Divide):
-            return product_factors(node.left) + [(f, -s) for f, s in product_factors(node.right)]
+            return product_factors(node.left, unwrap) + [(f, -s) for f, s in product_factors(node.right, unwrap)]
         if isinstance(node.operator, cst.Power) and (number(node.right) or 0) < 0:
-            return [(f, -s) for f, s in product_factors(node.left)]
+            return [(f, -s) for f, s in product_factors(node.left, unwrap)]
+    if unwrap and isinstance(node, cst.Call) and call_name(node) in unwrap and len(node.args) == 1:
+        return product_factors(node.args[0].value, unwrap)
     return [(node, 1)]
 
 
