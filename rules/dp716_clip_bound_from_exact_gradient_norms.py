@@ -33,7 +33,8 @@ _C_WORDS = frozenset({"c", "new", "best", "trial", "optimal", "opt", "next", "cu
                       "candidate", "raw"})
 _CLIP_TAIL = frozenset({"bound", "threshold", "norm", "value", "level", "radius", "c", "max"})
 _NOT_BOUND = frozenset({"factor", "factors", "coef", "coeff", "scale", "scales", "mask", "ratio", "fraction",
-                        "count", "counts", "grads", "grad", "gradient", "gradients", "per", "history", "hist"})
+                        "count", "counts", "grads", "grad", "gradient", "gradients", "per", "history", "hist", "loss",
+                        "losses", "weight", "weights"})
 
 
 def _is_norm_name(name: str) -> bool:
@@ -101,6 +102,25 @@ class ClipBoundFromExactGradientNorms(Rule):
                         return True
         return False
 
+    def visit_Module(self, node: cst.Module) -> None:
+        """Functions of this module that noise what they compute (directly or through another of them): a
+        bound updated by ``_updated_clipping_norm(…)`` whose body draws a noisy clipped rate is private."""
+        bodies = {sub.name.value: sub for sub in walk(node) if isinstance(sub, cst.FunctionDef)}
+        noisy: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, fn in bodies.items():
+                if name in noisy:
+                    continue
+                if any(isinstance(c, cst.Call) and (_noisy_call(c) or call_name(c) in noisy) for c in walk(fn.body)):
+                    noisy.add(name)
+                    changed = True
+        self._noisy_helpers = noisy
+
+    def _noisy(self, call: cst.Call) -> bool:
+        return _noisy_call(call) or call_name(call) in getattr(self, "_noisy_helpers", ())
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         tainted: dict[str, cst.CSTNode | None] = {}
         noise_names: set[str] = set()
@@ -110,7 +130,7 @@ class ClipBoundFromExactGradientNorms(Rule):
             hit, origin, stat = False, None, False
             for sub in walk(expr):
                 if isinstance(sub, cst.Call):
-                    if _noisy_call(sub):
+                    if self._noisy(sub):
                         return False, None
                     name = call_name(sub) or ""
                     w = words(name)
@@ -138,7 +158,7 @@ class ClipBoundFromExactGradientNorms(Rule):
                     continue
                 targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
                 names = [d for t in targets for n in target_nodes(t) if (d := dotted(n))]
-                if any(isinstance(c, cst.Call) and _noisy_call(c) for c in walk(stmt.value)):
+                if any(isinstance(c, cst.Call) and self._noisy(c) for c in walk(stmt.value)):
                     noise_names.update(names)
                     continue
                 hit, origin = judge(stmt.value, stmt)
@@ -166,6 +186,19 @@ class ClipBoundFromExactGradientNorms(Rule):
         )
 
     VALID = (
+        # twin: the bound is updated by a helper of the module that draws the noisy clipped count itself
+        """
+import numpy as np
+def _noisy_rate(count, batch_size, std, rng):
+    return (count + rng.normal(0, std)) / batch_size
+def _next_bound(bound, count, batch_size, std, rng, target=0.5, lr=0.2):
+    return bound * np.exp(-lr * (_noisy_rate(count, batch_size, std, rng) - target))
+def step(state, grad_norms, batch_size, rng):
+    num_clipped = float((grad_norms > state.clip_norm).sum())
+    new_clipping_norm = _next_bound(state.clip_norm, num_clipped, batch_size, state.std, rng)
+    state.clip_norm = new_clipping_norm
+    return state
+""",
         # twin: the clipped fraction is released with Gaussian noise before C moves (Andrew et al.)
         """
 import numpy as np

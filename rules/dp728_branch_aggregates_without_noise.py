@@ -26,13 +26,20 @@ _PRIVACY_WORDS = frozenset({"dp", "ldp", "cdp", "private", "privacy", "priv", "n
                             "debug", "training", "train"})
 
 
-def _noisy(node: cst.CSTNode) -> bool:
-    for sub in walk(node):
-        if isinstance(sub, cst.Call):
-            name = call_name(sub)
-            if name in _DRAWS or words(name) & _NOISE_WORDS:
-                return True
-    return False
+def _has_draw(node: cst.CSTNode) -> bool:
+    return any(isinstance(sub, cst.Call) and call_name(sub) in _DRAWS for sub in walk(node))
+
+
+def _noisy(stmt: cst.CSTNode) -> bool:
+    """A call named for noise, or a draw added to a value (``acc += … randn``, ``x = x + randn(…)``); a fresh
+    draw stored on its own (``images = torch.randn(B, 3, H, W)``, synthetic inputs) noises nothing."""
+    for sub in walk(stmt):
+        if isinstance(sub, cst.Call) and words(call_name(sub)) & _NOISE_WORDS:
+            return True
+    if isinstance(stmt, cst.AugAssign):
+        return _has_draw(stmt.value)
+    return any(isinstance(sub, cst.BinaryOperation) and isinstance(sub.operator, (cst.Add, cst.Subtract))
+               and _has_draw(sub) for sub in walk(stmt))
 
 
 def _guarded(node: cst.CSTNode) -> bool:
@@ -53,7 +60,9 @@ def _accumulates(stmt: cst.CSTNode, name: str) -> bool:
     if not isinstance(stmt, cst.Assign):
         return False
     for sub in walk(stmt.value):
-        if isinstance(sub, cst.Name) and sub.value == name:
+        # the name inside arithmetic (``acc = acc + w``), not a method of it (``images = images.cuda()``)
+        if isinstance(sub, cst.BinaryOperation) and any(
+                isinstance(side, cst.Name) and side.value == name for side in walk(sub)):
             return True
         if isinstance(sub, cst.Call) and call_name(sub) in _REDUCTIONS:
             return True
@@ -149,6 +158,25 @@ class BranchAggregatesWithoutNoise(Rule):
                 return
 
     VALID = (
+        # ordinary ML: a benchmark switch between loaded batches and synthetic inputs (a fresh draw is data,
+        # not noise; moving a tensor to the device sums nothing)
+        """
+import torch
+def bench(train_loader, model, optimizer, criterion, from_loader, B, H, W):
+    if from_loader:
+        for images, target in train_loader:
+            images = images.cuda(non_blocking=True)
+            loss = criterion(model(images), target.cuda())
+            loss.backward()
+            optimizer.step()
+    else:
+        images = torch.randn(B, 3, H, W).cuda()
+        target = torch.arange(B).cuda()
+        loss = criterion(model(images), target)
+        loss.backward()
+        optimizer.step()
+    return loss
+""",
         # twin: both averaging modes clip and noise, only the weights differ
         """
 import torch
