@@ -466,6 +466,18 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (R2) twin of the qcut case: strata are quantile bins of the rows' ranks (positions), so the edges
+        # are public positions and no private value is read
+        """
+'''Differentially private marginals.'''
+import numpy as np
+import pandas as pd
+def stratified_rows(df, fraction, epsilon=1.0):
+    df = df.copy()
+    df["stratum"] = pd.qcut(df["time"].rank(method="first"), q=int(1 / fraction), labels=False)
+    df["block"] = pd.qcut(np.arange(len(df)), q=5, labels=False)
+    return df.groupby("stratum").apply(lambda g: g.sample(frac=fraction))
+""",
         # (R3 b69) the rows per column counted from the sizes of the data and of its variance: shapes only
         """
 import numpy as np
@@ -2033,6 +2045,8 @@ def build_metadata(df, epsilon):
         func = call.func
         args = [a.value for a in call.args if a.keyword is None]
         if name in _SCALE_FUNCS:
+            if name == "qcut" and args and _ranks(args[0]):
+                return None  # (R2) quantile bins of ranks/positions: the edges are positions, no value is read
             return args[0] if args else None
         if name in _HIST_FUNCS:
             return args[0] if args and _data_edges(call, index) else None
@@ -2322,6 +2336,15 @@ def _defined_here(name: str | None, index: Dp2Index) -> bool:
     if qual and qual.split(".")[0] in {"diffprivlib", "opendp", "snsynth", "tmlt", "pipeline_dp"}:
         return True
     return any(c.name.value == name for c in index.fa.nodes(cst.ClassDef))  # type: ignore[attr-defined]
+
+
+def _ranks(expr: cst.BaseExpression) -> bool:
+    """``df["t"].rank(method="first")``, ``np.arange(len(df))``: positions of the rows, whose quantile bins
+    have edges at public positions (``k * n / q``), not at any private value."""
+    return isinstance(expr, cst.Call) and (
+        call_name(expr) == "rank" and isinstance(expr.func, cst.Attribute)
+        or call_name(expr) == "arange" and len(expr.args) == 1 and isinstance(expr.args[0].value, cst.Call)
+        and call_name(expr.args[0].value) == "len")
 
 
 def _scales(call: cst.Call, fitted: dict[str, str]) -> bool:

@@ -1334,6 +1334,11 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if data is None or not scope.private(data):
                 return None
             if name == "qcut":
+                if isinstance(data, ast.Call) and (
+                        _last(data.func) == "rank" and isinstance(data.func, ast.Attribute)
+                        or _last(data.func) == "arange" and len(data.args) == 1
+                        and isinstance(data.args[0], ast.Call) and _last(data.args[0].func) == "len"):
+                    return None  # (R2) quantile bins of the rows' ranks/positions: edges are positions, no value
                 return "the data binned at its own quantiles"
             bins = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "bins"), None)
             if bins is not None and _bin_count(bins):
