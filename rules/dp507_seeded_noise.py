@@ -2311,6 +2311,8 @@ def perturb_points(frame, epsilon, seed=7):
         if wordless and not self._gradient_draw_here(file, line):
             return
         own = not os.path.isfile(file) or os.path.isfile(self.ctx.path) and os.path.samefile(file, self.ctx.path)
+        if not own and _dp_switch_left_off(file, line, self.ctx.source):
+            return  # (fix46b-R1) the imported class draws only in its DP mode, which this script never turns on
         if _latent_draw_line(file, line, self.ctx.source if own else None):
             return  # (h64-q2) the draw found is a GAN's latent input (``fakez = torch.normal(mean, std)``)
         if self._reseeded_before_draw(node, fn, families, file, function, line):
@@ -3197,6 +3199,8 @@ def perturb_points(frame, epsilon, seed=7):
         if found is None:
             return
         file, function, line = found
+        if _dp_switch_left_off(file, line, self.ctx.source):
+            return
         self.report(node, f"{where} seeds the global generator with {why}, and `{function}` "
                           f"({file.rsplit('/', 1)[-1]}:{line}), a mechanism taking ε in a module it imports, draws "
                           f"the privacy noise from that generator: the noise is reproducible by anyone with the code "
@@ -3753,3 +3757,44 @@ def perturb_points(frame, epsilon, seed=7):
             return  # ``torch.seed()`` before the draw: fresh entropy again
         self.report(node, f"the global generator is seeded with {why}, and the privacy noise drawn after it "
                           f"is reproducible from public information; draw privacy noise from an unseeded generator")
+
+
+_FLAG_WORDS = frozenset({"dp", "private", "privacy", "dpsgd", "use_dp"})
+
+
+def _dp_switch_left_off(file: str, line: int, source: str) -> bool:
+    """(fix46b-R1) The imported mechanism's draw (``PrivacyEngine(…)`` on ``lstm_trajgan.py:278``) sits under a
+    DP switch (``if self.dp:`` / ``if dp:``) of a class whose constructor defaults that switch to off
+    (``dp: bool = False``), and this module never names the switch (no ``dp=…`` keyword, no ``.dp =``): the
+    script builds the non-private model, and its seed reaches no privacy noise."""
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for cls in ast.walk(tree):
+        if not (isinstance(cls, ast.ClassDef) and cls.lineno <= line <= (cls.end_lineno or cls.lineno)):
+            continue
+        init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+        if init is None:
+            return False
+        a = init.args
+        positional = [*a.posonlyargs, *a.args]
+        off = {p.arg for p, d in zip(positional[::-1], a.defaults[::-1])
+               if isinstance(d, ast.Constant) and d.value in (False, None, 0)}
+        off |= {p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults)
+                if isinstance(d, ast.Constant) and d.value in (False, None, 0)}
+        off = {o for o in off if words(o) & _FLAG_WORDS}
+        if not off:
+            return False
+        guards: set[str] = set()
+        for branch in ast.walk(cls):
+            if isinstance(branch, ast.If) and any(
+                    getattr(s, "lineno", 0) <= line <= (getattr(s, "end_lineno", 0) or 0) for s in branch.body):
+                for n in ast.walk(branch.test):
+                    if isinstance(n, ast.Name) and n.id in off or isinstance(n, ast.Attribute) and n.attr in off:
+                        guards.add(n.id if isinstance(n, ast.Name) else n.attr)
+        if not guards:
+            return False
+        return not any(re.search(r"(?<![\w])" + re.escape(g) + r"(?![\w])", source) for g in guards)
+    return False

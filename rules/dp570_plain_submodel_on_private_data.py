@@ -61,6 +61,28 @@ class PlainSubModelOnPrivateData(Rule):
                           "optimizer (and account for it) or on public data")
 
     VALID = (
+        # twin of 12: both optimizers come from the factory and both are handed to the engine
+        """
+import torch
+from opacus import PrivacyEngine
+from opacus.utils.batch_memory_manager import BatchMemoryManager
+class DPTrajGAN:
+    def __init__(self, gen, dis, sigma):
+        self.gen, self.dis = gen, dis
+        self.opt_g = build_optimizer(self.gen.parameters(), kind="adam")
+        self.opt_d = build_optimizer(self.dis.parameters(), kind="adam")
+        self.engine = PrivacyEngine()
+        self.dis, self.opt_d, _ = self.engine.make_private(module=self.dis, optimizer=self.opt_d,
+                                                           data_loader=None, noise_multiplier=sigma, max_grad_norm=1.0)
+
+    def fit(self, loader):
+        with BatchMemoryManager(data_loader=loader, max_physical_batch_size=32, optimizer=self.opt_d) as loader:
+            for real in loader:
+                self.opt_d.zero_grad()
+                d_loss = self.dis(real).mean() - self.dis(self.gen(torch.randn(len(real), 8)).detach()).mean()
+                d_loss.backward()
+                self.opt_d.step()
+""",
         # twin of 1: the autoencoder is trained with Opacus too (make_private over its optimizer)
         """
 import torch
@@ -401,5 +423,28 @@ class AutoGANSynthesiser:
             loss.backward()
             self.optim_enc.step()  # <-
             self.optim_dec.step()
+""",
+        # 12. the optimizers come from a factory; only the generator's is handed to the DP machinery, the
+        # discriminator (the network reading the real records) steps its plain one; the scheduler is no step
+        """
+import torch
+from opacus import PrivacyEngine
+from opacus.utils.batch_memory_manager import BatchMemoryManager
+class DPTrajGAN:
+    def __init__(self, gen, dis, sigma):
+        self.gen, self.dis = gen, dis
+        self.opt_g = build_optimizer(self.gen.parameters(), kind="adam")
+        self.opt_d = build_optimizer(self.dis.parameters(), kind="adam")
+        self.sched_d = torch.optim.lr_scheduler.StepLR(self.opt_d, step_size=100)
+        self.engine = PrivacyEngine(accountant="rdp")
+
+    def fit(self, loader, lambda_gp=10.0):
+        with BatchMemoryManager(data_loader=loader, max_physical_batch_size=32, optimizer=self.opt_g) as loader:
+            for real in loader:
+                self.opt_d.zero_grad()
+                d_loss = self.dis(real).mean() - self.dis(self.gen(torch.randn(len(real), 8)).detach()).mean()
+                d_loss = d_loss + lambda_gp * penalty(self.dis, real)
+                d_loss.backward()
+                self.opt_d.step()  # <-
 """,
     )

@@ -49,6 +49,22 @@ def add_noise(images, sigma):
     return images + np.random.normal(0, sigma, images.shape)
 """
 
+#: a mechanism that draws its noise only when the constructor's DP switch (default off) is on
+_SWITCHED = """
+import numpy as np
+
+class Release:
+    def __init__(self, epsilon, private=False):
+        self.private = private
+        self.scale = 1.0 / epsilon
+
+    def publish(self, values):
+        out = np.asarray(values, dtype=float)
+        if self.private:
+            out = out + np.random.laplace(0, self.scale, out.shape)
+        return out
+"""
+
 #: name -> ({file: source}, the entry file, the lines DP507 must report there)
 CASES = {
     # a script seeding NumPy at import, the randomiser in a sibling module
@@ -185,6 +201,22 @@ def main():
     torch.manual_seed(0)
     return laplace_mechanism(1.0, 1.0, 1.0)
 """}, "main.py", ()),
+    # (fix46b-R1) the imported mechanism draws only under the class's DP switch, which the script turns on
+    "dp-switch-turned-on": ({"perturb.py": _SWITCHED, "run_dp.py": """
+import numpy as np
+from perturb import Release
+np.random.seed(42)
+rel = Release(epsilon=1.0, private=True)
+print(rel.publish([1, 2, 3]))
+"""}, "run_dp.py", (4,)),
+    # its twin: the script builds the class with the switch at its default (off): no privacy noise is drawn
+    "dp-switch-left-off": ({"perturb.py": _SWITCHED, "run_plain.py": """
+import numpy as np
+from perturb import Release
+np.random.seed(42)
+rel = Release(epsilon=1.0)
+print(rel.publish([1, 2, 3]))
+"""}, "run_plain.py", ()),
     # a seed inside a helper that is no entry point (a data simulator)
     "helper-not-entry-point": ({"mech.py": _LAPLACE, "sim.py": """
 import numpy as np

@@ -361,7 +361,8 @@ class _Reader:
                 values = self.assigned.get(name) or (self.module_assigned.get(name) if name not in self.params else None)
                 if name in self.params:
                     if last not in _NOT_DATA and not _words(last) & {"model", "net", "opt", "optimizer", "lr",
-                                                                     "args", "config", "cfg", "params", "weights"}:
+                                                                     "args", "config", "cfg", "params", "weights",
+                                                                     "lambda", "coef", "penalty"}:
                         return name
                     continue
                 if values:
@@ -473,12 +474,52 @@ def _clips(n: ast.AST) -> bool:
     return isinstance(n, ast.Call) and _last(n.func) in ("clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm")
 
 
+#: calls that only read an optimizer, never train with it: schedulers, Opacus' BatchMemoryManager
+_NOT_TRAINING_CALL = re.compile(r"(?:LR|Scheduler|scheduler|Warmup|warmup|Annealing|BatchMemoryManager|^lr_)")
+#: word pieces of a factory that builds an optimizer: ``get_optimizer(params=D.parameters(), choice=…)``
+_OPT_FACTORY_WORDS = frozenset({"optimizer", "optimiser", "optim", "opt"})
+
+
+def _dp_optimizers(mod: _Module) -> set[str]:
+    """(fix46b-R1) optimizers the module hands to DP machinery: ``make_private(optimizer=…)``,
+    ``DPOptimizer(opt)``, Opacus' ``BatchMemoryManager(optimizer=…)``."""
+    out: set[str] = set()
+    for n in ast.walk(mod.tree):
+        if isinstance(n, ast.Call) and (_dp_call(n) or _last(n.func) == "BatchMemoryManager"):
+            for kw in n.keywords:
+                if kw.arg == "optimizer" and _key(kw.value):
+                    out.add(_key(kw.value))  # type: ignore[arg-type]
+            if _dp_call(n) and "Optimizer" in _last(n.func):
+                out |= {_key(a) for a in n.args[:1] if _key(a)}  # type: ignore[misc]
+    return out
+
+
+def _factory_creations(mod: _Module, dp_opts: set[str]) -> dict[str, ast.AST]:
+    """(fix46b-R1) ``self.opt_d = get_optimizer(parameters=self.dis.parameters(), …)`` in a module that names
+    another optimizer (``self.opt_g``) as the DP one: the factory's optimizer is plain."""
+    out: dict[str, ast.AST] = {}
+    if not dp_opts:
+        return out
+    for n in ast.walk(mod.tree):
+        if not isinstance(n, ast.Assign) or len(n.targets) != 1 or not isinstance(n.value, ast.Call):
+            continue
+        k = _key(n.targets[0])
+        v = n.value
+        if k is None or k in dp_opts or _has_dp(v) or not _words(_last(v.func)) & _OPT_FACTORY_WORDS:
+            continue
+        if _model_of_params(v) and not any(k.rsplit(".", 1)[-1] == d.rsplit(".", 1)[-1] for d in dp_opts):
+            out.setdefault(k, n)
+    return out
+
+
 def plain_steps(tree: ast.Module) -> list[PlainStep]:
     mod = _Module(tree)
     if not mod.dp_line:
         return []
     out: list[PlainStep] = []
     created = _plain_creations(mod)
+    for k, v in _factory_creations(mod, _dp_optimizers(mod)).items():
+        created.setdefault(k, v)
     reported: set[str] = set()
     # Keras: ``M.compile(optimizer=<plain or "adam">)`` then ``M.fit(records, …)``
     for n in ast.walk(tree):
@@ -556,7 +597,8 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
         if origin is not None and mod.scope(origin) is not scope:
             for c in ast.walk(mod.scope(origin)):
                 if isinstance(c, ast.Call) and c is not n and any(_key(a) == key for a in (*c.args, *(
-                        k.value for k in c.keywords))) and not _dp_call(c):
+                        k.value for k in c.keywords))) and not _dp_call(c) \
+                        and not _NOT_TRAINING_CALL.search(_last(c.func)):
                     out.append(PlainStep(c.lineno, key, data, n.lineno, dp_line))
     return out
 
