@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import AstFacts, func_name
 from dpcheck.analysis.astnames import dotted
 from dpcheck.analysis.plain_training import first_per_line
 from dpcheck.rule import Rule
@@ -18,14 +18,6 @@ _TFP_DP = re.compile(r"^(?:Vectorized)?DP(?:Keras)?\w*(?:Gaussian)?Optimizer\w*$
                      r"optimizer_class$|^make_vectorized_\w*optimizer_class$")
 #: calls that compute the DP gradient (microbatch clipping + noise) of a TF-Privacy optimizer
 _DP_GRADIENTS = frozenset({"compute_gradients", "_compute_gradients", "get_gradients", "minimize"})
-
-
-def _last(func: ast.AST) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 def _key(node: ast.AST | None) -> str | None:
@@ -38,8 +30,8 @@ def _is_tfp_dp(value: ast.AST) -> bool:
         return False
     f = value.func
     if isinstance(f, ast.Call):
-        return bool(_TFP_DP.match(_last(f.func)))
-    return bool(_TFP_DP.match(_last(f))) and _last(f) not in ("DPOptimizer",)
+        return bool(_TFP_DP.match(func_name(f.func)))
+    return bool(_TFP_DP.match(func_name(f))) and func_name(f) not in ("DPOptimizer",)
 
 
 @dataclass(frozen=True)
@@ -61,7 +53,7 @@ def tape_into_dp(tree: ast.Module) -> list[TapeIntoDP]:
     # ``DPMomentum = make_optimizer_class(tf.train.MomentumOptimizer)``: a DP optimizer class by another name
     classes = {n.targets[0].id for n in ast.walk(tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Call)
-               and _last(n.value.func).startswith("make_") and _TFP_DP.match(_last(n.value.func))}
+               and func_name(n.value.func).startswith("make_") and _TFP_DP.match(func_name(n.value.func))}
     dp_opts: dict[str, int] = {}
     for n in ast.walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and (_is_tfp_dp(n.value) or isinstance(
@@ -83,7 +75,7 @@ def tape_into_dp(tree: ast.Module) -> list[TapeIntoDP]:
         if opt not in dp_opts or not n.args:
             continue
         arg = n.args[0]
-        if isinstance(arg, ast.Call) and _last(arg.func) == "zip" and arg.args:
+        if isinstance(arg, ast.Call) and func_name(arg.func) == "zip" and arg.args:
             arg = arg.args[0]
         grads = _key(arg)
         if grads is None:
@@ -110,7 +102,7 @@ def tape_into_dp(tree: ast.Module) -> list[TapeIntoDP]:
         last = max(binds, key=lambda b: b[0])[1]
         if not isinstance(last, ast.Call):
             continue
-        name = _last(last.func)
+        name = func_name(last.func)
         if name in _DP_GRADIENTS:
             continue
         if name == "gradient" and isinstance(last.func, ast.Attribute):

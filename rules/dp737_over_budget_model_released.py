@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import AstFacts, func_name
 from dpcheck.analysis.plain_training import _words, first_per_line
 from dpcheck.rule import Rule
 
@@ -32,14 +32,6 @@ class OverBudgetStop:
     eps: str
     release: str
     release_line: int
-
-
-def _last(func: ast.AST) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
 
 
 def _name(node: ast.AST) -> str:
@@ -74,7 +66,7 @@ def _calls(node: ast.AST) -> list[ast.Call]:
 def _breaks_only(branch: ast.If) -> bool:
     """The branch stops the loop (``break``) and only reports it: no rollback."""
     has_break = any(isinstance(s, ast.Break) for s in branch.body)
-    rollback = any(_words(_last(c.func)) & _ROLLBACK_WORDS for c in _calls(ast.Module(body=branch.body,
+    rollback = any(_words(func_name(c.func)) & _ROLLBACK_WORDS for c in _calls(ast.Module(body=branch.body,
                                                                                      type_ignores=[])))
     return has_break and not rollback
 
@@ -90,22 +82,22 @@ def _check_loop(loop: ast.For | ast.While, following: list[ast.stmt]) -> list[Ov
             continue
         before = ast.Module(body=body[:i], type_ignores=[])
         # ε read from the accountant in this iteration, after a training step of the same iteration
-        spent = [c for c in _calls(before) if _last(c.func) in _SPENT]
-        steps = [c for c in _calls(before) if _last(c.func) in _STEPS
-                 or _words(_last(c.func)) & {"step", "train", "fit"} and _last(c.func) != "train"]
+        spent = [c for c in _calls(before) if func_name(c.func) in _SPENT]
+        steps = [c for c in _calls(before) if func_name(c.func) in _STEPS
+                 or _words(func_name(c.func)) & {"step", "train", "fit"} and func_name(c.func) != "train"]
         if not spent or not steps or min(s.lineno for s in steps) > max(c.lineno for c in spent):
             continue
         # after the loop: a save or a sample of the model, not guarded by the budget, with no rollback first
         for after in following:
             calls = _calls(after)
-            if any(_words(_last(c.func)) & _ROLLBACK_WORDS for c in calls):
+            if any(_words(func_name(c.func)) & _ROLLBACK_WORDS for c in calls):
                 break
             if isinstance(after, ast.If) and any(_words(_name(x)) & _EPS_WORDS for x in ast.walk(after.test)):
                 continue
-            hit = next((c for c in calls if _words(_last(c.func)) & _RELEASE_WORDS
-                        and not _words(_last(c.func)) & {"curve", "curves", "history", "plot", "log", "metrics"}), None)
+            hit = next((c for c in calls if _words(func_name(c.func)) & _RELEASE_WORDS
+                        and not _words(func_name(c.func)) & {"curve", "curves", "history", "plot", "log", "metrics"}), None)
             if hit is not None:
-                out.append(OverBudgetStop(stmt.lineno, eps, _last(hit.func), hit.lineno))
+                out.append(OverBudgetStop(stmt.lineno, eps, func_name(hit.func), hit.lineno))
                 break
     return out
 

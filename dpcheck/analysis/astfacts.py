@@ -38,14 +38,18 @@ def gate_enabled() -> bool:
     return os.environ.get("DPCHECK_AST_GATE", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
-def call_name(call: ast.Call) -> str:
-    """Last segment of the called name; '' when the callee is not a name or attribute."""
-    func = call.func
+def func_name(func: ast.AST) -> str:
+    """Last segment of a name or attribute (``np.random.laplace`` -> ``laplace``); '' for anything else."""
     if isinstance(func, ast.Attribute):
         return func.attr
     if isinstance(func, ast.Name):
         return func.id
     return ""
+
+
+def call_name(call: ast.Call) -> str:
+    """Last segment of the called name; '' when the callee is not a name or attribute."""
+    return func_name(call.func)
 
 
 def number(node: ast.AST | None) -> float | None:

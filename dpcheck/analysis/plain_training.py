@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from dpcheck.analysis.astfacts import func_name
 from dpcheck.analysis.astnames import dotted
 from dpcheck.analysis.vocabulary import ACCOUNTANT_CALL
 
@@ -82,14 +83,6 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(w for w in out if w)
 
 
-def _last(func: ast.AST) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    if isinstance(func, ast.Name):
-        return func.id
-    return ""
-
-
 def _key(node: ast.AST) -> str | None:
     """``opt`` / ``self.ae_opt``: the place an optimizer is kept."""
     d = dotted(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
@@ -99,17 +92,17 @@ def _key(node: ast.AST) -> str | None:
 def _plain_call(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
-    name = _last(node.func)
+    name = func_name(node.func)
     if name in _PLAIN:
         return True
     if name in _PLAIN_LOWER and isinstance(node.func, ast.Attribute):
-        q = _last(node.func.value)
+        q = func_name(node.func.value)
         return q in _LOWER_QUALIFIERS
     return False
 
 
 def _dp_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and bool(_DP_CALL.match(_last(node.func))) and _last(node.func) not in (
+    return isinstance(node, ast.Call) and bool(_DP_CALL.match(func_name(node.func))) and func_name(node.func) not in (
         "DataLoader", "DataParallel", "DDP", "DistributedDataParallel")
 
 
@@ -150,7 +143,7 @@ def _model_of_params(expr: ast.AST) -> set[str]:
 def _grad_noise(node: ast.AST) -> bool:
     """``p.grad += torch.normal(…)`` / ``p.grad.add_(noise_draw)`` / ``p.grad = p.grad + randn(…)``."""
     def draws(e: ast.AST) -> bool:
-        return any(isinstance(c, ast.Call) and _last(c.func) in _DRAWS for c in ast.walk(e))
+        return any(isinstance(c, ast.Call) and func_name(c.func) in _DRAWS for c in ast.walk(e))
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Attribute) and node.target.attr == "grad":
         return draws(node.value) or isinstance(node.value, ast.Name) and "noise" in _words(node.value.id)
     if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in node.targets):
@@ -176,7 +169,7 @@ class _Module:
         for n in ast.walk(tree):
             if _dp_call(n):
                 assert isinstance(n, ast.Call)
-                name = _last(n.func)
+                name = func_name(n.func)
                 if name == "attach" and not (any(_key(a) for a in n.args) and isinstance(n.func, ast.Attribute)
                                              and _words(_key(n.func.value) or "") & {"privacy", "engine", "pe"}):
                     continue
@@ -250,7 +243,7 @@ class _Module:
         if line is None and isinstance(unit, (ast.FunctionDef, ast.AsyncFunctionDef)):
             # a helper the DP pipeline calls: ``encoder = pretrain(enc, private_loader)`` beside ``make_private``
             for c in ast.walk(self.tree):
-                if isinstance(c, ast.Call) and _last(c.func) == unit.name:
+                if isinstance(c, ast.Call) and func_name(c.func) == unit.name:
                     caller = self.unit(c)
                     if caller is not unit:
                         found = self.dp_in(caller, 0)
@@ -373,17 +366,17 @@ class _Reader:
                             if any(_public(x.id) for x in ast.walk(it) if isinstance(x, ast.Name)) or any(
                                     _public(x.attr) for x in ast.walk(it) if isinstance(x, ast.Attribute)):
                                 continue
-                            if isinstance(it, ast.Call) and _last(it.func) in ("range", "zip") and not any(
+                            if isinstance(it, ast.Call) and func_name(it.func) in ("range", "zip") and not any(
                                     _key(a) and _words(_key(a) or "") & _DATA_WORDS for a in it.args):
                                 continue
                             return name
-                        if isinstance(v, ast.Call) and _last(v.func) == "placeholder":
+                        if isinstance(v, ast.Call) and func_name(v.func) == "placeholder":
                             return name
-                        if isinstance(v, ast.Call) and _last(v.func) in _DRAWS | {"rand", "randint", "uniform",
+                        if isinstance(v, ast.Call) and func_name(v.func) in _DRAWS | {"rand", "randint", "uniform",
                                                                                "zeros", "ones"}:
                             continue
                         if isinstance(v, ast.Call) and _words(last) & _DATA_WORDS and (
-                                not any(True for _ in self._reads(v)) or _words(_last(v.func)) & _LOADS):
+                                not any(True for _ in self._reads(v)) or _words(func_name(v.func)) & _LOADS):
                             return name
                         todo.append(v)
                 elif name.startswith("self.") and _words(last) & _DATA_WORDS and last not in _NOT_DATA:
@@ -398,7 +391,7 @@ class _Reader:
             if isinstance(n, ast.Call):
                 if self.mod.is_dp_model_call(n):
                     continue
-                name = _last(n.func)
+                name = func_name(n.func)
                 if name in _SIZES:
                     continue
                 if isinstance(n.func, ast.Attribute):
@@ -442,25 +435,25 @@ def _plain_creations(mod: _Module) -> dict[str, ast.AST]:
 def _step_loss(mod: _Module, step: ast.Call, scope: ast.AST) -> ast.AST | None:
     """The loss a step call applies: ``loss.backward()`` before ``opt.step()``; ``minimize(loss)``;
     ``tape.gradient(loss, …)`` behind ``apply_gradients``; the gradient call behind ``opt.update(grads, …)``."""
-    name = _last(step.func)
+    name = func_name(step.func)
     if name == "minimize":
         return step.args[0] if step.args else next((k.value for k in step.keywords if k.arg == "loss"), None)
     assigned = _assignments(scope)
     if name in ("apply_gradients", "update"):
         arg = step.args[0] if step.args else None
-        if isinstance(arg, ast.Call) and _last(arg.func) == "zip" and arg.args:
+        if isinstance(arg, ast.Call) and func_name(arg.func) == "zip" and arg.args:
             arg = arg.args[0]
         k = _key(arg) if arg is not None else None
         for v in assigned.get(k or "", []):
-            if isinstance(v, ast.Call) and _last(v.func) == "gradient" and v.args:
+            if isinstance(v, ast.Call) and func_name(v.func) == "gradient" and v.args:
                 return v.args[0]
-            if isinstance(v, ast.Call) and isinstance(v.func, ast.Call) and _last(v.func.func) in (
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Call) and func_name(v.func.func) in (
                     "grad", "value_and_grad"):
                 return ast.Tuple(elts=list(v.args), ctx=ast.Load())
         return None
     # torch: the last ``X.backward()`` before the step in the same function, with no noise added in between
     body = [n for n in ast.walk(scope) if getattr(n, "lineno", 0) and n.lineno <= step.lineno]
-    backs = [n for n in body if isinstance(n, ast.Call) and _last(n.func) == "backward"
+    backs = [n for n in body if isinstance(n, ast.Call) and func_name(n.func) == "backward"
              and isinstance(n.func, ast.Attribute)]
     if not backs:
         return None
@@ -471,7 +464,7 @@ def _step_loss(mod: _Module, step: ast.Call, scope: ast.AST) -> ast.AST | None:
 
 
 def _clips(n: ast.AST) -> bool:
-    return isinstance(n, ast.Call) and _last(n.func) in ("clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm")
+    return isinstance(n, ast.Call) and func_name(n.func) in ("clip_grad_norm_", "clip_grad_norm", "clip_by_global_norm")
 
 
 #: calls that only read an optimizer, never train with it: schedulers, Opacus' BatchMemoryManager
@@ -485,11 +478,11 @@ def _dp_optimizers(mod: _Module) -> set[str]:
     ``DPOptimizer(opt)``, Opacus' ``BatchMemoryManager(optimizer=…)``."""
     out: set[str] = set()
     for n in ast.walk(mod.tree):
-        if isinstance(n, ast.Call) and (_dp_call(n) or _last(n.func) == "BatchMemoryManager"):
+        if isinstance(n, ast.Call) and (_dp_call(n) or func_name(n.func) == "BatchMemoryManager"):
             for kw in n.keywords:
                 if kw.arg == "optimizer" and _key(kw.value):
                     out.add(_key(kw.value))  # type: ignore[arg-type]
-            if _dp_call(n) and "Optimizer" in _last(n.func):
+            if _dp_call(n) and "Optimizer" in func_name(n.func):
                 out |= {_key(a) for a in n.args[:1] if _key(a)}  # type: ignore[misc]
     return out
 
@@ -505,7 +498,7 @@ def _factory_creations(mod: _Module, dp_opts: set[str]) -> dict[str, ast.AST]:
             continue
         k = _key(n.targets[0])
         v = n.value
-        if k is None or k in dp_opts or _has_dp(v) or not _words(_last(v.func)) & _OPT_FACTORY_WORDS:
+        if k is None or k in dp_opts or _has_dp(v) or not _words(func_name(v.func)) & _OPT_FACTORY_WORDS:
             continue
         if _model_of_params(v) and not any(k.rsplit(".", 1)[-1] == d.rsplit(".", 1)[-1] for d in dp_opts):
             out.setdefault(k, n)
@@ -598,7 +591,7 @@ def plain_steps(tree: ast.Module) -> list[PlainStep]:
             for c in ast.walk(mod.scope(origin)):
                 if isinstance(c, ast.Call) and c is not n and any(_key(a) == key for a in (*c.args, *(
                         k.value for k in c.keywords))) and not _dp_call(c) \
-                        and not _NOT_TRAINING_CALL.search(_last(c.func)):
+                        and not _NOT_TRAINING_CALL.search(func_name(c.func)):
                     out.append(PlainStep(c.lineno, key, data, n.lineno, dp_line))
     return out
 
@@ -665,9 +658,9 @@ def _under_switch(mod: _Module, node: ast.AST, switches: list[set[str]]) -> bool
 
 def _noisy(n: ast.AST) -> bool:
     """A call that draws or applies noise (a noisy helper, a DP optimizer, noise added to a gradient)."""
-    return isinstance(n, ast.Call) and (_last(n.func) in _NOISY_CALLS or _dp_call(n) or (
-        _words(_last(n.func)) & _NOISY_WORDS and not _EPS_REPORT.match(_last(n.func)) and not ACCOUNTANT_CALL.match(
-            _last(n.func)))) or _grad_noise(n)
+    return isinstance(n, ast.Call) and (func_name(n.func) in _NOISY_CALLS or _dp_call(n) or (
+        _words(func_name(n.func)) & _NOISY_WORDS and not _EPS_REPORT.match(func_name(n.func)) and not ACCOUNTANT_CALL.match(
+            func_name(n.func)))) or _grad_noise(n)
 
 
 _NOISE_ADD_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "perturb", "sanitize", "sanitise", "privatize",
@@ -677,8 +670,8 @@ _NOISE_ADD_WORDS = frozenset({"noise", "noisy", "laplace", "gaussian", "perturb"
 def _adds_noise(stmt: ast.stmt) -> bool:
     """A simple statement calling a noise-adding helper (``AddGaussianNoise(x, s)``, ``x + laplace(...)``)."""
     return isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)) and any(
-        isinstance(x, ast.Call) and _words(_last(x.func)) & _NOISE_ADD_WORDS and not _EPS_REPORT.match(_last(x.func))
-        and not ACCOUNTANT_CALL.match(_last(x.func)) or _grad_noise(x) for x in ast.walk(stmt))
+        isinstance(x, ast.Call) and _words(func_name(x.func)) & _NOISE_ADD_WORDS and not _EPS_REPORT.match(func_name(x.func))
+        and not ACCOUNTANT_CALL.match(func_name(x.func)) or _grad_noise(x) for x in ast.walk(stmt))
 
 
 def _charged_with_noise(mod: _Module, node: ast.AST) -> bool:
@@ -711,7 +704,7 @@ def _accounts_own_draw(mod: _Module, node: ast.Call) -> bool:
     if not given:
         return False
     for n in ast.walk(fn):
-        if isinstance(n, ast.Call) and _last(n.func) in _RAW_DRAWS:
+        if isinstance(n, ast.Call) and func_name(n.func) in _RAW_DRAWS:
             read = {x.id for a in (*n.args, *(k.value for k in n.keywords)) for x in ast.walk(a)
                     if isinstance(x, ast.Name)}
             if read & given:
@@ -721,7 +714,7 @@ def _accounts_own_draw(mod: _Module, node: ast.Call) -> bool:
 
 def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
     mod = _Module(tree)
-    reports = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _EPS_REPORT.match(_last(n.func))]
+    reports = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _EPS_REPORT.match(func_name(n.func))]
     if not reports:
         return []
     out: list[PlainEpsilon] = []
@@ -783,7 +776,7 @@ def plain_epsilon(tree: ast.Module) -> list[PlainEpsilon]:
                     guarded = True
         # a helper every caller of which runs under the switch
         if not guarded and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and _last(c.func) == fn.name]
+            calls = [c for c in ast.walk(tree) if isinstance(c, ast.Call) and func_name(c.func) == fn.name]
             guarded = bool(calls) and all(_under_switch(mod, c, switches) for c in calls)
         if not guarded:
             out.append(PlainEpsilon(r.lineno, "the optimizer is DP only when a switch is on, and this ε is computed "
