@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.plain_training import PlainStep, first_per_line, plain_steps
+from dpcheck.analysis.plain_training import LineHits, PlainStep, plain_steps
 from dpcheck.rule import Rule
 
 
@@ -41,20 +41,12 @@ class PlainSubModelOnPrivateData(Rule):
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
-        self._lines: dict[int, PlainStep] | None = None
-        self._done: set[int] = set()
-
-    def _by_line(self) -> dict[int, PlainStep]:
-        if self._lines is None:
-            self._lines = first_per_line(self.ctx.python_tree(), plain_steps)
-        return self._lines
+        self._hits: LineHits[PlainStep] = LineHits(ctx, plain_steps)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        line = self.ctx.analysis.line_of(node)
-        step = self._by_line().get(line)
-        if step is None or line in self._done:
+        step = self._hits.take(node)
+        if step is None:
             return
-        self._done.add(line)
         self.report(node, f"`{step.optimizer}` is a plain optimizer stepping a loss on `{step.data}`, the records the "
                           f"DP training of this module (line {step.dp_line}) protects: the model it trains "
                           "memorises them without noise and is outside the reported ε; train it with the DP "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.plain_training import PlainEpsilon, first_per_line, plain_epsilon
+from dpcheck.analysis.plain_training import LineHits, PlainEpsilon, plain_epsilon
 from dpcheck.rule import Rule
 
 
@@ -39,20 +39,12 @@ class EpsilonForPlainOptimizer(Rule):
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
-        self._lines: dict[int, PlainEpsilon] | None = None
-        self._done: set[int] = set()
-
-    def _by_line(self) -> dict[int, PlainEpsilon]:
-        if self._lines is None:
-            self._lines = first_per_line(self.ctx.python_tree(), plain_epsilon)
-        return self._lines
+        self._hits: LineHits[PlainEpsilon] = LineHits(ctx, plain_epsilon)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        line = self.ctx.analysis.line_of(node)
-        found = self._by_line().get(line)
-        if found is None or line in self._done:
+        found = self._hits.take(node)
+        if found is None:
             return
-        self._done.add(line)
         self.report(node, f"an ε is computed here for a run that may have taken plain, noiseless steps: {found.why}; "
                           "use the DP optimizer, or report ε only for the private run")
 

@@ -10,7 +10,7 @@ import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts, func_name
 from dpcheck.analysis.astnames import dotted
-from dpcheck.analysis.plain_training import first_per_line
+from dpcheck.analysis.plain_training import LineHits
 from dpcheck.rule import Rule
 
 #: TF-Privacy optimizer classes (TF1 ``DP…GaussianOptimizer``, Keras ``DPKeras…Optimizer``, the vectorized ones)
@@ -149,20 +149,12 @@ class TapeGradientsIntoDPOptimizer(Rule):
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
-        self._lines: dict[int, TapeIntoDP] | None = None
-        self._done: set[int] = set()
-
-    def _by_line(self) -> dict[int, TapeIntoDP]:
-        if self._lines is None:
-            self._lines = first_per_line(self.ctx.python_tree(), tape_into_dp)
-        return self._lines
+        self._hits: LineHits[TapeIntoDP] = LineHits(ctx, tape_into_dp)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        line = self.ctx.analysis.line_of(node)
-        hit = self._by_line().get(line)
-        if hit is None or line in self._done:
+        hit = self._hits.take(node)
+        if hit is None:
             return
-        self._done.add(line)
         self.report(node, f"`{hit.optimizer}` is a TF-Privacy DP optimizer, but `{hit.grads}` come from "
                           f"`{hit.source}`, not from its `compute_gradients`/`minimize`: `apply_gradients` "
                           "applies them unclipped and without noise, so this model trains without DP; use "

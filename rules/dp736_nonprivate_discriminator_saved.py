@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.plain_training import _Module, _key, _words, first_per_line
+from dpcheck.analysis.plain_training import LineHits, _Module, _key, _words
 from dpcheck.rule import Rule
 
 #: names of a discriminator / critic
@@ -137,20 +137,12 @@ class NonPrivateDiscriminatorSaved(Rule):
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
-        self._lines: dict[int, SavedDiscriminator] | None = None
-        self._done: set[int] = set()
-
-    def _by_line(self) -> dict[int, SavedDiscriminator]:
-        if self._lines is None:
-            self._lines = first_per_line(self.ctx.python_tree(), saved_discriminators)
-        return self._lines
+        self._hits: LineHits[SavedDiscriminator] = LineHits(ctx, saved_discriminators)
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        line = self.ctx.analysis.line_of(node)
-        hit = self._by_line().get(line)
-        if hit is None or line in self._done:
+        hit = self._hits.take(node)
+        if hit is None:
             return
-        self._done.add(line)
         self.report(node, f"`{hit.model}` is saved, but the DP training of this module (line {hit.dp_line}) makes "
                           f"only `{hit.dp_model}` private: the discriminator was trained on the real records without "
                           "clipping or noise, and its weights released beside the DP generator are outside the "

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts, func_name
-from dpcheck.analysis.plain_training import _words, first_per_line
+from dpcheck.analysis.plain_training import LineHits, _words
 from dpcheck.rule import Rule
 
 _EPS_WORDS = frozenset({"eps", "epsilon", "epsilons", "spent", "privacy"})
@@ -145,20 +145,12 @@ class OverBudgetModelReleased(Rule):
 
     def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]
         super().__init__(ctx)
-        self._lines: dict[int, OverBudgetStop] | None = None
-        self._done: set[int] = set()
-
-    def _by_line(self) -> dict[int, OverBudgetStop]:
-        if self._lines is None:
-            self._lines = first_per_line(self.ctx.python_tree(), over_budget_stops)
-        return self._lines
+        self._hits: LineHits[OverBudgetStop] = LineHits(ctx, over_budget_stops)
 
     def visit_If(self, node: cst.If) -> None:
-        line = self.ctx.analysis.line_of(node)
-        hit = self._by_line().get(line)
-        if hit is None or line in self._done:
+        hit = self._hits.take(node)
+        if hit is None:
             return
-        self._done.add(line)
         self.report(node, f"the loop stops once `{hit.eps}` exceeds the target, after the step that exceeded it, and "
                           f"`{hit.release}` on line {hit.release_line} still saves or samples that over-budget model: "
                           "its privacy loss is above the reported ε; check the next step's ε before taking it, or "

@@ -20,7 +20,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from dpcheck.analysis.astfacts import func_name
 from dpcheck.analysis.astnames import dotted
@@ -800,3 +800,22 @@ def first_per_line(tree: ast.Module | None, found: Callable[[ast.Module], Iterab
         out.setdefault(item.line, item)
     return out
 
+
+class LineHits(Generic[_L]):
+    """A rule's ``ast`` results looked up by the line of the ``cst`` node it visits, each line taken once."""
+
+    def __init__(self, ctx: Any, found: Callable[[ast.Module], Iterable[_L]]) -> None:
+        self._ctx = ctx
+        self._found = found
+        self._lines: dict[int, _L] | None = None
+        self._done: set[int] = set()
+
+    def take(self, node: Any) -> _L | None:
+        if self._lines is None:
+            self._lines = first_per_line(self._ctx.python_tree(), self._found)
+        line = self._ctx.analysis.line_of(node)
+        hit = self._lines.get(line)
+        if hit is None or line in self._done:
+            return None
+        self._done.add(line)
+        return hit
