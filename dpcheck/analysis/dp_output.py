@@ -32,6 +32,7 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 
+from dpcheck.analysis.astfacts import func_name
 from dpcheck.analysis.astnames import dotted
 
 #: calls that draw noise by themselves (the last name of the called function)
@@ -59,10 +60,6 @@ _MAX_ROUNDS = 6
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-def _last(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _words(name: str) -> set[str]:
     return {w for w in name.lower().replace(".", "_").split("_") if w}
 
@@ -73,12 +70,12 @@ def noise_draw(node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    last = _last(func)
+    last = func_name(func)
     if last in _STRONG:
         return True
     if isinstance(func, ast.Attribute) and last in {"sample", "rsample", "rvs"}:
         owner = func.value
-        name = _last(owner.func) if isinstance(owner, ast.Call) else _last(owner)
+        name = func_name(owner.func) if isinstance(owner, ast.Call) else func_name(owner)
         return name in _DISTRIBUTIONS
     if last in _DRAWS and isinstance(func, ast.Attribute):
         root = dotted(func.value) or ""
@@ -232,7 +229,7 @@ class Released:
         if any(_words(k) & _LOSS for k in _reads(node.left)):
             return False
         return any(noise_draw(side) or dotted(side) in noise or
-                   (isinstance(side, ast.Call) and _last(side.func) in {"to", "cuda", "cpu", "reshape", "view", "float"}
+                   (isinstance(side, ast.Call) and func_name(side.func) in {"to", "cuda", "cpu", "reshape", "view", "float"}
                     and isinstance(side.func, ast.Attribute) and noise_draw(side.func.value))
                    for side in (node.left, node.right))
 
@@ -263,7 +260,7 @@ class Released:
         if key is None:
             return None
         bs = self.bindings(fn).get(key, [])
-        names = {_last(b.value.func) for b in bs if isinstance(b.value, ast.Call)}
+        names = {func_name(b.value.func) for b in bs if isinstance(b.value, ast.Call)}
         if len(bs) == 1 and len(names) == 1:
             name = names.pop()
             return name if any(k.startswith(f"{name}.") for k in self.functions) else None
@@ -586,7 +583,7 @@ def passed_arguments(call: ast.Call, params: list[str]) -> dict[str, ast.expr]:
 
 def _call_operands(call: ast.Call) -> list[ast.expr]:
     """The values a call reads (its receiver and arguments); none for a size or shape call."""
-    if _last(call.func) in _SIZE_CALLS:
+    if func_name(call.func) in _SIZE_CALLS:
         return []
     out: list[ast.expr] = [call.func.value] if isinstance(call.func, ast.Attribute) else []
     return out + list(call.args) + [k.value for k in call.keywords]
@@ -658,7 +655,7 @@ _RANDOM_CALLS = frozenset({"choice", "randint", "random", "uniform", "rand", "bi
 
 
 def _random_call(expr: ast.AST) -> bool:
-    return any(isinstance(n, ast.Call) and (_last(n.func) in _RANDOM_CALLS and (
+    return any(isinstance(n, ast.Call) and (func_name(n.func) in _RANDOM_CALLS and (
         "random" in (dotted(n.func) or "") or isinstance(n.func, ast.Name) or "rng" in (dotted(n.func) or ""))
         or noise_draw(n)) for n in ast.walk(expr))
 
@@ -856,13 +853,13 @@ def _resolve(resolver: object, summaries: Mapping[str, dict], caller: str, chain
 def _without_settings(expr: ast.expr) -> ast.expr:
     """``expr`` without the keyword settings of the constructors in it (``KMeans(n_clusters=self.k)``
     configures the fit; the data is what ``fit`` is given)."""
-    if not any(isinstance(n, ast.Call) and n.keywords and _last(n.func)[:1].isupper() for n in ast.walk(expr)):
+    if not any(isinstance(n, ast.Call) and n.keywords and func_name(n.func)[:1].isupper() for n in ast.walk(expr)):
         return expr
 
     class _Strip(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:
             self.generic_visit(node)
-            if _last(node.func)[:1].isupper():
+            if func_name(node.func)[:1].isupper():
                 node.keywords = []
             return node
 

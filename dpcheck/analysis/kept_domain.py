@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 import re
 
+from dpcheck.analysis.astfacts import func_name
+
 #: names that are not the private records: synthetic or public data, held-out splits, model values
 NOT_PRIVATE = frozenset({
     "synth", "synthetic", "syn", "fake", "gen", "generated", "sample", "samples", "sampled", "public", "pub",
@@ -74,12 +76,6 @@ def _words(name: str) -> set[str]:
     return out
 
 
-def _last(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
-
-
 def _self_attr(node: ast.AST) -> str | None:
     """``attr`` of ``self.attr`` (through subscripts and attribute chains: ``self.meta[c]['min']``)."""
     while isinstance(node, ast.Subscript):
@@ -109,7 +105,7 @@ def _root_name(expr: ast.AST) -> str | None:
             if isinstance(node.func, ast.Attribute) and not (
                     isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
                 node = node.func.value
-            elif _last(node.func) in _CARRY_CALLS and node.args:
+            elif func_name(node.func) in _CARRY_CALLS and node.args:
                 node = node.args[0]
             else:
                 return None
@@ -232,13 +228,13 @@ class _Method:
         """Is ``node`` a read of the data's extremes, quantiles or set of values?"""
         if not isinstance(node, ast.Call):
             return False
-        name = _last(node.func)
+        name = func_name(node.func)
         if isinstance(node.func, ast.Name):
             if name in {"min", "max"} and len(node.args) == 1 and not node.keywords:
                 arg = node.args[0]
                 return isinstance(arg, (ast.Name, ast.Subscript, ast.Attribute, ast.Call)) and self._data_value(arg) \
                     and not isinstance(arg, ast.Call) or isinstance(arg, ast.Call) \
-                    and _last(arg.func) in {"list", "sorted"} and self._data_value(arg)
+                    and func_name(arg.func) in {"list", "sorted"} and self._data_value(arg)
             if name == "set" and len(node.args) == 1:
                 return self._data_value(node.args[0])
             if name == "Counter" and len(node.args) == 1:

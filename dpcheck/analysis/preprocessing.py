@@ -29,6 +29,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
 from dpcheck.analysis import dp_output, kept_domain, value_codebook
+from dpcheck.analysis.astfacts import func_name
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.releaseless import measuring_folder
 from dpcheck.analysis.per_record import ast_from_first_parameter, ast_per_record_functions
@@ -113,12 +114,6 @@ def _words(name: str) -> set[str]:
     return out | {w[:-1] for w in out if len(w) > 3 and w.endswith("s")}
 
 
-def _last(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
-
-
 def _names(expr: ast.AST) -> Iterator[str]:
     for node in ast.walk(expr):
         if isinstance(node, ast.Name):
@@ -143,7 +138,7 @@ def _root(expr: ast.AST) -> str | None:
         if isinstance(node, ast.Subscript):
             node = node.value
         elif isinstance(node, ast.Call):
-            if _last(node.func) in _SEQUENCES:
+            if func_name(node.func) in _SEQUENCES:
                 return None  # ``np.arange(n_classes)``: a configured index range, not records
             inner = _call_receiver(node)
             if inner is None:
@@ -186,24 +181,24 @@ _SCALAR_CASTS = frozenset({"int", "float", "round", "len", "ceil", "floor"})
 def _scalar_display(expr: ast.expr) -> bool:
     """A tuple or list written out of numbers (``(int(p * d), int(np.log(k)))``, ``[1.0, len(s)]``),
     not of arrays: a statistic of it is of those numbers, not of any records."""
-    if isinstance(expr, ast.Call) and _last(expr.func) in {"array", "asarray", "tensor", "as_tensor"} \
+    if isinstance(expr, ast.Call) and func_name(expr.func) in {"array", "asarray", "tensor", "as_tensor"} \
             and len(expr.args) == 1:
         return _scalar_display(expr.args[0])
     return isinstance(expr, (ast.Tuple, ast.List)) and bool(expr.elts) and all(
         isinstance(e, ast.Constant) and isinstance(e.value, (int, float))
-        or isinstance(e, ast.Call) and _last(e.func) in _SCALAR_CASTS for e in expr.elts)
+        or isinstance(e, ast.Call) and func_name(e.func) in _SCALAR_CASTS for e in expr.elts)
 
 
 def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
     """``(kind, data)`` when ``node`` computes a statistic of ``data`` (``x.mean(0)``, ``np.std(x)``)."""
     if not isinstance(node, ast.Call):
         return None
-    name = _last(node.func)
+    name = func_name(node.func)
     if name not in _STATS and name != "mode" and name != "norm":
         return None
     if not isinstance(node.func, ast.Attribute):
         if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
-                and isinstance(node.args[0], ast.Call) and _last(node.args[0].func) in {"norm", "abs"} \
+                and isinstance(node.args[0], ast.Call) and func_name(node.args[0].func) in {"norm", "abs"} \
                 and node.args[0].args and isinstance(node.args[0].func, ast.Attribute):
             # ``max(np.linalg.norm(X, axis=1))``, ``max(np.abs(y))``: the largest record norm or value
             return name, node.args[0].args[0]
@@ -212,7 +207,7 @@ def _stat(node: ast.AST) -> tuple[str, ast.expr] | None:
         if name in {"max", "min"} and len(node.args) == 1 and not node.keywords \
                 and isinstance(node.args[0], (ast.ListComp, ast.GeneratorExp)):
             inner = node.args[0].elt
-            if isinstance(inner, ast.Call) and _last(inner.func) == name and len(inner.args) == 1 \
+            if isinstance(inner, ast.Call) and func_name(inner.func) == name and len(inner.args) == 1 \
                     and isinstance(inner.func, ast.Name) and not isinstance(inner.args[0], ast.Constant):
                 gen = node.args[0].generators[0]
                 bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
@@ -282,12 +277,12 @@ class _Scope:
         for node in self.nodes():
             if isinstance(node, ast.Assign):
                 reads = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _LIBS
-                drawn = any(isinstance(n, ast.Call) and (_DRAWS & {_last(n.func)} or "random" in _dotted(n.func)
+                drawn = any(isinstance(n, ast.Call) and (_DRAWS & {func_name(n.func)} or "random" in _dotted(n.func)
                                                          or _sampler(n) or _generated(n))
                             for n in ast.walk(node.value))
                 if drawn or (reads and reads <= self.simulated):
                     self.simulated.update(k for k in _targets(node) if "." not in k)
-            elif isinstance(node, ast.Call) and _last(node.func) in {"append", "extend"} and node.args \
+            elif isinstance(node, ast.Call) and func_name(node.func) in {"append", "extend"} and node.args \
                     and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                     and isinstance(node.args[0], ast.Name) and node.args[0].id in self.simulated:
                 # ``database.append(sample)`` with a drawn sample: a toy data set grown row by row
@@ -308,7 +303,7 @@ class _Scope:
         #: dispersion being computed, not the data transformed
         self.reduced: set[int] = set()
         for node in self.nodes():
-            if isinstance(node, ast.Call) and _last(node.func) in _REDUCTIONS:
+            if isinstance(node, ast.Call) and func_name(node.func) in _REDUCTIONS:
                 parts: list[ast.AST] = [*node.args, *(k.value for k in node.keywords)]
                 if isinstance(node.func, ast.Attribute):
                     parts.append(node.func.value)
@@ -355,7 +350,7 @@ class _Scope:
             elif isinstance(node, ast.comprehension):
                 tests = list(node.ifs)
             elif isinstance(node, ast.If) and any(
-                    isinstance(n, ast.Delete) or isinstance(n, ast.Call) and _last(n.func) in _COLLECT
+                    isinstance(n, ast.Delete) or isinstance(n, ast.Call) and func_name(n.func) in _COLLECT
                     for stmt in node.body for n in ast.walk(stmt)):
                 tests = [node.test]
             for test in tests:
@@ -378,10 +373,10 @@ class _Scope:
         shapes: set[int] = set()
         reads: list[ast.AST] = []
         for node in self.nodes():
-            if isinstance(node, ast.Call) and _last(node.func) in {"cov", "dot", "matmul"} or \
+            if isinstance(node, ast.Call) and func_name(node.func) in {"cov", "dot", "matmul"} or \
                     isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
                 parts = [n for n in ast.walk(node) if _key(n) == key]
-                if len(parts) >= 2 or parts and isinstance(node, ast.Call) and _last(node.func) == "cov":
+                if len(parts) >= 2 or parts and isinstance(node, ast.Call) and func_name(node.func) == "cov":
                     moments.update(id(n) for n in parts)
             elif isinstance(node, ast.Attribute) and node.attr == "shape" and _key(node.value) == key:
                 shapes.add(id(node.value))
@@ -564,7 +559,7 @@ def _copied(expr: ast.expr) -> str | None:
             expr = expr.value
         elif isinstance(expr, ast.Attribute) and expr.attr in {"values", "T", "iloc", "loc", "data"}:
             expr = expr.value
-        elif isinstance(expr, ast.Call) and _last(expr.func) in _COPIES:
+        elif isinstance(expr, ast.Call) and func_name(expr.func) in _COPIES:
             if isinstance(expr.func, ast.Attribute) and not (isinstance(expr.func.value, ast.Name)
                                                             and expr.func.value.id in _LIBS | {"copy"}):
                 expr = expr.func.value
@@ -581,8 +576,8 @@ def _row_target(target: ast.expr, it: ast.expr) -> str | None:
     """The name a loop binds to one record of the data it iterates (``row`` of ``for i, row in
     enumerate(X)`` or ``for _, row in df.iterrows()``), or None for loops over columns, keys,
     index ranges or zipped tables."""
-    if isinstance(it, ast.Call) and _last(it.func) in {"enumerate", "iterrows", "itertuples"}:
-        if _last(it.func) == "enumerate":
+    if isinstance(it, ast.Call) and func_name(it.func) in {"enumerate", "iterrows", "itertuples"}:
+        if func_name(it.func) == "enumerate":
             if not it.args:
                 return None
             it = it.args[0]
@@ -669,7 +664,7 @@ _GENERATORS = frozenset({
 def _generated(call: ast.Call) -> bool:
     """A synthetic data set drawn by a generator (``datasets.make_circles(n, noise=0.05)``), any
     ``make_*`` reached through a ``datasets`` module: toy data, not records anyone holds."""
-    name = _last(call.func)
+    name = func_name(call.func)
     return name in _GENERATORS or (name.startswith("make_") and "datasets" in _dotted(call.func).split("."))
 
 
@@ -680,7 +675,7 @@ _SAMPLER_WORDS = frozenset({"sample", "samples", "simulate", "simulated", "synth
 def _sampler(call: ast.Call) -> bool:
     """A call named for drawing a sample, given only sizes (names, numbers, ``max(ns)``): it makes
     toy data; a call handed records (``df.sample(frac=0.5)``, ``sample(data)``) subsamples them."""
-    ws = _words(_last(call.func))
+    ws = _words(func_name(call.func))
     if not ws & _SAMPLER_WORDS or len(ws) < 2 or not call.args:
         return False
     return not any(isinstance(n, ast.Name) and (n.id in {"X", "x", "D"} or _words(n.id) & _DATA_ARG_WORDS)
@@ -697,7 +692,7 @@ _DATA_ARG_WORDS = frozenset({"data", "df", "dataset", "records", "train", "featu
 
 def _drawn(expr: ast.AST) -> bool:
     """Does ``expr`` draw at random (``np.random.random(d) * span``: a random point, not data)?"""
-    return any(isinstance(n, ast.Call) and ("random" in _dotted(n.func) or _last(n.func) in _DRAWS)
+    return any(isinstance(n, ast.Call) and ("random" in _dotted(n.func) or func_name(n.func) in _DRAWS)
                for n in ast.walk(expr))
 
 
@@ -730,7 +725,7 @@ def _declares_categories(node: ast.AST) -> bool:
         return False
     if any(kw.arg == "categories" for kw in node.keywords):
         return True
-    name = _last(node.func)
+    name = func_name(node.func)
     return (name == "set_categories" and bool(node.args)) or (name == "CategoricalDtype" and bool(node.args)) \
         or (name == "Categorical" and len(node.args) >= 2)
 
@@ -757,9 +752,9 @@ def _evaluating(body: list[ast.stmt], name: str) -> bool:
     scores = budget = False
     for stmt in body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and _last(node.func) in _EVALUATING:
+            if isinstance(node, ast.Call) and func_name(node.func) in _EVALUATING:
                 scores = True
-            elif isinstance(node, ast.Call) and _words(_last(node.func)) & _RELEASING:
+            elif isinstance(node, ast.Call) and _words(func_name(node.func)) & _RELEASING:
                 budget = True
             elif isinstance(node, (ast.Name, ast.arg, ast.keyword)):
                 word = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, (ast.arg, ast.keyword)) else ""
@@ -827,12 +822,12 @@ def _transformer_kind(value: ast.AST, own: Collection[str], home: Collection[str
         return local.get(value.id)
     if not isinstance(value, ast.Call):
         return None
-    kind = _last(value.func)
+    kind = func_name(value.func)
     if kind in _COMPOSITES:
         public = False
         for part in ast.walk(value):
             if part is not value and isinstance(part, ast.Call):
-                inner = _last(part.func)
+                inner = func_name(part.func)
                 if prep_class(inner, own) or inner in home:
                     if not _public_categories(part):
                         return inner
@@ -855,9 +850,9 @@ def _factories(tree: ast.Module, own: Collection[str], home: Collection[str]) ->
         for fn in fns:
             if fn.name in out or fn.name in _FIT:
                 continue
-            if fn.returns is not None and prep_class(_last(fn.returns) if isinstance(
+            if fn.returns is not None and prep_class(func_name(fn.returns) if isinstance(
                     fn.returns, (ast.Name, ast.Attribute)) else None, own):
-                out[fn.name] = _last(fn.returns)  # type: ignore[arg-type]
+                out[fn.name] = func_name(fn.returns)  # type: ignore[arg-type]
                 continue
             local: dict[str, str] = {}
             fitted = False
@@ -866,7 +861,7 @@ def _factories(tree: ast.Module, own: Collection[str], home: Collection[str]) ->
                     kind = _transformer_kind(node.value, own, home, out, local)
                     if kind:
                         local[node.targets[0].id] = kind
-                elif isinstance(node, ast.Call) and _last(node.func) in _FIT:
+                elif isinstance(node, ast.Call) and func_name(node.func) in _FIT:
                     fitted = True  # a function that fits what it builds hands back a fitted object
             if fitted:
                 continue
@@ -928,7 +923,7 @@ def _enumeration(expr: ast.expr) -> bool:
     while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
             and expr.func.attr in {"reshape", "astype", "tolist"}:
         expr = expr.func.value
-    return isinstance(expr, ast.Call) and _last(expr.func) in _ENUMERATIONS
+    return isinstance(expr, ast.Call) and func_name(expr.func) in _ENUMERATIONS
 
 
 def _enumerated_params(tree: ast.Module) -> dict[str, set[str]]:
@@ -940,8 +935,8 @@ def _enumerated_params(tree: ast.Module) -> dict[str, set[str]]:
             defs.setdefault(node.name, []).append(node)
     calls: dict[str, list[ast.Call]] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _last(node.func) in defs:
-            calls.setdefault(_last(node.func), []).append(node)
+        if isinstance(node, ast.Call) and func_name(node.func) in defs:
+            calls.setdefault(func_name(node.func), []).append(node)
     out: dict[str, set[str]] = {}
     for name, found in calls.items():
         if len(defs[name]) != 1:
@@ -985,7 +980,7 @@ def _shadowed_fits(tree: ast.Module) -> set[int]:
         if any(isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
                and c.func.value.id == "self" and c.func.attr == "fit" for c in calls):
             continue
-        if any(_last(c.func) in _FIT for c in calls):
+        if any(func_name(c.func) in _FIT for c in calls):
             out.add(id(fit))
     return out
 
@@ -1170,7 +1165,7 @@ def _warned_statements(scope: _Scope) -> set[int]:
         for field in ("body", "orelse"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(
-                    isinstance(n, ast.Call) and _last(n.func) == "warn"
+                    isinstance(n, ast.Call) and func_name(n.func) == "warn"
                     for stmt in block if isinstance(stmt, ast.Expr) for n in ast.walk(stmt)):
                 out.update(id(n) for stmt in block for n in ast.walk(stmt))
     return out
@@ -1210,7 +1205,7 @@ def _stored_ends(node: ast.Assign | ast.AnnAssign, scope: _Scope) -> set[str]:
 
 def _own_record_fill(node: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """``col.fillna(col.median())`` where ``col`` comes from ``fn``'s first parameter."""
-    if not (isinstance(node, ast.Call) and _last(node.func) == "fillna" and node.args):
+    if not (isinstance(node, ast.Call) and func_name(node.func) == "fillna" and node.args):
         return False
     arg = node.args[0]
     if not (isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute)):
@@ -1304,11 +1299,11 @@ _PAIRWISE = frozenset({"distance", "distances", "dist", "gram", "kernel", "cov",
 
 def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Call):
-        name = _last(node.func)
+        name = func_name(node.func)
         if name in _FIT and isinstance(node.func, ast.Attribute):
             receiver = node.func.value
             held = receiver.value if isinstance(receiver, ast.Subscript) else receiver  # ``self.encoders[col]``
-            kind = (scope.constructed.get(f"{_last(receiver.func)}()") or _last(receiver.func)) \
+            kind = (scope.constructed.get(f"{func_name(receiver.func)}()") or func_name(receiver.func)) \
                 if isinstance(receiver, ast.Call) and not _public_categories(receiver) \
                 else scope.constructed.get(_key(held) or "")
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in {"X", "y"}), None)
@@ -1335,9 +1330,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 return None
             if name == "qcut":
                 if isinstance(data, ast.Call) and (
-                        _last(data.func) == "rank" and isinstance(data.func, ast.Attribute)
-                        or _last(data.func) == "arange" and len(data.args) == 1
-                        and isinstance(data.args[0], ast.Call) and _last(data.args[0].func) == "len"):
+                        func_name(data.func) == "rank" and isinstance(data.func, ast.Attribute)
+                        or func_name(data.func) == "arange" and len(data.args) == 1
+                        and isinstance(data.args[0], ast.Call) and func_name(data.args[0].func) == "len"):
                     return None  # (R2) quantile bins of the rows' ranks/positions: edges are positions, no value
                 return "the data binned at its own quantiles"
             bins = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "bins"), None)
@@ -1346,9 +1341,9 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             return None
         if name == "fillna" and node.args:
             arg = node.args[0]
-            if isinstance(arg, ast.Call) and _last(arg.func) in _MEANS and isinstance(arg.func, ast.Attribute) \
+            if isinstance(arg, ast.Call) and func_name(arg.func) in _MEANS and isinstance(arg.func, ast.Attribute) \
                     and scope.private(arg.func.value):
-                return f"missing values filled with the data's {_last(arg.func)}"
+                return f"missing values filled with the data's {func_name(arg.func)}"
             return None
         if name == "get_dummies":
             data = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
@@ -1367,7 +1362,7 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
     if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and node.value.args \
             and any(isinstance(t, ast.Tuple) and len(t.elts) >= 2 for t in node.targets):
         # ``data, lo, hi = MinMaxScaler(data)``: a helper scales the data and hands back its statistics
-        name = _last(node.value.func).lower()
+        name = func_name(node.value.func).lower()
         named = [n for t in node.targets for n in _names(t)] + [
             n for a in [*node.value.args, *(k.value for k in node.value.keywords)] for n in _names(a)] + [
             k.arg for k in node.value.keywords if k.arg]
@@ -1440,7 +1435,7 @@ def _fill_coded(scope: _Scope, bucketers: set[str]) -> None:
             continue
         key = _column_key(node.targets[0])
         value = node.value
-        if key is None or not (isinstance(value, ast.Call) and _last(value.func) in {"map", "apply", "replace"}
+        if key is None or not (isinstance(value, ast.Call) and func_name(value.func) in {"map", "apply", "replace"}
                                and value.args):
             continue
         fn = value.args[0]
@@ -1545,7 +1540,7 @@ def _running_extreme(node: ast.Assign, scope: _Scope) -> bool:
     for name in [n.id for n in reads if isinstance(n, ast.Name)]:
         for expr in assigned.get(name, ()):
             reads.extend(ast.walk(expr))
-    if not any(isinstance(r, ast.Call) and _last(r.func) in {"norm", "abs", "fabs"} for r in reads):
+    if not any(isinstance(r, ast.Call) and func_name(r.func) in {"norm", "abs", "fabs"} for r in reads):
         return False  # the size of a record (its norm), not a score, a loss or an id
     names = {n.id for n in reads if isinstance(n, ast.Name)}
     over_records = False

@@ -30,6 +30,7 @@ from typing import Any
 
 from dpcheck.analysis import dp_output, preprocessing
 from dpcheck.analysis.astfacts import dotted as _dotted
+from dpcheck.analysis.astfacts import func_name
 from dpcheck.analysis.off_switch import off_switch_nodes
 from dpcheck.analysis.syntax import words
 from dpcheck.analysis.vocabulary import DP_NAME, dp_claim
@@ -185,7 +186,7 @@ def _root(node: ast.expr) -> str | None:
             node = node.value
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PASS_METHODS:
             node = node.func.value
-        elif isinstance(node, ast.Call) and node.args and _last(node.func) in _WRAP_FUNCS:
+        elif isinstance(node, ast.Call) and node.args and func_name(node.func) in _WRAP_FUNCS:
             node = node.args[0]
         elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Attribute) \
                 and node.func.attr in _CONVERT_FUNCS and _dotted(node.func.value) in _LIB_ROOTS:
@@ -235,14 +236,6 @@ def _given_categories(ctor: ast.Call) -> bool:
     given, so its ``fit`` learns nothing of the data's categories."""
     return any(kw.arg in {"categories", "bins", "bin_edges"} and not (
         isinstance(kw.value, ast.Constant) and kw.value.value in ("auto", None)) for kw in ctor.keywords)
-
-
-def _last(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> list[str]:
@@ -374,7 +367,7 @@ def _warns_of_leak(stmt: ast.stmt) -> bool:
     if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)):
         return False
     call = stmt.value
-    if _last(call.func) != "warn":
+    if func_name(call.func) != "warn":
         return False
     for arg in (*call.args, *(k.value for k in call.keywords)):
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and _LEAK_TEXT.search(arg.value):
@@ -1098,7 +1091,7 @@ def _load_seeds(fn: _Function, loaders: set[str] | frozenset[str] = frozenset())
             while isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Call) \
                     and call.func.attr in _PASS_METHODS:
                 call = call.func.value  # pd.read_csv(p).astype(np.int32)
-            name = _last(call.func)
+            name = func_name(call.func)
             if name in _LOAD_CALLS or (isinstance(call.func, ast.Name) and name in loaders):
                 seeds.extend(k for t in _targets(node) for k in _target_keys(t) if "." not in k)
     return seeds
@@ -1163,14 +1156,14 @@ def _carried(expr: ast.AST) -> Iterator[ast.AST]:
         yield from _carried(expr.right)
     elif isinstance(expr, (ast.Subscript, ast.Attribute)):
         yield from _carried(expr.value)
-    elif isinstance(expr, ast.Call) and _last(expr.func)[:1].isupper() and _last(expr.func) not in _THROUGH_CALLS:
+    elif isinstance(expr, ast.Call) and func_name(expr.func)[:1].isupper() and func_name(expr.func) not in _THROUGH_CALLS:
         # an object built from the value (``return Mapping(name, codes)``) carries it
         for arg in expr.args:
             yield from _carried(arg)
         for kw in expr.keywords:
             yield from _carried(kw.value)
-    elif isinstance(expr, ast.Call) and _last(expr.func) in _THROUGH_CALLS | _CARRY_METHODS:
-        if isinstance(expr.func, ast.Attribute) and _last(expr.func) in _CARRY_METHODS:
+    elif isinstance(expr, ast.Call) and func_name(expr.func) in _THROUGH_CALLS | _CARRY_METHODS:
+        if isinstance(expr.func, ast.Attribute) and func_name(expr.func) in _CARRY_METHODS:
             yield from _carried(expr.func.value)
         for arg in expr.args:
             yield from _carried(arg)
@@ -1188,7 +1181,7 @@ def _returns_stat(fn: _Function, stat: ast.Call) -> bool:
     x.unique().tolist()}``, two assignments at most), not merely a value computed with it (a
     clipped mean, data shifted by the minimum)? A function that also draws noise or calls a
     mechanism returns a privatised value, not the statistic."""
-    if any(_MECHANISM_CALL.search(_last(c.func)) for c in fn.calls if c is not stat):
+    if any(_MECHANISM_CALL.search(func_name(c.func)) for c in fn.calls if c is not stat):
         return False
     #: a constructor keeping the statistic on the instance (``self.categories = {c: np.unique(d[c])
     #: …}``): the object it builds carries it to whoever uses it (an encoder decoding synthetic rows)
@@ -1222,15 +1215,15 @@ def _empty_container(value: ast.expr) -> bool:
     """``{}``, ``[]``, ``dict()``, ``list()``, ``OrderedDict()``, ``defaultdict(list)``."""
     if isinstance(value, (ast.Dict, ast.List)):
         return not (value.keys if isinstance(value, ast.Dict) else value.elts)
-    return isinstance(value, ast.Call) and _last(value.func) in {"dict", "list", "OrderedDict", "defaultdict"} \
-        and not value.keywords and (not value.args or _last(value.func) == "defaultdict")
+    return isinstance(value, ast.Call) and func_name(value.func) in {"dict", "list", "OrderedDict", "defaultdict"} \
+        and not value.keywords and (not value.args or func_name(value.func) == "defaultdict")
 
 
 def _used_here(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
     """Is the value of ``node`` used here (arithmetic, a test, an argument, stored) rather than
     discarded, returned or only shown (``print``, a log call, an f-string)?"""
     parent = parents.get(node)
-    while isinstance(parent, ast.Call) and node is not parent.func and _last(parent.func) in _THROUGH_CALLS:
+    while isinstance(parent, ast.Call) and node is not parent.func and func_name(parent.func) in _THROUGH_CALLS:
         node, parent = parent, parents.get(parent)
     if parent is None or isinstance(parent, (ast.Expr, ast.Return)):
         # dropped, or handed back to an unknown caller (the fitting site's finding covers that)
@@ -1238,10 +1231,10 @@ def _used_here(node: ast.AST, parents: Mapping[ast.AST, ast.AST]) -> bool:
     if isinstance(parent, (ast.FormattedValue, ast.JoinedStr)):
         return False
     if isinstance(parent, ast.Call):
-        return node is parent.func or _last(parent.func) not in _SHOW_CALLS
+        return node is parent.func or func_name(parent.func) not in _SHOW_CALLS
     if isinstance(parent, ast.keyword):
         call = parents.get(parent)
-        return not (isinstance(call, ast.Call) and _last(call.func) in _SHOW_CALLS)
+        return not (isinstance(call, ast.Call) and func_name(call.func) in _SHOW_CALLS)
     return True
 
 

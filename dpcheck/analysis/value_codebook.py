@@ -21,7 +21,8 @@ import ast
 import re
 from collections.abc import Callable
 
-from dpcheck.analysis.kept_domain import NOT_PRIVATE, _GIVEN, _LABELS, _LIBS, _SCHEMA, _last, _words
+from dpcheck.analysis.astfacts import func_name
+from dpcheck.analysis.kept_domain import NOT_PRIVATE, _GIVEN, _LABELS, _LIBS, _SCHEMA, _words
 
 #: calls that hand back (a container of) the values of their argument
 _CARRY = frozenset({"list", "tuple", "sorted", "array", "asarray", "sort", "tolist", "dropna", "astype", "to_numpy",
@@ -81,10 +82,10 @@ def _root(expr: ast.AST) -> tuple[str | None, bool]:
             else:
                 return node.attr, schema
         elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and _last(node.func) in _CARRY | {"fillna", "map", "apply"} \
+            if isinstance(node.func, ast.Attribute) and func_name(node.func) in _CARRY | {"fillna", "map", "apply"} \
                     and not (isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS):
                 node = node.func.value
-            elif _last(node.func) in _CARRY and node.args:
+            elif func_name(node.func) in _CARRY and node.args:
                 node = node.args[0]
             else:
                 return None, schema
@@ -111,16 +112,16 @@ def value_set(expr: ast.AST) -> ast.Call | None:
     node = expr
     for _ in range(8):
         if isinstance(node, ast.Attribute) and node.attr == "index" and isinstance(node.value, ast.Call) \
-                and _last(node.value.func) == "value_counts":
+                and func_name(node.value.func) == "value_counts":
             node = node.value
             continue
         if not isinstance(node, ast.Call):
             return None
-        name = _last(node.func)
+        name = func_name(node.func)
         method = isinstance(node.func, ast.Attribute) and not (
             isinstance(node.func.value, ast.Name) and node.func.value.id in _LIBS | {"dict"})
         if name in {"keys"} and method and isinstance(node.func.value, ast.Call) \
-                and _last(node.func.value.func) == "Counter":
+                and func_name(node.func.value.func) == "Counter":
             node = node.func.value
             continue
         if name in _CARRY:
@@ -152,8 +153,8 @@ def _reads(expr: ast.AST, held: dict[str, ast.Call]) -> ast.Call | None:
     for _ in range(4):
         if isinstance(node, ast.Name):
             return held.get(node.id)
-        if isinstance(node, ast.Call) and _last(node.func) in _CARRY | {"len"}:
-            if isinstance(node.func, ast.Attribute) and _last(node.func) not in {"list", "sorted", "tuple"}:
+        if isinstance(node, ast.Call) and func_name(node.func) in _CARRY | {"len"}:
+            if isinstance(node.func, ast.Attribute) and func_name(node.func) not in {"list", "sorted", "tuple"}:
                 node = node.func.value
             elif node.args:
                 node = node.args[0]
@@ -167,10 +168,10 @@ def _reads(expr: ast.AST, held: dict[str, ast.Call]) -> ast.Call | None:
 def _enumerated(iterable: ast.AST, held: dict[str, ast.Call]) -> tuple[ast.Call, int] | None:
     """``enumerate(S)`` (-> S, 1: the value is the second target) or ``zip(..., S, ...)`` (-> S, its
     position) over a value set ``S``."""
-    if isinstance(iterable, ast.Call) and _last(iterable.func) == "enumerate" and iterable.args:
+    if isinstance(iterable, ast.Call) and func_name(iterable.func) == "enumerate" and iterable.args:
         found = _reads(iterable.args[0], held)
         return (found, 1) if found is not None else None
-    if isinstance(iterable, ast.Call) and _last(iterable.func) == "zip" and iterable.args:
+    if isinstance(iterable, ast.Call) and func_name(iterable.func) == "zip" and iterable.args:
         for position, arg in enumerate(iterable.args):
             found = _reads(arg, held)
             if found is not None:
@@ -185,9 +186,9 @@ def _codes(iterable: ast.AST, target: ast.AST, held: dict[str, ast.Call]) -> tup
                              and all(isinstance(e, ast.Name) for e in target.elts)):
         return None
     read, position = found
-    if isinstance(iterable, ast.Call) and _last(iterable.func) == "zip" and not (
+    if isinstance(iterable, ast.Call) and func_name(iterable.func) == "zip" and not (
             len(iterable.args) == 2 and isinstance(iterable.args[1 - position], ast.Call)
-            and _last(iterable.args[1 - position].func) in {"range", "arange", "count"}):
+            and func_name(iterable.args[1 - position].func) in {"range", "arange", "count"}):
         return None  # values zipped with other things (client frames, fake values): not codes
     names = [e.id for e in target.elts]  # type: ignore[attr-defined]
     return read, names[position], names[1 - position]
@@ -197,7 +198,7 @@ def _sorted(expr: ast.AST, ordered: set[str]) -> bool:
     """An ordered list of the values (``sorted(set(col))``, a name bound to one): a codebook, not a set."""
     if isinstance(expr, ast.Name):
         return expr.id in ordered
-    return isinstance(expr, ast.Call) and _last(expr.func) in {"sorted", "sort"}
+    return isinstance(expr, ast.Call) and func_name(expr.func) in {"sorted", "sort"}
 
 
 def _scope_sites(body: list[ast.stmt], name: str, out: dict[int, list[object]],
@@ -224,7 +225,7 @@ def _scope_sites(body: list[ast.stmt], name: str, out: dict[int, list[object]],
                     if inner is not None:
                         mentions[target.id] = inner
                 elif isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(node.value, ast.Call) \
-                        and _last(node.value.func) == "factorize" and isinstance(target.elts[1], ast.Name):
+                        and func_name(node.value.func) == "factorize" and isinstance(target.elts[1], ast.Name):
                     found = value_set(node.value)
                     if found is not None:
                         held[target.elts[1].id] = found
@@ -237,8 +238,8 @@ def _scope_sites(body: list[ast.stmt], name: str, out: dict[int, list[object]],
             if coded is not None and {_name(node.key), _name(node.value)} == set(coded[1:]):
                 found = coded[0]
             what = "a value-to-code mapping"
-        elif isinstance(node, ast.Call) and _last(node.func) == "dict" and len(node.args) == 1 \
-                and isinstance(node.args[0], ast.Call) and _last(node.args[0].func) == "zip":
+        elif isinstance(node, ast.Call) and func_name(node.func) == "dict" and len(node.args) == 1 \
+                and isinstance(node.args[0], ast.Call) and func_name(node.args[0].func) == "zip":
             coded = _codes(node.args[0], ast.Tuple(elts=[ast.Name("a"), ast.Name("b")]), held)
             found = coded[0] if coded is not None else None
             what = "a value-to-code mapping"
@@ -253,18 +254,18 @@ def _scope_sites(body: list[ast.stmt], name: str, out: dict[int, list[object]],
                     for stmt in node.body for n in ast.walk(stmt)):
                 found = coded[0]
             what = "a value-to-code mapping"
-        elif isinstance(node, ast.Call) and _last(node.func) == "index" and isinstance(node.func, ast.Attribute) \
+        elif isinstance(node, ast.Call) and func_name(node.func) == "index" and isinstance(node.func, ast.Attribute) \
                 and len(node.args) == 1:
             found = _reads(node.func.value, held)
             what = "the codes of a value (its position among the observed values)"
-            if found is not None and _last(found.func) in _LOOSE and not _sorted(node.func.value, ordered):
+            if found is not None and func_name(found.func) in _LOOSE and not _sorted(node.func.value, ordered):
                 found = None
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
             found = _reads(node.value, held)
             what = "a per-attribute domain entry"
-            if found is not None and _last(found.func) in _LOOSE:
+            if found is not None and func_name(found.func) in _LOOSE:
                 found = None
-        elif isinstance(node, ast.Call) and _last(node.func) in _WRITES:
+        elif isinstance(node, ast.Call) and func_name(node.func) in _WRITES:
             for arg in [*node.args, *(k.value for k in node.keywords)]:
                 for sub in ast.walk(arg):
                     if isinstance(sub, (ast.Name, ast.Call)):
