@@ -54,6 +54,33 @@ class NoPrivacyAccounting(Rule):
     TRIGGERS = ("PATE", "Pate", "pategan", " pate", ".pate", "_pate", "(pate", "teacher", "Teacher")
 
     VALID = (
+        # an evaluation driver: it only calls a PATE-GAN generator imported from elsewhere; its own loop fits
+        # one forest per dataset to compare feature importances
+        """
+from sklearn.ensemble import RandomForestClassifier
+from synth.pate import pate_gan
+def importances(datasets, labels):
+    out = []
+    for j in range(len(datasets)):
+        forest = RandomForestClassifier(200)
+        forest.fit(datasets[j], labels[j])
+        out.append(forest.feature_importances_)
+    return out
+def run(df, which):
+    if which == "pate_gan":
+        return pate_gan(df.values, {"k": 10})
+""",
+        # ordinary ML: a training loop in a module without any DP claim
+        """
+import torch
+def train(model, loader, epochs=10):
+    opt = torch.optim.Adam(model.parameters())
+    for ep in range(epochs):
+        for x, y in loader:
+            opt.zero_grad()
+            model.loss(x, y).backward()
+            opt.step()
+""",
         # "PATENT" is not PATE: a federated client's plain local trainer in a module with a patent banner
         '''
 # PATENT PENDING: adaptive aggregation research code
@@ -146,6 +173,18 @@ def pate_labels(votes, lamda):
     )
 
     INVALID = (
+        # twin of the evaluation driver: this module's own function is the PATE-GAN and its fixed loop
+        # trains the discriminator with no accountant
+        """
+from sklearn.ensemble import RandomForestClassifier
+def pate_gan(data, params):
+    for it in range(params["iters"]):  # <-
+        disc.fit(data, ones)
+    return gen
+def run(df, which):
+    if which == "pate_gan":
+        return pate_gan(df.values, {"k": 10, "iters": 100})
+""",
         # the twin that names itself a PATE trainer beyond its imports, with a fixed epoch count
         """
 import torch
@@ -241,6 +280,11 @@ def fit(x, epsilon=1.0):
         loops = self._training_loops(index)
         if not loops or self._accounted(index):
             return
+        # a driver that only calls a PATE generator imported from elsewhere (``synth = pategan(data, params)``,
+        # ``method == 'pategan'``) claims nothing for its own loops: unless a loop sits in a function that
+        # takes or uses an epsilon, its loops are evaluation or other models' fits, not the PATE training
+        if not _own_claim(src) and not any(self._dp_function(index, lp) for lp in loops):
+            return
         loop = self._pick(index, loops)
         n = self._count_expr(loop)
         self.report(
@@ -304,20 +348,54 @@ def fit(x, epsilon=1.0):
         return out
 
     @staticmethod
-    def _pick(index: Dp2Index, loops: list[cst.For]) -> cst.For:
-        def dp_function(loop: cst.For) -> bool:
-            fn = index.enclosing_function(loop)
-            if fn is None:
-                return False
-            names = set(param_names(fn)) | refs(fn.body)
-            return any(_is_eps(n) for n in names)
+    def _dp_function(index: Dp2Index, loop: cst.For) -> bool:
+        fn = index.enclosing_function(loop)
+        if fn is None:
+            return False
+        names = set(param_names(fn)) | refs(fn.body)
+        return any(_is_eps(n) for n in names)
 
-        preferred = [lp for lp in loops if dp_function(lp)]
+    @staticmethod
+    def _pick(index: Dp2Index, loops: list[cst.For]) -> cst.For:
+        preferred = [lp for lp in loops if NoPrivacyAccounting._dp_function(index, lp)]
         return (preferred or loops)[0]
 
     def _count_expr(self, loop: cst.For) -> str:
         count = range_arg(loop.iter)
         return f"`{self.ctx.module.code_for_node(count)}`" if count is not None else "number of"
+
+
+def _own_claim(src: str) -> bool:
+    """The module itself claims PATE: a comment, a docstring or other prose string, or a function or class
+    it defines matches ``PATE_RE``. Not a claim: import lines, calls of an imported generator
+    (``synth = pategan(data, params_pate)``) and one-word dispatch strings (``method == 'pategan'``)."""
+    import io
+    import tokenize
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return True
+    prev = ""
+    for tok in toks:
+        text = tok.string
+        if tok.type == tokenize.NAME:
+            defined = prev in {"def", "class"}
+            prev = text
+            if not defined:
+                continue
+        elif tok.type == tokenize.STRING:
+            prev = ""
+            if re.fullmatch(r"[rbuRBU]*(['\"])\w+\1", text):
+                continue
+        elif tok.type == tokenize.COMMENT:
+            prev = ""
+        else:
+            if tok.type == tokenize.OP:
+                prev = ""
+            continue
+        if PATE_RE.search(text):
+            return True
+    return False
 
 
 def _ast_range_loop(expr: ast.AST) -> bool:
