@@ -1,6 +1,8 @@
 """DP126: a noise scale divided by the size of the very data the noised value is computed from."""
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
@@ -11,6 +13,12 @@ from dpcheck.rule import Rule
 _DRAWS = frozenset({"laplace", "normal", "gauss", "gaussian", "laplace_noise", "gaussian_noise", "normal_noise",
                     "laplacian", "Laplace", "Normal", "lap", "laplace_mech", "laplace_mechanism",
                     "gaussian_mechanism"})
+#: (b85) a mechanism object built with its sensitivity (``LaplaceMechanism(sensitivity=s, epsilon=e)``) and its
+#: method that releases a value with the noise (``mech.release(v)``, diffprivlib's ``randomise``)
+_MECHANISM_CLASS = re.compile(r"(?i)^\w*(?:laplace|gaussian|geometric)\w*mechanism\w*$|^\w*mechanism$")
+_MECHANISM_RELEASE = frozenset({"release", "randomise", "randomize", "add_noise", "privatize", "privatise",
+                                "apply", "noise", "perturb", "answer"})
+_MECHANISM_SCALE = frozenset({"sensitivity", "scale", "b", "sigma", "std", "sens"})
 #: keywords of a draw that are not its scale
 _NOT_SCALE = frozenset({"size", "shape", "loc", "mean", "out", "dtype", "device", "generator", "random_state"})
 #: calls that take a sample of data (a minibatch: its realised size is DP521's business)
@@ -84,9 +92,28 @@ class NoiseScaleOverPrivateSize(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a draw: a call named like one, or a module function calling one."""
-        return facts.calls_any(_DRAWS)
+        return facts.calls_any(_DRAWS) or any(_MECHANISM_CLASS.match(n) for n in facts.called)
 
     VALID = (
+        # (b85) twin of the mechanism-object case: the mean's sensitivity uses a public bound on the count
+        """
+def noisy_stats(table, eps, queries, min_rows):
+    rows = table.rows
+    out = {}
+    for q in queries:
+        avg = _mean_of(rows, q)
+        lo, hi = q.bounds
+        mech = LaplaceMechanism(sensitivity=(hi - lo) / min_rows, epsilon=eps / len(queries))
+        out[q.name] = mech.release(avg)
+    return out
+""",
+        # (b85) ordinary ML: a "mechanism" object of a physics simulator scaled by the number of particles
+        """
+def step_system(particles, dt):
+    damping = 1.0 / len(particles)
+    mech = FrictionMechanism(scale=damping, dt=dt)
+    return mech.apply(particles)
+""",
         # (h46-2 twin) the group means' sensitivity uses a public minimum group size
         """
 import numpy as np
@@ -232,6 +259,24 @@ def phase(S, eps, d, L, delta):
 """,
     )
     INVALID = (
+        # (b85) a mechanism object built with sensitivity = range / len(rows), the exact count of the rows the
+        # released mean is computed from
+        """
+def noisy_stats(table, eps, queries):
+    rows = table.rows
+    out = {}
+    for q in queries:
+        if q.kind == "count":
+            mech = LaplaceMechanism(sensitivity=1.0, epsilon=eps)
+            out[q.name] = mech.release(float(len(rows)))
+        else:
+            avg = _mean_of(rows, q)
+            lo, hi = q.bounds
+            sens = (hi - lo) / max(len(rows), 1)  # <-
+            mech = LaplaceMechanism(sensitivity=sens, epsilon=eps)
+            out[q.name] = mech.release(avg)
+    return out
+""",
         # (h46-2) a sensitivity function dividing a score range by the size of the group it is applied to
         """
 import numpy as np
@@ -404,6 +449,29 @@ def proportion(data, epsilon):
         for sub in body:
             if isinstance(sub, cst.Call) and self._draw(sub):
                 self._draw_site(node, sub, values, loop_vars)
+        self._mechanism_objects(node, body, values, loop_vars)
+
+    def _mechanism_objects(self, fn: cst.FunctionDef, body: list[cst.CSTNode],
+                           values: dict[str, list[cst.BaseExpression]], loop_vars: set[str]) -> None:
+        """(b85) ``mech = LaplaceMechanism(sensitivity=s, epsilon=e)`` then ``mech.release(v)``: the object's
+        sensitivity is the scale, ``v`` the noised value."""
+        built: dict[str, list[cst.BaseExpression]] = {}
+        for sub in body:
+            if isinstance(sub, cst.Assign) and len(sub.targets) == 1 and isinstance(sub.value, cst.Call) \
+                    and _MECHANISM_CLASS.match(call_name(sub.value) or "") and call_name(sub.value) not in _DRAWS:
+                key = dotted(sub.targets[0].target)
+                scale = [a.value for a in sub.value.args
+                         if a.keyword is not None and a.keyword.value in _MECHANISM_SCALE]
+                if key is not None and scale:
+                    built.setdefault(key, []).extend(scale)
+        if not built:
+            return
+        for sub in body:
+            if isinstance(sub, cst.Call) and isinstance(sub.func, cst.Attribute) \
+                    and sub.func.attr.value in _MECHANISM_RELEASE and dotted(sub.func.value) in built and sub.args:
+                noised = [a.value for a in sub.args if a.star == ""]
+                if self._check(fn, built[dotted(sub.func.value)], noised, values, loop_vars):
+                    return
 
     def _slice(self, exprs: list[cst.BaseExpression], values: dict[str, list[cst.BaseExpression]]
                ) -> list[cst.BaseExpression]:

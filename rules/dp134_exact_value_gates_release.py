@@ -7,8 +7,14 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.exactgate import ExactGate, exact_gates
+from dpcheck.analysis.exactgate import ExactGate, _config_root, exact_gates
 from dpcheck.rule import Rule
+
+
+def _config_value(shared: str | None) -> bool:
+    """(b85) ``self.config``, ``cfg``, ``args``: the only value the test shares with the release is the run's
+    configuration (public), not a record (``exact_gates`` names a data name first when there is one)."""
+    return bool(shared) and _config_root(shared)
 
 
 def _gates(facts: AstFacts) -> list[ExactGate]:
@@ -52,6 +58,24 @@ class ExactValueGatesRelease(Rule):
         return bool(_gates(facts))
 
     VALID = (
+        # (b85) twin of the masked-fill case: the emptiness test reads only the configuration (tube radii) and
+        # the fill's level, both public, so the skip reveals nothing about the data
+        """
+import numpy as np
+class Painter:
+    def paint(self, img, strokes, spacing):
+        level = self.config.fill_level
+        for s in strokes:
+            for seg in grow(s, spacing):
+                width = self.config.width_range[1] * (1 - 0.3 * len(seg))
+                band = _band(seg, width, spacing, img.shape)
+                hit = band > 0
+                if not np.any(hit):
+                    continue
+                w = band[hit]
+                img[hit] = (1 - w) * img[hit] + w * self.rng.normal(level, 10, size=w.size)
+        return img
+""",
         # a column with fewer than two values has no mean or spread: a degenerate-input guard per attribute
         """
 import numpy as np
@@ -200,6 +224,20 @@ def fit(model, optimizer, loader, loss_fn, epsilon, delta, epochs, noise_multipl
     )
 
     INVALID = (
+        # (b85) the configuration is read beside the data: the test on the exact group size still decides whether
+        # the group's noisy mean is released (a data name is shared, not only ``self.config``)
+        """
+import numpy as np
+class GroupMeans:
+    def release(self, data, eps):
+        out = {}
+        for g in self.config.groups:
+            rows = data[data["group"] == g]
+            if len(rows) < self.config.min_rows:  # <-
+                continue
+            out[g] = rows["value"].mean() + np.random.laplace(0, self.config.bound / eps)
+        return out
+""",
         # the twin: the same guard on the groups of a partition of the records
         """
 import numpy as np
@@ -321,7 +359,7 @@ def train(model, opt, loader, loss_fn, sigma, clip):
     def _by_line(self) -> dict[int, ExactGate]:
         if self._lines is None:
             tree = self.ctx.python_tree() or ast.Module(body=[], type_ignores=[])
-            self._lines = {g.line: g for g in exact_gates(tree)}
+            self._lines = {g.line: g for g in exact_gates(tree) if not _config_value(g.shared)}
         return self._lines
 
     def visit_If(self, node: cst.If) -> None:

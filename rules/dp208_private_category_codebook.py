@@ -1,6 +1,7 @@
 """DP208: a per-column codebook of the private table's observed categories decodes the DP output."""
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -43,6 +44,56 @@ def _dp_path(path: str) -> bool:
     """A folder or file within the last three path parts is named for DP (``dpwgan/``, ``dp-synthetic-*``)."""
     parts = re.split(r"[\\/]", path)[-3:]
     return any(words(re.sub(r"[@+.-]", "_", p)) & _DP_PATH_WORDS for p in parts)
+
+
+#: (b85) a module that runs a DP mechanism (its package's name is not enough)
+_DP_MECHANISM = re.compile(r"epsilon|noise_multiplier|laplace|opacus|privacy_engine|add_dp_noise|dp_sgd|dpsgd|"
+                           r"privbayes|\bsigma\b|budget", re.I)
+_MAX_PROJECT_FILES = 400
+
+
+def _package_files(path: str) -> list[str]:
+    """The ``.py`` files of the package ``path`` lies in (up to its topmost folder with an ``__init__.py``)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return []
+    root = folder
+    while os.path.isfile(os.path.join(os.path.dirname(root), "__init__.py")):
+        root = os.path.dirname(root)
+    out: list[str] = []
+    for base, dirs, files in os.walk(os.path.dirname(root)):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("tests", "test", "docs"))
+        out += [os.path.join(base, f) for f in sorted(files) if f.endswith(".py")]
+        if len(out) > _MAX_PROJECT_FILES:
+            return []
+    return out
+
+
+def _unused_by_dp(path: str, source: str) -> bool:
+    """(b85) A module of a DP-named package that no module running a DP mechanism uses: no project file other
+    than a package ``__init__`` (a re-export) names the module or one of its top-level classes or functions
+    while calibrating or adding noise. Its codebook decodes nothing the DP model releases (a standalone
+    preprocessing helper of the package)."""
+    if not path or not os.path.isfile(path):
+        return False
+    files = _package_files(path)
+    if not files:
+        return False
+    stem = os.path.splitext(os.path.basename(path))[0]
+    names = {stem, *re.findall(r"(?m)^(?:class|def)\s+(\w+)", source)}
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(names)) + r")\b")
+    me = os.path.abspath(path)
+    for other in files:
+        if os.path.abspath(other) == me or os.path.basename(other) == "__init__.py":
+            continue
+        try:
+            with open(other, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(400_000)
+        except OSError:
+            continue
+        if pattern.search(text) and _DP_MECHANISM.search(text):
+            return False
+    return True
 
 
 def _root(expr: cst.BaseExpression) -> str:
@@ -442,7 +493,8 @@ class TableCoder:
     )
 
     def visit_Module(self, node: cst.Module) -> None:
-        if not (_DP_TEXT.search(code_and_fstrings(self.ctx.source)) or _dp_path(self.ctx.path)):
+        if not _DP_TEXT.search(code_and_fstrings(self.ctx.source)) and not (
+                _dp_path(self.ctx.path) and not _unused_by_dp(self.ctx.path, self.ctx.source)):
             return
         decoders = _decoders(node)
         consumers = _consumers(node)

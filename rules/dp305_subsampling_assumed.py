@@ -153,6 +153,66 @@ def _parsed(path: str) -> ast.Module | None:
         return None
 
 
+#: (b85) calls that may show a batch size without using it as a rate
+_SHOW_CALLS = frozenset({"print", "format", "warn", "info", "debug", "warning", "error", "int", "float", "str",
+                         "isinstance", "ValueError", "TypeError", "RuntimeError", "AssertionError"})
+
+
+def _resolve_def(path: str, tree: ast.Module | None, name: str, hops: int = 2) -> ast.FunctionDef | None:
+    """The module-level ``def name`` a call reaches: in this file, or in the project file a ``from … import name``
+    names (following one re-export through a package ``__init__``)."""
+    if tree is None:
+        return None
+    local = next((s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == name), None)
+    if local is not None or hops <= 0 or not path or not os.path.isfile(path):
+        return local
+    origin = _import_of(tree, name)
+    if origin is None:
+        return None
+    other = _module_file(path, origin[0], origin[1])
+    if other is None or os.path.abspath(other) == os.path.abspath(path):
+        return None
+    return _resolve_def(other, _parsed(other), name, hops - 1)
+
+
+def _credits_no_rate(fn: ast.FunctionDef) -> bool:
+    """(b85) A σ/ε helper handed the batch size that never turns it into a sampling rate: every use of the batch
+    parameter counts steps (``n // batch_size``), is shown (``print``, an f-string) or checked (a comparison that
+    raises), so the helper composes full (unsubsampled) steps and credits no Poisson amplification. A true
+    division, a product or a call handing the batch on (``compute_rdp(batch / n, …)``) is a rate."""
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)]
+    batch = {p for p in params if words(p) & _BATCH_WORDS}
+    if not batch:
+        return False
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(fn):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    uses = 0
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in _RATE_KEYWORDS and isinstance(node.ctx, ast.Store):
+            return False  # a rate-named variable is worked out
+        if isinstance(node, ast.Call):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if _RATE_CALLS.match(called) or called in _EPSILON_READS:
+                return False  # an accountant is run inside
+        if not (isinstance(node, ast.Name) and node.id in batch and isinstance(node.ctx, ast.Load)):
+            continue
+        uses += 1
+        parent = parents.get(node)
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.FloorDiv) and parent.right is node:
+            continue
+        if isinstance(parent, (ast.Compare, ast.FormattedValue)):
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            func = parent.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if called in _SHOW_CALLS:
+                continue
+        return False
+    return uses > 0
+
+
 def _import_of(tree: ast.Module, name: str) -> tuple[str, int] | None:
     """(module, level) a module-level ``from … import name`` binds ``name`` from."""
     for stmt in tree.body:
@@ -756,6 +816,35 @@ class SubsamplingAssumed(Rule):
                 and isinstance(n.value.op, ast.Div) for n in facts.nodes(ast.Assign))  # type: ignore[attr-defined]
 
     VALID = (
+        # (b85) twin of the helper-rate case: the σ helper takes the batch size only to count steps
+        # (n // batch) and composes full, unsubsampled Gaussian steps, so drawing with replacement breaks no
+        # amplification it credits
+        """
+import numpy as np
+def calibrate_sigma(epsilon, delta, n_rows, batch_size, epochs):
+    if batch_size > n_rows:
+        print(f"batch {batch_size} exceeds the data")
+    steps = (n_rows // batch_size) * epochs
+    return np.sqrt(2 * np.log(1.25 / delta)) / epsilon * np.sqrt(steps)
+
+def train(model, data, cfg):
+    sigma = calibrate_sigma(cfg.eps, cfg.delta, len(data), cfg.batch_size, cfg.epochs)
+    for _ in range(cfg.epochs):
+        idx = np.random.choice(len(data), cfg.batch_size)
+        model.noisy_step(data[idx], sigma)
+""",
+        # (b85) ordinary ML: a batch drawn with replacement beside a learning-rate helper that reads the batch size
+        """
+import numpy as np
+def compute_warmup_steps(n_rows, batch_size, epochs):
+    return (n_rows // batch_size) * epochs // 10
+
+def fit(model, data, batch_size, epochs):
+    warm = compute_warmup_steps(len(data), batch_size, epochs)
+    for step in range(epochs * 10):
+        idx = np.random.choice(len(data), batch_size)
+        model.step(data[idx], warmup=step < warm)
+""",
         # (h45-QE) twin of the Lightning module below: its loader is replaced by Opacus' Poisson loader, whose
         # batch size is drawn (the rate read beforehand is the expected one)
         """
@@ -2017,6 +2106,21 @@ def add_noise(x, noise_rate=0.05):
     )
 
     INVALID = (
+        # (b85) twin of the step-counting σ helper: this one works out q = batch / n and credits Poisson
+        # amplification, while the batches are drawn with replacement
+        """
+import numpy as np
+def calibrate_sigma(epsilon, delta, n_rows, batch_size, epochs):
+    q = batch_size / n_rows  # <-
+    steps = (n_rows // batch_size) * epochs
+    return search_subsampled_sigma(q, steps, epsilon, delta)  # <-
+
+def train(model, data, cfg):
+    sigma = calibrate_sigma(cfg.eps, cfg.delta, len(data), cfg.batch_size, cfg.epochs)  # <-
+    for _ in range(cfg.epochs):
+        idx = np.random.choice(len(data), cfg.batch_size)  # <-
+        model.noisy_step(data[idx], sigma)
+""",
         # (h45-QE) a Lightning module reads the fixed batch size of the trainer's own loader and steps the RDP
         # accountant with q = batch_size / n as if each batch were Poisson-sampled
         """
@@ -3202,6 +3306,7 @@ class HeadTrainer(transformers.Trainer):
         if ((_RATE_CALLS.match(name) or _accountant_named(name) or _accountant_helper(name))
                 and (_IMPLIED_RATE.match(name) or _rate_argument(node) is not None
                      or _engine_rate(node, name)) or _helper_rate(node, name, self.ctx.analysis.value_of)
+                and not self._helper_without_rate(node)
                 or name in _BATCH_CHARGED and any(_batch_named(a.value) for a in node.args)
                 or _count_built(node, name) or self._project_accountant_rate(node, name)) \
                 and not _noiseless(node) and not self._sigma_search(node):
@@ -3245,6 +3350,20 @@ class HeadTrainer(transformers.Trainer):
                 # (h46-2) the shuffle of an earlier statement is where the fixed-size order is drawn
                 site = self._shuffled_before(node.func.value) or node
             self._sources.append((site, kind))
+
+    def _helper_without_rate(self, node: cst.Call) -> bool:
+        """(b85) The helper's own ``def`` (this file or a project module it imports) credits no sampling rate."""
+        if not isinstance(node.func, cst.Name):
+            return False
+        tree = self.__dict__.get("_ast_tree", False)
+        if tree is False:
+            try:
+                tree = ast.parse(self.ctx.source)
+            except (SyntaxError, ValueError):
+                tree = None
+            self.__dict__["_ast_tree"] = tree
+        fn = _resolve_def(self.ctx.path, tree, node.func.value)
+        return fn is not None and _credits_no_rate(fn)
 
     def _project_accountant_rate(self, node: cst.Call, name: str) -> bool:
         """(h44b-2) A project module's accountant factory handed the record count

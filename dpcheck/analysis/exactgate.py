@@ -668,8 +668,22 @@ def _gate(info: _Function, node: ast.If, releases: list[tuple[ast.AST, ast.AST, 
             continue
         if not _data_test(info, node.test, derived):
             continue
-        return ExactGate(node.lineno, getattr(release, "lineno", node.lineno), sorted(derived)[0])
+        # (b85) a data name first: a configuration object (``self.config``) is named only when nothing else is shared
+        return ExactGate(node.lineno, getattr(release, "lineno", node.lineno),
+                         sorted(derived, key=lambda s: (_config_root(s), s))[0])
     return None
+
+
+_CONFIG_ROOTS = frozenset({"config", "cfg", "conf", "args", "opts", "opt", "options", "hparams", "params",
+                           "settings", "FLAGS", "flags"})
+
+
+def _config_root(name: str) -> bool:
+    """``self.config``, ``cfg.x``, ``args``: a name read from the run's configuration."""
+    parts = name.split(".")
+    if parts[0] in ("self", "cls"):
+        parts = parts[1:]
+    return bool(parts) and parts[0] in _CONFIG_ROOTS
 
 
 _COLUMN_WORDS = frozenset({"columns", "cols", "features", "attributes", "attrs", "fields", "variables"})
