@@ -256,6 +256,29 @@ def noisy_sgd(w, X, Y, lr, epsilon, sigma, loss_fn):
         w.data -= step + torch.tensor(multivariate_normal(cov=sigma).rvs(size=len(w)))
         w.grad.zero_()
 """,
+        # (fix47-QC) an estimation loop that clips its own batch gradient and steps, with no noise, beside a
+        # DP method of the same class that noises its own .grad: the estimate is not the DP release
+        """
+import torch
+class Server:
+    def estimate_smoothness(self, net, loader, loss_fn, opt):
+        norms = []
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            for p in net.parameters():
+                p.grad /= max(1, p.grad.norm(2) / self.clip)
+            norms.append(sum(p.grad.norm() ** 2 for p in net.parameters()))
+            opt.step()
+        return max(norms)
+    def private_round(self, net, examples, loss_fn, opt):
+        for x, y in examples:
+            opt.zero_grad()
+            loss_fn(net(x[None]), y[None]).backward()
+            for p in net.parameters():
+                p.grad += torch.normal(0.0, self.sigma * self.clip, p.grad.shape)
+            opt.step()
+""",
         # the batch gradient divided by max(1, ‖g‖/C) with no noise anywhere: ordinary training with a clip
         """
 def descend(w, loss, lr, clip, epsilon_tol):
@@ -444,6 +467,22 @@ def dp_grad(tape, loss, w, l2_clip, noise_multiplier, epsilon):
     grad *= tf.minimum(1.0, l2_clip / tf.norm(grad))  # <-
     return grad + tf.random.normal(tf.shape(grad), stddev=l2_clip * noise_multiplier)
 """,
+        # (fix47-QC twin) the clip helper only clips; the step that noises the same .grad is another method
+        """
+import torch
+class Server:
+    def bound(self, net):
+        for p in net.parameters():
+            p.grad /= max(1, p.grad.norm(2) / self.clip)  # <-
+    def private_round(self, net, loader, loss_fn, opt):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            self.bound(net)
+            for p in net.parameters():
+                p.grad += torch.normal(0.0, self.sigma * self.clip, p.grad.shape)
+            opt.step()
+""",
     )
 
     def _dp_file(self, node: cst.CSTNode) -> bool:
@@ -465,7 +504,8 @@ def dp_grad(tape, loss, w, l2_clip, noise_multiplier, epsilon):
         if per_example_machinery(_live_source(self.ctx.source), _PER_EXAMPLE) \
                 or not self.ctx.analysis.in_dp_context(node):
             return
-        if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()):
+        if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()
+                                           and not self._own_noiseless_step(node)):
             return
         batch = self._batch_gradients(node)
         for sub in walk(node, into_scopes=False):
@@ -622,6 +662,15 @@ def dp_grad(tape, loss, w, l2_clip, noise_multiplier, epsilon):
                 and not words(name) & {"norm", "value"} - {"clip"}:
             return f"`{name}` (a clip/noise helper) is given"
         return None
+
+    @staticmethod
+    def _own_noiseless_step(fn: cst.FunctionDef) -> bool:
+        """The function takes the gradient itself (``loss.backward()``, ``tape.gradient``) and applies it
+        (``optimizer.step()``, ``apply_gradients``) with no noise of its own: a complete step whose gradient
+        never reaches the noise another function of the module adds to its own gradients (an estimation or
+        non-private baseline loop beside the DP one)."""
+        names = {call_name(n) for n in walk(fn) if isinstance(n, cst.Call)}
+        return bool(names & ({"backward"} | _GRADIENT_OF)) and bool(names & {"step", "apply_gradients", "minimize"})
 
     def _module_noises_grad(self) -> bool:
         """Another function of the module adds a noise draw to the stored ``.grad`` in place

@@ -156,6 +156,21 @@ def layerwise(params, C, noise_mult):
     for p in params:
         p.grad += torch.randn_like(p.grad) * noise_mult * C
 """,
+        # (fix47-QC) the bound divided by a layer count kept in a name: C_l = C / L, so Σ C_l² ≤ C²
+        """
+import torch
+class Client:
+    def local_round(self, net, loader, loss_fn, opt):
+        n_layers = len(list(net.parameters()))
+        C_l = self.clip / n_layers
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            for p in net.parameters():
+                p.grad /= max(1, p.grad.norm(2) / C_l)
+                p.grad += torch.normal(0.0, self.sigma * self.clip, p.grad.shape)
+            opt.step()
+""",
         # per-tensor gradient-norm clipping for stability, no noise (ordinary training)
         """
 import torch
@@ -367,6 +382,19 @@ class Learner:
         scale = self.clip * self.noise_multiplier
         for name, p in self.model.named_parameters():
             self.acc[name].add_(torch.randn_like(p) * scale)
+""",
+        # (fix47-QC twin) the same loop, but each layer keeps the full bound: the vector can reach C·√L
+        """
+import torch
+class Client:
+    def local_round(self, net, loader, loss_fn, opt):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(net(xb), yb).backward()
+            for p in net.parameters():
+                p.grad /= max(1, p.grad.norm(2) / self.clip)  # <-
+                p.grad += torch.normal(0.0, self.sigma * self.clip, p.grad.shape)
+            opt.step()
 """,
     )
 
@@ -612,9 +640,20 @@ def _layer_scaled(stmt: cst.CSTNode, assigns: dict[str, list[cst.BaseExpression]
 def _split(bound: cst.CSTNode, assigns: dict[str, list[cst.BaseExpression]]) -> bool:
     """Is the bound C divided over the layers (``C / sqrt(L)``, ``C / len(params)``)?"""
     exprs: list[cst.CSTNode] = [bound]
-    for name in refs(bound):
-        exprs.extend(assigns.get(name, ()))
-    return any(isinstance(c, cst.Call) and call_name(c) in _SPLITTERS for e in exprs for c in walk(e))
+    seen: set[str] = set()
+    for _ in range(3):  # through names: ``C = self.C / layers`` with ``layers = len(list(model.parameters()))``
+        for e in list(exprs):
+            for name in refs(e):
+                if name not in seen:
+                    seen.add(name)
+                    exprs.extend(assigns.get(name, ()))
+    if any(isinstance(c, cst.Call) and call_name(c) in _SPLITTERS for e in exprs for c in walk(e)):
+        return True
+    # ``C / n_layers``, ``clip / num_tensors``: divided by a count of the layers
+    return any(isinstance(c, cst.BinaryOperation) and isinstance(c.operator, cst.Divide)
+               and isinstance(c.right, (cst.Name, cst.Attribute))
+               and bool(words(dotted(c.right) or "") & (_LAYER_COUNT_WORDS - {"params", "parameters"}))
+               for e in exprs for c in walk(e))
 
 
 def _element_names(loop: cst.CSTNode) -> set[str]:
