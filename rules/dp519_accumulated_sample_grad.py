@@ -9,6 +9,40 @@ from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, walk
 from dpcheck.rule import Rule
 
+_DP_WORDS = ("clip", "nois", "sigma", "epsilon", "privacy", "private", "dp", "laplace", "gaussian_mech")
+
+
+def _words(ident: str) -> list[str]:
+    """``noise_multiplier`` -> noise, multiplier; ``maxGradNorm`` -> max, grad, norm; ``DPSGD`` -> dpsgd."""
+    out: list[str] = []
+    for part in ident.split("_"):
+        word = ""
+        for i, ch in enumerate(part):
+            if ch.isupper() and word and not part[i - 1].isupper():
+                out.append(word.lower())
+                word = ""
+            word += ch
+        if word:
+            out.append(word.lower())
+    return out
+
+
+def _dp_evidence(node: cst.CSTNode) -> bool:
+    """An identifier or string of ``node`` names clipping, noise or privacy (``clip``, ``noise_multiplier``,
+    ``sigma``, ``epsilon``, ``dpsgd``, ``private``): a loop whose function names none of them is ordinary training
+    or analysis code (an importance score, an attack feature), where a running ``.grad`` sum releases nothing."""
+    for sub in walk(node):
+        text = sub.value if isinstance(sub, cst.Name) else (
+            sub.attr.value if isinstance(sub, cst.Attribute) else (
+                sub.value if isinstance(sub, cst.SimpleString) else None))
+        if not isinstance(text, str):
+            continue
+        for word in _words(text.strip("'\"")):
+            if word.startswith(_DP_WORDS):
+                return True
+    return False
+
+
 _ZEROING = frozenset({"zero_grad", "zero_", "fill_", "detach_", "zero_grad_"})
 
 
@@ -52,7 +86,8 @@ class AccumulatedSampleGrad(Rule):
         "examples 1..k, every example enters all later clipped terms, and one record moves the sum "
         "by up to B·C instead of C. Not reported: loops that zero the gradients anywhere in their "
         "body, loops that do not read `.grad` after the backward (gradient accumulation for one "
-        "step), code with no DP context. Fix: zero the gradients at the start of each example's "
+        "step), code with no DP context, and loops whose function names no clipping, noise or privacy at all (an importance "
+        "score or attack feature built from `.grad`). Fix: zero the gradients at the start of each example's "
         "iteration (or use `torch.func.vmap`/Opacus for per-example gradients)."
     )
     TRIGGERS = ("backward",)
@@ -134,6 +169,17 @@ def dp_grads(model, loss_fn, batch, clip, sigma):
         for p in model.parameters():
             p.grad.zero_()
     return out
+""",
+        # ordinary ML: a parameter-importance score from batch gradients, nothing clipped or noised
+        """
+import torch
+def importance(model, loader, criterion, mu, scores):
+    for x, y in loader:
+        criterion(model(x), y).backward()
+        norms = [torch.norm(p.grad.detach().clone()) ** 2 for p in model.parameters()]
+        for i, n in enumerate(norms):
+            scores[i] = mu * scores[i] + (1 - mu) * n
+    return scores
 """,
         # a leaf tensor created afresh in each iteration: its .grad holds that iteration's gradient only
         """
@@ -224,6 +270,17 @@ def per_example_grads(net, loss_fn, X, Y, clip, sigma):
         rows.append(g * min(1.0, clip / float(g.norm())))
     return torch.stack(rows).sum(0) + torch.normal(0, sigma * clip, rows[0].shape)
 """,
+        # the importance loop of the VALID case, but the scores are clipped and noised for release
+        """
+import torch
+def importance(model, loader, criterion, mu, scores, clip, sigma):
+    for x, y in loader:
+        criterion(model(x), y).backward()  # <-
+        norms = [torch.norm(p.grad.detach().clone()) ** 2 for p in model.parameters()]
+        for i, n in enumerate(norms):
+            scores[i] = mu * scores[i] + (1 - mu) * min(n, clip)
+    return scores + torch.normal(0.0, sigma * clip, scores.shape)
+""",
         # zeroed once before the loop only
         """
 def dp_sgd_step(model, optimizer, examples, loss_fn, clip, sigma):
@@ -274,6 +331,9 @@ def collect(model, data, loss_fn, l2_clip, noise_multiplier):
                 "to B·C); zero the gradients for each example",
             )
             return
+        fn = fa.enclosing_function(loop)
+        if not _dp_evidence(fn if fn is not None else loop):
+            return  # no clipping, noise or privacy named where the gradients are read
         for sub in walk(loop.body):
             if _grad_read(sub) and fa.line_of(sub) > line and not (
                     isinstance(sub.value, cst.Name) and sub.value.value in fresh) and self._kept(sub):
