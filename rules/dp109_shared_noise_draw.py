@@ -12,7 +12,7 @@ from dpcheck.rule import Rule
 from dpcheck.analysis.clipping import ident
 
 #: draws whose result is one number unless a size is given
-_SCALAR_DRAWS = frozenset({"laplace", "normal", "gumbel", "gauss", "normalvariate"})
+_SCALAR_DRAWS = frozenset({"laplace", "normal", "gumbel", "gauss", "normalvariate", "exponential"})
 #: calls that return a vector of counts / values
 _VECTOR_CALLS = frozenset({
     "histogram", "histogramdd", "histogram2d", "bincount", "value_counts", "zeros", "ones", "full", "array",
@@ -56,6 +56,16 @@ def _scalar_draw(expr: cst.BaseExpression,
         return None
     if name in ("gauss", "normalvariate"):
         return expr if func.startswith("random.") else None
+    if name == "exponential":
+        # ``exponential(scale, size)``: no centre; one number unless a size (the second positional) is given
+        if func.split(".")[0] in ("torch", "tf", "jax", "jnp") or len(positional) > 2 \
+                or len(positional) == 2 and not _one(positional[1].value):
+            return None
+        scale = positional[0].value if positional else next(
+            (a.value for a in expr.args if a.keyword is not None and a.keyword.value in ("scale", "beta")), None)
+        if scale is not None and value_of is not None and _array_valued(scale, value_of):
+            return None
+        return expr
     if len(positional) > 3 or len(positional) == 3 and not _one(positional[2].value):
         return None  # a size of 1 (``laplace(0, b, 1)``) is still one number, broadcast over the vector
     loc = positional[0].value if positional else next(
@@ -142,7 +152,7 @@ class SharedNoiseDraw(Rule):
         "(`np.random.laplace(counts, b)`), a per-element loop or comprehension, code with no DP "
         "context. Fix: `counts + np.random.laplace(0, b, size=counts.shape)`."
     )
-    TRIGGERS = ("laplace", "normal", "gumbel", "gauss")
+    TRIGGERS = ("laplace", "normal", "gumbel", "gauss", "exponential")
     requires_dp_context = True
 
     @classmethod
@@ -164,6 +174,20 @@ class SharedNoiseDraw(Rule):
                    for pair in pairs for side in pair)
 
     VALID = (
+        # twin: one exponential draw per category (still one-sided, but not shared)
+        """
+import numpy as np
+def noisy_category_counts(frame, column, epsilon):
+    counts = frame[column].value_counts()
+    return counts + np.random.exponential(1.0 / epsilon, len(counts))
+""",
+        # ordinary ML: one exponential jitter for a learning-rate schedule
+        """
+import numpy as np
+def schedule(lrs, epsilon=1e-8):
+    base = np.array(lrs)
+    return base * (1 + 0.01 * np.random.exponential(1.0)) + epsilon
+""",
         # a scale that is itself a vector (one per step of a sequential test) draws one number per entry
         """
 import numpy as np
@@ -283,6 +307,14 @@ def fit(reg, X, y, Deltaf, epsilon, module, noise_scale):
     )
 
     INVALID = (
+        # one exponential draw shared by every category count of a noisy histogram
+        """
+import numpy as np
+def noisy_category_counts(frame, column, epsilon):
+    counts = frame[column].value_counts()
+    shared = np.random.exponential(1.0 / epsilon)
+    return counts + shared  # <-
+""",
         # eeprivacy operations.py: the clamped vector sum goes through the scalar Laplace helper; spectral_graph.py:
         # one draw for all k eigenvalues
         """

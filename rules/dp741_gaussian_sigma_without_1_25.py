@@ -61,6 +61,38 @@ def _roots(node: cst.CSTNode) -> list[cst.CSTNode]:
     return out
 
 
+#: calls that search for σ between two ends: a bound passed to one is a bracket end, not the σ used
+_SEARCH_WORDS = frozenset({"search", "bisect", "bisection", "brentq", "brenth", "ridder", "toms748", "bracket",
+                           "root", "roots", "fsolve", "solve", "solver", "minimize", "minimise", "optimize",
+                           "optimise", "binary"})
+_BOUND_WORDS = frozenset({"upper", "lower", "hi", "lo", "high", "low", "bound", "bounds", "ub", "lb", "bracket"})
+
+
+def _midpoint(node: cst.CSTNode) -> bool:
+    """``(lo + hi) / 2``: a bisection in the function."""
+    return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide) and number(n.right) == 2
+               and isinstance(_strip(n.left), cst.BinaryOperation) and isinstance(_strip(n.left).operator, cst.Add)
+               for n in walk(node))
+
+
+def _strip(expr: cst.BaseExpression) -> cst.BaseExpression:
+    while isinstance(expr, cst.Call) and call_name(expr) in ("float", "int") and len(expr.args) == 1:
+        expr = expr.args[0].value
+    return expr
+
+
+def _search_end(fn: cst.FunctionDef, bound: set[str]) -> bool:
+    """The names bound to the short σ are one end of a search for σ (an argument of a search/bisect/root call, or
+    bound-named in a function that bisects), so the σ used is the one the search returns, not this one."""
+    if not bound:
+        return False
+    for n in walk(fn.body):
+        if isinstance(n, cst.Call) and set((call_name(n) or "").lower().split("_")) & _SEARCH_WORDS:
+            if {a.value for arg in n.args for a in walk(arg.value) if isinstance(a, cst.Name)} & bound:
+                return True
+    return any(set(b.lower().split("_")) & _BOUND_WORDS for b in bound) and _midpoint(fn)
+
+
 def _over_budget(node: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)
                and name_words(n.right) & _BUDGET for n in walk(node))
@@ -100,13 +132,15 @@ class GaussianSigmaWithout125(Rule):
             roots = _roots(line)
             if not roots:
                 continue
+            bound: set[str] = set()
+            for small in line.body:
+                if isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        bound |= target_names(t.target)
+            if _search_end(node, bound):
+                continue
             hit = _over_budget(line)
             if not hit:
-                bound: set[str] = set()
-                for small in line.body:
-                    if isinstance(small, cst.Assign):
-                        for t in small.targets:
-                            bound |= target_names(t.target)
                 hit = bool(bound) and any(
                     other is not line and _over_budget(other)
                     and {n.value for n in walk(other) if isinstance(n, cst.Name)} & bound for other in lines)
@@ -143,6 +177,26 @@ import numpy as np
 class GaussianMech:
     def scale(self, sens):
         return sens * (2 * np.log(1.25 / self.delta)) ** 0.5 / self.epsilon
+""",
+        # the short bound is only the upper end of a binary search for the smallest σ that passes a tail test
+        """
+import math
+def smallest_sigma(sens, epsilon, delta, passes, tol=1e-6):
+    sigma_hi = sens / epsilon * math.sqrt(2 * math.log(1 / delta)) * 2
+    return bisect_sigma(lambda s: passes(sens, epsilon, delta, s), tol, sigma_hi)
+""",
+        # the same search written out: lower and upper ends, midpoint
+        """
+import numpy as np
+def calibrate(eps, delta, ok):
+    lo, hi_bound = 1e-6, np.sqrt(2 * np.log(1 / delta)) / eps
+    while hi_bound - lo > 1e-9:
+        mid = (lo + hi_bound) / 2
+        if ok(mid):
+            hi_bound = mid
+        else:
+            lo = mid
+    return hi_bound
 """,
         # ordinary ML: an epsilon in a norm
         """
@@ -183,5 +237,12 @@ import torch
 def noisy_answers(answers, eps_per_query, delta, l2_sens):
     std = l2_sens * math.sqrt(2 * math.log(1 / delta)) / eps_per_query  # <-
     return answers + torch.randn_like(answers) * std
+""",
+        # a bound-named σ used directly as the noise (no search in the function)
+        """
+import numpy as np
+def release(total, eps, delta):
+    sigma_upper = np.sqrt(2 * np.log(1 / delta)) / eps  # <-
+    return total + np.random.normal(0, sigma_upper)
 """,
 )
