@@ -71,6 +71,11 @@ def _factors(expr: cst.BaseExpression, sign: int = 1) -> list[tuple[cst.BaseExpr
     return [(expr, sign)]
 
 
+#: words of an epsilon-greedy schedule's ends
+_SCHEDULE = frozenset({"start", "end", "min", "max", "final", "initial", "init", "decay", "greedy", "explore",
+                       "exploration", "begin", "stop"})
+
+
 class ScaleGrowsWithEpsilon(Rule):
     id = "DP114"
     name = "scale-grows-with-epsilon"
@@ -96,6 +101,19 @@ class ScaleGrowsWithEpsilon(Rule):
     requires_dp_context = True
 
     VALID = (
+        # (QF b90) twin of the remaining budget: the histogram's Laplace scale is 1 over what is left
+        """
+import numpy as np
+def noisy_votes(hist, total_eps, pca_eps):
+    hist += np.random.laplace(scale=1.0 / (total_eps - pca_eps), size=hist.shape)
+    return hist
+""",
+        # (QF b90) ordinary ML: an exploration schedule's decay, no privacy anywhere
+        """
+import numpy as np
+def explore(q_values, eps_start, eps_end):
+    return q_values + np.random.laplace(scale=eps_start - eps_end, size=q_values.shape)
+""",
         # the twins of the chained and tensor-wrapped spellings: ε in the denominator
         """
 import tensorflow as tf
@@ -223,6 +241,13 @@ def augment(images, sigma=0.1, seed=0):
 """,
     )
     INVALID = (
+        # (QF b90) the budget left after DP-PCA is the Laplace scale of the private histogram
+        """
+import numpy as np
+def noisy_votes(hist, total_eps, pca_eps):
+    hist += np.random.laplace(scale=total_eps - pca_eps, size=hist.shape)  # <-
+    return hist
+""",
         # objective perturbation: the std is a constant multiple of a constant multiple of ε (TF1 random_normal)
         """
 import tensorflow as tf
@@ -408,13 +433,15 @@ def report_noisy_max(scores, epsilon):
         factors = self._reciprocals(call, plain)
         if len(factors) != len(plain) and not self._zero_loc(call):
             return  # ``normal(mu, 1 / sigma)`` around a non-zero centre simulates a distribution, it is no noise
-        numerator = [f for f, s in factors if s > 0 and self._budget(call, f)]
+        numerator = [f for f, s in factors if s > 0 and (self._budget(call, f) or self._budget_left(call, f))]
         if not numerator:
             return
         if any(s < 0 and self._budget(call, n) for f, s in factors for n in walk(f)
                if isinstance(n, (cst.Name, cst.Attribute))):
             return
         budget = self.ctx.analysis.code(numerator[0]).strip()
+        if isinstance(numerator[0], cst.BinaryOperation) and not numerator[0].lpar:
+            budget = f"({budget})"
         what = "multiplies the unit draw" if product else f"is the scale of `{name}`"
         if len(factors) != len(plain):
             what = f"ends up in the numerator of the scale of `{name}` (`{self.ctx.analysis.code(scale).strip()}` is " \
@@ -511,6 +538,16 @@ def report_noisy_max(scores, epsilon):
             return any(isinstance(n, (cst.Name, cst.Attribute)) and words(last_name(n) or "") & {
                 "sigma", "noise", "std", "multiplier", "stddev"} for n in walk(value))
         return False
+
+    def _budget_left(self, call: cst.Call, expr: cst.BaseExpression) -> bool:
+        """(QF b90) ``total_eps - pca_eps``, ``FLAGS.extra_eps - FLAGS.dppca_eps``: the budget left after
+        another step spent its share is still a budget (both sides named as budgets)."""
+        if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Subtract)):
+            return False
+        # ``eps_start - eps_end``: an exploration schedule's span (epsilon-greedy), not a privacy budget
+        if any(words(last_name(side) or "") & _SCHEDULE for side in (expr.left, expr.right)):
+            return False
+        return self._budget(call, expr.left) and self._budget(call, expr.right)
 
     def _budget(self, call: cst.Call, expr: cst.BaseExpression) -> bool:
         """A privacy budget: named ``epsilon``/``eps``/``budget`` (not a numerical eps), or a parameter ``e``."""

@@ -272,6 +272,24 @@ def age_histogram(df, epsilon):
 """,
 )
 _ROLE_VALID = (
+    # (QF b90) twin: each image standardised by its own mean/std over every axis but the records'
+    """
+import numpy as np
+from opacus import PrivacyEngine
+def train(model, images, labels, optimizer, noise_multiplier, max_grad_norm):
+    axes = tuple(range(1, images.ndim))
+    mu = np.mean(images, axis=axes, keepdims=True)
+    sd = np.std(images, axis=list(range(1, len(images.shape))), keepdims=True)
+    images = (images - mu) / sd
+    return fit_private(model, images, labels, optimizer, noise_multiplier, max_grad_norm)
+""",
+    # (QF b90) ordinary ML: per-sample standardisation as a transform in a plain training loop
+    """
+import numpy as np
+def per_image_standardize(batch):
+    dims = tuple(range(1, batch.ndim))
+    return (batch - batch.mean(axis=dims, keepdims=True)) / (batch.std(axis=dims, keepdims=True) + 1e-6)
+""",
     # twin: missing values filled with a given constant
     """
 from sklearn.impute import SimpleImputer

@@ -87,8 +87,8 @@ def _noise_names(fn: Scope) -> set[str]:
                 value, targets = stmt.value.args[0].value, {dotted(stmt.value.func.value) or ""}
             if value is None or not targets:
                 continue
-            if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in walk(value, into_scopes=False)) \
-                    or value_refs(value) & out:
+            if any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) and not _split_mask(n)
+                   for n in walk(value, into_scopes=False)) or value_refs(value) & out:
                 out |= targets - {""}
     return out
 
@@ -187,8 +187,47 @@ class _DropUnbudgetedFields(cst.CSTTransformer):
 #: draws that pick uniformly among positions or classes (no weights)
 _UNIFORM_PICKS = frozenset({"choice", "choices", "randint", "integers", "randperm", "permutation"})
 
+def _split_mask(call: cst.Call) -> bool:
+    """(QF b90) ``np.random.binomial(1, p=0.9, size=len(users))``: a Bernoulli mask with a literal
+    probability (a train/test split or a subsample), not a randomised response whose ``p`` reads a budget."""
+    if call_name(call) not in ("binomial", "bernoulli"):
+        return False
+    prob = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "p"), None)
+    if prob is None:
+        positional = [a for a in call.args if a.keyword is None]
+        index = 1 if call_name(call) == "binomial" else 0
+        prob = positional[index].value if len(positional) > index else None
+    return isinstance(prob, (cst.Float, cst.Integer)) or isinstance(prob, cst.BinaryOperation) \
+        and all(isinstance(n, (cst.Float, cst.Integer, cst.BinaryOperation)) or not isinstance(n, cst.BaseExpression)
+                for n in walk(prob))
+
+
 #: calls that only show or log what they are given
 _REPORTS = frozenset({"print", "info", "debug", "warning", "warn", "set_description", "set_postfix"})
+
+
+class _ScoreOnly(cst.CSTTransformer):
+    """(QF b90) ``np.exp(-epsilon * loss / (2 * sens))``: the exponential mechanism's weight. Its score
+    (``loss``) depends on the records by design; only the exponent's denominators (the sensitivity) stay,
+    beside the budget, so a data-derived sensitivity is still combined with it."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        if call_name(original) != "exp" or len(original.args) != 1 or not budget_refs(original.args[0].value):
+            return updated
+        budgets = sorted(budget_refs(original.args[0].value))
+        try:
+            kept: list[cst.BaseExpression] = [cst.parse_expression(budgets[0])]
+        except Exception:  # noqa: BLE001 - a budget spelled in a way that is no expression
+            return updated
+        kept += [n.right for n in walk(updated.args[0].value)
+                 if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)]
+        return cst.Tuple([cst.Element(k) for k in kept])
+
+
+def _without_scores(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if not any(isinstance(n, cst.Call) and call_name(n) == "exp" for n in walk(expr)):
+        return expr
+    return expr.visit(_ScoreOnly())  # type: ignore[return-value]
 
 
 def _budget_fields(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -844,6 +883,38 @@ class PrivateDomain(Rule):
                               budget_words=domainflow.BUDGET_WORDS, noisy_words=domainflow._NOISY_WORDS)
 
     VALID = (
+        # (QF b90) k-means local search: each swap's clustering loss (a min over chosen centres) is the
+        # exponential mechanism's score; the sensitivity in the exponent's denominator is public
+        """
+import numpy as np
+def local_search(dist, chosen, n_swaps, epsilon, radius):
+    cost = np.min(dist[chosen], axis=0).sum()
+    for t in range(n_swaps):
+        deltas = np.array([np.min(dist[swap(chosen, j)], axis=0).sum() - cost for j in range(len(dist))])
+        weights = np.exp(-epsilon * deltas / (2 * radius ** 2 * n_swaps))
+        chosen = swap(chosen, np.random.choice(len(dist), p=weights / weights.sum()))
+        cost = np.min(dist[chosen], axis=0).sum()
+    return chosen
+""",
+        # (QF b90) a random 90/10 split of the user ids before a private clustering runs on the train users
+        """
+import numpy as np
+def split_users(ratings, epsilon):
+    users = ratings.uid.unique()
+    in_train = np.random.binomial(1, p=0.9, size=len(users)).astype(bool)
+    for u in users:
+        if not in_train[u]:
+            ratings.loc[ratings.uid == u, "test"] = np.random.binomial(1, 0.2, size=3).astype(bool)
+    return private_kmeans(ratings[in_train[ratings.uid]], epsilon)
+""",
+        # (QF b90) ordinary ML: a Bernoulli mask over the observed classes for label dropout
+        """
+import numpy as np
+def drop_classes(labels, rate=0.1):
+    classes = np.unique(labels)
+    keep = np.random.binomial(1, 1 - rate, size=len(classes)).astype(bool)
+    return labels[np.isin(labels, classes[keep])]
+""",
         # (QC b77) a membership-inference attack's own label counts, simulating a release to attack it
         """
 import numpy as np
@@ -1518,6 +1589,26 @@ class OLH:
     ) + _ROLE_VALID
 
     INVALID = (
+        # (QF b90) twin of the local search: the exponent's sensitivity is the data's own spread
+        """
+import numpy as np
+def local_search(dist, chosen, n_swaps, epsilon, points):
+    spread = points.max() - points.min()  # <-
+    cost = np.min(dist[chosen], axis=0).sum()
+    for t in range(n_swaps):
+        deltas = np.array([np.min(dist[swap(chosen, j)], axis=0).sum() - cost for j in range(len(dist))])
+        weights = np.exp(-epsilon * deltas / (2 * spread ** 2 * n_swaps))
+        chosen = swap(chosen, np.random.choice(len(dist), p=weights / weights.sum()))
+    return chosen
+""",
+        # (QF b90) twin of the split: a randomised-response bit per observed user, p set by the budget
+        """
+import numpy as np
+def report_users(ratings, epsilon):
+    users = ratings.uid.unique()  # <-
+    keep = np.exp(epsilon) / (1 + np.exp(epsilon))
+    return {u: np.random.binomial(1, keep) for u in users}
+""",
         # (QC b77) twin of the attack's counts: the same noisy label counts released
         """
 import numpy as np
@@ -2345,11 +2436,13 @@ class OLH:
             given_budget = _given_budget(call, flow)
             if not (is_draw(call) or is_mechanism(call) or given_budget):
                 continue
-            weighted = any(a.keyword is not None and a.keyword.value in ("p", "weights") for a in call.args)
+            weighted = any(a.keyword is not None and a.keyword.value in ("p", "weights") for a in call.args) \
+                and not _split_mask(call)
             # a uniform pick of a position or a class index (a bootstrap, a batch, labels flipped to simulate
             # noisy clients) outside a budgeted or mechanism-named function selects nothing released; a value
             # drawn inside the data's own range (``randint(x.min(), x.max())``) still reveals that range
-            uniform = call_name(call) in _UNIFORM_PICKS and not (budget_fn or weighted or mechanism_named)
+            uniform = call_name(call) in _UNIFORM_PICKS and not (budget_fn or weighted or mechanism_named) \
+                or _split_mask(call) and not mechanism_named
             if uniform and call_name(call) in ("choice", "choices"):
                 continue
             helper = given_budget and not (is_draw(call) or is_mechanism(call))
@@ -2380,7 +2473,8 @@ class OLH:
             if isinstance(stmt, cst.For):
                 srcs = flow.sources(stmt.iter)
                 body = list(walk(stmt.body, into_scopes=False))
-                if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) for n in body) \
+                if srcs and any(isinstance(n, cst.Call) and (is_draw(n) or is_mechanism(n)) and not _split_mask(n)
+                                for n in body) \
                         or srcs and (noisy_refs(stmt.body) or value_refs(stmt.body) & drawn):
                     out += [(s, "noise is added per observed value", None) for s in srcs]
                 continue
@@ -2393,7 +2487,7 @@ class OLH:
             # a results row or a report holds the budget, it combines nothing; what a noisy function
             # returns is the release, every field of it
             released = isinstance(stmt, cst.Return) and (noisy_fn or mechanism_fn)
-            beside = value if released else _budget_fields(value)
+            beside = _without_scores(value if released else _budget_fields(value))
             budgets = budget_refs(beside)
             combined = _kept(srcs, flow, beside) if budgets - flow.taint.keys() or budgets & split else set()
             if combined:  # a data-derived ``eps`` is no budget

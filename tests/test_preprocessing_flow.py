@@ -462,6 +462,24 @@ def load(path):
     X = X - X.mean(axis=1, keepdims=True)
     return X / np.std(X, axis=(1, 2), keepdims=True), None
 """, None),
+    # (QF b90) a per-image standardiser: every axis but the records' (``tuple(range(1, ndim))``)
+    "per-record-axes-range": ("""
+import numpy as np
+def load(path):
+    X = np.load(path)
+    axes = tuple(range(1, len(X.shape)))
+    X = X - np.mean(X, axis=axes, keepdims=True)
+    return X / np.std(X, axis=list(range(1, X.ndim)), keepdims=True), None
+""", None),
+    # twin: the range starts at the records' axis 0, a statistic over all of them
+    "all-axes-range": ("""
+import numpy as np
+def load(path):
+    X = np.load(path)
+    axes = tuple(range(0, X.ndim))
+    X = X - np.mean(X, axis=axes, keepdims=True)
+    return X, None
+""", 6),
     "per-feature-axis": ("""
 import numpy as np
 def load(path):

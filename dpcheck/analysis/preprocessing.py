@@ -524,7 +524,16 @@ class _Scope:
             return True
         if _root(data) in getattr(self, "params", ()) and _one_item(self.name, _root(data) or ""):
             return True
-        return isinstance(call, ast.Call) and _within_record_axes(call)
+        return isinstance(call, ast.Call) and _within_record_axes(call, self._axes_names())
+
+    def _axes_names(self) -> frozenset[str]:
+        """(QF b90) Names bound to the axes after the records' (``axes = tuple(range(1, x.ndim))``)."""
+        cached = getattr(self, "_record_axes", None)
+        if cached is None:
+            cached = frozenset(t.id for node in self.nodes() if isinstance(node, ast.Assign)
+                               and _after_record_axis(node.value) for t in node.targets if isinstance(t, ast.Name))
+            self._record_axes = cached
+        return cached
 
     def pure(self, expr: ast.AST) -> bool:
         """Is ``expr`` a statistic alone (``x.max() - x.min()``, ``mu[0]``), not data shifted by one?"""
@@ -633,9 +642,21 @@ def _one_item(function: str, param: str) -> bool:
     return bool(raw & _ONE_ITEM) and not raw & _MANY_ITEMS
 
 
-def _within_record_axes(call: ast.Call) -> bool:
+def _after_record_axis(expr: ast.expr) -> bool:
+    """``tuple(range(1, x.ndim))``, ``list(range(1, len(x.shape)))``, ``range(1, k)``: every axis but the
+    records' axis 0 (QF b90: a per-image standardiser)."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in {"tuple", "list"} \
+            and len(expr.args) == 1 and not expr.keywords:
+        expr = expr.args[0]
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "range" \
+        and len(expr.args) >= 2 and isinstance(expr.args[0], ast.Constant) and type(expr.args[0].value) is int \
+        and expr.args[0].value >= 1
+
+
+def _within_record_axes(call: ast.Call, axes_names: frozenset[str] = frozenset()) -> bool:
     """``x.std(axis=1)``, ``np.max(x, axis=(1, 2))``, ``t.mean(dim=2)``: reduced along axes that are
-    all positive, a record's own values (``axis=-1`` is left out: of 1-D data it is axis 0)."""
+    all positive, a record's own values (``axis=-1`` is left out: of 1-D data it is axis 0); also
+    ``axis=tuple(range(1, x.ndim))`` or a name bound to it."""
     axis: ast.expr | None = next((k.value for k in call.keywords if k.arg in {"axis", "dim"}), None)
     if axis is None:
         lib = isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
@@ -645,6 +666,8 @@ def _within_record_axes(call: ast.Call) -> bool:
             axis = call.args[position]
     if axis is None:
         return False
+    if _after_record_axis(axis) or isinstance(axis, ast.Name) and axis.id in axes_names:
+        return True
     elts = axis.elts if isinstance(axis, (ast.Tuple, ast.List)) else [axis]
     return bool(elts) and all(isinstance(e, ast.Constant) and type(e.value) is int and e.value >= 1 for e in elts)
 
