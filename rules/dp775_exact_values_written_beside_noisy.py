@@ -17,7 +17,9 @@ _MECH_WORDS = frozenset({
     "geo", "sanitize", "sanitise", "mechanism", "planar", "mask", "jitter",
 })
 _NOT_DATA = frozenset({"eps", "epsilon", "delta", "sensitivity", "sens", "scale", "sigma", "b", "rng", "seed",
-                       "budget", "radius", "r", "k", "z", "p", "theta", "angle", "rho", "alpha", "beta", "mu"})
+                       "budget", "radius", "r", "k", "z", "p", "theta", "angle", "rho", "alpha", "beta", "mu",
+                       "round", "rounds", "epoch", "epochs", "step", "steps", "iterations", "iters", "num", "n",
+                       "clients", "batch", "lr", "clip", "norm", "multiplier", "config", "args", "cfg"})
 #: a call that writes rows or a table out
 _WRITES = frozenset({"write", "writerow", "writerows", "to_csv", "savetxt", "to_excel", "to_parquet", "to_json",
                      "dump", "writelines"})
@@ -97,7 +99,7 @@ class ExactValuesWrittenBesideNoisy(Rule):
             if a.keyword is not None and _flag(a.keyword.value) and _true(a.value):
                 self.report(a, f"`{a.keyword.value}=True`: the released output keeps the exact values beside the "
                                f"noisy ones; release only the noisy values")
-        if call_name(node) in _WRITES:
+        if call_name(node) in _WRITES - {"dump"}:
             self._write(node)
 
     def visit_Param(self, node: cst.Param) -> None:
