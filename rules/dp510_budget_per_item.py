@@ -72,6 +72,28 @@ def _attribute_target(target: cst.BaseExpression) -> bool:
                                                                           "feature", "feat"})
 
 
+#: what names one location (a point of a map), not one coordinate of a vector
+_LOCATION_WORDS = frozenset({"lat", "latitude", "lon", "lng", "long", "longitude", "point", "pt", "location", "loc",
+                             "place", "poi", "checkin", "position", "gps", "latlon", "latlng", "venue"})
+_AXIS_WORDS = frozenset({"x", "y", "z"})
+
+
+def _location_target(target: cst.BaseExpression) -> bool:
+    """``for lon, lat in coordinates``, ``for i, (x, y) in enumerate(coords)``, ``for point in coords``: each pass
+    is a different location (one per record), perturbed once, not one coordinate of the same record."""
+    if isinstance(target, cst.Name):
+        return bool(words(target.value) & (_LOCATION_WORDS - {"long"}))
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return False
+    names = [e.value for e in target.elements if isinstance(e.value, cst.Name)]
+    inner = [e.value for e in target.elements if isinstance(e.value, (cst.Tuple, cst.List))]
+    if any(_location_target(t) for t in inner):
+        return True
+    hits = [n for n in names if words(n.value) & (_LOCATION_WORDS | _AXIS_WORDS)]
+    return len(hits) >= 2 and any(words(n.value) & _LOCATION_WORDS for n in hits) \
+        or len(hits) >= 2 and {n.value for n in hits} >= {"x", "y"}
+
+
 def _column_like(expr: cst.BaseExpression, *, any_range: bool) -> bool:
     """``df.columns``, ``enumerate(cols)``, ``range(len(features))``, ``range(X.shape[1])``, ``range(d)``;
     with ``any_range`` every ``range(…)`` (repeated selections on the same data)."""
@@ -231,6 +253,27 @@ class BudgetPerItem(Rule):
             and re.search(r"/\s*\(?(self\.)?(eps|epsilon)\b", facts.source) is not None
 
     VALID = (
+        # (h47-91) each pass perturbs a different location (one point per record) once: per-location geo-ind
+        """
+import numpy as np
+def planar_noise(lon, lat, epsilon):
+    r = np.random.gamma(2, 1.0 / epsilon)
+    t = np.random.uniform(0, 2 * np.pi)
+    return lon + r * np.cos(t), lat + r * np.sin(t)
+def mask_points(coordinates, epsilon):
+    out = []
+    for lon, lat in coordinates:
+        out.append(planar_noise(lon, lat, epsilon))
+    return out
+def mask_visits(coords, epsilon):
+    return [planar_noise(point[0], point[1], epsilon) for point in coords]
+""",
+        # ordinary ML: a per-feature standardisation constant, not a budget
+        """
+import numpy as np
+def scale_coords(coords, eps=1e-8):
+    return [(c - np.mean(c)) / (np.std(c) + eps) for c in coords]
+""",
         # (h44b-2) twin: the cluster budget divided over its attributes before the Kronecker-product response
         """
 import numpy as np
@@ -507,6 +550,15 @@ def augment(X, epsilon):
     )
 
     INVALID = (
+        # (h47-91) twin: every coordinate of one user's vector perturbed at the whole budget
+        """
+import numpy as np
+def perturb_vector(coords, epsilon, sensitivity):
+    out = []
+    for c in coords:
+        out.append(c + np.random.laplace(0, sensitivity / epsilon))  # <-
+    return out
+""",
         # (h44b-2) a cluster's perturbation matrices, each attribute at the whole cluster budget, applied as one
         # Kronecker-product randomized response
         """
@@ -738,7 +790,10 @@ def train(X, epsilon, bounds):
             return
         loops = fa.enclosing_loops(node, comprehensions=True)
         loop = next((lp for lp in loops if (it := loop_iter(lp)) is not None
-                     and _column_like(it, any_range=selection)), None)
+                     and _column_like(it, any_range=selection)
+                     and not _location_target(lp.target if isinstance(lp, cst.For)
+                                              else getattr(getattr(lp, "for_in", None), "target", cst.Name("_")))),
+                    None)
         if loop is None or not selection and self._stops_early(loop):
             return
         if self._charged(loop) or self._split(node, eps) or self._count_given(node):
