@@ -7,7 +7,7 @@ import libcst as cst
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
-from rules.dp706_prng_key_reused_across_steps import _KEY_MAKERS, _NOISE_DRAWS, _assigned, _jax_random
+from dpcheck.rules.dp706_prng_key_reused_across_steps import _KEY_MAKERS, _NOISE_DRAWS, _assigned, _jax_random
 
 #: calls that apply a function to every leaf of a tree (or every element of a sequence)
 _MAPPERS = frozenset({"tree_map", "tree_multimap", "map", "tree_map_with_path", "vmap", "starmap"})
