@@ -100,6 +100,17 @@ def dp_round(clipped_sum, velocity, beta, clip, noise_multiplier, rng):
     velocity = beta * velocity + noisy_sum
     return noisy_sum, velocity
 """,
+        # the noisy sum rebinds its own name: centroids from it are post-processing (private k-means)
+        """
+import numpy as np
+def private_kmeans(x, c, epsilon):
+    sums = np.zeros_like(c)
+    for row in x:
+        sums[np.argmin(((c - row) ** 2).sum(1))] += row
+    sums = sums + np.random.laplace(0, 2 / epsilon, sums.shape)
+    c = sums / len(x)
+    return c
+""",
         # ordinary ML: SCAFFOLD without DP noise at all
         """
 def scaffold_update(model, start, c_local, c_global, steps, lr):
@@ -170,6 +181,12 @@ class DPScaffoldClient:
                         or (isinstance(other, cst.Name) and other.value in noise_names)
                     if noisy:
                         noised.add(mine.value)
+        # ``d = d + noise`` rebinds the name to the noisy value: later reads are not of the clean update
+        noised -= {sub.targets[0].target.value for sub in walk(node.body)
+                   if isinstance(sub, cst.Assign) and len(sub.targets) == 1
+                   and isinstance(sub.targets[0].target, cst.Name) and isinstance(sub.value, cst.BinaryOperation)
+                   and sub.targets[0].target.value in {n.value for n in (sub.value.left, sub.value.right)
+                                                        if isinstance(n, cst.Name)}}
         if not noised:
             return
         changed = True
