@@ -76,7 +76,10 @@ def _mono(expr: cst.BaseExpression, bound: dict[str, str]) -> Mono | None:
 
 
 def _pow(m: Mono, e: float) -> Mono:
-    coef = m[0] ** e if (m[0] > 0 or float(e).is_integer()) else float("nan")
+    try:
+        coef = m[0] ** e if (m[0] > 0 or float(e).is_integer()) else float("nan")
+    except (OverflowError, ZeroDivisionError):  # ``10.0 ** 400``, ``0 ** -1`` in scanned code: no coefficient
+        coef = float("nan")
     return coef, {k: p * e for k, p in m[1].items()}
 
 
@@ -211,6 +214,13 @@ class GaussianRdpConstant(Rule):
             self._check(node.value, False)
 
     VALID = (
+        # literal arithmetic that overflows a float or divides by zero is not a coefficient (no crash, no report)
+        """
+def rdp_terms(orders, sigma):
+    big = [o / (2 * sigma ** 2) * 10.0 ** 400 for o in orders]
+    inv = [o / (0 ** -1 * sigma ** 2) for o in orders]
+    return big, inv
+""",
         # twin of the coefficient case: one half written as a coefficient
         """
 def rdp_gaussian(alpha, noise_std, l2_sens):
