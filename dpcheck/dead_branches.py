@@ -110,6 +110,17 @@ def _stores(fn: ast.AST) -> set[str]:
     return out
 
 
+def _stores_within(fn: ast.AST, name: str, branch: ast.If) -> bool:
+    """Are all of ``fn``'s stores of ``name`` inside ``branch`` (its body or ``else``), not its test?"""
+    inside = {id(n) for s in branch.body + branch.orelse for n in ast.walk(s)}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, (ast.Store, ast.Del)) and id(n) not in inside:
+            return False
+        if isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            return False
+    return True
+
+
 def _registering(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     for dec in fn.decorator_list:
         node = dec.func if isinstance(dec, ast.Call) else dec
@@ -150,7 +161,17 @@ class Index:
         #: owners whose attributes may change wholesale (``cfg.update(vars(args))``, ``cfg[key] = v``,
         #: ``setattr(cfg, ...)``, ``vars(cfg)``): none of their flags is constant
         self.updated: set[str] = set()
+        #: id of a call -> the local assignments of the function that makes it (name -> assigned values;
+        #: a ``None`` entry: bound some other way, a parameter, a loop target…)
+        self.scope_of: dict[int, dict[str, list[ast.expr | None]]] = {}
         trees = list(trees)
+        for tree in trees:
+            for fn in ast.walk(tree):
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    local = _assignments(fn)
+                    for node in ast.walk(fn):
+                        if isinstance(node, ast.Call):
+                            self.scope_of[id(node)] = local  # an inner function's walk comes later: it wins
         for tree in trees:
             top: set[int] = set()
             for stmt in tree.body:
@@ -242,7 +263,65 @@ class Index:
 _INNOCENT_BASES = frozenset({"object", "ABC", "Generic", "Protocol", "NamedTuple"})
 
 
-def _bound(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, skip: int, param: str) -> _Value | None:
+#: calls that never return None (a domain or a grid built by the caller: ``np.arange(lo, hi + 1)``)
+_NOT_NONE_CALLS = frozenset({
+    "arange", "array", "asarray", "linspace", "unique", "zeros", "ones", "full", "list", "tuple", "range",
+    "sorted", "set", "frozenset", "dict", "tensor", "concatenate", "logspace", "str", "int", "float",
+})
+
+
+def _assignments(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, list[ast.expr | None]]:
+    """Name -> the values ``fn`` assigns it (``None``: a parameter, a loop/with target, an augmented or
+    unpacked assignment, a global: anything whose value we do not read)."""
+    out: dict[str, list[ast.expr | None]] = {}
+    a = fn.args
+    for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]:
+        out.setdefault(p.arg, []).append(None)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            out.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.setdefault(node.id, [])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                out.setdefault(n, []).append(None)
+    # a store that is not a plain ``name = value`` (``for name in``, ``name += 1``, ``a, name = …``)
+    plain = {id(n.targets[0]) for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Name)}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
+            out[node.id].append(None)
+    return out
+
+
+def _not_none(node: ast.expr) -> bool:
+    """Is ``node`` certainly not ``None`` (a display, arithmetic, a constant, a constructor call)?"""
+    if isinstance(node, ast.Constant):
+        return node.value is not None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
+                         ast.BinOp, ast.JoinedStr)):
+        return True
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        return name in _NOT_NONE_CALLS
+    return False
+
+
+def _argument(node: ast.expr, call: ast.Call, index: "Index | None") -> _Value | None:
+    """What argument ``node`` of ``call`` is: a literal, or (``categories`` of ``f(x, categories)``) a local
+    the calling function assigns only values that are never None (``categories = np.arange(1, 6)``)."""
+    v = _value(node)
+    if v is not None or index is None or not isinstance(node, ast.Name):
+        return v
+    values = index.scope_of.get(id(call), {}).get(node.id)
+    if values and all(x is not None and _not_none(x) for x in values):
+        return _Value(_UNKNOWN, None, False)
+    return None
+
+
+def _bound(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, skip: int, param: str,
+           index: "Index | None" = None) -> _Value | None:
     """The value ``call`` binds to ``param`` of ``fn`` (``skip`` leading parameters bound by the receiver)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
@@ -250,11 +329,11 @@ def _bound(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, skip: int
     positional = [p.arg for p in (a.posonlyargs + a.args)][skip:]
     for k in call.keywords:
         if k.arg == param:
-            return _value(k.value)
+            return _argument(k.value, call, index)
     if param in positional:
         i = positional.index(param)
         if i < len(call.args):
-            return _value(call.args[i])
+            return _argument(call.args[i], call, index)
     elif param not in {p.arg for p in a.kwonlyargs}:
         return None
     # left out: the default
@@ -321,11 +400,15 @@ def dead_branch_spans(tree: ast.Module, index: Index, *, private_only: bool = Fa
             if len(names) != 1:
                 continue
             (param,) = names
-            if param not in params or param in stores or param in ("self", "cls"):
+            if param not in params or param in ("self", "cls"):
+                continue
+            # (fp47) ``if categories is None: categories = np.unique(data)``: a store inside the branch itself,
+            # a statement of the body run once, comes after the test (nothing before it changed the parameter)
+            if param in stores and not (branch in fn.body and _stores_within(fn, param, branch)):
                 continue
             decisions = set()
             for c in calls:
-                v = _bound(c, fn, skip, param)
+                v = _bound(c, fn, skip, param, index)
                 d = None if v is None else _decide(branch.test, param, v)
                 decisions.add(d)
                 if d is None:

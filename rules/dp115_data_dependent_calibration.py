@@ -158,6 +158,51 @@ def _noised_operands(value: cst.CSTNode) -> set[int]:
     return out
 
 
+def _blend_weight(weight: cst.BaseExpression, product: cst.BinaryOperation, fa) -> bool:
+    """``(1 - w) * vol + w * rng.normal(mu, s)``: ``w`` mixes the draw into the data (alpha blending, a convex
+    combination whose other term carries ``1 - w``); it weighs the two, it sets no noise scale."""
+    parent = fa.parent(product)
+    if not (isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Add)):
+        return False
+    rest = parent.left if parent.right is product else parent.right
+    code = fa.code(weight).strip()
+    for n in walk(rest):
+        if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Subtract) \
+                and isinstance(n.left, (cst.Integer, cst.Float)) and n.left.value in ("1", "1.0") \
+                and fa.code(n.right).strip().strip("()") == code.strip("()"):
+            return True
+    return False
+
+
+class _DropShape(cst.CSTTransformer):
+    """``x.shape`` / ``x.ndim`` / ``x.dtype`` -> ``0``: the schema of an array, not a read of its values."""
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if original.attr.value in ("shape", "ndim", "dtype"):
+            return cst.Integer("0")
+        return updated
+
+
+#: a helper that measures a signal's own noise level (``_estimate_lung_noise(vol)``, ``estimate_sigma(img)``)
+_OWN_NOISE_WORDS = frozenset({"noise", "sigma", "grain"})
+_ESTIMATE_WORDS = frozenset({"estimate", "estimated", "measure", "level"})
+
+
+def _mimics_own_noise(fn: cst.FunctionDef, param: str) -> bool:
+    """Does ``fn`` turn ``param`` into a noise scale only through an estimate of the signal's own noise level
+    (``sigma = self._estimate_lung_noise(base, mask)`` then grain at that level)? That matches the texture
+    of the input (a realism device): it is no privacy calibration, the target is to look like the data."""
+    found = False
+    for n in walk(fn.body):
+        if isinstance(n, cst.Call) and any(param in value_refs(a.value) for a in n.args):
+            w = words(call_name(n) or "")
+            if w & _OWN_NOISE_WORDS and w & _ESTIMATE_WORDS:
+                found = True
+            elif n is not None and w & {"laplace", "gaussian", "normal", "mechanism", "privatize", "privatise", "dp"}:
+                return False
+    return found
+
+
 class _DropNoised(cst.CSTTransformer):
     """Replaces the operands a noise draw is added to by ``_`` (their names are released, not carried)."""
 
@@ -489,6 +534,34 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (fp47) a mask blended into the image with its complement: the weight mixes, it scales no noise
+        """
+import numpy as np
+def add_vessel(img, epsilon, rng):
+    w = np.clip(img / np.max(img), 0, 1)
+    return (1 - w) * img + w * rng.normal(40.0, 10.0, size=img.shape)
+""",
+        # (fp47) grain at the level the scan's own noise is measured at: a texture match, no calibration
+        """
+import numpy as np
+class Synth:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def _estimate_noise_level(self, vol, mask):
+        return float(np.median(np.abs(vol[mask] - np.median(vol[mask]))))
+    def _grain(self, delta, level):
+        return delta + self.rng.normal(0, 1, size=delta.shape) * (0.15 * level)
+    def lesion(self, base, mask, delta):
+        level = self._estimate_noise_level(base, mask)
+        return self._grain(delta, level)
+""",
+        # ordinary ML: mixup of two images with a Beta weight
+        """
+import numpy as np
+def mixup(a, b, alpha=0.2):
+    lam = np.random.beta(alpha, alpha)
+    return lam * a + (1 - lam) * b + np.random.normal(0, 0.01, a.shape)
+""",
         # (R3 b69) noisy power method: a public iteration count sizes sigma
         """
 import numpy as np
@@ -1080,6 +1153,13 @@ def init_projection(path):
     )
 
     INVALID = (
+        # (fp47) twin of the blend: the image's own spread multiplies the Gaussian noise added to it
+        """
+import numpy as np
+def add_vessel(img, epsilon, rng):
+    w = np.std(img)  # <-
+    return img + w * rng.normal(0.0, 1.0 / epsilon, size=img.shape)
+""",
         # (R3 b69) the iteration count (hence sigma) from the exact spectral gap of the private matrix
         """
 import numpy as np
@@ -1799,7 +1879,9 @@ def noisy_inputs(path, epsilon):
             child: cst.CSTNode = call
             parent = fa.parent(call)
             while isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, (cst.Multiply, cst.Divide)):
-                out.append((parent.right if parent.left is child else parent.left, "the noise scale"))
+                other = parent.right if parent.left is child else parent.left
+                if not (isinstance(parent.operator, cst.Multiply) and _blend_weight(other, parent, fa)):
+                    out.append((other, "the noise scale"))
                 child, parent = parent, fa.parent(parent)
             scales = [sink for sink, what in out if what == "the noise scale"]
             if scope is not None and scales and (self._fixed_multiple(scales, scope) or _unparameterised(scope, name)
@@ -1836,7 +1918,7 @@ def noisy_inputs(path, epsilon):
                     if arg.star:
                         break
                     param = arg.keyword.value if arg.keyword is not None else (params[i] if i < len(params) else None)
-                    if param in scaled:
+                    if param in scaled and not _mimics_own_noise(callee, param):
                         out.append((arg.value, f"the noise scale in `{callee.name.value}` (its `{param}`)"))
         # (q3 h46) a sensitivity function handed over as a lambda (``get_dp_mean(df, lambda x: top / len(x),
         # eps)`` into ``global_sensitivity_func``): what the lambda computes is the sensitivity
@@ -2225,6 +2307,8 @@ def noisy_inputs(path, epsilon):
                     noised = _noised_operands(value)
                     if noised:
                         value = value.visit(_DropNoised(noised))
+                # (fp47) ``tube_field(pts, vol.shape)``: the array's shape is its size, not its values
+                value = value.visit(_DropShape())
                 pending.append((name, value_refs(value)))
         derived = {param}
         changed = True

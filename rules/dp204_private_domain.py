@@ -796,6 +796,59 @@ def release_count(records, epsilon):
 )
 
 
+#: constructors of an evenly spaced grid between given end points
+_GRIDS = frozenset({"linspace", "arange", "logspace", "geomspace"})
+_EXTREMES = frozenset({"min", "max", "amin", "amax", "nanmin", "nanmax"})
+
+
+def _home(functions: list[Scope], src: cst.CSTNode) -> Scope:
+    """The innermost of ``functions`` (the module first) whose body holds ``src``."""
+    home = functions[0]
+    for fn in functions[1:]:
+        if any(m is src for m in walk(body_of(fn))):
+            home = fn
+    return home
+
+
+def _grid_extreme(fn: Scope, src: cst.BaseExpression) -> bool:
+    """``np.max(radii)`` where ``fn`` assigns ``radii`` only grids (``np.linspace(r0, r1, n)``): the extreme
+    is an end point the grid was given, not a value of the records (a read inside the end points is its
+    own finding)."""
+    if not (isinstance(src, cst.Call) and call_name(src) in _EXTREMES):
+        return False
+    positional = [a.value for a in src.args if a.keyword is None and not a.star]
+    subject = src.func.value if isinstance(src.func, cst.Attribute) and not positional else (positional[0] if positional else None)
+    if not isinstance(subject, cst.Name):
+        return False
+    values = [n.value for n in walk(body_of(fn)) if isinstance(n, cst.Assign) and n.value is not None
+              and any(isinstance(t.target, cst.Name) and t.target.value == subject.value for t in n.targets)]
+    params = {p.name.value for p in fn.params.params} if isinstance(fn, cst.FunctionDef) else set()
+    return bool(values) and subject.value not in params and all(
+        isinstance(v, cst.Call) and call_name(v) in _GRIDS for v in values)
+
+
+def _index_box(stmt: cst.Assign | cst.AnnAssign | None, src: cst.BaseExpression) -> bool:
+    """``lo = np.maximum(np.floor(pts.min(axis=0) - pad), 0).astype(int)`` / ``hi = np.minimum(..., shape - 1)``:
+    the extreme is clamped to an array's index range and cast to int, a crop box for rasterizing into a
+    grid whose size is given; it sets no alphabet, bin or scale of a release."""
+    if stmt is None or not (isinstance(src, cst.Call) and call_name(src) in _EXTREMES):
+        return False
+    value = stmt.value
+    if isinstance(value, cst.Call) and call_name(value) == "astype" and isinstance(value.func, cst.Attribute) \
+            and value.args and (dotted(value.args[0].value) or "").split(".")[-1] in {"int", "int32", "int64", "intp"}:
+        value = value.func.value
+    else:
+        return False
+    if not (isinstance(value, cst.Call) and call_name(value) in {"maximum", "minimum"} and len(value.args) == 2):
+        return False
+    first, other = value.args[0].value, value.args[1].value
+    if not any(m is src for m in walk(first)):
+        return False
+    if call_name(value) == "maximum":
+        return isinstance(other, cst.Integer) and other.value == "0"
+    return any(isinstance(m, (cst.Name, cst.Attribute)) and "shape" in (dotted(m) or "").lower() for m in walk(other))
+
+
 def _assignment_holding(fn: Scope, read: cst.CSTNode) -> cst.Assign | cst.AnnAssign | None:
     """The innermost assignment in ``fn`` whose value holds ``read``."""
     found: cst.Assign | cst.AnnAssign | None = None
@@ -1586,9 +1639,47 @@ class OLH:
         counts = Counter(per_data)
         return {k: (c - len(per_data) * (1 - self.p)) / self.epsilon for k, c in counts.items()}
 """,
+        # (fp47) the largest radius of a grid between given radii, and a crop box clamped to the volume's
+        # indices, only place a tube in a volume whose size is fixed
+        """
+import numpy as np
+def tube_field(points, r0, r1, vol_shape, rng):
+    radii = np.linspace(r0, r1, len(points))
+    pad = float(np.max(radii))
+    lo = np.maximum(np.floor(points.min(axis=0) - pad), 0).astype(int)
+    hi = np.minimum(np.ceil(points.max(axis=0) + pad), np.array(vol_shape) - 1).astype(int)
+    field = np.zeros(vol_shape)
+    field[lo[0]:hi[0] + 1, lo[1]:hi[1] + 1, lo[2]:hi[2] + 1] = rng.normal(40.0, 10.0, size=tuple(hi - lo + 1))
+    return field
+""",
+        # ordinary ML: a crop of an image around its foreground, clamped to the image
+        """
+import numpy as np
+def crop_foreground(img, margin=4):
+    ys, xs = np.nonzero(img > 0)
+    y0 = np.maximum(ys.min() - margin, 0).astype(int)
+    y1 = np.minimum(ys.max() + margin, img.shape[0] - 1).astype(int)
+    return img[y0:y1 + 1] + np.random.normal(0, 0.01, img[y0:y1 + 1].shape)
+""",
     ) + _ROLE_VALID
 
     INVALID = (
+        # (fp47) twin of the radius grid: the largest of the records' own radii scales the noise
+        """
+import numpy as np
+def noisy_total(radii, epsilon):
+    r = np.sort(np.asarray(radii))
+    width = float(np.max(r))  # <-
+    return np.sum(r) + np.random.laplace(0, width / epsilon)
+""",
+        # (fp47) twin of the crop box: the data's extremes (not clamped to an array's indices) scale the noise
+        """
+import numpy as np
+def noisy_centre(points, epsilon):
+    lo = np.floor(points.min(axis=0))  # <-
+    hi = np.ceil(points.max(axis=0))  # <-
+    return points.mean(axis=0) + np.random.laplace(0, (hi - lo) / (len(points) * epsilon))
+""",
         # (QF b90) twin of the local search: the exponent's sensitivity is the data's own spread
         """
 import numpy as np
@@ -2228,6 +2319,9 @@ class OLH:
                     continue  # (g1) the exact answer kept to score the release's error against
                 if tree is not None and self._post_processed(tree, src, outputs):
                     continue  # (h45-p) the values a mechanism released (randomized reports): post-processing
+                home = _home(functions, src)
+                if _grid_extreme(home, src) or _index_box(_assignment_holding(home, src), src):
+                    continue  # (fp47) an endpoint of a grid built from given values; a crop box of array indices
                 reported.add(src)
                 code = self.ctx.analysis.code(src).strip()
                 self.report(

@@ -227,6 +227,51 @@ class _Taint:
                         self.flow.private |= {t for t in targets if not _not_data(t)}
 
 
+_PERTURB_WORDS = frozenset({"perturb", "perturbed", "privatize", "privatise", "randomize", "randomise", "ldp",
+                            "privatized", "privatised", "randomized", "randomised"})
+
+
+def _fed_perturbed(module: cst.Module) -> list[cst.FunctionDef]:
+    """Methods every call of which in ``module`` (``self.fit_transform(raw)``; one call at least) passes, as
+    the first argument, a local the caller reassigned from a local-DP perturbation before the call
+    (``raw = self.ldp.perturb_ratings(raw)``): the statistics they take are of the randomised reports."""
+    methods = [s for c in walk(module) if isinstance(c, cst.ClassDef) for s in c.body.body
+               if isinstance(s, cst.FunctionDef)]
+    names = [m.name.value for m in methods]
+    out: list[cst.FunctionDef] = []
+    for m in methods:
+        name = m.name.value
+        if names.count(name) != 1 or name.startswith("__"):
+            continue
+        # ``self.encoder.fit_transform(x)`` calls another object's method of the same name
+        callers = [(fn, c) for fn in _methods(module) for c in walk(fn.body)
+                   if isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == name
+                   and not (dotted(c.func.value) or "").startswith("self.")]
+        if not callers or any(not (isinstance(c.func.value, cst.Name) and c.func.value.value == "self")
+                              for _, c in callers):  # type: ignore[union-attr]
+            continue
+        ok = True
+        for fn, call in callers:
+            first = call.args[0].value if call.args and call.args[0].keyword is None else None
+            if not isinstance(first, cst.Name):
+                ok = False
+                break
+            ok = False
+            for stmt in walk(fn.body):
+                if stmt is call:
+                    break  # only assignments before the call
+                if isinstance(stmt, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == first.value
+                                                        for t in stmt.targets) \
+                        and isinstance(stmt.value, cst.Call) and words(call_name(stmt.value) or "") & _PERTURB_WORDS \
+                        and any(first.value in value_refs(a.value) for a in stmt.value.args):
+                    ok = True
+            if not ok:
+                break
+        if ok:
+            out.append(m)
+    return out
+
+
 def _methods(node: cst.CSTNode) -> list[cst.FunctionDef]:
     return [n for n in walk(node) if isinstance(n, cst.FunctionDef)]
 
@@ -262,6 +307,31 @@ class ExactStatisticReleased(Rule):
         return super().applies_to(source) and _TEXT.search(source) is not None
 
     VALID = (
+        # (fp47) the scaler's median is taken of ratings every caller perturbed locally first: post-processing
+        """
+import pickle
+class RatingPipeline:
+    def __init__(self, ldp, epsilon=1.0):
+        self.ldp, self.epsilon = ldp, epsilon
+    def prepare(self):
+        raw = self.load()
+        raw = self.ldp.perturb_ratings(raw, column="rating")
+        return self.fit_scaler(raw)
+    def fit_scaler(self, frame):
+        self.center = frame["rating"].median()
+        return frame
+    def save(self, path):
+        with open(path, "wb") as fh:
+            pickle.dump({"center": self.center}, fh)
+""",
+        # ordinary ML: a scaler's mean pickled with a model trained without any privacy claim
+        """
+import pickle
+def save_scaler(frame, path):
+    stats = {"mean": float(frame["x"].mean())}
+    with open(path, "wb") as fh:
+        pickle.dump(stats, fh)
+""",
         # an out-of-core chunk of per-group maxima pickled to a scratch folder and read back later
         """
 import os
@@ -362,6 +432,25 @@ def evaluate(synth, x_test, epsilon, path):
     )
 
     INVALID = (
+        # (fp47) twin: the scaler is also fitted on the raw ratings (one caller skips the perturbation)
+        """
+import pickle
+class RatingPipeline:
+    def __init__(self, ldp, epsilon=1.0):
+        self.ldp, self.epsilon = ldp, epsilon
+    def prepare(self):
+        raw = self.load()
+        raw = self.ldp.perturb_ratings(raw, column="rating")
+        return self.fit_scaler(raw)
+    def refit(self):
+        return self.fit_scaler(self.load())
+    def fit_scaler(self, frame):
+        self.center = frame["rating"].median()  # <-
+        return frame
+    def save(self, path):
+        with open(path, "wb") as fh:
+            pickle.dump({"center": self.center}, fh)
+""",
         # the twin of the scratch chunk: the same maxima pickled into the published output folder
         """
 import os
@@ -484,6 +573,7 @@ def describe(table, labels, epsilon):
         records = module_records(node)
         reported: set[cst.BaseExpression] = set()
         lines: set[int] = set()
+        perturbed_only = _fed_perturbed(node)
         for fn in [node, *_methods(node)]:
             if evaluation(fn):
                 continue
@@ -496,6 +586,8 @@ def describe(table, labels, epsilon):
                     found = {s for s in found if not _count(s)}
                 for src in sorted(found - reported, key=self._position):
                     reported.add(src)
+                    if any(any(m is src for m in walk(m_fn.body)) for m_fn in perturbed_only):
+                        continue  # (fp47) every call hands it locally perturbed records: post-processing
                     line = self.ctx.analysis.line_of(src)
                     if line in lines:
                         continue

@@ -228,6 +228,26 @@ class UnaccountedRelease(Rule):
     TRIGGERS = ("alpha", "moment", "ccountant", "budget", "epsilon", "privacy", "rdp", "spent", "ledger", "odometer")
 
     VALID = (
+        # (fp47) a repeated query re-serves the answer stored after it was charged and noised: post-processing
+        """
+import numpy as np
+def noisy_count(self, item, eps):
+    if item in self.history:
+        return self.history[item]
+    self.budget.spend(eps)
+    noisy = self.count(item) + np.random.laplace(0, 1 / eps)
+    self.history[item] = noisy
+    return noisy
+""",
+        # ordinary ML: a memoised embedding lookup, no privacy ledger
+        """
+def embed(self, token):
+    if token in self.memo:
+        return self.memo[token]
+    vec = self.encoder(token)
+    self.memo[token] = vec
+    return vec
+""",
         # a test of the answers' format (a tensor or a dict of them), not of their values
         """
 import numpy as np
@@ -539,6 +559,17 @@ class Labeler(BasePATE):
         self.alpha += np.log1p(np.abs(votes)).sum()
         return noisy
 """,
+        # (fp47) twin: the cache is filled with a fresh answer nobody charged (no store after the charge)
+        """
+import numpy as np
+def noisy_count(self, item, eps):
+    if item in self.history:
+        return self.history[item]  # <-
+    noisy = self.count(item) + np.random.laplace(0, 1 / eps)
+    self.history[item] = noisy
+    self.budget.spend(eps)
+    return noisy
+""",
         # a cached path returns the noisy answer before the budget is spent (setting-only test)
         """
 import numpy as np
@@ -710,6 +741,10 @@ def label_all(self, batches, eps_per_query):
             guard = _enclosing_if(node, func, index)
             if guard is None or any(_inside(c, guard, index) for c in charges):
                 continue
+            # (fp47) ``if key in self.history: return self.history[key]`` re-serves an answer the same function
+            # stored after charging for it: post-processing of a counted release, no new ε
+            if isinstance(node, cst.Return) and _memo_hit(node.value, guard.test, func, charges, index):
+                continue
             # a test on the answers, or an answer released whatever the test (``if self.cache:
             # return noisy.argmax()``); a test of a setting returning no answer releases nothing
             released = isinstance(node, cst.Return) and data_dependent(node.value)
@@ -762,6 +797,28 @@ _CONSTRUCTORS = {
 }
 #: values a query answers with when it declines to answer
 _NO_ANSWER = {"None", "nan", "NaN", "NAN", "math.nan", "np.nan", "numpy.nan", "torch.nan", "np.NaN", "np.NAN"}
+
+
+def _memo_hit(value: cst.BaseExpression, test: cst.BaseExpression, func: cst.FunctionDef,
+              charges: list[cst.CSTNode], index: ModuleIndex) -> bool:
+    """Is ``return value`` under ``test`` a cache hit: ``value`` reads ``cache[key]`` (or ``cache.get(key)``),
+    ``test`` is ``key in cache``, and ``func`` stores ``cache[...] = ...`` after its first charge?"""
+    cache: str | None = None
+    if isinstance(value, cst.Subscript):
+        cache = dotted(value.value)
+    elif isinstance(value, cst.Call) and call_name(value) == "get" and isinstance(value.func, cst.Attribute):
+        cache = dotted(value.func.value)
+    if cache is None:
+        return False
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.In) and dotted(test.comparisons[0].comparator) == cache):
+        return False
+    first = min(index.order[c] for c in charges)
+    for node in walk(func.body):
+        if isinstance(node, cst.Assign) and index.order.get(node, -1) > first and any(
+                isinstance(t.target, cst.Subscript) and dotted(t.target.value) == cache for t in node.targets):
+            return True
+    return False
 
 
 def _no_answer(expr: cst.BaseExpression) -> bool:

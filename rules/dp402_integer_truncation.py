@@ -146,6 +146,8 @@ _INT_DTYPE = re.compile(r"^(u?int(8|16|32|64)?|Int(8|16|32|64)|u?int_|intc|intp|
 _TRUNC_NAMES = frozenset({"astype", "to", "type", "long", "int", "cast"})
 _TRUNC_FUNCS = {"floor", "trunc", "fix"}
 _TRUNC_LIBS = ("numpy", "math", "torch", "tensorflow", "jax", "np", "tf")
+#: a module that samples a discrete graphical model (mbi / Private-PGM)
+_PGM_TEXT = re.compile(r"\b(?:from|import)\s+(?:mbi|private_pgm|src\.mbi)\b|\bFactoredInference\b|\bmirror_descent\b")
 _ROUNDERS = {"rint", "round", "around", "round_", "nearbyint"}
 _INT_VALUED = {
     "argmax", "argmin", "argsort", "searchsorted", "digitize", "len", "count_nonzero", "bincount",
@@ -229,6 +231,25 @@ class IntegerTruncation(Rule):
     )
 
     VALID = (
+        # (fp47) a Private-PGM model's sample is integer category codes of its discrete domain: the cast is exact
+        """
+import numpy as np
+from mbi import Domain, estimation
+def fit_and_sample(data, marginals, sigma, n):
+    model = estimation.mirror_descent(data.domain, measure(data, marginals, sigma))
+    synth = model.synthetic_data(n)
+    table = synth.df
+    feats = np.stack([table[c].astype(int).values for c in table.columns[:-1]], axis=1)
+    labels = table["label"].astype(int).values
+    return feats, labels
+""",
+        # ordinary ML: class predictions cast for a confusion matrix
+        """
+import numpy as np
+def confusion(model, x, y):
+    pred = model.predict(x).astype(int)
+    return np.bincount(y * 2 + pred, minlength=4)
+""",
         # the sampled cell index written out in binary: each digit character is parsed exactly
         """
 import numpy as np
@@ -380,6 +401,16 @@ def sample_synthetic(self, n, epsilon):
     )
 
     INVALID = (
+        # (fp47) twin: a GAN's sample (continuous generator output) next to the same Private-PGM import
+        """
+import numpy as np
+from mbi import Domain
+def fit_and_sample(gan, n):
+    synth = gan.generator.sample(n)
+    table = synth.df
+    feats = np.stack([table[c].astype(int).values for c in table.columns[:-1]], axis=1)  # <-
+    return feats
+""",
         # twin: the elements iterated are generated floats, not the characters of a string
         """
 import numpy as np
@@ -640,6 +671,14 @@ def sample_synthetic(self, n, epsilon):
             return True
         if isinstance(core, cst.Attribute) and core.attr.value in {"shape", "size", "ndim", "itemsize", "nbytes", "n_features_in_"}:
             return True
+        # (fp47) a sample of a discrete graphical model (mbi / Private-PGM ``model.synthetic_data(n)``, its
+        # ``.df`` view): every column is already an integer category code of the model's domain
+        if _PGM_TEXT.search(self.ctx.source):
+            if isinstance(core, cst.Call) and call_name(core) == "synthetic_data" and isinstance(core.func, cst.Attribute):
+                return True
+            if isinstance(core, cst.Attribute) and core.attr.value in {"df", "values"} \
+                    and self._integral(core.value, func, index, depth):
+                return True
         if depth > 0 and func is not None and isinstance(core, (cst.Name, cst.Attribute, cst.Subscript)):
             key = dotted(core.value if isinstance(core, cst.Subscript) else core)
             values = _reaching(key, core, func, index)

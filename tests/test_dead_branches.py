@@ -138,3 +138,36 @@ def test_flag_owner_updated_wholesale_stays(tmp_path: Path) -> None:
     main = "from config import config\nfrom code import f\nconfig['use_lap_noise'] = False\nf(1)\n"
     files = _project(tmp_path, {"code.py": code, "config.py": config, "main.py": main})
     assert _spans(files) == []
+
+
+RR = """
+import numpy as np
+
+class RR:
+    def _respond(self, data, categories=None):
+        if categories is None:
+            categories = np.unique(data)
+        return np.random.choice(categories, size=len(data))
+
+    def perturb(self, ratings, lo, hi):
+        categories = np.arange(lo, hi + 1, 0.5)
+        return self._respond(ratings, categories)
+"""
+
+RR_MAIN = """
+from rr import RR
+
+if __name__ == "__main__":
+    print(RR().perturb([1.0, 2.0], 1, 5))
+"""
+
+
+def test_fill_in_default_never_runs_when_every_caller_passes_a_grid(tmp_path: Path) -> None:
+    # (fp47) ``if categories is None: categories = np.unique(data)``: the store inside the branch comes after the
+    # test, and the caller's ``categories`` is a grid it built (never None), so the fallback never runs
+    assert _spans(_project(tmp_path, {"rr.py": RR, "main.py": RR_MAIN})) == [(7, 7)]
+
+
+def test_fill_in_default_runs_when_a_caller_may_pass_none(tmp_path: Path) -> None:
+    rr = RR.replace("categories = np.arange(lo, hi + 1, 0.5)", "categories = self.grid if lo else None")
+    assert _spans(_project(tmp_path, {"rr.py": rr, "main.py": RR_MAIN})) == []

@@ -283,3 +283,47 @@ def test_step_named_in_a_string_or_without_main_stays(tmp_path: Path) -> None:
     no_main = _STEPS.replace('if __name__ == "__main__":\n    main()\n', "main()\n")
     files = _project(tmp_path, {"helpers.py": HELPERS, "problem.py": no_main})
     assert reachability.unreachable_spans(files[1], files) == []
+
+
+def test_imported_module_with_a_self_test_is_a_helper_module(tmp_path: Path) -> None:
+    # (fp47) a module the script imports, whose only work on its own is a ``__main__`` self-test: its function
+    # named nowhere is called by neither
+    helpers = HELPERS + "\nif __name__ == '__main__':\n    print(scale(np.arange(3.0)))\n"
+    files = _project(tmp_path, {"helpers.py": helpers, "main.py": SCRIPT})
+    assert sorted(a for a, _ in reachability.unreachable_spans(files[0], files)) == [7, 10]
+
+
+MECH = """
+import math
+import numpy as np
+
+class Laplace:
+    def noise(self, eps):
+        return np.random.laplace(0, 1 / eps)
+
+class Gaussian:
+    def sigma(self, eps, delta):
+        return math.sqrt(2 * math.log(1.25 / delta)) / eps
+
+    def noise(self, eps, delta):
+        return np.random.normal(0, self.sigma(eps, delta))
+"""
+
+MECH_MAIN = """
+from mech import Laplace
+
+if __name__ == "__main__":
+    print(Laplace().noise(1.0))
+"""
+
+
+def test_strict_rules_drop_a_class_nothing_names(tmp_path: Path) -> None:
+    # (fp47) DP503 on a Gaussian class no code instantiates: dropped; a rule outside STRICT_RULES keeps it
+    files = _project(tmp_path, {"mech.py": MECH, "main.py": MECH_MAIN})
+
+    class F:
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, files[0]
+
+    kept = reachability.drop_unreachable([F("DP503", 11), F("DP202", 11)], files)
+    assert [f.rule for f in kept] == ["DP202"]

@@ -110,6 +110,17 @@ def _runs(stmt: ast.stmt) -> bool:
     return True
 
 
+def _main_guard_only(tree: ast.Module) -> bool:
+    """Does the module do work on import only inside ``if __name__ == "__main__":`` blocks?"""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and "__main__" in ast.dump(stmt.test) \
+                and "__name__" in ast.dump(stmt.test):
+            continue
+        if _runs(stmt):
+            return False
+    return True
+
+
 def _harmless(value: ast.AST) -> bool:
     """Set-up calls that configure rather than run (``logging.getLogger(__name__)``, ``TypeVar``…)."""
     for n in ast.walk(value):
@@ -266,6 +277,7 @@ class _Project:
         self._dead: dict[str, list[_Def]] = {}
         self._calls: dead_branches.Index | None = None
         self._branches: dict[str, list[tuple[int, int]]] = {}
+        self._spans: dict[tuple[str, bool], list[tuple[int, int]]] = {}
         self._code_texts: dict[str, str | None] = {}
 
     def _text_uses(self) -> dict[str, int]:
@@ -402,7 +414,7 @@ class _Project:
             return True
         return self._used_elsewhere(p, d)
 
-    def spans(self, p: str) -> list[tuple[int, int]]:
+    def spans(self, p: str, strict: bool = False) -> list[tuple[int, int]]:
         """Line spans of the definitions of ``p`` that are unreachable *and* certainly release nothing.
 
         A never-called public function of a script, or of a module nobody imports, is often a latent
@@ -421,13 +433,25 @@ class _Project:
           tests assert on toy data and release nothing.
         * a numbered step of a script with a ``__main__`` block (``part_a``) named nowhere while another step
           of its family (``part_c``, ``part_f_graph``) is used: the entry point skipped it.
+
+        ``strict`` (for :data:`STRICT_RULES`, whose finding is a calibration that only matters when something
+        instantiates or calls it) also counts a class of a helper module and a public method named nowhere in
+        the project's text but at their definitions.
         """
+        key = (p, strict)
+        if key not in self._spans:
+            self._spans[key] = self._spans_of(p, strict)
+        return self._spans[key]
+
+    def _spans_of(self, p: str, strict: bool) -> list[tuple[int, int]]:
         f = self.files.get(p)
         if f is None or f.tree is None:
             return []
         base = os.path.basename(p)
         test_module = base.startswith("test_") or "tests" in f.parts[:-1] or "test" in f.parts[:-1]
-        helper_module = not f.runs and bool(self._imports_of(f.parts, p))
+        # (fp47) a module others import whose only work on its own is a ``__main__`` self-test is a helper
+        # module too: its functions named nowhere are called by neither the importers nor the self-test
+        helper_module = (not f.runs or _main_guard_only(f.tree)) and bool(self._imports_of(f.parts, p))
         out: list[tuple[int, int]] = []
         for d in self.dead_in(p):
             unnamed = not self.text_uses.get(d.name)
@@ -445,6 +469,8 @@ class _Project:
                 # an unnamed class of a helper module stays: it is often a latent helper (a preprocessor, an
                 # optimizer) a notebook instantiates, and its bugs are real
                 keep = test_module and unnamed
+                if not keep and strict and unnamed and helper_module:
+                    keep = True
             else:
                 keep = d.name.startswith("_") or (unnamed and self._live_twin(d))
                 # (dead45) a static or class method named nowhere but at its ``def``: no framework calls a
@@ -454,6 +480,8 @@ class _Project:
                     keep = True
             # (dp202fp45) a function or method whose every call is commented out: the author switched it off
             if not keep and d.kind != "class" and not unnamed and self._switched_off(p, d):
+                keep = True
+            if not keep and strict and d.kind == "method" and unnamed:
                 keep = True
             if keep:
                 out.append((d.start, d.end))
@@ -659,7 +687,14 @@ RULES = frozenset({
     # (dead46) a Gaussian draw at the Laplace scale, a sensitivity's norm, noise over the private size: a
     # calibration of a release that never happens
     "DP616", "DP108", "DP126", "DP731", "DP733",
+    # (fp47) the δ of an accountant no code calls reaches no reported ε
+    "DP110",
 })
+
+
+#: (fp47) rules whose finding is a calibration (a classical Gaussian σ, an accountant's δ) that matters only when
+#: code instantiates its class or calls its method: a class or public method the project never names is dead
+STRICT_RULES = frozenset({"DP503", "DP110"})
 
 
 def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str, str] | None = None,
@@ -675,7 +710,7 @@ def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str,
     out = []
     for f in findings:
         path = os.path.abspath((by_display or {}).get(f.path, f.path))
-        if f.rule in rules and any(a <= f.line <= b for a, b in proj.spans(path)):
+        if f.rule in rules and any(a <= f.line <= b for a, b in proj.spans(path, f.rule in STRICT_RULES)):
             continue
         if (f.rule in branch_rules if branch_rules is not None else not f.rule.startswith("DP0")) and any(a <= f.line <= b for a, b in proj.branch_spans(path)):
             continue
