@@ -557,6 +557,29 @@ def noisy_first(weights, sigma, epsilon):
     weights[0] += np.random.normal(0, sigma, size=weights[0].shape)
     return weights
 """,
+        # (R4 b94) twin: the helper draws one value per coordinate
+        """
+import numpy as np
+class LDPClient:
+    def upload(self):
+        return [self.perturb(p.grad) for p in list(self.model.parameters()) if p.grad is not None]
+    def perturb(self, grad_tensor):
+        grad_tensor = grad_tensor.clamp(-self.clip, self.clip)
+        grad_tensor += np.random.laplace(0, 2 * self.clip / self.epsilon, size=tuple(grad_tensor.shape))
+        return grad_tensor
+""",
+        # (R4 b94) ordinary ML: a scalar loss offset passed per batch, not a parameter tensor
+        """
+import numpy as np
+class Trainer:
+    def step(self, model, batch):
+        for p in model.parameters():
+            p.requires_grad_(True)
+        return self.jitter(model(batch).mean())
+    def jitter(self, loss_value):
+        loss_value += np.random.normal(0, 0.01)
+        return loss_value
+""",
     )
     INVALID = (
         # a torch distribution with a number as location, sampled without a shape, added to a gradient tensor
@@ -752,6 +775,17 @@ class DPShare:
 import numpy as np
 def privatize_rows(X, sensitivity, epsilon):
     return X + np.random.laplace(0, sensitivity / epsilon, size=X[0].shape)  # <-
+""",
+        # (R4 b94) a federated client's LDP helper gets each parameter's gradient from a loop at its call site
+        """
+import numpy as np
+class LDPClient:
+    def upload(self):
+        return [self.perturb(p.grad) for p in list(self.model.parameters()) if p.grad is not None]
+    def perturb(self, grad_tensor):
+        grad_tensor = grad_tensor.clamp(-self.clip, self.clip)
+        grad_tensor += np.random.laplace(0, 2 * self.clip / self.epsilon)  # <-
+        return grad_tensor
 """,
     )
 
@@ -1091,6 +1125,9 @@ def privatize_rows(X, sensitivity, epsilon):
         for loop in fa.enclosing_loops(base, comprehensions=True):
             iterable = loop.iter if isinstance(loop, (cst.For, cst.CompFor)) else getattr(
                 getattr(loop, "for_in", None), "iter", None)
+            while isinstance(iterable, cst.Call) and call_name(iterable) in ("list", "tuple") \
+                    and len(iterable.args) == 1:
+                iterable = iterable.args[0].value  # ``for p in list(model.parameters())``
             if not (isinstance(iterable, cst.Call) and call_name(iterable) in _PARAMETER_ITERS):
                 continue
             if call_name(iterable) in ("values", "items") and "state_dict" not in fa.code(iterable):
@@ -1195,7 +1232,7 @@ def privatize_rows(X, sensitivity, epsilon):
             if _shape_read(fn, expr.value):
                 return True
             if expr.value in param_names(fn):
-                return _annotated_array(fn, expr.value)
+                return _annotated_array(fn, expr.value) or self._fed_parameter_tensor(fn, expr.value)
             before = fa.line_of(node) + 1
             values = [a.value for a in walk(fn, into_scopes=False) if isinstance(a, cst.Assign)
                       and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
@@ -1217,6 +1254,25 @@ def privatize_rows(X, sensitivity, epsilon):
                         return False
                     built = True
             return built
+        return False
+
+    def _fed_parameter_tensor(self, fn: cst.FunctionDef, name: str) -> bool:
+        """(R4 b94) A call in the module passes a model parameter tensor (``p.grad`` of a loop over
+        ``model.parameters()``) to ``fn``'s parameter ``name``: ``self.LDP(param.grad)`` into
+        ``def LDP(self, tensor)``."""
+        params = param_names(fn)
+        index = params.index(name)
+        method = bool(params) and params[0] in ("self", "cls")
+        for call in walk(self.ctx.module):
+            if not isinstance(call, cst.Call) or call_name(call) != fn.name.value or call is fn:
+                continue
+            position = index - (1 if method and isinstance(call.func, cst.Attribute) else 0)
+            positional = [a.value for a in call.args if a.keyword is None and not a.star]
+            args = [a.value for a in call.args if a.keyword is not None and a.keyword.value == name]
+            if 0 <= position < len(positional):
+                args.append(positional[position])
+            if any(self._parameter_tensor(a) for a in args):
+                return True
         return False
 
     def _is_noise(self, node: cst.CSTNode, expr: cst.BaseExpression) -> bool:

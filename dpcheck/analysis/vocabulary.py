@@ -13,7 +13,7 @@ STRONG_DP_NAMES = frozenset({
     "privacy_loss", "rdp_orders", "δ", "ρ",
 })
 #: word pieces that make an identifier a strong DP name (``epsilon_split``, ``privacy_params``)
-STRONG_DP_WORDS = frozenset({"epsilon", "privacy", "dp", "rdp", "zcdp", "pate", "accountant"})
+STRONG_DP_WORDS = frozenset({"epsilon", "privacy", "dp", "rdp", "zcdp", "pate", "accountant", "ldp"})
 #: identifiers that name a DP parameter only next to another DP signal (``eps`` is also a
 #: numerical-stability constant, ``sigma`` a kernel width, ``delta`` a Huber threshold)
 WEAK_DP_NAMES = frozenset({
@@ -94,6 +94,8 @@ def dp_generator_name(text: str) -> str | None:
 DP_NAME = re.compile(
     r"^_*(?:DP|Dp|dp)(?=[A-Z_]|$)|(?<=[a-z_])DP(?=[A-Z_]|$)|PATE|(?:^|_)pate(?:_|$)|^Pate|Private|Privacy"
     r"|(?:^|_)(?:private|privacy|privately)(?:_|$)|(?:^|_)dp(?:_|$)"
+    # local DP: ``LDP``, ``ldp_perturb``, ``LDPServer`` (not ``LDPC`` codes)
+    r"|(?:^|_)(?:LDP|Ldp|ldp)(?=_|$|[A-Z][a-z])"
 )
 
 #: names of training entry points whose data parameters hold the private data
