@@ -365,6 +365,46 @@ def run(model, batches, sigma):
     for i in range(n + 1):
         model.train_step(batches[i], sigma)
 """,
+        # (h47) twin: the accountant is given k + 1 after the update of iteration k
+        """
+def compute_epsilon(steps, batch_size, n, delta=1e-5, sigma=1.1):
+    rdp = compute_rdp(batch_size / n, sigma, steps, ORDERS)
+    return get_privacy_spent(ORDERS, rdp, target_delta=delta)[0]
+
+def run(cfg, state, batches, n):
+    for k in range(cfg.total_steps):
+        xb, yb = next(batches)
+        state = opt_update(k, noisy_grad(get_params(state), xb, yb, cfg.clip, cfg.sigma), state)
+        if k % cfg.log_every == 0:
+            eps = compute_epsilon(k + 1, cfg.batch_size, n, cfg.delta, cfg.sigma)
+            print(k, eps)
+    return state
+""",
+        # (h47) twin: epsilon computed before the iteration's update (k steps taken so far)
+        """
+def compute_epsilon(steps, batch_size, n, delta=1e-5, sigma=1.1):
+    rdp = compute_rdp(batch_size / n, sigma, steps, ORDERS)
+    return get_privacy_spent(ORDERS, rdp, target_delta=delta)[0]
+
+def run(cfg, state, batches, n):
+    for k in range(cfg.total_steps):
+        if k % cfg.log_every == 0:
+            print(k, compute_epsilon(k, cfg.batch_size, n, cfg.delta, cfg.sigma))
+        xb, yb = next(batches)
+        state = opt_update(k, noisy_grad(get_params(state), xb, yb, cfg.clip, cfg.sigma), state)
+    return state
+""",
+        # (h47) ordinary ML: a learning-rate schedule of the step index after an optimizer update
+        """
+def lr_at(steps, base, warmup):
+    return base * min(1.0, (steps + 1) / warmup)
+
+def fit(state, batches, total):
+    for k in range(total):
+        state = opt_update(k, grad_fn(get_params(state), next(batches)), state)
+        lr = lr_at(k, 0.1, 100)
+    return state
+""",
     )
 
     INVALID = (
@@ -490,6 +530,21 @@ def train(model, q, sigma, orders):
         model.train_step(sigma)
     rdp = compute_rdp(q=q, noise_multiplier=sigma, steps=FLAGS.max_steps, orders=orders)
     return get_privacy_spent(orders, rdp, target_delta=1e-5)
+""",
+        # (h47) a local compute_epsilon(steps, batch_size, ...) given the 0-based index after a jax opt_update
+        """
+def compute_epsilon(steps, batch_size, n, delta=1e-5, sigma=1.1):
+    rdp = compute_rdp(batch_size / n, sigma, steps, ORDERS)
+    return get_privacy_spent(ORDERS, rdp, target_delta=delta)[0]
+
+def run(cfg, state, batches, n):
+    for k in range(cfg.total_steps):
+        xb, yb = next(batches)
+        state = opt_update(k, noisy_grad(get_params(state), xb, yb, cfg.clip, cfg.sigma), state)
+        if k % cfg.log_every == 0:
+            eps = compute_epsilon(k, cfg.batch_size, n, cfg.delta, cfg.sigma)  # <-
+            print(k, eps)
+    return state
 """,
     )
 
@@ -620,6 +675,8 @@ def train(model, q, sigma, orders):
         if not (ACCOUNTANT_CALL.match(name) or name in _POSITIONAL_STEPS):
             return
         steps = self._steps_argument(node, name)
+        if steps is None:
+            steps = self._local_steps_argument(node, name)
         if steps is None or _adds_one(steps):
             return
         fa = self.ctx.analysis
@@ -653,6 +710,26 @@ def train(model, q, sigma, orders):
             return positional[_POSITIONAL_STEPS[name]]
         return None
 
+    def _local_steps_argument(self, call: cst.Call, name: str) -> cst.BaseExpression | None:
+        """(h47) ``compute_epsilon(s, batch_size, n_train, delta, sigma)`` with ``def compute_epsilon(steps,
+        batch_size, …)`` in this module: the argument bound to the definition's steps-named parameter."""
+        last = name.split(".")[-1]
+        defs = [fn for fn in self.ctx.module.body if isinstance(fn, cst.FunctionDef) and fn.name.value == last]
+        if len(defs) != 1 or "." in name:
+            return None
+        params = [p.name.value for p in (*defs[0].params.posonly_params, *defs[0].params.params)]
+        index = next((i for i, p in enumerate(params) if p in _STEP_KEYWORDS
+                      or words(p) & {"steps", "iterations", "iters"}), None)
+        if index is None:
+            return None
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == params[index]:
+                return arg.value
+        positional = [a.value for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args) or len(positional) <= index:
+            return None
+        return positional[index]
+
     def _step_before(self, loop: cst.For, call: cst.Call) -> bool:
         """Does the loop body take a training step before ``call`` (in source order)?"""
         fa = self.ctx.analysis
@@ -660,7 +737,8 @@ def train(model, q, sigma, orders):
         for node in walk(loop.body):
             if node is call:
                 break
-            if isinstance(node, cst.Call) and _trains(call_name(node)) and fa.line_of(node) < line:
+            if isinstance(node, cst.Call) and (_trains(call_name(node)) or _optimizer_update(call_name(node))) \
+                    and fa.line_of(node) < line:
                 if ident(node.func) is not None and not words(call_name(node)) & {"epsilon"}:
                     return True
         return False
@@ -671,3 +749,10 @@ def _trains(name: str) -> bool:
     (``train_dynamic_add_noise``, ``local_train``), not for testing."""
     pieces = words(name)
     return name in _TRAIN_CALLS or ("train" in pieces and not pieces & {"test", "eval", "valid", "validation"})
+
+
+def _optimizer_update(name: str) -> bool:
+    """(h47) an optimizer update under another name: jax's ``opt_update(i, grads, state)``,
+    ``optimizer_update``, ``apply_updates``."""
+    pieces = words(name.split(".")[-1])
+    return bool(pieces & {"update", "updates"} and pieces & {"opt", "optimizer", "apply", "params", "sgd", "private"})
