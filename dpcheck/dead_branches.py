@@ -403,8 +403,11 @@ def dead_branch_spans(tree: ast.Module, index: Index, *, private_only: bool = Fa
             if param not in params or param in ("self", "cls"):
                 continue
             # (fp47) ``if categories is None: categories = np.unique(data)``: a store inside the branch itself,
-            # a statement of the body run once, comes after the test (nothing before it changed the parameter)
-            if param in stores and not (branch in fn.body and _stores_within(fn, param, branch)):
+            # a statement of the body run once, comes after the test (nothing before it changed the parameter).
+            # Only for a private helper: a public function's optional-bounds fallback is reachable by any user of
+            # the module, whatever its callers in this project pass (B63-006: ``private_mean(data, data_range=None)``)
+            if param in stores and not (branch in fn.body and _stores_within(fn, param, branch)
+                                        and fn.name.startswith("_")):
                 continue
             decisions = set()
             for c in calls:
