@@ -1319,18 +1319,6 @@ def load(path, clip, noise_multiplier):
     X = rescale(X, mode)
     return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / clip)
 """,
-        # (R1 b84) twin of the demo: the ``__main__`` block scales the records it loads
-    """
-import numpy as np
-def pate_gan(x, epsilon, delta):
-    return x + np.random.laplace(0, 1.0 / epsilon, x.shape)
-if __name__ == "__main__":
-    x = np.loadtxt("patients.csv", delimiter=",")
-    for j in range(x.shape[1]):
-        x[:, j] = x[:, j] - np.min(x[:, j])  # <-
-        x[:, j] = x[:, j] / (np.max(x[:, j]) + 1e-8)  # <-
-    out = pate_gan(x, epsilon=1.0, delta=1e-5)
-""",
         # (R1 b93) the first fit reads the raw column (reported); the refits read the codes it wrote
         # (the identity map, quiet); a fit of another raw column is reported again
     """
