@@ -11,7 +11,7 @@ from libcst.metadata import PositionProvider
 
 from dpcheck.analysis.domainflow import bypassed_fallback
 from dpcheck.analysis.attackscope import attack_scope
-from dpcheck.analysis import dp_output, nonrelease
+from dpcheck.analysis import dp_output, nonrelease, preprocessing
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.analysis.astfacts import target_names as ast_target_names
 from dpcheck.analysis.astfacts import call_name as ast_call_name
@@ -484,6 +484,85 @@ class NonPrivateBounds(Rule):
         return _bound_call_text(code_and_fstrings(source))
 
     VALID = (
+        # (R1 b86) the min-max arm of the helper: its only caller hard-codes the other option
+        """
+'''Loader for DP-SGD training.'''
+import numpy as np
+def rescale(data, mode):
+    if mode == "range":
+        lo, hi = data.min(axis=0), data.max(axis=0)
+        data = (data - lo) / (hi - lo + 1e-8)
+    return data
+def load(path, clip, noise_multiplier):
+    mode = "unit"
+    X = np.load(path)
+    X = rescale(X, mode)
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / clip)
+""",
+        # (R1 b84) the ``__main__`` demo scales toy data it draws itself: no record is read
+        """
+import numpy as np
+def pate_gan(x, epsilon, delta):
+    return x + np.random.laplace(0, 1.0 / epsilon, x.shape)
+if __name__ == "__main__":
+    x = np.random.normal(0, 1, [500, 3])
+    for j in range(x.shape[1]):
+        x[:, j] = x[:, j] - np.min(x[:, j])
+        x[:, j] = x[:, j] / (np.max(x[:, j]) + 1e-8)
+    out = pate_gan(x, epsilon=1.0, delta=1e-5)
+""",
+        # (R1 b94) customer/item ids mapped to embedding rows; only the ratings are randomised
+        """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+def ldp_ratings(df, epsilon):
+    users, items = LabelEncoder(), LabelEncoder()
+    df["u"] = users.fit_transform(df["customer_id"])
+    df["i"] = items.fit_transform(df["item_id"])
+    df["r"] = df["rating"].clip(1, 5) + np.random.laplace(0, 4.0 / epsilon, len(df))
+    return df
+""",
+        # (R1 b94) label smoothing in a DP-SGD loop: a hyperparameter spread over the class count
+        """
+import torch
+import torch.nn.functional as F
+def train(model, loader, data, optimizer, noise_multiplier, smoothing=0.1):
+    n_classes = int(data.y.max()) + 1
+    for xb, yb in loader:
+        logp = F.log_softmax(model(xb), 1)
+        eps_ls = float(smoothing)
+        target = torch.full_like(logp, eps_ls / n_classes)
+        target.scatter_(1, yb.view(-1, 1), 1.0 - eps_ls + eps_ls / n_classes)
+        (-(target * logp).sum(1).mean()).backward()
+        optimizer.step()
+""",
+        # (R1 b93) a simulated feeder scaled to a public peak, then noised; and the utility of the release
+        """
+import numpy as np
+class Feeder:
+    def build(self, houses, desired_peak, epsilon):
+        profile = np.zeros(len(houses[0]))
+        for h in houses:
+            peak = np.max(profile + h)
+            if peak > desired_peak:
+                profile = profile + h * (desired_peak / np.max(peak))
+                break
+            profile = profile + h
+        self.true = profile
+        self.noisy = profile + np.random.laplace(0, 2.0 / epsilon, profile.shape)
+        return self.noisy
+    def empirical_accuracy(self):
+        err = np.abs(self.noisy - self.true)
+        return err / np.max(self.true)
+""",
+        # ordinary ML (no DP): label smoothing over the number of classes
+        """
+import torch
+def smooth_targets(labels, num_classes, smoothing=0.1):
+    out = torch.full((len(labels), num_classes), smoothing / num_classes)
+    out.scatter_(1, labels.view(-1, 1), 1.0 - smoothing + smoothing / num_classes)
+    return out
+""",
         # (R2) twin of the qcut case: strata are quantile bins of the rows' ranks (positions), so the edges
         # are public positions and no private value is read
         """
@@ -1225,6 +1304,45 @@ def fit(X, y):
     ) + _ROLE_VALID
 
     INVALID = (
+        # (R1 b86) twin of the dead arm: a caller asks for the min-max option
+    """
+'''Loader for DP-SGD training.'''
+import numpy as np
+def rescale(data, mode):
+    if mode == "range":
+        lo, hi = data.min(axis=0), data.max(axis=0)  # <-
+        data = (data - lo) / (hi - lo + 1e-8)
+    return data
+def load(path, clip, noise_multiplier):
+    mode = "range"
+    X = np.load(path)
+    X = rescale(X, mode)
+    return X / np.maximum(1.0, np.linalg.norm(X, axis=1, keepdims=True) / clip)
+""",
+        # (R1 b93) the first fit reads the raw column (reported); the refits read the codes it wrote
+        # (the identity map, quiet); a fit of another raw column is reported again
+    """
+import pandas as pd
+from sklearn.preprocessing import LabelEncoder
+from diffprivlib.models import GaussianNB
+def train(df, epsilon):
+    enc = LabelEncoder()
+    df["father"] = enc.fit_transform(df["father"])  # <-
+    df["maternal"] = enc.fit_transform(df["father"])
+    df["paternal"] = enc.fit_transform(df["father"])
+    df["mother"] = enc.fit_transform(df["mother"])  # <-
+    return GaussianNB(epsilon=epsilon).fit(df[["father", "maternal", "mother"]], df["y"])
+""",
+        # (R1 b94) twin of the ids: the encoded column is a protected attribute
+    """
+import numpy as np
+from sklearn.preprocessing import LabelEncoder
+def ldp_ratings(df, epsilon):
+    cities = LabelEncoder()
+    df["c"] = cities.fit_transform(df["home_city"])  # <-
+    df["r"] = df["rating"].clip(1, 5) + np.random.laplace(0, 4.0 / epsilon, len(df))
+    return df
+""",
         # (QC b77) twin of the guard: the branch re-encodes the labels with the values it read
     """
 import numpy as np
@@ -1941,7 +2059,11 @@ def build_metadata(df, epsilon):
         claimed = analysis.dp_generator_named() is not None
         evaluation = evaluation_module(node)
         outputs: dict[int, dp_output.Released] = {}
+        tree = self.ctx.python_tree()
+        dead = preprocessing.dead_dispatch_lines(tree) if tree is not None else set()
         for call in index.calls:
+            if dead and self._line(call) in dead:
+                continue  # (R1 b86) an arm ``if kind == "minmax":`` every caller here skips
             if call_name(call) in _MEDIANS:
                 self._median_fill(call, index, claimed)
                 continue
@@ -1971,6 +2093,8 @@ def build_metadata(df, epsilon):
                 continue
             if fits and _demo_label_codes(call, index, fitted):
                 continue
+            if fits and (_recoded_column(call, index, fitted) or _identifier_codes(call, data, fitted)):
+                continue  # (R1 b93/b94) an encoder refit on codes it wrote (identity); ids mapped to row indices
             own_scale = False
             if not (claimed or analysis.is_private(data) or _handed_to_mechanism(call, index)
                     or _loaded_here(call, data, index)
@@ -2025,6 +2149,10 @@ def build_metadata(df, epsilon):
         root = _data_root(data)
         if fn is not None and root is not None and (simulated(root, fn) or model_scores(root, fn)):
             return True
+        if fn is None and root is not None:
+            guard = _main_guard(call, index)
+            if guard is not None and simulated(root, guard):  # type: ignore[arg-type]
+                return True  # (R1 b84) the ``__main__`` demo scales toy data it draws itself
         if fn is not None and _shadowed_fit(fn, call, index):
             return True
         if measuring_scope(fn, self.ctx.path) or behind_off_switch(call, index) or _no_budget_branch(call, index):
@@ -3026,6 +3154,66 @@ def _demo_label_codes(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -
                 isinstance(a.value, cst.Name) and a.value.value == name for a in sub.args):
             return False
     return True
+
+
+def _main_guard(call: cst.Call, index: Dp2Index) -> cst.If | None:
+    """The ``if __name__ == "__main__":`` block ``call`` sits in, at module level."""
+    for anc in index.ancestors(call):
+        if isinstance(anc, cst.If) and "__main__" in index.module.code_for_node(anc.test) \
+                and "__name__" in index.module.code_for_node(anc.test):
+            return anc
+    return None
+
+
+_CODE_ENCODERS = frozenset({"LabelEncoder", "OrdinalEncoder"})
+
+
+def _encoder_kind(call: cst.Call, fitted: dict[str, str]) -> str | None:
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if isinstance(receiver, cst.Call):
+        return call_name(receiver)
+    name = dotted(receiver) if receiver is not None else None
+    return fitted.get(name) if name is not None else None
+
+
+def _column_text(expr: cst.BaseExpression, index: Dp2Index) -> str:
+    return index.module.code_for_node(expr).replace("'", '"').replace(" ", "")
+
+
+def _recoded_column(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -> bool:
+    """``df["c"] = enc.fit_transform(df["c"])`` and later ``enc.fit_transform(df["c"])`` again (in
+    the same scope, the column not rebound in between): the column already holds the dense codes
+    0..k-1 the first fit wrote, so the second label/ordinal encoder fit is the identity map and
+    learns nothing of the records beyond what the first one did (reported there)."""
+    if call_name(call) not in _FIT or not call.args or _encoder_kind(call, fitted) not in _CODE_ENCODERS:
+        return False
+    column = _column_text(call.args[0].value, index)
+    scope = index.enclosing_function(call) or index.module
+    at = index.order[call]
+    last: cst.Assign | None = None
+    for node in walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, into_scopes=False):
+        if isinstance(node, cst.Assign) and index.order[node] < at and any(
+                _column_text(t.target, index) == column for t in node.targets):
+            if last is None or index.order[node] > index.order[last]:
+                last = node
+    if last is None or not isinstance(last.value, cst.Call) or last.value is call:
+        return False
+    first = last.value
+    return call_name(first) in {"fit_transform"} and _encoder_kind(first, fitted) in _CODE_ENCODERS \
+        and bool(first.args) and _column_text(first.args[0].value, index) == column
+
+
+def _identifier_codes(call: cst.Call, data: cst.BaseExpression, fitted: dict[str, str]) -> bool:
+    """``LabelEncoder().fit_transform(df["user_id"])``: identifiers mapped to embedding/row indices
+    (who the records belong to, as ``unique`` of an id column), not a value domain of an attribute."""
+    if call_name(call) not in _FIT or _encoder_kind(call, fitted) not in _CODE_ENCODERS:
+        return False
+    if isinstance(data, cst.Subscript) and len(data.slice) == 1:
+        index_value = data.slice[0].slice
+        if isinstance(index_value, cst.Index) and isinstance(index_value.value, cst.SimpleString):
+            key = index_value.value.evaluated_value
+            return isinstance(key, str) and bool(words(key) & _ID_WORDS)
+    return False
 
 
 #: a function named for what calibrates a mechanism: what it returns is that calibration

@@ -19,6 +19,81 @@ def main(noise_multiplier=1.0):
 
 #: (loader text, the line a finding must be on or None for the valid twin)
 CASES = {
+    # (R1 b86) a loss module weights the spectrum of the model's error by its maximum
+    "loss-class-weight-matrix": ("""
+import torch
+class SpectralLoss(torch.nn.Module):
+    def weight(self, recon, real):
+        w = (recon - real).abs() ** 2
+        return w / w.max()
+def load(path):
+    return torch.load(path), None
+""", None),
+    # (R1 b94) label smoothing: a hyperparameter spread evenly over the number of classes
+    "label-smoothing-over-class-count": ("""
+import torch
+def load(path, smoothing=0.1):
+    data = torch.load(path)
+    n_classes = int(data.y.max()) + 1
+    ls = float(smoothing)
+    soft = torch.full((len(data.y), n_classes), ls / n_classes)
+    return data.x, soft
+""", None),
+    # (R1 b93) a simulated profile scaled to reach a public target peak
+    "scaled-to-public-target": ("""
+import numpy as np
+def load(houses, desired_peak):
+    profile = np.zeros(len(houses[0]))
+    for h in houses:
+        peak = np.max(profile + h)
+        if peak > desired_peak:
+            profile = profile + h * (desired_peak / np.max(peak))
+            break
+        profile = profile + h
+    return profile, None
+""", None),
+    # twin: the profile divided by its own peak
+    "scaled-to-own-peak": ("""
+import numpy as np
+def load(houses):
+    profile = np.sum(houses, axis=0)
+    profile = profile / np.max(profile)
+    return profile, None
+""", 5),
+    # (R1 b93) the error of the noisy result against the truth, normalised for an accuracy metric
+    "error-normalised-for-accuracy": ("""
+import numpy as np
+def empirical_accuracy(noisy, truth):
+    error = {k: np.abs(noisy[k] - truth[k]) for k in truth}
+    return {k: error[k] / np.max(truth[k]) for k in error}
+def load(path):
+    return np.load(path), None
+""", None),
+    # (R1 b86) the min-max arm of a helper whose only caller hard-codes another option
+    "dead-dispatch-arm": ("""
+import numpy as np
+def rescale(data, mode):
+    if mode == "minmax":
+        data = (data - data.min(axis=0)) / (data.max(axis=0) - data.min(axis=0))
+    elif mode == "mean":
+        data = (data - data.mean(axis=0)) / data.std(axis=0)
+    return data
+def load(path):
+    mode = "mean"
+    return rescale(np.load(path), mode), None
+""", 7),
+    # (R1 b93/b94) a refit on the codes a first fit wrote (identity) and ids mapped to indices
+    "label-refit-and-ids": ("""
+from sklearn.preprocessing import LabelEncoder
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    enc = LabelEncoder()
+    df["father"] = enc.fit_transform(df["father"])
+    df["maternal"] = enc.fit_transform(df["father"])
+    df["u"] = LabelEncoder().fit_transform(df["user_id"])
+    return df, None
+""", 7),
     # the largest record norm found by comparison in a loop over the rows, then every row divided by it
     "numpy-running-max-by-comparison": ("""
 import numpy as np
@@ -1284,6 +1359,11 @@ def test_standalone_preparation_script_is_reached(tmp_path: Path) -> None:
     main = _DP_MAIN.replace("from loader import load", "from other import load")
     assert [f.line for f in _join(tmp_path, loader, main=main, name="prepare_data.py")] == [5]
     assert _join(tmp_path, loader, main=main, name="plot_data.py") == []
+    # (R1 b93) a modelling module nothing imports (a non-DP baseline) feeds no DP step; the same
+    # preparation function in a job script nothing imports is reached
+    prep = loader.replace("def load(path):", "def prepare_features(path):")
+    assert _join(tmp_path, prep, main=main, name="ml_modelling.py") == []
+    assert [f.line for f in _join(tmp_path, prep, main=main, name="features_job.py")] == [5]
 
 
 def test_released_distribution_no_finding(tmp_path: Path) -> None:

@@ -768,7 +768,7 @@ def _targets(stmt: ast.AST) -> list[str]:
 def _evaluating(body: list[ast.stmt], name: str) -> bool:
     """Named for evaluation, or scoring models with no privacy budget in sight (a function that
     also spends a budget trains the DP model on what it prepared)."""
-    if _words(name) & _EVAL_WORDS:
+    if _words(name) & (_EVAL_WORDS | _ERROR_WORDS):
         return True
     if _words(name) & _DESCRIBING and not any(isinstance(n, ast.Raise) for stmt in body for n in ast.walk(stmt)):
         return True  # a validator that raises on the data reveals what it found
@@ -1040,8 +1040,16 @@ def _scopes(tree: ast.Module) -> Iterator[_Scope]:
                 _fill_coded(scope, bucketers)
                 yield scope
                 stack.append((child, scope.evaluating))
+            elif isinstance(child, ast.ClassDef) and _words(child.name) & _LOSS_CLASS_WORDS:
+                # (R1 b86) a loss module's methods weight the model's error (``FocalFrequencyLoss``): a
+                # training objective, not preprocessing of the records
+                stack.append((child, True))
             else:
                 stack.append((child, outer_evaluates))
+
+
+#: words of a class that computes a loss from the model's outputs
+_LOSS_CLASS_WORDS = frozenset({"loss", "losses", "criterion"})
 
 
 #: folder names of general helpers (``utilities/data_utils.py``), not of utility evaluation
@@ -1136,7 +1144,7 @@ def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[l
     if source is not None and not _prepares(source):
         return value_codebook.sites(tree, _evaluating)
     out: dict[int, list[Any]] = {}
-    switched_off = off_switch_nodes(tree)
+    switched_off = off_switch_nodes(tree) | _dead_dispatch_nodes(tree)
     per_record = ast_per_record_functions(tree)
     top_functions = {f.name: f for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     downstream = _downstream_helpers(tree)
@@ -1343,6 +1351,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
             if kind in _LABEL_ENCODERS and data is not None and (
                     _words(_root(data) or "") & _LABEL_WORDS or _encodes_labels(node, receiver, scope)):
                 return None  # the class set of the prediction target: schema, not a statistic of the records
+            if kind in _CODE_ENCODERS and data is not None and (_id_column(data) or _recoded(node, data, scope)):
+                return None  # (R1 b93/b94) identifiers mapped to indices; a refit on the codes a fit wrote
             if (prep_class(kind, getattr(scope, "own_classes", ())) or kind in scope.home) and data is not None \
                     and scope.private(data) and not _built_with_budget(held, scope):
                 return f"`{kind}` fitted on the data"
@@ -1414,7 +1424,8 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 return "the data centred (or shifted) by its own statistic"
         if isinstance(node.op, ast.Div) and scope.private(node.left) and not _shape_of(node.left) \
                 and not _shape_of(node.right):  # (R3 b69) ``x.size / var.size``: a count from shapes
-            if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope):
+            if scope.kinds(node.right) & _SPREAD and not _words_only_stat(node.left, scope) \
+                    and not _class_count(node.right) and not _public_target(node.left):
                 return "the data scaled by its own spread"
         if isinstance(node.op, ast.Add) and _one(node.right) and _category_count(node.left, scope):
             return "the number of categories taken as the data's own maximum plus one"
@@ -1430,6 +1441,134 @@ def _site(node: ast.AST, scope: _Scope) -> str | None:
                 and scope.kinds(node.left) & (_SELECT | {"std", "nanstd", "var", "nanvar"}):
             return "columns selected by a statistic of the data"
     return None
+
+
+def _dead_dispatch_nodes(tree: ast.Module) -> set[int]:
+    """(R1 b86) ``id``s of the nodes in an arm ``if kind == "minmax":`` of a module function whose
+    parameter ``kind`` is never rebound, when every call of the function in the module (one at least)
+    passes ``kind`` a string literal (or a caller's local bound only to string literals) other than
+    ``"minmax"``: the callers hard-code another option, so the arm never runs."""
+    calls: dict[str, list[tuple[ast.Call, ast.AST]]] = {}
+    for scope in [tree, *(f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        body = scope.body
+        stack: list[ast.AST] = list(body)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                calls.setdefault(node.func.id, []).append((node, scope))
+            stack.extend(ast.iter_child_nodes(node))
+
+    def literals(value: ast.expr, scope: ast.AST) -> set[str] | None:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return {value.value}
+        if not isinstance(value, ast.Name) or isinstance(scope, ast.Module):
+            return None
+        found: set[str] = set()
+        for node in ast.walk(scope):
+            if isinstance(node, ast.arg) and node.arg == value.id:
+                return None
+            if isinstance(node, ast.Name) and node.id == value.id and isinstance(node.ctx, ast.Store):
+                parent_ok = False
+                for stmt in ast.walk(scope):
+                    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is node:
+                        if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
+                            found.add(stmt.value.value)
+                            parent_ok = True
+                        break
+                if not parent_ok:
+                    return None
+        return found or None
+
+    out: set[int] = set()
+    for fn in tree.body:
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name not in calls:
+            continue
+        params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        rebound = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1
+                    and isinstance(node.test.ops[0], ast.Eq) and isinstance(node.test.left, ast.Name)
+                    and isinstance(node.test.comparators[0], ast.Constant)
+                    and isinstance(node.test.comparators[0].value, str)):
+                continue
+            name, option = node.test.left.id, node.test.comparators[0].value
+            if name not in params or name in rebound:
+                continue
+            position = params.index(name)
+            passed: set[str] = set()
+            for call, scope in calls[fn.name]:
+                if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                    passed = {option}
+                    break
+                value = next((k.value for k in call.keywords if k.arg == name), None)
+                if value is None and position < len(call.args):
+                    value = call.args[position]
+                got = literals(value, scope) if value is not None else None
+                if got is None:
+                    passed = {option}
+                    break
+                passed |= got
+            if passed and option not in passed:
+                out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return out
+
+
+def dead_dispatch_lines(tree: ast.Module) -> set[int]:
+    """The source lines of the arms ``_dead_dispatch_nodes`` finds (for the per-file rule)."""
+    dead = _dead_dispatch_nodes(tree)
+    return {n.lineno for n in ast.walk(tree) if id(n) in dead and hasattr(n, "lineno")}
+
+
+_CODE_ENCODERS = frozenset({"LabelEncoder", "OrdinalEncoder"})
+_ID_WORDS = frozenset({"id", "ids", "uid", "uids", "uuid", "identifier", "identifiers", "pseudonym", "pseudonyms"})
+
+
+def _id_column(data: ast.expr) -> bool:
+    """``df["user_id"]``: identifiers mapped to embedding/row indices, not an attribute's value domain."""
+    return isinstance(data, ast.Subscript) and isinstance(data.slice, ast.Constant) \
+        and isinstance(data.slice.value, str) and bool(_words(data.slice.value) & _ID_WORDS)
+
+
+def _recoded(fit: ast.Call, data: ast.expr, scope: _Scope) -> bool:
+    """``df["c"] = enc.fit_transform(df["c"])`` before ``enc.fit_transform(df["c"])`` in the same
+    scope (the column not rebound between): the column holds the codes 0..k-1 the first fit wrote,
+    so refitting a label/ordinal encoder on it is the identity map and learns nothing new."""
+    column = ast.dump(data)
+    last: ast.Assign | None = None
+    for node in scope.nodes():
+        if isinstance(node, ast.Assign) and node.lineno < fit.lineno \
+                and any(ast.dump(t).replace("Store()", "Load()") == column for t in node.targets) \
+                and (last is None or node.lineno > last.lineno):
+            last = node
+    if last is None or not isinstance(last.value, ast.Call) or func_name(last.value.func) != "fit_transform" \
+            or not last.value.args or ast.dump(last.value.args[0]) != column:
+        return False
+    receiver = last.value.func.value if isinstance(last.value.func, ast.Attribute) else None
+    kind = (func_name(receiver.func) if isinstance(receiver, ast.Call)
+            else scope.constructed.get(_key(receiver) or "")) if receiver is not None else None
+    return kind in _CODE_ENCODERS
+
+
+#: (R1 b93) words of a *function* computing the release's error against the truth (utility)
+_ERROR_WORDS = frozenset({"accuracy", "rmse", "mae", "mse"})
+#: names of a number of classes/categories: ``ls / num_classes`` spreads a smoothing mass evenly
+_CLASS_COUNT_WORDS = frozenset({"classes", "class", "nclass", "nclasses", "categories", "labels"})
+#: names of a public target a value is scaled to reach (``desired_peak / np.max(profile)``)
+_TARGET_LEVEL_WORDS = frozenset({"desired", "goal", "wanted", "requested", "nominal", "rated", "setpoint"})
+
+
+def _class_count(expr: ast.expr) -> bool:
+    """``num_classes``: dividing by the number of classes (label smoothing, a uniform prior) is no
+    scaling of the records by their spread."""
+    return isinstance(expr, ast.Name) and bool(_words(expr.id) & _CLASS_COUNT_WORDS)
+
+
+def _public_target(expr: ast.expr) -> bool:
+    """``desired_load / np.max(x)``: the factor that brings simulated or ground-truth values to a
+    public target level, not the data normalised by its own statistic."""
+    return isinstance(expr, ast.Name) and bool(_words(expr.id) & _TARGET_LEVEL_WORDS)
 
 
 def _constant_returns(tree_nodes: list[ast.AST]) -> set[str]:
@@ -1792,11 +1931,16 @@ _PREPARING_DEFS = frozenset({
 })
 
 
+#: words of a module that fits models (its own preparation feeds its own models)
+_MODELLING = frozenset({"model", "models", "modelling", "modeling"})
+
+
 def _preparing_script(path: str, summary: Mapping[str, Any]) -> bool:
     """A module nothing imports that defines a data-preparation function (``def preprocess(...)``)
     and is not named for evaluation: a standalone step whose output the DP code reads from disk."""
-    if _words(os.path.splitext(os.path.basename(path))[0]) & _EVAL_WORDS or os.path.basename(path) == "__init__.py":
-        return False
+    if _words(os.path.splitext(os.path.basename(path))[0]) & (_EVAL_WORDS | _MODELLING) \
+            or os.path.basename(path) == "__init__.py":
+        return False  # (R1 b93) a modelling module nothing imports (a non-DP baseline) prepares no DP input
     return any(_words(name) & _PREPARING_DEFS and not _words(name) & _EVAL_WORDS for name in summary.get("defs", ()))
 
 
