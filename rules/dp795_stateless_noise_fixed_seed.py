@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, name_words, number, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, name_words, number, walk, words, name_values
 from dpcheck.rule import Rule
 
 #: TensorFlow's stateless samplers: the same (shape, seed) always gives the same numbers
@@ -87,11 +87,8 @@ class StatelessNoiseFixedSeed(Rule):
         outer.update(self._bound_once([n for n in walk(node.body, into_scopes=False) if isinstance(n, cst.Assign)]))
         self._consts.append(outer)
         values = {k: list(v) for k, v in self._values[-1].items()}
-        for a in walk(node.body, into_scopes=False):
-            if isinstance(a, cst.Assign):
-                for t in a.targets:
-                    if isinstance(t.target, cst.Name):
-                        values.setdefault(t.target.value, []).append(a.value)
+        for k, v in name_values(node.body).items():
+            values.setdefault(k, []).extend(v)
         self._values.append(values)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:

@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, name_words, number, target_names, walk, words
+from dpcheck.analysis.syntax import call_name, name_words, number, target_names, walk, words, name_values
 from dpcheck.rule import Rule
 
 #: words of a count of composed steps
@@ -77,13 +77,7 @@ class EpsilonTimesSqrtSteps(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions.append(node)
-        values: dict[str, list[cst.BaseExpression]] = {}
-        for a in walk(node.body, into_scopes=False):
-            if isinstance(a, cst.Assign):
-                for t in a.targets:
-                    if isinstance(t.target, cst.Name):
-                        values.setdefault(t.target.value, []).append(a.value)
-        self._values.append(values)
+        self._values.append(name_values(node.body))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._functions.pop()

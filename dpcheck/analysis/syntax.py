@@ -331,3 +331,14 @@ def scope_assignments(node: cst.CSTNode, line_of: Callable[[cst.CSTNode], int], 
         if name is not None:
             found.append((line_of(sub), name, value))
     return found
+
+
+def name_values(node: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+    """Plain name -> the values assigned to it in ``node``'s own scope (every target of ``a = b = v``)."""
+    values: dict[str, list[cst.BaseExpression]] = {}
+    for a in walk(node, into_scopes=False):
+        if isinstance(a, cst.Assign):
+            for t in a.targets:
+                if isinstance(t.target, cst.Name):
+                    values.setdefault(t.target.value, []).append(a.value)
+    return values
