@@ -23,6 +23,15 @@ def _client_class(cls: cst.ClassDef) -> bool:
     return "Client" in bases or "client" in cls.name.value.lower() or ("fit" in methods and "evaluate" in methods)
 
 
+
+def _spans_run(value: cst.BaseExpression) -> bool:
+    """Does the value name the whole run (``rounds * local_epochs``, ``cfg["total_epochs"]``)?"""
+    text = " ".join(
+        [n.value for n in walk(value) if isinstance(n, cst.Name)]
+        + [n.value.strip("'\"") for n in walk(value) if isinstance(n, cst.SimpleString)]
+        + [n.attr.value for n in walk(value) if isinstance(n, cst.Attribute)])
+    return bool(set().union(*(words(w) for w in text.split()), set()) & _RUN_WORDS)
+
 class EngineEpochsPerRound(Rule):
     id = "DP767"
     name = "engine-epochs-per-round"
@@ -57,14 +66,14 @@ class EngineEpochsPerRound(Rule):
         for call in walk(node.body):
             if not (isinstance(call, cst.Call) and call_name(call) in _CALIBRATE):
                 continue
+            # a per-round share of the budget (``target_epsilon=eps / rounds``) composes over the rounds
+            if any(a.keyword is not None and a.keyword.value == "target_epsilon" and _spans_run(a.value)
+                   for a in call.args):
+                continue
             for arg in call.args:
                 if arg.keyword is None or arg.keyword.value != "epochs":
                     continue
-                text = " ".join(
-                    [n.value for n in walk(arg.value) if isinstance(n, cst.Name)]
-                    + [n.value.strip("'\"") for n in walk(arg.value) if isinstance(n, cst.SimpleString)]
-                    + [n.attr.value for n in walk(arg.value) if isinstance(n, cst.Attribute)])
-                if set().union(*(words(w) for w in text.split()), set()) & _RUN_WORDS:
+                if _spans_run(arg.value):
                     continue
                 self.report(arg, "the privacy engine is calibrated for one round's local epochs, but the client "
                                  "trains that many epochs in every federated round: after R rounds ε is far above "
@@ -98,6 +107,20 @@ class HospitalClient:
         return PrivacyEngine().make_private_with_epsilon(
             module=model, optimizer=opt, data_loader=loader, epochs=total_epochs,
             target_epsilon=eps, target_delta=delta, max_grad_norm=1.0)
+""",
+        # twin: the target ε is split across the rounds, each round's engine calibrated for its share
+        """
+from opacus import PrivacyEngine
+class Client:
+    def fit(self, model, optimizer, loader, config):
+        engine = PrivacyEngine()
+        model, optimizer, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=optimizer, data_loader=loader, epochs=self.local_epochs,
+            target_epsilon=config["privacy"]["epsilon"] / config["federated"]["rounds"],
+            target_delta=config["privacy"]["delta"], max_grad_norm=1.0)
+        for _ in range(self.local_epochs):
+            train_one_epoch(model, optimizer, loader)
+        return model
 """,
         # centralised training: one calibration for the epochs actually run
         """
