@@ -2,6 +2,8 @@
 refunds budget."""
 from __future__ import annotations
 
+import re
+
 import ast
 
 import libcst as cst
@@ -33,6 +35,9 @@ def _ledger(expr: cst.CSTNode) -> bool:
     return bool(name) and bool(words(name) & _LEDGER_WORDS)
 
 
+
+_DRAW_TEXT = re.compile(r"(?i)laplace|normal|gauss|noise|randn|geometric|exponential|random")
+
 class BudgetChargedBeforeEpsilonChecked(Rule):
     id = "DP793"
     name = "budget-charged-before-epsilon-checked"
@@ -60,6 +65,9 @@ class BudgetChargedBeforeEpsilonChecked(Rule):
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a ``raise`` or ``return`` under an ``if`` and an ``append``/``+=``/``-=`` of a name."""
         if not facts.nodes(ast.Raise) and not facts.nodes(ast.Return):
+            return False
+        # the query answers with noise at that ε: a draw somewhere in the file
+        if not _DRAW_TEXT.search(facts.source):
             return False
         if any(isinstance(a.value, ast.Name) for a in facts.nodes(ast.AugAssign)):  # type: ignore[attr-defined]
             return True
