@@ -36,6 +36,11 @@ def _counts(module: cst.Module, expr: cst.CSTNode) -> bool:
     return False
 
 
+
+_MARGIN_EPSILON = re.compile(r"(?i)insensitive|huber|\bsvr\b|\bsvm\b|margin")
+_BUDGET_PARAMS = frozenset({"epsilon", "eps", "target_epsilon", "noise_multiplier", "delta", "target_delta"})
+_DP_TRAINING = re.compile(r"(?i)privacy|opacus|noise_multiplier|make_private|dp_?sgd|dpkeras|laplace|differential|\bdp\b")
+
 class LossWeightFromPrivateLabelCounts(Rule):
     id = "DP761"
     name = "loss-weight-from-private-label-counts"
@@ -61,6 +66,7 @@ class LossWeightFromPrivateLabelCounts(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a count call (or a balanced-weight helper) in the file."""
+        # DP training in the file, not only an ``epsilon`` (SVR's margin, SGD's epsilon-insensitive loss)
         return facts.calls_any(_COUNT_CALLS | _BALANCED | {"sum", "len"})
 
     @classmethod
@@ -68,6 +74,17 @@ class LossWeightFromPrivateLabelCounts(Rule):
         return facts.may_have_dp_context and cls.may_report(facts)
 
     VALID = (
+        # ordinary ML (scikit-learn's SVM): balanced class weights beside an epsilon that is a loss margin
+        """
+from sklearn.utils.class_weight import compute_class_weight
+class LinearSVRLike:
+    def __init__(self, epsilon=0.1, class_weight="balanced"):
+        self.epsilon = epsilon
+        self.class_weight = class_weight
+    def fit(self, X, y, classes):
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
+        return self
+""",
         # twin of the value_counts case: the weight comes from noisy counts (charged elsewhere)
         """
 import numpy as np
@@ -135,7 +152,22 @@ def weights_for(y, epsilon):
 """,
     )
 
+    def __init__(self, ctx) -> None:  # type: ignore[no-untyped-def]  # noqa: D107
+        super().__init__(ctx)
+        self._params: list[set[str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._params.append({p.name.value for p in node.params.params + node.params.kwonly_params})
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._params.pop()
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        # DP training named in the file, or a budget handed to the function computing the weight; an
+        # ``epsilon`` elsewhere is often an estimator's margin (SVR, SGD's epsilon-insensitive loss)
+        if not _DP_TRAINING.search(self.ctx.source) and not (
+                self._params and self._params[-1] & _BUDGET_PARAMS and not _MARGIN_EPSILON.search(self.ctx.source)):
+            return
         if len(node.targets) != 1:
             return
         module = self.ctx.module
