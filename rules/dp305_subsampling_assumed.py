@@ -3355,13 +3355,7 @@ class HeadTrainer(transformers.Trainer):
         """(b85) The helper's own ``def`` (this file or a project module it imports) credits no sampling rate."""
         if not isinstance(node.func, cst.Name):
             return False
-        tree = self.__dict__.get("_ast_tree", False)
-        if tree is False:
-            try:
-                tree = ast.parse(self.ctx.source)
-            except (SyntaxError, ValueError):
-                tree = None
-            self.__dict__["_ast_tree"] = tree
+        tree = self.ctx.python_tree()
         fn = _resolve_def(self.ctx.path, tree, node.func.value)
         return fn is not None and _credits_no_rate(fn)
 
@@ -3372,13 +3366,7 @@ class HeadTrainer(transformers.Trainer):
         if not (_helper_name(name) or _accountant_named(name)) \
                 or not any(_size_like(a.value) for a in node.args if not a.star):
             return False
-        tree = self.__dict__.get("_ast_tree", False)
-        if tree is False:
-            try:
-                tree = ast.parse(self.ctx.source)
-            except (SyntaxError, ValueError):
-                tree = None
-            self.__dict__["_ast_tree"] = tree
+        tree = self.ctx.python_tree()
         if tree is None:
             return False
         func = node.func
