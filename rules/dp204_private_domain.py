@@ -221,7 +221,15 @@ class _ScoreOnly(cst.CSTTransformer):
             return updated
         kept += [n.right for n in walk(updated.args[0].value)
                  if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide)]
+        kept += [side for n in walk(updated.args[0].value)
+                 if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply)
+                 for side in (n.left, n.right) if isinstance(side, cst.Name) and _EXTREME.search(side.value)]
         return cst.Tuple([cst.Element(k) for k in kept])
+
+
+#: a name for an extreme or a range of the values, such as ``max_z`` in ``exp(-2 * max_z * eps)``: a bound
+#: on the scores, not a score, so the flow still decides whether the data gave it (FedKT's accountant)
+_EXTREME = re.compile(r"(?:^|_)(?:max|min|maximum|minimum|range|span|bound|upper|lower)(?:_|$)", re.IGNORECASE)
 
 
 def _without_scores(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -1661,6 +1669,37 @@ def crop_foreground(img, margin=4):
     y1 = np.minimum(ys.max() + margin, img.shape[0] - 1).astype(int)
     return img[y0:y1 + 1] + np.random.normal(0, 0.01, img[y0:y1 + 1].shape)
 """,
+        # the exponential mechanism's log-sum-exp shift by a named maximum of the scores
+        """
+import numpy as np
+def exp_mech(scores, candidates, epsilon, sensitivity=1.0):
+    max_score = np.max(scores)
+    p = np.exp(epsilon * (scores - max_score) / (2 * sensitivity))
+    return np.random.choice(candidates, p=p / p.sum())
+""",
+        # the twin: the largest score is a public argument of the accountant
+        """
+import argparse
+import math
+import numpy as np
+
+def q_noisy_max(counts, noise_eps):
+    gap = counts.max() - counts
+    return float(np.sum((2.0 + noise_eps * gap) / (4.0 * np.exp(noise_eps * gap))))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--np_path")
+    parser.add_argument("--noise_eps", type=float)
+    args = parser.parse_args()
+    arrays = np.load(args.np_path)
+    z_arr = arrays["arr_1"]
+    noise_eps = args.noise_eps
+    max_z = args.max_z
+    max_q = (1 - math.exp(-2 * max_z * noise_eps)) / (math.exp(2 * max_z * noise_eps) - math.exp(-2 * max_z * noise_eps))
+    print("epsilon", max_q * noise_eps)
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -2268,6 +2307,29 @@ class OLH:
     def estimate(self, per_data):
         counts = Counter(per_data)  # <-
         return {k: (c - len(per_data) * (1 - self.p)) / self.epsilon for k, c in counts.items()}
+""",
+        # an accountant's bound from the largest per-query score of the private votes (FedKT, whole-source regression)
+        """
+import argparse
+import math
+import numpy as np
+
+def q_noisy_max(counts, noise_eps):
+    gap = counts.max() - counts
+    return float(np.sum((2.0 + noise_eps * gap) / (4.0 * np.exp(noise_eps * gap))))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--np_path")
+    parser.add_argument("--noise_eps", type=float)
+    args = parser.parse_args()
+    arrays = np.load(args.np_path)
+    z_arr = arrays["arr_1"]
+    noise_eps = args.noise_eps
+    max_z = z_arr.max()  # <-
+    max_q = (1 - math.exp(-2 * max_z * noise_eps)) / (math.exp(2 * max_z * noise_eps) - math.exp(-2 * max_z * noise_eps))
+    print("epsilon", max_q * noise_eps)
 """,
     ) + _ROLE_INVALID
 
