@@ -375,9 +375,38 @@ def blur_kernel(size, sigma, eps=1e-8):
     k = np.exp(-x ** 2 / (2 * sigma ** 2))
     return k / (k.sum() + eps)
 """,
+        # (fix48-S6) 2·ln(1.25/δ)·Δ/ε without the square root is no classical σ (it over-noises by the root)
+        """
+import numpy as np
+class UploadNoiser:
+    def __init__(self, clip, delta):
+        self.clip, self.delta = clip, delta
+    def scale(self, epsilon):
+        return (2.0 * np.log(1.25 / self.delta) * self.clip) / epsilon
+    def add(self, w, epsilon):
+        return w + np.random.normal(0.0, self.scale(epsilon), w.shape)
+""",
+        # (fix48-S6) ordinary ML: a log-ratio schedule that only looks like the formula
+        """
+import math
+def warmup_factor(step, total, eps=1e-8):
+    return 2 * math.log(1.25 / (1 + step / total)) / (total + eps)
+""",
     )
 
     INVALID = (
+        # (fix48-S6) twin: the root is taken on the next line, so σ is the classical one for any ε
+        """
+import numpy as np
+class UploadNoiser:
+    def __init__(self, clip, delta):
+        self.clip, self.delta = clip, delta
+    def scale(self, epsilon):
+        c2 = 2.0 * np.log(1.25 / self.delta)  # <-
+        return np.sqrt(c2) * self.clip / epsilon
+    def add(self, w, epsilon):
+        return w + np.random.normal(0.0, self.scale(epsilon), w.shape)
+""",
         # (h43-p) twin: a caller passes the kind it is given, so the Gaussian branch may run
         """
 import numpy as np
@@ -596,7 +625,7 @@ class VectorGauss:
     )
 
     def visit_Call(self, node: cst.Call) -> None:
-        if not _is_classical_log(node):
+        if not _is_classical_log(node) or not self._square_rooted(node):
             return
         eps = {e for e in self._epsilons(node) if not self._small_constant(e, node)}
         if not eps or _guards(self, node, eps) or not self._calibrates(node) or self._charged(node):
@@ -606,6 +635,35 @@ class VectorGauss:
         self.report(node, f"the classical Gaussian calibration `sqrt(2·ln(1.25/δ))·Δ/ε` holds only for ε < 1, and "
                           f"`{sorted(eps)[0]}` is never compared with 1: with ε > 1 it under-noises; guard ε < 1 "
                           f"or use the analytic Gaussian mechanism")
+
+    def _square_rooted(self, at: cst.Call) -> bool:
+        """Is ``2 ln(1.25/δ)`` under a square root: ``sqrt(…)``, ``(…) ** 0.5``, a variance form (``/ eps ** 2``)
+        or a name the function later takes the root of? Without it, ``2·ln(1.25/δ)·Δ/ε`` is no classical σ (it
+        over-noises by the root's factor)."""
+        fa = self.ctx.analysis
+        statement = fa.enclosing_statement(at)
+
+        def root(n: cst.CSTNode) -> bool:
+            return (isinstance(n, cst.Call) and call_name(n) in ("sqrt", "isqrt")
+                    or isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Power)
+                    and number(n.right) == 0.5)
+
+        if any(root(n) for n in fa.ancestors(at) if statement is None or fa.inside(n, statement)):
+            return True
+        if statement is None or any(isinstance(n, (cst.BinaryOperation, cst.AugAssign)) and isinstance(
+                n.operator, (cst.Power, cst.PowerAssign)) for n in walk(statement)):
+            return True
+        if isinstance(statement, cst.Return):
+            return False
+        if not isinstance(statement, cst.Assign):
+            return True
+        seed = {t for target in statement.targets for t in value_refs(target.target)}
+        fn = fa.enclosing_function(at)
+        scope: cst.CSTNode = fn if fn is not None else self.ctx.module
+        for n in walk(scope, into_scopes=False):
+            if root(n) and n is not at and value_refs(n) & seed:
+                return True
+        return False
 
     def _small_constant(self, name: str, at: cst.Call) -> bool:
         """Is ``name`` a local constant ε ≤ 1: every assignment to it in the enclosing function (the module

@@ -2319,6 +2319,8 @@ def perturb_points(frame, epsilon, seed=7):
             return
         if self._not_noise_of_this_process(node, file, line, own):
             return
+        if fn is not None and not own and not self._scope_reaches_imported(fn, file):
+            return  # (fix48-S6) a sibling function's seed (plain SGD, a probe) never reaches the imported DP optimizer
         if self._main_guard(node) and not os.path.isfile(file) or self._main_guard(node) and os.path.samefile(
                 file, self.ctx.path) and self._module_has_mechanism():
             return  # a library module's demo block seeds the data it perturbs for a printout
@@ -2357,6 +2359,57 @@ def perturb_points(frame, epsilon, seed=7):
                 if draws and all(isinstance(c.func, ast.Attribute) and c.func.attr == "choice" for c in draws
                                  if isinstance(c.func, ast.Attribute) and c.func.attr in _GLOBAL_DRAWS):
                     return True
+        return False
+
+    def _scope_reaches_imported(self, fn: cst.FunctionDef, file: str) -> bool:
+        """Can the seed in ``fn`` fix the noise ``file`` draws: ``fn``, a module function it calls (a few levels
+        deep), or a caller of ``fn`` names what this module imports from ``file`` (``from dp_sgd import DPSGD``)?
+        Unknown imports (``import *``, a module reached through another) count as reaching."""
+        stem = os.path.splitext(os.path.basename(file))[0]
+        names: set[str] = set()
+        for sub in walk(self.ctx.module, into_scopes=False):
+            if isinstance(sub, cst.ImportFrom) and sub.module is not None \
+                    and dotted(sub.module).rsplit(".", 1)[-1] == stem:
+                if isinstance(sub.names, cst.ImportStar):
+                    return True
+                names |= {(a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name)
+                           else dotted(a.name).split(".")[0]) for a in sub.names}
+            elif isinstance(sub, cst.Import):
+                for a in sub.names:
+                    if dotted(a.name).rsplit(".", 1)[-1] == stem:
+                        names.add(a.asname.name.value if a.asname and isinstance(a.asname.name, cst.Name)
+                                  else dotted(a.name).split(".")[0])
+        if not names:
+            return True
+        functions = {s.name.value: s for s in self.ctx.module.body if isinstance(s, cst.FunctionDef)}
+        if functions.get(fn.name.value) is not fn:
+            return True  # a method or nested function: its callers are not followed here
+
+        def reaches(scope: cst.CSTNode, depth: int, seen: set[str]) -> bool:
+            for sub in walk(scope, into_scopes=True):
+                if isinstance(sub, cst.Name) and sub.value in names:
+                    return True
+                if depth < 3 and isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) \
+                        and sub.func.value in functions and sub.func.value not in seen:
+                    seen.add(sub.func.value)
+                    if reaches(functions[sub.func.value], depth + 1, seen):
+                        return True
+            return False
+
+        if reaches(fn, 0, {fn.name.value}):
+            return True
+        target = fn.name.value
+        uses = [sub for sub in walk(self.ctx.module) if isinstance(sub, cst.Name) and sub.value == target]
+        fa = self.ctx.analysis
+        for use in uses:
+            parent = fa.parent(use)
+            if isinstance(parent, cst.FunctionDef) and parent.name is use:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is use):
+                return True  # passed around as a value
+            caller = fa.enclosing_function(use)
+            if caller is None or reaches(caller, 0, {caller.name.value}):
+                return True  # called at import (the run's entry) or by a function that trains privately
         return False
 
     def _gradient_draw_here(self, file: str, line: int) -> bool:

@@ -36,6 +36,10 @@ _TOP_DEF = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.M)
 _TOP_LEVEL = re.compile(r"^(?=[^\s#)\]}])", re.M)
 
 
+def ident_code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).replace(" ", "")
+
+
 @lru_cache(maxsize=16)
 def _live_source(source: str) -> str:
     """``source`` without the top-level functions that nothing in the module calls or names (a per-example
@@ -298,9 +302,72 @@ def ngd_step(model, loss, lr, sigma, epsilon):
         d /= d.norm()
         p.data -= lr * d + lr * np.random.normal(0, sigma)
 """,
+        # (fix48-S6) functional mechanism: the noise goes into the loss weights before the gradient is taken,
+        # and the value clip of that gradient is for stability, not a per-record bound
+        """
+import numpy as np
+import tensorflow as tf
+def noisy_weight(w, sensitivity, epsilon):
+    return w + np.random.normal(0, sensitivity / epsilon)
+def dp_generator_step(gen, opt, x, y, epsilon):
+    with tf.GradientTape() as tape:
+        a = noisy_weight(0.6, 1.0, epsilon)
+        b = noisy_weight(0.4, 1.0, epsilon)
+        loss = a * tf.reduce_mean(tf.abs(gen(x) - y)) + b * tf.reduce_mean(gen(x) ** 2)
+    grads = tape.gradient(loss, gen.trainable_variables)
+    grads = [tf.clip_by_value(g, -5, 5) for g in grads]
+    opt.apply_gradients(zip(grads, gen.trainable_variables))
+""",
+        # (fix48-S6) the gradient of one record (``batch[0:1]``) clipped and noised: a per-example clip
+        """
+import torch
+def dp_probe(model, loader, clip, sigma):
+    xb, yb = next(iter(loader))
+    x, y = xb[0:1].to("cpu"), yb[0:1].to("cpu")
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    clipped = clip_gradients(grads, clip)
+    return [g + torch.normal(0, sigma * clip, g.shape) for g in clipped]
+""",
+        # (fix48-S6) ordinary ML: gradient clipping for stability with dropout-like input noise before the loss
+        """
+import torch
+def train_step(model, opt, x, y, loss_fn):
+    x = x + 0.01 * torch.randn_like(x)
+    loss = loss_fn(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+""",
     )
 
     INVALID = (
+        # (fix48-S6) twin of the one-record probe: the whole batch goes into the loss
+        """
+import torch
+def dp_probe(model, loader, clip, sigma):
+    xb, yb = next(iter(loader))
+    x, y = xb.to("cpu"), yb.to("cpu")
+    model.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    clipped = clip_gradients(grads, clip)  # <-
+    return [g + torch.normal(0, sigma * clip, g.shape) for g in clipped]
+""",
+        # (fix48-S6) twin: the noise drawn before the gradient is added to the clipped batch gradient after it
+        """
+import numpy as np
+import tensorflow as tf
+def dp_generator_step(gen, opt, x, y, sigma, clip):
+    noise = [np.random.normal(0, sigma * clip, v.shape) for v in gen.trainable_variables]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.abs(gen(x) - y))
+    grads = tape.gradient(loss, gen.trainable_variables)
+    grads = [tf.clip_by_norm(g, clip) for g in grads]  # <-
+    opt.apply_gradients(zip([g + n for g, n in zip(grads, noise)], gen.trainable_variables))
+""",
         # (fix46-QB) a per-sample helper is written but never called: the loop clips the batch's .grad
         """
 import torch
@@ -507,6 +574,8 @@ class Server:
         if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()
                                            and not self._own_noiseless_step(node)):
             return
+        if isinstance(node, cst.FunctionDef) and (self._noise_only_in_objective(node) or self._one_example_input(node)):
+            return
         batch = self._batch_gradients(node)
         for sub in walk(node, into_scopes=False):
             if isinstance(sub, (cst.Call, cst.BinaryOperation, cst.AugAssign)):
@@ -641,6 +710,85 @@ class Server:
                         or words(name) & {"noise", "gaussian", "laplace", "sanitize", "sanitizer", "privatize", "dp"}:
                     return True
         return False
+
+    @staticmethod
+    def _one_record_slice(value: cst.BaseExpression) -> bool:
+        """``batch[0:1]``, ``x[i:i + 1]`` (through ``.to(device)``, ``.cuda()``): a batch of exactly one record."""
+        while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in ("to", "cuda", "float", "double", "long", "detach", "clone"):
+            value = value.func.value
+        if not isinstance(value, cst.Subscript) or len(value.slice) != 1 \
+                or not isinstance(value.slice[0].slice, cst.Slice):
+            return False
+        piece = value.slice[0].slice
+        if piece.step is not None or piece.upper is None:
+            return False
+        lower = piece.lower
+        low = 0 if lower is None else number(lower)
+        if low is not None and number(piece.upper) is not None:
+            return number(piece.upper) - low == 1
+        upper = piece.upper
+        return isinstance(upper, cst.BinaryOperation) and isinstance(upper.operator, cst.Add) \
+            and number(upper.right) == 1 and lower is not None and ident_code(upper.left) == ident_code(lower)
+
+    def _one_example_input(self, fn: cst.FunctionDef) -> bool:
+        """The function's gradient is taken on one record (``x = batch[0:1]``, then the loss and ``backward``):
+        a clip of it is a per-example clip, whatever the container it comes in."""
+        fa = self.ctx.analysis
+        grads = [fa.line_of(n) for n in walk(fn) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and (call_name(n) in _GRADIENT_OF or call_name(n) == "backward")]
+        if not grads:
+            return False
+        single: set[str] = set()
+        for sub in walk(fn):
+            if not isinstance(sub, cst.Assign):
+                continue
+            for t in sub.targets:
+                pairs = [(t.target, sub.value)]
+                if isinstance(t.target, cst.Tuple) and isinstance(sub.value, cst.Tuple) \
+                        and len(t.target.elements) == len(sub.value.elements):
+                    pairs = [(a.value, b.value) for a, b in zip(t.target.elements, sub.value.elements)]
+                single |= {target.value for target, value in pairs
+                           if isinstance(target, cst.Name) and self._one_record_slice(value)}
+        if not single:
+            return False
+        reads = [fa.line_of(n) for n in walk(fn) if isinstance(n, cst.Name) and n.value in single
+                 and not isinstance(fa.parent(n), cst.AssignTarget)]
+        return bool(reads) and min(reads) < min(grads) and not any(
+            isinstance(sub, cst.For) and fa.line_of(sub) < min(grads) for sub in walk(fn, into_scopes=False))
+
+    def _noise_only_in_objective(self, fn: cst.FunctionDef) -> bool:
+        """Every noise draw of the function comes before its gradient is taken and is used up before it (the
+        noised loss coefficients of a functional mechanism, ``lam = add_noise(0.5, s, eps)`` inside the tape):
+        the noise perturbs the objective, and a clip of the resulting gradient is stability clipping, not the
+        per-record bound of a DP-SGD step."""
+        fa = self.ctx.analysis
+        grads = [fa.line_of(n) for n in walk(fn) if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute)
+                 and (call_name(n) in _GRADIENT_OF or call_name(n) == "backward")]
+        if not grads:
+            return False
+        first = min(grads)
+        held: set[str] = set()
+        found = False
+        for sub in walk(fn):
+            if not isinstance(sub, cst.Call):
+                continue
+            name = call_name(sub)
+            if not (name in ("normal", "randn", "randn_like", "random_normal", "laplace", "standard_normal", "normal_",
+                             "multivariate_normal")
+                    or words(name) & {"noise", "gaussian", "laplace", "sanitize", "sanitizer", "privatize", "dp"}):
+                continue
+            found = True
+            if fa.line_of(sub) >= first:
+                return False
+            statement = fa.enclosing_statement(sub)
+            if isinstance(statement, cst.Assign):
+                held |= {n.value for t in statement.targets for n in walk(t.target) if isinstance(n, cst.Name)}
+            elif not isinstance(statement, (cst.Expr, cst.Return)) or isinstance(statement, cst.Return):
+                return False
+        if not found:
+            return False
+        return not any(isinstance(n, cst.Name) and n.value in held and fa.line_of(n) > first for n in walk(fn))
 
     def _clips(self, call: cst.Call, batch: dict[str, str]) -> str | None:
         """What the call does to a batch gradient it reads: clip it, scale it by a clip factor, sanitize it."""

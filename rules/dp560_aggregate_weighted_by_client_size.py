@@ -98,6 +98,21 @@ _RELEASED_DATA = frozenset({"test", "val", "valid", "validation", "eval", "publi
                             "randomized", "randomised", "reports", "report", "dp"})
 
 
+#: what a reinforcement-learning episode collects, one entry per simulated step (not per private record)
+_EPISODE_WORDS = frozenset({"reward", "rewards", "action", "actions", "episode", "episodes", "transition",
+                            "transitions", "trajectory", "trajectories", "timesteps", "returns"})
+
+
+def _episode_length(value: cst.BaseExpression | None) -> bool:
+    """``len(rewards)``, ``len(self.episode_actions)``: the number of steps of a simulated episode."""
+    while isinstance(value, cst.Call) and call_name(value) in ("int", "float") and value.args:
+        value = value.args[0].value
+    if not (isinstance(value, cst.Call) and call_name(value) == "len" and len(value.args) == 1):
+        return False
+    name = dotted(value.args[0].value)
+    return name is not None and bool(frozenset(w.lower() for w in words(name.split(".")[-1])) & _EPISODE_WORDS)
+
+
 def _dataset_len(call: cst.Call) -> bool:
     """``len(client_dataset)``, ``len(self.train_loader.dataset)``, ``len(dict_users[idx])``, ``x.shape[0]``."""
     if call_name(call) != "len" or len(call.args) != 1:
@@ -162,6 +177,25 @@ class AggregateWeightedByClientSize(Rule):
             or bool(facts.called & _SHIP_WORDS)
 
     VALID = (
+        # (fix48-S6) the Flower weight is the number of simulated steps of the episode, not a record count
+        """
+import numpy as np
+class DPAgentClient:
+    def __init__(self, agent, env, epsilon, sigma):
+        self.agent, self.env, self.epsilon, self.sigma = agent, env, epsilon, sigma
+    def fit(self, parameters, config):
+        rewards = self.agent.run_episode(self.env)
+        q = self.agent.table + np.random.normal(0, self.sigma, parameters.shape)
+        num_examples = len(rewards)
+        return q, num_examples, {"epsilon": self.epsilon}
+""",
+        # (fix48-S6) ordinary ML: the mean episode return weighted by episode lengths
+        """
+import numpy as np
+def mean_return(episodes):
+    lengths = [len(e.rewards) for e in episodes]
+    return float(np.average([e.total for e in episodes], weights=lengths))
+""",
         # twin of the shipped count: the client ships its clipped, noised delta alone; a metrics file keeps the size
         """
 import json, torch
@@ -358,6 +392,17 @@ class Trainer:
 """,
     )
     INVALID = (
+        # (fix48-S6) twin of the episode client: the weight is the size of the client's own trajectory data set
+        """
+import numpy as np
+class DPAgentClient:
+    def __init__(self, agent, replay, epsilon, sigma):
+        self.agent, self.replay, self.epsilon, self.sigma = agent, replay, epsilon, sigma
+    def fit(self, parameters, config):
+        q = self.agent.learn(self.replay) + np.random.normal(0, self.sigma, parameters.shape)
+        num_examples = len(self.replay.dataset)
+        return q, num_examples, {"epsilon": self.epsilon}  # <-
+""",
         # (twin of the local client above) the client adds Gaussian noise to its weights and still returns its
         # exact record count as the aggregation weight
         """
@@ -619,9 +664,11 @@ class DPClient:
                 return False
             return self._count(expr.value, hops - 1)
         if isinstance(expr, cst.Name):
+            binding = self.ctx.analysis.binding(expr)
+            if binding is not None and binding.kind == "assign" and _episode_length(binding.value):
+                return False  # ``num_examples = len(rewards)``: an episode's step count, no record count
             if _count_named(expr.value):
                 return True
-            binding = self.ctx.analysis.binding(expr)
             if binding is not None and isinstance(binding.stmt, (cst.For, cst.CompFor)):
                 target = binding.stmt.target
                 if isinstance(target, cst.Name):

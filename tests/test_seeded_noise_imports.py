@@ -145,7 +145,59 @@ def main():
 if __name__ == "__main__":
     main()
 """}, "train.py", (6,)),
+    # (fix48-S6) a seeding probe function with plain SGD, called by the DP training function: its seed reaches
+    # the imported DPSGD's draw
+    "sibling-seed-reaches-dpsgd": ({"dpsgd.py": """
+import torch
+
+class DPSGD:
+    def __init__(self, params, epsilon, sigma, clip):
+        self.params, self.sigma, self.clip = params, sigma, clip
+
+    def step(self, grads):
+        for p, g in zip(self.params, grads):
+            p.data -= 0.1 * (g + torch.randn_like(g) * self.sigma * self.clip)
+""", "exp.py": """
+import torch
+from dpsgd import DPSGD
+
+def fit_probe():
+    torch.manual_seed(7)
+    return torch.optim.SGD([], lr=0.1)
+
+def train_private():
+    fit_probe()
+    opt = DPSGD([], 1.0, 1.1, 1.0)
+    opt.step([])
+
+train_private()
+"""}, "exp.py", (6,)),
     # -- valid twins ----------------------------------------------------------------------------------
+    # (fix48-S6) twin: the probe is a sibling of the DP run (neither calls the other): its seed fixes no DP noise
+    "sibling-seed-not-dpsgd": ({"dpsgd.py": """
+import torch
+
+class DPSGD:
+    def __init__(self, params, epsilon, sigma, clip):
+        self.params, self.sigma, self.clip = params, sigma, clip
+
+    def step(self, grads):
+        for p, g in zip(self.params, grads):
+            p.data -= 0.1 * (g + torch.randn_like(g) * self.sigma * self.clip)
+""", "exp.py": """
+import torch
+from dpsgd import DPSGD
+
+def fit_probe():
+    torch.manual_seed(7)
+    return torch.optim.SGD([], lr=0.1)
+
+def train_private():
+    opt = DPSGD([], 1.0, 1.1, 1.0)
+    opt.step([])
+
+train_private()
+"""}, "exp.py", ()),
     # a VAE's sampling scales a standard draw by the decoder's learned std, not a privacy scale
     "vae-sampling-not-mechanism": ({"vae.py": """
 import torch
