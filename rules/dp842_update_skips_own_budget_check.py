@@ -76,6 +76,8 @@ class UpdateSkipsOwnBudgetCheck(Rule):
             for c in facts.nodes(ast.ClassDef))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if words(node.name.value) & (_ACCOUNT_OWNERS | {"accounting", "privacy"}):
+            return  # (S5 h48) the accountant/tracker itself records spending; its callers enforce the limit
         methods = [s for s in node.body.body if isinstance(s, cst.FunctionDef)]
         checks = {m.name.value for m in methods if _budget_comparison(m.body)
                   and any(isinstance(r, cst.Return) for r in walk(m.body))
@@ -108,6 +110,14 @@ class UpdateSkipsOwnBudgetCheck(Rule):
         return False
 
     VALID = (
+        # the tracker only records rounds; the server asks is_budget_exhausted() before training a client
+        """
+class BudgetTracker:
+    def add_round(self, eps_round):
+        self.spent_epsilon += eps_round
+    def is_budget_exhausted(self):
+        return self.spent_epsilon >= self.target_epsilon
+""",
         # twin: the update returns early when the budget check fails
         """
 class DPClient:
