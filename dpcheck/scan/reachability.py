@@ -703,9 +703,7 @@ RULES = frozenset({
 
 #: (fp47) rules whose finding is a calibration (a classical Gaussian σ, an accountant's δ) that matters only when
 #: code instantiates its class or calls its method: a class or public method the project never names is dead
-#: (S5 h48) DP616 too: a Gaussian draw at the Laplace scale in a public method nothing names (QCU-LDP
-#: ``gaussian_mechanism`` beside the ``gaussian_with_fail`` the experiments call) calibrates no release
-STRICT_RULES = frozenset({"DP503", "DP110", "DP616"})
+STRICT_RULES = frozenset({"DP503", "DP110"})
 #: (S5 h48) rules whose finding also goes in a public method named nowhere of a module nothing reaches
 DEAD_MODULE_METHOD_RULES = frozenset({"DP616"})
 
