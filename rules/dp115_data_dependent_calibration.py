@@ -534,6 +534,22 @@ class DataDependentCalibration(Rule):
             or any(k.arg and words(k.arg) & {"eps", "epsilon", "rho"} for c in facts.calls for k in c.keywords)
 
     VALID = (
+        # (S5 h48) per-round weights read by a no-argument helper from a fixed file, divided by their minimum:
+        # the factor is >= 1 and no protected record reaches it
+        """
+import math
+import torch
+from schedule import round_weights
+def local_step(model, sigma):
+    for p in model.parameters():
+        p.grad += torch.randn_like(p.grad) * sigma
+def run(models, rounds, noise_multiplier, epsilon):
+    table = round_weights()
+    for r in range(rounds):
+        chunk = table[r * len(models):(r + 1) * len(models)]
+        for i, m in enumerate(models):
+            local_step(m, noise_multiplier * math.sqrt(float(chunk[i]) / float(min(chunk))))
+""",
         # (fp47) a mask blended into the image with its complement: the weight mixes, it scales no noise
         """
 import numpy as np
@@ -1153,6 +1169,19 @@ def init_projection(path):
     )
 
     INVALID = (
+        # (S5 h48 twin) the same ratio over scores the caller computed from the private data
+        """
+import math
+import torch
+def local_step(model, sigma):
+    for p in model.parameters():
+        p.grad += torch.randn_like(p.grad) * sigma
+def run(models, rounds, noise_multiplier, epsilon, private_scores):
+    for r in range(rounds):
+        chunk = private_scores[r * len(models):(r + 1) * len(models)]
+        for i, m in enumerate(models):
+            local_step(m, noise_multiplier * math.sqrt(float(chunk[i]) / float(min(chunk))))  # <-
+""",
         # (fp47) twin of the blend: the image's own spread multiplies the Gaussian noise added to it
         """
 import numpy as np
@@ -2042,6 +2071,8 @@ def noisy_inputs(path, epsilon):
             return  # (R3 b65) ``1 if not clip_max else np.max(x)`` with every call passing clip_max=False
         if self._public_table(origin, scope):
             return  # (QA h46) the range of a token-embedding table read from a file: public, the vocabulary's
+        if self._ratio_over_fixed_minimum(origin, scope):
+            return  # (S5 h48) ``s * sqrt(v[i] / min(v))`` of a table a no-argument helper reads: only raises the noise
         if self._frame_labels(origin, scope):
             return  # (QA h46) ``for v in frame`` in the helper walks a DataFrame's column labels, not its rows
         self._reported.add(origin)
@@ -2114,6 +2145,53 @@ def noisy_inputs(path, epsilon):
                     else:
                         todo.append((v, depth + 1))
         return roots > 0
+
+    def _ratio_over_fixed_minimum(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
+        """(S5 h48, MQG-QY/NDPP-FL fed_main.py:211) Every statistic in ``origin`` is the ``min`` of a table
+        that is divided by it entry by entry (``v[i] / min(v)``, a factor >= 1 that can only raise the noise
+        above the accountant's σ), and the table comes, a few assignments back, from a helper called with no
+        argument (``table = mi()`` reading a fixed file): no protected record reaches it here."""
+        fa = self.ctx.analysis
+        stats = [c for c in walk(origin, into_scopes=False) if isinstance(c, cst.Call) and _statistic(c)]
+        if not stats:
+            return False
+        ratios: list[str] = []
+        for c in stats:
+            if call_name(c) != "min" or len(c.args) != 1 or not isinstance(c.args[0].value, cst.Name):
+                return False
+            table = c.args[0].value.value
+            divided = False
+            for n in walk(origin, into_scopes=False):
+                if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Divide) \
+                        and any(m is c for m in walk(n.right)) \
+                        and any(isinstance(m, cst.Subscript) and isinstance(m.value, cst.Name)
+                                and m.value.value == table for m in walk(n.left)):
+                    divided = True
+            if not divided:
+                return False
+            ratios.append(table)
+        module_bindings = fa.bindings_in(fa.module)
+        bindings = fa.bindings_in(scope)
+        for table in ratios:
+            name, depth, rooted = table, 0, False
+            while depth < 4 and not rooted:
+                found = [b.value for b in bindings.get(name, []) or module_bindings.get(name, []) if b.value is not None]
+                if len(found) != 1:
+                    return False
+                value = found[0]
+                while isinstance(value, cst.Subscript):
+                    value = value.value
+                if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Name) \
+                        and not words(value.func.value) & {"load", "read", "data", "dataset", "records", "fetch", "get"}:
+                    rooted = True
+                elif isinstance(value, cst.Name):
+                    name = value.value
+                else:
+                    return False
+                depth += 1
+            if not rooted:
+                return False
+        return True
 
     def _frame_labels(self, origin: cst.CSTNode, scope: cst.CSTNode) -> bool:
         """``origin`` calls a helper of this module on a pandas DataFrame (``x = data.iloc[:, :-1]``)

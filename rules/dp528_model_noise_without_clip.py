@@ -31,6 +31,11 @@ def _last(call: cst.Call) -> str:
     return call_name(call).split(".")[-1]
 
 
+#: words of a branch that simulates an adversary (its noise is the attack, not a mechanism)
+_ATTACK_WORDS = frozenset({"attack", "attacker", "malicious", "byzantine", "poison", "poisoning", "adversary",
+                           "adversarial"})
+
+
 class ModelNoiseWithoutClip(Rule):
     id = "DP528"
     name = "model-noise-without-clip"
@@ -60,6 +65,25 @@ class ModelNoiseWithoutClip(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # (S5 h48) a simulated poisoning client perturbs its own weights: the noise is the attack, not a mechanism
+        """
+import numpy as np
+class Peer:
+    def share(self, weights, differential_privacy_sigma):
+        out = [w for w in weights]
+        if self.role == "byzantine":
+            print(f"{self.name} runs a weight-perturbation attack")
+            out = [w + np.random.normal(0, 2.0, w.shape) for w in out]
+        return out
+""",
+        # ordinary ML: weight noise as a regulariser, no privacy claim
+        """
+import torch
+def jitter_weights(model, std=0.01):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * std)
+""",
         # a robustness defence against backdoors: noise on client weights with no privacy claim
         """
 import torch
@@ -193,6 +217,17 @@ def output_perturbation(weights, n, lam, epsilon):
 """,
     )
     INVALID = (
+        # (S5 h48 twin) the same branch, but it is the privacy step: noise of a fixed std on unclipped weights
+        """
+import numpy as np
+class Peer:
+    def share(self, weights, differential_privacy_sigma):
+        out = [w for w in weights]
+        if self.role == "private":
+            print(f"{self.name} applies differential privacy")
+            out = [w + np.random.normal(0, differential_privacy_sigma, w.shape) for w in out]  # <-
+        return out
+""",
         # (fix46-QB twin) the norm is computed and printed, but the update is never rescaled to the bound
         """
 import torch
@@ -397,6 +432,24 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
                     return True
         return False
 
+    def _attack_branch(self, site: cst.CSTNode) -> bool:
+        """(S5 h48, TetNyiAung client_dp.py) The noise sits in a branch that simulates an attacker: its test or
+        the strings it prints name an attack (``if cid == "client_9": print("Noise Injection attack")``,
+        ``if self.malicious:``). That noise is the adversary's poisoning, not a privacy mechanism."""
+        fa = self.ctx.analysis
+        for anc in fa.ancestors(site):
+            if isinstance(anc, cst.FunctionDef):
+                break
+            if not isinstance(anc, cst.If) or not any(n is site for n in walk(anc.body)):
+                continue
+            texts = [fa.code(anc.test)]
+            texts += [str(n.evaluated_value) for n in walk(anc.body) if isinstance(n, cst.SimpleString)]
+            texts += [fa.code(n) for n in walk(anc.body) if isinstance(n, cst.FormattedString)]
+            if any(words(t) & _ATTACK_WORDS or re.search(r"(?i)\battack|malicious|byzantine|poison", t)
+                   for t in texts):
+                return True
+        return False
+
     def _check(self, fn: cst.FunctionDef, site: cst.CSTNode, weights: cst.BaseExpression,
                noise: cst.BaseExpression) -> bool:
         line = self.ctx.analysis.line_of(site)
@@ -405,6 +458,8 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
             return False
         draw, whole = found
         if not self._weights(weights, line):
+            return False
+        if self._attack_branch(site):
             return False
         # the draw is shaped like the weights (``randn_like(avg)``, ``randn(w[k].shape)``, ``size=p.shape``)
         target_names = {n.split(".")[0] for n in self._names(weights, line)} - {"self", "np", "torch", "args"}

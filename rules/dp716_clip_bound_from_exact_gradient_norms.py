@@ -173,6 +173,7 @@ class ClipBoundFromExactGradientNorms(Rule):
                 owner = dotted(stmt.func.value)
                 if owner and any(judge(a.value, stmt)[0] for a in stmt.args):
                     tainted.setdefault(owner, None)
+        candidates = [c for c in candidates if c[2] or not self._noiseless_mode(c[0], node)]
         if not candidates:
             return
         with_origin = [o for _, o, _ in candidates if o is not None]
@@ -185,7 +186,66 @@ class ClipBoundFromExactGradientNorms(Rule):
             "and charge it, or keep C fixed",
         )
 
+    def _noiseless_mode(self, stmt: cst.CSTNode, fn: cst.FunctionDef) -> bool:
+        """(S5 h48, ryx103/dp_llm training.py) The local bound is moved inside one arm of a mode switch
+        (``elif strategy == "Adaptive Clipping":``) that draws no noise, and the function never reassigns the
+        switch: the runs that add noise take another arm and never see the adapted bound, and the arm that
+        adapts it releases nothing private."""
+        fa = self.ctx.analysis
+        for anc in fa.ancestors(stmt):
+            if anc is fn:
+                return False
+            if not isinstance(anc, cst.If) or not any(n is stmt for n in walk(anc.body)):
+                continue
+            test = anc.test
+            if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                    and isinstance(test.comparisons[0].operator, (cst.Equal, cst.In))
+                    and any(isinstance(n, cst.SimpleString) for n in walk(test.comparisons[0].comparator))):
+                continue
+            switch = dotted(test.left)
+            if switch is None:
+                continue
+            if any(isinstance(c, cst.Call) and (self._noisy(c) or call_name(c) in NOISE_DRAWS)
+                   for c in walk(anc.body)):
+                return False
+            for sub in walk(fn.body):
+                targets = [t.target for t in sub.targets] if isinstance(sub, cst.Assign) else \
+                    [sub.target] if isinstance(sub, (cst.AugAssign, cst.AnnAssign)) else []
+                if any(dotted(n) == switch for t in targets for n in target_nodes(t)):
+                    return False
+            return True
+        return False
+
     VALID = (
+        # (S5 h48) only the noiseless "adaptive" arm of a strategy switch moves the local bound
+        """
+import torch
+def fit(model, loader, opt, mode, clip_norm, noise_multiplier, dp_epsilon):
+    for x, y in loader:
+        opt.zero_grad()
+        model.loss(x, y).backward()
+        if mode == "dpsgd":
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+            for p in model.parameters():
+                p.grad += torch.normal(0, noise_multiplier * clip_norm, p.grad.shape)
+        elif mode == "adaptive":
+            grad_norm = total_grad_norm(model)
+            if grad_norm > clip_norm:
+                clip_norm = grad_norm * 1.2
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+        opt.step()
+""",
+        # ordinary ML: gradient clipping tuned to the observed norms, no privacy anywhere
+        """
+import torch
+def train(model, loader, opt):
+    clip_norm = 1.0
+    for x, y in loader:
+        model.loss(x, y).backward()
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+        clip_norm = 0.9 * clip_norm + 0.1 * float(grad_norm)
+        opt.step()
+""",
         # twin: the bound is updated by a helper of the module that draws the noisy clipped count itself
         """
 import numpy as np
@@ -245,6 +305,22 @@ def autoclip(model, history, pct):
     )
 
     INVALID = (
+        # (S5 h48 twin) the adapted bound is in the arm that adds noise
+        """
+import torch
+def fit(model, loader, opt, mode, clip_norm, noise_multiplier, dp_epsilon):
+    for x, y in loader:
+        opt.zero_grad()
+        model.loss(x, y).backward()
+        if mode == "adaptive_dpsgd":
+            grad_norm = total_grad_norm(model)
+            if grad_norm > clip_norm:
+                clip_norm = grad_norm * 1.2  # <-
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+            for p in model.parameters():
+                p.grad += torch.normal(0, noise_multiplier * clip_norm, p.grad.shape)
+        opt.step()
+""",
         """
 import numpy as np
 class PercentileClipper:

@@ -487,6 +487,15 @@ class _Project:
                 out.append((d.start, d.end))
         return out
 
+    def dead_module_methods(self, p: str) -> list[tuple[int, int]]:
+        """(S5 h48) Spans of the public methods named nowhere in the project's text, in a module nothing reaches
+        (QCU-LDP ``gaussian_mechanism`` beside the ``gaussian_with_fail`` the experiments call)."""
+        f = self.files.get(p)
+        if f is None or f.tree is None or p not in self.dead_modules:
+            return []
+        return [(d.start, d.end) for d in f.defs if d.kind == "method" and not self.text_uses.get(d.name)
+                and not d.name.startswith("__")]
+
     def _skipped_step(self, p: str, d: _Def) -> bool:
         """Is top-level function ``d`` of script ``p`` (a ``__main__`` block runs it) a numbered step
         ``<stem>_<short suffix>`` (``part_a``) of a family (``part_c``, ``part_f_graph``) of which another member
@@ -695,6 +704,8 @@ RULES = frozenset({
 #: (fp47) rules whose finding is a calibration (a classical Gaussian σ, an accountant's δ) that matters only when
 #: code instantiates its class or calls its method: a class or public method the project never names is dead
 STRICT_RULES = frozenset({"DP503", "DP110"})
+#: (S5 h48) rules whose finding also goes in a public method named nowhere of a module nothing reaches
+DEAD_MODULE_METHOD_RULES = frozenset({"DP616"})
 
 
 def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str, str] | None = None,
@@ -711,6 +722,9 @@ def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str,
     for f in findings:
         path = os.path.abspath((by_display or {}).get(f.path, f.path))
         if f.rule in rules and any(a <= f.line <= b for a, b in proj.spans(path, f.rule in STRICT_RULES)):
+            continue
+        if f.rule in rules and f.rule in DEAD_MODULE_METHOD_RULES and any(
+                a <= f.line <= b for a, b in proj.dead_module_methods(path)):
             continue
         if (f.rule in branch_rules if branch_rules is not None else not f.rule.startswith("DP0")) and any(a <= f.line <= b for a, b in proj.branch_spans(path)):
             continue
