@@ -1301,6 +1301,51 @@ def fit(X, y):
         raise ValueError("need two classes")
     return LogisticRegression().fit(X, y)
 """,
+        # (S2 b96) the generated table tidied after the DP step (`_post_process`): its own median fills gaps; post-processing
+        """
+import numpy as np
+import pandas as pd
+class DPSynthesizer:
+    def __init__(self, epsilon, bounds):
+        self.epsilon = epsilon
+        self.bounds = bounds
+    def generate(self, records):
+        table = records[list(self.bounds)].clip(lower=[b[0] for b in self.bounds.values()],
+                                                upper=[b[1] for b in self.bounds.values()], axis=1)
+        for c, (lo, hi) in self.bounds.items():
+            table[c] = table[c] + np.random.laplace(0, (hi - lo) / self.epsilon, len(table))
+        return self._post_process(table)
+    def _post_process(self, table):
+        for c in self.bounds:
+            table[c] = pd.to_numeric(table[c], errors="coerce")
+            table[c] = table[c].fillna(table[c].median()).round()
+        return table
+""",
+        # (S2 b96) the wrapper's fit_transform applies an encoder fitted just before on the same data: the encoder's fit is the site
+        """
+from tablekit.encoding import ColumnEncoder, DataTransformer
+class Forge:
+    def __init__(self, data, epsilon):
+        self.data = data
+        self.epsilon = epsilon
+    def fit(self):
+        self.encoder = ColumnEncoder()
+        self.encoder.fit(self.data)
+        self.transformer = DataTransformer()
+        encoded = self.transformer.fit_transform(self.data, self.encoder)
+        return encoded
+""",
+        # ordinary ML: a classifier's predictions thresholded at their median in a post-processing helper
+        """
+import numpy as np
+def postprocess_predictions(logits, threshold=None):
+    probs = 1.0 / (1.0 + np.exp(-logits))
+    cut = np.median(probs) if threshold is None else threshold
+    return (probs >= cut).astype(int)
+def train(model, X, y, epsilon=1e-8):
+    scores = model.fit(X, y).decision_function(X)
+    return postprocess_predictions(scores / (np.abs(scores).max() + epsilon))
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -2019,6 +2064,41 @@ def build_metadata(df, epsilon):
         meta["columns"].append({"name": c, "bounds": [{"key": "lower", "value": lo}, {"key": "upper", "value": hi}]})
     return meta
 """,
+        # (S2 b96) twin of the post-processing fill: the median fills the records' gaps before the noisy release
+        """
+import numpy as np
+import pandas as pd
+class DPSynthesizer:
+    def __init__(self, epsilon, bounds):
+        self.epsilon = epsilon
+        self.bounds = bounds
+    def generate(self, records):
+        records = self._prepare(records)
+        table = records[list(self.bounds)].clip(lower=[b[0] for b in self.bounds.values()],
+                                                upper=[b[1] for b in self.bounds.values()], axis=1)
+        for c, (lo, hi) in self.bounds.items():
+            table[c] = table[c] + np.random.laplace(0, (hi - lo) / self.epsilon, len(table))
+        return table
+    def _prepare(self, records):
+        for c in self.bounds:
+            records[c] = pd.to_numeric(records[c], errors="coerce")
+            records[c] = records[c].fillna(records[c].median())  # <-
+        return records
+""",
+        # (S2 b96) twin of the applied encoder: the encoder was fitted on another table, so the wrapper's fit learns from the records
+        """
+from tablekit.encoding import ColumnEncoder, DataTransformer
+class Forge:
+    def __init__(self, data, epsilon):
+        self.data = data
+        self.epsilon = epsilon
+    def fit(self, reference):
+        self.encoder = ColumnEncoder()
+        self.encoder.fit(reference)
+        self.transformer = DataTransformer()
+        encoded = self.transformer.fit_transform(self.data, self.encoder)  # <-
+        return encoded
+""",
     ) + _ROLE_INVALID
 
     @classmethod
@@ -2095,6 +2175,8 @@ def build_metadata(df, epsilon):
                 continue
             if fits and (_recoded_column(call, index, fitted) or _identifier_codes(call, data, fitted)):
                 continue  # (R1 b93/b94) an encoder refit on codes it wrote (identity); ids mapped to row indices
+            if fits and _applies_fitted_encoder(call, data, index):
+                continue  # (S2 b96) ``transformer.fit_transform(df, encoder)`` after ``encoder.fit(df)``: the encoder learnt
             own_scale = False
             if not (claimed or analysis.is_private(data) or _handed_to_mechanism(call, index)
                     or _loaded_here(call, data, index)
@@ -2177,6 +2259,8 @@ def build_metadata(df, epsilon):
         if fn is not None and root is not None and from_first_parameter(fn, root) \
                 and per_record_function(fn, index):
             return
+        if fn is not None and preprocessing._post_processing(fn.name.value):
+            return  # (S2 b96) the generated (released) table tidied after the DP step: post-processing
         self.report(
             call,
             f"the median of the training data `{self.ctx.module.code_for_node(data)}` fills its missing "
@@ -3201,6 +3285,28 @@ def _recoded_column(call: cst.Call, index: Dp2Index, fitted: dict[str, str]) -> 
     first = last.value
     return call_name(first) in {"fit_transform"} and _encoder_kind(first, fitted) in _CODE_ENCODERS \
         and bool(first.args) and _column_text(first.args[0].value, index) == column
+
+
+def _applies_fitted_encoder(call: cst.Call, data: cst.BaseExpression, index: Dp2Index) -> bool:
+    """``transformer.fit_transform(df, encoder)`` where ``encoder.fit(df)`` (or ``fit_transform``) ran
+    earlier in the same scope on the same data: the call hands over an encoder already fitted on
+    those records, so what is learnt from them was learnt there (the earlier fit is the site); the
+    wrapper's own fit records the schema and applies the encoder."""
+    if call_name(call) not in _FIT or len(call.args) < 2 or not isinstance(call.func, cst.Attribute):
+        return False
+    code = index.module.code_for_node
+    shown = code(data)
+    helpers = {code(a.value) for a in call.args[1:] if isinstance(a.value, (cst.Name, cst.Attribute))}
+    if not helpers:
+        return False
+    scope = index.enclosing_function(call) or index.module
+    at = index.order[call]
+    for node in walk(scope.body if isinstance(scope, cst.FunctionDef) else scope, into_scopes=False):
+        if isinstance(node, cst.Call) and node is not call and index.order.get(node, at) < at \
+                and call_name(node) in _FIT and isinstance(node.func, cst.Attribute) and node.args \
+                and code(node.func.value) in helpers and code(node.args[0].value) == shown:
+            return True
+    return False
 
 
 def _identifier_codes(call: cst.Call, data: cst.BaseExpression, fitted: dict[str, str]) -> bool:

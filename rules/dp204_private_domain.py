@@ -124,6 +124,20 @@ def _value_slot(index: int, arg: cst.Arg) -> bool:
             return True
     return False
 
+
+def _schema_only(call: cst.Call, param: str) -> bool:
+    """Does the draw read ``param`` only for its schema (``np.random.laplace(0, b, value.shape)``,
+    ``size=len(value)``)? A noise array shaped like the value is sized by it, not calibrated to it:
+    the value handed in is the statistic being noised, not a domain (S2 b96). Only for a range read: the
+    shape of a set read (``np.unique``) is the alphabet, which the noise array then reveals."""
+    text = cst.Module([]).code_for_node(call)
+    if not re.search(rf"\b{re.escape(param)}\b", text):
+        return False
+    rest = re.sub(rf"\b{re.escape(param)}\s*\.\s*(?:shape|size|ndim|dtype)\b"
+                  rf"|\b(?:len|shape|size|ndim)\(\s*{re.escape(param)}\s*\)", "", text)
+    return re.search(rf"(?<!\.)\b{re.escape(param)}\b", rest) is None
+
+
 class _DropDraws(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         return cst.Name("_") if is_draw(original) or is_mechanism(original) else updated
@@ -1700,6 +1714,27 @@ if __name__ == "__main__":
     max_q = (1 - math.exp(-2 * max_z * noise_eps)) / (math.exp(2 * max_z * noise_eps) - math.exp(-2 * max_z * noise_eps))
     print("epsilon", max_q * noise_eps)
 """,
+        # (S2 b96) the exact percentile is the value the helper noises (the noise shaped like it): the query's input, not a domain; the scale is the public range
+        """
+import numpy as np
+class LaplaceRelease:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def noisy(self, value, sensitivity):
+        return value + np.random.laplace(0, sensitivity / self.epsilon, value.shape)
+    def private_percentile(self, data, q, lower, upper):
+        exact = np.percentile(data, q)
+        return float(np.clip(self.noisy(exact, upper - lower), lower, upper))
+""",
+        # ordinary ML: jitter shaped like the batch after centring it on its median (data augmentation)
+        """
+import numpy as np
+def jitter(value, sigma):
+    return value + np.random.normal(0, sigma, value.shape)
+def augment(batch, strength=0.1):
+    centre = np.percentile(batch, 50, axis=0)
+    return jitter(batch - centre, strength)
+""",
     ) + _ROLE_VALID
 
     INVALID = (
@@ -2331,6 +2366,18 @@ if __name__ == "__main__":
     max_q = (1 - math.exp(-2 * max_z * noise_eps)) / (math.exp(2 * max_z * noise_eps) - math.exp(-2 * max_z * noise_eps))
     print("epsilon", max_q * noise_eps)
 """,
+        # (S2 b96) twin: the spread of the records' own quantiles sets the noise scale handed to the helper
+        """
+import numpy as np
+class LaplaceRelease:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+    def noisy(self, value, sensitivity):
+        return value + np.random.laplace(0, sensitivity / self.epsilon, value.shape)
+    def private_mean(self, data, lower, upper):
+        spread = np.quantile(data, 0.95) - np.quantile(data, 0.05)  # <-
+        return self.noisy(np.clip(data, lower, upper).mean(), spread / len(data))
+""",
     ) + _ROLE_INVALID
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -2432,7 +2479,9 @@ if __name__ == "__main__":
                 # a bare draw's argument in a helper (``rng.normal(0, s, (n_users, k))``) sizes weights; the
                 # helper's mechanism calls, setters, budget and noisy loops are its release
                 if src in markers and not sink.startswith("returned") and not (
-                        _call is not None and is_draw(_call) and not is_mechanism(_call)):
+                        _call is not None and is_draw(_call) and not is_mechanism(_call)) \
+                        and not (_call is not None and kinds[src] == "range" and is_draw(_call)
+                                 and _schema_only(_call, markers[src])):
                     before = found.get(markers[src], (sink, frozenset()))
                     found[markers[src]] = (before[0], before[1] | {kinds[src]})  # which reads reach it
             # (q3 h46) a noise draw's scale set from a parameter's range (``np.random.laplace(0, m *

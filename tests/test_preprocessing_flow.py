@@ -1308,6 +1308,55 @@ def load(V, batches):
         total -= b.mean()
     return X, total
 """, None),
+    # (S2 b96) the generated table tidied after the DP step: its own median fills the gaps it left
+    "post-process-released-table": ("""
+import pandas as pd
+def load(path):
+    return pd.read_csv(path), None
+def _post_process(table):
+    for c in ["age", "pulse"]:
+        table[c] = table[c].fillna(table[c].median()).round()
+    return table
+""", None),
+    # twin: the same fill in the step that prepares the records for the DP step
+    "prepare-records-median-fill": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    for c in ["age", "pulse"]:
+        df[c] = df[c].fillna(df[c].median())
+    return df, None
+""", 6),
+    # (S2 b96) a k-anonymity generaliser bins quasi-identifiers for a release that spends no DP budget
+    "k-anonymity-generaliser": ("""
+import pandas as pd
+def load(path):
+    return pd.read_csv(path), None
+def generalize_for_k_anonymity(df, quasi_identifiers, k):
+    out = df.copy()
+    for q in quasi_identifiers:
+        col = out[q]
+        n_bins = max(1, len(col.unique()) // k)
+        out[q] = pd.cut(col, bins=n_bins).astype(str)
+    return out
+""", None),
+    # twin: the records binned between their own extremes before the DP step reads them
+    "records-binned-own-extremes": ("""
+import pandas as pd
+def load(path):
+    df = pd.read_csv(path)
+    df["age"] = pd.cut(df["age"], bins=10).cat.codes
+    return df, None
+""", 5),
+    # ordinary ML: a detector's post-processing drops low-confidence boxes by the batch's median score
+    "ml-detector-postprocess": ("""
+import numpy as np
+def load(path):
+    return np.load(path), None
+def postprocess_detections(scores, boxes):
+    keep = scores >= np.median(scores)
+    return boxes[keep]
+""", None),
 }
 
 

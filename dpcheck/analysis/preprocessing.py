@@ -1152,6 +1152,8 @@ def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[l
         if not scope.body or scope.name == "forward" or scope.evaluating or scope.shadowed \
                 or scope.name in downstream and scope.name in top_functions:
             continue
+        if _post_processing(scope.name) or _words(scope.name) & _SYNTACTIC_ANONYMITY:
+            continue  # (S2 b96) cleanup of the released table; a k-anonymity generaliser (no DP budget)
         ends: set[str] = set()
         stored_at = 0
         warned = _warned_statements(scope)
@@ -1180,6 +1182,17 @@ def sites(tree: ast.Module, path: str = "", source: str | None = None) -> list[l
     for site in value_codebook.sites(tree, _evaluating):  # the observed values kept as a domain or codebook
         out.setdefault(site[0], site)  # type: ignore[call-overload]
     return [out[k] for k in sorted(out)]
+
+
+#: words of a syntactic anonymisation step (k-anonymity, l-diversity, t-closeness): it releases
+#: generalised records and spends no DP budget, so the bins it cuts shape no DP release
+_SYNTACTIC_ANONYMITY = frozenset({"anonymity", "kanonymity", "diversity", "closeness"})
+
+
+def _post_processing(name: str) -> bool:
+    """A function named for post-processing (``_post_process``, ``postprocess_output``): it cleans up
+    the table the generator (and its DP step) already produced; DP is closed under post-processing."""
+    return "postprocess" in name.lower().replace("_", "")
 
 
 #: statistics giving the low or the high end of a column's range
