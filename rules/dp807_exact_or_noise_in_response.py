@@ -118,7 +118,8 @@ class ExactOrNoiseInResponse(Rule):
             if _exact_key(w) and noisy_sibling:
                 self.report(node, "the exact value is returned beside its noisy version: the caller reads the "
                                   "private answer without noise. Release only the noisy value")
-            elif _noise_key(w) and len(pairs) > 1:
+            elif _noise_key(w) and len(pairs) > 1 and isinstance(value, (cst.Name, cst.Attribute)) \
+                    and not words((dotted(value) or "").split(".")[-1]) & _NOT_VALUE_WORDS:
                 self.report(node, "the drawn noise is returned beside the noisy answer: subtracting it gives the "
                                   "exact value. Release only the noisy value and public parameters (ε, scale)")
 
