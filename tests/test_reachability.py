@@ -327,3 +327,41 @@ def test_strict_rules_drop_a_class_nothing_names(tmp_path: Path) -> None:
 
     kept = reachability.drop_unreachable([F("DP503", 11), F("DP202", 11)], files)
     assert [f.rule for f in kept] == ["DP202"]
+
+
+#: (T2 h48) the scanned folder is itself the package the API imports from (``app``)
+SERVICE = """
+import numpy as np
+
+class Privacy:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+
+    def noisy_column(self, values):
+        lo, hi = values.min(), values.max()
+        return values + np.random.laplace(0, (hi - lo) / self.epsilon, len(values))
+
+    def statistics_nobody_calls(self, values):
+        lo, hi = values.min(), values.max()
+        return values.mean() + np.random.laplace(0, (hi - lo) / self.epsilon)
+"""
+
+API = """
+from app.services.privacy import Privacy
+
+def handle(values, epsilon):
+    return Privacy(epsilon).noisy_column(values)
+"""
+
+
+def test_unnamed_method_of_helper_module_in_scanned_package(tmp_path: Path) -> None:
+    # a public method named nowhere in the project: DP115/DP204 findings in it go, those of the called one stay;
+    # rules outside UNNAMED_METHOD_RULES keep both
+    files = _project(tmp_path, {"app/services/privacy.py": SERVICE, "app/api/routes.py": API})
+
+    class F:
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, files[0]
+
+    kept = reachability.drop_unreachable([F("DP204", 9), F("DP204", 13), F("DP115", 13), F("DP680", 13)], files)
+    assert [(f.rule, f.line) for f in kept] == [("DP204", 9), ("DP680", 13)]
