@@ -365,3 +365,23 @@ def test_unnamed_method_of_helper_module_in_scanned_package(tmp_path: Path) -> N
 
     kept = reachability.drop_unreachable([F("DP204", 9), F("DP204", 13), F("DP115", 13), F("DP680", 13)], files)
     assert [(f.rule, f.line) for f in kept] == [("DP204", 9), ("DP680", 13)]
+
+
+def test_unnamed_method_of_reexported_or_unused_class_stays(tmp_path: Path) -> None:
+    # a class a package __init__ re-exports is API; a class no scanned module uses may have its callers outside
+    # the tree (a partial checkout): DP204 findings in its methods named nowhere stay
+    files = _project(tmp_path, {"app/services/privacy.py": SERVICE, "app/api/routes.py": API,
+                                "app/services/__init__.py": "from .privacy import Privacy\n"})
+
+    class F:
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, files[0]
+
+    assert [f.line for f in reachability.drop_unreachable([F("DP204", 13)], files)] == [13]
+    alone = _project(tmp_path / "alone", {"app/services/privacy.py": SERVICE, "app/api/routes.py": "x = 1\n"})
+
+    class G(F):
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, alone[0]
+
+    assert [f.line for f in reachability.drop_unreachable([G("DP204", 13)], alone)] == [13]

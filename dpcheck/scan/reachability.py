@@ -497,10 +497,11 @@ class _Project:
                 and not d.name.startswith("__")]
 
     def unnamed_helper_methods(self, p: str) -> list[tuple[int, int]]:
-        """(T2 h48) Spans of the unreachable public methods of a helper module (one the project imports, that runs
-        nothing on its own) whose name occurs nowhere in the project's text but at their ``def`` (no call, no
-        string, no comment): MissingLink ``DifferentialPrivacy.compute_dp_statistics`` beside the methods the
-        API calls. Methods of a class with a base from outside the project stay live (``_always_live``)."""
+        """(T2 h48) Spans of the public methods of a helper module (one the project imports, that runs nothing on
+        its own) whose name occurs nowhere in the project's text but at their ``def`` (no call, no string, no
+        comment), of a class that other modules of the project import and use: MissingLink
+        ``DifferentialPrivacy.compute_dp_statistics`` beside the methods the API calls. Methods of a class with a
+        base from outside the project stay live (``_always_live``)."""
         f = self.files.get(p)
         if f is None or f.tree is None:
             return []
@@ -511,7 +512,17 @@ class _Project:
         if self.unread:
             return []
         return [(d.start, d.end) for d in f.defs if d.kind == "method" and not d.name.startswith("__")
+                and d.cls is not None and self._used_by_other_module(p, d.cls.name)
                 and not self._always_live(d, False) and not self.text_uses.get(d.name)]
+
+    def _used_by_other_module(self, p: str, name: str) -> bool:
+        """Does another module of the project import class ``name`` from ``p`` and name it? Its consumers are in
+        the scanned tree, so a method none of them (nor anything else) names is not part of what they use: a
+        benchmark's or a user's partial tree with the library module alone says nothing about its callers."""
+        importers = [(q, local) for q, local, _targets in self.importers.get(name, ()) if q != p]
+        if any(os.path.basename(q) == "__init__.py" for q, _ in importers):
+            return False  # re-exported by a package: an API whose callers may be outside the tree
+        return any(self.names.get(q, {}).get(local) for q, local in importers)
 
     def _skipped_step(self, p: str, d: _Def) -> bool:
         """Is top-level function ``d`` of script ``p`` (a ``__main__`` block runs it) a numbered step
