@@ -76,6 +76,15 @@ class RecordNoiseUnbounded(Rule):
         return facts.calls_any(_DRAWS)
 
     VALID = (
+        # (T2 h48 twin) the same helper given each column's value counts: histogram cells of sensitivity 1
+        """
+import numpy as np
+import pandas as pd
+def lap(v, eps):
+    return (v + np.random.laplace(0, 1 / eps, v.shape[0])).round()
+frame = pd.read_csv("survey.csv", header=None)
+released = [lap(frame.iloc[:, c].value_counts().values, 0.5) for c in (1, 3)]
+""",
         # (h44-Q1 twin) the raw table clipped before the 1/ε noise
         """
 import numpy as np
@@ -158,6 +167,16 @@ def noisy_answer(value, epsilon=1.0, sensitivity=1.0):
 """,
     )
     INVALID = (
+        # (T2 h48) a neutrally named helper handed the raw columns of a CSV by position
+        """
+import numpy as np
+import pandas as pd
+def lap(v, eps):
+    return (v + np.random.laplace(0, 1 / eps, v.shape[0])).round()  # <-
+frame = pd.read_csv("survey.csv", header=None)
+for c, e in [(1, 0.5), (3, 1.0)]:
+    frame.iloc[:, c] = lap(frame.iloc[:, c], e)
+""",
         # (h44-Q1) a table read raw from a CSV given 1/ε Laplace noise per value
         """
 import numpy as np
@@ -298,7 +317,8 @@ class NoisyScaler:
                 continue
             if isinstance(expr, cst.Name):
                 if expr.value in self._defaults:
-                    return expr.value if self._record_named(expr.value) else None
+                    # (T2 h48) ``lap(x, eps)`` handed ``df.iloc[:, c]`` of a table read raw: ``x`` holds records
+                    return expr.value if self._record_named(expr.value) or self._fed_raw_table(expr.value) else None
                 value = self._value(expr.value, line)
                 if value is None:
                     return None
@@ -325,6 +345,9 @@ class NoisyScaler:
             for _ in range(4):
                 if isinstance(given, cst.Subscript):  # a column of the table: ``data["col"]``
                     given = given.value
+                    continue
+                if isinstance(given, cst.Attribute) and given.attr.value in ("iloc", "loc", "values", "iat", "at"):
+                    given = given.value  # (T2 h48) ``df.iloc[:, c]``
                     continue
                 if isinstance(given, cst.Name):
                     scope = fa.enclosing_function(call) or self.ctx.module

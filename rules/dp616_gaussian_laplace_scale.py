@@ -16,6 +16,7 @@ _GAUSSIAN = {"normal": (1, ("scale", "std")), "normal_": (1, ("std",)), "gauss":
 _SENSITIVITY_WORDS = frozenset({"sensitivity", "sens", "sensitivities", "clip", "bound", "l2"})
 _EPS_WORDS = frozenset({"eps", "epsilon", "epsi"})
 #: a module that works in zero-concentrated DP (σ = Δ/√(2ρ), ``rho = eps**2 / 2``) or Gaussian DP (μ)
+_DELTA_TEXT = re.compile(r"(?i)delta|δ")
 _CONCENTRATED = re.compile(r"(?i)zcdp|\brho\b|concentrated|gaussian differential privacy|\bgdp\b|\bmu_?gdp")
 
 
@@ -38,9 +39,10 @@ def _laplace_scale(expr: cst.BaseExpression) -> bool:
     and nothing else (no log, no square root, no δ)."""
     if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide)):
         return False
-    denominator = last_name(expr.right)
+    right = _guarded_epsilon(expr.right)
+    denominator = last_name(right)
     if denominator is None or not words(denominator) & _EPS_WORDS or not isinstance(
-            expr.right, (cst.Name, cst.Attribute)):
+            right, (cst.Name, cst.Attribute)):
         return False
     names = [last_name(n) or "" for n in walk(expr.left) if isinstance(n, (cst.Name, cst.Attribute))]
     if any(isinstance(n, cst.Call) for n in walk(expr.left)):
@@ -48,8 +50,25 @@ def _laplace_scale(expr: cst.BaseExpression) -> bool:
     leaves = [n for n in names if n not in ("self", "cls")]
     if not leaves:
         return number(expr.left) is not None  # ``1 / epsilon``: a sensitivity of one
-    return bool(leaves) and all(words(n) & _SENSITIVITY_WORDS for n in leaves if not n.isupper()) and any(
-        words(n) & _SENSITIVITY_WORDS for n in leaves)
+    return bool(leaves) and all(_sensitivity(n) for n in leaves if not n.isupper()) and any(
+        _sensitivity(n) for n in leaves)
+
+
+def _sensitivity(name: str) -> bool:
+    """A sensitivity or clipping bound: ``sensitivity``, ``clip``, ``l2_bound``, (T2 h48) ``max_grad_norm``,
+    ``clip_norm``, ``max_norm``."""
+    pieces = words(name)
+    return bool(pieces & _SENSITIVITY_WORDS) or "norm" in pieces and bool(pieces & {"max", "clip", "clipping"})
+
+
+def _guarded_epsilon(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """(T2 h48) ``(epsilon + 1e-8)``: ε guarded against division by zero is ε."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        for a, b in ((expr.left, expr.right), (expr.right, expr.left)):
+            value = number(b)
+            if isinstance(a, (cst.Name, cst.Attribute)) and value is not None and 0 < value < 1e-3:
+                return a
+    return expr
 
 
 class GaussianLaplaceScale(Rule):
@@ -80,6 +99,29 @@ class GaussianLaplaceScale(Rule):
             words(i) & _EPS_WORDS for i in facts.identifiers)
 
     VALID = (
+        # (T2 h48) twin of the DP-SGD step: σ is calibrated with δ
+        """
+import math
+import torch
+def private_step(model, batch, loss_fn, optimizer, epsilon, delta=1e-5, max_grad_norm=1.0):
+    optimizer.zero_grad()
+    loss_fn(model(batch[0]), batch[1]).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    for p in model.parameters():
+        std = 2 * max_grad_norm * math.sqrt(2 * math.log(1.25 / delta)) / (epsilon + 1e-8)
+        p.grad += torch.normal(0, std, size=p.grad.shape)
+    optimizer.step()
+""",
+        # (T2 h48) ordinary ML: annealed gradient noise in an optimizer step that takes Adam's eps
+        """
+import torch
+def noisy_sgd_step(params, lr, step, eps=1e-8, max_norm=1.0, gamma=0.55):
+    torch.nn.utils.clip_grad_norm_(params, max_norm)
+    for p in params:
+        std = (lr / (1 + step) ** gamma) ** 0.5
+        p.grad += torch.normal(0, std, size=p.grad.shape)
+        p.data -= lr * p.grad / (p.grad.norm() + eps)
+""",
         # the twins: σ calibrated with δ; Laplace noise at Δ/ε; a module stating zCDP (ρ = ε²/2)
         """
 import numpy as np
@@ -129,6 +171,18 @@ class LaplaceNoise:
     )
 
     INVALID = (
+        # (T2 h48) a DP-SGD step handed ε only, in a module that never mentions δ: Gaussian noise at 2C/ε
+        """
+import torch
+def private_step(model, batch, loss_fn, optimizer, epsilon, max_grad_norm=1.0):
+    optimizer.zero_grad()
+    loss_fn(model(batch[0]), batch[1]).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    for p in model.parameters():
+        std = 2 * max_grad_norm / (epsilon + 1e-8)
+        p.grad += torch.normal(0, std, size=p.grad.shape)  # <-
+    optimizer.step()
+""",
         # a pure random.gauss at 1/ε in a function named for the Gaussian mechanism; a helper that takes δ and
         # never uses it
         """
@@ -233,4 +287,10 @@ def ldp_gaussian(x, l2_bound, epsilon):
                         for a in walk(cur)):
                     return True
             cur = fa.parent(cur)
+        # (T2 h48) a function handed ε (a DP-SGD step ``train(model, loader, optimizer, epsilon)``) in a module
+        # that never mentions δ: the claim is ε-DP, which Gaussian noise never gives
+        fn = fa.enclosing_function(node)
+        if isinstance(fn, cst.FunctionDef) and any(words(p.name.value) & _EPS_WORDS for p in all_params(fn)) \
+                and not _DELTA_TEXT.search(self.ctx.module.code):
+            return True
         return False

@@ -27,9 +27,28 @@ _PRIVACY_WORDS = frozenset({"epsilon", "eps", "sensitivity", "privacy", "private
 _KEEP = frozenset({"abs", "fabs", "float", "int", "round", "item", "tolist", "copy", "absolute", "array"})
 
 
+#: (T2 h48) words of a helper that returns a value with noise already added (``mean_with_noise_local``,
+#: ``noisy_count``), not the draw itself
+_NOISED_WORDS = frozenset({"noisy", "noised", "with"})
+
+
 def _random_call(call: cst.Call) -> bool:
     name = call_name(call)
-    return name in _RANDOM or bool(words(name) & _NOISE_WORDS)
+    return name in _RANDOM or bool(words(name) & _NOISE_WORDS) and not words(name) & _NOISED_WORDS
+
+
+def _indicator(value: cst.BaseExpression) -> bool:
+    """(T2 h48) ``1 if guess != truth else 0``, ``a > b``, ``bool(...)``: a 0/1 outcome computed from random
+    values (an attack's hit or false positive), not a draw that can be subtracted from a release."""
+    if isinstance(value, (cst.Comparison, cst.UnaryOperation)) and (
+            isinstance(value, cst.Comparison) or isinstance(value.operator, cst.Not)):
+        return True
+    if isinstance(value, cst.BooleanOperation):
+        return True
+    if isinstance(value, cst.IfExp):
+        return all(isinstance(b, (cst.Integer, cst.Float, cst.Name)) and (
+            not isinstance(b, cst.Name) or b.value in ("True", "False", "None")) for b in (value.body, value.orelse))
+    return isinstance(value, cst.Call) and call_name(value) == "bool"
 
 
 def _statements(fn: cst.FunctionDef) -> list[cst.CSTNode]:
@@ -131,6 +150,8 @@ class NoiseReleasedBesideOutput(Rule):
             for t in (st.targets if isinstance(st, cst.Assign) else [st]):
                 targets |= target_names(t.target)
             value = st.value
+            if _indicator(value):
+                continue
             reads = value_refs(value)
             if isinstance(st, cst.AugAssign) and isinstance(st.operator, (cst.AddAssign, cst.SubtractAssign)):
                 if reads & random and not targets & random:
@@ -221,6 +242,25 @@ class NoiseReleasedBesideOutput(Rule):
                                    "with its value: value − noise is the exact answer")
 
     VALID = (
+        # (T2 h48) a simulated membership attack scores its guess on two noisy releases: the false-positive
+        # indicator is a 0/1 outcome, not the noise of either release
+        """
+def score_guess(auditor, epsilon, group):
+    noisy_in = auditor.noisy_total_with_noise(group, epsilon)
+    noisy_out = auditor.total_with_noise_excluding(group, epsilon)
+    guess = 1 if noisy_in > noisy_out else 0
+    hit = 1 if guess == 1 else 0
+    miss = 1 if guess != 1 else 0
+    return {"hit": hit, "miss": miss, "balanced": (hit + (1 - miss)) / 2}
+""",
+        # ordinary ML: a dropout-style mask drawn and returned with the augmented batch's accuracy flag
+        """
+import numpy as np
+def augment(batch, labels, model):
+    jitter = np.random.normal(0.0, 0.05, batch.shape)
+    correct = model.predict(batch + jitter) == labels
+    return {"correct": correct.mean(), "n": len(labels)}
+""",
         # the noise comes back only to a caller who opts in for analysis (off by default); the helper's
         # tuple feeds that path, the released word is the noisy one
         """
@@ -282,6 +322,18 @@ def q_sample(x_start, alphas_cumprod, t):
 """,
     )
     INVALID = (
+        # (T2 h48) twin of the attack scorer: the helper draws raw noise and the release returns it beside the
+        # noisy total together with a 0/1 flag
+        """
+import numpy as np
+def laplace_noise(scale):
+    return np.random.laplace(0.0, scale)
+def release_total(values, epsilon):
+    noise = laplace_noise(1.0 / epsilon)
+    noisy = sum(values) + noise
+    flagged = 1 if noisy > 100 else 0
+    return {"total": noisy, "flag": flagged, "noise": noise}  # <-
+""",
         # the absolute noise is returned as a 'quality loss' beside the obfuscated value
         """
 import numpy as np

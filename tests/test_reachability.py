@@ -327,3 +327,61 @@ def test_strict_rules_drop_a_class_nothing_names(tmp_path: Path) -> None:
 
     kept = reachability.drop_unreachable([F("DP503", 11), F("DP202", 11)], files)
     assert [f.rule for f in kept] == ["DP202"]
+
+
+#: (T2 h48) the scanned folder is itself the package the API imports from (``app``)
+SERVICE = """
+import numpy as np
+
+class Privacy:
+    def __init__(self, epsilon):
+        self.epsilon = epsilon
+
+    def noisy_column(self, values):
+        lo, hi = values.min(), values.max()
+        return values + np.random.laplace(0, (hi - lo) / self.epsilon, len(values))
+
+    def statistics_nobody_calls(self, values):
+        lo, hi = values.min(), values.max()
+        return values.mean() + np.random.laplace(0, (hi - lo) / self.epsilon)
+"""
+
+API = """
+from app.services.privacy import Privacy
+
+def handle(values, epsilon):
+    return Privacy(epsilon).noisy_column(values)
+"""
+
+
+def test_unnamed_method_of_helper_module_in_scanned_package(tmp_path: Path) -> None:
+    # a public method named nowhere in the project: DP115/DP204 findings in it go, those of the called one stay;
+    # rules outside UNNAMED_METHOD_RULES keep both
+    files = _project(tmp_path, {"app/services/privacy.py": SERVICE, "app/api/routes.py": API})
+
+    class F:
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, files[0]
+
+    kept = reachability.drop_unreachable([F("DP204", 9), F("DP204", 13), F("DP115", 13), F("DP680", 13)], files)
+    assert [(f.rule, f.line) for f in kept] == [("DP204", 9), ("DP680", 13)]
+
+
+def test_unnamed_method_of_reexported_or_unused_class_stays(tmp_path: Path) -> None:
+    # a class a package __init__ re-exports is API; a class no scanned module uses may have its callers outside
+    # the tree (a partial checkout): DP204 findings in its methods named nowhere stay
+    files = _project(tmp_path, {"app/services/privacy.py": SERVICE, "app/api/routes.py": API,
+                                "app/services/__init__.py": "from .privacy import Privacy\n"})
+
+    class F:
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, files[0]
+
+    assert [f.line for f in reachability.drop_unreachable([F("DP204", 13)], files)] == [13]
+    alone = _project(tmp_path / "alone", {"app/services/privacy.py": SERVICE, "app/api/routes.py": "x = 1\n"})
+
+    class G(F):
+        def __init__(self, rule: str, line: int) -> None:
+            self.rule, self.line, self.path = rule, line, alone[0]
+
+    assert [f.line for f in reachability.drop_unreachable([G("DP204", 13)], alone)] == [13]

@@ -28,6 +28,32 @@ if __name__ == "__main__":
 
 #: (preparation module, the lines findings must be on; () for a valid twin)
 CASES = {
+    # (T2 h48) the most frequent occupations survive, the rest merged: the kept categories are read from the records
+    "top-categories-kept-lambda": ("""
+import pandas as pd
+def build(path, limit=20):
+    frame = pd.read_csv(path)
+    top = frame["job"].value_counts().nlargest(limit).index
+    frame["job"] = frame["job"].apply(lambda v: v if v in top else "OTHER")
+    return frame["job"], list(frame["job"].unique())
+""", (5,)),
+    "top-categories-kept-where": ("""
+import pandas as pd
+def build(path, limit=20):
+    frame = pd.read_csv(path)
+    keep = frame["city"].value_counts().head(limit).index
+    frame["city"] = frame["city"].where(frame["city"].isin(keep), "Other")
+    return frame["city"], ["Other"]
+""", (5,)),
+    # twin: the kept categories are a published list
+    "top-categories-from-public-list": ("""
+import pandas as pd
+PUBLIC_JOBS = ["nurse", "teacher", "driver"]
+def build(path):
+    frame = pd.read_csv(path)
+    frame["job"] = frame["job"].apply(lambda v: v if v in PUBLIC_JOBS else "OTHER")
+    return frame["job"], PUBLIC_JOBS + ["OTHER"]
+""", ()),
     # each attribute's LDP alphabet is the distinct values of the private column
     "alphabet-per-column-from-unique": ("""
 import numpy as np

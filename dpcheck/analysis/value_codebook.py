@@ -51,6 +51,29 @@ _NOT_DATA = frozenset({"word", "words", "token", "tokens", "text", "texts", "fil
 _IDS = frozenset({"id", "ids", "uid", "iid", "user", "users", "item", "items", "movie", "movieid", "userid",
                   "itemid", "client", "clients", "key", "keys", "index", "idx"})
 _WHAT = "the set of values the data holds kept as "
+#: (T2 h48) a ranking's top values (``value_counts().nlargest(k)``)
+_TOP = frozenset({"nlargest", "head"})
+
+
+def _kept_categories(node: ast.AST, held: dict[str, ast.Call]) -> ast.Call | None:
+    """(T2 h48) The value-set read behind a keep-or-merge of categories: ``v if v in top else "OTHER"``,
+    ``col.where(col.isin(top), "Other")``, ``np.where(col.isin(top), col, "Other")``: the categories that
+    survive into the DP pipeline (and its release) are those the records hold, the others merged."""
+    def member_set(test: ast.AST) -> ast.Call | None:
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.In, ast.NotIn)):
+            return _reads(test.comparators[0], held)
+        if isinstance(test, ast.Call) and func_name(test.func) == "isin" and len(test.args) == 1:
+            return _reads(test.args[0], held)
+        if isinstance(test, ast.UnaryOp):
+            return member_set(test.operand)
+        return None
+
+    if isinstance(node, ast.IfExp) and (isinstance(node.body, ast.Constant) or isinstance(node.orelse, ast.Constant)):
+        return member_set(node.test)
+    if isinstance(node, ast.Call) and func_name(node.func) in {"where", "mask"} and node.args \
+            and any(isinstance(a, ast.Constant) for a in [*node.args[1:], *(k.value for k in node.keywords)]):
+        return member_set(node.args[0])
+    return None
 
 
 def may_hold(source: str) -> bool:
@@ -114,6 +137,12 @@ def value_set(expr: ast.AST) -> ast.Call | None:
         if isinstance(node, ast.Attribute) and node.attr == "index" and isinstance(node.value, ast.Call) \
                 and func_name(node.value.func) == "value_counts":
             node = node.value
+            continue
+        # (T2 h48) the most frequent values: ``col.value_counts().nlargest(k).index``, ``.head(k).index``
+        if isinstance(node, ast.Attribute) and node.attr == "index" and isinstance(node.value, ast.Call) \
+                and func_name(node.value.func) in _TOP and isinstance(node.value.func, ast.Attribute) \
+                and isinstance(node.value.func.value, ast.Call) and func_name(node.value.func.value.func) == "value_counts":
+            node = node.value.func.value
             continue
         if not isinstance(node, ast.Call):
             return None
@@ -276,6 +305,15 @@ def _scope_sites(body: list[ast.stmt], name: str, out: dict[int, list[object]],
                 if found is not None:
                     break
             what = "a domain written out for the DP code to read back"
+        elif _kept_categories(node, held) is not None:
+            found = _kept_categories(node, held)
+            what = "the categories that survive, the others merged into one"
+        elif isinstance(node, ast.Call) and any(isinstance(a, ast.Lambda) for a in node.args) and any(
+                _kept_categories(sub, held) is not None for a in node.args if isinstance(a, ast.Lambda)
+                for sub in ast.walk(a.body)):
+            found = next(f for a in node.args if isinstance(a, ast.Lambda) for sub in ast.walk(a.body)
+                         for f in [_kept_categories(sub, held)] if f is not None)
+            what = "the categories that survive, the others merged into one"
         elif isinstance(node, ast.Return) and node.value is not None and _words(name) & _DOMAIN_WORDS:
             found = _reads(node.value, held)
             what = f"the domain `{name}` returns"

@@ -496,6 +496,34 @@ class _Project:
         return [(d.start, d.end) for d in f.defs if d.kind == "method" and not self.text_uses.get(d.name)
                 and not d.name.startswith("__")]
 
+    def unnamed_helper_methods(self, p: str) -> list[tuple[int, int]]:
+        """(T2 h48) Spans of the public methods of a helper module (one the project imports, that runs nothing on
+        its own) whose name occurs nowhere in the project's text but at their ``def`` (no call, no string, no
+        comment), of a class that other modules of the project import and use: MissingLink
+        ``DifferentialPrivacy.compute_dp_statistics`` beside the methods the API calls. Methods of a class with a
+        base from outside the project stay live (``_always_live``)."""
+        f = self.files.get(p)
+        if f is None or f.tree is None:
+            return []
+        # the scanned folder may itself be a package (``backend/app`` scanned, ``from app.services.x import``)
+        imported = self._imports_of(f.parts, p) or self._imports_of((os.path.basename(self.root), *f.parts), p)
+        if not ((not f.runs or _main_guard_only(f.tree)) and imported):
+            return []
+        if self.unread:
+            return []
+        return [(d.start, d.end) for d in f.defs if d.kind == "method" and not d.name.startswith("__")
+                and d.cls is not None and self._used_by_other_module(p, d.cls.name)
+                and not self._always_live(d, False) and not self.text_uses.get(d.name)]
+
+    def _used_by_other_module(self, p: str, name: str) -> bool:
+        """Does another module of the project import class ``name`` from ``p`` and name it? Its consumers are in
+        the scanned tree, so a method none of them (nor anything else) names is not part of what they use: a
+        benchmark's or a user's partial tree with the library module alone says nothing about its callers."""
+        importers = [(q, local) for q, local, _targets in self.importers.get(name, ()) if q != p]
+        if any(os.path.basename(q) == "__init__.py" for q, _ in importers):
+            return False  # re-exported by a package: an API whose callers may be outside the tree
+        return any(self.names.get(q, {}).get(local) for q, local in importers)
+
     def _skipped_step(self, p: str, d: _Def) -> bool:
         """Is top-level function ``d`` of script ``p`` (a ``__main__`` block runs it) a numbered step
         ``<stem>_<short suffix>`` (``part_a``) of a family (``part_c``, ``part_f_graph``) of which another member
@@ -706,6 +734,9 @@ RULES = frozenset({
 STRICT_RULES = frozenset({"DP503", "DP110"})
 #: (S5 h48) rules whose finding also goes in a public method named nowhere of a module nothing reaches
 DEAD_MODULE_METHOD_RULES = frozenset({"DP616"})
+#: (T2 h48) rules whose finding (a bound or domain read from the private data) also goes in a public method of a
+#: helper module that the project's text names nowhere but at its ``def``: the release it describes never runs
+UNNAMED_METHOD_RULES = frozenset({"DP115", "DP204"})
 
 
 def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str, str] | None = None,
@@ -725,6 +756,8 @@ def drop_unreachable(findings: list, files: Iterable[str], by_display: dict[str,
             continue
         if f.rule in rules and f.rule in DEAD_MODULE_METHOD_RULES and any(
                 a <= f.line <= b for a, b in proj.dead_module_methods(path)):
+            continue
+        if f.rule in UNNAMED_METHOD_RULES and any(a <= f.line <= b for a, b in proj.unnamed_helper_methods(path)):
             continue
         if (f.rule in branch_rules if branch_rules is not None else not f.rule.startswith("DP0")) and any(a <= f.line <= b for a, b in proj.branch_spans(path)):
             continue
