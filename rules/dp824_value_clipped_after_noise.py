@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, param_names, walk, words
+from dpcheck.analysis.syntax import call_name, dotted, number, param_names, walk, words
 from dpcheck.rule import Rule
 
 #: draws of additive privacy noise
@@ -24,7 +24,9 @@ _QUIET_WORDS = frozenset({"count", "counts", "hist", "histogram", "freq", "freqs
                           "probabilities", "grad", "grads", "gradient", "gradients", "weights", "weight", "param",
                           "params", "parameters", "image", "images", "img", "imgs", "pixel", "pixels", "latent", "z",
                           "logits", "embedding", "embeddings", "hidden", "noise", "model", "theta", "score",
-                          "scores", "utility", "utilities", "rating", "ratings"})
+                          "scores", "utility", "utilities", "rating", "ratings", "density", "corr", "correlation",
+                          "ratio", "fraction", "rate", "proportion", "share", "accuracy", "xm", "x", "statistics",
+                          "stats", "marginals", "answers"})
 
 
 def _ident_words(expr: cst.CSTNode) -> set[str]:
@@ -161,6 +163,9 @@ class ValueClippedAfterNoise(Rule):
             if parts is None:
                 continue
             value, lo, hi = parts
+            low, high = number(lo), number(hi)
+            if high == 1.0 and low is not None and -1.0 <= low < 1.0:
+                continue  # a normalised statistic, a pixel or a correlation: bounded by construction
             line = fa.line_of(sub)
             code = fa.code(value)
             for target, at, inputs in noised:

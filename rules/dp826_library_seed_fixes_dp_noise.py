@@ -18,10 +18,14 @@ _SEED_WORDS = frozenset({"seed", "random_state", "random_seed", "rng_seed", "see
 _SKIP_DIRS = frozenset({".git", "venv", ".venv", "env", "site-packages", "node_modules", "build", "dist",
                         "__pycache__", "tests", "test", "docs", "examples", "notebooks"})
 _MAX_FILES = 400
+#: words of a component of a synthetic-data or privacy pipeline (whose seed reaches the mechanism's draws)
+_COMPONENT_WORDS = frozenset({"generator", "generators", "synthesizer", "synthesiser", "synthetic", "synth",
+                              "copula", "sampler", "forge", "privacy", "private", "dp", "differential", "mechanism",
+                              "mechanisms", "anonymizer", "pipeline"})
 #: words of an evaluation, attack or test component (its seed fixes no released noise)
 _QUIET_WORDS = frozenset({"test", "tests", "eval", "evaluate", "evaluation", "evaluator", "attack", "attacks",
                           "mia", "membership", "shadow", "plot", "demo", "benchmark", "metric", "metrics", "audit",
-                          "auditor", "baseline"})
+                          "auditor", "baseline", "worker", "dataset", "loader", "dataloader", "loading"})
 _DP_TEXT = re.compile(r"epsilon|differential|privacy|laplace", re.I)
 _CACHE: dict[str, tuple | None] = {}
 
@@ -191,6 +195,8 @@ class LibrarySeedFixesDPNoise(Rule):
         stem = os.path.basename(self.ctx.path or "").rsplit(".", 1)[0]
         if (words(fn.name.value) | words(cls.name.value) | words(stem)) & _QUIET_WORDS:
             return
+        if not (words(cls.name.value) | words(stem)) & _COMPONENT_WORDS:
+            return  # a model or data module of a large library: its seed is not shown to reach the DP noise
         if os.path.isfile(self.ctx.path or "") and not os.path.isfile(
                 os.path.join(os.path.dirname(os.path.abspath(self.ctx.path)), "__init__.py")):
             return  # a script's seed is DP507's: only a library package's component is reported here

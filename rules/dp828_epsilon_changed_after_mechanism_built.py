@@ -10,6 +10,10 @@ from dpcheck.analysis.syntax import call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
 _EPS_NAMES = frozenset({"epsilon", "eps", "privacy_budget", "dp_epsilon", "target_epsilon"})
+#: words of an object that applies or accounts the privacy noise
+_MECHANISM_WORDS = frozenset({"dp", "privacy", "private", "mechanism", "mech", "laplace", "gaussian", "accountant",
+                              "noise", "engine", "ledger", "budget", "odometer", "filter", "privatizer", "privatiser",
+                              "perturber", "sanitizer", "validator"})
 #: words of a method that builds the mechanism (its assignments are the set-up, not a later change)
 _SETUP_WORDS = frozenset({"init", "setup", "build", "configure", "reset", "create", "initialize", "initialise",
                           "from", "load"})
@@ -69,7 +73,8 @@ class EpsilonChangedAfterMechanismBuilt(Rule):
             for sub in walk(method):
                 if isinstance(sub, cst.Assign) and isinstance(sub.value, cst.Call) and len(sub.targets) == 1:
                     target = dotted(sub.targets[0].target) or ""
-                    if not target.startswith("self.") or target.count(".") != 1:
+                    if not target.startswith("self.") or target.count(".") != 1 \
+                            or not words(target[5:]) & _MECHANISM_WORDS:
                         continue
                     for arg in sub.value.args:
                         code = _eps_attr(arg.value)
