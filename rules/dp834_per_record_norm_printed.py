@@ -23,7 +23,7 @@ _NOT_RECORD_ITER = frozenset({"loader", "dataloader", "batches", "epochs", "epoc
 _NOT_RECORD_TARGET = frozenset({"epoch", "ep", "round", "rnd", "step", "batch", "it", "iter", "iteration", "layer",
                                 "param", "p", "name", "client", "k", "t"})
 #: words of a clip threshold the norm is compared with
-_CLIP = frozenset({"c", "clip", "clipping", "bound", "threshold", "max", "norm", "l2", "cap", "thresh"})
+_CLIP = frozenset({"c", "clip", "clipping", "bound", "threshold", "max", "cap", "thresh"})
 
 
 def _norm_name(name: str) -> bool:
@@ -196,6 +196,19 @@ def dp_epoch(X, w, C, sigma, tracker):
     noisy = total + np.random.normal(0, sigma * C, w.shape)
     tracker.log({"noisy_norm": float(np.linalg.norm(noisy))})
     return noisy
+""",
+        # (T4 h48) per-client norms over the norm of the mean: a weighting statistic, no clip bound in sight
+        """
+import numpy as np
+def client_dissimilarity(client_grads, n, sigma):
+    mean = sum(client_grads) / n + np.random.normal(0, sigma, client_grads[0].shape)
+    mean_norm = np.linalg.norm(mean)
+    total = 0.0
+    for i, g in enumerate(client_grads):
+        g_norm = np.linalg.norm(g)
+        print("client", i, g_norm)
+        total += g_norm / mean_norm
+    return total
 """,
     )
     INVALID = (
