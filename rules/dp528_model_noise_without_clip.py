@@ -23,6 +23,9 @@ _BOUNDED_SCALE = frozenset({"clip", "clipping", "bound", "norm", "sensitivity", 
 _DP_WORDS = frozenset({"dp", "privacy", "private", "priv", "epsilon", "eps", "differential", "ldp", "cdp"})
 
 
+#: a user helper that adds noise to what it is handed (``add_noise``, ``add_gaussian_noise``, ``add_dp_noise``)
+_NOISE_HELPER = re.compile(r"(?i)add_(?:dp_|gaussian_|laplace_|laplacian_|random_)?noise(?:_to_(?:weights|params|parameters|model))?")
+
 #: the function claims privacy for its noise (in code, a comment or a docstring)
 _PRIVACY_CLAIM = re.compile(r"(?i)privacy|private|epsilon|differential")
 
@@ -58,11 +61,11 @@ class ModelNoiseWithoutClip(Rule):
         "activations (augmentation), code with no privacy context. Fix: clip each update (or per-example gradient) "
         "to norm C and draw noise of std σ·C."
     )
-    TRIGGERS = ("randn", "normal", "laplace", "Laplace", "gauss")
+    TRIGGERS = ("randn", "normal", "laplace", "Laplace", "gauss", "noise(")
 
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
-        return facts.calls_any(_DRAWS)
+        return facts.calls_any(_DRAWS) or any(_NOISE_HELPER.fullmatch(n) for n in facts.called)
 
     VALID = (
         # (S5 h48) a simulated poisoning client perturbs its own weights: the noise is the attack, not a mechanism
@@ -215,8 +218,42 @@ def output_perturbation(weights, n, lam, epsilon):
     sensitivity = 2.0 / (n * lam)
     return weights + np.random.laplace(0, sensitivity / epsilon, weights.shape)
 """,
+        # (T4 h48) twin of the helper case: the client updates are clipped before the noise helper
+        """
+from privacy import add_noise
+import torch
+def aggregate_private(global_model, client_models, noise_scale, clip_norm):
+    for m in client_models:
+        torch.nn.utils.clip_grad_norm_(m.parameters(), clip_norm)
+        for p in m.parameters():
+            p.data = add_noise(p.data, noise_scale * clip_norm)
+""",
+        # (T4 h48) twin: a mechanism helper told the sensitivity of a bounded average
+        """
+def private_stats(self, rows):
+    avg_visits = sum(min(r.visits, 10) for r in rows) / len(rows)
+    return self.laplace.add_noise(avg_visits, sensitivity=10 / len(rows))
+""",
+        # (T4 h48) ordinary ML: an augmentation helper adds noise to the input images
+        """
+from augment import add_noise
+def train_step(model, images, labels, opt, privacy_note="none"):
+    images = add_noise(images, 0.1)
+    loss = model(images, labels)
+    loss.backward()
+    opt.step()
+""",
     )
     INVALID = (
+        # (T4 h48) a noise helper from another module is handed each client's parameters; nothing clips them
+        """
+from privacy import add_noise
+def aggregate_private(global_model, client_models, noise_scale):
+    # differential privacy on the client models
+    for m in client_models:
+        for p in m.parameters():
+            p.data = add_noise(p.data, noise_scale)  # <-
+""",
         # (S5 h48 twin) the same branch, but it is the privacy step: noise of a fixed std on unclipped weights
         """
 import numpy as np
@@ -351,6 +388,51 @@ def attentive_step(w_server, w_clients, weights_of, lr, dp):
                         break
             elif isinstance(sub, cst.AugAssign) and isinstance(sub.operator, cst.AddAssign):
                 self._check(node, sub, sub.target, sub.value)
+            elif isinstance(sub, cst.Call) and _NOISE_HELPER.fullmatch(call_name(sub)) and len(sub.args) >= 2:
+                # (one argument: the helper holds its own calibration, configured elsewhere)
+                self._check_helper(node, sub)
+
+    @staticmethod
+    def _parameter_data(fn: cst.FunctionDef, expr: cst.BaseExpression) -> bool:
+        """``p.data`` / ``p`` where ``p`` is bound by ``for p in model.parameters()`` (or ``named_parameters``)."""
+        base = expr.value if isinstance(expr, cst.Attribute) and expr.attr.value in ("data", "weight") else expr
+        if not isinstance(base, cst.Name):
+            return False
+        for loop in walk(fn, into_scopes=False):
+            if isinstance(loop, cst.For) and any(isinstance(t, cst.Name) and t.value == base.value
+                                                 for t in walk(loop.target)) \
+                    and any(isinstance(c, cst.Call) and _last(c) in _WEIGHT_CALLS for c in walk(loop.iter)):
+                return True
+        return False
+
+    def _check_helper(self, fn: cst.FunctionDef, call: cst.Call) -> None:
+        """(T4 h48, adeola-jo/PrivacyFederatedLearning) ``param.data = add_noise(param.data, noise_scale)``: a noise
+        helper (defined elsewhere) handed the model weights and a scale that names no bound, in a module that clips
+        nothing."""
+        fa = self.ctx.analysis
+        line = fa.line_of(call)
+        weights = call.args[0].value
+        if call.args[0].keyword is not None or not (self._weights(weights, line)
+                                                    or self._parameter_data(fn, weights)):
+            return
+        if self._attack_branch(call):
+            return
+        scale_names: set[str] = set()
+        for a in call.args[1:]:
+            scale_names |= self._names(a.value, line)
+            if a.keyword is not None:
+                scale_names.add(a.keyword.value)  # ``add_noise(v, sensitivity=1.0)``: the helper scales by a bound
+        scale_words: set[str] = set()
+        for name in scale_names:
+            scale_words |= words(name.split(".")[-1])
+        if scale_words & _BOUNDED_SCALE or any((e := undotted(n)) is not None and is_clip_bound(e) for n in scale_names):
+            return
+        if not (scale_words & _DP_WORDS or _PRIVACY_CLAIM.search(fa.code(fn))):
+            return
+        self.report(call, f"`{call_name(call)}` adds noise to model weights (`{fa.code(weights).strip()[:40]}`), but its "
+                          "scale names no clip bound or sensitivity and nothing in this module clips an update, a "
+                          "gradient or a weight: one client's (or record's) influence on the weights is unbounded, so "
+                          "the noise gives no ε; clip each update to norm C and draw noise of std σ·C")
 
     def _value(self, name: str, line: int) -> cst.BaseExpression | None:
         found = None
