@@ -129,6 +129,20 @@ class ClassicalGaussianUnguarded(Rule):
         return "log" in facts.called and 1.25 in facts.numbers
 
     VALID = (
+        # a mechanism class whose constructor default and only construction pass a module constant ε of 1
+        """
+import numpy as np
+EPS = 1.0
+DELTA = 1e-5
+class NoisyEncoder:
+    def __init__(self, dim, epsilon=EPS, delta=DELTA):
+        self.epsilon = epsilon
+        self.sigma = np.sqrt(2 * np.log(1.25 / delta)) / self.epsilon
+    def encode(self, vec):
+        return vec + np.random.normal(0, self.sigma, len(vec))
+def build(dim):
+    return NoisyEncoder(dim, epsilon=EPS)
+""",
         # (h43-p) the Gaussian branch of a private helper every call sends to Laplace never runs (chit-ang/dpgnn get_noise)
         """
 import numpy as np
@@ -395,6 +409,20 @@ def warmup_factor(step, total, eps=1e-8):
     )
 
     INVALID = (
+        # twin: the same class constructed with ε = 4 by its caller
+        """
+import numpy as np
+EPS = 1.0
+DELTA = 1e-5
+class NoisyEncoder:
+    def __init__(self, dim, epsilon=EPS, delta=DELTA):
+        self.epsilon = epsilon
+        self.sigma = np.sqrt(2 * np.log(1.25 / delta)) / self.epsilon  # <-
+    def encode(self, vec):
+        return vec + np.random.normal(0, self.sigma, len(vec))
+def build(dim):
+    return NoisyEncoder(dim, epsilon=4.0)
+""",
         # (fix48-S6) twin: the root is taken on the next line, so σ is the classical one for any ε
         """
 import numpy as np
@@ -694,14 +722,26 @@ class VectorGauss:
 
         fa = self.ctx.analysis
         path = self.ctx.path
-        if depth > 3 or not isinstance(fa.parent(fn), cst.Module):
+        if depth > 3:
             return False
+        callee = fn.name.value
         params = [*fn.params.params, *fn.params.kwonly_params]
+        positional_params = list(fn.params.params)
+        if not isinstance(fa.parent(fn), cst.Module):
+            # a constructor of a module-level class (``Mechanism(epsilon=EPS)``): its callers name the class
+            owner = fa.enclosing_class(fn)
+            if fn.name.value != "__init__" or owner is None or not isinstance(fa.parent(owner), cst.Module) \
+                    or not params or params[0].name.value != "self":
+                return False
+            callee = owner.name.value
+            params = params[1:]
+            positional_params = positional_params[1:]
         index = next((i for i, p in enumerate(params) if p.name.value == name), None)
         if index is None:
             return False
         default = params[index].default
-        if default is not None and not 0 < (number(default) or 0) <= 1:
+        if default is not None and not 0 < (number(default) or 0) <= 1 and not (
+                isinstance(default, cst.Name) and self._module_constant_small(default.value)):
             return False
         code = self.ctx.module.code
         stem = os.path.splitext(os.path.basename(path))[0] if path and os.path.isfile(path) else None
@@ -709,15 +749,15 @@ class VectorGauss:
                 _re.findall(r"(?<!\w)" + _re.escape(stem) + r"(?!\w)", code)):
             return False  # another module imports (or names) this one: its callers choose ε
         calls = [c for c in walk(self.ctx.module) if isinstance(c, cst.Call) and isinstance(c.func, cst.Name)
-                 and c.func.value == fn.name.value]
-        if not calls or len(_re.findall(r"(?<![\w.])" + _re.escape(fn.name.value) + r"(?!\w)", code)) != len(calls) + 1:
+                 and c.func.value == callee]
+        if not calls or len(_re.findall(r"(?<![\w.])" + _re.escape(callee) + r"(?!\w)", code)) != len(calls) + 1:
             return False  # passed around as a value, or never called here
         for call in calls:
             value = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
             positional = [a for a in call.args if a.keyword is None]
             if any(a.star for a in call.args):
                 return False
-            if value is None and index < len(positional) and index < len(fn.params.params):
+            if value is None and index < len(positional) and index < len(positional_params):
                 value = positional[index].value
             if value is None:
                 if default is None:
@@ -737,11 +777,15 @@ class VectorGauss:
                     dotted(t) == value.value for t in ([x.target for x in n.targets] if isinstance(n, cst.Assign)
                                                         else [n.target])) for n in walk(caller, into_scopes=False)):
                 return False  # a local of the caller
-            values = [number(n.value) for n in walk(self.ctx.module, into_scopes=False)
-                      if isinstance(n, cst.Assign) and any(dotted(t.target) == value.value for t in n.targets)]
-            if not values or not all(v is not None and 0 < v <= 1 for v in values):
+            if not self._module_constant_small(value.value):
                 return False
         return True
+
+    def _module_constant_small(self, name: str) -> bool:
+        """Is ``name`` a module-level constant, every assignment to it a number literal in (0, 1]?"""
+        values = [number(n.value) for n in walk(self.ctx.module, into_scopes=False)
+                  if isinstance(n, cst.Assign) and any(dotted(t.target) == name for t in n.targets)]
+        return bool(values) and all(v is not None and 0 < v <= 1 for v in values)
 
     def _calibrates(self, at: cst.Call) -> bool:
         """Does the σ become a noise scale: returned, stored on the object, or passed to a zero-centred draw

@@ -73,6 +73,20 @@ class BatchClipping(Rule):
         return clip and (bool(facts.called & _GRADIENTS) or ".grad" in facts.source) and noise
 
     VALID = (
+        # the whole batch is clipped to C, but the noise is scaled to 2C: two clipped batch gradients differ by <= 2C
+        """
+import torch
+def train(model, loader, optimizer, sigma, device):
+    clip_norm = 1.0
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)
+        for p in model.parameters():
+            std = sigma * 2 * clip_norm
+            p.grad += torch.normal(0, std, size=p.grad.shape)
+        optimizer.step()
+""",
         # twins in a module with an Opacus engine: the hand-written step clips per example (grad_sample)
         """
 import torch
@@ -277,6 +291,20 @@ class MetaLearner:
     )
 
     INVALID = (
+        # twin: the same batch clip with noise scaled to C only
+        """
+import torch
+def train(model, loader, optimizer, sigma, device):
+    clip_norm = 1.0
+    for xb, yb in loader:
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(xb), yb).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), clip_norm)  # <-
+        for p in model.parameters():
+            std = sigma * clip_norm
+            p.grad += torch.normal(0, std, size=p.grad.shape)
+        optimizer.step()
+""",
         # (g2 h41) twin of the single-example caller: the caller's loader holds whole batches
         """
 import torch
@@ -567,6 +595,8 @@ class MetaLearner:
             after = [n for n in noise if fa.line_of(n) >= line]
             if not after:
                 continue
+            if self._two_bound_noise(clip, after, node):
+                continue
             if isinstance(node, cst.Module) and not any(
                     any(fa.inside(g, loop) for g in before) for loop in fa.enclosing_loops(clip)):
                 continue  # a script's one-off backward (a demo), not a training loop over batches
@@ -574,6 +604,37 @@ class MetaLearner:
                               f"not each example's, and noise is added on line {fa.line_of(after[0])}: one record "
                               f"can move the clipped batch gradient anywhere within the bound, so the noise does not "
                               f"give the per-record guarantee DP-SGD's accountant assumes; clip per-example gradients")
+
+    def _two_bound_noise(self, clip: cst.CSTNode, draws: list[cst.Call], scope: cst.CSTNode) -> bool:
+        """(B100 Dynamic-Privacy-Budget utils.py) The noise std is k·C with a literal k ≥ 2 for the bound C of a
+        ``clip_grad_norm_(params, C)``: two batch gradients of norm ≤ C differ by at most 2C, so noise scaled to
+        2C covers the change of one record even though the whole batch is clipped."""
+        if not isinstance(clip, cst.Call) or call_name(clip) not in _CLIPS:
+            return False
+        bound = next((a.value for a in clip.args if a.keyword is not None
+                      and a.keyword.value in ("max_norm", "clip_norm", "max_grad_norm")), None)
+        if bound is None and len(clip.args) >= 2 and clip.args[1].keyword is None:
+            bound = clip.args[1].value
+        bound_name = dotted(bound) if bound is not None else None
+        if bound_name is None:
+            return False
+        exprs: list[cst.CSTNode] = [a.value for d in draws for a in d.args]
+        names = {dotted(r) for e in list(exprs) for r in walk(e)} - {None}
+        for sub in walk(scope, into_scopes=False):
+            if isinstance(sub, cst.Assign) and any(dotted(t.target) in names for t in sub.targets):
+                exprs.append(sub.value)
+        def factors(n: cst.BaseExpression) -> list[cst.BaseExpression]:
+            if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
+                return [*factors(n.left), *factors(n.right)]
+            return [n]
+
+        for e in exprs:
+            for n in walk(e):
+                if isinstance(n, cst.BinaryOperation) and isinstance(n.operator, cst.Multiply):
+                    fs = factors(n)
+                    if any((number(f) or 0) >= 2 for f in fs) and any(dotted(f) == bound_name for f in fs):
+                        return True
+        return False
 
     def _single_example_loader(self, fn: cst.FunctionDef, gradient: cst.Call) -> bool:
         """(g2 h41) The backward runs over a loader this function is handed, and every call of the function in the

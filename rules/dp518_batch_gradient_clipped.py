@@ -574,7 +574,8 @@ class Server:
         if not self._noises(node) and not (isinstance(node, cst.FunctionDef) and self._module_noises_grad()
                                            and not self._own_noiseless_step(node)):
             return
-        if isinstance(node, cst.FunctionDef) and (self._noise_only_in_objective(node) or self._one_example_input(node)):
+        if isinstance(node, cst.FunctionDef) and (self._noise_only_in_objective(node) or self._one_example_input(node)
+                                                  or self._dead_method(node)):
             return
         batch = self._batch_gradients(node)
         for sub in walk(node, into_scopes=False):
@@ -592,6 +593,28 @@ class Server:
                         "within the bound, so the noise σ·C does not give the per-record guarantee the "
                         "accountant assumes; clip per-example gradients before summing",
                     )
+
+    def _dead_method(self, fn: cst.FunctionDef) -> bool:
+        """(B98 fairdpalashap ``Utils.clip_gradients``) A method of a module-level class whose name occurs nowhere
+        in the scanned project but its own ``def`` (no call, no reference, no string names it), in a project that
+        is not an installable library: nothing runs the clip, it releases nothing."""
+        import os
+
+        from dpcheck.analysis.noisedraws import _installable, _project_tokens, project_root
+
+        fa = self.ctx.analysis
+        path = getattr(self.ctx, "path", None)
+        if fn.name.value.startswith("__") or not path or not os.path.isfile(path):
+            return False
+        owner = fa.enclosing_class(fn)
+        if owner is None or not isinstance(fa.parent(owner), cst.Module) or fa.enclosing_function(fn) is not None:
+            return False
+        root = project_root(path)
+        tokens = _project_tokens(root)
+        stem = os.path.splitext(os.path.basename(path))[0]
+        if " reexported:" + stem in tokens or _installable(root):
+            return False
+        return tokens.get(fn.name.value, 0) == 1
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is None:

@@ -177,6 +177,21 @@ class AggregateWeightedByClientSize(Rule):
             or bool(facts.called & _SHIP_WORDS)
 
     VALID = (
+        # every client's shard comes from random_split(ds, [m] * k): the counts are all the public m
+        """
+import torch
+from torch.utils.data import DataLoader, random_split
+import flwr as fl
+from opacus import PrivacyEngine
+class DPClient(fl.client.NumPyClient):
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+    def fit(self, parameters, config):
+        self.set_parameters(parameters)
+        self.train_private(noise_multiplier=1.0)
+        return self.get_parameters(config), len(self.loader.dataset), {}
+shards = random_split(full_train, [len(full_train) // NUM_CLIENTS] * NUM_CLIENTS)
+""",
         # (fix48-S6) the Flower weight is the number of simulated steps of the episode, not a record count
         """
 import numpy as np
@@ -392,6 +407,23 @@ class Trainer:
 """,
     )
     INVALID = (
+        # twin: the shards come from a Dirichlet split, so each client's count is its own
+        """
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Subset
+import flwr as fl
+from opacus import PrivacyEngine
+class DPClient(fl.client.NumPyClient):
+    def __init__(self, model, loader):
+        self.model, self.loader = model, loader
+    def fit(self, parameters, config):
+        self.set_parameters(parameters)
+        self.train_private(noise_multiplier=1.0)
+        return self.get_parameters(config), len(self.loader.dataset), {}  # <-
+props = np.random.dirichlet([0.5] * NUM_CLIENTS)
+shards = [Subset(full_train, idx) for idx in np.split(np.random.permutation(len(full_train)), (np.cumsum(props)[:-1] * len(full_train)).astype(int))]
+""",
         # (fix48-S6) twin of the episode client: the weight is the size of the client's own trajectory data set
         """
 import numpy as np
@@ -979,8 +1011,30 @@ class DPClient:
             cur = self.ctx.analysis.parent(cur)
         return cur if cur is not None else node
 
+    def _equal_shards(self) -> bool:
+        """(B97 CS4413) The module makes the clients' datasets with ``random_split(ds, [m] * k)`` (every shard of
+        the same size m) and splits data no other way: every client's count is the same public m, so weights
+        by count are uniform by construction and depend on no private count."""
+        cached = getattr(self, "_equal_cached", None)
+        if cached is not None:
+            return cached
+        splits = [c for c in walk(self.ctx.module) if isinstance(c, cst.Call)
+                  and call_name(c) in ("random_split", "Subset", "array_split", "split", "dirichlet",
+                                       "train_test_split", "partition")]
+        cached = bool(splits) and all(
+            call_name(c) == "random_split" and len(c.args) >= 2
+            and isinstance(c.args[1].value, cst.BinaryOperation)
+            and isinstance(c.args[1].value.operator, cst.Multiply)
+            and any(isinstance(side, cst.List) and len(side.elements) == 1
+                    for side in (c.args[1].value.left, c.args[1].value.right))
+            for c in splits)
+        self._equal_cached = cached
+        return cached
+
     def _report(self, node: cst.CSTNode, what: str, at: cst.CSTNode | None = None,
                 code_of: cst.CSTNode | None = None) -> None:
+        if self._equal_shards():
+            return
         code = " ".join(self.ctx.analysis.code(code_of if code_of is not None else node).split())[:80]
         self.report(at if at is not None else node,
                     what.format(code) + ": in DP federated learning the aggregate is released, and weighting "

@@ -37,6 +37,25 @@ def _party_count(expr: cst.BaseExpression) -> bool:
                 or w & _PARTY and w & _COUNT)
 
 
+#: words of a count naming only the clients taking part in this round (not the whole population)
+_ROUND_COUNT = frozenset({"sampled", "selected", "chosen", "round"})
+
+
+def _round_count(expr: cst.BaseExpression) -> bool:
+    """The divisor counts this round's sampled clients (``client_num_per_round``, ``num_sampled_clients``)."""
+    return any(words(r) & _ROUND_COUNT for r in value_refs(expr))
+
+
+def _client_loop_stmts(fn: cst.FunctionDef) -> set[int]:
+    """ids of the statements inside a loop over clients (``for c in client_indexes``) in ``fn`` itself."""
+    inside: set[int] = set()
+    for n in walk(fn.body, into_scopes=False):
+        if isinstance(n, cst.For) and any(
+                words(r) & (_PARTY | _PARTY_PLURAL) for r in refs(n.target) | value_refs(n.iter)):
+            inside |= {id(m) for m in walk(n.body, into_scopes=False)}
+    return inside
+
+
 def _scale_operand(expr: cst.BaseExpression) -> bool:
     return any(words(r) & _SCALE_WORDS for r in value_refs(expr))
 
@@ -78,12 +97,17 @@ class ClientNoiseSplitBySqrtClients(Rule):
         drawn_refs: set[str] = set()
         for s in draw_stmts:
             drawn_refs |= refs(s)
+        server_loop = _client_loop_stmts(node)
         for stmt in body:
             if not isinstance(stmt, cst.SimpleStatementLine):
                 continue
             for small in stmt.body:
                 split = self._split(small)
                 if split is None:
+                    continue
+                # the server itself loops over this round's m sampled clients and adds σC/√m to each: the
+                # noises sum to N(0, σ²C²) on the aggregate only it sees (central DP-FedAvg, simulated)
+                if id(stmt) in server_loop and _round_count(self._divisor(split)):
                     continue
                 used = stmt in draw_stmts
                 if not used and isinstance(small, cst.Assign):
@@ -96,6 +120,15 @@ class ClientNoiseSplitBySqrtClients(Rule):
                                        "of the noisy updates were seen; with no secure aggregation each client's "
                                        "release carries 1/√K of the noise σ requires: add the full σ·C per client")
                     return
+
+    @staticmethod
+    def _divisor(split: cst.CSTNode) -> cst.BaseExpression:
+        if isinstance(split, cst.BinaryOperation):
+            return split.right
+        for d in walk(split):
+            if isinstance(d, cst.BinaryOperation) and isinstance(d.operator, cst.Divide) and _party_count(d.right):
+                return d.right
+        return split  # pragma: no cover
 
     @staticmethod
     def _split(stmt: cst.CSTNode) -> cst.CSTNode | None:
@@ -141,6 +174,19 @@ def server_mean(updates, clip, sigma, num_clients):
     total = np.sum(updates, axis=0)
     return (total + np.random.normal(0, sigma * clip, total.shape)) / num_clients
 """,
+        # the server's own loop over the m clients sampled this round adds sigma*C/sqrt(m) to each update
+        # and uses only their average: the noises sum to N(0, sigma^2 C^2), central DP simulated
+        """
+import numpy as np
+def run_round(server, client_ids, global_w, sigma, clip, clients_per_round):
+    deltas = []
+    for cid in client_ids:
+        delta = server.clients[cid].train(global_w) - global_w
+        delta = delta * min(1.0, clip / np.linalg.norm(delta))
+        delta = delta + np.random.normal(0, sigma * clip / np.sqrt(clients_per_round), delta.shape)
+        deltas.append(delta)
+    return global_w + np.mean(deltas, axis=0)
+""",
         # ordinary ML: weight initialisation scaled by fan-in
         """
 import numpy as np
@@ -150,6 +196,18 @@ def init_layer(n_in, n_out, num_workers):
 """,
     )
     INVALID = (
+        # twin of the server loop: the split uses the whole population while only m clients are sampled
+        """
+import numpy as np
+def run_round(server, client_ids, global_w, sigma, clip, num_clients):
+    deltas = []
+    for cid in client_ids:
+        delta = server.clients[cid].train(global_w) - global_w
+        delta = delta * min(1.0, clip / np.linalg.norm(delta))
+        delta = delta + np.random.normal(0, sigma * clip / np.sqrt(num_clients), delta.shape)  # <-
+        deltas.append(delta)
+    return global_w + np.mean(deltas, axis=0)
+""",
         """
 import torch
 def local_update(model, clip, noise_multiplier, num_clients):
