@@ -39,6 +39,21 @@ def _test_is_budget(test: cst.BaseExpression) -> bool:
         isinstance(n, cst.Call) and call_name(n) in _CAN_CALLS for n in walk(test))
 
 
+def _names_budget(test: ast.AST) -> bool:
+    """The gate's view of ``_test_is_budget``: a budget predicate call, or a budget word with a comparison."""
+    ws: set[str] = set()
+    for n in ast.walk(test):
+        if isinstance(n, ast.Name):
+            ws |= words(n.id)
+        elif isinstance(n, ast.Attribute):
+            ws |= words(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            ws |= words(n.value)
+        if isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) in _CAN_CALLS:
+            return True
+    return bool(ws & _BUDGET_WORDS) and bool(ws & _LIMIT_WORDS)
+
+
 def _only_logs(body: cst.BaseSuite) -> str | None:
     """The text of the log message when every statement of ``body`` is a logging call (or ``pass``)."""
     if not isinstance(body, cst.IndentedBlock):
@@ -93,8 +108,12 @@ class BudgetCheckOnlyLogs(Rule):
             if node.orelse:  # type: ignore[attr-defined]
                 continue
             body = node.body  # type: ignore[attr-defined]
-            if body and all(isinstance(s, (ast.Expr, ast.Pass)) for s in body) \
-                    and any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
+            if not (body and all(isinstance(s, (ast.Expr, ast.Pass)) for s in body)
+                    and any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body)):
+                continue
+            said = " ".join(str(n.value) for s in body for n in ast.walk(s)
+                            if isinstance(n, ast.Constant) and isinstance(n.value, str)).lower()
+            if any(t in said for t in _SKIP_TEXT) and _names_budget(node.test):  # type: ignore[attr-defined]
                 return True
         return False
 
