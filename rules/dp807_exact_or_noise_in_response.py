@@ -41,6 +41,23 @@ def _noise_key(w: frozenset[str]) -> bool:
     return "noise" in w and not w & _NOT_VALUE_WORDS and (w == {"noise"} or bool(w & _NOISE_VALUE_WORDS))
 
 
+#: error and utility measures: a function computing them compares the noisy output with the exact one
+_ERROR_WORDS = frozenset({"mse", "mae", "rmse", "asr", "snr", "accuracy", "preservation", "utility"})
+
+
+def _measures_error(body: list[cst.CSTNode]) -> bool:
+    """The function binds, or returns under a key, an error or utility measure (``mse_vals``, ``"mean_squared_error"``,
+    ``rmse = ...``): it evaluates a mechanism on data it already holds and releases nothing."""
+    for n in body:
+        if isinstance(n, cst.Name) and words(n.value) & _ERROR_WORDS:
+            return True
+        if isinstance(n, cst.SimpleString) and isinstance(n.evaluated_value, str) and (
+                words(n.evaluated_value) & _ERROR_WORDS or "squared_error" in n.evaluated_value
+                or "absolute_error" in n.evaluated_value):
+            return True
+    return False
+
+
 def _is_value(expr: cst.BaseExpression) -> bool:
     """Not a literal, not None: a value computed from something."""
     if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
@@ -86,6 +103,8 @@ class ExactOrNoiseInResponse(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         body = list(walk(node.body, into_scopes=False))
+        if _measures_error(body):
+            return  # a utility evaluation: the exact value is the reference its error is measured against
         returned: set[str] = set()
         for sub in body:
             if isinstance(sub, cst.Return) and sub.value is not None:
@@ -124,6 +143,15 @@ class ExactOrNoiseInResponse(Rule):
                                   "exact value. Release only the noisy value and public parameters (ε, scale)")
 
     VALID = (
+        # a utility evaluation of a mechanism: the exact moments are the reference of the error it reports
+        """
+import numpy as np
+def utility_report(original, private):
+    orig = {"mean": float(np.mean(original)), "std": float(np.std(original))}
+    priv = {"mean": float(np.mean(private)), "std": float(np.std(private))}
+    mse = float(np.mean((np.asarray(original) - np.asarray(private)) ** 2))
+    return {"mean_squared_error": mse, "original_moments": orig, "private_moments": priv}
+""",
         # twin of the report: only the noisy statistic and public parameters
         """
 import numpy as np
