@@ -1,11 +1,10 @@
 """DP113: a function that calibrates or draws noise takes the privacy budget and never reads it."""
 from __future__ import annotations
 
-import ast
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import AstFacts, unread_param
 from dpcheck.analysis.noisedraws import PURE_DRAWS
 from dpcheck.analysis.syntax import call_name, dotted, interface_only, number, walk, words
 from dpcheck.rule import Rule
@@ -72,15 +71,7 @@ class BudgetIgnoredByNoise(Rule):
     @classmethod
     def may_report(cls, facts: AstFacts) -> bool:
         """A finding needs a function whose budget-named parameter no ``Name`` of its body reads."""
-        for fn in facts.functions:
-            args = fn.args
-            params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if words(a.arg) & _BUDGET]
-            if not params:
-                continue
-            named = {n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-            if any(p not in named for p in params):
-                return True
-        return False
+        return unread_param(facts, _BUDGET)
 
     VALID = (
         # an accountant's dispatcher takes the budget for a uniform signature (``_eps``) and calls helpers

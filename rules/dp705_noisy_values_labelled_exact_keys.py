@@ -7,7 +7,7 @@ import ast
 import libcst as cst
 
 from dpcheck.analysis.astfacts import AstFacts
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import base_name, call_name, dotted, walk, words
 from dpcheck.rule import Rule
 
 #: words of a name that holds the released (noised) values
@@ -31,12 +31,6 @@ def _keys_of(expr: cst.BaseExpression) -> str | None:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "index":
         return dotted(expr.value)
     return None
-
-
-def _root(expr: cst.BaseExpression) -> str | None:
-    while isinstance(expr, (cst.Subscript, cst.Attribute)):
-        expr = expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 class NoisyValuesLabelledExactKeys(Rule):
@@ -73,7 +67,7 @@ class NoisyValuesLabelledExactKeys(Rule):
             if isinstance(sub, cst.Assign):
                 read = {n.value for n in walk(sub.value) if isinstance(n, cst.Name)}
                 for t in sub.targets:
-                    r = _root(t.target)
+                    r = base_name(t.target)
                     if r is not None:
                         sources.setdefault(r, set()).update(read)
 
@@ -91,7 +85,7 @@ class NoisyValuesLabelledExactKeys(Rule):
                 if origin is None:
                     continue
                 for t in sub.targets:
-                    r = _root(t.target)
+                    r = base_name(t.target)
                     if r and words(r) & _RELEASE and r != origin and derived(r, origin.split(".")[0]):
                         self.report(sub, self._message(r, origin))
             elif isinstance(sub, cst.Call) and call_name(sub) in _FRAMES:

@@ -7,7 +7,7 @@ import re
 
 import libcst as cst
 
-from dpcheck.analysis.syntax import call_name, dotted, walk, words
+from dpcheck.analysis.syntax import base_name, call_name, dotted, walk, words
 from dpcheck.analysis.astfacts import AstFacts
 from dpcheck.rule import Rule
 
@@ -67,12 +67,6 @@ def _is_value(expr: cst.BaseExpression) -> bool:
     return True
 
 
-def _root(target: cst.BaseExpression) -> str | None:
-    while isinstance(target, (cst.Subscript, cst.Attribute)):
-        target = target.value
-    return target.value if isinstance(target, cst.Name) else None
-
-
 class ExactOrNoiseInResponse(Rule):
     id = "DP807"
     name = "exact-or-noise-in-response"
@@ -113,7 +107,7 @@ class ExactOrNoiseInResponse(Rule):
             if isinstance(sub, cst.Return) and sub.value is not None:
                 self._check(sub.value, released=True)
             elif isinstance(sub, cst.Assign):
-                roots = {_root(t.target) for t in sub.targets}
+                roots = {base_name(t.target) for t in sub.targets}
                 self._check(sub.value, released=bool(roots & returned))
             elif isinstance(sub, cst.Expr):
                 self._check(sub.value, released=False)

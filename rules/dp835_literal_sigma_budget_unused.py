@@ -1,11 +1,10 @@
 """DP835: a function given ε (and δ) sets its noise level to a literal number and never reads the budget."""
 from __future__ import annotations
 
-import ast
 
 import libcst as cst
 
-from dpcheck.analysis.astfacts import AstFacts
+from dpcheck.analysis.astfacts import AstFacts, unread_param
 from dpcheck.analysis.syntax import all_params, call_name, interface_only, number, refs, target_names, walk, words
 from dpcheck.rule import Rule
 
@@ -60,15 +59,7 @@ class LiteralSigmaBudgetUnused(Rule):
         """A finding needs a noise draw and a function with a budget-named parameter its body never reads."""
         if not facts.calls_any(_DRAWS):
             return False
-        for fn in facts.functions:
-            args = fn.args
-            params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if words(a.arg) & _BUDGET]
-            if not params:
-                continue
-            named = {n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
-            if any(p not in named for p in params):
-                return True
-        return False
+        return unread_param(facts, _BUDGET)
 
     @classmethod
     def admits(cls, facts: AstFacts) -> bool:

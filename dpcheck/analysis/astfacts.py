@@ -388,3 +388,19 @@ _UNKNOWN = ast.Pass()
 
 def reach_cut(nodes: list[ast.AST]) -> bool:
     return bool(nodes) and nodes[-1] is _UNKNOWN
+
+
+def unread_param(facts: AstFacts, vocabulary: frozenset[str]) -> bool:
+    """Some function has a parameter whose name has a word of ``vocabulary`` and that no ``Name`` of its body
+    reads (``def laplace(x, sens, epsilon): return x + noise(sens)``)."""
+    from dpcheck.analysis.syntax import words
+
+    for fn in facts.functions:
+        args = fn.args
+        params = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if words(a.arg) & vocabulary]
+        if not params:
+            continue
+        named = {n.id for stmt in fn.body for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+        if any(p not in named for p in params):
+            return True
+    return False

@@ -69,6 +69,13 @@ def last_name(expr: cst.CSTNode | None) -> str | None:
     return None
 
 
+def base_name(expr: cst.BaseExpression) -> str | None:
+    """The name under subscripts and attributes: ``x`` of ``x``, ``x["k"]``, ``x.a[0].b``; None for a call."""
+    while isinstance(expr, (cst.Subscript, cst.Attribute)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 def call_name(call: cst.Call) -> str:
     """Last segment of the called name (``np.random.laplace`` -> ``laplace``); '' if unknown."""
     func = call.func
