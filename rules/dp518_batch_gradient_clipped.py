@@ -598,23 +598,9 @@ class Server:
         """(B98 fairdpalashap ``Utils.clip_gradients``) A method of a module-level class whose name occurs nowhere
         in the scanned project but its own ``def`` (no call, no reference, no string names it), in a project that
         is not an installable library: nothing runs the clip, it releases nothing."""
-        import os
+        from dpcheck.analysis.noisedraws import never_referenced
 
-        from dpcheck.analysis.noisedraws import _installable, _project_tokens, project_root
-
-        fa = self.ctx.analysis
-        path = getattr(self.ctx, "path", None)
-        if fn.name.value.startswith("__") or not path or not os.path.isfile(path):
-            return False
-        owner = fa.enclosing_class(fn)
-        if owner is None or not isinstance(fa.parent(owner), cst.Module) or fa.enclosing_function(fn) is not None:
-            return False
-        root = project_root(path)
-        tokens = _project_tokens(root)
-        stem = os.path.splitext(os.path.basename(path))[0]
-        if " reexported:" + stem in tokens or _installable(root):
-            return False
-        return tokens.get(fn.name.value, 0) == 1
+        return never_referenced(self.ctx, fn, methods=True)
 
     def visit_Arg(self, node: cst.Arg) -> None:
         if node.keyword is None:

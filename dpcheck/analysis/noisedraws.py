@@ -323,7 +323,7 @@ def _installable(root: str) -> bool:
         return False
 
 
-def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[no-untyped-def]
+def never_referenced(ctx, fn: cst.FunctionDef | None, *, methods: bool = False) -> bool:  # type: ignore[no-untyped-def]
     """A module-level function whose name occurs nowhere in the scanned project but its own ``def`` (no call,
     import, export, registry entry, string or comment names it): a dead helper, it releases nothing. Only for a
     file on disk inside a project (a package or a folder with other modules); methods and nested functions are
@@ -335,13 +335,19 @@ def never_referenced(ctx, fn: cst.FunctionDef | None) -> bool:  # type: ignore[n
     path = getattr(ctx, "path", None)
     if not path or not os.path.isfile(path):
         return False
-    parent = ctx.analysis.parent(fn)
-    if not isinstance(parent, cst.Module):
+    fa = ctx.analysis
+    if isinstance(fa.parent(fn), cst.Module):
+        public = not fn.name.value.startswith("_")
+    elif methods:  # ``methods``: also a method of a module-level class, counted as public API
+        owner = fa.enclosing_class(fn)
+        if owner is None or not isinstance(fa.parent(owner), cst.Module) or fa.enclosing_function(fn) is not None:
+            return False
+        public = True
+    else:
         return False
     tokens = _project_tokens(project_root(path))
     stem = os.path.splitext(os.path.basename(path))[0]
     root = project_root(path)
-    public = not fn.name.value.startswith("_")
     if public and (" reexported:" + stem in tokens or _installable(root)):
         return False  # a library's public API (re-exported by a package ``__init__``, or installable): users call it
     return tokens.get(fn.name.value, 0) == 1
